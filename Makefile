@@ -1,0 +1,36 @@
+# One command each: `make test` and `make demo` work on a fresh machine (they make their own venv).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: venv test lint typecheck unit demo replay bench fuzz package clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	touch $(STAMP)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+typecheck: venv
+	$(VENV)/bin/mypy
+
+test: venv lint typecheck
+	$(PY) -m pytest -n 2 -q
+
+unit: venv
+	$(PY) -m pytest -q tests/unit
+
+demo: venv
+	PYTHONPATH=. $(PY) -m demo
+
+replay: venv
+	@test -n "$(FILE)" || { echo "usage: make replay FILE=entry.json"; exit 2; }
+	PYTHONPATH=. $(PY) -m demo --replay "$(FILE)"
+
+clean:
+	rm -rf $(VENV) dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
