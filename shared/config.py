@@ -1,0 +1,207 @@
+"""Configuration: environment variables only, checked once at start-up.
+
+A function that is missing something fails at import with one message naming
+every missing or malformed variable, instead of failing on the first event.
+Secrets (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET) are held out of repr() so they
+can't reach a log line by accident.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from shared.policy import PolicyConfig, RestartPolicy
+
+
+class ConfigError(RuntimeError):
+    pass
+
+
+class Need(StrEnum):
+    """What a function needs beyond the defaults; each function names its own."""
+
+    PUBLISH = "publish"  # on_oom, slack_app: the restart topic
+    WORKBENCH = "workbench"
+    SLACK = "slack"  # bot token and alert channel
+    SLACK_APP = "slack-app"  # signing secret, organizers, zones
+
+
+@dataclass(frozen=True)
+class Settings:
+    project: str = ""
+    restart_topic: str = ""  # full path projects/p/topics/t
+    workbench_api_endpoint: str = ""
+    slack_bot_token: str = field(default="", repr=False)
+    slack_signing_secret: str = field(default="", repr=False)
+    slack_alert_channel: str = ""
+    slack_api_url: str = ""
+    organizer_emails: frozenset[str] = frozenset()
+    organizer_usergroup: str = ""
+    workbench_zones: tuple[str, ...] = ()
+    owner_dm: bool = True
+    message_language: str = "en"
+    display_timezone: str = "UTC"
+    console_url: str = "https://console.cloud.google.com"
+    worker_budget: timedelta = timedelta(seconds=480)
+    manual_restart_interval: timedelta = timedelta(seconds=60)
+    slack_timeout: timedelta = timedelta(seconds=5)
+    workbench_timeout: timedelta = timedelta(seconds=20)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.display_timezone)
+
+
+_EMAIL = re.compile(r"^[^@\s,]+@[^@\s,]+\.[^@\s,]+$")
+_TOPIC = re.compile(r"^[A-Za-z][\w.~+%-]{2,254}$")
+_TOPIC_PATH = re.compile(r"^projects/[^/]+/topics/[A-Za-z][\w.~+%-]{2,254}$")
+_ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$|^-$")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate; raise ConfigError listing every problem at once."""
+    env = os.environ if env is None else env
+    problems: list[str] = []
+
+    def get(name: str, default: str = "", *, required: bool = False) -> str:
+        value = env.get(name, "").strip()
+        if required and not value:
+            problems.append(f"{name} is required")
+        return value or default
+
+    def parse(name: str, default: Any, convert: Callable[[str], Any], what: str) -> Any:
+        raw = env.get(name, "").strip()
+        if not raw:
+            return default
+        try:
+            return convert(raw)
+        except (ValueError, ZoneInfoNotFoundError):
+            problems.append(f"{name}={raw[:40]!r} is not {what}")
+            return default
+
+    publish = Need.PUBLISH in needs
+    project = get("GOOGLE_CLOUD_PROJECT", required=publish)
+    topic = get("RESTART_TOPIC", required=publish)
+    if topic and not _TOPIC_PATH.fullmatch(topic):
+        if _TOPIC.fullmatch(topic) and project:
+            topic = f"projects/{project}/topics/{topic}"
+        elif topic:
+            problems.append(f"RESTART_TOPIC={topic[:60]!r} is not a topic name or path")
+
+    endpoint = get("WORKBENCH_API_ENDPOINT")
+    if endpoint and not re.fullmatch(r"https?://[\w.-]+(:\d+)?/?", endpoint):
+        problems.append(f"WORKBENCH_API_ENDPOINT={endpoint[:60]!r} is not a base URL")
+
+    slack = Need.SLACK in needs or Need.SLACK_APP in needs
+    token = get("SLACK_BOT_TOKEN", required=slack)
+    if token and not token.startswith("xoxb-"):
+        problems.append("SLACK_BOT_TOKEN does not look like a bot token (xoxb-...)")
+    channel = get("SLACK_ALERT_CHANNEL", required=Need.SLACK in needs)
+    api_url = get("SLACK_API_URL")
+    if api_url and not re.fullmatch(r"https?://\S+/", api_url):
+        problems.append(f"SLACK_API_URL={api_url[:60]!r} must be a URL ending in /")
+
+    app = Need.SLACK_APP in needs
+    secret = get("SLACK_SIGNING_SECRET", required=app)
+    organizers_raw = get("ORGANIZER_EMAILS", required=app)
+    organizers = frozenset(e.strip().lower() for e in organizers_raw.split(",") if e.strip())
+    bad = sorted(e for e in organizers if not _EMAIL.fullmatch(e))
+    if bad:
+        problems.append(f"ORGANIZER_EMAILS has entries that are not emails: {', '.join(bad)[:80]}")
+    zones = tuple(z.strip() for z in get("WORKBENCH_ZONES", required=app).split(",") if z.strip())
+    bad_zones = [z for z in zones if not _ZONE.fullmatch(z)]
+    if bad_zones:
+        problems.append(f"WORKBENCH_ZONES has entries that are not zones: {bad_zones[:3]}")
+
+    language = get("MESSAGE_LANGUAGE", "en")
+    if language not in ("en", "ja"):
+        problems.append(f"MESSAGE_LANGUAGE={language[:10]!r} is not en or ja")
+    timezone = parse("DISPLAY_TIMEZONE", "UTC", _zone, "an IANA time zone (e.g. Asia/Tokyo)")
+
+    policy = PolicyConfig(
+        restart_policy=parse(
+            "RESTART_POLICY", RestartPolicy.WHEN_UNHEALTHY, RestartPolicy, "when-unhealthy or always"
+        ),
+        health_grace=parse("HEALTH_GRACE_SECONDS", timedelta(minutes=3), _seconds, "seconds"),
+        health_poll=parse("HEALTH_POLL_SECONDS", timedelta(seconds=15), _seconds, "seconds"),
+        incident_cooldown=parse(
+            "INCIDENT_COOLDOWN_SECONDS", timedelta(minutes=2), _seconds, "seconds"
+        ),
+        backoff_initial=parse("BACKOFF_INITIAL_SECONDS", timedelta(seconds=10), _seconds, "seconds"),
+        backoff_cap=parse("BACKOFF_CAP_SECONDS", timedelta(minutes=5), _seconds, "seconds"),
+        crashloop_limit=parse("CRASHLOOP_LIMIT", 3, _positive_int, "a positive whole number"),
+        crashloop_window=parse("CRASHLOOP_WINDOW_SECONDS", timedelta(hours=1), _seconds, "seconds"),
+        crashloop_reset_after=parse(
+            "CRASHLOOP_RESET_AFTER_SECONDS", timedelta(minutes=10), _seconds, "seconds"
+        ),
+        max_event_age=parse("MAX_EVENT_AGE_SECONDS", timedelta(hours=1), _seconds, "seconds"),
+        dry_run=parse("DRY_RUN", False, _bool, "true or false"),
+    )
+    settings = Settings(
+        project=project,
+        restart_topic=topic,
+        workbench_api_endpoint=endpoint.rstrip("/"),
+        slack_bot_token=token,
+        slack_signing_secret=secret,
+        slack_alert_channel=channel,
+        slack_api_url=api_url,
+        organizer_emails=organizers,
+        organizer_usergroup=get("ORGANIZER_USERGROUP"),
+        workbench_zones=zones,
+        owner_dm=parse("OWNER_DM", True, _bool, "true or false"),
+        message_language=language,
+        display_timezone=timezone,
+        console_url=get("CONSOLE_URL", "https://console.cloud.google.com").rstrip("/"),
+        worker_budget=parse("WORKER_BUDGET_SECONDS", timedelta(seconds=480), _seconds, "seconds"),
+        manual_restart_interval=parse(
+            "MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60), _seconds, "seconds"
+        ),
+        slack_timeout=parse("SLACK_TIMEOUT_SECONDS", timedelta(seconds=5), _seconds, "seconds"),
+        workbench_timeout=parse(
+            "WORKBENCH_TIMEOUT_SECONDS", timedelta(seconds=20), _seconds, "seconds"
+        ),
+        policy=policy,
+    )
+    if problems:
+        raise ConfigError(
+            "notebook-medic cannot start; fix these environment variables: " + "; ".join(problems)
+        )
+    return settings
+
+
+def _seconds(raw: str) -> timedelta:
+    value = float(raw)
+    if not 0 <= value <= 7 * 24 * 3600:
+        raise ValueError(raw)
+    return timedelta(seconds=value)
+
+
+def _positive_int(raw: str) -> int:
+    value = int(raw)
+    if value < 1:
+        raise ValueError(raw)
+    return value
+
+
+def _bool(raw: str) -> bool:
+    lowered = raw.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ValueError(raw)
+
+
+def _zone(raw: str) -> str:
+    ZoneInfo(raw)
+    return raw

@@ -1,0 +1,114 @@
+"""An instance's restart history, kept as labels on the instance itself.
+
+Like a Kubernetes controller records status on the object it manages, the bot
+writes what it did onto the Workbench instance (update_instance, mask "labels").
+That is read-after-write consistent, shared by every function instance,
+survives cold starts, and is visible and editable in the console: an organizer
+can clear `medic-*` labels or set `medic-auto=off` to opt an instance out.
+
+Label values allow only [a-z0-9_-] and 63 characters, so times are epoch
+seconds and lists are joined with "_".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+LABEL_PREFIX = "medic-"
+AUTO = "medic-auto"
+RESTARTS = "medic-restarts"
+KILLS = "medic-kills"
+LAST_RESTART = "medic-last-restart"
+LAST_KILL = "medic-last-kill"
+INFLIGHT = "medic-inflight"
+PENDING = "medic-pending"
+MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
+
+
+class AutoMode(StrEnum):
+    ON = "on"
+    OFF = "off"  # an organizer opted the instance out
+    PAUSED = "paused"  # the bot stopped automatic restarts after a crash loop
+
+
+@dataclass(frozen=True)
+class History:
+    auto_mode: AutoMode = AutoMode.ON
+    auto_restarts: tuple[datetime, ...] = ()  # automatic restarts, oldest first
+    kills: tuple[datetime, ...] = ()  # incidents seen (not every duplicate line), oldest first
+    last_restart: datetime | None = None  # any restart, manual included, when it finished
+    last_kill: datetime | None = None  # the kill time of the last incident handled
+    inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
+    pending_since: datetime | None = None  # a manual restart queued from Slack
+
+    @classmethod
+    def from_labels(cls, labels: dict[str, str]) -> History:
+        """Tolerant: a label an organizer mangled reads as absent, never as an error."""
+        try:
+            mode = AutoMode(labels.get(AUTO, AutoMode.ON.value))
+        except ValueError:
+            mode = AutoMode.ON
+        return cls(
+            auto_mode=mode,
+            auto_restarts=_times(labels.get(RESTARTS, "")),
+            kills=_times(labels.get(KILLS, "")),
+            last_restart=_time(labels.get(LAST_RESTART, "")),
+            last_kill=_time(labels.get(LAST_KILL, "")),
+            inflight_since=_time(labels.get(INFLIGHT, "")),
+            pending_since=_time(labels.get(PENDING, "")),
+        )
+
+    def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
+        """The instance's labels with ours replaced; labels that aren't ours are kept as they are."""
+        labels = {k: v for k, v in existing.items() if not k.startswith(LABEL_PREFIX)}
+        if self.auto_mode is not AutoMode.ON:
+            labels[AUTO] = self.auto_mode.value
+        if self.auto_restarts:
+            labels[RESTARTS] = _join(self.auto_restarts)
+        if self.kills:
+            labels[KILLS] = _join(self.kills)
+        for key, moment in (
+            (LAST_RESTART, self.last_restart),
+            (LAST_KILL, self.last_kill),
+            (INFLIGHT, self.inflight_since),
+            (PENDING, self.pending_since),
+        ):
+            if moment is not None:
+                labels[key] = str(int(moment.timestamp()))
+        return labels
+
+    def with_kill(self, killed_at: datetime) -> History:
+        return replace(self, kills=_tail((*self.kills, killed_at)), last_kill=killed_at)
+
+    def with_restart_started(self, now: datetime, *, automatic: bool) -> History:
+        restarts = _tail((*self.auto_restarts, now)) if automatic else self.auto_restarts
+        return replace(self, auto_restarts=restarts, inflight_since=now)
+
+    def with_restart_finished(self, now: datetime) -> History:
+        return replace(self, last_restart=now, inflight_since=None, pending_since=None)
+
+    def restarts_within(self, window: timedelta, now: datetime) -> int:
+        return sum(1 for moment in self.auto_restarts if now - moment <= window)
+
+    def kills_within(self, window: timedelta, now: datetime) -> int:
+        return sum(1 for moment in self.kills if now - moment <= window)
+
+
+def _tail(moments: tuple[datetime, ...]) -> tuple[datetime, ...]:
+    return tuple(sorted(moments))[-MAX_LIST:]
+
+
+def _join(moments: tuple[datetime, ...]) -> str:
+    return "_".join(str(int(moment.timestamp())) for moment in moments)
+
+
+def _time(text: str) -> datetime | None:
+    if not text.isdigit() or len(text) > 12:
+        return None
+    return datetime.fromtimestamp(int(text), tz=UTC)
+
+
+def _times(text: str) -> tuple[datetime, ...]:
+    return tuple(sorted(t for t in (_time(part) for part in text.split("_")) if t is not None))

@@ -1,0 +1,243 @@
+"""Plain data that crosses the bot's boundaries: kills, requests, instances, decisions.
+
+Everything here is immutable and free of I/O so the policy can be tested as a
+function of data, and so a request can travel through Pub/Sub as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+# Workbench instance names follow Compute Engine's rules: RFC 1035 label, 1-63 chars.
+INSTANCE_NAME_RE = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
+PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+FULL_NAME_RE = re.compile(
+    r"^projects/(?P<project>[^/]+)/locations/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)$"
+)
+
+
+def is_valid_instance_name(name: str) -> bool:
+    return bool(INSTANCE_NAME_RE.fullmatch(name))
+
+
+@dataclass(frozen=True)
+class InstanceRef:
+    """Where an instance lives; validated so nothing user-typed reaches a URL unchecked."""
+
+    project: str
+    zone: str
+    name: str
+
+    def __post_init__(self) -> None:
+        if not PROJECT_RE.fullmatch(self.project):
+            raise ValueError(f"not a valid project id: {self.project!r}")
+        if not ZONE_RE.fullmatch(self.zone):
+            raise ValueError(f"not a valid zone: {self.zone!r}")
+        if not is_valid_instance_name(self.name):
+            raise ValueError(f"not a valid instance name: {self.name!r}")
+
+    @property
+    def full_name(self) -> str:
+        return f"projects/{self.project}/locations/{self.zone}/instances/{self.name}"
+
+    @classmethod
+    def parse(cls, full_name: str) -> InstanceRef:
+        match = FULL_NAME_RE.fullmatch(full_name)
+        if not match:
+            raise ValueError(f"not an instance resource name: {full_name[:200]!r}")
+        return cls(match["project"], match["zone"], match["name"])
+
+
+@dataclass(frozen=True)
+class OomKill:
+    """One kernel OOM-kill line, as read from one LogEntry."""
+
+    instance: InstanceRef
+    killed_at: datetime
+    pid: int
+    process: str
+    anon_rss_kb: int | None
+    total_vm_kb: int | None
+    insert_id: str
+    form: str  # "modern", "legacy" or "cgroup": which kernel wording matched
+    line: str
+
+
+class Trigger(StrEnum):
+    OOM = "oom"  # a kill seen in the logs
+    SLASH_COMMAND = "slash-command"  # /restart-notebook
+    BUTTON = "button"  # an organizer's button on an alert
+    UNRESOLVED = "unresolved"  # a kill whose instance could not be named: alert only
+
+
+class Action(StrEnum):
+    RESTART = "restart"
+    PAUSE = "pause"
+    RESUME = "resume"
+    STOP = "stop"
+    ALERT = "alert"  # nothing to act on; tell the organizers
+
+
+@dataclass(frozen=True)
+class Requester:
+    slack_user_id: str
+    email: str
+    is_organizer: bool
+
+
+@dataclass(frozen=True)
+class RestartRequest:
+    """A message on the restart topic: the single door every restart passes through."""
+
+    action: Action
+    trigger: Trigger
+    instance: str  # full resource name, or "" for UNRESOLVED
+    requested_at: datetime
+    event_id: str
+    kill: dict[str, Any] | None = None  # OomKill fields as JSON, for OOM triggers
+    requester: Requester | None = None
+    response_url: str = ""
+    alert_ts: str = ""  # the alert message a button was pressed on
+    alert_channel: str = ""
+    raw_entry: str = ""  # for UNRESOLVED: the entry the organizers should look at (truncated)
+    note: str = ""
+
+    def to_json(self) -> bytes:
+        data = asdict(self)
+        data["requested_at"] = iso(self.requested_at)
+        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, raw: bytes) -> RestartRequest:
+        """Strict: a message that doesn't fit raises ValueError (the caller logs and acks it)."""
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"restart request is not JSON: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError("restart request is not a JSON object")
+        try:
+            requester = data.get("requester")
+            kill = data.get("kill")
+            if kill is not None and not isinstance(kill, dict):
+                raise ValueError("kill must be an object")
+            request = cls(
+                action=Action(data["action"]),
+                trigger=Trigger(data["trigger"]),
+                instance=_str(data, "instance"),
+                requested_at=parse_time(_str(data, "requested_at")),
+                event_id=_str(data, "event_id"),
+                kill=kill,
+                requester=Requester(
+                    slack_user_id=_str(requester, "slack_user_id"),
+                    email=_str(requester, "email"),
+                    is_organizer=bool(requester["is_organizer"]),
+                )
+                if isinstance(requester, dict)
+                else None,
+                response_url=_str(data, "response_url", ""),
+                alert_ts=_str(data, "alert_ts", ""),
+                alert_channel=_str(data, "alert_channel", ""),
+                raw_entry=_str(data, "raw_entry", ""),
+                note=_str(data, "note", ""),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"restart request is missing or mistypes {exc}") from exc
+        if request.trigger is not Trigger.UNRESOLVED:
+            InstanceRef.parse(request.instance)
+        return request
+
+    @property
+    def kill_time(self) -> datetime | None:
+        if self.kill and isinstance(self.kill.get("killed_at"), str):
+            return parse_time(self.kill["killed_at"])
+        return None
+
+
+def _str(data: Any, key: str, default: str | None = None) -> str:
+    if not isinstance(data, dict):
+        raise TypeError(key)
+    if key not in data and default is not None:
+        return default
+    value = data[key]
+    if not isinstance(value, str):
+        raise TypeError(key)
+    return value
+
+
+def kill_to_json(kill: OomKill) -> dict[str, Any]:
+    return {
+        "instance": kill.instance.full_name,
+        "killed_at": iso(kill.killed_at),
+        "pid": kill.pid,
+        "process": kill.process,
+        "anon_rss_kb": kill.anon_rss_kb,
+        "total_vm_kb": kill.total_vm_kb,
+        "insert_id": kill.insert_id,
+        "form": kill.form,
+        "line": kill.line[:500],
+    }
+
+
+class InstanceState(StrEnum):
+    """Mirror of notebooks_v2.State names, so the policy never sees proto ints."""
+
+    STATE_UNSPECIFIED = "STATE_UNSPECIFIED"
+    STARTING = "STARTING"
+    PROVISIONING = "PROVISIONING"
+    ACTIVE = "ACTIVE"
+    STOPPING = "STOPPING"
+    STOPPED = "STOPPED"
+    DELETED = "DELETED"
+    UPGRADING = "UPGRADING"
+    INITIALIZING = "INITIALIZING"
+    SUSPENDING = "SUSPENDING"
+    SUSPENDED = "SUSPENDED"
+
+
+@dataclass(frozen=True)
+class InstanceView:
+    """What the Workbench API reports about one instance, reduced to what decisions use."""
+
+    ref: InstanceRef
+    state: InstanceState
+    health_state: str  # HEALTHY, UNHEALTHY, AGENT_NOT_INSTALLED, AGENT_NOT_RUNNING, HEALTH_STATE_UNSPECIFIED
+    health_info: dict[str, str]
+    owner_email: str | None
+    machine_type: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def health_updated(self) -> datetime | None:
+        """health_info["updated"] has no zone; Workbench writes it in UTC."""
+        raw = self.health_info.get("updated", "")
+        for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
+            try:
+                return datetime.strptime(raw, fmt).replace(tzinfo=UTC)
+            except ValueError:
+                continue
+        return None
+
+
+def parse_time(text: str) -> datetime:
+    """RFC 3339 with any number of fraction digits (Logging writes 6 or 9), always aware."""
+    match = re.fullmatch(
+        r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?", text.strip()
+    )
+    if not match:
+        raise ValueError(f"not an RFC 3339 time: {text[:60]!r}")
+    day, clock, fraction, zone = match.groups()
+    micro = (fraction or "0")[:6].ljust(6, "0")
+    offset = "+00:00" if zone in (None, "Z") else zone
+    return datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}").astimezone(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+

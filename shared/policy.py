@@ -1,0 +1,250 @@
+"""The restart policy: one pure function from (request, instance, history, now) to a decision.
+
+Rules, in the order they are applied to an OOM kill:
+1. Duplicates: a kill at or before the instance's last restart (or the restart in
+   flight), or within the incident cooldown of the last incident handled, is the
+   same incident: skip it. At-least-once delivery and bursts of kill lines fold here.
+2. Opt-out and pause: `medic-auto=off` (an organizer) or `paused` (a crash loop):
+   no restart; the organizers are told.
+3. Only ACTIVE instances are reset; any other state is reported, not acted on.
+4. Restart only what is down (RESTART_POLICY=when-unhealthy): health reported
+   after the kill decides. JupyterLab or its API down, or UNHEALTHY: reset.
+   All well: the kernel died but the notebook lives: notify only. No fresh
+   health yet: wait, re-reading, until the grace period ends, then reset. No
+   agent: reset. RESTART_POLICY=always skips this rule.
+5. CrashLoopBackOff: automatic restarts of one instance back off (initial
+   delay doubling up to a cap); after K within W the bot pauses automatic
+   restarts and asks for a person. A clean run of CRASHLOOP_RESET_AFTER clears
+   the count.
+6. DRY_RUN turns a reset into a report of what would have happened.
+
+Manual restarts (slash command, button) skip 1's cooldown, 4 and 5, count in the
+history, and never trip the pause; a request made before the last restart
+finished is already satisfied and is coalesced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from shared.history import AutoMode, History
+from shared.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
+
+
+class RestartPolicy(StrEnum):
+    WHEN_UNHEALTHY = "when-unhealthy"
+    ALWAYS = "always"
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    restart_policy: RestartPolicy = RestartPolicy.WHEN_UNHEALTHY
+    health_grace: timedelta = timedelta(minutes=3)
+    health_poll: timedelta = timedelta(seconds=15)
+    incident_cooldown: timedelta = timedelta(minutes=2)
+    backoff_initial: timedelta = timedelta(seconds=10)
+    backoff_cap: timedelta = timedelta(minutes=5)
+    crashloop_limit: int = 3
+    crashloop_window: timedelta = timedelta(hours=1)
+    crashloop_reset_after: timedelta = timedelta(minutes=10)
+    max_event_age: timedelta = timedelta(hours=1)
+    inflight_timeout: timedelta = timedelta(minutes=10)
+    dry_run: bool = False
+
+
+class Verdict(StrEnum):
+    RESET = "reset"
+    NOTIFY_ONLY = "notify-only"
+    SKIP_DUPLICATE = "skip-duplicate"
+    SKIP_NOT_ACTIVE = "skip-not-active"
+    WAIT = "wait"
+    PAUSE = "pause"
+    SKIP_DISABLED = "skip-disabled"
+    DRY_RUN = "dry-run"
+    GIVE_UP = "give-up"  # too old to act on safely: alert instead
+    STOP = "stop"
+    SET_PAUSED = "set-paused"
+    SET_RESUMED = "set-resumed"
+    ALERT = "alert"
+
+
+class Reason(StrEnum):
+    """Why a verdict was reached; messages.py turns each into words."""
+
+    SAME_INCIDENT = "same-incident"  # within cooldown of the last incident
+    BEFORE_LAST_RESTART = "before-last-restart"
+    DURING_RESTART = "during-restart"
+    ALREADY_RESTARTED = "already-restarted"  # a manual request the last restart satisfied
+    OPTED_OUT = "opted-out"
+    PAUSED = "paused"
+    NOT_ACTIVE = "not-active"
+    JUPYTER_DOWN = "jupyter-down"
+    UNHEALTHY = "unhealthy"
+    NO_AGENT = "no-agent"
+    NO_FRESH_HEALTH = "no-fresh-health"
+    AWAITING_HEALTH = "awaiting-health"
+    NOTEBOOK_SURVIVED = "notebook-survived"
+    POLICY_ALWAYS = "policy-always"
+    BACKOFF = "backoff"
+    CRASH_LOOP = "crash-loop"
+    REQUESTED = "requested"
+    TOO_OLD = "too-old"
+    UNRESOLVED = "unresolved"
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: Reason
+    recheck_after: timedelta | None = None  # for WAIT
+    restarts_in_window: int = 0
+    would_reset: bool = False  # for DRY_RUN, PAUSE: what the bot would otherwise have done
+
+
+def decide(
+    request: RestartRequest,
+    instance: InstanceView,
+    history: History,
+    now: datetime,
+    config: PolicyConfig,
+) -> Decision:
+    if request.action is Action.RESTART:
+        if request.trigger is Trigger.OOM:
+            return _decide_oom(request, instance, history, now, config)
+        return _decide_manual(request, instance, history, config, now)
+    if request.action is Action.PAUSE:
+        return Decision(Verdict.SET_PAUSED, Reason.REQUESTED)
+    if request.action is Action.RESUME:
+        return Decision(Verdict.SET_RESUMED, Reason.REQUESTED)
+    if request.action is Action.STOP:
+        if instance.state is not InstanceState.ACTIVE:
+            return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
+        return Decision(Verdict.STOP, Reason.REQUESTED)
+    return Decision(Verdict.ALERT, Reason.UNRESOLVED)
+
+
+def is_too_old(request: RestartRequest, now: datetime, config: PolicyConfig) -> bool:
+    """Events older than the max age are reported, not acted on or retried."""
+    return now - request.requested_at > config.max_event_age
+
+
+def crashloop_count(history: History, now: datetime, config: PolicyConfig) -> int:
+    """Automatic restarts in the window, counting only the current unbroken run.
+
+    A gap of CRASHLOOP_RESET_AFTER without a restart (up to now) means the
+    instance ran cleanly: the count starts over from there.
+    """
+    recent = [t for t in history.auto_restarts if now - t <= config.crashloop_window]
+    count = 0
+    later = now
+    for moment in reversed(recent):
+        if later - moment >= config.crashloop_reset_after:
+            break
+        count += 1
+        later = moment
+    return count
+
+
+def backoff_delay(restarts_in_run: int, config: PolicyConfig) -> timedelta:
+    """Delay required after the last automatic restart: initial x 2^(n-1), capped; none at n=0."""
+    if restarts_in_run <= 0:
+        return timedelta(0)
+    delay: timedelta = config.backoff_initial * (2 ** min(restarts_in_run - 1, 30))
+    return min(delay, config.backoff_cap)
+
+
+def _decide_oom(
+    request: RestartRequest,
+    instance: InstanceView,
+    history: History,
+    now: datetime,
+    config: PolicyConfig,
+) -> Decision:
+    killed_at = request.kill_time or request.requested_at
+    run = crashloop_count(history, now, config)
+
+    duplicate = _duplicate_reason(killed_at, history, config)
+    if duplicate is not None:
+        return Decision(Verdict.SKIP_DUPLICATE, duplicate, restarts_in_window=run)
+    if history.auto_mode is AutoMode.OFF:
+        return Decision(Verdict.SKIP_DISABLED, Reason.OPTED_OUT, restarts_in_window=run)
+    if history.auto_mode is AutoMode.PAUSED:
+        return Decision(Verdict.SKIP_DISABLED, Reason.PAUSED, restarts_in_window=run)
+    if instance.state is not InstanceState.ACTIVE:
+        return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE, restarts_in_window=run)
+
+    health = _health_verdict(killed_at, instance, now, config)
+    if health.verdict is not Verdict.RESET:
+        return Decision(health.verdict, health.reason, health.recheck_after, run)
+
+    if run >= config.crashloop_limit:
+        return Decision(Verdict.PAUSE, Reason.CRASH_LOOP, restarts_in_window=run, would_reset=True)
+    if run and history.auto_restarts:
+        ready_at = history.auto_restarts[-1] + backoff_delay(run, config)
+        if now < ready_at:
+            return Decision(Verdict.WAIT, Reason.BACKOFF, ready_at - now, run, would_reset=True)
+    if config.dry_run:
+        return Decision(Verdict.DRY_RUN, health.reason, restarts_in_window=run, would_reset=True)
+    return Decision(Verdict.RESET, health.reason, restarts_in_window=run)
+
+
+def _duplicate_reason(
+    killed_at: datetime, history: History, config: PolicyConfig
+) -> Reason | None:
+    if history.inflight_since is not None and killed_at <= history.inflight_since:
+        return Reason.DURING_RESTART
+    if history.last_restart is not None and killed_at <= history.last_restart:
+        return Reason.BEFORE_LAST_RESTART
+    if (
+        history.last_kill is not None
+        and abs(killed_at - history.last_kill) < config.incident_cooldown
+    ):
+        return Reason.SAME_INCIDENT
+    return None
+
+
+def _health_verdict(
+    killed_at: datetime, instance: InstanceView, now: datetime, config: PolicyConfig
+) -> Decision:
+    if config.restart_policy is RestartPolicy.ALWAYS:
+        return Decision(Verdict.RESET, Reason.POLICY_ALWAYS)
+    if instance.health_state in ("AGENT_NOT_INSTALLED", "AGENT_NOT_RUNNING"):
+        return Decision(Verdict.RESET, Reason.NO_AGENT)
+    updated = instance.health_updated
+    if updated is not None and updated >= killed_at:
+        info = instance.health_info
+        if "-1" in (info.get("jupyterlab_status"), info.get("jupyterlab_api_status")):
+            return Decision(Verdict.RESET, Reason.JUPYTER_DOWN)
+        if instance.health_state == "UNHEALTHY":
+            return Decision(Verdict.RESET, Reason.UNHEALTHY)
+        return Decision(Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)
+    waited = now - killed_at
+    if waited < config.health_grace:
+        return Decision(
+            Verdict.WAIT,
+            Reason.AWAITING_HEALTH,
+            recheck_after=min(config.health_poll, config.health_grace - waited),
+        )
+    return Decision(Verdict.RESET, Reason.NO_FRESH_HEALTH)
+
+
+def _decide_manual(
+    request: RestartRequest,
+    instance: InstanceView,
+    history: History,
+    config: PolicyConfig,
+    now: datetime,
+) -> Decision:
+    run = crashloop_count(history, now, config)
+    if history.last_restart is not None and request.requested_at <= history.last_restart:
+        return Decision(Verdict.SKIP_DUPLICATE, Reason.ALREADY_RESTARTED, restarts_in_window=run)
+    if instance.state is not InstanceState.ACTIVE:
+        return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE, restarts_in_window=run)
+    requester = request.requester
+    if history.auto_mode is AutoMode.PAUSED and not (requester and requester.is_organizer):
+        return Decision(Verdict.SKIP_DISABLED, Reason.PAUSED, restarts_in_window=run)
+    if config.dry_run:
+        return Decision(Verdict.DRY_RUN, Reason.REQUESTED, restarts_in_window=run, would_reset=True)
+    return Decision(Verdict.RESET, Reason.REQUESTED, restarts_in_window=run)

@@ -1,0 +1,80 @@
+"""Start-up configuration: one clear message listing every problem; secrets never in repr."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from shared.config import ConfigError, Need, load_settings
+from shared.policy import RestartPolicy
+
+GOOD = {
+    "GOOGLE_CLOUD_PROJECT": "contest-prj",
+    "RESTART_TOPIC": "notebook-restarts",
+    "SLACK_BOT_TOKEN": "xoxb-secret-token",
+    "SLACK_ALERT_CHANNEL": "C0ALERTS",
+    "SLACK_SIGNING_SECRET": "shhh-signing",
+    "ORGANIZER_EMAILS": "Org@Example.com, boss@example.com",
+    "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
+}
+
+
+def test_defaults_and_topic_expansion() -> None:
+    settings = load_settings(set(Need), GOOD)
+    assert settings.restart_topic == "projects/contest-prj/topics/notebook-restarts"
+    assert settings.organizer_emails == {"org@example.com", "boss@example.com"}
+    assert settings.policy.restart_policy is RestartPolicy.WHEN_UNHEALTHY
+    assert settings.policy.health_grace == timedelta(minutes=3)
+    assert settings.workbench_zones == ("asia-northeast1-a", "us-central1-a")
+
+
+def test_secrets_stay_out_of_repr() -> None:
+    text = repr(load_settings(set(Need), GOOD))
+    assert "xoxb-secret-token" not in text and "shhh-signing" not in text
+
+
+def test_every_problem_is_listed_at_once() -> None:
+    env = {
+        "SLACK_BOT_TOKEN": "not-a-token",
+        "RESTART_POLICY": "sometimes",
+        "HEALTH_GRACE_SECONDS": "-3",
+        "DISPLAY_TIMEZONE": "Mars/Olympus",
+        "MESSAGE_LANGUAGE": "fr",
+        "ORGANIZER_EMAILS": "nobody",
+        "CRASHLOOP_LIMIT": "0",
+    }
+    with pytest.raises(ConfigError) as caught:
+        load_settings(set(Need), env)
+    message = str(caught.value)
+    for name in (
+        "GOOGLE_CLOUD_PROJECT is required",
+        "RESTART_TOPIC is required",
+        "SLACK_ALERT_CHANNEL is required",
+        "SLACK_SIGNING_SECRET is required",
+        "WORKBENCH_ZONES is required",
+        "SLACK_BOT_TOKEN does not look like",
+        "RESTART_POLICY",
+        "HEALTH_GRACE_SECONDS",
+        "DISPLAY_TIMEZONE",
+        "MESSAGE_LANGUAGE",
+        "ORGANIZER_EMAILS",
+        "CRASHLOOP_LIMIT",
+    ):
+        assert name in message
+    assert "not-a-token" not in message
+
+
+def test_each_function_needs_only_its_own() -> None:
+    settings = load_settings({Need.PUBLISH}, {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "t-1"})
+    assert settings.slack_bot_token == ""
+    assert load_settings({Need.WORKBENCH}, {}).workbench_api_endpoint == ""
+
+
+def test_knobs() -> None:
+    env = {**GOOD, "RESTART_POLICY": "always", "DRY_RUN": "true", "CRASHLOOP_LIMIT": "5",
+           "DISPLAY_TIMEZONE": "Asia/Tokyo", "MESSAGE_LANGUAGE": "ja", "OWNER_DM": "false"}
+    settings = load_settings(set(Need), env)
+    assert settings.policy.restart_policy is RestartPolicy.ALWAYS and settings.policy.dry_run
+    assert settings.policy.crashloop_limit == 5 and not settings.owner_dm
+    assert settings.tz.key == "Asia/Tokyo" and settings.message_language == "ja"

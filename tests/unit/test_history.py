@@ -1,0 +1,52 @@
+"""History round-trips through instance labels, within label rules, and survives mangling."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+
+from shared.history import MAX_LIST, AutoMode, History
+
+T0 = datetime(2026, 11, 20, 4, 0, tzinfo=UTC)
+LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+
+
+def test_round_trip_keeps_foreign_labels() -> None:
+    history = (
+        History(auto_mode=AutoMode.PAUSED)
+        .with_kill(T0)
+        .with_restart_started(T0 + timedelta(seconds=5), automatic=True)
+        .with_restart_finished(T0 + timedelta(seconds=70))
+    )
+    labels = history.to_labels({"team": "red", "medic-old": "x"})
+    assert labels["team"] == "red" and "medic-old" not in labels
+    assert all(LABEL_VALUE.fullmatch(v) for v in labels.values())
+    assert History.from_labels(labels) == history
+
+
+def test_lists_are_capped_to_fit_a_label() -> None:
+    history = History()
+    for minute in range(12):
+        moment = T0 + timedelta(minutes=minute)
+        history = history.with_kill(moment).with_restart_started(moment, automatic=True)
+    labels = history.to_labels({})
+    assert len(History.from_labels(labels).auto_restarts) == MAX_LIST
+    assert all(len(v) <= 63 for v in labels.values())
+
+
+def test_manual_restarts_do_not_count_as_automatic() -> None:
+    history = History().with_restart_started(T0, automatic=False).with_restart_finished(T0)
+    assert history.auto_restarts == () and history.last_restart == T0
+
+
+def test_mangled_labels_read_as_absent() -> None:
+    history = History.from_labels(
+        {"medic-auto": "maybe", "medic-restarts": "abc_12_", "medic-last-kill": "-5"}
+    )
+    assert history.auto_mode is AutoMode.ON
+    assert history.last_kill is None
+    assert history.auto_restarts == (datetime.fromtimestamp(12, tz=UTC),)
+
+
+def test_default_history_writes_no_labels() -> None:
+    assert History().to_labels({}) == {}

@@ -1,0 +1,242 @@
+"""The restart policy as a table of situations and verdicts (pure, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.history import AutoMode, History
+from shared.models import (
+    Action,
+    InstanceRef,
+    InstanceState,
+    InstanceView,
+    Requester,
+    RestartRequest,
+    Trigger,
+    iso,
+)
+from shared.policy import (
+    PolicyConfig,
+    Reason,
+    RestartPolicy,
+    Verdict,
+    backoff_delay,
+    crashloop_count,
+    decide,
+    is_too_old,
+)
+
+KILL = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
+REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
+CONFIG = PolicyConfig()
+
+
+def oom(killed_at: datetime = KILL) -> RestartRequest:
+    return RestartRequest(
+        action=Action.RESTART,
+        trigger=Trigger.OOM,
+        instance=REF.full_name,
+        requested_at=killed_at,
+        event_id="e1",
+        kill={"killed_at": iso(killed_at)},
+    )
+
+
+def manual(at: datetime, *, organizer: bool = False) -> RestartRequest:
+    return RestartRequest(
+        action=Action.RESTART,
+        trigger=Trigger.SLASH_COMMAND,
+        instance=REF.full_name,
+        requested_at=at,
+        event_id="m1",
+        requester=Requester("U1", "a@example.com", organizer),
+    )
+
+
+def view(
+    *,
+    state: InstanceState = InstanceState.ACTIVE,
+    health: str = "UNHEALTHY",
+    jupyter: str = "-1",
+    updated: datetime | None = KILL + timedelta(seconds=7),
+) -> InstanceView:
+    info = {"jupyterlab_status": jupyter, "jupyterlab_api_status": jupyter, "docker_status": "1"}
+    if updated is not None:
+        info["updated"] = updated.strftime("%Y-%m-%d %H:%M:%S.%f")
+    return InstanceView(REF, state, health, info, "alice@example.com", "e2-standard-4")
+
+
+NOW = KILL + timedelta(seconds=20)
+
+
+def test_jupyter_down_after_the_kill_resets() -> None:
+    decision = decide(oom(), view(), History(), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.JUPYTER_DOWN)
+
+
+def test_api_down_alone_resets() -> None:
+    instance = view(health="HEALTHY")
+    instance = replace(instance, health_info={**instance.health_info, "jupyterlab_status": "1"})
+    assert decide(oom(), instance, History(), NOW, CONFIG).verdict is Verdict.RESET
+
+
+def test_unhealthy_with_jupyter_up_resets() -> None:
+    decision = decide(oom(), view(health="UNHEALTHY", jupyter="1"), History(), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.UNHEALTHY)
+
+
+def test_notebook_that_survived_is_notify_only() -> None:
+    decision = decide(oom(), view(health="HEALTHY", jupyter="1"), History(), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)
+
+
+def test_stale_health_waits_then_resets_after_grace() -> None:
+    stale = view(health="HEALTHY", jupyter="1", updated=KILL - timedelta(minutes=1))
+    waiting = decide(oom(), stale, History(), NOW, CONFIG)
+    assert (waiting.verdict, waiting.reason) == (Verdict.WAIT, Reason.AWAITING_HEALTH)
+    assert waiting.recheck_after == CONFIG.health_poll
+    late = decide(oom(), stale, History(), KILL + CONFIG.health_grace, CONFIG)
+    assert (late.verdict, late.reason) == (Verdict.RESET, Reason.NO_FRESH_HEALTH)
+
+
+def test_wait_never_overshoots_the_grace_period() -> None:
+    stale = view(updated=None)
+    decision = decide(oom(), stale, History(), KILL + CONFIG.health_grace - timedelta(seconds=4), CONFIG)
+    assert decision.recheck_after == timedelta(seconds=4)
+
+
+@pytest.mark.parametrize("agent", ["AGENT_NOT_INSTALLED", "AGENT_NOT_RUNNING"])
+def test_missing_agent_resets(agent: str) -> None:
+    decision = decide(oom(), view(health=agent, updated=None), History(), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.NO_AGENT)
+
+
+def test_policy_always_ignores_health() -> None:
+    config = replace(CONFIG, restart_policy=RestartPolicy.ALWAYS)
+    decision = decide(oom(), view(health="HEALTHY", jupyter="1"), History(), NOW, config)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.POLICY_ALWAYS)
+
+
+@pytest.mark.parametrize(
+    "state", [s for s in InstanceState if s is not InstanceState.ACTIVE]
+)
+def test_only_active_instances_are_reset(state: InstanceState) -> None:
+    decision = decide(oom(), view(state=state), History(), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
+
+
+def test_same_kill_after_a_restart_is_a_duplicate() -> None:
+    history = History(last_restart=KILL + timedelta(seconds=90))
+    decision = decide(oom(), view(), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.BEFORE_LAST_RESTART)
+
+
+def test_kill_during_restart_is_a_duplicate() -> None:
+    history = History(inflight_since=KILL + timedelta(seconds=5))
+    assert decide(oom(), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART
+
+
+@pytest.mark.parametrize("offset", [0, 30, -30, 119])
+def test_kills_within_cooldown_are_one_incident(offset: int) -> None:
+    history = History(last_kill=KILL)
+    decision = decide(oom(KILL + timedelta(seconds=offset)), view(), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.SAME_INCIDENT)
+
+
+def test_kill_after_cooldown_is_a_new_incident() -> None:
+    later = KILL + timedelta(minutes=5)
+    instance = view(updated=later + timedelta(seconds=5))
+    decision = decide(oom(later), instance, History(last_kill=KILL), later + timedelta(seconds=10), CONFIG)
+    assert decision.verdict is Verdict.RESET
+
+
+@pytest.mark.parametrize(("mode", "reason"), [(AutoMode.OFF, Reason.OPTED_OUT), (AutoMode.PAUSED, Reason.PAUSED)])
+def test_opted_out_or_paused_instances_are_not_restarted(mode: AutoMode, reason: Reason) -> None:
+    decision = decide(oom(), view(), History(auto_mode=mode), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DISABLED, reason)
+
+
+def test_backoff_doubles_and_caps() -> None:
+    assert [backoff_delay(n, CONFIG).total_seconds() for n in range(7)] == [0, 10, 20, 40, 80, 160, 300]
+
+
+def test_second_restart_waits_for_backoff() -> None:
+    restarted = KILL - timedelta(seconds=5)
+    history = History(auto_restarts=(restarted,), last_restart=restarted)
+    decision = decide(oom(), view(), history, NOW, CONFIG)
+    assert decision.verdict is Verdict.RESET  # 25 s since the restart > 10 s backoff
+    soon = KILL - timedelta(seconds=1)
+    history = History(auto_restarts=(KILL - timedelta(seconds=60), soon), last_restart=soon)
+    decision = decide(oom(), view(), history, KILL + timedelta(seconds=8), CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.WAIT, Reason.BACKOFF)
+    assert decision.recheck_after == timedelta(seconds=11)  # 20 s after `soon`
+
+
+def test_crash_loop_pauses_after_k_restarts() -> None:
+    restarts = tuple(KILL - timedelta(minutes=m) for m in (9, 6, 3))
+    history = History(auto_restarts=restarts, last_restart=restarts[-1])
+    decision = decide(oom(), view(), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason, decision.restarts_in_window) == (
+        Verdict.PAUSE,
+        Reason.CRASH_LOOP,
+        3,
+    )
+
+
+def test_clean_run_starts_the_count_over() -> None:
+    restarts = tuple(KILL - timedelta(minutes=m) for m in (50, 47, 44))
+    history = History(auto_restarts=restarts, last_restart=restarts[-1])
+    assert crashloop_count(history, NOW, CONFIG) == 0
+    assert decide(oom(), view(), history, NOW, CONFIG).verdict is Verdict.RESET
+
+
+def test_restarts_outside_the_window_do_not_count() -> None:
+    config = replace(CONFIG, crashloop_reset_after=timedelta(hours=2))
+    restarts = (KILL - timedelta(hours=3), KILL - timedelta(minutes=20))
+    assert crashloop_count(History(auto_restarts=restarts), NOW, config) == 1
+
+
+def test_dry_run_reports_instead_of_resetting() -> None:
+    decision = decide(oom(), view(), History(), NOW, replace(CONFIG, dry_run=True))
+    assert (decision.verdict, decision.would_reset) == (Verdict.DRY_RUN, True)
+
+
+def test_manual_restart_ignores_health_and_backoff() -> None:
+    restarts = tuple(KILL - timedelta(seconds=s) for s in (30, 20))
+    history = History(auto_restarts=restarts, last_restart=restarts[-1])
+    decision = decide(manual(NOW), view(health="HEALTHY", jupyter="1"), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.REQUESTED)
+
+
+def test_manual_request_satisfied_by_a_later_restart_is_coalesced() -> None:
+    history = History(last_restart=NOW)
+    decision = decide(manual(NOW - timedelta(seconds=3)), view(), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.ALREADY_RESTARTED)
+
+
+def test_paused_instance_refuses_participants_but_not_organizers() -> None:
+    history = History(auto_mode=AutoMode.PAUSED)
+    assert decide(manual(NOW), view(), history, NOW, CONFIG).reason is Reason.PAUSED
+    assert decide(manual(NOW, organizer=True), view(), history, NOW, CONFIG).verdict is Verdict.RESET
+
+
+def test_manual_restart_of_a_stopped_instance_is_refused() -> None:
+    decision = decide(manual(NOW), view(state=InstanceState.STOPPED), History(), NOW, CONFIG)
+    assert decision.verdict is Verdict.SKIP_NOT_ACTIVE
+
+
+def test_other_actions() -> None:
+    base = manual(NOW)
+    assert decide(replace(base, action=Action.PAUSE), view(), History(), NOW, CONFIG).verdict is Verdict.SET_PAUSED
+    assert decide(replace(base, action=Action.RESUME), view(), History(), NOW, CONFIG).verdict is Verdict.SET_RESUMED
+    assert decide(replace(base, action=Action.STOP), view(), History(), NOW, CONFIG).verdict is Verdict.STOP
+    stopped = view(state=InstanceState.STOPPED)
+    assert decide(replace(base, action=Action.STOP), stopped, History(), NOW, CONFIG).verdict is Verdict.SKIP_NOT_ACTIVE
+
+
+def test_age_limit() -> None:
+    assert not is_too_old(oom(), KILL + timedelta(minutes=59), CONFIG)
+    assert is_too_old(oom(), KILL + timedelta(minutes=61), CONFIG)
