@@ -12,6 +12,8 @@ seconds and lists are joined with "_".
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -23,6 +25,8 @@ KILLS = "medic-kills"
 LAST_RESTART = "medic-last-restart"
 LAST_KILL = "medic-last-kill"
 INFLIGHT = "medic-inflight"
+INFLIGHT_EVENT = "medic-inflight-event"
+ALERT_TS = "medic-alert-ts"
 PENDING = "medic-pending"
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 
@@ -41,6 +45,8 @@ class History:
     last_restart: datetime | None = None  # any restart, manual included, when it finished
     last_kill: datetime | None = None  # the kill time of the last incident handled
     inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
+    inflight_event: str = ""  # event_key() of the request that started it
+    alert_ts: str = ""  # the Slack alert of the restart in flight, to update it after a crash
     pending_since: datetime | None = None  # a manual restart queued from Slack
 
     @classmethod
@@ -57,6 +63,8 @@ class History:
             last_restart=_time(labels.get(LAST_RESTART, "")),
             last_kill=_time(labels.get(LAST_KILL, "")),
             inflight_since=_time(labels.get(INFLIGHT, "")),
+            inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
+            alert_ts=labels.get(ALERT_TS, "").replace("_", ".") if _label_text(labels.get(ALERT_TS, "")) else "",
             pending_since=_time(labels.get(PENDING, "")),
         )
 
@@ -77,17 +85,28 @@ class History:
         ):
             if moment is not None:
                 labels[key] = str(int(moment.timestamp()))
+        if self.inflight_since is not None and self.inflight_event:
+            labels[INFLIGHT_EVENT] = self.inflight_event
+        if self.inflight_since is not None and self.alert_ts:
+            labels[ALERT_TS] = _label_text(self.alert_ts.replace(".", "_"))
         return labels
 
     def with_kill(self, killed_at: datetime) -> History:
         return replace(self, kills=_tail((*self.kills, killed_at)), last_kill=killed_at)
 
-    def with_restart_started(self, now: datetime, *, automatic: bool) -> History:
-        restarts = _tail((*self.auto_restarts, now)) if automatic else self.auto_restarts
-        return replace(self, auto_restarts=restarts, inflight_since=now)
+    def with_inflight(self, started_at: datetime, event_key: str, alert_ts: str = "") -> History:
+        """The intent, written before the reset: a crash mid-restart is recognised on redelivery."""
+        return replace(self, inflight_since=started_at, inflight_event=event_key, alert_ts=alert_ts)
 
-    def with_restart_finished(self, now: datetime) -> History:
-        return replace(self, last_restart=now, inflight_since=None, pending_since=None)
+    def without_inflight(self) -> History:
+        return replace(self, inflight_since=None, inflight_event="", alert_ts="")
+
+    def with_restart(self, started_at: datetime, finished_at: datetime, *, automatic: bool) -> History:
+        """A finished restart; manual ones count in last_restart but not toward the crash-loop pause."""
+        restarts = _tail((*self.auto_restarts, started_at)) if automatic else self.auto_restarts
+        return replace(
+            self.without_inflight(), auto_restarts=restarts, last_restart=finished_at, pending_since=None
+        )
 
     def restarts_within(self, window: timedelta, now: datetime) -> int:
         return sum(1 for moment in self.auto_restarts if now - moment <= window)
@@ -108,6 +127,15 @@ def _time(text: str) -> datetime | None:
     if not text.isdigit() or len(text) > 12:
         return None
     return datetime.fromtimestamp(int(text), tz=UTC)
+
+
+def _label_text(text: str) -> str:
+    return text if re.fullmatch(r"[a-z0-9_-]{1,63}", text) else ""
+
+
+def event_key(event_id: str) -> str:
+    """A label-safe digest of an event id (insertIds and message ids aren't label-safe)."""
+    return hashlib.sha256(event_id.encode()).hexdigest()[:16]
 
 
 def _times(text: str) -> tuple[datetime, ...]:

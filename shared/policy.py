@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from shared.history import AutoMode, History
+from shared.history import AutoMode, History, event_key
 from shared.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
 
 
@@ -68,6 +68,7 @@ class Verdict(StrEnum):
     SET_PAUSED = "set-paused"
     SET_RESUMED = "set-resumed"
     ALERT = "alert"
+    FOLLOW = "follow"  # this request started a restart that a crash interrupted: see it through
 
 
 class Reason(StrEnum):
@@ -92,6 +93,7 @@ class Reason(StrEnum):
     REQUESTED = "requested"
     TOO_OLD = "too-old"
     UNRESOLVED = "unresolved"
+    RESUMING = "resuming"
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,9 @@ def decide(
     now: datetime,
     config: PolicyConfig,
 ) -> Decision:
+    inflight = live_inflight(history, now, config)
+    if inflight is not None and history.inflight_event == event_key(request.event_id):
+        return Decision(Verdict.FOLLOW, Reason.RESUMING)
     if request.action is Action.RESTART:
         if request.trigger is Trigger.OOM:
             return _decide_oom(request, instance, history, now, config)
@@ -123,6 +128,14 @@ def decide(
             return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
         return Decision(Verdict.STOP, Reason.REQUESTED)
     return Decision(Verdict.ALERT, Reason.UNRESOLVED)
+
+
+def live_inflight(history: History, now: datetime, config: PolicyConfig) -> datetime | None:
+    """The in-flight marker, unless it is so old that the restart it describes can't still be running."""
+    since = history.inflight_since
+    if since is not None and now - since < config.inflight_timeout:
+        return since
+    return None
 
 
 def is_too_old(request: RestartRequest, now: datetime, config: PolicyConfig) -> bool:
@@ -165,7 +178,7 @@ def _decide_oom(
     killed_at = request.kill_time or request.requested_at
     run = crashloop_count(history, now, config)
 
-    duplicate = _duplicate_reason(killed_at, history, config)
+    duplicate = _duplicate_reason(killed_at, history, live_inflight(history, now, config), config)
     if duplicate is not None:
         return Decision(Verdict.SKIP_DUPLICATE, duplicate, restarts_in_window=run)
     if history.auto_mode is AutoMode.OFF:
@@ -191,9 +204,9 @@ def _decide_oom(
 
 
 def _duplicate_reason(
-    killed_at: datetime, history: History, config: PolicyConfig
+    killed_at: datetime, history: History, inflight: datetime | None, config: PolicyConfig
 ) -> Reason | None:
-    if history.inflight_since is not None and killed_at <= history.inflight_since:
+    if inflight is not None and killed_at <= inflight:
         return Reason.DURING_RESTART
     if history.last_restart is not None and killed_at <= history.last_restart:
         return Reason.BEFORE_LAST_RESTART
@@ -238,6 +251,8 @@ def _decide_manual(
     now: datetime,
 ) -> Decision:
     run = crashloop_count(history, now, config)
+    if live_inflight(history, now, config) is not None:
+        return Decision(Verdict.SKIP_DUPLICATE, Reason.DURING_RESTART, restarts_in_window=run)
     if history.last_restart is not None and request.requested_at <= history.last_restart:
         return Decision(Verdict.SKIP_DUPLICATE, Reason.ALREADY_RESTARTED, restarts_in_window=run)
     if instance.state is not InstanceState.ACTIVE:

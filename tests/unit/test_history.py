@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from shared.history import MAX_LIST, AutoMode, History
+from shared.history import MAX_LIST, AutoMode, History, event_key
 
 T0 = datetime(2026, 11, 20, 4, 0, tzinfo=UTC)
 LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -15,8 +15,8 @@ def test_round_trip_keeps_foreign_labels() -> None:
     history = (
         History(auto_mode=AutoMode.PAUSED)
         .with_kill(T0)
-        .with_restart_started(T0 + timedelta(seconds=5), automatic=True)
-        .with_restart_finished(T0 + timedelta(seconds=70))
+        .with_restart(T0 + timedelta(seconds=5), T0 + timedelta(seconds=70), automatic=True)
+        .with_inflight(T0 + timedelta(seconds=80), event_key("abc/DEF=="), "1763611953.000100")
     )
     labels = history.to_labels({"team": "red", "medic-old": "x"})
     assert labels["team"] == "red" and "medic-old" not in labels
@@ -28,15 +28,16 @@ def test_lists_are_capped_to_fit_a_label() -> None:
     history = History()
     for minute in range(12):
         moment = T0 + timedelta(minutes=minute)
-        history = history.with_kill(moment).with_restart_started(moment, automatic=True)
+        history = history.with_kill(moment).with_restart(moment, moment, automatic=True)
     labels = history.to_labels({})
     assert len(History.from_labels(labels).auto_restarts) == MAX_LIST
     assert all(len(v) <= 63 for v in labels.values())
 
 
 def test_manual_restarts_do_not_count_as_automatic() -> None:
-    history = History().with_restart_started(T0, automatic=False).with_restart_finished(T0)
+    history = History().with_inflight(T0, "k").with_restart(T0, T0, automatic=False)
     assert history.auto_restarts == () and history.last_restart == T0
+    assert history.inflight_since is None and history.inflight_event == ""
 
 
 def test_mangled_labels_read_as_absent() -> None:
@@ -50,3 +51,10 @@ def test_mangled_labels_read_as_absent() -> None:
 
 def test_default_history_writes_no_labels() -> None:
     assert History().to_labels({}) == {}
+
+
+def test_alert_ts_round_trips_through_a_label() -> None:
+    history = History().with_inflight(T0, event_key("x"), "1763611953.000100")
+    labels = history.to_labels({})
+    assert labels["medic-alert-ts"] == "1763611953_000100"
+    assert History.from_labels(labels).alert_ts == "1763611953.000100"

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.history import AutoMode, History
+from shared.history import AutoMode, History, event_key
 from shared.models import (
     Action,
     InstanceRef,
@@ -135,8 +135,26 @@ def test_same_kill_after_a_restart_is_a_duplicate() -> None:
 
 
 def test_kill_during_restart_is_a_duplicate() -> None:
-    history = History(inflight_since=KILL + timedelta(seconds=5))
+    history = History(inflight_since=KILL + timedelta(seconds=5), inflight_event="other")
     assert decide(oom(), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART
+
+
+def test_redelivery_of_the_request_that_started_a_restart_follows_it() -> None:
+    history = History(inflight_since=KILL + timedelta(seconds=5), inflight_event=event_key("e1"))
+    decision = decide(oom(), view(), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.FOLLOW, Reason.RESUMING)
+
+
+def test_a_stale_inflight_marker_is_ignored() -> None:
+    later = KILL + timedelta(minutes=30)
+    history = History(inflight_since=KILL, inflight_event=event_key("e1"))
+    instance = view(updated=later + timedelta(seconds=1))
+    assert decide(oom(later), instance, history, later + timedelta(seconds=5), CONFIG).verdict is Verdict.RESET
+
+
+def test_manual_request_while_restarting_is_coalesced() -> None:
+    history = History(inflight_since=NOW - timedelta(seconds=5), inflight_event="x")
+    assert decide(manual(NOW), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART
 
 
 @pytest.mark.parametrize("offset", [0, 30, -30, 119])

@@ -1,0 +1,30 @@
+"""on_oom: Pub/Sub CloudEvent from the OOM log sink -> a request on the restart topic.
+
+Run locally: PYTHONPATH=. functions-framework --source functions/on_oom/main.py --target on_oom
+"""
+
+from __future__ import annotations
+
+import functions_framework
+from cloudevents.http.event import CloudEvent
+
+from shared.audit import setup_logging
+from shared.config import Need, load_settings
+from shared.intake import handle_event
+from shared.queue import RestartQueue
+
+setup_logging()
+SETTINGS = load_settings({Need.PUBLISH})
+QUEUE = RestartQueue(SETTINGS.restart_topic)
+
+
+@functions_framework.cloud_event
+def on_oom(event: CloudEvent) -> None:
+    handle_event(
+        str(event["type"]),
+        str(event["id"]),
+        str(event.get("time") or ""),
+        event.data,
+        queue=QUEUE,
+        policy=SETTINGS.policy,
+    )

@@ -1,0 +1,35 @@
+"""restart_worker: Pub/Sub push from the restart topic -> observe, decide, act, report.
+
+2xx acknowledges the message; 503 asks Pub/Sub to redeliver it (only for
+transient failures on requests younger than MAX_EVENT_AGE_SECONDS).
+Run locally: PYTHONPATH=. functions-framework --source functions/restart_worker/main.py --target restart_worker
+"""
+
+from __future__ import annotations
+
+import flask
+import functions_framework
+
+from shared.audit import setup_logging
+from shared.config import Need, load_settings
+from shared.slack_notify import SlackNotifier
+from shared.workbench import Workbench
+from shared.worker import Worker
+
+setup_logging()
+SETTINGS = load_settings({Need.WORKBENCH, Need.SLACK})
+WORKER = Worker(
+    SETTINGS,
+    Workbench(endpoint=SETTINGS.workbench_api_endpoint, timeout=SETTINGS.workbench_timeout),
+    SlackNotifier(
+        token=SETTINGS.slack_bot_token,
+        base_url=SETTINGS.slack_api_url,
+        timeout_s=SETTINGS.slack_timeout.total_seconds(),
+    ),
+)
+
+
+@functions_framework.http
+def restart_worker(request: flask.Request) -> tuple[str, int]:
+    outcome = WORKER.handle_push(request.get_json(silent=True))
+    return ("", 204) if outcome.ack else (outcome.detail, 503)

@@ -1,0 +1,86 @@
+"""From a Logging sink's CloudEvent to a request on the restart topic (the on_oom function's work)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from shared.audit import audit
+from shared.models import Action, OomKill, RestartRequest, Trigger, kill_to_json, parse_time
+from shared.oom_parse import NotAKill, Rejected, UnresolvedKill, parse_cloudevent
+from shared.policy import PolicyConfig
+from shared.queue import RestartQueue
+from shared.workbench import utcnow
+
+
+@dataclass(frozen=True)
+class IntakeOutcome:
+    kind: str  # "kill", "unresolved", "not-a-kill", "rejected", "too-old"
+    detail: str
+    message_id: str = ""
+
+
+def handle_event(
+    event_type: str,
+    event_id: str,
+    event_time: str,
+    data: Any,
+    *,
+    queue: RestartQueue,
+    policy: PolicyConfig,
+    now: datetime | None = None,
+) -> IntakeOutcome:
+    """Parse, then publish a request; raises only when publishing fails (the event is then redelivered)."""
+    now = now or utcnow()
+    try:
+        received = parse_time(event_time) if event_time else now
+    except ValueError:
+        received = now
+    result = parse_cloudevent(event_type, data, event_time=received)
+    if isinstance(result, Rejected):
+        audit("event rejected", severity=logging.WARNING, decision="rejected", reason=result.reason,
+              event_id=event_id[:128])
+        return IntakeOutcome("rejected", result.reason)
+    if isinstance(result, NotAKill):
+        audit("not an OOM kill", decision="ignored", reason=result.reason, event_id=result.insert_id or event_id[:128])
+        return IntakeOutcome("not-a-kill", result.reason)
+
+    if isinstance(result, OomKill):
+        request = RestartRequest(
+            action=Action.RESTART,
+            trigger=Trigger.OOM,
+            instance=result.instance.full_name,
+            requested_at=result.killed_at,
+            event_id=result.insert_id or event_id,
+            kill=kill_to_json(result),
+        )
+        kind, detail = "kill", f"{result.process} pid {result.pid} on {result.instance.name}"
+    else:
+        assert isinstance(result, UnresolvedKill)
+        request = RestartRequest(
+            action=Action.ALERT,
+            trigger=Trigger.UNRESOLVED,
+            instance="",
+            requested_at=result.killed_at,
+            event_id=result.insert_id or event_id,
+            raw_entry=result.raw_entry,
+            note=result.reason,
+        )
+        kind, detail = "unresolved", result.reason
+
+    try:
+        message_id = queue.publish(request)
+    except Exception as exc:
+        if now - result.killed_at > policy.max_event_age:
+            # Retrying forever helps no one: the log line stays, at ERROR, for a log-based alert.
+            audit("kill dropped: publishing failed and the event is too old to retry", severity=logging.ERROR,
+                  decision="dropped", reason=type(exc).__name__, event_id=request.event_id,
+                  instance=request.instance.rsplit("/", 1)[-1])
+            return IntakeOutcome("too-old", type(exc).__name__)
+        raise
+    audit("OOM kill queued" if kind == "kill" else "unresolved kill queued for an alert",
+          decision="queued", kind=kind, reason=detail, event_id=request.event_id,
+          instance=request.instance.rsplit("/", 1)[-1], message_id=message_id)
+    return IntakeOutcome(kind, detail, message_id)

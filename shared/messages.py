@@ -1,0 +1,252 @@
+"""Every sentence the bot writes, in English and Japanese (MESSAGE_LANGUAGE=en|ja).
+
+Keys are stable; placeholders are str.format fields. A test checks that both
+languages have every key with the same placeholders. Layout (Block Kit) lives in
+blocks.py; this file is only words.
+"""
+
+from __future__ import annotations
+
+import string
+from datetime import datetime
+from typing import Any, Final
+from zoneinfo import ZoneInfo
+
+Lang = str  # "en" | "ja"
+
+CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
+    # ---- the OOM alert in the organizers' channel --------------------------------------------
+    "alert.title": {
+        "en": ":rotating_light: {instance} ran out of memory",
+        "ja": ":rotating_light: {instance} がメモリ不足になりました",
+    },
+    "alert.title.unresolved": {
+        "en": ":rotating_light: An OOM kill I could not tie to an instance",
+        "ja": ":rotating_light: インスタンスを特定できない OOM Kill",
+    },
+    "alert.title.manual": {
+        "en": ":arrows_counterclockwise: {instance}: restart requested by {requester}",
+        "ja": ":arrows_counterclockwise: {instance}: {requester} さんが再起動を依頼しました",
+    },
+    "alert.title.action": {
+        "en": ":wrench: {instance}: {action} requested by {requester}",
+        "ja": ":wrench: {instance}: {requester} さんが「{action}」を実行しました",
+    },
+    "field.instance": {"en": "Instance", "ja": "インスタンス"},
+    "field.owner": {"en": "Owner", "ja": "所有者"},
+    "field.zone": {"en": "Zone", "ja": "ゾーン"},
+    "field.process": {"en": "Killed process", "ja": "強制終了されたプロセス"},
+    "field.killed_at": {"en": "Killed at", "ja": "発生時刻"},
+    "field.restarts": {"en": "Automatic restarts", "ja": "自動再起動"},
+    "field.outcome": {"en": "What I did", "ja": "対応"},
+    "field.reason": {"en": "Why", "ja": "理由"},
+    "owner.unknown": {"en": "unknown (no proxy-user-mail)", "ja": "不明 (proxy-user-mail なし)"},
+    "process.with_memory": {
+        "en": "{process} (pid {pid}) used {rss}",
+        "ja": "{process} (pid {pid}) が {rss} を使用",
+    },
+    "process.with_memory_of": {
+        "en": "{process} (pid {pid}) used {rss} of {total}",
+        "ja": "{process} (pid {pid}) が {total} 中 {rss} を使用",
+    },
+    "process.plain": {"en": "{process} (pid {pid})", "ja": "{process} (pid {pid})"},
+    "restarts.count": {
+        "en": "{count} in the last {window} (pause at {limit})",
+        "ja": "直近 {window} で {count} 回 (上限 {limit} 回)",
+    },
+    "logs.link": {"en": "<{url}|Logs in the Cloud console>", "ja": "<{url}|Cloud コンソールのログ>"},
+    "raw.entry": {"en": "Raw entry:\n```{raw}```", "ja": "元のログエントリ:\n```{raw}```"},
+    # ---- outcomes (one per verdict, with the reason beside it) -------------------------------
+    "outcome.restarting": {"en": ":hourglass_flowing_sand: Restarting…", "ja": ":hourglass_flowing_sand: 再起動中…"},
+    "outcome.restarted": {
+        "en": ":white_check_mark: Restarted in {seconds} s",
+        "ja": ":white_check_mark: {seconds} 秒で再起動しました",
+    },
+    "outcome.restart_failed": {
+        "en": ":x: Restart failed: {error}",
+        "ja": ":x: 再起動に失敗しました: {error}",
+    },
+    "outcome.restart_unconfirmed": {
+        "en": ":warning: Reset sent, but I could not confirm it finished within {seconds} s: check the instance",
+        "ja": ":warning: リセットは送信しましたが {seconds} 秒以内に完了を確認できませんでした。インスタンスを確認してください",
+    },
+    "outcome.notify_only": {
+        "en": ":information_source: Not restarted: JupyterLab survived; only the kernel died",
+        "ja": ":information_source: 再起動せず: JupyterLab は動作中で、カーネルのみ終了しました",
+    },
+    "outcome.not_active": {
+        "en": ":pause_button: Not restarted: the instance is {state}",
+        "ja": ":pause_button: 再起動せず: インスタンスは {state} 状態です",
+    },
+    "outcome.opted_out": {
+        "en": ":no_entry_sign: Not restarted: automatic restarts are off for this instance (label medic-auto=off)",
+        "ja": ":no_entry_sign: 再起動せず: このインスタンスは自動再起動が無効です (ラベル medic-auto=off)",
+    },
+    "outcome.paused": {
+        "en": ":no_entry_sign: Not restarted: automatic restarts are paused after a crash loop; a person must look",
+        "ja": ":no_entry_sign: 再起動せず: クラッシュループのため自動再起動を一時停止中です。担当者の確認が必要です",
+    },
+    "outcome.crash_loop": {
+        "en": ":octagonal_sign: Crash loop: {count} automatic restarts in {window}. "
+        "Automatic restarts are paused for this instance; it needs a person",
+        "ja": ":octagonal_sign: クラッシュループ: {window} で {count} 回自動再起動しました。"
+        "このインスタンスの自動再起動を一時停止しました。担当者の対応が必要です",
+    },
+    "outcome.dry_run": {
+        "en": ":test_tube: Dry run: I would have restarted it ({reason})",
+        "ja": ":test_tube: ドライラン: 通常なら再起動していました ({reason})",
+    },
+    "outcome.too_old": {
+        "en": ":warning: Not restarted: this event is {age} old, older than the {limit} I act on. Check the instance",
+        "ja": ":warning: 再起動せず: このイベントは {age} 前のもので、対応上限 {limit} を超えています。"
+        "インスタンスを確認してください",
+    },
+    "outcome.gave_up": {
+        "en": ":x: Gave up after retrying for {age}: {error}",
+        "ja": ":x: {age} 再試行しましたが諦めました: {error}",
+    },
+    "outcome.api_error": {
+        "en": ":x: Not restarted: the Workbench API said {error}",
+        "ja": ":x: 再起動せず: Workbench API のエラー: {error}",
+    },
+    "outcome.unresolved": {
+        "en": ":mag: Not restarted: {reason}. Please find the instance and restart it by hand if needed",
+        "ja": ":mag: 再起動せず: {reason}。該当インスタンスを確認し、必要なら手動で再起動してください",
+    },
+    "outcome.coalesced": {
+        "en": ":link: Already restarted at {time}; no second restart",
+        "ja": ":link: {time} に再起動済みのため、重ねて再起動しません",
+    },
+    "outcome.paused_by": {
+        "en": ":pause_button: Automatic restarts paused by {who} at {time}",
+        "ja": ":pause_button: {time} に {who} さんが自動再起動を一時停止しました",
+    },
+    "outcome.resumed_by": {
+        "en": ":arrow_forward: Automatic restarts resumed by {who} at {time}",
+        "ja": ":arrow_forward: {time} に {who} さんが自動再起動を再開しました",
+    },
+    "outcome.stopped_by": {
+        "en": ":stop_button: Instance stopped by {who} at {time}",
+        "ja": ":stop_button: {time} に {who} さんがインスタンスを停止しました",
+    },
+    "outcome.stop_failed": {"en": ":x: Stop failed: {error}", "ja": ":x: 停止に失敗しました: {error}"},
+    "outcome.restarted_by": {
+        "en": ":white_check_mark: Restarted by {who} in {seconds} s",
+        "ja": ":white_check_mark: {who} さんの依頼で {seconds} 秒で再起動しました",
+    },
+    # ---- reasons for a reset, shown beside the outcome ---------------------------------------
+    "reason.jupyter-down": {"en": "JupyterLab is down", "ja": "JupyterLab が停止しています"},
+    "reason.unhealthy": {"en": "the instance reports UNHEALTHY", "ja": "インスタンスが UNHEALTHY です"},
+    "reason.no-agent": {"en": "no health agent is reporting", "ja": "ヘルスエージェントが応答していません"},
+    "reason.no-fresh-health": {
+        "en": "no health report arrived within {grace} of the kill",
+        "ja": "Kill 後 {grace} 以内にヘルス情報が届きませんでした",
+    },
+    "reason.policy-always": {"en": "RESTART_POLICY=always", "ja": "RESTART_POLICY=always"},
+    "reason.requested": {"en": "requested by {who}", "ja": "{who} さんの依頼"},
+    # ---- buttons ------------------------------------------------------------------------------
+    "button.restart": {"en": "Restart now", "ja": "今すぐ再起動"},
+    "button.pause": {"en": "Pause auto-restart", "ja": "自動再起動を停止"},
+    "button.resume": {"en": "Resume auto-restart", "ja": "自動再起動を再開"},
+    "button.stop": {"en": "Stop instance", "ja": "インスタンスを停止"},
+    "button.stop.confirm": {
+        "en": "Stop {instance}? The participant loses everything in memory.",
+        "ja": "{instance} を停止しますか? メモリ上の作業はすべて失われます。",
+    },
+    "button.confirm": {"en": "Yes", "ja": "はい"},
+    "button.cancel": {"en": "Cancel", "ja": "キャンセル"},
+    # ---- direct messages to the owner --------------------------------------------------------
+    "dm.restarted": {
+        "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "
+        "I restarted the instance and it is coming back now (about a minute). "
+        "Anything that was only in memory is lost.\n{advice}",
+        "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
+        "インスタンスを再起動しました (1 分ほどで復帰します)。メモリ上にしかなかったデータは失われています。\n{advice}",
+    },
+    "dm.kernel_only": {
+        "en": "The kernel of your notebook *{instance}* was killed for using too much memory at {time} "
+        "({process}). JupyterLab is still running, so I did not restart the instance: "
+        "restart the kernel from the Kernel menu and re-run what you need.\n{advice}",
+        "ja": "ノートブック *{instance}* のカーネルが {time} にメモリ使用量超過で強制終了されました ({process})。"
+        "JupyterLab は動作しているためインスタンスは再起動していません。"
+        "メニューの Kernel からカーネルを再起動し、必要なセルを再実行してください。\n{advice}",
+    },
+    "dm.paused": {
+        "en": "Your notebook *{instance}* keeps running out of memory ({count} restarts in {window}). "
+        "I stopped restarting it automatically and asked the organizers to look.\n{advice}",
+        "ja": "ノートブック *{instance}* がメモリ不足を繰り返しています ({window} で {count} 回再起動)。"
+        "自動再起動を止め、運営に確認を依頼しました。\n{advice}",
+    },
+    "dm.advice": {
+        "en": "Tips: read large files in chunks (`pd.read_csv(..., chunksize=...)`, `usecols`, smaller `dtype`s "
+        "such as float32), `del` big objects and call `gc.collect()`, work on a sample while exploring, "
+        "and save intermediate results to disk. Need more memory? Ask the organizers.",
+        "ja": "ヒント: 大きなファイルは分割して読み込む (`pd.read_csv(..., chunksize=...)`、`usecols`、"
+        "float32 など小さい `dtype`)、不要な大きいオブジェクトは `del` して `gc.collect()`、"
+        "探索中はサンプルで作業し、途中結果はディスクに保存しましょう。メモリが足りない場合は運営にご相談ください。",
+    },
+    # ---- answers to the requester (response_url) ---------------------------------------------
+    "reply.restarted": {
+        "en": ":white_check_mark: *{instance}* was restarted in {seconds} s. JupyterLab will be back in a moment.",
+        "ja": ":white_check_mark: *{instance}* を {seconds} 秒で再起動しました。まもなく JupyterLab が使えます。",
+    },
+    "reply.failed": {
+        "en": ":x: I could not restart *{instance}*: {error}. The organizers have been told.",
+        "ja": ":x: *{instance}* を再起動できませんでした: {error}。運営に通知しました。",
+    },
+    "reply.skipped": {
+        "en": ":information_source: *{instance}* was not restarted: {reason}",
+        "ja": ":information_source: *{instance}* は再起動しませんでした: {reason}",
+    },
+    "reply.done": {"en": ":white_check_mark: {what}", "ja": ":white_check_mark: {what}"},
+}
+
+
+def text(key: str, lang: Lang, **params: Any) -> str:
+    """The message for key in lang (English when a language lacks it), with params filled in."""
+    entry = CATALOGUE[key]
+    template = entry.get(lang) or entry["en"]
+    return template.format(**params)
+
+
+def placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def slack_date(moment: datetime, tz: ZoneInfo) -> str:
+    """Slack's own date formatting (shown in each reader's time zone), with a fallback in DISPLAY_TIMEZONE."""
+    local = moment.astimezone(tz)
+    fallback = local.strftime("%Y-%m-%d %H:%M:%S %Z")
+    return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time_secs}}|{fallback}>"
+
+
+def local_time(moment: datetime, tz: ZoneInfo) -> str:
+    """For places where Slack's formatting does not render (plain-text fallbacks, logs)."""
+    return moment.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def human_bytes(kib: int) -> str:
+    size = float(kib) * 1024
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.1f} {unit}" if unit != "B" else f"{int(size)} B"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
+def human_duration(seconds: float, lang: Lang) -> str:
+    seconds = round(seconds)
+    if seconds >= 3600 and seconds % 3600 == 0:
+        value, unit_en, unit_ja = seconds // 3600, "hour", "時間"
+    elif seconds >= 60 and seconds % 60 == 0:
+        value, unit_en, unit_ja = seconds // 60, "minute", "分"
+    else:
+        value, unit_en, unit_ja = seconds, "second", "秒"
+    if lang == "ja":
+        return f"{value} {unit_ja}"
+    return f"{value} {unit_en}{'' if value == 1 else 's'}"
+
+
+def escape(user_text: str) -> str:
+    """Slack mrkdwn escaping for anything a user or a log line supplied."""
+    return user_text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

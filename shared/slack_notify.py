@@ -1,0 +1,119 @@
+"""Adapter over slack_sdk's WebClient for what the bot says (alerts, DMs, replies).
+
+Slack is best effort: 429s (honouring Retry-After), 5xx and dropped connections
+are retried by slack_sdk's own retry handlers; after that a failure is logged
+and swallowed, because Slack being down must never stop a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class SlackNotifier:
+    def __init__(self, *, token: str, base_url: str = "", timeout_s: float = 5.0) -> None:
+        from slack_sdk import WebClient  # noqa: PLC0415 - lazy: cold start
+        from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
+            ConnectionErrorRetryHandler,
+            RateLimitErrorRetryHandler,
+            ServerErrorRetryHandler,
+        )
+
+        self._retry_handlers = [
+            RateLimitErrorRetryHandler(max_retry_count=2),
+            ServerErrorRetryHandler(max_retry_count=2),
+            ConnectionErrorRetryHandler(max_retry_count=1),
+        ]
+        kwargs: dict[str, Any] = {"token": token, "timeout": int(max(1, timeout_s))}
+        if base_url:
+            kwargs["base_url"] = base_url
+        self.client = WebClient(**kwargs, retry_handlers=self._retry_handlers)
+        self._timeout = timeout_s
+        self._user_ids: dict[str, str | None] = {}
+
+    def _api(self, method: str, **kwargs: Any) -> dict[str, Any] | None:
+        from slack_sdk.errors import SlackApiError  # noqa: PLC0415
+
+        try:
+            response = self.client.api_call(method, json=kwargs) if method.startswith("chat.") else (
+                self.client.api_call(method, params=kwargs)
+            )
+            return dict(response.data) if isinstance(response.data, dict) else None
+        except SlackApiError as exc:
+            log.warning("Slack %s failed: %s", method, exc.response.get("error", "unknown error"))
+        except Exception as exc:  # noqa: BLE001 - network errors of any kind: Slack is best effort
+            log.warning("Slack %s failed: %s", method, type(exc).__name__)
+        return None
+
+    def post(self, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
+             *, thread_ts: str = "") -> str | None:
+        args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
+        if blocks:
+            args["blocks"] = blocks
+        if thread_ts:
+            args["thread_ts"] = thread_ts
+        data = self._api("chat.postMessage", **args)
+        return str(data["ts"]) if data and "ts" in data else None
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
+        args: dict[str, Any] = {"channel": channel, "ts": ts, "text": text}
+        if blocks:
+            args["blocks"] = blocks
+        return self._api("chat.update", **args) is not None
+
+    def user_id_for(self, email: str) -> str | None:
+        """Slack user id for an email (users.lookupByEmail), cached for the life of the process."""
+        key = email.lower()
+        if key not in self._user_ids:
+            data = self._api("users.lookupByEmail", email=key)
+            user = data.get("user") if data else None
+            if data is None and key not in self._user_ids:
+                return None  # a failure is not cached: the next incident asks again
+            self._user_ids[key] = str(user["id"]) if isinstance(user, dict) and "id" in user else None
+        return self._user_ids[key]
+
+    def mention(self, email: str | None) -> str:
+        if not email:
+            return ""
+        user_id = self.user_id_for(email)
+        return f"<@{user_id}>" if user_id else email
+
+    def email_of(self, user_id: str) -> str | None:
+        """The profile email of a Slack user (users.info, scope users:read.email)."""
+        data = self._api("users.info", user=user_id)
+        user = data.get("user") if data else None
+        profile = user.get("profile") if isinstance(user, dict) else None
+        email = profile.get("email") if isinstance(profile, dict) else None
+        return email.strip().lower() if isinstance(email, str) and email.strip() else None
+
+    def dm(self, email: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
+        user_id = self.user_id_for(email)
+        if not user_id:
+            log.info("no Slack user for the owner's email; direct message skipped")
+            return False
+        data = self._api("conversations.open", users=user_id)
+        channel = data.get("channel", {}).get("id") if data else None
+        if not channel:
+            return False
+        return self.post(str(channel), text, blocks) is not None
+
+    def respond(self, response_url: str, text: str, *, replace_original: bool = False) -> bool:
+        """Answer a slash command or button through its response_url (ephemeral to the requester)."""
+        if not response_url:
+            return False
+        from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
+
+        try:
+            response = WebhookClient(
+                response_url, timeout=int(max(1, self._timeout)), retry_handlers=self._retry_handlers
+            ).send(text=text, response_type="ephemeral", replace_original=replace_original)
+        except Exception as exc:  # noqa: BLE001 - best effort, like every Slack call
+            log.warning("response_url post failed: %s", type(exc).__name__)
+            return False
+        if response.status_code != 200:
+            log.warning("response_url post answered %s", response.status_code)
+            return False
+        return True

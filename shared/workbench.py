@@ -1,0 +1,233 @@
+"""Adapter over google-cloud-notebooks (notebooks_v2): the only module that talks to Workbench.
+
+Transient errors (429, 5xx, UNAVAILABLE, DEADLINE_EXCEEDED) are retried with
+google.api_core's Retry; permanent ones (NOT_FOUND, PERMISSION_DENIED,
+INVALID_ARGUMENT, FAILED_PRECONDITION) surface at once for the caller to report.
+The client library is imported on first use so that functions which answer
+before touching Workbench don't pay for it at cold start.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from shared.models import InstanceRef, InstanceState, InstanceView
+
+if TYPE_CHECKING:
+    from google.api_core import operation as lro
+
+log = logging.getLogger(__name__)
+
+OWNER_METADATA_KEY = "proxy-user-mail"
+
+
+class ResetResult(StrEnum):
+    DONE = "done"
+    FAILED = "failed"  # the operation ended in an error
+    UNCONFIRMED = "unconfirmed"  # sent, but not seen to finish within the budget
+
+
+@dataclass(frozen=True)
+class OperationOutcome:
+    result: ResetResult
+    seconds: float
+    error: str = ""
+
+
+def transient_errors() -> tuple[type[Exception], ...]:
+    from google.api_core import exceptions as gexc  # noqa: PLC0415 - lazy: cold start
+    from requests import exceptions as rexc  # noqa: PLC0415
+
+    return (
+        gexc.TooManyRequests,
+        gexc.InternalServerError,
+        gexc.BadGateway,
+        gexc.ServiceUnavailable,
+        gexc.GatewayTimeout,
+        gexc.DeadlineExceeded,
+        gexc.RetryError,
+        rexc.ConnectionError,
+        rexc.Timeout,
+    )
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short, log-safe description: the API's status and message, no request details."""
+    code = getattr(exc, "code", None)
+    message = getattr(exc, "message", None) or str(exc)
+    status = getattr(code, "name", None) or (str(code) if code else type(exc).__name__)
+    return f"{status}: {str(message)[:200]}"
+
+
+class Workbench:
+    def __init__(
+        self,
+        *,
+        endpoint: str = "",
+        timeout: timedelta = timedelta(seconds=20),
+        retry_deadline: timedelta = timedelta(seconds=30),
+    ) -> None:
+        self._endpoint = endpoint
+        self._timeout = timeout.total_seconds()
+        self._retry_deadline = retry_deadline.total_seconds()
+        self._client: Any = None
+        self._retry: Any = None
+
+    # -- plumbing ---------------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from google.api_core import retry as gretry  # noqa: PLC0415 - lazy: cold start
+            from google.cloud import notebooks_v2  # noqa: PLC0415
+
+            if self._endpoint:
+                from google.api_core.client_options import ClientOptions  # noqa: PLC0415
+                from google.auth.credentials import AnonymousCredentials  # noqa: PLC0415
+
+                self._client = notebooks_v2.NotebookServiceClient(
+                    transport="rest",
+                    credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+                    client_options=ClientOptions(api_endpoint=self._endpoint),
+                )
+            else:
+                self._client = notebooks_v2.NotebookServiceClient()
+            self._retry = gretry.Retry(
+                predicate=gretry.if_exception_type(*transient_errors()),
+                initial=0.5,
+                maximum=8.0,
+                multiplier=2.0,
+                timeout=self._retry_deadline,
+            )
+        return self._client
+
+    def _call(self, method: str, request: dict[str, Any], *, retry: bool = True) -> Any:
+        client = self.client
+        return getattr(client, method)(
+            request=request, retry=self._retry if retry else None, timeout=self._timeout
+        )
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(self, ref: InstanceRef) -> InstanceView:
+        return to_view(self._call("get_instance", {"name": ref.full_name}))
+
+    def list(self, project: str, zones: tuple[str, ...]) -> list[InstanceView]:
+        views: list[InstanceView] = []
+        for zone in zones:
+            parent = f"projects/{project}/locations/{zone}"
+            for instance in self._call("list_instances", {"parent": parent, "page_size": 500}):
+                try:
+                    views.append(to_view(instance))
+                except ValueError as exc:
+                    log.warning("skipping an instance the bot can't name: %s", exc)
+        return views
+
+    # -- writes -----------------------------------------------------------------------------
+    def set_labels(self, ref: InstanceRef, labels: dict[str, str]) -> None:
+        """update_instance with exactly the "labels" mask: nothing else on the instance changes."""
+        operation = self._call(
+            "update_instance",
+            {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}},
+        )
+        outcome = self.follow(operation, ref, deadline=time.monotonic() + self._retry_deadline)
+        if outcome.result is ResetResult.FAILED:
+            raise RuntimeError(f"label update failed: {outcome.error}")
+
+    def reset(self, ref: InstanceRef) -> Any:
+        """Start a reset. Not retried on timeouts: a timed-out reset may have been applied."""
+        return self._start_lro("reset_instance", ref)
+
+    def stop(self, ref: InstanceRef) -> Any:
+        return self._start_lro("stop_instance", ref)
+
+    def start(self, ref: InstanceRef) -> Any:
+        return self._start_lro("start_instance", ref)
+
+    def _start_lro(self, method: str, ref: InstanceRef) -> Any:
+        from google.api_core import exceptions as gexc  # noqa: PLC0415
+        from google.api_core import retry as gretry  # noqa: PLC0415
+
+        self.client  # noqa: B018 - builds the client and its retry
+        safe = gretry.Retry(
+            predicate=gretry.if_exception_type(
+                gexc.TooManyRequests, gexc.ServiceUnavailable, gexc.InternalServerError, gexc.BadGateway
+            ),
+            initial=0.5,
+            maximum=8.0,
+            multiplier=2.0,
+            timeout=self._retry_deadline,
+        )
+        return getattr(self.client, method)(request={"name": ref.full_name}, retry=safe, timeout=self._timeout)
+
+    def follow(self, operation: lro.Operation, ref: InstanceRef, *, deadline: float) -> OperationOutcome:
+        """Follow a long-running operation to its end, within a monotonic deadline.
+
+        The live API returns Instance fields newer than the installed protos;
+        on the REST transport that makes the operation's parse raise ParseError
+        even though the operation succeeded (facts.md). A ParseError on a done
+        operation therefore means "done with a response": we confirm by reading
+        the instance and never report it as a failure.
+        """
+        from google.api_core import exceptions as gexc  # noqa: PLC0415
+        from google.api_core.future import polling as gpolling  # noqa: PLC0415
+        from google.protobuf import json_format  # noqa: PLC0415
+
+        # Poll early and often at first: a Workbench reset takes ~a minute, label updates a second.
+        poll = gpolling.DEFAULT_POLLING.with_delay(initial=0.25, maximum=5.0, multiplier=1.5)
+        started = time.monotonic()
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
+            try:
+                operation.result(timeout=max(0.1, min(remaining, 60.0)), polling=poll)  # type: ignore[no-untyped-call]
+                return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
+            except json_format.ParseError:
+                log.info("operation on %s returned fields this library doesn't know; confirming", ref.name)
+                return self._confirm_active(ref, started, deadline)
+            except gexc.GoogleAPICallError as exc:
+                return OperationOutcome(ResetResult.FAILED, time.monotonic() - started, describe_error(exc))
+            except TimeoutError:
+                continue  # concurrent.futures.TimeoutError: still running; loop checks the deadline
+            except transient_errors() as exc:
+                log.warning("polling operation on %s: %s; retrying", ref.name, describe_error(exc))
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+
+    def _confirm_active(self, ref: InstanceRef, started: float, deadline: float) -> OperationOutcome:
+        while time.monotonic() < deadline:
+            try:
+                if self.get(ref).state is InstanceState.ACTIVE:
+                    return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
+            except transient_errors():
+                pass
+            time.sleep(0.5)
+        return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
+
+
+def to_view(instance: Any) -> InstanceView:
+    """notebooks_v2.Instance -> InstanceView; enums compared by name, never by int."""
+    ref = InstanceRef.parse(instance.name)
+    metadata = dict(instance.gce_setup.metadata) if instance.gce_setup else {}
+    owner = metadata.get(OWNER_METADATA_KEY) or None
+    try:
+        state = InstanceState(getattr(instance.state, "name", str(instance.state)))
+    except ValueError:
+        state = InstanceState.STATE_UNSPECIFIED
+    machine = (instance.gce_setup.machine_type or "").rsplit("/", 1)[-1] if instance.gce_setup else ""
+    return InstanceView(
+        ref=ref,
+        state=state,
+        health_state=getattr(instance.health_state, "name", str(instance.health_state)),
+        health_info=dict(instance.health_info),
+        owner_email=owner.strip().lower() if owner else None,
+        machine_type=machine,
+        labels=dict(instance.labels),
+    )
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,488 @@
+"""The restart worker: observe the instance, decide (policy.py), act, report, record.
+
+One request at a time per instance (the restart topic's ordering key), so the
+history labels it reads are the ones it last wrote. Every request ends in one
+of two ways the push subscription understands: ack (done, or nothing more can
+be done: the organizers were told why) or retry (a transient failure on a
+request young enough to be worth another delivery).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared import messages
+from shared.audit import audit
+from shared.blocks import AlertFacts, alert_blocks
+from shared.config import Settings
+from shared.history import AutoMode, History, event_key
+from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
+from shared.policy import Decision, Reason, Verdict, decide, is_too_old
+from shared.slack_notify import SlackNotifier
+from shared.workbench import OperationOutcome, ResetResult, Workbench, describe_error, transient_errors, utcnow
+
+log = logging.getLogger(__name__)
+
+REASONS_WITH_WORDS = {
+    Reason.JUPYTER_DOWN: "reason.jupyter-down",
+    Reason.UNHEALTHY: "reason.unhealthy",
+    Reason.NO_AGENT: "reason.no-agent",
+    Reason.NO_FRESH_HEALTH: "reason.no-fresh-health",
+    Reason.POLICY_ALWAYS: "reason.policy-always",
+    Reason.REQUESTED: "reason.requested",
+}
+
+
+@dataclass(frozen=True)
+class WorkOutcome:
+    ack: bool
+    verdict: str
+    detail: str = ""
+
+
+class Worker:
+    def __init__(
+        self,
+        settings: Settings,
+        workbench: Workbench,
+        slack: SlackNotifier,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.settings = settings
+        self.workbench = workbench
+        self.slack = slack
+        self.clock = clock
+        self.sleep = sleep
+        self.lang = settings.message_language
+        self.policy = settings.policy
+
+    # ---- entry -----------------------------------------------------------------------------
+    def handle_push(self, body: Any) -> WorkOutcome:
+        """A Pub/Sub push body -> outcome. Malformed messages are acked with a logged reason."""
+        message = body.get("message") if isinstance(body, dict) else None
+        data = message.get("data") if isinstance(message, dict) else None
+        if not isinstance(data, str):
+            return self._reject("the push body has no message.data")
+        if len(data) > 1_000_000:
+            return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
+        try:
+            request = RestartRequest.from_json(base64.b64decode(data, validate=True))
+        except ValueError as exc:  # binascii.Error is a ValueError
+            return self._reject(str(exc)[:300])
+        return self.handle(request)
+
+    def _reject(self, reason: str) -> WorkOutcome:
+        audit("restart request rejected", severity=logging.WARNING, decision="rejected", reason=reason)
+        return WorkOutcome(ack=True, verdict="rejected", detail=reason)
+
+    def handle(self, request: RestartRequest) -> WorkOutcome:
+        started = time.monotonic()
+        outcome = self._handle(request, started)
+        audit(
+            f"{request.action} {outcome.verdict}",
+            instance=request.instance.rsplit("/", 1)[-1],
+            trigger=request.trigger.value,
+            action=request.action.value,
+            decision=outcome.verdict,
+            outcome=outcome.detail,
+            event_id=request.event_id,
+            requester=request.requester.email if request.requester else None,
+            latency_ms=round((time.monotonic() - started) * 1000, 1),
+            acked=outcome.ack,
+        )
+        return outcome
+
+    def _handle(self, request: RestartRequest, started: float) -> WorkOutcome:
+        if request.trigger is Trigger.UNRESOLVED or request.action is Action.ALERT:
+            return self._alert_unresolved(request)
+        ref = InstanceRef.parse(request.instance)
+        if is_too_old(request, self.clock(), self.policy):
+            return self._too_old(request, ref)
+        deadline = started + self.settings.worker_budget.total_seconds()
+        reserve = min(180.0, self.settings.worker_budget.total_seconds() / 2)
+        while True:
+            try:
+                view = self.workbench.get(ref)
+            except transient_errors() as exc:
+                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            except Exception as exc:  # noqa: BLE001 - NOT_FOUND, PERMISSION_DENIED...: permanent, report
+                return self._api_failure(request, ref, exc)
+            history = History.from_labels(view.labels)
+            decision = decide(request, view, history, self.clock(), self.policy)
+            if decision.verdict is not Verdict.WAIT:
+                break
+            wait = (decision.recheck_after or timedelta(seconds=5)).total_seconds()
+            if time.monotonic() + wait > deadline - reserve:
+                return WorkOutcome(ack=False, verdict="wait", detail=f"{decision.reason}; redeliver later")
+            log.info("%s: %s; re-reading in %.1f s", ref.name, decision.reason, wait)
+            self.sleep(wait)
+        return self._act(request, ref, view, history, decision, deadline)
+
+    # ---- acting on a decision --------------------------------------------------------------
+    def _act(
+        self,
+        request: RestartRequest,
+        ref: InstanceRef,
+        view: InstanceView,
+        history: History,
+        decision: Decision,
+        deadline: float,
+    ) -> WorkOutcome:
+        verdict = decision.verdict
+        if verdict is Verdict.SKIP_DUPLICATE:
+            self._reply_duplicate(request, ref, history, decision)
+            return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)
+        if verdict in (Verdict.RESET, Verdict.FOLLOW):
+            return self._restart(request, ref, view, history, decision, deadline)
+        if verdict is Verdict.STOP:
+            return self._stop(request, ref, view, history, deadline)
+        if verdict in (Verdict.SET_PAUSED, Verdict.SET_RESUMED):
+            return self._set_mode(request, ref, view, history, verdict)
+
+        # Everything else: no reset. Record the incident so its other lines fold into it, and say why.
+        kill_time = request.kill_time
+        new_history = history.with_kill(kill_time) if kill_time is not None else history
+        if verdict is Verdict.PAUSE:
+            new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
+        self._save(ref, view, new_history)
+        outcome = self._outcome_text(decision, view)
+        if request.trigger is Trigger.OOM:
+            facts = self._facts(request, view, new_history, decision, outcome=outcome)
+            self._post_alert(facts)
+            self._dm_owner(request, view, decision)
+        else:
+            reason = messages.text("reply.skipped", self.lang, instance=ref.name, reason=outcome)
+            self.slack.respond(request.response_url, reason)
+        return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)
+
+    def _restart(
+        self,
+        request: RestartRequest,
+        ref: InstanceRef,
+        view: InstanceView,
+        history: History,
+        decision: Decision,
+        deadline: float,
+    ) -> WorkOutcome:
+        automatic = request.trigger is Trigger.OOM
+        resuming = decision.verdict is Verdict.FOLLOW
+        start_time = history.inflight_since if resuming and history.inflight_since else self.clock()
+        restarts = decision.restarts_in_window + (1 if automatic else 0)
+        facts = self._facts(
+            request, view, history, decision,
+            outcome=messages.text("outcome.restarting", self.lang), restarts=restarts,
+        )
+        alert_ts = history.alert_ts if resuming else None
+        if not resuming:
+            alert_ts = self._post_alert(facts)
+            try:  # the intent, on the object, before acting: a crash from here on is recognised
+                self._save(ref, view, history.with_inflight(start_time, event_key(request.event_id), alert_ts or ""))
+            except transient_errors() as exc:
+                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            try:
+                operation = self.workbench.reset(ref)
+            except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report
+                self._save(ref, view, history)
+                if isinstance(exc, transient_errors()):
+                    self._post_alert(replace(facts, outcome=messages.text(
+                        "outcome.restart_failed", self.lang, error=describe_error(exc)) + " (retrying)"), alert_ts)
+                    return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+                return self._finish_failed(request, ref, view, history, facts, alert_ts, describe_error(exc))
+            result = self.workbench.follow(operation, ref, deadline=deadline)
+        else:
+            result = self._await_active(ref, start_time, deadline)
+
+        finished = self.clock()
+        if result.result is ResetResult.FAILED:
+            return self._finish_failed(request, ref, view, history, facts, alert_ts, result.error)
+        seconds = max(0, round((finished - start_time).total_seconds()))
+        new_history = history.with_restart(start_time, finished, automatic=automatic)
+        kill_time = request.kill_time
+        if kill_time is not None:
+            new_history = new_history.with_kill(kill_time)
+        self._save(ref, view, new_history)
+        if result.result is ResetResult.UNCONFIRMED:
+            outcome = messages.text("outcome.restart_unconfirmed", self.lang, seconds=seconds)
+        elif request.requester is not None:
+            outcome = messages.text("outcome.restarted_by", self.lang, who=self._who(request), seconds=seconds)
+        else:
+            outcome = messages.text("outcome.restarted", self.lang, seconds=seconds)
+        self._post_alert(replace(facts, outcome=outcome), alert_ts)
+        if automatic and result.result is ResetResult.DONE:
+            self._dm_owner(request, view, decision)
+        if request.response_url:
+            reply = (
+                messages.text("reply.restarted", self.lang, instance=ref.name, seconds=seconds)
+                if result.result is ResetResult.DONE
+                else outcome
+            )
+            self.slack.respond(request.response_url, reply)
+        return WorkOutcome(ack=True, verdict=decision.verdict, detail=f"{result.result} in {seconds} s")
+
+    def _finish_failed(
+        self,
+        request: RestartRequest,
+        ref: InstanceRef,
+        view: InstanceView,
+        history: History,
+        facts: AlertFacts,
+        alert_ts: str | None,
+        error: str,
+    ) -> WorkOutcome:
+        kill_time = request.kill_time
+        new_history = history.without_inflight()
+        if kill_time is not None:
+            new_history = new_history.with_kill(kill_time)
+        self._try_save(ref, view, new_history)
+        outcome = messages.text("outcome.restart_failed", self.lang, error=messages.escape(error))
+        self._post_alert(replace(facts, outcome=outcome), alert_ts)
+        self.slack.respond(
+            request.response_url, messages.text("reply.failed", self.lang, instance=ref.name, error=error)
+        )
+        return WorkOutcome(ack=True, verdict="failed", detail=error)
+
+    def _await_active(self, ref: InstanceRef, since: datetime, deadline: float) -> OperationOutcome:
+        """After a crash mid-restart: watch the instance come back instead of resetting it again."""
+        started = time.monotonic()
+        while time.monotonic() < deadline:
+            try:
+                view = self.workbench.get(ref)
+                updated = view.health_updated
+                if view.state is InstanceState.ACTIVE and (updated is None or updated >= since):
+                    return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
+            except transient_errors():
+                pass
+            self.sleep(min(5.0, max(0.1, deadline - time.monotonic())))
+        return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
+
+    def _stop(
+        self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, deadline: float
+    ) -> WorkOutcome:
+        now = self.clock()
+        try:
+            result = self.workbench.follow(self.workbench.stop(ref), ref, deadline=deadline)
+        except Exception as exc:  # noqa: BLE001 - reported to the organizer who pressed the button
+            if isinstance(exc, transient_errors()):
+                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            result = OperationOutcome(ResetResult.FAILED, 0.0, describe_error(exc))
+        if result.result is ResetResult.FAILED:
+            line = messages.text("outcome.stop_failed", self.lang, error=messages.escape(result.error))
+        else:
+            line = messages.text(
+                "outcome.stopped_by", self.lang, who=self._who(request), time=messages.slack_date(now, self.settings.tz)
+            )
+        self._update_button_alert(request, view, history, line)
+        self.slack.respond(request.response_url, line)
+        return WorkOutcome(ack=True, verdict=Verdict.STOP, detail=str(result.result))
+
+    def _set_mode(
+        self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, verdict: Verdict
+    ) -> WorkOutcome:
+        paused = verdict is Verdict.SET_PAUSED
+        new_history = replace(history, auto_mode=AutoMode.PAUSED if paused else AutoMode.ON)
+        try:
+            self._save(ref, view, new_history)
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, transient_errors()):
+                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            self.slack.respond(request.response_url, messages.text(
+                "reply.failed", self.lang, instance=ref.name, error=describe_error(exc)))
+            return WorkOutcome(ack=True, verdict="failed", detail=describe_error(exc))
+        key = "outcome.paused_by" if paused else "outcome.resumed_by"
+        line = messages.text(key, self.lang, who=self._who(request),
+                             time=messages.slack_date(self.clock(), self.settings.tz))
+        self._update_button_alert(request, view, new_history, line)
+        self.slack.respond(request.response_url, messages.text("reply.done", self.lang, what=line))
+        return WorkOutcome(ack=True, verdict=verdict, detail="paused" if paused else "resumed")
+
+    # ---- reporting -------------------------------------------------------------------------
+    def _facts(
+        self,
+        request: RestartRequest,
+        view: InstanceView,
+        history: History,
+        decision: Decision,
+        *,
+        outcome: str,
+        restarts: int | None = None,
+    ) -> AlertFacts:
+        kill = request.kill or {}
+        ref = view.ref
+        if request.trigger is Trigger.OOM:
+            title = messages.text("alert.title", self.lang, instance=ref.name)
+        else:
+            title = messages.text(
+                "alert.title.manual", self.lang, instance=ref.name, requester=self._who_plain(request)
+            )
+        reason_key = REASONS_WITH_WORDS.get(decision.reason)
+        reason = ""
+        if reason_key and decision.verdict in (Verdict.RESET, Verdict.DRY_RUN, Verdict.FOLLOW):
+            reason = messages.text(
+                reason_key, self.lang, who=self._who(request),
+                grace=messages.human_duration(self.policy.health_grace.total_seconds(), self.lang),
+            )
+        killed_at = request.kill_time
+        return AlertFacts(
+            title=title,
+            instance=ref,
+            owner=self.slack.mention(view.owner_email) or "",
+            process=str(kill.get("process", "")),
+            pid=kill.get("pid") if isinstance(kill.get("pid"), int) else None,
+            anon_rss_kb=kill.get("anon_rss_kb") if isinstance(kill.get("anon_rss_kb"), int) else None,
+            machine_type=view.machine_type,
+            killed_at=killed_at,
+            restarts_in_window=decision.restarts_in_window if restarts is None else restarts,
+            outcome=outcome,
+            reason=reason,
+            paused=history.auto_mode is AutoMode.PAUSED,
+        )
+
+    def _outcome_text(self, decision: Decision, view: InstanceView) -> str:
+        lang = self.lang
+        verdict, reason = decision.verdict, decision.reason
+        if verdict is Verdict.NOTIFY_ONLY:
+            return messages.text("outcome.notify_only", lang)
+        if verdict is Verdict.SKIP_NOT_ACTIVE:
+            return messages.text("outcome.not_active", lang, state=view.state.value)
+        if verdict is Verdict.SKIP_DISABLED:
+            return messages.text("outcome.opted_out" if reason is Reason.OPTED_OUT else "outcome.paused", lang)
+        if verdict is Verdict.PAUSE:
+            return messages.text(
+                "outcome.crash_loop", lang, count=decision.restarts_in_window,
+                window=messages.human_duration(self.policy.crashloop_window.total_seconds(), lang),
+            )
+        if verdict is Verdict.DRY_RUN:
+            key = REASONS_WITH_WORDS.get(reason, "reason.policy-always")
+            grace = messages.human_duration(self.policy.health_grace.total_seconds(), lang)
+            return messages.text("outcome.dry_run", lang, reason=messages.text(key, lang, who="", grace=grace))
+        return str(verdict)
+
+    def _post_alert(self, facts: AlertFacts, ts: str | None = None) -> str | None:
+        fallback, blocks = alert_blocks(
+            facts,
+            lang=self.lang,
+            tz=self.settings.tz,
+            console_url=self.settings.console_url,
+            crashloop_limit=self.policy.crashloop_limit,
+            window_s=self.policy.crashloop_window.total_seconds(),
+        )
+        channel = self.settings.slack_alert_channel
+        if ts:
+            return ts if self.slack.update(channel, ts, fallback, blocks) else None
+        return self.slack.post(channel, fallback, blocks)
+
+    def _update_button_alert(
+        self, request: RestartRequest, view: InstanceView, history: History, line: str
+    ) -> None:
+        """Buttons: the alert they sit on gains a line saying who did what, and its buttons follow the state."""
+        facts = AlertFacts(
+            title=messages.text("alert.title", self.lang, instance=view.ref.name),
+            instance=view.ref,
+            owner=self.slack.mention(view.owner_email),
+            machine_type=view.machine_type,
+            outcome=line,
+            paused=history.auto_mode is AutoMode.PAUSED,
+        )
+        if request.alert_ts and request.alert_channel == self.settings.slack_alert_channel:
+            self._post_alert(facts, request.alert_ts)
+        else:
+            self._post_alert(facts)
+
+    def _dm_owner(self, request: RestartRequest, view: InstanceView, decision: Decision) -> None:
+        if not self.settings.owner_dm or not view.owner_email:
+            return
+        kill = request.kill or {}
+        killed_at = request.kill_time or request.requested_at
+        process = f"{kill.get('process', '?')} (pid {kill.get('pid', '?')})"
+        advice = messages.text("dm.advice", self.lang)
+        params = {"instance": view.ref.name, "time": messages.slack_date(killed_at, self.settings.tz),
+                  "process": messages.escape(process), "advice": advice}
+        if decision.verdict is Verdict.NOTIFY_ONLY:
+            body = messages.text("dm.kernel_only", self.lang, **params)
+        elif decision.verdict is Verdict.PAUSE:
+            body = messages.text(
+                "dm.paused", self.lang, instance=view.ref.name, count=decision.restarts_in_window,
+                window=messages.human_duration(self.policy.crashloop_window.total_seconds(), self.lang), advice=advice,
+            )
+        elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW):
+            body = messages.text("dm.restarted", self.lang, **params)
+        else:
+            return
+        self.slack.dm(view.owner_email, body)
+
+    def _reply_duplicate(
+        self, request: RestartRequest, ref: InstanceRef, history: History, decision: Decision
+    ) -> None:
+        if not request.response_url:
+            return
+        if decision.reason is Reason.DURING_RESTART:
+            when = history.inflight_since or self.clock()
+        else:
+            when = history.last_restart or self.clock()
+        self.slack.respond(
+            request.response_url,
+            messages.text("outcome.coalesced", self.lang, time=messages.slack_date(when, self.settings.tz)),
+        )
+
+    def _alert_unresolved(self, request: RestartRequest) -> WorkOutcome:
+        facts = AlertFacts(
+            title=messages.text("alert.title.unresolved", self.lang),
+            instance=None,
+            killed_at=request.kill_time or request.requested_at,
+            outcome=messages.text("outcome.unresolved", self.lang, reason=messages.escape(request.note)),
+            raw_entry=request.raw_entry,
+        )
+        self._post_alert(facts)
+        return WorkOutcome(ack=True, verdict="alert", detail=request.note)
+
+    def _too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
+        age = (self.clock() - request.requested_at).total_seconds()
+        outcome = messages.text(
+            "outcome.too_old", self.lang, age=messages.human_duration(age, self.lang),
+            limit=messages.human_duration(self.policy.max_event_age.total_seconds(), self.lang),
+        )
+        self._post_alert(AlertFacts(
+            title=messages.text("alert.title", self.lang, instance=ref.name), instance=ref,
+            killed_at=request.kill_time, outcome=outcome, buttons=True,
+        ))
+        self.slack.respond(request.response_url, outcome)
+        return WorkOutcome(ack=True, verdict=Verdict.GIVE_UP, detail=f"{int(age)} s old")
+
+    def _api_failure(self, request: RestartRequest, ref: InstanceRef, exc: BaseException) -> WorkOutcome:
+        error = describe_error(exc)
+        outcome = messages.text("outcome.api_error", self.lang, error=messages.escape(error))
+        self._post_alert(AlertFacts(
+            title=messages.text("alert.title", self.lang, instance=ref.name)
+            if request.trigger is Trigger.OOM
+            else messages.text("alert.title.manual", self.lang, instance=ref.name, requester=self._who_plain(request)),
+            instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
+        ))
+        self.slack.respond(request.response_url, messages.text("reply.failed", self.lang, instance=ref.name,
+                                                               error=error))
+        return WorkOutcome(ack=True, verdict="api-error", detail=error)
+
+    # ---- small helpers ---------------------------------------------------------------------
+    def _save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
+        labels = history.to_labels(view.labels)
+        if labels != view.labels:
+            self.workbench.set_labels(ref, labels)
+
+    def _try_save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
+        try:
+            self._save(ref, view, history)
+        except Exception as exc:  # noqa: BLE001 - the report matters more than the bookkeeping here
+            log.error("could not record history on %s: %s", ref.name, describe_error(exc))
+
+    def _who(self, request: RestartRequest) -> str:
+        return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
+
+    def _who_plain(self, request: RestartRequest) -> str:
+        return request.requester.email if request.requester else "notebook-medic"

@@ -1,0 +1,305 @@
+"""The local stack: simulators + the real functions under the real functions-framework.
+
+    Logging sink (publish) -> Pub/Sub sim -> CloudEvent push -> on_oom (functions-framework)
+        -> Pub/Sub sim restart topic (ordering key = instance) -> push -> restart_worker x N
+        -> Workbench sim (REST) + Slack sim (Web API)
+    Slack (signed requests) -> slack_app (functions-framework) -> restart topic -> ...
+
+Used by `make demo`, the integration tests and the benchmarks. Each function runs
+as its own process with only environment variables pointing it here, as it
+would be deployed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from simulators.pubsub import PubSubSimulator
+from simulators.slack import SlackSimulator
+from simulators.workbench import WorkbenchSimulator
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = "contest-prj"
+OOM_TOPIC = f"projects/{PROJECT}/topics/notebook-oom"
+RESTART_TOPIC = f"projects/{PROJECT}/topics/notebook-restarts"
+DEAD_LETTER_TOPIC = f"projects/{PROJECT}/topics/notebook-restarts-dead-letter"
+ALERT_CHANNEL = "C0ALERTS"
+BOT_TOKEN = "xoxb-local-stack-token"
+SIGNING_SECRET = "local-stack-signing-secret"
+
+# Fast knobs for a laptop; production defaults are in README.
+FAST_ENV = {
+    "HEALTH_GRACE_SECONDS": "4",
+    "HEALTH_POLL_SECONDS": "0.5",
+    "BACKOFF_INITIAL_SECONDS": "1",
+    "BACKOFF_CAP_SECONDS": "4",
+    "WORKER_BUDGET_SECONDS": "60",
+    "WORKBENCH_TIMEOUT_SECONDS": "3",
+    "SLACK_TIMEOUT_SECONDS": "2",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on {port} after {timeout} s")
+
+
+@dataclass
+class FunctionProcess:
+    name: str
+    target: str
+    port: int
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def start(self, env: dict[str, str]) -> None:
+        binary = Path(sys.executable).parent / "functions-framework"
+        command = [
+            str(binary), "--source", str(ROOT / "functions" / self.name / "main.py"),
+            "--target", self.target, "--host", "127.0.0.1", "--port", str(self.port),
+        ]
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        log.close()
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        try:
+            wait_for_port(self.port, timeout, self.process)
+        except (RuntimeError, TimeoutError) as exc:
+            raise RuntimeError(f"{self.name} did not start: {exc}\n{self.log_tail()}") from exc
+
+    def kill(self) -> None:
+        """SIGKILL: what a crashed or scaled-in instance looks like to Pub/Sub."""
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+    def log_records(self) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        if not self.log_path.exists():
+            return records
+        for line in self.log_path.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    continue
+        return records
+
+    def log_tail(self, lines: int = 30) -> str:
+        if not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+class RoundRobin:
+    """A tiny load balancer: what Cloud Run puts in front of a function's instances."""
+
+    def __init__(self, backends: list[str]) -> None:
+        self.backends = backends
+        self._next = 0
+        self._lock = threading.Lock()
+        balancer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                with balancer._lock:
+                    backend = balancer.backends[balancer._next % len(balancer.backends)]
+                    balancer._next += 1
+                request = urllib.request.Request(backend + self.path.lstrip("/"), data=body, method="POST")
+                for key in ("Content-Type", "ce-id", "ce-type", "ce-source", "ce-specversion", "ce-time"):
+                    if self.headers.get(key):
+                        request.add_header(key, self.headers[key])
+                try:
+                    with urllib.request.urlopen(request, timeout=600) as response:
+                        status, payload = response.status, response.read()
+                except urllib.error.HTTPError as err:
+                    status, payload = err.code, err.read()
+                except OSError:
+                    status, payload = 502, b"backend unreachable"
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@dataclass
+class LocalStack:
+    """Start with `with LocalStack(...) as stack:`; everything binds to 127.0.0.1 on free ports."""
+
+    workers: int = 1
+    slack_app: bool = False
+    env: dict[str, str] = field(default_factory=dict)
+    workbench_options: dict[str, Any] = field(default_factory=dict)
+    slack_options: dict[str, Any] = field(default_factory=dict)
+    pubsub_options: dict[str, Any] = field(default_factory=dict)
+    log_dir: Path | None = None
+    push_ack_deadline_s: float = 120.0
+    max_delivery_attempts: int | None = None
+
+    def __post_init__(self) -> None:
+        self.workbench = WorkbenchSimulator(**{"reset_seconds": 0.5, "health_delay_s": 0.2,
+                                               **self.workbench_options})
+        self.slack = SlackSimulator(bot_token=BOT_TOKEN, **self.slack_options)
+        self.pubsub = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
+        self.functions: dict[str, list[FunctionProcess]] = {}
+        self.balancer: RoundRobin | None = None
+        self._tmp: Any = None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> LocalStack:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        if self.log_dir is None:
+            import tempfile  # noqa: PLC0415
+
+            self._tmp = tempfile.TemporaryDirectory(prefix="medic-stack-")
+            self.log_dir = Path(self._tmp.name)
+        self.workbench.start()
+        self.slack.start()
+        self.pubsub.start()
+        self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
+        for topic in (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC):
+            self.pubsub.create_topic(topic)
+
+        procs = [FunctionProcess("on_oom", "on_oom", free_port(), self.log_dir / "on_oom.log")]
+        procs += [
+            FunctionProcess("restart_worker", "restart_worker", free_port(), self.log_dir / f"restart_worker-{i}.log")
+            for i in range(self.workers)
+        ]
+        if self.slack_app:
+            procs.append(FunctionProcess("slack_app", "slack_app", free_port(), self.log_dir / "slack_app.log"))
+        env = self.function_env()
+        for proc in procs:
+            proc.start(env)
+            self.functions.setdefault(proc.name, []).append(proc)
+        for proc in procs:
+            proc.wait_ready()
+
+        worker_urls = [p.url for p in self.functions["restart_worker"]]
+        if len(worker_urls) > 1:
+            self.balancer = RoundRobin(worker_urls)
+            worker_endpoint = self.balancer.url
+        else:
+            worker_endpoint = worker_urls[0]
+        self.pubsub.create_push_subscription(
+            f"projects/{PROJECT}/subscriptions/on-oom-eventarc", OOM_TOPIC, self.functions["on_oom"][0].url,
+            push_format="cloudevent", ordering=False, ack_deadline_s=60,
+        )
+        self.pubsub.create_push_subscription(
+            f"projects/{PROJECT}/subscriptions/restart-worker-push", RESTART_TOPIC, worker_endpoint,
+            push_format="pubsub", ordering=True, ack_deadline_s=self.push_ack_deadline_s,
+            max_delivery_attempts=self.max_delivery_attempts,
+            dead_letter_topic=DEAD_LETTER_TOPIC if self.max_delivery_attempts else None,
+        )
+
+    def stop(self) -> None:
+        for procs in self.functions.values():
+            for proc in procs:
+                proc.stop()
+        if self.balancer:
+            self.balancer.stop()
+        self.pubsub.stop()
+        self.slack.stop()
+        self.workbench.stop()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+    def function_env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "GOOGLE_", "PUBSUB_"))}
+        env.update({
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+            "GOOGLE_CLOUD_PROJECT": PROJECT,
+            "RESTART_TOPIC": RESTART_TOPIC,
+            "PUBSUB_EMULATOR_HOST": self.pubsub.host,
+            "WORKBENCH_API_ENDPOINT": self.workbench.endpoint,
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_ALERT_CHANNEL": ALERT_CHANNEL,
+            "SLACK_API_URL": self.slack.api_url,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "ORGANIZER_EMAILS": "org@contest.example",
+            "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
+            **FAST_ENV,
+        })
+        env.update(self.env)
+        return env
+
+    # ---- driving it --------------------------------------------------------------------------
+    def sink(self, entry: dict[str, Any] | bytes) -> str:
+        """What the Logging sink does: publish the LogEntry JSON to the OOM topic."""
+        data = entry if isinstance(entry, bytes) else json.dumps(entry).encode()
+        return self.pubsub.publish(OOM_TOPIC, data, {"logging.googleapis.com/timestamp": "now"})
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        return self.pubsub.wait_idle(timeout)
+
+    def worker_records(self) -> list[dict[str, Any]]:
+        return [r for proc in self.functions.get("restart_worker", []) for r in proc.log_records()]
+
+    def audit_records(self, function: str = "restart_worker") -> list[dict[str, Any]]:
+        procs = self.functions.get(function, [])
+        return [r for proc in procs for r in proc.log_records() if r.get("audit")]
+
+    def alerts(self) -> list[dict[str, Any]]:
+        return self.slack.messages(ALERT_CHANNEL)

@@ -1,0 +1,1008 @@
+"""A local simulator of the Vertex AI Workbench (notebooks v2) REST API.
+
+The real ``google-cloud-notebooks`` client talks to it unmodified::
+
+    sim = WorkbenchSimulator(reset_seconds=0.2).start()
+    client = NotebookServiceClient(
+        transport="rest",
+        credentials=AnonymousCredentials(),
+        client_options=ClientOptions(api_endpoint=sim.endpoint),  # "http://127.0.0.1:PORT"
+    )
+
+Standard library only (``http.server.ThreadingHTTPServer`` in a daemon thread).
+Run ``python -m simulators.workbench --port 8085 --seed demo`` to poke it by hand.
+
+Surface (routed on the path; the query string only carries options)
+--------------------------------------------------------------------
+- ``GET  /v2/projects/{p}/locations/{zone}/instances/{name}``
+- ``GET  /v2/projects/{p}/locations/{zone}/instances`` -- ``pageSize`` / ``pageToken``
+  pagination (default page size 50, names sorted). ``{zone}`` may be ``-`` for every
+  zone of the project (AIP-159 wildcard; what gcloud uses without ``--location``; not
+  checked against the live API). ``filter`` and ``orderBy`` are accepted and IGNORED.
+- ``POST .../instances/{name}:reset`` / ``:start`` / ``:stop`` -> long-running operation.
+- ``PATCH .../instances/{name}?updateMask=labels,gceSetup.machineType`` -> operation.
+  Only the masked fields are applied (when the operation completes); any other mask
+  path, or an empty mask, is 400 INVALID_ARGUMENT. Changing the machine type needs a
+  STOPPED instance (400 FAILED_PRECONDITION otherwise), as on the live API.
+- ``GET  /v2/projects/{p}/locations/{zone}/operations/{op}``.
+- Anything else: 404 NOT_FOUND (a known path with an unsupported verb: 501 UNIMPLEMENTED).
+  Errors use Google's body: ``{"error": {"code": 404, "message": ..., "status": "NOT_FOUND"}}``.
+
+State machine (computed lazily from a timeline; every request and every public method
+first applies the events that are due, so nothing depends on timer threads)
+----------------------------------------------------------------------------------------
+- reset (ACTIVE only): STARTING + healthState AGENT_NOT_RUNNING + empty healthInfo at
+  once; after ``reset_seconds`` ACTIVE and the operation is done; ``health_delay_s``
+  later HEALTHY, healthInfo all "1", ``updated`` = that moment.
+- stop (ACTIVE only): STOPPING, then STOPPED (no healthState, empty healthInfo).
+- start (STOPPED only): STARTING, then ACTIVE, then HEALTHY as after a reset.
+- update: done after ``update_seconds`` (0.1 s).
+- Faults: ``op_error`` -- the operation ends with ``error`` after its normal duration and
+  the instance returns to the state and health it had before; ``op_never_done`` -- the
+  operation never completes and the instance stays in its transitional state (a stuck
+  reset leaves it STARTING for ever).
+- ``latency_s`` is added to every request.
+
+What the installed client (google-cloud-notebooks 1.18, google-api-core 2.44) does
+-----------------------------------------------------------------------------------
+- Enum encoding: every NotebookService RPC sends ``$alt=json;enum-encoding=int`` and so
+  gets enums as integers here ("state": 3); the LRO polling client
+  (``operations_v1.OperationsRestTransport``) and the ``get_operation`` mixin send no
+  ``$alt`` and get enum names ("state": "ACTIVE"). ``json_format`` accepts both.
+- Unknown fields: GetInstance / ListInstances / Reset / Start / Stop / Update parse the
+  body with ``ignore_unknown_fields=True``: an instance carrying fields the protos do not
+  know (``enableDeletionProtection``, ``gceSetup.minCpuPlatform``) is fine on a plain
+  GET. Operation polling (``op.result()``, ``op.done()``) goes through
+  ``OperationsRestTransport._get_operation`` which parses with
+  ``ignore_unknown_fields=False``, and ``client.get_operation()`` parses strictly too:
+  once the operation is done, the ``Instance`` inside ``response`` makes both raise
+  ``google.protobuf.json_format.ParseError`` -- even though the reset succeeded. With
+  ``unknown_fields=True`` (the default, like the live API) this simulator reproduces
+  that trap; ``unknown_fields=False`` gives the happy path.
+- Errors: REST errors map on the HTTP status only (``from_http_status``), NOT on the
+  ``status`` string. A 400 FAILED_PRECONDITION therefore surfaces as ``BadRequest``, not
+  ``FailedPrecondition``; read ``exc.response.json()["error"]["status"]`` to tell
+  INVALID_ARGUMENT from FAILED_PRECONDITION. Likewise 403 PERMISSION_DENIED surfaces as
+  ``Forbidden`` (the parent of ``PermissionDenied``, so ``except PermissionDenied`` misses
+  it). 404 -> NotFound, 429 -> TooManyRequests, 500 -> InternalServerError,
+  503 -> ServiceUnavailable.
+  A failed operation (``error`` in the LRO) maps on its gRPC code instead
+  (``from_grpc_status``): code 13 -> InternalServerError, 9 -> FailedPrecondition.
+- LRO polling: ``op.result()`` polls with ``DEFAULT_POLLING`` (first wait 1 s, x1.5 up to
+  60 s); pass ``polling=DEFAULT_POLLING.with_delay(initial=0.05, maximum=0.2)`` in tests.
+  ``op.result(timeout=...)`` on an operation that never finishes raises the builtin
+  ``TimeoutError`` (``concurrent.futures.TimeoutError``).
+- Timeouts: ``timeout=`` on a call becomes the ``requests`` read timeout and surfaces
+  as ``requests.exceptions.ReadTimeout`` / ``ConnectionError`` -- NOT as a
+  ``google.api_core.exceptions`` class. There is no default retry on any of these RPCs.
+- ``instanceOwners`` is INPUT_ONLY and never returned; the owner is in
+  ``gceSetup.metadata["proxy-user-mail"]`` (with ``proxy-mode`` = ``mail``).
+- ``gceSetup.machineType`` is returned as a full Compute URL (as seen from the live API;
+  not re-checked); a PATCH may send a short name and it is stored as a URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import copy
+import heapq
+import itertools
+import json
+import re
+import secrets
+import signal
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType, TracebackType
+from typing import Any, Self
+from urllib.parse import parse_qs, unquote, urlsplit
+
+Json = dict[str, Any]
+
+# --- enums, as in google.cloud.notebooks.v2 -------------------------------------------
+STATE_VALUES: dict[str, int] = {
+    "STATE_UNSPECIFIED": 0,
+    "STARTING": 1,
+    "PROVISIONING": 2,
+    "ACTIVE": 3,
+    "STOPPING": 4,
+    "STOPPED": 5,
+    "DELETED": 6,
+    "UPGRADING": 7,
+    "INITIALIZING": 8,
+    "SUSPENDING": 9,
+    "SUSPENDED": 10,
+}
+HEALTH_STATE_VALUES: dict[str, int] = {
+    "HEALTH_STATE_UNSPECIFIED": 0,
+    "HEALTHY": 1,
+    "UNHEALTHY": 2,
+    "AGENT_NOT_INSTALLED": 3,
+    "AGENT_NOT_RUNNING": 4,
+}
+DISK_TYPE_VALUES: dict[str, int] = {
+    "DISK_TYPE_UNSPECIFIED": 0,
+    "PD_STANDARD": 1,
+    "PD_SSD": 2,
+    "PD_BALANCED": 3,
+    "PD_EXTREME": 4,
+}
+DISK_ENCRYPTION_VALUES: dict[str, int] = {
+    "DISK_ENCRYPTION_UNSPECIFIED": 0,
+    "GMEK": 1,
+    "CMEK": 2,
+}
+
+# HTTP status -> (gRPC status name, gRPC code), per google/rpc/code.proto's mapping.
+HTTP_TO_GRPC: dict[int, tuple[str, int]] = {
+    400: ("INVALID_ARGUMENT", 3),
+    401: ("UNAUTHENTICATED", 16),
+    403: ("PERMISSION_DENIED", 7),
+    404: ("NOT_FOUND", 5),
+    409: ("ABORTED", 10),
+    429: ("RESOURCE_EXHAUSTED", 8),
+    499: ("CANCELLED", 1),
+    500: ("INTERNAL", 13),
+    501: ("UNIMPLEMENTED", 12),
+    503: ("UNAVAILABLE", 14),
+    504: ("DEADLINE_EXCEEDED", 4),
+}
+GRPC_CODES: dict[str, int] = {name: code for name, code in HTTP_TO_GRPC.values()} | {
+    "FAILED_PRECONDITION": 9,
+    "ALREADY_EXISTS": 6,
+    "OUT_OF_RANGE": 11,
+    "DATA_LOSS": 15,
+    "UNKNOWN": 2,
+}
+
+FAULT_KINDS = ("http", "timeout", "op_error", "op_never_done")
+TIMEOUT_FAULT_SECONDS = 30.0
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 1000
+INSTANCE_TYPE_URL = "type.googleapis.com/google.cloud.notebooks.v2.Instance"
+METADATA_TYPE_URL = "type.googleapis.com/google.cloud.notebooks.v2.OperationMetadata"
+ALLOWED_MASK_PATHS = {
+    "labels": "labels",
+    "gceSetup.machineType": "gceSetup.machineType",
+    "gce_setup.machine_type": "gceSetup.machineType",
+}
+RPC_NAMES = {
+    "reset": "ResetInstance",
+    "start": "StartInstance",
+    "stop": "StopInstance",
+    "update": "UpdateInstance",
+}
+# Fields the live API returns but google-cloud-notebooks 1.18's protos do not know.
+UNKNOWN_TOP_LEVEL: Json = {"enableDeletionProtection": False}
+UNKNOWN_GCE_SETUP: Json = {"minCpuPlatform": "AUTOMATIC"}
+
+_SEGMENT = r"([^/:?#]+)"
+_BASE = rf"^/v2/projects/{_SEGMENT}/locations/{_SEGMENT}"
+RE_INSTANCE = re.compile(rf"{_BASE}/instances/{_SEGMENT}$")
+RE_ACTION = re.compile(rf"{_BASE}/instances/{_SEGMENT}:([A-Za-z]+)$")
+RE_LIST = re.compile(rf"{_BASE}/instances$")
+RE_OPERATION = re.compile(rf"{_BASE}/operations/{_SEGMENT}$")
+RE_FULL_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/instances/([^/]+)$")
+
+
+class SimulatorError(Exception):
+    """An API error to be sent as Google's JSON error body."""
+
+    def __init__(self, http_status: int, message: str, grpc_status: str | None = None) -> None:
+        super().__init__(message)
+        self.http_status = http_status
+        self.message = message
+        self.grpc_status = grpc_status or HTTP_TO_GRPC.get(http_status, ("UNKNOWN", 2))[0]
+
+    def body(self) -> Json:
+        return {
+            "error": {
+                "code": self.http_status,
+                "message": self.message,
+                "status": self.grpc_status,
+            }
+        }
+
+
+@dataclass
+class _Fault:
+    method: str
+    path_contains: str
+    kind: str
+    count: int  # remaining uses; negative = until clear_faults()
+    status: int
+    grpc_status: str | None
+
+
+@dataclass
+class _Operation:
+    name: str
+    target: str
+    verb: str
+    create_time: float
+    end_time: float | None = None
+    response: Json | None = None  # internal instance snapshot (enum names)
+    error: Json | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.end_time is not None
+
+
+@dataclass
+class _Instance:
+    data: Json  # camelCase, enums as names, only fields the installed protos know
+    epoch: int = 0  # bumped by each lifecycle operation; stale scheduled events check it
+    resets: int = 0
+    busy: bool = False  # an operation is in flight
+
+
+@dataclass(order=True)
+class _Event:
+    due: float
+    seq: int
+    action: Callable[[float], None] = field(compare=False)
+
+
+# --- time helpers ---------------------------------------------------------------------
+def _rfc3339(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _health_stamp(ts: float) -> str:
+    """The agent's format: UTC without a zone, e.g. ``2020-10-18 09:40:03.573409``."""
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _health_info(ts: float, *, jupyter_up: bool) -> dict[str, str]:
+    jupyter = "1" if jupyter_up else "-1"
+    return {
+        "docker_proxy_agent_status": "1",
+        "docker_status": "1",
+        "jupyterlab_api_status": jupyter,
+        "jupyterlab_status": jupyter,
+        "updated": _health_stamp(ts),
+    }
+
+
+def _machine_type_url(project: str, zone: str, machine_type: str) -> str:
+    if machine_type.startswith("https://"):
+        return machine_type
+    short = machine_type.rsplit("/", 1)[-1]
+    return f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{zone}/machineTypes/{short}"
+
+
+def _split_name(full_name: str) -> tuple[str, str, str]:
+    m = RE_FULL_NAME.match(full_name)
+    if not m:
+        raise KeyError(f"not an instance name: {full_name!r}")
+    return m.group(1), m.group(2), m.group(3)
+
+
+def _encode_enums(data: Json, *, as_int: bool) -> Json:
+    """Returns a deep copy of an instance dict with enums as ints (or left as names)."""
+    out = copy.deepcopy(data)
+    if not as_int:
+        return out
+    if "state" in out:
+        out["state"] = STATE_VALUES[out["state"]]
+    if "healthState" in out:
+        out["healthState"] = HEALTH_STATE_VALUES[out["healthState"]]
+    gce = out.get("gceSetup", {})
+    disks = [gce["bootDisk"]] if "bootDisk" in gce else []
+    disks += gce.get("dataDisks", [])
+    for disk in disks:
+        if "diskType" in disk:
+            disk["diskType"] = DISK_TYPE_VALUES[disk["diskType"]]
+        if "diskEncryption" in disk:
+            disk["diskEncryption"] = DISK_ENCRYPTION_VALUES[disk["diskEncryption"]]
+    return out
+
+
+class WorkbenchSimulator:
+    """In-memory Workbench v2 API served over plain HTTP on 127.0.0.1."""
+
+    def __init__(
+        self,
+        *,
+        latency_s: float = 0.0,
+        reset_seconds: float = 1.0,
+        start_seconds: float = 1.0,
+        stop_seconds: float = 1.0,
+        health_delay_s: float = 0.5,
+        unknown_fields: bool = True,
+        update_seconds: float = 0.1,
+    ) -> None:
+        self.latency_s = latency_s
+        self.reset_seconds = reset_seconds
+        self.start_seconds = start_seconds
+        self.stop_seconds = stop_seconds
+        self.health_delay_s = health_delay_s
+        self.unknown_fields = unknown_fields
+        self.update_seconds = update_seconds
+
+        self.calls: list[tuple[str, str]] = []
+        self._calls_lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._instances: dict[str, _Instance] = {}
+        self._operations: dict[str, _Operation] = {}
+        self._events: list[_Event] = []
+        self._seq = itertools.count()
+        self._faults: list[_Fault] = []
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle --------------------------------------------------------------------
+    def start(self, port: int = 0) -> Self:
+        if self._server is not None:
+            raise RuntimeError("simulator already started")
+        self._stopping.clear()
+        server = ThreadingHTTPServer(("127.0.0.1", port), _make_handler(self))
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="workbench-sim",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes handlers sleeping in a "timeout" fault or latency
+        server, self._server = self._server, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> Self:
+        return self if self._server is not None else self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("simulator not started")
+        return int(self._server.server_address[1])
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # --- seeding and inspection -------------------------------------------------------
+    def add_instance(
+        self,
+        project: str,
+        zone: str,
+        name: str,
+        *,
+        owner_email: str | None,
+        machine_type: str = "e2-standard-4",
+        state: str = "ACTIVE",
+        labels: dict[str, str] | None = None,
+    ) -> str:
+        if state not in STATE_VALUES:
+            raise ValueError(f"unknown state {state!r}")
+        full = f"projects/{project}/locations/{zone}/instances/{name}"
+        now = time.time()
+        region = zone.rsplit("-", 1)[0]
+        metadata = {
+            "framework": "workbench",
+            "notebooks-api": "PROD",
+            "notebooks-api-version": "v2",
+            "enable-oslogin": "TRUE",
+            "idle-timeout-seconds": "10800",
+        }
+        if owner_email is not None:
+            metadata |= {"proxy-mode": "mail", "proxy-user-mail": owner_email}
+        else:
+            metadata |= {"proxy-mode": "service_account"}
+        data: Json = {
+            "name": full,
+            "gceSetup": {
+                "machineType": _machine_type_url(project, zone, machine_type),
+                "serviceAccounts": [
+                    {
+                        "email": f"workbench@{project}.iam.gserviceaccount.com",
+                        "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+                    }
+                ],
+                "vmImage": {"project": "cloud-notebooks-managed", "name": "workbench-instances-v20250324"},
+                "bootDisk": {"diskSizeGb": "150", "diskType": "PD_BALANCED", "diskEncryption": "GMEK"},
+                "dataDisks": [{"diskSizeGb": "100", "diskType": "PD_BALANCED", "diskEncryption": "GMEK"}],
+                "networkInterfaces": [
+                    {
+                        "network": f"https://www.googleapis.com/compute/v1/projects/{project}/global/networks/default",
+                        "subnet": f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}/subnetworks/default",
+                    }
+                ],
+                "disablePublicIp": True,
+                "tags": ["deeplearning-vm", "notebook-instance"],
+                "metadata": metadata,
+                "shieldedInstanceConfig": {"enableVtpm": True, "enableIntegrityMonitoring": True},
+            },
+            "proxyUri": f"{secrets.token_hex(8)}-dot-{region}.notebooks.googleusercontent.com",
+            "creator": f"terraform@{project}.iam.gserviceaccount.com",
+            "state": state,
+            "id": str(uuid.uuid4()),
+            "createTime": _rfc3339(now),
+            "updateTime": _rfc3339(now),
+            "labels": dict(labels or {}),
+        }
+        if not data["labels"]:
+            del data["labels"]
+        if state == "ACTIVE":
+            data["healthState"] = "HEALTHY"
+            data["healthInfo"] = _health_info(now, jupyter_up=True)
+        elif state in ("STARTING", "PROVISIONING", "INITIALIZING"):
+            data["healthState"] = "AGENT_NOT_RUNNING"
+        with self._lock:
+            if full in self._instances:
+                raise ValueError(f"instance exists: {full}")
+            self._instances[full] = _Instance(data=data)
+        return full
+
+    def get(self, full_name: str) -> Json:
+        """A deep copy of the instance as the API returns it (enum names, camelCase)."""
+        with self._lock:
+            self._advance_locked()
+            return self._render_locked(self._instances[full_name].data, as_int=False)
+
+    def operations(self) -> list[Json]:
+        """Every operation created so far, rendered as GET operation returns it."""
+        with self._lock:
+            self._advance_locked()
+            return [self._render_op_locked(op, as_int=False) for op in self._operations.values()]
+
+    def oom_kill(
+        self, full_name: str, *, jupyter_survives: bool, health_delay_s: float | None = None
+    ) -> None:
+        """An OOM kill: the health agent notices it ``health_delay_s`` later.
+
+        Dropped if a lifecycle operation starts in between, or if the instance is not
+        ACTIVE when the refresh falls due.
+        """
+        delay = self.health_delay_s if health_delay_s is None else health_delay_s
+        with self._lock:
+            self._advance_locked()
+            inst = self._instances[full_name]
+            epoch = inst.epoch
+
+            def refresh(due: float) -> None:
+                if inst.epoch != epoch or inst.data.get("state") != "ACTIVE":
+                    return
+                inst.data["healthState"] = "HEALTHY" if jupyter_survives else "UNHEALTHY"
+                inst.data["healthInfo"] = _health_info(due, jupyter_up=jupyter_survives)
+
+            self._schedule_locked(time.time() + delay, refresh)
+            self._advance_locked()
+
+    def set_health(
+        self, full_name: str, health_state: str, health_info: dict[str, str] | None
+    ) -> None:
+        if health_state not in HEALTH_STATE_VALUES:
+            raise ValueError(f"unknown health state {health_state!r}")
+        with self._lock:
+            self._advance_locked()
+            data = self._instances[full_name].data
+            if health_state == "HEALTH_STATE_UNSPECIFIED":
+                data.pop("healthState", None)
+            else:
+                data["healthState"] = health_state
+            if health_info:
+                data["healthInfo"] = dict(health_info)
+            else:
+                data.pop("healthInfo", None)
+
+    def resets(self, full_name: str) -> int:
+        """Accepted resets of this instance (requests that created an operation)."""
+        with self._lock:
+            inst = self._instances.get(full_name)
+            return inst.resets if inst else 0
+
+    # --- faults -----------------------------------------------------------------------
+    def inject_fault(
+        self,
+        *,
+        method: str = "*",
+        path_contains: str = "",
+        kind: str,
+        count: int = 1,
+        status: int = 0,
+        grpc_status: str | None = None,
+    ) -> None:
+        """Arms a fault for the next ``count`` matching requests (negative: until cleared).
+
+        ``method`` is "*", an HTTP method ("GET", "POST", "PATCH") or a verb as in
+        :meth:`count_calls` ("reset", "update", "get_operation", ...). ``path_contains`` is a
+        substring of the request path.
+
+        - ``http``: answer with ``status`` (e.g. 400/403/404/429/500/503) in Google's
+          error format; ``grpc_status`` overrides the status string (e.g. 400 with
+          "FAILED_PRECONDITION").
+        - ``timeout``: hold the request for 30 s (interrupted by :meth:`stop`), then answer.
+        - ``op_error``: the next matching reset/start/stop/update operation ends done with
+          ``error``; its code comes from ``status`` (HTTP, default 500 -> 13 INTERNAL)
+          or ``grpc_status``.
+        - ``op_never_done``: the next matching operation never completes.
+        """
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; expected one of {FAULT_KINDS}")
+        if kind == "http" and not (400 <= status <= 599):
+            raise ValueError("an http fault needs status=4xx/5xx")
+        if grpc_status is not None and grpc_status not in GRPC_CODES:
+            raise ValueError(f"unknown gRPC status {grpc_status!r}")
+        if count == 0:
+            raise ValueError("count must be non-zero (negative = until clear_faults())")
+        with self._lock:
+            self._faults.append(_Fault(method, path_contains, kind, count, status, grpc_status))
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def _take_fault_locked(self, http_method: str, path: str, kinds: tuple[str, ...]) -> _Fault | None:
+        verb = classify(http_method, path)
+        for fault in self._faults:
+            if fault.kind not in kinds or fault.path_contains not in path:
+                continue
+            m = "patch" if fault.method == "update" else fault.method
+            if m != "*" and m.upper() != http_method and m != verb:
+                continue
+            if fault.count > 0:
+                fault.count -= 1
+                if fault.count == 0:
+                    self._faults.remove(fault)
+            return fault
+        return None
+
+    # --- call log ---------------------------------------------------------------------
+    def _record(self, http_method: str, path: str) -> None:
+        with self._calls_lock:
+            self.calls.append((http_method, path))
+
+    def count_calls(self, verb: str) -> int:
+        """Requests received for a verb: get, list, reset, start, stop, patch (or update),
+        get_operation, unknown. Faulted and rejected requests count too."""
+        wanted = "patch" if verb == "update" else verb
+        with self._calls_lock:
+            snapshot = list(self.calls)
+        return sum(1 for m, p in snapshot if classify(m, p) == wanted)
+
+    def wait_until(
+        self, predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02
+    ) -> bool:
+        deadline = time.monotonic() + timeout
+        while True:
+            if predicate():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(interval)
+
+    # --- timeline ---------------------------------------------------------------------
+    def _schedule_locked(self, due: float, action: Callable[[float], None]) -> None:
+        heapq.heappush(self._events, _Event(due, next(self._seq), action))
+
+    def _advance_locked(self) -> None:
+        now = time.time()
+        while self._events and self._events[0].due <= now:
+            event = heapq.heappop(self._events)
+            event.action(event.due)
+
+    # --- rendering --------------------------------------------------------------------
+    def _render_locked(self, data: Json, *, as_int: bool) -> Json:
+        out = _encode_enums(data, as_int=as_int)
+        if self.unknown_fields:
+            out |= copy.deepcopy(UNKNOWN_TOP_LEVEL)
+            out.setdefault("gceSetup", {}).update(copy.deepcopy(UNKNOWN_GCE_SETUP))
+        return out
+
+    def _render_op_locked(self, op: _Operation, *, as_int: bool) -> Json:
+        metadata: Json = {
+            "@type": METADATA_TYPE_URL,
+            "createTime": _rfc3339(op.create_time),
+            "target": op.target,
+            "verb": op.verb,
+            "requestedCancellation": False,
+            "apiVersion": "v2",
+            "endpoint": RPC_NAMES[op.verb],
+        }
+        out: Json = {"name": op.name, "metadata": metadata, "done": op.done}
+        if op.end_time is not None:
+            metadata["endTime"] = _rfc3339(op.end_time)
+        if op.error is not None:
+            out["error"] = copy.deepcopy(op.error)
+        elif op.response is not None:
+            out["response"] = {"@type": INSTANCE_TYPE_URL} | self._render_locked(
+                op.response, as_int=as_int
+            )
+        return out
+
+    # --- request handling (called from handler threads) -------------------------------
+    def _handle(self, http_method: str, raw_path: str, body: bytes) -> tuple[int, Json]:
+        parts = urlsplit(raw_path)
+        path = unquote(parts.path)
+        query = parse_qs(parts.query, keep_blank_values=True)
+        self._record(http_method, path)
+
+        if self.latency_s > 0 and self._stopping.wait(self.latency_s):
+            raise _AbortError
+        with self._lock:
+            fault = self._take_fault_locked(http_method, path, ("http", "timeout"))
+        if fault is not None and fault.kind == "timeout":
+            if self._stopping.wait(TIMEOUT_FAULT_SECONDS):
+                raise _AbortError
+        elif fault is not None:
+            raise SimulatorError(
+                fault.status, f"Simulated fault on {http_method} {path}", fault.grpc_status
+            )
+
+        as_int = any("enum-encoding=int" in v for v in query.get("$alt", []))
+        with self._lock:
+            self._advance_locked()
+            return self._dispatch_locked(http_method, path, query, body, as_int)
+
+    def _dispatch_locked(
+        self, http_method: str, path: str, query: dict[str, list[str]], body: bytes, as_int: bool
+    ) -> tuple[int, Json]:
+        if m := RE_INSTANCE.match(path):
+            full = f"projects/{m[1]}/locations/{m[2]}/instances/{m[3]}"
+            if http_method == "GET":
+                return 200, self._render_locked(self._instance_locked(full).data, as_int=as_int)
+            if http_method == "PATCH":
+                return 200, self._update_locked(full, path, query, body, as_int)
+            raise SimulatorError(501, f"Method {http_method} is not implemented by the simulator.")
+        if m := RE_ACTION.match(path):
+            full = f"projects/{m[1]}/locations/{m[2]}/instances/{m[3]}"
+            action = m[4]
+            if action not in ("reset", "start", "stop"):
+                raise SimulatorError(404, f"Method not found: {action}.")
+            if http_method != "POST":
+                raise SimulatorError(404, f"Method not found: {http_method} {path}.")
+            return 200, self._lifecycle_locked(full, action, path, as_int)
+        if m := RE_LIST.match(path):
+            if http_method != "GET":
+                raise SimulatorError(501, f"Method {http_method} is not implemented by the simulator.")
+            return 200, self._list_locked(m[1], m[2], query, as_int)
+        if m := RE_OPERATION.match(path):
+            if http_method != "GET":
+                raise SimulatorError(501, f"Method {http_method} is not implemented by the simulator.")
+            name = f"projects/{m[1]}/locations/{m[2]}/operations/{m[3]}"
+            op = self._operations.get(name)
+            if op is None:
+                raise SimulatorError(404, f"Operation {name} not found.")
+            return 200, self._render_op_locked(op, as_int=as_int)
+        raise SimulatorError(404, f"The requested URL {path} was not found on this server.")
+
+    def _instance_locked(self, full: str) -> _Instance:
+        inst = self._instances.get(full)
+        if inst is None:
+            raise SimulatorError(404, f"Resource '{full}' was not found")
+        return inst
+
+    def _list_locked(
+        self, project: str, zone: str, query: dict[str, list[str]], as_int: bool
+    ) -> Json:
+        # filter / orderBy are accepted and ignored.
+        try:
+            page_size = int(query.get("pageSize", ["0"])[0] or 0)
+        except ValueError:
+            raise SimulatorError(400, "Invalid value for pageSize.") from None
+        if page_size < 0:
+            raise SimulatorError(400, "pageSize must not be negative.")
+        page_size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+        token = query.get("pageToken", [""])[0]
+        offset = 0
+        if token:
+            try:
+                offset = int(base64.urlsafe_b64decode(token.encode()).decode().removeprefix("o:"))
+            except ValueError:
+                raise SimulatorError(400, "Invalid page token.") from None
+        names = sorted(
+            n
+            for n in self._instances
+            if n.startswith(f"projects/{project}/locations/")
+            and (zone == "-" or _split_name(n)[1] == zone)
+        )
+        page = names[offset : offset + page_size]
+        out: Json = {
+            "instances": [self._render_locked(self._instances[n].data, as_int=as_int) for n in page]
+        }
+        if offset + page_size < len(names):
+            out["nextPageToken"] = base64.urlsafe_b64encode(
+                f"o:{offset + page_size}".encode()
+            ).decode()
+        if not out["instances"]:
+            del out["instances"]
+        return out
+
+    def _new_op_locked(self, full: str, verb: str, now: float) -> _Operation:
+        project, zone, _ = _split_name(full)
+        op_id = f"operation-{int(now * 1000)}-{secrets.token_hex(7)}-{secrets.token_hex(4)}"
+        op = _Operation(
+            name=f"projects/{project}/locations/{zone}/operations/{op_id}",
+            target=full,
+            verb=verb,
+            create_time=now,
+        )
+        self._operations[op.name] = op
+        return op
+
+    def _op_error(self, fault: _Fault, verb: str) -> Json:
+        if fault.grpc_status is not None:
+            code = GRPC_CODES[fault.grpc_status]
+        else:
+            code = HTTP_TO_GRPC.get(fault.status or 500, ("INTERNAL", 13))[1]
+        return {"code": code, "message": f"Simulated failure of the {verb} operation."}
+
+    def _lifecycle_locked(self, full: str, verb: str, path: str, as_int: bool) -> Json:
+        inst = self._instance_locked(full)
+        state = inst.data.get("state", "STATE_UNSPECIFIED")
+        if inst.busy:
+            raise SimulatorError(
+                400, f"Instance {full} has an operation in progress.", "FAILED_PRECONDITION"
+            )
+        required = "STOPPED" if verb == "start" else "ACTIVE"
+        if state != required:
+            raise SimulatorError(
+                400,
+                f"Instance {full} is in state {state}; {verb} requires {required}.",
+                "FAILED_PRECONDITION",
+            )
+        fault = self._take_fault_locked("POST", path, ("op_error", "op_never_done"))
+        now = time.time()
+        op = self._new_op_locked(full, verb, now)
+        before = copy.deepcopy(inst.data)
+        inst.epoch += 1
+        inst.busy = True
+        epoch = inst.epoch
+        if verb == "reset":
+            inst.resets += 1
+        transitional = "STOPPING" if verb == "stop" else "STARTING"
+        inst.data["state"] = transitional
+        inst.data["healthState"] = "AGENT_NOT_RUNNING"
+        inst.data.pop("healthInfo", None)
+        inst.data["updateTime"] = _rfc3339(now)
+
+        duration = {"reset": self.reset_seconds, "start": self.start_seconds, "stop": self.stop_seconds}[verb]
+
+        def finish(due: float) -> None:
+            inst.busy = False
+            op.end_time = due
+            if fault is not None:  # op_error: back to how it was
+                op.error = self._op_error(fault, verb)
+                inst.data = before
+                return
+            inst.data["updateTime"] = _rfc3339(due)
+            if verb == "stop":
+                inst.data["state"] = "STOPPED"
+                inst.data.pop("healthState", None)
+                inst.data.pop("healthInfo", None)
+            else:
+                inst.data["state"] = "ACTIVE"
+                self._schedule_locked(due + self.health_delay_s, healthy)
+            op.response = copy.deepcopy(inst.data)
+
+        def healthy(due: float) -> None:
+            if inst.epoch == epoch and inst.data.get("state") == "ACTIVE":
+                inst.data["healthState"] = "HEALTHY"
+                inst.data["healthInfo"] = _health_info(due, jupyter_up=True)
+
+        if fault is None or fault.kind == "op_error":
+            self._schedule_locked(now + duration, finish)
+        return self._render_op_locked(op, as_int=as_int)
+
+    def _update_locked(
+        self, full: str, path: str, query: dict[str, list[str]], body: bytes, as_int: bool
+    ) -> Json:
+        inst = self._instance_locked(full)
+        raw_mask = ",".join(query.get("updateMask", []))
+        paths = [p.strip() for p in raw_mask.split(",") if p.strip()]
+        if not paths:
+            raise SimulatorError(400, "update_mask must name at least one field.")
+        bad = [p for p in paths if p not in ALLOWED_MASK_PATHS]
+        if bad:
+            raise SimulatorError(400, f"Invalid update_mask path(s): {', '.join(bad)}.")
+        try:
+            patch = json.loads(body or b"{}")
+        except ValueError:
+            raise SimulatorError(400, "Invalid JSON payload received.") from None
+        if not isinstance(patch, dict):
+            raise SimulatorError(400, "Invalid JSON payload received: expected an Instance.")
+        masked = {ALLOWED_MASK_PATHS[p] for p in paths}
+        labels: dict[str, str] | None = None
+        machine_type: str | None = None
+        if "labels" in masked:
+            raw_labels = patch.get("labels", {})
+            if not isinstance(raw_labels, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in raw_labels.items()
+            ):
+                raise SimulatorError(400, "Invalid value at 'instance.labels'.")
+            labels = dict(raw_labels)
+        if "gceSetup.machineType" in masked:
+            gce = patch.get("gceSetup", {})
+            machine_type = gce.get("machineType") if isinstance(gce, dict) else None
+            if not isinstance(machine_type, str) or not machine_type:
+                raise SimulatorError(400, "gce_setup.machine_type must be set.")
+            if inst.data.get("state") != "STOPPED":
+                raise SimulatorError(
+                    400,
+                    f"Instance {full} must be STOPPED to change its machine type.",
+                    "FAILED_PRECONDITION",
+                )
+        fault = self._take_fault_locked("PATCH", path, ("op_error", "op_never_done"))
+        now = time.time()
+        op = self._new_op_locked(full, "update", now)
+        project, zone, _ = _split_name(full)
+
+        def finish(due: float) -> None:
+            op.end_time = due
+            if fault is not None:
+                op.error = self._op_error(fault, "update")
+                return
+            if labels is not None:
+                if labels:
+                    inst.data["labels"] = dict(labels)
+                else:
+                    inst.data.pop("labels", None)
+            if machine_type is not None:
+                inst.data["gceSetup"]["machineType"] = _machine_type_url(project, zone, machine_type)
+            inst.data["updateTime"] = _rfc3339(due)
+            op.response = copy.deepcopy(inst.data)
+
+        if fault is None or fault.kind == "op_error":
+            self._schedule_locked(now + self.update_seconds, finish)
+        return self._render_op_locked(op, as_int=as_int)
+
+
+class _AbortError(Exception):
+    """The simulator is stopping: drop the request without answering."""
+
+
+def classify(http_method: str, path: str) -> str:
+    """The verb of a request: get, list, reset, start, stop, patch, get_operation, unknown."""
+    path = path.split("?", 1)[0]
+    if RE_INSTANCE.match(path):
+        return {"GET": "get", "PATCH": "patch"}.get(http_method, "unknown")
+    if (m := RE_ACTION.match(path)) and http_method == "POST":
+        return m[4] if m[4] in ("reset", "start", "stop") else "unknown"
+    if RE_LIST.match(path) and http_method == "GET":
+        return "list"
+    if RE_OPERATION.match(path) and http_method == "GET":
+        return "get_operation"
+    return "unknown"
+
+
+def _make_handler(sim: WorkbenchSimulator) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "WorkbenchSimulator/1.0"
+        timeout = 60  # idle keep-alive connections are dropped after this
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            try:
+                status, payload = sim._handle(self.command, self.path, body)
+            except _AbortError:
+                self.close_connection = True
+                return
+            except SimulatorError as err:
+                status, payload = err.http_status, err.body()
+            except Exception as exc:  # a simulator bug: report it as Google would
+                traceback.print_exc()
+                status, payload = 500, SimulatorError(500, f"Simulator error: {exc!r}").body()
+            data = json.dumps(payload).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:  # the client gave up (e.g. its timeout fired)
+                self.close_connection = True
+
+        def do_GET(self) -> None:
+            self._serve()
+
+        def do_POST(self) -> None:
+            self._serve()
+
+        def do_PATCH(self) -> None:
+            self._serve()
+
+        def do_PUT(self) -> None:
+            self._serve()
+
+        def do_DELETE(self) -> None:
+            self._serve()
+
+    return Handler
+
+
+def seed_demo(sim: WorkbenchSimulator, project: str = "demo-project") -> list[str]:
+    """A few instances to poke at by hand."""
+    zone, other = "europe-west4-a", "us-central1-a"
+    names = [
+        sim.add_instance(project, zone, "alice-nb", owner_email="alice@example.com",
+                         labels={"team": "ml"}),
+        sim.add_instance(project, zone, "bob-nb", owner_email="bob@example.com",
+                         machine_type="n2-highmem-8"),
+        sim.add_instance(project, zone, "carol-nb", owner_email="carol@example.com",
+                         state="STOPPED"),
+        sim.add_instance(project, other, "shared-nb", owner_email=None),
+    ]
+    sim.oom_kill(names[1], jupyter_survives=False, health_delay_s=0.0)
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m simulators.workbench",
+        description="Local Vertex AI Workbench (notebooks v2) REST API simulator.",
+    )
+    parser.add_argument("--port", type=int, default=8085)
+    parser.add_argument("--seed", choices=["demo", "none"], default="demo")
+    parser.add_argument("--project", default="demo-project")
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--reset-seconds", type=float, default=5.0)
+    parser.add_argument("--start-seconds", type=float, default=5.0)
+    parser.add_argument("--stop-seconds", type=float, default=5.0)
+    parser.add_argument("--health-delay", type=float, default=2.0)
+    parser.add_argument("--no-unknown-fields", action="store_true",
+                        help="only return fields the installed protos know")
+    args = parser.parse_args(argv)
+    sim = WorkbenchSimulator(
+        latency_s=args.latency,
+        reset_seconds=args.reset_seconds,
+        start_seconds=args.start_seconds,
+        stop_seconds=args.stop_seconds,
+        health_delay_s=args.health_delay,
+        unknown_fields=not args.no_unknown_fields,
+    )
+    names = seed_demo(sim, args.project) if args.seed == "demo" else []
+    sim.start(args.port)
+    print(f"Workbench simulator on {sim.endpoint}", flush=True)
+    for n in names:
+        inst = sim.get(n)
+        print(f"  {n}  {inst['state']}  {inst.get('healthState', '-')}", flush=True)
+    if names:
+        print(f"  try: curl {sim.endpoint}/v2/projects/{args.project}/locations/-/instances", flush=True)
+    done = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    while not done.wait(0.5):
+        pass
+    sim.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

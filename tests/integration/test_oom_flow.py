@@ -1,0 +1,128 @@
+"""OOM recovery over the wire: sink -> Pub/Sub -> on_oom -> restart topic -> restart_worker -> Workbench, Slack."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from simulators.entries import noise_entry, oom_entry
+from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
+from tests.integration.conftest import new_instance
+
+pytestmark = pytest.mark.wire
+ZONE = "asia-northeast1-a"
+
+
+def alerts_for(stack: LocalStack, name: str) -> list[dict]:
+    return [m for m in stack.alerts() if name in json.dumps(m.get("blocks", [])) or name in m.get("text", "")]
+
+
+@pytest.mark.parametrize(("form", "ops_agent"), [("modern", True), ("legacy", False), ("cgroup", True)])
+def test_kill_with_jupyter_down_is_reset_once_and_reported(stack: LocalStack, form: str, ops_agent: bool) -> None:
+    full, name = new_instance(stack, f"wb-{form}")
+    entry = oom_entry(PROJECT, ZONE, name, form=form, ops_agent=ops_agent, pid=4242)
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    stack.sink(entry)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == 1
+    [alert] = alerts_for(stack, name)
+    assert "Restarted in" in alert["text"]
+    body = json.dumps(alert["blocks"])
+    assert "4242" in body and "logs/query" in body and "medic_restart" in body
+    dm = stack.slack.messages(f"U{name.upper().replace('-', '')}")
+    assert dm and "ran out of memory" in dm[-1]["text"]
+    labels = stack.workbench.get(full)["labels"]
+    assert "medic-last-restart" in labels and "medic-inflight" not in labels
+
+
+def test_kill_that_jupyter_survives_is_not_reset(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "wb-survivor")
+    entry = oom_entry(PROJECT, ZONE, name)
+    stack.workbench.oom_kill(full, jupyter_survives=True, health_delay_s=0.2)
+    stack.sink(entry)
+    assert stack.slack.wait_for(lambda: bool(alerts_for(stack, name)), timeout=20)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == 0
+    [alert] = alerts_for(stack, name)
+    assert "JupyterLab survived" in alert["text"]
+    dm = stack.slack.messages(f"U{name.upper().replace('-', '')}")
+    assert "Kernel menu" in dm[-1]["text"]
+
+
+def test_health_that_never_arrives_resets_after_grace(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "wb-silent")
+    stack.sink(oom_entry(PROJECT, ZONE, name))  # no oom_kill(): health_info never refreshes
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30)
+    assert stack.wait_idle(30)
+    [alert] = alerts_for(stack, name)
+    assert "no health report arrived" in json.dumps(alert["blocks"])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
+        "oom_reaper: reaped process 23817 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "MemoryError: Unable to allocate 64.0 GiB",
+    ],
+)
+def test_lines_that_are_not_kills_never_restart(stack: LocalStack, line: str) -> None:
+    full, name = new_instance(stack, "wb-noise")
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.0)
+    stack.sink(noise_entry(PROJECT, ZONE, name, line))
+    assert stack.wait_idle(20)
+    assert stack.workbench.resets(full) == 0
+    assert not alerts_for(stack, name)
+    assert not stack.pubsub.published(f"projects/{PROJECT}/topics/notebook-restarts") or all(
+        name not in m.data.decode() for m in stack.pubsub.published(f"projects/{PROJECT}/topics/notebook-restarts")
+    )
+
+
+def test_same_entry_ten_times_is_one_reset(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "wb-dup")
+    entry = oom_entry(PROJECT, ZONE, name)
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    for _ in range(10):
+        stack.sink(entry)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(40)
+    assert stack.workbench.resets(full) == 1
+    assert len(alerts_for(stack, name)) == 1
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"not json at all", b"[1, 2, 3]", b'{"jsonPayload": {"message": 7}}', b"\xff\xfe", b"{" * 100_000],
+)
+def test_malformed_entries_are_acked_without_side_effects(stack: LocalStack, payload: bytes) -> None:
+    before = len(stack.pubsub.deliveries)
+    resets = stack.workbench.count_calls("reset")
+    stack.sink(payload)
+    assert stack.wait_idle(20)
+    new = stack.pubsub.deliveries[before:]
+    assert new and all(d.acked for d in new), new
+    assert stack.workbench.count_calls("reset") == resets
+
+
+def test_unresolvable_kill_alerts_with_the_raw_entry(stack: LocalStack) -> None:
+    entry = oom_entry(PROJECT, ZONE, "ghost", with_name_label=False, ops_agent=False)
+    entry["textPayload"] = entry["textPayload"]  # legacy agent: no syslog prefix, so no host either
+    stack.sink(entry)
+    assert stack.slack.wait_for(
+        lambda: any("could not tie" in m.get("text", "") for m in stack.slack.messages(ALERT_CHANNEL)), timeout=20
+    )
+    alert = next(m for m in stack.alerts() if "could not tie" in m.get("text", ""))
+    assert entry["insertId"] in json.dumps(alert["blocks"])
+
+
+def test_malformed_restart_request_is_acked(stack: LocalStack) -> None:
+    topic = f"projects/{PROJECT}/topics/notebook-restarts"
+    before = len(stack.pubsub.deliveries)
+    stack.pubsub.publish(topic, base64.b64encode(b"junk"), ordering_key="x")
+    stack.pubsub.publish(topic, json.dumps({"action": "restart", "trigger": "oom"}).encode(), ordering_key="x")
+    assert stack.wait_idle(20)
+    assert all(d.acked for d in stack.pubsub.deliveries[before:])

@@ -1,0 +1,654 @@
+"""The Pub/Sub simulator, driven by the REAL google-cloud-pubsub client and REAL HTTP servers.
+
+No mocks: the client publishes over insecure gRPC (PUBSUB_EMULATOR_HOST), push deliveries go
+over loopback HTTP to a ThreadingHTTPServer or to the real functions-framework.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.api_core import exceptions as gexc
+from google.cloud import pubsub_v1
+from google.cloud.pubsub_v1.publisher import exceptions as pub_exc
+from google.pubsub_v1.types import PublishRequest, PublishResponse, PubsubMessage
+
+from simulators.pubsub import ACK_STATUSES, PubSubSimulator, format_publish_time
+
+pytestmark = pytest.mark.wire
+
+REPO = Path(__file__).resolve().parents[2]
+TOPIC = "projects/contest-prj/topics/notebook-oom"
+SUB = "projects/contest-prj/subscriptions/on-oom-push"
+RFC3339_MS_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+# ---------------------------------------------------------------------------- helpers
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    attempt: int  # how many times the receiver has seen this messageId (1-based)
+    started: float
+    finished: float = 0.0
+    status: int = 0
+
+
+Behaviour = Callable[[str, dict[str, Any], int], tuple[int, float]]
+
+
+@dataclass
+class Receiver:
+    """A tiny push endpoint: behaviour(path, body, attempt) -> (status, delay_s)."""
+
+    behaviour: Behaviour
+    requests: list[Received] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def for_path(self, path: str) -> list[Received]:
+        with self.lock:
+            return [r for r in self.requests if r.path == path]
+
+
+def _message_id(body: dict[str, Any]) -> str:
+    return str(body["message"]["messageId"])
+
+
+@pytest.fixture
+def receiver() -> Iterator[Callable[[Behaviour | None], Receiver]]:
+    started: list[ThreadingHTTPServer] = []
+
+    def make(behaviour: Behaviour | None = None) -> Receiver:
+        rec = Receiver(behaviour or (lambda _p, _b, _n: (200, 0.0)))
+        seen: dict[str, int] = {}
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers["Content-Length"]))
+                body = json.loads(raw)
+                with rec.lock:
+                    mid = _message_id(body)
+                    seen[mid] = seen.get(mid, 0) + 1
+                    item = Received(
+                        self.path, dict(self.headers), body, seen[mid], time.monotonic()
+                    )
+                    rec.requests.append(item)
+                status, delay = rec.behaviour(self.path, body, item.attempt)
+                time.sleep(delay)
+                item.finished, item.status = time.monotonic(), status
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                except OSError:  # the simulator gave up (ack deadline) and hung up
+                    pass
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+        rec.server = server
+        started.append(server)
+        return rec
+
+    yield make
+    for server in started:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def sim() -> Iterator[PubSubSimulator]:
+    simulator = PubSubSimulator(min_backoff_s=0.05, max_backoff_s=0.4).start()
+    yield simulator
+    simulator.stop()
+
+
+@pytest.fixture
+def clients(sim: PubSubSimulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Any]]:
+    """Factory for real clients pointed at the simulator (env var set for this test only)."""
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", sim.host)
+    made: list[Any] = []
+
+    def make(kind: str = "publisher", *, ordering: bool = False) -> Any:
+        client: Any
+        if kind == "publisher":
+            client = pubsub_v1.PublisherClient(
+                publisher_options=pubsub_v1.types.PublisherOptions(enable_message_ordering=ordering)
+            )
+        else:
+            client = pubsub_v1.SubscriberClient()
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        if isinstance(client, pubsub_v1.PublisherClient):
+            client.stop()
+        client.transport.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int, proc: subprocess.Popen[Any], timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"process exited early with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listening on {port} after {timeout}s")
+
+
+def _intervals(sim: PubSubSimulator, ids: list[str]) -> list[tuple[float, float]]:
+    by_id = {d.message_id: d for d in sim.deliveries if d.acked}
+    return [(by_id[i].started, by_id[i].finished) for i in ids]
+
+
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+# ---------------------------------------------------------------------------- push format
+
+
+def test_real_client_publish_is_pushed_with_the_exact_pubsub_body(
+    sim: PubSubSimulator, clients: Callable[..., Any], receiver: Callable[..., Receiver]
+) -> None:
+    rec = receiver()
+    pub, subscriber = clients("publisher"), clients("subscriber")
+    pub.create_topic(name=TOPIC)
+    created = subscriber.create_subscription(
+        request={"name": SUB, "topic": TOPIC, "push_config": {"push_endpoint": rec.url + "/push"}}
+    )
+    assert created.ack_deadline_seconds == 10  # Pub/Sub's default when unset
+    assert subscriber.get_subscription(subscription=SUB).push_config.push_endpoint.endswith("/push")
+
+    with_attrs = pub.publish(TOPIC, b'{"k": 1}', **{"logging.googleapis.com/timestamp": "t0"})
+    without_attrs = pub.publish(TOPIC, b"plain")
+    ids = [with_attrs.result(timeout=10), without_attrs.result(timeout=10)]
+    assert sim.wait_idle(5)
+
+    assert all(i.isdecimal() for i in ids) and len(set(ids)) == 2
+    stored = {m.message_id: m for m in sim.published(TOPIC)}
+    bodies = {_message_id(r.body): r for r in rec.for_path("/push")}
+    t0 = format_publish_time(stored[ids[0]].publish_time)
+    t1 = format_publish_time(stored[ids[1]].publish_time)
+    assert RFC3339_MS_Z.match(t0)
+    assert bodies[ids[0]].body == {
+        "message": {
+            "attributes": {"logging.googleapis.com/timestamp": "t0"},
+            "data": base64.b64encode(b'{"k": 1}').decode(),
+            "messageId": ids[0],
+            "message_id": ids[0],
+            "publishTime": t0,
+            "publish_time": t0,
+        },
+        "subscription": SUB,
+    }
+    # Like the real service (proto3 JSON), empty attributes are left out, not sent as {}.
+    assert bodies[ids[1]].body == {
+        "message": {
+            "data": base64.b64encode(b"plain").decode(),
+            "messageId": ids[1],
+            "message_id": ids[1],
+            "publishTime": t1,
+            "publish_time": t1,
+        },
+        "subscription": SUB,
+    }
+    headers = {k.lower(): v for k, v in bodies[ids[0]].headers.items()}
+    assert headers["content-type"] == "application/json"
+    assert not any(k.startswith("ce-") for k in headers)
+    assert sim.rpc_log.count("/google.pubsub.v1.Publisher/Publish") >= 1
+    assert [d.status for d in sim.deliveries] == [200, 200]
+
+
+FUNCTION_SOURCE = """
+import json
+import os
+
+import functions_framework
+
+
+@functions_framework.cloud_event
+def on_oom(cloud_event):
+    attrs = {k: str(v) for k, v in cloud_event.get_attributes().items()}
+    with open(os.environ["EVENTS_OUT"], "a") as fh:
+        fh.write(json.dumps({"attributes": attrs, "data": cloud_event.data}) + "\\n")
+    if cloud_event.data["message"].get("attributes", {}).get("fail-first") == "yes":
+        marker = os.environ["EVENTS_OUT"] + "." + cloud_event["id"]
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            raise RuntimeError("first attempt fails on purpose")
+"""
+
+
+def test_cloudevent_push_into_real_functions_framework(
+    sim: PubSubSimulator, tmp_path: Path
+) -> None:
+    (tmp_path / "main.py").write_text(FUNCTION_SOURCE)
+    out = tmp_path / "events.jsonl"
+    port = _free_port()
+    ff = Path(sys.executable).parent / "functions-framework"
+    env = {**os.environ, "EVENTS_OUT": str(out)}
+    env.pop("PUBSUB_EMULATOR_HOST", None)
+    proc = subprocess.Popen(
+        [str(ff), "--source", str(tmp_path / "main.py"), "--target", "on_oom", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_port(port, proc)
+        sim.create_topic(TOPIC)
+        eventarc_sub = (
+            "projects/contest-prj/subscriptions/eventarc-asia-northeast1-on-oom-123-sub-456"
+        )
+        sim.create_push_subscription(
+            eventarc_sub, TOPIC, f"http://127.0.0.1:{port}/", push_format="cloudevent"
+        )
+        # What a Logging sink publishes: the LogEntry JSON + the timestamp attribute.
+        entry = {"logName": "projects/contest-prj/logs/syslog", "jsonPayload": {"message": "x"}}
+        ts_attr = {"logging.googleapis.com/timestamp": "2026-11-20T04:12:33.518204Z"}
+        ok_id = sim.publish(TOPIC, json.dumps(entry).encode(), ts_attr)
+        retry_id = sim.publish(TOPIC, b"retry me", {"fail-first": "yes"})
+        assert sim.wait_idle(10)
+
+        events = [json.loads(line) for line in out.read_text().splitlines()]
+        by_id: dict[str, list[dict[str, Any]]] = {}
+        for event in events:
+            by_id.setdefault(event["attributes"]["id"], []).append(event)
+        stored = {m.message_id: m for m in sim.published(TOPIC)}
+        when = format_publish_time(stored[ok_id].publish_time)
+
+        # Same shape as shared/samples/cloudevent-oom-ops-agent-modern.json, plus the snake_case
+        # duplicates that real Eventarc deliveries carry (googleapis/google-cloudevents#151).
+        assert by_id[ok_id] == [
+            {
+                "attributes": {
+                    "specversion": "1.0",
+                    "id": ok_id,
+                    "source": "//pubsub.googleapis.com/projects/contest-prj/topics/notebook-oom",
+                    "type": "google.cloud.pubsub.topic.v1.messagePublished",
+                    "datacontenttype": "application/json",
+                    "time": when,
+                },
+                "data": {
+                    "message": {
+                        "attributes": ts_attr,
+                        "data": base64.b64encode(json.dumps(entry).encode()).decode(),
+                        "messageId": ok_id,
+                        "message_id": ok_id,
+                        "publishTime": when,
+                        "publish_time": when,
+                    },
+                    "subscription": eventarc_sub,
+                },
+            }
+        ]
+        # An exception in the function is a 500: redelivered, same ce-id, no deliveryAttempt.
+        assert len(by_id[retry_id]) == 2
+        assert by_id[retry_id][0] == by_id[retry_id][1]
+        assert "deliveryAttempt" not in by_id[retry_id][0]["data"]
+        statuses = [d.status for d in sim.deliveries if d.message_id == retry_id]
+        assert statuses == [500, 200]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# ---------------------------------------------------------------------------- ordering
+
+
+def test_ordering_one_outstanding_per_key_while_other_keys_proceed(
+    sim: PubSubSimulator, clients: Callable[..., Any], receiver: Callable[..., Receiver]
+) -> None:
+    rec = receiver(lambda _p, _b, _n: (200, 0.15))
+    sim.create_topic(TOPIC)
+    sim.create_push_subscription(SUB, TOPIC, rec.url + "/push", ordering=True)
+    pub = clients("publisher", ordering=True)
+
+    futures = {
+        key: [pub.publish(TOPIC, f"{key}-{i}".encode(), ordering_key=key) for i in range(3)]
+        for key in ("vm-a", "vm-b")
+    }
+    unkeyed = [pub.publish(TOPIC, f"free-{i}".encode()) for i in range(3)]
+    ids = {key: [f.result(timeout=10) for f in fs] for key, fs in futures.items()}
+    free_ids = [f.result(timeout=10) for f in unkeyed]
+    assert sim.wait_idle(10)
+
+    for key, key_ids in ids.items():
+        got = [r.body["message"] for r in rec.requests if r.body["message"].get("orderingKey")]
+        assert [m["messageId"] for m in got if m["orderingKey"] == key] == key_ids
+        spans = _intervals(sim, key_ids)
+        for before, after in itertools.pairwise(spans):
+            assert after[0] >= before[1], f"{key}: two messages of one key were outstanding"
+    a, b = _intervals(sim, ids["vm-a"]), _intervals(sim, ids["vm-b"])
+    assert any(_overlap(x, y) for x in a for y in b), "different keys must be pushed concurrently"
+    free = _intervals(sim, free_ids)
+    assert all(_overlap(free[0], f) for f in free[1:]), "unkeyed messages are pushed concurrently"
+
+
+def test_nacked_message_is_redelivered_before_later_messages_of_its_key(
+    sim: PubSubSimulator, clients: Callable[..., Any], receiver: Callable[..., Receiver]
+) -> None:
+    def behaviour(_path: str, body: dict[str, Any], attempt: int) -> tuple[int, float]:
+        first = base64.b64decode(body["message"]["data"]) == b"a1"
+        return (500 if first and attempt == 1 else 200), 0.0
+
+    rec = receiver(behaviour)
+    sim.create_topic(TOPIC)
+    sim.create_push_subscription(SUB, TOPIC, rec.url, min_backoff_s=0.3, max_backoff_s=1.0)
+    pub = clients("publisher", ordering=True)
+    a_ids = [pub.publish(TOPIC, d, ordering_key="vm-a").result(timeout=10) for d in (b"a1", b"a2")]
+    b_id = pub.publish(TOPIC, b"b1", ordering_key="vm-b").result(timeout=10)
+    assert sim.wait_idle(10)
+
+    seq = [(d.message_id, d.status) for d in sim.deliveries if d.message_id in a_ids]
+    assert seq == [(a_ids[0], 500), (a_ids[0], 200), (a_ids[1], 200)]
+    first, retry = [d for d in sim.deliveries if d.message_id == a_ids[0]]
+    assert retry.started - first.finished >= 0.3 - 0.01  # the subscription's min backoff
+    b_done = next(d for d in sim.deliveries if d.message_id == b_id)
+    assert b_done.finished < retry.started, "another key is not held up by vm-a's backoff"
+
+
+# ---------------------------------------------------------------------------- redelivery
+
+
+def test_no_answer_within_ack_deadline_is_a_nack_and_redelivered(
+    sim: PubSubSimulator, receiver: Callable[..., Receiver]
+) -> None:
+    rec = receiver(lambda _p, _b, n: (200, 0.8 if n == 1 else 0.0))
+    sim.create_topic(TOPIC)
+    sim.create_push_subscription(SUB, TOPIC, rec.url, ack_deadline_s=0.3)
+    mid = sim.publish(TOPIC, b"slow")
+    assert sim.wait_idle(5)
+    attempts = [d for d in sim.deliveries if d.message_id == mid]
+    assert [(d.attempt, d.status) for d in attempts] == [(1, "timeout"), (2, 200)]
+    assert attempts[0].finished - attempts[0].started == pytest.approx(0.3, abs=0.15)
+    assert len(rec.requests) == 2
+
+
+def test_dead_letter_after_max_delivery_attempts(
+    sim: PubSubSimulator, receiver: Callable[..., Receiver]
+) -> None:
+    rec = receiver(lambda path, _b, _n: (503 if path == "/main" else 204, 0.0))
+    dlq = "projects/contest-prj/topics/notebook-oom-dlq"
+    sim.create_topic(TOPIC)
+    sim.create_topic(dlq)
+    sim.create_push_subscription(
+        SUB, TOPIC, rec.url + "/main", max_delivery_attempts=3, dead_letter_topic=dlq
+    )
+    sim.create_push_subscription(
+        "projects/contest-prj/subscriptions/dlq-push", dlq, rec.url + "/dlq"
+    )
+    mid = sim.publish(TOPIC, b"poison", {"vm": "wb-alice"}, ordering_key="wb-alice")
+    assert sim.wait_idle(5)
+
+    main = rec.for_path("/main")
+    assert [r.body["deliveryAttempt"] for r in main] == [1, 2, 3]
+    gaps = [b.started - a.finished for a, b in itertools.pairwise(main)]
+    assert gaps[1] > gaps[0] >= 0.04  # exponential backoff: 0.05 s, then 0.1 s
+    assert [d.status for d in sim.deliveries if d.message_id == mid] == [503, 503, 503]
+
+    (dead,) = sim.dead_lettered
+    assert (dead.subscription, dead.message_id, dead.attempts) == (SUB, mid, 3)
+    (forwarded,) = sim.published(dlq)
+    assert forwarded.message_id == dead.dead_letter_message_id != mid
+    assert forwarded.data == b"poison"
+    assert forwarded.attributes == {
+        "vm": "wb-alice",
+        "CloudPubSubDeadLetterSourceDeliveryCount": "3",
+        "CloudPubSubDeadLetterSourceSubscription": "on-oom-push",
+        "CloudPubSubDeadLetterSourceSubscriptionProject": "contest-prj",
+        "CloudPubSubDeadLetterSourceTopicPublishTime": format_publish_time(
+            sim.published(TOPIC)[0].publish_time
+        ),
+    }
+    (to_dlq_endpoint,) = rec.for_path("/dlq")
+    assert to_dlq_endpoint.body["message"]["messageId"] == forwarded.message_id
+    assert "deliveryAttempt" not in to_dlq_endpoint.body  # that subscription has no DLQ policy
+    time.sleep(0.3)
+    assert len(rec.for_path("/main")) == 3, "a dead-lettered message is not redelivered"
+
+
+def test_connection_error_is_a_nack_and_wait_idle_reports_it(sim: PubSubSimulator) -> None:
+    sim.create_topic(TOPIC)
+    sim.create_push_subscription(SUB, TOPIC, f"http://127.0.0.1:{_free_port()}/nobody")
+    sim.publish(TOPIC, b"x")
+    assert sim.wait_idle(0.5) is False  # still waiting for a redelivery
+    assert {d.status for d in sim.deliveries} == {"error"}
+    assert len(sim.deliveries) >= 2
+    sim.delete_subscription(SUB)
+    assert sim.wait_idle(2) is True
+
+
+def test_wait_idle_covers_in_flight_and_backoff(
+    sim: PubSubSimulator, receiver: Callable[..., Receiver]
+) -> None:
+    rec = receiver(lambda _p, _b, n: (500 if n == 1 else 200, 0.3 if n == 1 else 0.0))
+    sim.create_topic(TOPIC)
+    assert sim.wait_idle(0.1)  # nothing at all
+    sim.create_push_subscription(SUB, TOPIC, rec.url, min_backoff_s=0.3)
+    sim.publish(TOPIC, b"x")
+    assert not sim.wait_idle(0.2)  # in flight
+    assert not sim.wait_idle(0.2)  # nacked, waiting out its backoff
+    assert sim.wait_idle(3)
+    assert [d.status for d in sim.deliveries] == [500, 200]
+    sim.create_topic("projects/contest-prj/topics/nobody-listens")
+    sim.publish("projects/contest-prj/topics/nobody-listens", b"dropped")
+    assert sim.wait_idle(0.1)
+
+
+# ---------------------------------------------------------------------------- faults and errors
+
+
+def test_unavailable_fault_is_retried_transparently_by_the_client(
+    sim: PubSubSimulator, clients: Callable[..., Any]
+) -> None:
+    sim.create_topic(TOPIC)
+    pub = clients("publisher")
+    sim.inject_publish_fault(grpc.StatusCode.UNAVAILABLE, count=1)
+    mid = pub.publish(TOPIC, b"survives").result(timeout=10)
+    assert sim.rpc_log.count("/google.pubsub.v1.Publisher/Publish") == 2  # failed + retried
+    assert [m.message_id for m in sim.published(TOPIC)] == [mid]
+
+    # The ordering client retries UNAVAILABLE too (with an unlimited deadline).
+    ordered = clients("publisher", ordering=True)
+    sim.inject_publish_fault(grpc.StatusCode.UNAVAILABLE, count=2)
+    ordered.publish(TOPIC, b"o1", ordering_key="k").result(timeout=10)
+    assert sim.rpc_log.count("/google.pubsub.v1.Publisher/Publish") == 5
+
+
+def test_non_retryable_fault_fails_the_future_and_pauses_an_ordering_key(
+    sim: PubSubSimulator, clients: Callable[..., Any]
+) -> None:
+    sim.create_topic(TOPIC)
+    pub = clients("publisher")
+    sim.inject_publish_fault(grpc.StatusCode.PERMISSION_DENIED, count=1)
+    with pytest.raises(gexc.PermissionDenied):
+        pub.publish(TOPIC, b"denied").result(timeout=10)
+    assert sim.rpc_log.count("/google.pubsub.v1.Publisher/Publish") == 1  # no retry
+    assert sim.published(TOPIC) == []
+
+    ordered = clients("publisher", ordering=True)
+    sim.inject_publish_fault(grpc.StatusCode.PERMISSION_DENIED, count=1)
+    with pytest.raises(gexc.PermissionDenied):
+        ordered.publish(TOPIC, b"o1", ordering_key="k").result(timeout=10)
+    # The key is paused client-side until resume_publish(): nothing reaches the server.
+    with pytest.raises(pub_exc.PublishToPausedOrderingKeyException):
+        ordered.publish(TOPIC, b"o2", ordering_key="k").result(timeout=10)
+    ordered.resume_publish(TOPIC, "k")
+    ordered.publish(TOPIC, b"o3", ordering_key="k").result(timeout=10)
+    assert [m.data for m in sim.published(TOPIC)] == [b"o3"]
+
+
+def test_errors_are_grpc_status_codes(sim: PubSubSimulator, clients: Callable[..., Any]) -> None:
+    pub, subscriber = clients("publisher"), clients("subscriber")
+    pub.create_topic(name=TOPIC)
+    with pytest.raises(gexc.AlreadyExists):
+        pub.create_topic(name=TOPIC)
+    with pytest.raises(gexc.InvalidArgument):  # topic ids need 3..255 characters
+        pub.create_topic(name="projects/p/topics/t")
+    with pytest.raises(gexc.NotFound):
+        pub.get_topic(topic="projects/contest-prj/topics/missing")
+    with pytest.raises(gexc.NotFound):
+        pub.publish("projects/contest-prj/topics/missing", b"x").result(timeout=10)
+    with pytest.raises(gexc.InvalidArgument):  # neither data nor attributes
+        pub.publish(TOPIC, b"").result(timeout=10)
+    assert pub.publish(TOPIC, b"", only="attributes").result(timeout=10).isdecimal()
+    with pytest.raises(gexc.NotFound):
+        subscriber.create_subscription(
+            name="projects/contest-prj/subscriptions/orphan",
+            topic="projects/contest-prj/topics/missing",
+        )
+    with pytest.raises(gexc.InvalidArgument):  # Pub/Sub allows 5..100 delivery attempts
+        subscriber.create_subscription(
+            request={
+                "name": "projects/contest-prj/subscriptions/dlq-too-small",
+                "topic": TOPIC,
+                "dead_letter_policy": {"dead_letter_topic": TOPIC, "max_delivery_attempts": 3},
+            }
+        )
+    with pytest.raises(gexc.NotFound):
+        subscriber.get_subscription(subscription="projects/contest-prj/subscriptions/none")
+
+    # > 10 MB: the client refuses before sending; a raw gRPC call gets INVALID_ARGUMENT.
+    big = b"x" * (10 * 1000 * 1000 + 1)
+    with pytest.raises(pub_exc.MessageTooLargeError):
+        pub.publish(TOPIC, big)
+    with grpc.insecure_channel(sim.host) as channel:
+        raw_publish = channel.unary_unary(
+            "/google.pubsub.v1.Publisher/Publish",
+            request_serializer=PublishRequest.serialize,
+            response_deserializer=PublishResponse.deserialize,
+        )
+        with pytest.raises(grpc.RpcError) as err:
+            raw_publish(PublishRequest(topic=TOPIC, messages=[PubsubMessage(data=big)]))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        ok = raw_publish(PublishRequest(topic=TOPIC, messages=[PubsubMessage(data=b"y")]))
+        assert len(ok.message_ids) == 1
+
+    others = [f"projects/contest-prj/topics/topic-{i}" for i in range(3)]
+    for name in others:
+        pub.create_topic(name=name)
+    pub.create_topic(name="projects/other-prj/topics/elsewhere")
+    listed = [
+        t.name for t in pub.list_topics(request={"project": "projects/contest-prj", "page_size": 2})
+    ]
+    assert sorted(listed) == sorted([TOPIC, *others])
+    pub.delete_topic(topic=others[0])
+    with pytest.raises(gexc.NotFound):
+        pub.get_topic(topic=others[0])
+    with pytest.raises(gexc.NotFound):
+        pub.delete_topic(topic=others[0])
+
+
+def test_latency_is_added_to_each_rpc(monkeypatch: pytest.MonkeyPatch) -> None:
+    with PubSubSimulator(latency_s=0.25) as slow:
+        monkeypatch.setenv("PUBSUB_EMULATOR_HOST", slow.host)
+        pub = pubsub_v1.PublisherClient()
+        try:
+            started = time.monotonic()
+            pub.create_topic(name=TOPIC)
+            pub.publish(TOPIC, b"x").result(timeout=10)
+            assert time.monotonic() - started >= 0.5
+        finally:
+            pub.stop()
+            pub.transport.close()
+
+
+def test_direct_publish_ids_are_unique_decimal_strings(sim: PubSubSimulator) -> None:
+    sim.create_topic(TOPIC)
+    ids: list[str] = []
+    lock = threading.Lock()
+
+    def burst() -> None:
+        for i in range(50):
+            mid = sim.publish(TOPIC, b"d", {"i": str(i)})
+            with lock:
+                ids.append(mid)
+
+    threads = [threading.Thread(target=burst) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ids) == len(set(ids)) == 200
+    assert all(i.isdecimal() for i in ids)
+    assert len(sim.published(TOPIC)) == 200
+    assert {102, 200, 201, 202, 204} == ACK_STATUSES
+
+
+def test_cli_serves_the_real_client(
+    monkeypatch: pytest.MonkeyPatch, receiver: Callable[..., Receiver]
+) -> None:
+    rec = receiver()
+    port = _free_port()
+    push = f"{SUB}={TOPIC}={rec.url}/cli?x=1=cloudevent"
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "simulators.pubsub", "--port", str(port)),
+            *("--topic", TOPIC, "--push", push),
+        ],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == f"export PUBSUB_EMULATOR_HOST=127.0.0.1:{port}"
+        monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{port}")
+        pub = pubsub_v1.PublisherClient()
+        try:
+            assert pub.get_topic(topic=TOPIC).name == TOPIC
+            mid = pub.publish(TOPIC, b"hi").result(timeout=10)
+        finally:
+            pub.stop()
+            pub.transport.close()
+        deadline = time.monotonic() + 5
+        while not rec.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        (got,) = rec.requests
+        assert got.path == "/cli?x=1"
+        assert got.headers["ce-id"] == mid
+        assert got.body["subscription"] == SUB
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=10) == 0

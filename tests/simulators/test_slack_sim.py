@@ -1,0 +1,550 @@
+"""The Slack simulator, driven by the real slack_sdk clients and a real Bolt app (no mocks)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import (
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.webhook import WebhookClient
+
+from simulators.slack import SlackRequester, SlackSimulator, sign
+
+pytestmark = pytest.mark.wire
+
+TOKEN = "xoxb-test-token"
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+TS_RE = re.compile(r"^\d{10}\.\d{6}$")
+
+
+@pytest.fixture
+def sim() -> Iterator[SlackSimulator]:
+    s = SlackSimulator(bot_token=TOKEN)
+    s.add_user("U0ALICE", "alice", "Alice@Example.com", real_name="Alice Liddell")
+    s.add_user("U0NOMAIL", "nomail", None)
+    s.add_user("U0GONE", "gone", "gone@example.com", deleted=True)
+    s.add_channel("C0GENERAL", "general")
+    s.add_channel("C0ALERTS", "alerts")
+    s.start()
+    yield s
+    s.stop()
+
+
+def client(sim: SlackSimulator, **kwargs: Any) -> WebClient:
+    return WebClient(token=TOKEN, base_url=sim.api_url, **kwargs)
+
+
+# --------------------------------------------------------------------------- Web API shapes
+
+
+def test_auth_test_shape(sim: SlackSimulator) -> None:
+    data = client(sim).auth_test().data
+    assert data == {
+        "ok": True,
+        "url": "https://contest.slack.com/",
+        "team": "Contest",
+        "user": "notebook-medic",
+        "team_id": "T0CONTEST",
+        "user_id": "U0MEDICBOT",
+        "bot_id": "B0MEDIC",
+        "is_enterprise_install": False,
+    }
+    assert sim.api_url == sim.base_url + "/api/"
+
+
+def test_invalid_and_missing_token(sim: SlackSimulator) -> None:
+    with pytest.raises(SlackApiError) as bad:
+        WebClient(token="xoxb-wrong", base_url=sim.api_url).auth_test()
+    assert bad.value.response["error"] == "invalid_auth"
+    with pytest.raises(SlackApiError) as missing:
+        WebClient(base_url=sim.api_url).chat_postMessage(channel="C0GENERAL", text="x")
+    assert missing.value.response["error"] == "not_authed"
+    # a `token` form field works too
+    body = urllib.parse.urlencode({"token": TOKEN}).encode()
+    with urllib.request.urlopen(sim.api_url + "auth.test", data=body, timeout=5) as resp:
+        assert json.loads(resp.read())["ok"] is True
+    assert "token" not in sim.calls[-1].args
+
+
+def test_unknown_method(sim: SlackSimulator) -> None:
+    with pytest.raises(SlackApiError) as err:
+        client(sim).api_call("chat.teleport", params={"channel": "C0GENERAL"})
+    assert err.value.response.status_code == 200
+    assert err.value.response["error"] == "unknown_method"
+    assert (sim.calls[-1].method, sim.calls[-1].error) == ("chat.teleport", "unknown_method")
+
+
+def test_post_message_shape_json_and_form(sim: SlackSimulator) -> None:
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": "*hi*"}}]
+    c = client(sim)
+    first = c.chat_postMessage(channel="C0GENERAL", text="hi", blocks=blocks, unfurl_links=False)
+    assert first["ok"] is True and first["channel"] == "C0GENERAL"
+    assert TS_RE.match(first["ts"])
+    msg = first["message"]
+    assert msg["text"] == "hi" and msg["blocks"] == blocks and msg["ts"] == first["ts"]
+    assert msg["bot_id"] == "B0MEDIC" and msg["user"] == "U0MEDICBOT"
+    # WebClient sends chat.postMessage as JSON: blocks arrive as a list, booleans as booleans
+    assert sim.calls[-1].args["blocks"] == blocks
+    assert sim.calls[-1].args["unfurl_links"] is False
+
+    # form encoding (blocks as a JSON string in a form field), and a channel name
+    second = c.api_call(
+        "chat.postMessage",
+        params={"channel": "#general", "blocks": json.dumps(blocks), "unfurl_links": "0"},
+    )
+    assert second["channel"] == "C0GENERAL" and second["message"]["blocks"] == blocks
+    assert second["ts"] > first["ts"]
+    assert [m["ts"] for m in sim.messages("C0GENERAL")] == [first["ts"], second["ts"]]
+
+    with pytest.raises(SlackApiError) as nochan:
+        c.chat_postMessage(channel="C0NOPE", text="x")
+    assert nochan.value.response["error"] == "channel_not_found"
+    with pytest.raises(SlackApiError) as notext:
+        c.api_call("chat.postMessage", json={"channel": "C0GENERAL"})
+    assert notext.value.response["error"] == "no_text"
+
+
+def test_ts_unique_and_increasing(sim: SlackSimulator) -> None:
+    c = client(sim)
+    stamps = [c.chat_postMessage(channel="C0GENERAL", text=str(i))["ts"] for i in range(20)]
+    assert len(set(stamps)) == 20
+    assert stamps == sorted(stamps, key=float)
+
+
+def test_post_to_user_id_goes_to_dm_and_conversations_open(sim: SlackSimulator) -> None:
+    c = client(sim)
+    posted = c.chat_postMessage(channel="U0ALICE", text="your notebook restarted")
+    assert posted["channel"] == "D0ALICE"
+    opened = c.conversations_open(users="U0ALICE")
+    assert opened["channel"]["id"] == "D0ALICE"
+    c.chat_postMessage(channel=opened["channel"]["id"], text="second")
+    assert [m["text"] for m in sim.messages("D0ALICE")] == ["your notebook restarted", "second"]
+    assert sim.messages("U0ALICE") == sim.messages("D0ALICE")
+    fresh = c.conversations_open(users=["U0NOMAIL"])
+    assert fresh.data == {"ok": True, "channel": {"id": "D0NOMAIL"}}
+    with pytest.raises(SlackApiError) as err:
+        c.conversations_open(users="U0WHO")
+    assert err.value.response["error"] == "user_not_found"
+    with pytest.raises(SlackApiError) as unknown_user:
+        c.chat_postMessage(channel="U0WHO", text="x")
+    assert unknown_user.value.response["error"] == "channel_not_found"
+
+
+def test_update_then_messages(sim: SlackSimulator) -> None:
+    c = client(sim)
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": "restarting…"}}]
+    ts = c.chat_postMessage(channel="C0ALERTS", text="restarting", blocks=blocks)["ts"]
+    up = c.chat_update(channel="C0ALERTS", ts=ts, text="restarted")
+    assert (up["ok"], up["channel"], up["ts"], up["text"]) == (True, "C0ALERTS", ts, "restarted")
+    [msg] = sim.messages("C0ALERTS")
+    assert msg["text"] == "restarted"
+    assert msg["blocks"] == blocks  # absent blocks are kept, as Slack documents
+    assert msg["edited"]["user"] == "U0MEDICBOT"
+    c.chat_update(channel="C0ALERTS", ts=ts, text="done", blocks=[])
+    assert "blocks" not in sim.messages("C0ALERTS")[0]
+    with pytest.raises(SlackApiError) as err:
+        c.chat_update(channel="C0ALERTS", ts="1.000001", text="x")
+    assert err.value.response["error"] == "message_not_found"
+
+
+def test_thread_replies(sim: SlackSimulator) -> None:
+    c = client(sim)
+    parent = c.chat_postMessage(channel="C0ALERTS", text="OOM on alice-nb")["ts"]
+    r1 = c.chat_postMessage(channel="C0ALERTS", text="restarting", thread_ts=parent)
+    r2 = c.chat_postMessage(channel="C0ALERTS", text="back", thread_ts=parent)
+    assert r1["message"]["thread_ts"] == parent
+    msgs = sim.messages("C0ALERTS")
+    assert [m["text"] for m in msgs] == ["OOM on alice-nb", "restarting", "back"]
+    assert [m.get("thread_ts") for m in msgs] == [parent, parent, parent]
+    assert msgs[0]["reply_count"] == 2 and msgs[0]["latest_reply"] == r2["ts"]
+    with pytest.raises(SlackApiError) as err:
+        c.chat_postMessage(channel="C0ALERTS", text="x", thread_ts="1.000001")
+    assert err.value.response["error"] == "thread_not_found"
+
+
+def test_post_ephemeral(sim: SlackSimulator) -> None:
+    resp = client(sim).chat_postEphemeral(channel="C0GENERAL", user="U0ALICE", text="only you")
+    assert resp["ok"] is True and TS_RE.match(resp["message_ts"])
+    assert set(resp.data) == {"ok", "message_ts"}
+    assert sim.messages("C0GENERAL") == []
+    assert sim.ephemeral_messages("C0GENERAL")[0]["user"] == "U0ALICE"
+
+
+def test_users_info_and_lookup_by_email(sim: SlackSimulator) -> None:
+    c = client(sim)
+    user = c.users_info(user="U0ALICE")["user"]
+    assert user["id"] == "U0ALICE" and user["team_id"] == "T0CONTEST"
+    assert user["name"] == "alice" and user["real_name"] == "Alice Liddell"
+    assert user["deleted"] is False and user["is_bot"] is False
+    assert user["tz"] == "Asia/Tokyo" and user["tz_offset"] == 9 * 3600
+    assert user["profile"]["email"] == "Alice@Example.com"
+    assert user["profile"]["real_name"] == "Alice Liddell"
+    assert user["profile"]["display_name"] == "alice"
+    assert "email" not in c.users_info(user="U0NOMAIL")["user"]["profile"]
+    assert c.users_info(user="U0GONE")["user"]["deleted"] is True
+    with pytest.raises(SlackApiError) as unknown:
+        c.users_info(user="U0WHO")
+    assert unknown.value.response["error"] == "user_not_found"
+
+    found = c.users_lookupByEmail(email="alice@EXAMPLE.com")["user"]
+    assert found == user
+    for email in ("nobody@example.com", "gone@example.com"):  # deactivated: not found
+        with pytest.raises(SlackApiError) as err:
+            c.users_lookupByEmail(email=email)
+        assert err.value.response["error"] == "users_not_found"
+
+
+# --------------------------------------------------------------------------- response_url
+
+
+def test_response_url_five_posts_then_used(sim: SlackSimulator) -> None:
+    url = sim.new_response_url()
+    assert url.startswith(sim.base_url + "/response/")
+    hook = WebhookClient(url)
+    for i in range(5):
+        resp = hook.send(text=f"update {i}", response_type="ephemeral")
+        assert (resp.status_code, resp.body) == (200, "ok")
+    sixth = hook.send(text="one too many")
+    assert (sixth.status_code, sixth.body) == (404, "used_url")
+    assert [r["text"] for r in sim.responses(url)] == [f"update {i}" for i in range(5)]
+    assert [c.status for c in sim.calls_to("response_url")] == [200] * 5 + [404]
+    assert sim.calls[-1].error == "used_url"
+
+    bogus = WebhookClient(sim.base_url + "/response/not-a-token").send(text="x")
+    assert (bogus.status_code, bogus.body) == (404, "expired_url")
+    sim.expire_response_url(url)
+    assert WebhookClient(url).send(text="late").body == "expired_url"
+
+
+def test_response_url_replace_original(sim: SlackSimulator) -> None:
+    ts = client(sim).chat_postMessage(channel="C0ALERTS", text="Restart alice-nb?")["ts"]
+    url = sim.new_response_url(channel="C0ALERTS", message_ts=ts)
+    WebhookClient(url).send(text="Restarting alice-nb…", replace_original=True)
+    [msg] = sim.messages("C0ALERTS")
+    assert (msg["ts"], msg["text"]) == (ts, "Restarting alice-nb…")
+    WebhookClient(url).send(text="Restarted", response_type="in_channel")
+    assert [m["text"] for m in sim.messages("C0ALERTS")] == ["Restarting alice-nb…", "Restarted"]
+    WebhookClient(url).send(delete_original=True)
+    assert [m["text"] for m in sim.messages("C0ALERTS")] == ["Restarted"]
+
+
+# --------------------------------------------------------------------------- faults and retries
+
+
+def test_ratelimit_without_and_with_retry_handler(sim: SlackSimulator) -> None:
+    sim.inject_fault("chat.postMessage", "ratelimit", retry_after_s=1)
+    with pytest.raises(SlackApiError) as err:
+        client(sim).chat_postMessage(channel="C0GENERAL", text="x")
+    assert err.value.response.status_code == 429
+    assert err.value.response["error"] == "ratelimited"
+    assert err.value.response.headers["Retry-After"] == "1"
+
+    sim.inject_fault("chat.postMessage", "ratelimit", retry_after_s=1)
+    retrying = client(sim, retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)])
+    assert retrying.chat_postMessage(channel="C0GENERAL", text="y")["ok"] is True
+    calls = sim.calls_to("chat.postMessage")
+    assert [c.status for c in calls] == [429, 429, 200]
+    assert calls[2].time - calls[1].time >= 1.0  # the handler honoured Retry-After
+    assert [m["text"] for m in sim.messages("C0GENERAL")] == ["y"]
+
+
+def test_server_error_retried_by_server_error_handler(sim: SlackSimulator) -> None:
+    sim.inject_fault("*", "server_error")
+    with pytest.raises(SlackApiError) as err:
+        client(sim).users_info(user="U0ALICE")
+    assert err.value.response.status_code == 500
+
+    sim.inject_fault("users.info", "server_error")
+    retrying = client(sim, retry_handlers=[ServerErrorRetryHandler(max_retry_count=1)])
+    assert retrying.users_info(user="U0ALICE")["user"]["id"] == "U0ALICE"
+    assert [c.status for c in sim.calls_to("users.info")] == [500, 500, 200]
+
+
+def test_error_fault(sim: SlackSimulator) -> None:
+    sim.inject_fault("chat.update", "error", error="fatal_error")
+    with pytest.raises(SlackApiError) as err:
+        client(sim).chat_update(channel="C0GENERAL", ts="1.0", text="x")
+    assert err.value.response.status_code == 200
+    assert err.value.response["error"] == "fatal_error"
+    with pytest.raises(ValueError, match="unknown fault kind"):
+        sim.inject_fault("chat.update", "explode")
+
+
+def test_timeout_fault_fires_client_timeout(sim: SlackSimulator) -> None:
+    sim.inject_fault("chat.postMessage", "timeout")
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):  # not retried by the default ConnectionErrorRetryHandler
+        client(sim, timeout=1).chat_postMessage(channel="C0GENERAL", text="x")
+    assert 0.9 <= time.monotonic() - started < 5
+    assert [c.status for c in sim.calls_to("chat.postMessage")] == [0]  # never answered
+    assert client(sim).chat_postMessage(channel="C0GENERAL", text="y")["ok"] is True
+
+
+def test_latency_and_wait_for() -> None:
+    with SlackSimulator(latency_s=0.3) as slow:
+        started = time.monotonic()
+        client(slow).auth_test()
+        assert time.monotonic() - started >= 0.3
+        assert slow.wait_for(lambda: slow.calls[-1].status == 200, timeout=1)
+        assert not slow.wait_for(lambda: False, timeout=0.1)
+
+
+# --------------------------------------------------------------------------- SlackRequester
+
+
+class _Capture(http.server.BaseHTTPRequestHandler):
+    requests: ClassVar[list[tuple[dict[str, str], str]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        _Capture.requests.append((dict(self.headers.items()), body))
+        out = b'{"ok": true}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def capture() -> Iterator[str]:
+    _Capture.requests = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Capture)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/slack/events"
+    server.shutdown()
+    server.server_close()
+
+
+def _verifies(headers: dict[str, str], body: str) -> bool:
+    return SignatureVerifier(SECRET).is_valid_request(body, headers)
+
+
+def test_slash_command_fields_and_signature(capture: str) -> None:
+    requester = SlackRequester(SECRET, capture)
+    resp = requester.slash_command("U0ALICE", "alice-nb now", response_url="http://x/response/t")
+    assert resp.status == 200 and resp.json == {"ok": True} and resp.elapsed_s > 0
+    headers, body = _Capture.requests[-1]
+    assert headers["Content-Type"] == "application/x-www-form-urlencoded"
+    fields = urllib.parse.parse_qsl(body, keep_blank_values=True)
+    assert [k for k, _ in fields] == [
+        "token", "team_id", "team_domain", "channel_id", "channel_name", "user_id",
+        "user_name", "command", "text", "api_app_id", "is_enterprise_install",
+        "response_url", "trigger_id",
+    ]  # fmt: skip
+    values = dict(fields)
+    assert values["command"] == "/restart-notebook" and values["text"] == "alice-nb now"
+    assert values["team_id"] == "T0CONTEST" and values["api_app_id"] == "A0MEDIC"
+    assert values["channel_id"] == "C0GENERAL" and values["channel_name"] == "general"
+    assert "command=%2Frestart-notebook" in body and "text=alice-nb+now" in body
+    assert _verifies(headers, body)
+    ts = headers["X-Slack-Request-Timestamp"]
+    assert headers["X-Slack-Signature"] == sign(SECRET, ts, body)
+
+
+def test_block_action_payload_and_signature(capture: str) -> None:
+    message = {
+        "ts": "1763611953.000100",
+        "text": "Restart alice-nb?",
+        "blocks": [
+            {
+                "type": "actions",
+                "block_id": "restart_confirm",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": "confirm",
+                        "text": {"type": "plain_text", "text": "Restart"},
+                        "value": "alice-nb",
+                    }
+                ],
+            }
+        ],
+    }
+    SlackRequester(SECRET, capture).block_action(
+        "U0ALICE", "confirm", "alice-nb", response_url="http://x/response/t", message=message
+    )
+    headers, body = _Capture.requests[-1]
+    assert _verifies(headers, body)
+    [(key, raw)] = urllib.parse.parse_qsl(body)
+    assert key == "payload"
+    payload = json.loads(raw)
+    assert payload["type"] == "block_actions"
+    assert payload["user"] == {
+        "id": "U0ALICE", "username": "u0alice", "name": "u0alice", "team_id": "T0CONTEST",
+    }  # fmt: skip
+    assert payload["container"] == {
+        "type": "message",
+        "message_ts": "1763611953.000100",
+        "channel_id": "C0ALERTS",
+        "is_ephemeral": False,
+    }
+    assert payload["team"] == {"id": "T0CONTEST", "domain": "contest"}
+    assert payload["channel"] == {"id": "C0ALERTS", "name": "alerts"}
+    assert payload["message"]["blocks"] == message["blocks"]
+    assert payload["response_url"] == "http://x/response/t"
+    [action] = payload["actions"]
+    assert action["action_id"] == "confirm" and action["block_id"] == "restart_confirm"
+    assert action["text"] == {"type": "plain_text", "text": "Restart"}
+    assert action["value"] == "alice-nb" and action["type"] == "button"
+    assert {"api_app_id", "token", "trigger_id"} <= set(payload)
+
+
+@pytest.mark.parametrize(
+    "tamper", ["bad_signature", "missing_headers", "stale_timestamp", "altered_body"]
+)
+def test_tampered_requests_fail_verification(capture: str, tamper: str) -> None:
+    SlackRequester(SECRET, capture).slash_command(
+        "U0ALICE", "alice-nb", response_url="http://x/response/t", tamper=tamper
+    )
+    headers, body = _Capture.requests[-1]
+    assert not _verifies(headers, body)
+    if tamper == "stale_timestamp":  # validly signed, only too old
+        ts = headers["X-Slack-Request-Timestamp"]
+        assert int(time.time()) - int(ts) >= 360
+        assert headers["X-Slack-Signature"] == sign(SECRET, ts, body)
+    if tamper == "missing_headers":
+        assert not any(k.lower().startswith("x-slack-") for k in headers)
+
+
+# --------------------------------------------------------------------------- end to end
+
+BOLT_MAIN = textwrap.dedent(
+    """
+    import os
+
+    import functions_framework
+    from slack_bolt import App
+    from slack_bolt.adapter.google_cloud_functions import SlackRequestHandler
+    from slack_sdk import WebClient
+
+    app = App(
+        process_before_response=True,
+        signing_secret=os.environ["SLACK_SIGNING_SECRET"],
+        client=WebClient(base_url=os.environ["SLACK_API_URL"], token=os.environ["SLACK_BOT_TOKEN"]),
+    )
+
+
+    @app.command("/restart-notebook")
+    def restart(ack, respond, command, client):
+        ack(f"Restarting {command['text']} for <@{command['user_id']}>")
+        respond(text="restart queued")
+        client.chat_postMessage(channel="C0ALERTS", text=f"restart of {command['text']} requested")
+
+
+    @app.action("confirm")
+    def confirm(ack, respond, body):
+        ack()
+        respond(replace_original=True, text=f"confirmed {body['actions'][0]['value']}")
+
+
+    _slack = SlackRequestHandler(app)
+
+
+    @functions_framework.http
+    def handler(request):
+        return _slack.handle(request)
+    """
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            output = proc.stdout.read() if proc.stdout is not None else b""
+            raise AssertionError(f"functions-framework exited: {output!r}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("functions-framework did not start")
+
+
+def test_bolt_app_under_functions_framework(sim: SlackSimulator, tmp_path: Path) -> None:
+    (tmp_path / "main.py").write_text(BOLT_MAIN)
+    port = _free_port()
+    env = dict(
+        os.environ,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=sim.api_url,
+        SLACK_BOT_TOKEN=TOKEN,
+    )
+    ff = Path(sys.executable).parent / "functions-framework"
+    proc = subprocess.Popen(
+        [str(ff), "--source", str(tmp_path / "main.py"), "--target", "handler", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_listening(port, proc, timeout=15)
+        # Bolt verifies the token with auth.test when App() is built (module import).
+        assert sim.wait_for(lambda: bool(sim.calls_to("auth.test")), timeout=5)
+
+        requester = SlackRequester(SECRET, f"http://127.0.0.1:{port}/")
+        url = sim.new_response_url(channel="C0GENERAL")
+        ok = requester.slash_command("U0ALICE", "alice-nb", response_url=url)
+        assert ok.status == 200, ok.body
+        # ack("text") with nothing else: Bolt answers text/plain, not JSON
+        assert ok.body == "Restarting alice-nb for <@U0ALICE>" and ok.json is None
+        assert [r["text"] for r in sim.responses(url)] == ["restart queued"]
+        assert [m["text"] for m in sim.messages("C0ALERTS")] == ["restart of alice-nb requested"]
+
+        bad = requester.slash_command("U0ALICE", "alice-nb", response_url=url, tamper="bad_signature")
+        assert bad.status == 401
+        stale = requester.slash_command("U0ALICE", "x", response_url=url, tamper="stale_timestamp")
+        assert stale.status == 401
+        assert len(sim.responses(url)) == 1  # rejected requests ran no listener
+
+        posted = client(sim).chat_postMessage(channel="C0ALERTS", text="Restart alice-nb?")
+        click_url = sim.new_response_url(channel="C0ALERTS", message_ts=posted["ts"])
+        click = requester.block_action(
+            "U0ALICE",
+            "confirm",
+            "alice-nb",
+            response_url=click_url,
+            message_ts=posted["ts"],
+            message=posted["message"],
+        )
+        assert click.status == 200, click.body
+        assert sim.messages("C0ALERTS")[-1]["text"] == "confirmed alice-nb"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
