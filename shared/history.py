@@ -27,7 +27,6 @@ LAST_KILL = "medic-last-kill"
 INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 ALERT_TS = "medic-alert-ts"
-PENDING = "medic-pending"
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 
 
@@ -47,7 +46,6 @@ class History:
     inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
     inflight_event: str = ""  # event_key() of the request that started it
     alert_ts: str = ""  # the Slack alert of the restart in flight, to update it after a crash
-    pending_since: datetime | None = None  # a manual restart queued from Slack
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -65,7 +63,6 @@ class History:
             inflight_since=_time(labels.get(INFLIGHT, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
             alert_ts=labels.get(ALERT_TS, "").replace("_", ".") if _label_text(labels.get(ALERT_TS, "")) else "",
-            pending_since=_time(labels.get(PENDING, "")),
         )
 
     def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
@@ -81,7 +78,6 @@ class History:
             (LAST_RESTART, self.last_restart),
             (LAST_KILL, self.last_kill),
             (INFLIGHT, self.inflight_since),
-            (PENDING, self.pending_since),
         ):
             if moment is not None:
                 labels[key] = str(int(moment.timestamp()))
@@ -104,9 +100,7 @@ class History:
     def with_restart(self, started_at: datetime, finished_at: datetime, *, automatic: bool) -> History:
         """A finished restart; manual ones count in last_restart but not toward the crash-loop pause."""
         restarts = _tail((*self.auto_restarts, started_at)) if automatic else self.auto_restarts
-        return replace(
-            self.without_inflight(), auto_restarts=restarts, last_restart=finished_at, pending_since=None
-        )
+        return replace(self.without_inflight(), auto_restarts=restarts, last_restart=finished_at)
 
     def restarts_within(self, window: timedelta, now: datetime) -> int:
         return sum(1 for moment in self.auto_restarts if now - moment <= window)

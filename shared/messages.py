@@ -155,6 +155,93 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     },
     "button.confirm": {"en": "Yes", "ja": "はい"},
     "button.cancel": {"en": "Cancel", "ja": "キャンセル"},
+    # ---- /restart-notebook ---------------------------------------------------------------------
+    "cmd.help": {
+        "en": "*/restart-notebook* restarts your Workbench notebook when it is stuck (for example after running out of memory).\n"
+        "• `/restart-notebook` — restart your notebook (if you have one)\n"
+        "• `/restart-notebook NAME` — restart the notebook called NAME (yours; organizers: any)\n"
+        "• `/restart-notebook status` — your notebooks (organizers: every notebook)\n"
+        "• `/restart-notebook help` — this message\n"
+        "A restart takes about a minute; anything only in memory is lost.",
+        "ja": "*/restart-notebook* は動かなくなった Workbench ノートブックを再起動します (メモリ不足の後など)。\n"
+        "• `/restart-notebook` — 自分のノートブックを再起動\n"
+        "• `/restart-notebook 名前` — 指定したノートブックを再起動 (自分のもの。運営はすべて)\n"
+        "• `/restart-notebook status` — 自分のノートブックの状態 (運営は全台)\n"
+        "• `/restart-notebook help` — このヘルプ\n"
+        "再起動には 1 分ほどかかり、メモリ上のデータは失われます。",
+    },
+    "cmd.unusable": {
+        "en": ":thinking_face: I couldn't use that ({problem}).\n{help}",
+        "ja": ":thinking_face: その入力は使えません ({problem})。\n{help}",
+    },
+    "cmd.queued": {
+        "en": ":arrows_counterclockwise: Restarting *{instance}*… I'll tell you here when it's back (usually about a minute).",
+        "ja": ":arrows_counterclockwise: *{instance}* を再起動しています… 復帰したらここでお知らせします (通常 1 分ほど)。",
+    },
+    "cmd.choose": {
+        "en": "You have several notebooks; name the one to restart: {names}",
+        "ja": "ノートブックが複数あります。再起動するものを指定してください: {names}",
+    },
+    "deny.no_email": {
+        "en": ":no_entry: Your Slack profile has no email address, so I can't tell which notebook is yours. Ask an organizer.",
+        "ja": ":no_entry: Slack プロフィールにメールアドレスがないため、どのノートブックがあなたのものか判断できません。運営に連絡してください。",
+    },
+    "deny.no_instance": {
+        "en": ":no_entry: I found no notebook owned by {email}. Ask an organizer if that's wrong.",
+        "ja": ":no_entry: {email} が所有するノートブックが見つかりません。誤りであれば運営に連絡してください。",
+    },
+    "deny.not_found": {
+        "en": ":no_entry: There is no notebook called `{name}`.",
+        "ja": ":no_entry: `{name}` というノートブックはありません。",
+    },
+    "deny.ambiguous": {
+        "en": ":no_entry: More than one notebook is called `{name}` (zones: {zones}); ask an organizer.",
+        "ja": ":no_entry: `{name}` という名前のノートブックが複数あります (ゾーン: {zones})。運営に連絡してください。",
+    },
+    "deny.not_yours": {
+        "en": ":no_entry: `{name}` is not your notebook, so you can't restart it.",
+        "ja": ":no_entry: `{name}` はあなたのノートブックではないため再起動できません。",
+    },
+    "deny.not_restartable": {
+        "en": ":no_entry: `{name}` is {state}, not running, so it can't be restarted now.",
+        "ja": ":no_entry: `{name}` は {state} 状態で起動していないため、今は再起動できません。",
+    },
+    "deny.paused": {
+        "en": ":no_entry: Restarts of `{name}` are paused because it kept crashing; an organizer will look at it.",
+        "ja": ":no_entry: `{name}` はクラッシュを繰り返したため再起動を一時停止しています。運営が確認します。",
+    },
+    "deny.already": {
+        "en": ":hourglass_flowing_sand: `{name}` is already restarting — you'll hear when it's done.",
+        "ja": ":hourglass_flowing_sand: `{name}` はすでに再起動中です。完了したらお知らせします。",
+    },
+    "deny.too_soon": {
+        "en": ":hourglass: `{name}` was restarted a moment ago; you can restart it again in {seconds} s.",
+        "ja": ":hourglass: `{name}` は先ほど再起動したばかりです。{seconds} 秒後にもう一度お試しください。",
+    },
+    "deny.unavailable": {
+        "en": ":warning: I couldn't reach {service} just now; please try again in a minute.",
+        "ja": ":warning: {service} に接続できませんでした。1 分ほどしてからもう一度お試しください。",
+    },
+    "deny.organizers_only": {
+        "en": ":no_entry: Only organizers can use these buttons.",
+        "ja": ":no_entry: このボタンは運営のみ使用できます。",
+    },
+    "button.ack.restart": {"en": "Restarting `{name}`…", "ja": "`{name}` を再起動しています…"},
+    "button.ack.pause": {"en": "Pausing automatic restarts of `{name}`…", "ja": "`{name}` の自動再起動を停止しています…"},
+    "button.ack.resume": {"en": "Resuming automatic restarts of `{name}`…", "ja": "`{name}` の自動再起動を再開しています…"},
+    "button.ack.stop": {"en": "Stopping `{name}`…", "ja": "`{name}` を停止しています…"},
+    "status.title.mine": {"en": "Your notebooks", "ja": "あなたのノートブック"},
+    "status.title.fleet": {
+        "en": "All notebooks ({count}), those needing attention first",
+        "ja": "全ノートブック ({count} 台、要対応のものから)",
+    },
+    "status.none": {"en": "No notebooks found.", "ja": "ノートブックが見つかりません。"},
+    "status.header": {
+        "en": "NAME | STATE | HEALTH | LAST OOM | RESTARTS | OWNER",
+        "ja": "名前 | 状態 | ヘルス | 最終OOM | 再起動 | 所有者",
+    },
+    "status.paused": {"en": "PAUSED", "ja": "停止中"},
+    "status.never": {"en": "never", "ja": "なし"},
     # ---- direct messages to the owner --------------------------------------------------------
     "dm.restarted": {
         "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "

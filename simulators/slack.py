@@ -198,6 +198,7 @@ class SlackSimulator:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._users: dict[str, JsonDict] = {}
+        self._usergroups: dict[str, list[str]] = {}
         self._channels: dict[str, JsonDict] = {}
         self._messages: dict[str, list[JsonDict]] = {}
         self._ephemerals: dict[str, list[JsonDict]] = {}
@@ -514,6 +515,7 @@ class SlackSimulator:
             "chat.postEphemeral": self._chat_post_ephemeral,
             "users.info": self._users_info,
             "users.lookupByEmail": self._users_lookup_by_email,
+            "usergroups.users.list": self._usergroups_users_list,
             "conversations.open": self._conversations_open,
         }
 
@@ -627,6 +629,19 @@ class SlackSimulator:
             if stored and stored.casefold() == email and not user["deleted"]:
                 return {"user": copy.deepcopy(user)}
         raise _api_error("users_not_found")
+
+    def add_usergroup(self, usergroup_id: str, user_ids: list[str]) -> None:
+        """A user group (e.g. @organizers) and its members, for usergroups.users.list."""
+        with self._lock:
+            self._usergroups[usergroup_id] = list(user_ids)
+
+    def _usergroups_users_list(self, args: JsonDict) -> JsonDict:
+        group = _str_arg(args, "usergroup")
+        if not group:
+            raise _api_error("invalid_arguments")
+        if group not in self._usergroups:
+            raise _api_error("no_such_subteam")
+        return {"users": list(self._usergroups[group])}
 
     def _conversations_open(self, args: JsonDict) -> JsonDict:
         raw_channel = _str_arg(args, "channel")

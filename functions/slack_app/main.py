@@ -1,0 +1,40 @@
+"""slack_app: `/restart-notebook` and the organizer buttons (Slack HTTP requests, signed).
+
+Run locally: PYTHONPATH=. functions-framework --source functions/slack_app/main.py --target slack_app
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import flask
+import functions_framework
+from slack_bolt.adapter.google_cloud_functions import SlackRequestHandler
+
+from shared.audit import setup_logging
+from shared.config import Need, load_settings
+from shared.queue import RestartQueue
+from shared.slack_app import SlackService, build_app
+from shared.workbench import Workbench
+
+setup_logging()
+SETTINGS = load_settings({Need.PUBLISH, Need.SLACK_APP})
+
+
+def _service(client: Any) -> SlackService:
+    # Tight timeouts: everything here must fit in Slack's 3-second window.
+    workbench = Workbench(
+        endpoint=SETTINGS.workbench_api_endpoint,
+        timeout=timedelta(seconds=2),
+        retry_deadline=timedelta(seconds=2),
+    )
+    return SlackService(SETTINGS, client, workbench, RestartQueue(SETTINGS.restart_topic, publish_timeout_s=1.5))
+
+
+HANDLER = SlackRequestHandler(build_app(SETTINGS, _service))
+
+
+@functions_framework.http
+def slack_app(request: flask.Request) -> Any:
+    return HANDLER.handle(request)

@@ -1,0 +1,164 @@
+"""`/restart-notebook`: parsing what was typed, and who may do what. Pure functions of data.
+
+Ownership is decided here, server-side, from the instance's own metadata
+(`proxy-user-mail`) and the caller's Slack profile email: the one rule IAM
+cannot express ("restart your own instance only").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from shared.history import AutoMode, History
+from shared.models import InstanceState, InstanceView, is_valid_instance_name
+from shared.policy import PolicyConfig, crashloop_count, live_inflight
+
+
+class Verb(StrEnum):
+    RESTART = "restart"
+    STATUS = "status"
+    HELP = "help"
+    USAGE = "usage"  # input it can't use: answer with usage
+
+
+@dataclass(frozen=True)
+class Command:
+    verb: Verb
+    target: str | None = None  # an instance name, validated
+    problem: str = ""  # why the input was not usable (already safe to show)
+
+
+def parse_command(raw: str) -> Command:
+    """The text after the command. Names are checked against Workbench's naming rules before any API call."""
+    words = raw.strip().split()
+    if not words:
+        return Command(Verb.RESTART)
+    if len(words) > 1 or len(raw) > 200:
+        return Command(Verb.USAGE, problem="too many words")
+    word = words[0]
+    lowered = word.lower()
+    if lowered in ("help", "-h", "--help", "?"):
+        return Command(Verb.HELP)
+    if lowered == "status":
+        return Command(Verb.STATUS)
+    if is_valid_instance_name(word):
+        return Command(Verb.RESTART, target=word)
+    return Command(Verb.USAGE, problem="not a valid instance name")
+
+
+class Answer(StrEnum):
+    ALLOW = "allow"
+    CHOOSE = "choose"  # several instances: name one
+    NO_EMAIL = "no-email"
+    NO_INSTANCE = "no-instance"  # the caller owns none
+    NOT_FOUND = "not-found"
+    AMBIGUOUS = "ambiguous"
+    NOT_YOURS = "not-yours"
+    NOT_RESTARTABLE = "not-restartable"
+    PAUSED = "paused"
+    ALREADY_RESTARTING = "already-restarting"
+    TOO_SOON = "too-soon"
+
+
+@dataclass(frozen=True)
+class Caller:
+    slack_user_id: str
+    email: str | None
+    is_organizer: bool
+
+
+@dataclass(frozen=True)
+class Authorization:
+    answer: Answer
+    instance: InstanceView | None = None
+    choices: tuple[InstanceView, ...] = ()
+    retry_after: timedelta | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.answer is Answer.ALLOW
+
+
+def is_owner(caller: Caller, instance: InstanceView) -> bool:
+    return bool(caller.email) and instance.owner_email == (caller.email or "").lower()
+
+
+def authorize_restart(
+    caller: Caller,
+    target: str | None,
+    instances: list[InstanceView],
+    *,
+    now: datetime,
+    policy: PolicyConfig,
+    min_interval: timedelta,
+) -> Authorization:
+    if not caller.email and not caller.is_organizer:
+        return Authorization(Answer.NO_EMAIL)
+    if target is None:
+        own = tuple(i for i in instances if is_owner(caller, i))
+        if not own:
+            return Authorization(Answer.NO_INSTANCE)
+        if len(own) > 1:
+            return Authorization(Answer.CHOOSE, choices=own)
+        chosen = own[0]
+    else:
+        named = [i for i in instances if i.ref.name == target]
+        if not named:
+            return Authorization(Answer.NOT_FOUND)
+        mine = [i for i in named if is_owner(caller, i)]
+        if not caller.is_organizer and not mine:
+            return Authorization(Answer.NOT_YOURS)  # never says whose it is
+        candidates = mine or named
+        if len(candidates) > 1:
+            return Authorization(Answer.AMBIGUOUS, choices=tuple(candidates))
+        chosen = candidates[0]
+    return _restartable(caller, chosen, now, policy, min_interval)
+
+
+def _restartable(
+    caller: Caller, instance: InstanceView, now: datetime, policy: PolicyConfig, min_interval: timedelta
+) -> Authorization:
+    history = History.from_labels(instance.labels)
+    if live_inflight(history, now, policy) is not None:
+        return Authorization(Answer.ALREADY_RESTARTING, instance)
+    if instance.state in (InstanceState.STARTING, InstanceState.PROVISIONING, InstanceState.INITIALIZING):
+        return Authorization(Answer.ALREADY_RESTARTING, instance)
+    if instance.state is not InstanceState.ACTIVE:
+        return Authorization(Answer.NOT_RESTARTABLE, instance)
+    if history.auto_mode is AutoMode.PAUSED and not caller.is_organizer:
+        return Authorization(Answer.PAUSED, instance)
+    if not caller.is_organizer and history.last_restart is not None:
+        ready = history.last_restart + min_interval
+        if now < ready:
+            return Authorization(Answer.TOO_SOON, instance, retry_after=ready - now)
+    return Authorization(Answer.ALLOW, instance)
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    instance: InstanceView
+    owner: str
+    last_kill: datetime | None
+    restarts: int
+    paused: bool
+    attention: int  # larger: needs a person sooner
+
+
+def status_rows(instances: list[InstanceView], now: datetime, policy: PolicyConfig) -> list[StatusRow]:
+    """Rows for `status`, instances that need attention first."""
+    rows = []
+    for instance in instances:
+        history = History.from_labels(instance.labels)
+        restarts = crashloop_count(history, now, policy)
+        paused = history.auto_mode is AutoMode.PAUSED
+        attention = (
+            (100 if paused else 0)
+            + (50 if instance.state is not InstanceState.ACTIVE else 0)
+            + (30 if instance.health_state == "UNHEALTHY" else 0)
+            + 10 * restarts
+            + (5 if history.last_kill and now - history.last_kill < policy.crashloop_window else 0)
+        )
+        rows.append(StatusRow(instance, instance.owner_email or "", history.last_kill, restarts, paused, attention))
+    return sorted(rows, key=lambda r: (-r.attention, r.instance.ref.name))

@@ -1,0 +1,282 @@
+"""The Slack app: `/restart-notebook` and the organizer buttons on alerts (one Bolt app, listeners by purpose).
+
+Slack wants an answer within 3 seconds and the Cloud Functions adapter has no
+lazy listeners, so a listener only reads (users.info, instances.list), decides
+(commands.py) and publishes a request to the restart topic; the worker does the
+restart and reports through the request's response_url. Bolt's signature
+verification (signing secret, 5-minute replay window) stays on: unsigned
+requests get 401 before any listener runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared import messages
+from shared.audit import audit
+from shared.blocks import ACTION_PAUSE, ACTION_RESTART, ACTION_RESUME, ACTION_STOP
+from shared.commands import Answer, Caller, Verb, authorize_restart, parse_command, status_rows
+from shared.config import Settings
+from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
+from shared.queue import RestartQueue
+from shared.workbench import Workbench, utcnow
+
+log = logging.getLogger(__name__)
+COMMAND = "/restart-notebook"
+BUTTON_ACTIONS = {
+    ACTION_RESTART: Action.RESTART,
+    ACTION_PAUSE: Action.PAUSE,
+    ACTION_RESUME: Action.RESUME,
+    ACTION_STOP: Action.STOP,
+}
+USERGROUP_TTL_S = 300.0
+
+
+class SlackService:
+    """What the listeners do, kept apart from Bolt's wiring so it reads top to bottom."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        client: Any,
+        workbench: Workbench,
+        queue: RestartQueue,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.settings = settings
+        self.client = client
+        self.workbench = workbench
+        self.queue = queue
+        self.clock = clock
+        self.lang = settings.message_language
+        self._group: tuple[float, frozenset[str]] = (0.0, frozenset())
+
+    # ---- who is asking ---------------------------------------------------------------------
+    def caller(self, user_id: str) -> Caller:
+        """Identity from the Slack profile email (users.info, scope users:read.email). Raises if Slack is down."""
+        from slack_sdk.errors import SlackApiError  # noqa: PLC0415
+
+        try:
+            response = self.client.users_info(user=user_id)
+        except SlackApiError as exc:
+            if exc.response.get("error") in ("user_not_found", "user_not_visible"):
+                return Caller(user_id, None, False)  # an answer, not an outage: nobody we can identify
+            raise
+        profile = (response.get("user") or {}).get("profile") or {}
+        email = profile.get("email")
+        email = email.strip().lower() if isinstance(email, str) and email.strip() else None
+        organizer = bool(email and email in self.settings.organizer_emails) or self._in_organizer_group(user_id)
+        return Caller(user_id, email, organizer)
+
+    def _in_organizer_group(self, user_id: str) -> bool:
+        group = self.settings.organizer_usergroup
+        if not group:
+            return False
+        fetched, members = self._group
+        if time.monotonic() - fetched > USERGROUP_TTL_S:
+            try:
+                users = self.client.usergroups_users_list(usergroup=group).get("users") or []
+                members = frozenset(str(u) for u in users)
+                self._group = (time.monotonic(), members)
+            except Exception as exc:  # noqa: BLE001 - fall back to ORGANIZER_EMAILS alone
+                log.warning("could not read the organizer user group: %s", type(exc).__name__)
+        return user_id in members
+
+    def instances(self) -> list[InstanceView]:
+        return self.workbench.list(self.settings.project, self.settings.workbench_zones)
+
+    # ---- /restart-notebook -----------------------------------------------------------------
+    def command(self, body: dict[str, Any]) -> str | dict[str, Any]:
+        """The acknowledgement to send (text, or a message dict with blocks)."""
+        user_id = str(body.get("user_id", ""))
+        raw = str(body.get("text", ""))
+        parsed = parse_command(raw)
+        fields: dict[str, Any] = {"user": user_id, "verb": parsed.verb.value, "target": parsed.target,
+                                  "text_length": len(raw)}
+        help_text = messages.text("cmd.help", self.lang)
+        if parsed.verb is Verb.HELP:
+            self._audit("help", fields)
+            return help_text
+        if parsed.verb is Verb.USAGE:
+            self._audit("unusable input", fields, reason=parsed.problem)
+            return messages.text("cmd.unusable", self.lang, problem=parsed.problem, help=help_text)
+        try:
+            caller = self.caller(user_id)
+        except Exception as exc:  # noqa: BLE001 - Slack itself failing: say so, do nothing
+            self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
+            return messages.text("deny.unavailable", self.lang, service="Slack")
+        fields.update(requester=caller.email, organizer=caller.is_organizer)
+        try:
+            instances = self.instances()
+        except Exception as exc:  # noqa: BLE001 - Workbench failing: say so, do nothing
+            self._audit("denied", fields, reason=f"instances.list failed: {type(exc).__name__}")
+            return messages.text("deny.unavailable", self.lang, service="Workbench")
+        if parsed.verb is Verb.STATUS:
+            return self._status(caller, instances, fields)
+
+        decision = authorize_restart(
+            caller, parsed.target, instances, now=self.clock(), policy=self.settings.policy,
+            min_interval=self.settings.manual_restart_interval,
+        )
+        fields["answer"] = decision.answer.value
+        if not decision.allowed or decision.instance is None:
+            self._audit("denied", fields)
+            return self._denial(decision.answer, caller, parsed.target, decision)
+        instance = decision.instance
+        request = RestartRequest(
+            action=Action.RESTART,
+            trigger=Trigger.SLASH_COMMAND,
+            instance=instance.ref.full_name,
+            requested_at=self.clock(),
+            event_id=f"slack-{body.get('trigger_id') or user_id + str(time.time_ns())}",
+            requester=Requester(user_id, caller.email or "", caller.is_organizer),
+            response_url=str(body.get("response_url", "")),
+        )
+        try:
+            self.queue.publish(request)
+        except Exception as exc:  # noqa: BLE001 - nothing was queued: tell the user, never pretend
+            self._audit("denied", fields, reason=f"publish failed: {type(exc).__name__}")
+            return messages.text("deny.unavailable", self.lang, service="the restart queue")
+        self._audit("restart queued", fields, instance=instance.ref.name)
+        return messages.text("cmd.queued", self.lang, instance=instance.ref.name)
+
+    def _denial(self, answer: Answer, caller: Caller, target: str | None, decision: Any) -> str:
+        name = target or (decision.instance.ref.name if decision.instance else "")
+        lang = self.lang
+        if answer is Answer.CHOOSE:
+            return messages.text("cmd.choose", lang, names=", ".join(f"`{i.ref.name}`" for i in decision.choices))
+        if answer is Answer.NO_EMAIL:
+            return messages.text("deny.no_email", lang)
+        if answer is Answer.NO_INSTANCE:
+            return messages.text("deny.no_instance", lang, email=caller.email or "")
+        if answer is Answer.NOT_FOUND:
+            return messages.text("deny.not_found", lang, name=name)
+        if answer is Answer.AMBIGUOUS:
+            return messages.text("deny.ambiguous", lang, name=name,
+                                 zones=", ".join(i.ref.zone for i in decision.choices))
+        if answer is Answer.NOT_YOURS:
+            return messages.text("deny.not_yours", lang, name=name)
+        if answer is Answer.NOT_RESTARTABLE:
+            return messages.text("deny.not_restartable", lang, name=name, state=decision.instance.state.value)
+        if answer is Answer.PAUSED:
+            return messages.text("deny.paused", lang, name=name)
+        if answer is Answer.ALREADY_RESTARTING:
+            return messages.text("deny.already", lang, name=name)
+        seconds = int((decision.retry_after or timedelta(0)).total_seconds()) + 1
+        return messages.text("deny.too_soon", lang, name=name, seconds=seconds)
+
+    def _status(self, caller: Caller, instances: list[InstanceView], fields: dict[str, Any]) -> dict[str, Any]:
+        lang = self.lang
+        if caller.is_organizer:
+            shown = instances
+            title = messages.text("status.title.fleet", lang, count=len(instances))
+        else:
+            shown = [i for i in instances if caller.email and i.owner_email == caller.email]
+            title = messages.text("status.title.mine", lang)
+        self._audit("status", fields, shown=len(shown))
+        if not shown:
+            return {"text": messages.text("status.none", lang)}
+        rows = status_rows(shown, self.clock(), self.settings.policy)
+        never = messages.text("status.never", lang)
+        lines = [messages.text("status.header", lang)]
+        for row in rows[:60]:
+            view = row.instance
+            state = messages.text("status.paused", lang) if row.paused else view.state.value
+            last = messages.local_time(row.last_kill, self.settings.tz)[5:16] if row.last_kill else never
+            lines.append(f"{view.ref.name} | {state} | {view.health_state.replace('HEALTH_STATE_', '')} | "
+                         f"{last} | {row.restarts} | {row.owner or '-'}")
+        table = messages.escape("\n".join(lines))
+        return {
+            "text": title,
+            "blocks": [
+                {"type": "section", "text": {"type": "mrkdwn", "text": f"*{title}*"}},
+                {"type": "section", "text": {"type": "mrkdwn", "text": f"```{table[:2900]}```"}},
+            ],
+        }
+
+    # ---- organizer buttons -----------------------------------------------------------------
+    def button(self, body: dict[str, Any], respond: Callable[..., Any]) -> None:
+        user_id = str((body.get("user") or {}).get("id", ""))
+        actions = body.get("actions") or [{}]
+        action_id = str(actions[0].get("action_id", ""))
+        value = str(actions[0].get("value", ""))
+        fields: dict[str, Any] = {"user": user_id, "button": action_id}
+        action = BUTTON_ACTIONS.get(action_id)
+        try:
+            ref = InstanceRef.parse(value)
+        except ValueError:
+            self._audit("button rejected", fields, reason="the button's value is not an instance name")
+            return
+        fields["instance"] = ref.name
+        if action is None:
+            self._audit("button rejected", fields, reason="unknown action")
+            return
+        try:
+            caller = self.caller(user_id)
+        except Exception as exc:  # noqa: BLE001
+            self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
+            respond(text=messages.text("deny.unavailable", self.lang, service="Slack"), replace_original=False)
+            return
+        fields.update(requester=caller.email, organizer=caller.is_organizer)
+        if not caller.is_organizer:
+            self._audit("denied", fields, reason="not an organizer")
+            respond(text=messages.text("deny.organizers_only", self.lang), replace_original=False)
+            return
+        container = body.get("container") or {}
+        request = RestartRequest(
+            action=action,
+            trigger=Trigger.BUTTON,
+            instance=ref.full_name,
+            requested_at=self.clock(),
+            event_id=f"button-{actions[0].get('action_ts') or time.time_ns()}-{user_id}",
+            requester=Requester(user_id, caller.email or "", True),
+            response_url=str(body.get("response_url", "")),
+            alert_ts=str(container.get("message_ts", "")),
+            alert_channel=str(container.get("channel_id", "") or (body.get("channel") or {}).get("id", "")),
+        )
+        try:
+            self.queue.publish(request)
+        except Exception as exc:  # noqa: BLE001
+            self._audit("denied", fields, reason=f"publish failed: {type(exc).__name__}")
+            respond(text=messages.text("deny.unavailable", self.lang, service="the restart queue"),
+                    replace_original=False)
+            return
+        self._audit("button queued", fields, action=action.value)
+        respond(text=messages.text(f"button.ack.{action.value}", self.lang, name=ref.name), replace_original=False)
+
+    def _audit(self, message: str, fields: dict[str, Any], **extra: Any) -> None:
+        audit(f"/restart-notebook: {message}", trigger="slack", **fields, **extra)
+
+
+def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]) -> Any:
+    """One Bolt app; process_before_response because Cloud Functions stops work after the response."""
+    from slack_bolt import App  # noqa: PLC0415
+    from slack_sdk import WebClient  # noqa: PLC0415
+
+    kwargs: dict[str, Any] = {"token": settings.slack_bot_token, "timeout": 2}
+    if settings.slack_api_url:
+        kwargs["base_url"] = settings.slack_api_url
+    client = WebClient(**kwargs)
+    app = App(client=client, signing_secret=settings.slack_signing_secret, process_before_response=True)
+    service = service_factory(client)
+
+    @app.command(COMMAND)
+    def restart_notebook(ack: Callable[..., None], body: dict[str, Any]) -> None:
+        answer = service.command(body)
+        if isinstance(answer, dict):
+            ack(**answer)
+        else:
+            ack(text=answer)
+
+    @app.action(re.compile(r"^medic_(restart|pause|resume|stop)$"))
+    def organizer_button(ack: Callable[..., None], body: dict[str, Any], respond: Callable[..., Any]) -> None:
+        ack()
+        service.button(body, respond)
+
+    return app

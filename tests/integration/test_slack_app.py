@@ -1,0 +1,190 @@
+"""`/restart-notebook` over the wire: signed requests to the running function, as Slack sends them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from slack_sdk import WebClient
+
+from simulators.slack import SlackRequester
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from tests.integration.conftest import new_instance
+
+pytestmark = pytest.mark.wire
+ORGANIZER = ("U0ORG", "org@contest.example")
+ALICE = ("U0ALICE", "Alice@Contest.example")  # mixed case on purpose: owners compare case-insensitively
+BOB = ("U0BOB", "bob@contest.example")
+NOMAIL = "U0NOMAIL"
+GHOST = "U0GHOST"  # not in the workspace: users.info says user_not_found
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack(slack_app=True, env={"MANUAL_RESTART_INTERVAL_SECONDS": "60"}) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        running.slack.add_user(ALICE[0], "alice", ALICE[1])
+        running.slack.add_user(BOB[0], "bob", BOB[1])
+        running.slack.add_user(NOMAIL, "nomail", None)
+        yield running
+
+
+@pytest.fixture(scope="module")
+def slack(stack: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+
+
+def alice_instance(stack: LocalStack, prefix: str = "wb-al") -> tuple[str, str]:
+    return new_instance(stack, prefix, owner="alice@contest.example", slack_user="U0ALICEX")
+
+
+def restart_requests(stack: LocalStack) -> int:
+    return len(stack.pubsub.published(RESTART_TOPIC))
+
+
+CALLERS = {"owner": ALICE[0], "participant": BOB[0], "organizer": ORGANIZER[0], "no-email": NOMAIL, "unknown": GHOST}
+TARGETS = ("own", "nonexistent", "malformed")
+EXPECTED = {
+    ("owner", "own"): "Restarting",
+    ("participant", "own"): "is not your notebook",
+    ("organizer", "own"): "Restarting",
+    ("no-email", "own"): "no email address",
+    ("unknown", "own"): "no email address",
+    ("owner", "nonexistent"): "There is no notebook",
+    ("participant", "nonexistent"): "There is no notebook",
+    ("organizer", "nonexistent"): "There is no notebook",
+    ("no-email", "nonexistent"): "no email address",
+    ("unknown", "nonexistent"): "no email address",
+}
+
+
+@pytest.mark.parametrize("caller", list(CALLERS))
+@pytest.mark.parametrize("target", TARGETS)
+def test_authorization_matrix(stack: LocalStack, slack: SlackRequester, caller: str, target: str) -> None:
+    full, name = alice_instance(stack)
+    text = {"own": name, "nonexistent": "wb-nobody-here", "malformed": "../wb-alice;rm -rf"}[target]
+    url = stack.slack.new_response_url()
+    before = restart_requests(stack)
+    response = slack.slash_command(CALLERS[caller], text, response_url=url)
+    assert response.status == 200
+    expected = EXPECTED.get((caller, target), "couldn't use that")
+    assert expected in response.body, response.body
+    assert "alice@contest.example" not in response.body  # a denial never says whose it is
+    allowed = expected == "Restarting"
+    assert restart_requests(stack) - before == (1 if allowed else 0)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == (1 if allowed else 0)
+    if allowed:
+        assert stack.slack.wait_for(lambda: any("restarted" in r.get("text", "") for r in stack.slack.responses(url)))
+        assert any(f"<@{CALLERS[caller]}>" in json.dumps(m) for m in stack.alerts() if name in json.dumps(m))
+
+
+@pytest.mark.parametrize("tamper", ["bad_signature", "missing_headers", "stale_timestamp", "altered_body"])
+def test_unsigned_or_tampered_requests_are_refused(stack: LocalStack, slack: SlackRequester, tamper: str) -> None:
+    _, name = alice_instance(stack)
+    before = restart_requests(stack)
+    response = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url(), tamper=tamper)
+    assert response.status == 401
+    assert restart_requests(stack) == before
+
+
+def test_bare_command_restarts_the_only_instance(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-solo", owner="solo@contest.example", slack_user="U0SOLO")
+    response = slack.slash_command("U0SOLO", "", response_url=stack.slack.new_response_url())
+    assert f"Restarting *{name}*" in response.body
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+
+
+def test_bare_command_with_several_instances_lists_them(stack: LocalStack, slack: SlackRequester) -> None:
+    _, first = new_instance(stack, "wb-multi", owner="multi@contest.example", slack_user="U0MULTI")
+    _, second = new_instance(stack, "wb-multi", owner="multi@contest.example", slack_user="U0MULTI")
+    before = restart_requests(stack)
+    response = slack.slash_command("U0MULTI", "", response_url=stack.slack.new_response_url())
+    assert "several notebooks" in response.body and first in response.body and second in response.body
+    assert restart_requests(stack) == before
+
+
+def test_help_and_garbage_answer_with_usage(stack: LocalStack, slack: SlackRequester) -> None:
+    for text in ("help", "please restart everything", "x" * 300, "wb-alice\nrm"):
+        response = slack.slash_command(ALICE[0], text, response_url=stack.slack.new_response_url())
+        assert response.status == 200 and "/restart-notebook status" in response.body
+
+
+def test_second_request_while_restarting_is_coalesced_then_rate_limited(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = alice_instance(stack, "wb-twice")
+    first = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
+    assert "Restarting" in first.body
+    stack.workbench.wait_until(lambda: "medic-inflight" in stack.workbench.get(full).get("labels", {}), timeout=10)
+    second = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
+    assert "already restarting" in second.body
+    assert stack.wait_idle(30)
+    third = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
+    assert "again in" in third.body
+    assert stack.workbench.resets(full) == 1
+
+
+def test_stopped_instance_is_refused_with_its_state(stack: LocalStack, slack: SlackRequester) -> None:
+    _, name = new_instance(stack, "wb-off", owner="alice@contest.example", slack_user="U0ALICEX", state="STOPPED")
+    response = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
+    assert "is STOPPED" in response.body
+
+
+def test_status_for_participant_and_organizer(stack: LocalStack, slack: SlackRequester) -> None:
+    _, bobs = new_instance(stack, "wb-bobs", owner=BOB[1], slack_user="U0BOBX")
+    mine = slack.slash_command(BOB[0], "status", response_url=stack.slack.new_response_url())
+    assert bobs in mine.body and "wb-al" not in mine.body
+    fleet = slack.slash_command(ORGANIZER[0], "status", response_url=stack.slack.new_response_url())
+    assert bobs in fleet.body and "All notebooks" in fleet.body
+
+
+def test_organizer_buttons_work_and_others_are_refused(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = alice_instance(stack, "wb-btn")
+    bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text=f"{name} ran out of memory")["ts"]
+    before = restart_requests(stack)
+    url = stack.slack.new_response_url()
+    denied = slack.block_action(BOB[0], "medic_pause", full, response_url=url, message_ts=ts)
+    assert denied.status == 200
+    assert stack.slack.wait_for(lambda: any("Only organizers" in r.get("text", "") for r in stack.slack.responses(url)))
+    assert restart_requests(stack) == before
+
+    url = stack.slack.new_response_url()
+    allowed = slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, message_ts=ts)
+    assert allowed.status == 200
+    assert stack.workbench.wait_until(
+        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=20
+    )
+    assert stack.slack.wait_for(
+        lambda: any("paused by <@U0ORG>" in r.get("text", "") for r in stack.slack.responses(url))
+    )
+    [alert] = [m for m in stack.alerts() if m["ts"] == ts]
+    assert "paused by <@U0ORG>" in json.dumps(alert["blocks"]) and "medic_resume" in json.dumps(alert["blocks"])
+    # paused: the participant is now refused, the organizer may override
+    refused = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
+    assert "paused" in refused.body
+
+    slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=stack.slack.new_response_url(), message_ts=ts)
+    assert stack.workbench.wait_until(
+        lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}), timeout=20
+    )
+
+
+def test_button_with_forged_value_does_nothing(stack: LocalStack, slack: SlackRequester) -> None:
+    before = restart_requests(stack)
+    for value in ("projects/x/locations/../instances/y", "wb-alice", "'; DROP TABLE", ""):
+        response = slack.block_action(ORGANIZER[0], "medic_stop", value, response_url=stack.slack.new_response_url())
+        assert response.status == 200
+    assert restart_requests(stack) == before
+
+
+def test_every_request_is_one_audit_entry(stack: LocalStack, slack: SlackRequester) -> None:
+    before = len(stack.audit_records("slack_app"))
+    slack.slash_command(BOB[0], "wb-nobody-here", response_url=stack.slack.new_response_url())
+    slack.slash_command(BOB[0], "help", response_url=stack.slack.new_response_url())
+    records = stack.audit_records("slack_app")[before:]
+    assert len(records) == 2
+    assert records[0]["answer"] == "not-found" and records[0]["requester"] == "bob@contest.example"
+    assert all("xoxb" not in json.dumps(r) and SIGNING_SECRET not in json.dumps(r) for r in records)
