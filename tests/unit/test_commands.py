@@ -1,0 +1,129 @@
+"""Parsing /restart-notebook and the authorization rules (pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.commands import Answer, Caller, Verb, authorize_restart, parse_command, status_rows
+from shared.history import AutoMode, History
+from shared.models import InstanceRef, InstanceState, InstanceView
+from shared.policy import PolicyConfig
+
+NOW = datetime(2026, 11, 20, 5, 0, tzinfo=UTC)
+POLICY = PolicyConfig()
+MINUTE = timedelta(minutes=1)
+
+
+def inst(name: str, owner: str | None, *, zone: str = "asia-northeast1-a", state: InstanceState = InstanceState.ACTIVE,
+         history: History | None = None) -> InstanceView:
+    labels = (history or History()).to_labels({})
+    return InstanceView(InstanceRef("contest-prj", zone, name), state, "HEALTHY", {}, owner, "e2-standard-4", labels)
+
+
+ALICE = Caller("U1", "alice@example.com", False)
+BOB = Caller("U2", "bob@example.com", False)
+ORG = Caller("U3", "org@example.com", True)
+FLEET = [inst("wb-alice", "alice@example.com"), inst("wb-bob", "bob@example.com")]
+
+
+@pytest.mark.parametrize(
+    ("text", "verb", "target"),
+    [
+        ("", Verb.RESTART, None),
+        ("   ", Verb.RESTART, None),
+        ("wb-alice", Verb.RESTART, "wb-alice"),
+        ("  wb-alice  ", Verb.RESTART, "wb-alice"),
+        ("help", Verb.HELP, None),
+        ("HELP", Verb.HELP, None),
+        ("status", Verb.STATUS, None),
+        ("WB-Alice", Verb.USAGE, None),
+        ("wb-alice wb-bob", Verb.USAGE, None),
+        ("../etc/passwd", Verb.USAGE, None),
+        ('name="x" OR 1', Verb.USAGE, None),
+        ("wb-" + "a" * 70, Verb.USAGE, None),
+        ("ｗｂ－ａｌｉｃｅ", Verb.USAGE, None),
+        ("-leading", Verb.USAGE, None),
+    ],
+)
+def test_parse(text: str, verb: Verb, target: str | None) -> None:
+    command = parse_command(text)
+    assert (command.verb, command.target) == (verb, target)
+
+
+def auth(caller: Caller, target: str | None, fleet: list[InstanceView] = FLEET):
+    return authorize_restart(caller, target, fleet, now=NOW, policy=POLICY, min_interval=MINUTE)
+
+
+def test_owner_restarts_own_by_name_or_bare() -> None:
+    assert auth(ALICE, "wb-alice").answer is Answer.ALLOW
+    decision = auth(ALICE, None)
+    assert decision.answer is Answer.ALLOW and decision.instance and decision.instance.ref.name == "wb-alice"
+
+
+def test_owner_match_is_case_insensitive() -> None:
+    assert auth(Caller("U1", "alice@example.com", False), "wb-alice",
+                [inst("wb-alice", "alice@example.com")]).allowed
+
+
+def test_participant_cannot_touch_someone_elses() -> None:
+    assert auth(BOB, "wb-alice").answer is Answer.NOT_YOURS
+
+
+def test_organizer_may_restart_any() -> None:
+    assert auth(ORG, "wb-alice").allowed and auth(ORG, "wb-bob").allowed
+
+
+def test_unknown_names_and_missing_identity() -> None:
+    assert auth(ALICE, "wb-nobody").answer is Answer.NOT_FOUND
+    assert auth(Caller("U9", None, False), "wb-alice").answer is Answer.NO_EMAIL
+    assert auth(Caller("U9", "eve@example.com", False), None).answer is Answer.NO_INSTANCE
+
+
+def test_several_instances_must_be_named() -> None:
+    fleet = [*FLEET, inst("wb-alice-2", "alice@example.com")]
+    decision = auth(ALICE, None, fleet)
+    assert decision.answer is Answer.CHOOSE and len(decision.choices) == 2
+
+
+def test_same_name_in_two_zones() -> None:
+    fleet = [inst("wb-x", "alice@example.com"), inst("wb-x", "bob@example.com", zone="us-central1-a")]
+    assert auth(ALICE, "wb-x", fleet).instance.ref.zone == "asia-northeast1-a"  # type: ignore[union-attr]
+    assert auth(ORG, "wb-x", fleet).answer is Answer.AMBIGUOUS
+
+
+@pytest.mark.parametrize("state", [InstanceState.STOPPED, InstanceState.SUSPENDED, InstanceState.UPGRADING])
+def test_not_running_is_refused(state: InstanceState) -> None:
+    assert auth(ALICE, "wb-a", [inst("wb-a", "alice@example.com", state=state)]).answer is Answer.NOT_RESTARTABLE
+
+
+def test_starting_or_inflight_is_already_restarting() -> None:
+    starting = inst("wb-a", "alice@example.com", state=InstanceState.STARTING)
+    assert auth(ALICE, "wb-a", [starting]).answer is Answer.ALREADY_RESTARTING
+    inflight = inst("wb-a", "alice@example.com", history=History().with_inflight(NOW - timedelta(seconds=20), "k"))
+    assert auth(ALICE, "wb-a", [inflight]).answer is Answer.ALREADY_RESTARTING
+
+
+def test_paused_refuses_participants_only() -> None:
+    paused = [inst("wb-a", "alice@example.com", history=History(auto_mode=AutoMode.PAUSED))]
+    assert auth(ALICE, "wb-a", paused).answer is Answer.PAUSED
+    assert auth(ORG, "wb-a", paused).allowed
+
+
+def test_rate_limit_for_participants() -> None:
+    recent = [inst("wb-a", "alice@example.com", history=History(last_restart=NOW - timedelta(seconds=20)))]
+    decision = auth(ALICE, "wb-a", recent)
+    assert decision.answer is Answer.TOO_SOON and decision.retry_after == timedelta(seconds=40)
+    assert auth(ORG, "wb-a", recent).allowed
+
+
+def test_status_puts_trouble_first() -> None:
+    fleet = [
+        inst("wb-calm", "a@example.com"),
+        inst("wb-paused", "b@example.com", history=History(auto_mode=AutoMode.PAUSED)),
+        inst("wb-off", "c@example.com", state=InstanceState.STOPPED),
+        inst("wb-looping", "d@example.com", history=History(auto_restarts=(NOW - timedelta(minutes=2),))),
+    ]
+    assert [r.instance.ref.name for r in status_rows(fleet, NOW, POLICY)] == [
+        "wb-paused", "wb-off", "wb-looping", "wb-calm"]

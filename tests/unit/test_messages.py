@@ -1,0 +1,77 @@
+"""The catalogue: every message in both languages with the same placeholders; layout renders."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from shared.blocks import AlertFacts, alert_blocks, log_url
+from shared.machines import memory_kib, next_size
+from shared.messages import CATALOGUE, escape, human_bytes, human_duration, placeholders, slack_date, text
+from shared.models import InstanceRef
+
+REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
+
+
+@pytest.mark.parametrize("key", sorted(CATALOGUE))
+def test_both_languages_with_the_same_placeholders(key: str) -> None:
+    entry = CATALOGUE[key]
+    assert set(entry) == {"en", "ja"}
+    assert placeholders(entry["en"]) == placeholders(entry["ja"])
+
+
+def test_japanese_is_used_when_asked() -> None:
+    assert "メモリ不足" in text("alert.title", "ja", instance="wb-alice")
+    assert "ran out of memory" in text("alert.title", "en", instance="wb-alice")
+
+
+def test_slack_date_has_a_fallback_in_the_display_zone() -> None:
+    moment = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
+    rendered = slack_date(moment, ZoneInfo("Asia/Tokyo"))
+    assert rendered.startswith(f"<!date^{int(moment.timestamp())}^")
+    assert rendered.endswith("|2026-11-20 13:12:33 JST>")
+
+
+def test_human_units() -> None:
+    assert human_bytes(15_235_516) == "14.5 GiB"
+    assert human_duration(3600, "en") == "1 hour" and human_duration(120, "ja") == "2 分"
+    assert escape("<!channel> & <@U1>") == "&lt;!channel&gt; &amp; &lt;@U1&gt;"
+
+
+def test_alert_shows_memory_against_the_machine() -> None:
+    facts = AlertFacts(title="t", instance=REF, owner="<@U1>", process="python", pid=1, anon_rss_kb=15_235_516,
+                       machine_type="e2-standard-4", killed_at=datetime(2026, 11, 20, tzinfo=UTC),
+                       restarts_in_window=1, outcome="done")
+    fallback, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="https://console.cloud.google.com",
+                                    crashloop_limit=3, window_s=3600)
+    body = str(blocks)
+    assert "python (pid 1) used 14.5 GiB of 16.0 GiB" in body
+    assert "1 in the last 1 hour (pause at 3)" in body
+    assert {b["type"] for b in blocks} >= {"header", "section", "context", "actions"}
+    assert fallback == "t - done"
+
+
+def test_paused_alert_offers_resume() -> None:
+    facts = AlertFacts(title="t", instance=REF, paused=True)
+    _, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="c", crashloop_limit=3, window_s=60)
+    actions = [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert actions == ["medic_restart", "medic_resume", "medic_stop"]
+
+
+def test_log_link_queries_the_instance() -> None:
+    url = log_url("https://console.cloud.google.com", REF, None)
+    assert url.startswith("https://console.cloud.google.com/logs/query;query=") and url.endswith("?project=contest-prj")
+    assert "wb-alice" in url
+
+
+def test_machine_sizes() -> None:
+    assert memory_kib("e2-standard-4") == 16 * 1024 * 1024
+    url = "https://www.googleapis.com/compute/v1/projects/p/zones/z/machineTypes/n1-highmem-8"
+    assert memory_kib(url) == 52 * 1024**2
+    assert memory_kib("custom-4-20480") == 20480 * 1024
+    assert memory_kib("mystery-1") is None
+    assert next_size("e2-standard-4") == "e2-highmem-4"
+    assert next_size("n2-highmem-16") is None
+    assert next_size("n1-standard-4") == "e2-standard-4"  # 15 GiB -> the first rung with more
