@@ -111,6 +111,16 @@ def alert_blocks(
     return fallback, blocks
 
 
+def amend_alert(
+    original: tuple[dict[str, Any], ...], line: str, ref: InstanceRef, *, paused: bool, lang: Lang
+) -> list[dict[str, Any]]:
+    """An alert after a button: everything it said, one more line saying who did what, buttons that fit the state."""
+    kept = [block for block in original if block.get("type") != "actions"]
+    kept.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line[:3000]}]})
+    kept.append(_buttons(ref, paused, lang))
+    return kept[-50:]
+
+
 def _buttons(ref: InstanceRef, paused: bool, lang: Lang) -> dict[str, Any]:
     value = ref.full_name
     toggle = (ACTION_RESUME, "button.resume") if paused else (ACTION_PAUSE, "button.pause")

@@ -53,6 +53,7 @@ class Settings:
     manual_restart_interval: timedelta = timedelta(seconds=60)
     slack_timeout: timedelta = timedelta(seconds=5)
     workbench_timeout: timedelta = timedelta(seconds=20)
+    workbench_retry: timedelta = timedelta(seconds=30)  # how long a transient error is retried within one call
     policy: PolicyConfig = field(default_factory=PolicyConfig)
 
     @property
@@ -170,6 +171,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         workbench_timeout=parse(
             "WORKBENCH_TIMEOUT_SECONDS", timedelta(seconds=20), _seconds, "seconds"
         ),
+        workbench_retry=parse("WORKBENCH_RETRY_SECONDS", timedelta(seconds=30), _seconds, "seconds"),
         policy=policy,
     )
     if problems:

@@ -107,10 +107,12 @@ class RestartRequest:
     alert_channel: str = ""
     raw_entry: str = ""  # for UNRESOLVED: the entry the organizers should look at (truncated)
     note: str = ""
+    alert_blocks: tuple[dict[str, Any], ...] = ()  # the alert a button sat on, to amend rather than replace
 
     def to_json(self) -> bytes:
         data = asdict(self)
         data["requested_at"] = iso(self.requested_at)
+        data["alert_blocks"] = list(self.alert_blocks)
         return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
 
     @classmethod
@@ -127,6 +129,9 @@ class RestartRequest:
             kill = data.get("kill")
             if kill is not None and not isinstance(kill, dict):
                 raise ValueError("kill must be an object")
+            alert_blocks = data.get("alert_blocks", [])
+            if not isinstance(alert_blocks, list) or not all(isinstance(b, dict) for b in alert_blocks):
+                raise ValueError("alert_blocks must be a list of objects")
             request = cls(
                 action=Action(data["action"]),
                 trigger=Trigger(data["trigger"]),
@@ -146,6 +151,7 @@ class RestartRequest:
                 alert_channel=_str(data, "alert_channel", ""),
                 raw_entry=_str(data, "raw_entry", ""),
                 note=_str(data, "note", ""),
+                alert_blocks=tuple(alert_blocks[:50]),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc

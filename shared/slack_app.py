@@ -229,6 +229,7 @@ class SlackService:
             respond(text=messages.text("deny.organizers_only", self.lang), replace_original=False)
             return
         container = body.get("container") or {}
+        original = (body.get("message") or {}).get("blocks") or []
         request = RestartRequest(
             action=action,
             trigger=Trigger.BUTTON,
@@ -239,6 +240,7 @@ class SlackService:
             response_url=str(body.get("response_url", "")),
             alert_ts=str(container.get("message_ts", "")),
             alert_channel=str(container.get("channel_id", "") or (body.get("channel") or {}).get("id", "")),
+            alert_blocks=tuple(b for b in original if isinstance(b, dict))[:50],
         )
         try:
             self.queue.publish(request)

@@ -19,7 +19,7 @@ from typing import Any
 
 from shared import messages
 from shared.audit import audit
-from shared.blocks import AlertFacts, alert_blocks
+from shared.blocks import AlertFacts, alert_blocks, amend_alert
 from shared.config import Settings
 from shared.history import AutoMode, History, event_key
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
@@ -391,7 +391,12 @@ class Worker:
             outcome=line,
             paused=history.auto_mode is AutoMode.PAUSED,
         )
-        if request.alert_ts and request.alert_channel == self.settings.slack_alert_channel:
+        channel = self.settings.slack_alert_channel
+        on_alert = bool(request.alert_ts) and request.alert_channel == channel
+        if on_alert and request.alert_blocks:
+            blocks = amend_alert(request.alert_blocks, line, view.ref, paused=facts.paused, lang=self.lang)
+            self.slack.update(channel, request.alert_ts, f"{facts.title} - {line}", blocks)
+        elif on_alert:
             self._post_alert(facts, request.alert_ts)
         else:
             self._post_alert(facts)

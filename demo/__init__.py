@@ -1,0 +1,1 @@
+"""`make demo`: the bot's main job on the local stack, as a transcript a person can follow."""
