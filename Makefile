@@ -28,6 +28,12 @@ unit: venv
 demo: venv
 	PYTHONPATH=. $(PY) -m demo
 
+bench: venv
+	PYTHONPATH=. $(PY) -m bench
+
+fuzz: venv
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -n 2 -q tests/property
+
 replay: venv
 	@test -n "$(FILE)" || { echo "usage: make replay FILE=entry.json"; exit 2; }
 	PYTHONPATH=. $(PY) -m demo --replay "$(FILE)"

@@ -177,10 +177,6 @@ def _full(name: str) -> str:
 
 def replay(stack: LocalStack, transcript: Transcript, path: Path, keep_time: bool) -> int:
     entry: dict[str, Any] = json.loads(path.read_text())
-    if not keep_time:
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        entry["timestamp"] = entry["receiveTimestamp"] = now
-        transcript.say("replay", "timestamps set to now (use --keep-time to replay them as they are)")
     labels = entry.get("labels") or {}
     resource = (entry.get("resource") or {}).get("labels") or {}
     name = labels.get("compute.googleapis.com/resource_name")
@@ -188,8 +184,15 @@ def replay(stack: LocalStack, transcript: Transcript, path: Path, keep_time: boo
         full = stack.workbench.add_instance(resource["project_id"], resource["zone"], name,
                                             owner_email=f"{name}@contest.example")
         stack.slack.add_user("U0OWNER", name, f"{name}@contest.example")
+        transcript.say("workbench", f"seeded {name} in {resource['zone']}; JupyterLab goes down after the kill")
+    else:
+        full = ""
+    if not keep_time:
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        entry["timestamp"] = entry["receiveTimestamp"] = now
+        transcript.say("replay", "timestamps set to now (use --keep-time to replay them as they are)")
+    if full:
         stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.3)
-        transcript.say("workbench", f"seeded {name} in {resource['zone']} with JupyterLab down after the kill")
     transcript.say("logging", f"sink -> {path}")
     stack.sink(entry)
     settle(stack, transcript)

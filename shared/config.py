@@ -135,6 +135,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         ),
         health_grace=parse("HEALTH_GRACE_SECONDS", timedelta(minutes=3), _seconds, "seconds"),
         health_poll=parse("HEALTH_POLL_SECONDS", timedelta(seconds=15), _seconds, "seconds"),
+        health_settle=parse("HEALTH_SETTLE_SECONDS", timedelta(seconds=10), _seconds, "seconds"),
         incident_cooldown=parse(
             "INCIDENT_COOLDOWN_SECONDS", timedelta(minutes=2), _seconds, "seconds"
         ),

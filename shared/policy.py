@@ -9,7 +9,9 @@ Rules, in the order they are applied to an OOM kill:
 3. Only ACTIVE instances are reset; any other state is reported, not acted on.
 4. Restart only what is down (RESTART_POLICY=when-unhealthy): health reported
    after the kill decides. JupyterLab or its API down, or UNHEALTHY: reset.
-   All well: the kernel died but the notebook lives: notify only. No fresh
+   All well, reported at least HEALTH_SETTLE after the kill (a report moments
+   after it may predate its effect): the kernel died but the notebook lives:
+   notify only. No fresh
    health yet: wait, re-reading, until the grace period ends, then reset. No
    agent: reset. RESTART_POLICY=always skips this rule.
 5. CrashLoopBackOff: automatic restarts of one instance back off (initial
@@ -43,6 +45,7 @@ class PolicyConfig:
     restart_policy: RestartPolicy = RestartPolicy.WHEN_UNHEALTHY
     health_grace: timedelta = timedelta(minutes=3)
     health_poll: timedelta = timedelta(seconds=15)
+    health_settle: timedelta = timedelta(seconds=10)
     incident_cooldown: timedelta = timedelta(minutes=2)
     backoff_initial: timedelta = timedelta(seconds=10)
     backoff_cap: timedelta = timedelta(minutes=5)
@@ -232,7 +235,9 @@ def _health_verdict(
             return Decision(Verdict.RESET, Reason.JUPYTER_DOWN)
         if instance.health_state == "UNHEALTHY":
             return Decision(Verdict.RESET, Reason.UNHEALTHY)
-        return Decision(Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)
+        if updated >= killed_at + config.health_settle:
+            return Decision(Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)
+        # "All well" moments after the kill may predate its effect: trust it only once settled.
     waited = now - killed_at
     if waited < config.health_grace:
         return Decision(

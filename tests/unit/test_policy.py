@@ -89,8 +89,17 @@ def test_unhealthy_with_jupyter_up_resets() -> None:
 
 
 def test_notebook_that_survived_is_notify_only() -> None:
-    decision = decide(oom(), view(health="HEALTHY", jupyter="1"), History(), NOW, CONFIG)
+    settled = KILL + CONFIG.health_settle
+    decision = decide(oom(), view(health="HEALTHY", jupyter="1", updated=settled), History(), NOW, CONFIG)
     assert (decision.verdict, decision.reason) == (Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)
+
+
+def test_all_well_moments_after_the_kill_is_not_trusted_yet() -> None:
+    early = view(health="HEALTHY", jupyter="1", updated=KILL + timedelta(seconds=1))
+    decision = decide(oom(), early, History(), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.WAIT, Reason.AWAITING_HEALTH)
+    down = view(health="UNHEALTHY", jupyter="-1", updated=KILL + timedelta(seconds=1))
+    assert decide(oom(), down, History(), NOW, CONFIG).verdict is Verdict.RESET
 
 
 def test_stale_health_waits_then_resets_after_grace() -> None:
@@ -116,7 +125,7 @@ def test_missing_agent_resets(agent: str) -> None:
 
 def test_policy_always_ignores_health() -> None:
     config = replace(CONFIG, restart_policy=RestartPolicy.ALWAYS)
-    decision = decide(oom(), view(health="HEALTHY", jupyter="1"), History(), NOW, config)
+    decision = decide(oom(), view(health="HEALTHY", jupyter="1", updated=NOW), History(), NOW, config)
     assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.POLICY_ALWAYS)
 
 
