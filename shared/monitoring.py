@@ -1,0 +1,97 @@
+"""Memory-pressure incidents from Cloud Monitoring (Pub/Sub notification channel, schema 1.2). Pure.
+
+Monitoring publishes {"incident": {...}, "version": "1.2"} when an alert policy
+on the Ops Agent's memory metric opens or closes. We only need: which VM, how
+full, open or closed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from shared.models import InstanceRef, is_valid_instance_name
+
+
+@dataclass(frozen=True)
+class MemoryIncident:
+    instance: InstanceRef
+    incident_id: str
+    is_open: bool
+    percent_used: float | None
+    started_at: datetime | None
+    policy_name: str
+    url: str
+
+
+@dataclass(frozen=True)
+class NotAMemoryIncident:
+    reason: str
+
+
+def parse_incident(payload: Any) -> MemoryIncident | NotAMemoryIncident:
+    if not isinstance(payload, dict) or not isinstance(payload.get("incident"), dict):
+        return NotAMemoryIncident("not a Monitoring notification (no incident object)")
+    incident: dict[str, Any] = payload["incident"]
+    resource = incident.get("resource") if isinstance(incident.get("resource"), dict) else {}
+    if resource.get("type") != "gce_instance":
+        return NotAMemoryIncident(f"incident on a {str(resource.get('type'))[:40]!r} resource, not a VM")
+    labels = resource.get("labels") if isinstance(resource.get("labels"), dict) else {}
+    name = _vm_name(incident)
+    if name is None:
+        return NotAMemoryIncident("the incident names no VM")
+    state = str(incident.get("state", "")).lower()
+    if state not in ("open", "closed"):
+        return NotAMemoryIncident(f"unknown incident state {state[:20]!r}")
+    try:
+        ref = InstanceRef(str(labels.get("project_id", "")), str(labels.get("zone", "")), name)
+    except ValueError as exc:
+        return NotAMemoryIncident(str(exc))
+    return MemoryIncident(
+        instance=ref,
+        incident_id=str(incident.get("incident_id", ""))[:100],
+        is_open=state == "open",
+        percent_used=_percent(incident.get("observed_value")),
+        started_at=_epoch(incident.get("started_at")),
+        policy_name=str(incident.get("policy_name", ""))[:200],
+        url=str(incident.get("url", ""))[:500] if str(incident.get("url", "")).startswith("https://") else "",
+    )
+
+
+def _vm_name(incident: dict[str, Any]) -> str | None:
+    candidates: list[Any] = [incident.get("resource_display_name")]
+    metadata = incident.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("system_labels"), dict):
+        candidates.append(metadata["system_labels"].get("name"))
+    resource_name = incident.get("resource_name")
+    if isinstance(resource_name, str) and " " in resource_name:
+        candidates.append(resource_name.split(" ", 1)[1])  # "project-id instance-name"
+    for candidate in candidates:
+        if isinstance(candidate, str) and is_valid_instance_name(candidate):
+            return candidate
+    return None
+
+
+def _percent(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not 0 <= number <= 100:
+        return None
+    return number if number > 1 else number * 100  # some policies report a fraction
+
+
+def _epoch(value: Any) -> datetime | None:
+    if isinstance(value, int | float) and 0 < value < 10**11:
+        return datetime.fromtimestamp(value, tz=UTC)
+    if isinstance(value, str) and re.fullmatch(r"\d{1,11}", value):
+        return datetime.fromtimestamp(int(value), tz=UTC)
+    return None
+
+
+def should_warn(last_warned: datetime | None, now: datetime, quiet: timedelta) -> bool:
+    """At most one warning per instance per quiet period."""
+    return last_warned is None or now - last_warned >= quiet
