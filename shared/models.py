@@ -17,6 +17,7 @@ from typing import Any
 INSTANCE_NAME_RE = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
 PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+MACHINE_TYPE_RE = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]{1,40}$")
 FULL_NAME_RE = re.compile(
     r"^projects/(?P<project>[^/]+)/locations/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)$"
 )
@@ -74,6 +75,7 @@ class Trigger(StrEnum):
     SLASH_COMMAND = "slash-command"  # /restart-notebook
     BUTTON = "button"  # an organizer's button on an alert
     UNRESOLVED = "unresolved"  # a kill whose instance could not be named: alert only
+    MEMORY = "memory"  # a Monitoring memory-pressure incident
 
 
 class Action(StrEnum):
@@ -82,6 +84,8 @@ class Action(StrEnum):
     RESUME = "resume"
     STOP = "stop"
     ALERT = "alert"  # nothing to act on; tell the organizers
+    WARN = "warn"  # memory pressure: warn the owner before the kill
+    RESIZE = "resize"  # stop, change gce_setup.machine_type, start
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,9 @@ class RestartRequest:
     raw_entry: str = ""  # for UNRESOLVED: the entry the organizers should look at (truncated)
     note: str = ""
     alert_blocks: tuple[dict[str, Any], ...] = ()  # the alert a button sat on, to amend rather than replace
+    machine_type: str = ""  # RESIZE: the machine type to move to
+    memory_percent: float | None = None  # WARN: how full memory is
+    incident_open: bool = True  # WARN: Monitoring's incident state
 
     def to_json(self) -> bytes:
         data = asdict(self)
@@ -152,11 +159,16 @@ class RestartRequest:
                 raw_entry=_str(data, "raw_entry", ""),
                 note=_str(data, "note", ""),
                 alert_blocks=tuple(alert_blocks[:50]),
+                machine_type=_str(data, "machine_type", ""),
+                memory_percent=_percent(data.get("memory_percent")),
+                incident_open=bool(data.get("incident_open", True)),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
         if request.trigger is not Trigger.UNRESOLVED:
             InstanceRef.parse(request.instance)
+        if request.machine_type and not MACHINE_TYPE_RE.fullmatch(request.machine_type):
+            raise ValueError("machine_type is not a machine type name")
         return request
 
     @property
@@ -164,6 +176,14 @@ class RestartRequest:
         if self.kill and isinstance(self.kill.get("killed_at"), str):
             return parse_time(self.kill["killed_at"])
         return None
+
+
+def _percent(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+        raise TypeError("memory_percent")
+    return float(value)
 
 
 def _str(data: Any, key: str, default: str | None = None) -> str:

@@ -35,10 +35,12 @@ def parse_incident(payload: Any) -> MemoryIncident | NotAMemoryIncident:
     if not isinstance(payload, dict) or not isinstance(payload.get("incident"), dict):
         return NotAMemoryIncident("not a Monitoring notification (no incident object)")
     incident: dict[str, Any] = payload["incident"]
-    resource = incident.get("resource") if isinstance(incident.get("resource"), dict) else {}
+    raw_resource = incident.get("resource")
+    resource: dict[str, Any] = raw_resource if isinstance(raw_resource, dict) else {}
     if resource.get("type") != "gce_instance":
         return NotAMemoryIncident(f"incident on a {str(resource.get('type'))[:40]!r} resource, not a VM")
-    labels = resource.get("labels") if isinstance(resource.get("labels"), dict) else {}
+    raw_labels = resource.get("labels")
+    labels: dict[str, Any] = raw_labels if isinstance(raw_labels, dict) else {}
     name = _vm_name(incident)
     if name is None:
         return NotAMemoryIncident("the incident names no VM")
