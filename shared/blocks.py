@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,23 @@ ACTION_RESTART = "medic_restart"
 ACTION_PAUSE = "medic_pause"
 ACTION_RESUME = "medic_resume"
 ACTION_STOP = "medic_stop"
-ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP)
+ACTION_RESIZE = "medic_resize"  # value: "<instance full name>|<machine type>|<requester slack id or empty>"
+ACTION_RESIZE_DENY = "medic_resize_deny"
+ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP, ACTION_RESIZE, ACTION_RESIZE_DENY)
+
+
+def resize_value(ref: InstanceRef, machine_type: str, requester: str = "") -> str:
+    return f"{ref.full_name}|{machine_type}|{requester}"
+
+
+def parse_resize_value(value: str) -> tuple[InstanceRef, str, str]:
+    """Inverse of resize_value; raises ValueError on anything else."""
+    parts = value.split("|")
+    if len(parts) != 3 or not re.fullmatch(r"[a-z][a-z0-9]*-[a-z0-9-]{1,40}", parts[1]):
+        raise ValueError("not a resize value")
+    if parts[2] and not re.fullmatch(r"[UW][A-Z0-9]{2,20}", parts[2]):
+        raise ValueError("not a Slack user id")
+    return InstanceRef.parse(parts[0]), parts[1], parts[2]
 
 
 @dataclass(frozen=True)
@@ -37,6 +54,8 @@ class AlertFacts:
     buttons: bool = True
     raw_entry: str = ""
     history: tuple[str, ...] = field(default_factory=tuple)
+    resize_to: str = ""  # offer organizers a bigger machine (a crash loop, or repeated kills)
+    resize_label: str = ""
 
 
 def log_url(console_url: str, ref: InstanceRef, killed_at: datetime | None) -> str:
@@ -106,7 +125,11 @@ def alert_blocks(
     if context:
         blocks.append({"type": "context", "elements": context[:10]})
     if ref is not None and facts.buttons:
-        blocks.append(_buttons(ref, facts.paused, lang))
+        buttons = _buttons(ref, facts.paused, lang)
+        if facts.resize_to:
+            buttons["elements"].insert(1, _button(ACTION_RESIZE, facts.resize_label[:75],
+                                                  resize_value(ref, facts.resize_to)))
+        blocks.append(buttons)
     fallback = " - ".join(part for part in (_plain(facts.title), _plain(facts.outcome)) if part)
     return fallback, blocks
 
@@ -141,6 +164,30 @@ def _buttons(ref: InstanceRef, paused: bool, lang: Lang) -> dict[str, Any]:
             },
         ],
     }
+
+
+def resize_request_blocks(text_line: str, ref: InstanceRef, machine_type: str, requester: str,
+                          lang: Lang) -> list[dict[str, Any]]:
+    """A participant's request for a bigger machine, with Approve / Deny for organizers."""
+    value = resize_value(ref, machine_type, requester)
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text_line[:3000]}},
+        {
+            "type": "actions",
+            "block_id": "medic_resize",
+            "elements": [
+                _button(ACTION_RESIZE, text("button.approve", lang), value, style="primary"),
+                _button(ACTION_RESIZE_DENY, text("button.deny", lang), value, style="danger"),
+            ],
+        },
+    ]
+
+
+def without_buttons(original: tuple[dict[str, Any], ...], line: str) -> list[dict[str, Any]]:
+    """A decided request: what it said, who decided, and no more buttons."""
+    kept = [block for block in original if block.get("type") != "actions"]
+    kept.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line[:3000]}]})
+    return kept[-50:]
 
 
 def _button(action_id: str, label: str, value: str, *, style: str = "") -> dict[str, Any]:

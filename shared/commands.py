@@ -20,6 +20,7 @@ class Verb(StrEnum):
     RESTART = "restart"
     STATUS = "status"
     HELP = "help"
+    BIGGER = "bigger"  # ask the organizers for a machine with more memory
     USAGE = "usage"  # input it can't use: answer with usage
 
 
@@ -35,7 +36,15 @@ def parse_command(raw: str) -> Command:
     words = raw.strip().split()
     if not words:
         return Command(Verb.RESTART)
-    if len(words) > 1 or len(raw) > 200:
+    if len(raw) > 200:
+        return Command(Verb.USAGE, problem="too long")
+    if words[0].lower() == "bigger" and len(words) <= 2:
+        if len(words) == 1:
+            return Command(Verb.BIGGER)
+        if is_valid_instance_name(words[1]):
+            return Command(Verb.BIGGER, target=words[1])
+        return Command(Verb.USAGE, problem="not a valid instance name")
+    if len(words) > 1:
         return Command(Verb.USAGE, problem="too many words")
     word = words[0]
     lowered = word.lower()
@@ -85,6 +94,29 @@ def is_owner(caller: Caller, instance: InstanceView) -> bool:
     return bool(caller.email) and instance.owner_email == (caller.email or "").lower()
 
 
+def find_target(caller: Caller, target: str | None, instances: list[InstanceView]) -> Authorization:
+    """Which instance a command is about, and whether the caller may act on it (ownership only)."""
+    if not caller.email and not caller.is_organizer:
+        return Authorization(Answer.NO_EMAIL)
+    if target is None:
+        own = tuple(i for i in instances if is_owner(caller, i))
+        if not own:
+            return Authorization(Answer.NO_INSTANCE)
+        if len(own) > 1:
+            return Authorization(Answer.CHOOSE, choices=own)
+        return Authorization(Answer.ALLOW, own[0])
+    named = [i for i in instances if i.ref.name == target]
+    if not named:
+        return Authorization(Answer.NOT_FOUND)
+    mine = [i for i in named if is_owner(caller, i)]
+    if not caller.is_organizer and not mine:
+        return Authorization(Answer.NOT_YOURS)  # never says whose it is
+    candidates = mine or named
+    if len(candidates) > 1:
+        return Authorization(Answer.AMBIGUOUS, choices=tuple(candidates))
+    return Authorization(Answer.ALLOW, candidates[0])
+
+
 def authorize_restart(
     caller: Caller,
     target: str | None,
@@ -94,27 +126,10 @@ def authorize_restart(
     policy: PolicyConfig,
     min_interval: timedelta,
 ) -> Authorization:
-    if not caller.email and not caller.is_organizer:
-        return Authorization(Answer.NO_EMAIL)
-    if target is None:
-        own = tuple(i for i in instances if is_owner(caller, i))
-        if not own:
-            return Authorization(Answer.NO_INSTANCE)
-        if len(own) > 1:
-            return Authorization(Answer.CHOOSE, choices=own)
-        chosen = own[0]
-    else:
-        named = [i for i in instances if i.ref.name == target]
-        if not named:
-            return Authorization(Answer.NOT_FOUND)
-        mine = [i for i in named if is_owner(caller, i)]
-        if not caller.is_organizer and not mine:
-            return Authorization(Answer.NOT_YOURS)  # never says whose it is
-        candidates = mine or named
-        if len(candidates) > 1:
-            return Authorization(Answer.AMBIGUOUS, choices=tuple(candidates))
-        chosen = candidates[0]
-    return _restartable(caller, chosen, now, policy, min_interval)
+    found = find_target(caller, target, instances)
+    if not found.allowed or found.instance is None:
+        return found
+    return _restartable(caller, found.instance, now, policy, min_interval)
 
 
 def _restartable(

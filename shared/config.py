@@ -17,6 +17,8 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from shared.machines import DEFAULT_LADDER
+from shared.models import MACHINE_TYPE_RE
 from shared.policy import PolicyConfig, RestartPolicy
 
 
@@ -55,6 +57,10 @@ class Settings:
     workbench_timeout: timedelta = timedelta(seconds=20)
     workbench_retry: timedelta = timedelta(seconds=30)  # how long a transient error is retried within one call
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    machine_ladder: tuple[str, ...] = DEFAULT_LADDER
+    machine_prices: dict[str, float] = field(default_factory=dict)  # USD per hour, when configured
+    resize_suggest_kills: int = 3  # kills in a day that make the alert offer a bigger machine
+    memory_warning_quiet: timedelta = timedelta(minutes=30)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -107,7 +113,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     token = get("SLACK_BOT_TOKEN", required=slack)
     if token and not token.startswith("xoxb-"):
         problems.append("SLACK_BOT_TOKEN does not look like a bot token (xoxb-...)")
-    channel = get("SLACK_ALERT_CHANNEL", required=Need.SLACK in needs)
+    channel = get("SLACK_ALERT_CHANNEL", required=slack)
     api_url = get("SLACK_API_URL")
     if api_url and not re.fullmatch(r"https?://\S+/", api_url):
         problems.append(f"SLACK_API_URL={api_url[:60]!r} must be a URL ending in /")
@@ -149,6 +155,10 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         max_event_age=parse("MAX_EVENT_AGE_SECONDS", timedelta(hours=1), _seconds, "seconds"),
         dry_run=parse("DRY_RUN", False, _bool, "true or false"),
     )
+    ladder = tuple(m.strip() for m in get("MACHINE_LADDER").split(",") if m.strip()) or DEFAULT_LADDER
+    if any(not MACHINE_TYPE_RE.fullmatch(m) for m in ladder) or len(set(ladder)) != len(ladder):
+        problems.append("MACHINE_LADDER must list distinct machine types, smallest first")
+    prices = parse("MACHINE_PRICES", {}, _prices, "type=USD_per_hour pairs, comma-separated")
     settings = Settings(
         project=project,
         restart_topic=topic,
@@ -174,6 +184,12 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         ),
         workbench_retry=parse("WORKBENCH_RETRY_SECONDS", timedelta(seconds=30), _seconds, "seconds"),
         policy=policy,
+        machine_ladder=ladder,
+        machine_prices=prices,
+        resize_suggest_kills=parse("RESIZE_SUGGEST_KILLS", 3, _positive_int, "a positive whole number"),
+        memory_warning_quiet=parse(
+            "MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30), _seconds, "seconds"
+        ),
     )
     if problems:
         raise ConfigError(
@@ -194,6 +210,16 @@ def _positive_int(raw: str) -> int:
     if value < 1:
         raise ValueError(raw)
     return value
+
+
+def _prices(raw: str) -> dict[str, float]:
+    prices: dict[str, float] = {}
+    for pair in raw.split(","):
+        machine, _, price = pair.strip().partition("=")
+        if not MACHINE_TYPE_RE.fullmatch(machine.strip()) or float(price) < 0:
+            raise ValueError(pair)
+        prices[machine.strip()] = float(price)
+    return prices
 
 
 def _bool(raw: str) -> bool:

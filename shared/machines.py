@@ -50,3 +50,10 @@ def next_size(machine_type: str, ladder: tuple[str, ...] = DEFAULT_LADDER) -> st
         if (memory_kib(rung) or 0) > current:
             return rung
     return None
+
+
+def hourly_delta(current: str, bigger: str, prices: dict[str, float]) -> float | None:
+    """Extra cost per hour of the bigger machine, when both prices are configured."""
+    if current in prices and bigger in prices:
+        return round(prices[bigger] - prices[current], 4)
+    return None

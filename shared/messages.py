@@ -161,12 +161,14 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "• `/restart-notebook` — restart your notebook (if you have one)\n"
         "• `/restart-notebook NAME` — restart the notebook called NAME (yours; organizers: any)\n"
         "• `/restart-notebook status` — your notebooks (organizers: every notebook)\n"
+        "• `/restart-notebook bigger [NAME]` — ask the organizers for a machine with more memory\n"
         "• `/restart-notebook help` — this message\n"
         "A restart takes about a minute; anything only in memory is lost.",
         "ja": "*/restart-notebook* は動かなくなった Workbench ノートブックを再起動します (メモリ不足の後など)。\n"
         "• `/restart-notebook` — 自分のノートブックを再起動\n"
         "• `/restart-notebook 名前` — 指定したノートブックを再起動 (自分のもの。運営はすべて)\n"
         "• `/restart-notebook status` — 自分のノートブックの状態 (運営は全台)\n"
+        "• `/restart-notebook bigger [名前]` — メモリの多いマシンを運営に依頼\n"
         "• `/restart-notebook help` — このヘルプ\n"
         "再起動には 1 分ほどかかり、メモリ上のデータは失われます。",
     },
@@ -242,6 +244,74 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     },
     "status.paused": {"en": "PAUSED", "ja": "停止中"},
     "status.never": {"en": "never", "ja": "なし"},
+    # ---- memory pressure and bigger machines (before and after the kill) ----------------------
+    "warn.dm": {
+        "en": ":warning: Your notebook *{instance}* is using {percent} of its memory. Save your work now, free large objects (`del df; gc.collect()`), or ask for a bigger machine with `/restart-notebook bigger`. If memory runs out, the kernel is killed and unsaved work is lost.",
+        "ja": ":warning: ノートブック *{instance}* のメモリ使用率が {percent} に達しています。今のうちに作業を保存し、大きなオブジェクトを解放する (`del df; gc.collect()`) か、`/restart-notebook bigger` で大きいマシンを依頼してください。メモリが尽きるとカーネルが強制終了され、未保存の作業は失われます。",
+    },
+    "warn.channel": {
+        "en": ":chart_with_upwards_trend: {instance} is at {percent} memory; I warned {owner}.",
+        "ja": ":chart_with_upwards_trend: {instance} のメモリ使用率が {percent} です。{owner} さんに警告しました。",
+    },
+    "warn.unknown_percent": {"en": "a high share", "ja": "高い割合"},
+    "resize.offer": {
+        "en": "Give it more memory: {current} → {next}{cost}",
+        "ja": "メモリを増やす: {current} → {next}{cost}",
+    },
+    "resize.cost": {"en": " (+${delta}/h)", "ja": " (+${delta}/時)"},
+    "resize.request": {
+        "en": ":arrow_up: {requester} asks for more memory for *{instance}*: {current} ({current_mem}) → {next} ({next_mem}){cost}.",
+        "ja": ":arrow_up: {requester} さんが *{instance}* のメモリ増設を依頼しています: {current} ({current_mem}) → {next} ({next_mem}){cost}。",
+    },
+    "resize.asked": {
+        "en": ":incoming_envelope: I asked the organizers to move *{instance}* from {current} to {next}. You'll hear from me when they decide.",
+        "ja": ":incoming_envelope: *{instance}* を {current} から {next} に変更するよう運営に依頼しました。決まり次第お知らせします。",
+    },
+    "resize.largest": {
+        "en": ":information_source: *{instance}* is already on {current}, the largest machine on the ladder; ask an organizer.",
+        "ja": ":information_source: *{instance}* はすでに最大のマシン {current} です。運営に相談してください。",
+    },
+    "button.approve": {"en": "Approve", "ja": "承認"},
+    "button.deny": {"en": "Deny", "ja": "却下"},
+    "button.ack.resize": {"en": "Resizing `{name}`…", "ja": "`{name}` のマシンタイプを変更しています…"},
+    "resize.denied_by": {
+        "en": ":no_entry_sign: Denied by {who} at {time}",
+        "ja": ":no_entry_sign: {time} に {who} さんが却下しました",
+    },
+    "resize.denied_dm": {
+        "en": "The organizers declined a bigger machine for *{instance}* for now. Ask them in the channel if you need it.",
+        "ja": "*{instance}* のマシン増強は今回は見送られました。必要であればチャンネルで運営に相談してください。",
+    },
+    "resize.step.stopping": {"en": ":stop_button: Stopping {instance} (was {current})…", "ja": ":stop_button: {instance} を停止しています (現在 {current})…"},
+    "resize.step.updating": {"en": ":gear: Changing the machine type to {next}…", "ja": ":gear: マシンタイプを {next} に変更しています…"},
+    "resize.step.starting": {"en": ":arrow_forward: Starting {instance} on {machine}…", "ja": ":arrow_forward: {machine} で {instance} を起動しています…"},
+    "resize.done": {
+        "en": ":white_check_mark: {instance} now runs on {next} ({memory}), resized by {who} in {seconds} s",
+        "ja": ":white_check_mark: {instance} は {next} ({memory}) で稼働中です ({who} さんが変更、{seconds} 秒)",
+    },
+    "resize.failed": {
+        "en": ":x: Resize failed while {step}: {error}. {state}",
+        "ja": ":x: {step}中にマシンタイプの変更に失敗しました: {error}。{state}",
+    },
+    "resize.state.running_old": {
+        "en": "The instance is running again on its old machine type {current}.",
+        "ja": "インスタンスは元のマシンタイプ {current} で再び稼働しています。",
+    },
+    "resize.state.stopped": {
+        "en": "The instance is STOPPED on {machine}; start it from the console or try again.",
+        "ja": "インスタンスは {machine} で停止したままです。コンソールから起動するか、再度お試しください。",
+    },
+    "resize.state.unchanged": {
+        "en": "Nothing was changed; the instance is still running on {current}.",
+        "ja": "何も変更されていません。インスタンスは {current} で稼働中です。",
+    },
+    "resize.dm_done": {
+        "en": ":tada: Your notebook *{instance}* now has more memory: {next} ({memory}). It was restarted to apply it.",
+        "ja": ":tada: ノートブック *{instance}* のメモリを増やしました: {next} ({memory})。反映のため再起動しました。",
+    },
+    "resize.step_name.stop": {"en": "stopping", "ja": "停止"},
+    "resize.step_name.update": {"en": "changing the machine type", "ja": "マシンタイプ変更"},
+    "resize.step_name.start": {"en": "starting", "ja": "起動"},
     # ---- direct messages to the owner --------------------------------------------------------
     "dm.restarted": {
         "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "

@@ -127,7 +127,7 @@ class RestartRequest:
         """Strict: a message that doesn't fit raises ValueError (the caller logs and acks it)."""
         try:
             data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
             raise ValueError(f"restart request is not JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise ValueError("restart request is not a JSON object")
@@ -261,7 +261,10 @@ def parse_time(text: str) -> datetime:
     day, clock, fraction, zone = match.groups()
     micro = (fraction or "0")[:6].ljust(6, "0")
     offset = "+00:00" if zone in (None, "Z") else zone
-    return datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}").astimezone(UTC)
+    try:
+        return datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}").astimezone(UTC)
+    except OverflowError as exc:  # "0001-01-01T00:00:00+23:59": valid text, but before year 1 in UTC
+        raise ValueError(f"time out of range: {text[:60]!r}") from exc
 
 
 def iso(moment: datetime) -> str:

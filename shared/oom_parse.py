@@ -109,7 +109,7 @@ def entry_from_pubsub_message(message: Any) -> dict[str, Any] | Rejected:
         return Rejected("the message data is not base64")
     try:
         entry = json.loads(raw)
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: "[[[[..." nested too deep
         return Rejected("the message data is not JSON")
     if not isinstance(entry, dict):
         return Rejected("the message data is not a JSON object (a LogEntry)")

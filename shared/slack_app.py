@@ -19,9 +19,20 @@ from typing import Any
 
 from shared import messages
 from shared.audit import audit
-from shared.blocks import ACTION_PAUSE, ACTION_RESTART, ACTION_RESUME, ACTION_STOP
-from shared.commands import Answer, Caller, Verb, authorize_restart, parse_command, status_rows
+from shared.blocks import (
+    ACTION_PAUSE,
+    ACTION_RESIZE,
+    ACTION_RESIZE_DENY,
+    ACTION_RESTART,
+    ACTION_RESUME,
+    ACTION_STOP,
+    parse_resize_value,
+    resize_request_blocks,
+    without_buttons,
+)
+from shared.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command, status_rows
 from shared.config import Settings
+from shared.machines import hourly_delta, memory_kib, next_size
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 from shared.queue import RestartQueue
 from shared.workbench import Workbench, utcnow
@@ -33,6 +44,7 @@ BUTTON_ACTIONS = {
     ACTION_PAUSE: Action.PAUSE,
     ACTION_RESUME: Action.RESUME,
     ACTION_STOP: Action.STOP,
+    ACTION_RESIZE: Action.RESIZE,
 }
 USERGROUP_TTL_S = 300.0
 
@@ -119,6 +131,8 @@ class SlackService:
             return messages.text("deny.unavailable", self.lang, service="Workbench")
         if parsed.verb is Verb.STATUS:
             return self._status(caller, instances, fields)
+        if parsed.verb is Verb.BIGGER:
+            return self._bigger(caller, parsed.target, instances, fields)
 
         decision = authorize_restart(
             caller, parsed.target, instances, now=self.clock(), policy=self.settings.policy,
@@ -145,6 +159,40 @@ class SlackService:
             return messages.text("deny.unavailable", self.lang, service="the restart queue")
         self._audit("restart queued", fields, instance=instance.ref.name)
         return messages.text("cmd.queued", self.lang, instance=instance.ref.name)
+
+    def _bigger(
+        self, caller: Caller, target: str | None, instances: list[InstanceView], fields: dict[str, Any]
+    ) -> str:
+        """A participant asks for more memory: the request goes to the organizers, who approve or deny."""
+        found = find_target(caller, target, instances)
+        fields["answer"] = found.answer.value
+        if not found.allowed or found.instance is None:
+            self._audit("bigger denied", fields)
+            return self._denial(found.answer, caller, target, found)
+        instance = found.instance
+        current = instance.machine_type
+        bigger = next_size(current, self.settings.machine_ladder)
+        if bigger is None:
+            self._audit("bigger: already largest", fields, instance=instance.ref.name)
+            return messages.text("resize.largest", self.lang, instance=instance.ref.name, current=current)
+        params = {
+            "instance": instance.ref.name, "current": current, "next": bigger,
+            "current_mem": _memory(current), "next_mem": _memory(bigger),
+            "cost": self.cost_text(current, bigger), "requester": f"<@{caller.slack_user_id}>",
+        }
+        line = messages.text("resize.request", self.lang, **params)
+        blocks = resize_request_blocks(line, instance.ref, bigger, caller.slack_user_id, self.lang)
+        try:
+            self.client.chat_postMessage(channel=self.settings.slack_alert_channel, text=line, blocks=blocks)
+        except Exception as exc:  # noqa: BLE001
+            self._audit("bigger denied", fields, reason=f"chat.postMessage failed: {type(exc).__name__}")
+            return messages.text("deny.unavailable", self.lang, service="Slack")
+        self._audit("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)
+        return messages.text("resize.asked", self.lang, **params)
+
+    def cost_text(self, current: str, bigger: str) -> str:
+        delta = hourly_delta(current, bigger, self.settings.machine_prices)
+        return messages.text("resize.cost", self.lang, delta=f"{delta:.3f}") if delta is not None else ""
 
     def _denial(self, answer: Answer, caller: Caller, target: str | None, decision: Any) -> str:
         name = target or (decision.instance.ref.name if decision.instance else "")
@@ -208,13 +256,17 @@ class SlackService:
         value = str(actions[0].get("value", ""))
         fields: dict[str, Any] = {"user": user_id, "button": action_id}
         action = BUTTON_ACTIONS.get(action_id)
+        machine_type, asked_by = "", ""
         try:
-            ref = InstanceRef.parse(value)
+            if action_id in (ACTION_RESIZE, ACTION_RESIZE_DENY):
+                ref, machine_type, asked_by = parse_resize_value(value)
+            else:
+                ref = InstanceRef.parse(value)
         except ValueError:
             self._audit("button rejected", fields, reason="the button's value is not an instance name")
             return
         fields["instance"] = ref.name
-        if action is None:
+        if action is None and action_id != ACTION_RESIZE_DENY:
             self._audit("button rejected", fields, reason="unknown action")
             return
         try:
@@ -230,6 +282,10 @@ class SlackService:
             return
         container = body.get("container") or {}
         original = (body.get("message") or {}).get("blocks") or []
+        if action is None:  # Deny: only Slack changes, right here
+            self._deny_resize(body, ref, asked_by, tuple(b for b in original if isinstance(b, dict)), caller)
+            self._audit("resize denied", fields)
+            return
         request = RestartRequest(
             action=action,
             trigger=Trigger.BUTTON,
@@ -241,6 +297,7 @@ class SlackService:
             alert_ts=str(container.get("message_ts", "")),
             alert_channel=str(container.get("channel_id", "") or (body.get("channel") or {}).get("id", "")),
             alert_blocks=tuple(b for b in original if isinstance(b, dict))[:50],
+            machine_type=machine_type,
         )
         try:
             self.queue.publish(request)
@@ -252,8 +309,31 @@ class SlackService:
         self._audit("button queued", fields, action=action.value)
         respond(text=messages.text(f"button.ack.{action.value}", self.lang, name=ref.name), replace_original=False)
 
+    def _deny_resize(
+        self, body: dict[str, Any], ref: InstanceRef, asked_by: str, original: tuple[dict[str, Any], ...],
+        caller: Caller,
+    ) -> None:
+        container = body.get("container") or {}
+        line = messages.text("resize.denied_by", self.lang, who=f"<@{caller.slack_user_id}>",
+                             time=messages.slack_date(self.clock(), self.settings.tz))
+        try:
+            self.client.chat_update(channel=str(container.get("channel_id", "")),
+                                    ts=str(container.get("message_ts", "")), text=line,
+                                    blocks=without_buttons(original, line))
+            if asked_by:
+                dm = self.client.conversations_open(users=asked_by)["channel"]["id"]
+                self.client.chat_postMessage(channel=dm, text=messages.text("resize.denied_dm", self.lang,
+                                                                             instance=ref.name))
+        except Exception as exc:  # noqa: BLE001 - best effort: the decision stands either way
+            log.warning("could not report a denied resize: %s", type(exc).__name__)
+
     def _audit(self, message: str, fields: dict[str, Any], **extra: Any) -> None:
         audit(f"/restart-notebook: {message}", trigger="slack", **fields, **extra)
+
+
+def _memory(machine_type: str) -> str:
+    kib = memory_kib(machine_type)
+    return messages.human_bytes(kib) if kib else "?"
 
 
 def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]) -> Any:
@@ -276,7 +356,7 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
         else:
             ack(text=answer)
 
-    @app.action(re.compile(r"^medic_(restart|pause|resume|stop)$"))
+    @app.action(re.compile(r"^medic_(restart|pause|resume|stop|resize|resize_deny)$"))
     def organizer_button(ack: Callable[..., None], body: dict[str, Any], respond: Callable[..., Any]) -> None:
         ack()
         service.button(body, respond)

@@ -45,6 +45,10 @@ FLEET = [inst("wb-alice", "alice@example.com"), inst("wb-bob", "bob@example.com"
         ("wb-" + "a" * 70, Verb.USAGE, None),
         ("ｗｂ－ａｌｉｃｅ", Verb.USAGE, None),
         ("-leading", Verb.USAGE, None),
+        ("bigger", Verb.BIGGER, None),
+        ("bigger wb-alice", Verb.BIGGER, "wb-alice"),
+        ("bigger ../x", Verb.USAGE, None),
+        ("bigger a b", Verb.USAGE, None),
     ],
 )
 def test_parse(text: str, verb: Verb, target: str | None) -> None:

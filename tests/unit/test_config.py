@@ -78,3 +78,12 @@ def test_knobs() -> None:
     assert settings.policy.restart_policy is RestartPolicy.ALWAYS and settings.policy.dry_run
     assert settings.policy.crashloop_limit == 5 and not settings.owner_dm
     assert settings.tz.key == "Asia/Tokyo" and settings.message_language == "ja"
+
+
+def test_machine_ladder_and_prices() -> None:
+    env = {**GOOD, "MACHINE_LADDER": "e2-standard-2,e2-standard-4", "MACHINE_PRICES": "e2-standard-2=0.067, e2-standard-4=0.134"}
+    settings = load_settings(set(Need), env)
+    assert settings.machine_ladder == ("e2-standard-2", "e2-standard-4")
+    assert settings.machine_prices == {"e2-standard-2": 0.067, "e2-standard-4": 0.134}
+    with pytest.raises(ConfigError, match="MACHINE_LADDER.*MACHINE_PRICES"):
+        load_settings(set(Need), {**GOOD, "MACHINE_LADDER": "x,x", "MACHINE_PRICES": "e2-standard-2=cheap"})
