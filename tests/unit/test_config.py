@@ -81,9 +81,10 @@ def test_knobs() -> None:
 
 
 def test_machine_ladder_and_prices() -> None:
-    env = {**GOOD, "MACHINE_LADDER": "e2-standard-2,e2-standard-4", "MACHINE_PRICES": "e2-standard-2=0.067, e2-standard-4=0.134"}
+    prices = "e2-standard-2=0.067, e2-standard-4=0.134"
+    env = {**GOOD, "MACHINE_LADDER": "e2-standard-2,e2-standard-4", "MACHINE_PRICES": prices}
     settings = load_settings(set(Need), env)
     assert settings.machine_ladder == ("e2-standard-2", "e2-standard-4")
     assert settings.machine_prices == {"e2-standard-2": 0.067, "e2-standard-4": 0.134}
-    with pytest.raises(ConfigError, match="MACHINE_LADDER.*MACHINE_PRICES"):
+    with pytest.raises(ConfigError, match=r"MACHINE_LADDER.*MACHINE_PRICES"):
         load_settings(set(Need), {**GOOD, "MACHINE_LADDER": "x,x", "MACHINE_PRICES": "e2-standard-2=cheap"})
