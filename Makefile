@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test lint typecheck unit demo replay bench fuzz package clean
+.PHONY: venv test lint typecheck unit demo replay bench fuzz package checkov provider-schema clean
 
 venv: $(STAMP)
 
@@ -38,5 +38,14 @@ replay: venv
 	@test -n "$(FILE)" || { echo "usage: make replay FILE=entry.json"; exit 2; }
 	PYTHONPATH=. $(PY) -m demo --replay "$(FILE)"
 
+package:
+	$(PYTHON) scripts/package.py
+
+checkov:
+	scripts/checkov.sh
+
+provider-schema: venv
+	$(PY) scripts/extract_provider_schema.py
+
 clean:
-	rm -rf $(VENV) dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-checkov dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

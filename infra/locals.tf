@@ -1,0 +1,78 @@
+locals {
+  dist_dir = var.dist_dir != "" ? var.dist_dir : "${path.module}/../dist"
+
+  # The restart worker's run fits inside its timeout, which fits inside the push subscription's ack
+  # deadline (600 s is Pub/Sub's maximum): a push that is still running is never redelivered twice.
+  worker_timeout_seconds = 540
+  worker_budget_seconds  = local.worker_timeout_seconds - 60
+  push_ack_deadline      = 600
+
+  # The Logging filter of the sink. It must equal shared/oom_parse.py SINK_FILTER character for
+  # character (tests/infra checks this, and that it matches every OOM sample and no other line).
+  # `:` is a case-insensitive substring match: "out of memory: kill" covers "Kill process",
+  # "Killed process" and "Memory cgroup out of memory: Killed process".
+  oom_filter = "resource.type=\"gce_instance\" AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\")"
+
+  # One environment for every function: the same policy must hold on both sides of the restart topic.
+  # Secrets are not here; they come from Secret Manager (secret_environment_variables).
+  common_environment = merge(var.extra_environment, {
+    GOOGLE_CLOUD_PROJECT            = var.project_id
+    RESTART_TOPIC                   = google_pubsub_topic.restart.id
+    SLACK_ALERT_CHANNEL             = var.slack_alert_channel
+    ORGANIZER_EMAILS                = join(",", var.organizer_emails)
+    ORGANIZER_USERGROUP             = var.organizer_usergroup
+    WORKBENCH_ZONES                 = join(",", var.zones)
+    RESTART_POLICY                  = var.restart_policy
+    DRY_RUN                         = tostring(var.dry_run)
+    OWNER_DM                        = tostring(var.owner_dm)
+    MESSAGE_LANGUAGE                = var.message_language
+    DISPLAY_TIMEZONE                = var.display_timezone
+    MAX_EVENT_AGE_SECONDS           = tostring(var.max_event_age_seconds)
+    MANUAL_RESTART_INTERVAL_SECONDS = tostring(var.manual_restart_interval_seconds)
+    WORKER_BUDGET_SECONDS           = tostring(local.worker_budget_seconds)
+  })
+
+  pubsub_service_agent = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+  # The Workbench permissions each function's code calls, and nothing else. tests/infra/test_iam.py
+  # derives the same sets from the NotebookServiceClient calls reachable from functions/<name>/main.py
+  # and fails when the two differ (a missing permission is a PERMISSION_DENIED at the worst moment;
+  # an extra one is privilege nobody uses).
+  workbench_permissions = {
+    restart_worker = [
+      "notebooks.instances.get",
+      "notebooks.instances.reset",
+      "notebooks.instances.stop",
+      "notebooks.instances.update",
+      "notebooks.operations.get",
+    ]
+    slack_app = [
+      "notebooks.instances.list",
+    ]
+  }
+
+  apis = toset([
+    "artifactregistry.googleapis.com", # function images
+    "cloudbuild.googleapis.com",       # function builds
+    "cloudfunctions.googleapis.com",
+    "eventarc.googleapis.com", # on_oom's Pub/Sub trigger
+    "iam.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+    "notebooks.googleapis.com",
+    "pubsub.googleapis.com",
+    "run.googleapis.com",
+    "secretmanager.googleapis.com",
+    "storage.googleapis.com",
+  ])
+}
+
+# Enabling is idempotent and disabling on destroy would break anything else in the project that uses
+# the same APIs, so destroy leaves them on.
+resource "google_project_service" "apis" {
+  for_each = local.apis
+
+  project            = var.project_id
+  service            = each.value
+  disable_on_destroy = false
+}

@@ -1,0 +1,127 @@
+# Memory pressure, before the OOM killer: a Cloud Monitoring alert on the Ops Agent's memory metric
+# (installed on every contest notebook, see contest/main.tf) notifies a Pub/Sub channel; on_memory_alert
+# turns each opened incident into a WARN request on the restart topic, and the worker warns the owner
+# (at most once per quiet period per instance).
+
+resource "google_pubsub_topic" "memory_alerts" {
+  #checkov:skip=CKV_GCP_83:Google-managed encryption is enough for Monitoring incident notifications (VM names and a memory percentage).
+  name                       = "${var.name_prefix}-memory-alerts"
+  message_retention_duration = "86400s"
+
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_monitoring_notification_channel" "memory_alerts" {
+  display_name = "notebook-medic memory alerts (Pub/Sub)"
+  type         = "pubsub"
+  labels = {
+    topic = google_pubsub_topic.memory_alerts.id
+  }
+}
+
+# Monitoring publishes notifications as its own service agent, which it creates with the project's
+# first Pub/Sub channel: grant after the channel exists, and only then attach the channel to a policy.
+# (If the grant fails because the agent is missing: gcloud beta services identity create
+# --service=monitoring.googleapis.com, then apply again.)
+resource "google_pubsub_topic_iam_member" "monitoring_publishes_memory_alerts" {
+  topic  = google_pubsub_topic.memory_alerts.id
+  role   = "roles/pubsub.publisher"
+  member = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com"
+
+  depends_on = [google_monitoring_notification_channel.memory_alerts]
+}
+
+resource "google_monitoring_alert_policy" "memory_pressure" {
+  display_name = "notebook-medic: notebook memory pressure"
+  combiner     = "OR"
+
+  conditions {
+    display_name = "Memory used above ${var.memory_alert_percent}% for ${var.memory_alert_duration_seconds}s"
+
+    condition_threshold {
+      filter          = "resource.type = \"gce_instance\" AND metric.type = \"agent.googleapis.com/memory/percent_used\" AND metric.labels.state = \"used\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.memory_alert_percent
+      duration        = "${var.memory_alert_duration_seconds}s"
+
+      aggregations {
+        alignment_period   = "60s"
+        per_series_aligner = "ALIGN_MEAN"
+      }
+
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  notification_channels = [google_monitoring_notification_channel.memory_alerts.id]
+
+  documentation {
+    mime_type = "text/markdown"
+    content   = "A Workbench notebook is close to running out of memory. notebook-medic warns its owner in Slack; nothing is restarted because of this alert."
+  }
+
+  alert_strategy {
+    auto_close = "1800s"
+  }
+
+  depends_on = [google_pubsub_topic_iam_member.monitoring_publishes_memory_alerts]
+}
+
+resource "google_cloudfunctions2_function" "on_memory_alert" {
+  name        = "${var.name_prefix}-on-memory-alert"
+  location    = var.region
+  description = "Turns Monitoring memory-pressure incidents into WARN requests on the restart topic."
+
+  build_config {
+    runtime         = "python311"
+    entry_point     = "on_memory_alert"
+    service_account = google_service_account.build.id
+
+    source {
+      storage_source {
+        bucket = google_storage_bucket.sources.name
+        object = google_storage_bucket_object.source["on_memory_alert"].name
+      }
+    }
+  }
+
+  service_config {
+    available_memory      = "256Mi"
+    timeout_seconds       = 60
+    max_instance_count    = 5
+    ingress_settings      = var.private_ingress
+    service_account_email = google_service_account.functions["on_memory_alert"].email
+    environment_variables = local.common_environment
+  }
+
+  event_trigger {
+    trigger_region        = var.region
+    event_type            = "google.cloud.pubsub.topic.v1.messagePublished"
+    pubsub_topic          = google_pubsub_topic.memory_alerts.id
+    service_account_email = google_service_account.trigger.email
+    # The function raises only when publishing to the restart topic fails: worth a retry.
+    retry_policy = "RETRY_POLICY_RETRY"
+  }
+
+  depends_on = [
+    google_project_iam_member.build,
+    google_project_iam_member.build_gcf_buckets,
+    google_storage_bucket_iam_member.build_reads_sources,
+    google_pubsub_topic_iam_member.on_memory_alert_publishes_restarts,
+  ]
+}
+
+resource "google_cloud_run_service_iam_member" "memory_trigger_invoker" {
+  location = var.region
+  service  = google_cloudfunctions2_function.on_memory_alert.service_config[0].service
+  role     = "roles/run.invoker"
+  member   = google_service_account.trigger.member
+}
+
+resource "google_pubsub_topic_iam_member" "on_memory_alert_publishes_restarts" {
+  topic  = google_pubsub_topic.restart.id
+  role   = "roles/pubsub.publisher"
+  member = google_service_account.functions["on_memory_alert"].member
+}

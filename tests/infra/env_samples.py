@@ -1,0 +1,22 @@
+"""Plausible values for the environment variables Terraform sets (its variables' validations guard the real ones)."""
+
+from __future__ import annotations
+
+SAMPLE_VALUES = {
+    "GOOGLE_CLOUD_PROJECT": "contest-prj",
+    "RESTART_TOPIC": "projects/contest-prj/topics/notebook-medic-restart",
+    "SLACK_ALERT_CHANNEL": "C0123456789",
+    "ORGANIZER_EMAILS": "organizer@example.com",
+    "ORGANIZER_USERGROUP": "",
+    "WORKBENCH_ZONES": "us-central1-a",
+    "RESTART_POLICY": "when-unhealthy",
+    "DRY_RUN": "false",
+    "OWNER_DM": "true",
+    "MESSAGE_LANGUAGE": "en",
+    "DISPLAY_TIMEZONE": "Asia/Tokyo",
+    "MAX_EVENT_AGE_SECONDS": "3600",
+    "MANUAL_RESTART_INTERVAL_SECONDS": "60",
+    "WORKER_BUDGET_SECONDS": "480",
+    "SLACK_BOT_TOKEN": "xoxb-0000-test",
+    "SLACK_SIGNING_SECRET": "0123456789abcdef",
+}

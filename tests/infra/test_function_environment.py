@@ -1,0 +1,115 @@
+"""The environment Terraform gives each function is one shared/config.py accepts.
+
+Every variable name Terraform sets is one the code reads (a typo would be silently ignored), secrets come
+only from Secret Manager, and each function's start-up check (load_settings with the needs its main.py
+names) passes with the names Terraform provides: a missing required variable fails here, not at deploy.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from shared.config import ConfigError, Need, load_settings
+from tests.infra import hcl
+from tests.infra.env_samples import SAMPLE_VALUES
+
+ROOT = hcl.ROOT
+BOT = hcl.load_module(hcl.INFRA)
+FUNCTIONS = {
+    hcl.literal(body["build_config"][0]["entry_point"]): body
+    for body in BOT.of_type("google_cloudfunctions2_function").values()
+}
+
+
+
+def names_config_reads() -> set[str]:
+    tree = ast.parse((ROOT / "shared" / "config.py").read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("get", "parse")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names.add(node.args[0].value)
+    return names
+
+
+def common_environment_names() -> set[str]:
+    text = hcl.expression(BOT.locals["common_environment"]) or ""
+    assert text.startswith("merge(var.extra_environment, {"), "extra_environment first: the named variables win"
+    return set(re.findall(r"\b([A-Z][A-Z0-9_]+) =", text))
+
+
+def extra_environment_names() -> set[str]:
+    validation = BOT.variables["extra_environment"]["validation"][0]["condition"]
+    return set(re.findall(r'"([A-Z][A-Z0-9_]+)"', validation))
+
+
+def secret_names(body: dict[str, object]) -> set[str]:
+    service = body["service_config"][0]  # type: ignore[index]
+    return {hcl.literal(s["key"]) for s in service.get("secret_environment_variables", [])}
+
+
+def needs_of(function: str) -> set[Need]:
+    tree = ast.parse((ROOT / "functions" / function / "main.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "load_settings":
+            return {Need[element.attr] for element in node.args[0].elts}  # type: ignore[attr-defined]
+    raise AssertionError(f"functions/{function}/main.py does not call load_settings")
+
+
+def test_config_names_are_found() -> None:
+    assert {"RESTART_TOPIC", "SLACK_BOT_TOKEN", "DRY_RUN", "CRASHLOOP_LIMIT"} <= names_config_reads()
+
+
+def test_every_name_terraform_sets_is_read_by_the_code() -> None:
+    known = names_config_reads()
+    set_names = common_environment_names() | extra_environment_names()
+    for body in FUNCTIONS.values():
+        set_names |= secret_names(body)
+    assert set_names - known == set(), "Terraform sets variables shared/config.py never reads"
+
+
+def test_secrets_only_come_from_secret_manager() -> None:
+    plain = common_environment_names() | extra_environment_names()
+    assert not {name for name in plain if "TOKEN" in name or "SECRET" in name}
+    assert {f: secret_names(b) for f, b in FUNCTIONS.items()} == {
+        "on_oom": set(),
+        "on_memory_alert": set(),
+        "restart_worker": {"SLACK_BOT_TOKEN"},
+        "slack_app": {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"},
+    }
+    for body in FUNCTIONS.values():
+        for secret in body["service_config"][0].get("secret_environment_variables", []):
+            assert hcl.literal(secret["version"]) == "latest"
+            assert secret["secret"].startswith("${google_secret_manager_secret.")
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_function_starts_with_the_environment_terraform_gives_it(function: str) -> None:
+    body = FUNCTIONS[function]
+    assert body["service_config"][0]["environment_variables"] == "${local.common_environment}"
+    names = common_environment_names() | secret_names(body)
+    missing_samples = names - set(SAMPLE_VALUES)
+    assert not missing_samples, f"add sample values for {missing_samples}"
+    env = {name: SAMPLE_VALUES[name] for name in names}
+    try:
+        load_settings(needs_of(function), env)
+    except ConfigError as exc:
+        pytest.fail(f"{function} would not start with Terraform's environment: {exc}")
+
+
+def test_worker_budget_fits_its_timeout_and_the_ack_deadline() -> None:
+    locals_ = BOT.locals
+    assert locals_["worker_timeout_seconds"] == 540  # the maximum for event-driven work
+    assert locals_["worker_budget_seconds"] == "${local.worker_timeout_seconds - 60}"
+    assert locals_["push_ack_deadline"] == 600
+    worker = FUNCTIONS["restart_worker"]["service_config"][0]
+    assert worker["timeout_seconds"] == "${local.worker_timeout_seconds}"

@@ -1,0 +1,284 @@
+"""Least privilege, kept in step with the code.
+
+The Workbench permissions each function holds (infra/locals.tf workbench_permissions, granted through
+one custom role per function) must equal the permissions of the NotebookServiceClient calls its code can
+reach: the calls are read out of shared/workbench.py (including the operation polling behind every
+long-running call), and a function "reaches" an adapter method when a module imported from its main.py
+calls it on a Workbench object. A permission the code needs and the role lacks is a PERMISSION_DENIED in
+the middle of a contest; one the role holds and no code uses is privilege for an attacker.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tests.infra import hcl
+
+ROOT = hcl.ROOT
+BOT = hcl.load_module(hcl.INFRA)
+FUNCTIONS = sorted(p.name for p in (ROOT / "functions").iterdir() if (p / "main.py").is_file())
+
+# NotebookServiceClient method -> the IAM permission the API checks (Workbench REST reference, v2).
+CLIENT_PERMISSIONS = {
+    "get_instance": "notebooks.instances.get",
+    "list_instances": "notebooks.instances.list",
+    "reset_instance": "notebooks.instances.reset",
+    "start_instance": "notebooks.instances.start",
+    "stop_instance": "notebooks.instances.stop",
+    "update_instance": "notebooks.instances.update",
+    "create_instance": "notebooks.instances.create",
+    "delete_instance": "notebooks.instances.delete",
+    "get_operation": "notebooks.operations.get",  # polling a long-running operation (Operation.result())
+}
+
+# Roles the bot's own resources may grant (custom roles are checked separately). No basic roles, no
+# predefined notebooks roles.
+ALLOWED_ROLES = {
+    "roles/pubsub.publisher",
+    "roles/pubsub.subscriber",
+    "roles/iam.serviceAccountTokenCreator",
+    "roles/run.invoker",
+    "roles/secretmanager.secretAccessor",
+    "roles/logging.logWriter",
+    "roles/artifactregistry.writer",
+    "roles/storage.objectViewer",
+    "roles/storage.objectAdmin",  # only with the gcf-v2-* bucket condition (test_build_roles)
+}
+
+
+def notebook_client_methods() -> set[str]:
+    from google.cloud import notebooks_v2  # noqa: PLC0415 - heavy; only this test needs it
+
+    return {name for name in dir(notebooks_v2.NotebookServiceClient) if not name.startswith("_")}
+
+
+@cache
+def adapter_calls() -> dict[str, set[str]]:
+    """Workbench adapter method -> NotebookServiceClient methods it can end up calling."""
+    tree = ast.parse((ROOT / "shared" / "workbench.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Workbench")
+    methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+    client_methods = notebook_client_methods()
+    direct: dict[str, set[str]] = {}
+    internal: dict[str, set[str]] = {}
+    for name, fn in methods.items():
+        direct[name], internal[name] = set(), set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in client_methods:
+                direct[name].add(node.value)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                target = node.func
+                if isinstance(target.value, ast.Name) and target.value.id == "self" and target.attr in methods:
+                    internal[name].add(target.attr)
+                if target.attr == "result":  # Operation.result() polls GetOperation
+                    direct[name].add("get_operation")
+
+    def closure(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        calls = set(direct[name])
+        for callee in internal[name] - seen - {name}:
+            calls |= closure(callee, seen | {name})
+        return calls
+
+    return {name: closure(name) for name in methods if not name.startswith("_")}
+
+
+def import_closure(main: Path) -> list[Path]:
+    seen: dict[Path, None] = {}
+    pending = [main]
+    while pending:
+        path = pending.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen[path] = None
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "shared":
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names if alias.name.split(".")[0] == "shared"]
+            pending += [ROOT / (name.replace(".", "/") + ".py") for name in names]
+    return list(seen)
+
+
+def reached_adapter_methods(function: str) -> tuple[set[str], bool]:
+    """Adapter methods called on a Workbench object by the function's code; and whether it builds one."""
+    public = set(adapter_calls())
+    called: set[str] = set()
+    builds = False
+    for path in import_closure(ROOT / "functions" / function / "main.py"):
+        if path.name == "workbench.py" and path.parent.name == "shared":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            if isinstance(node.func, ast.Name) and node.func.id == "Workbench":
+                builds = True
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in public
+                and "workbench" in ast.unparse(node.func.value).lower()
+            ):
+                called.add(node.func.attr)
+    return called, builds
+
+
+def needed_permissions(function: str) -> set[str]:
+    methods, builds = reached_adapter_methods(function)
+    assert methods or not builds, f"{function} builds a Workbench but no call on it was recognised"
+    client_calls = set().union(*(adapter_calls()[m] for m in methods)) if methods else set()
+    unknown = client_calls - set(CLIENT_PERMISSIONS)
+    assert not unknown, f"add the IAM permission of {sorted(unknown)} to CLIENT_PERMISSIONS"
+    return {CLIENT_PERMISSIONS[call] for call in client_calls}
+
+
+def granted_permissions() -> dict[str, set[str]]:
+    table = BOT.locals["workbench_permissions"]
+    return {name: {hcl.literal(p) for p in permissions} for name, permissions in table.items()}
+
+
+def test_adapter_analysis_sees_the_calls() -> None:
+    calls = adapter_calls()
+    assert calls["reset"] == {"reset_instance"}
+    assert calls["get"] == {"get_instance"}
+    assert {"update_instance", "get_operation"} <= calls["set_labels"]
+    assert "get_operation" in calls["follow"]
+    for method, client_calls in calls.items():
+        assert client_calls <= set(CLIENT_PERMISSIONS), f"{method}: {client_calls}"
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_workbench_permissions_match_the_code(function: str) -> None:
+    needed = needed_permissions(function)
+    granted = granted_permissions().get(function, set())
+    assert granted == needed, (
+        f"{function}: the code needs {sorted(needed)}, infra/locals.tf workbench_permissions grants "
+        f"{sorted(granted)}; missing {sorted(needed - granted)}, unused {sorted(granted - needed)}"
+    )
+
+
+def test_no_role_for_a_function_without_workbench_calls() -> None:
+    assert set(granted_permissions()) == {f for f in FUNCTIONS if needed_permissions(f)}
+
+
+def test_custom_roles_are_granted_to_their_own_function_only() -> None:
+    role = BOT.resource("google_project_iam_custom_role", "workbench")
+    assert role["for_each"] == "${local.workbench_permissions}"
+    assert role["permissions"] == "${each.value}"
+    binding = BOT.resource("google_project_iam_member", "workbench")
+    assert binding["for_each"] == "${local.workbench_permissions}"
+    assert binding["role"] == "${google_project_iam_custom_role.workbench[each.key].id}"
+    assert binding["member"] == "${google_service_account.functions[each.key].member}"
+
+
+def test_one_service_account_and_one_function_per_functions_folder() -> None:
+    accounts = BOT.resource("google_service_account", "functions")["for_each"]
+    assert accounts == "${toset([" + ", ".join(f'"{f}"' for f in FUNCTIONS) + "])}"
+    entry_points = {
+        hcl.literal(body["build_config"][0]["entry_point"]): name
+        for name, body in BOT.of_type("google_cloudfunctions2_function").items()
+    }
+    assert set(entry_points) == set(FUNCTIONS)
+    for entry_point, resource in entry_points.items():
+        body = BOT.resource("google_cloudfunctions2_function", resource)
+        assert body["service_config"][0]["service_account_email"] == (
+            f'${{google_service_account.functions["{entry_point}"].email}}'
+        )
+        assert hcl.literal(body["build_config"][0]["runtime"]) == "python311"
+
+
+def all_grants() -> list[tuple[str, str, dict[str, object]]]:
+    return [
+        (rtype, name, body)
+        for (rtype, name), body in BOT.resources.items()
+        if rtype.endswith(("_iam_member", "_iam_binding", "_iam_policy"))
+    ]
+
+
+def roles_granted(body: dict[str, object]) -> list[str] | None:
+    """The predefined roles a grant names (none for the custom roles), or None if it can't be read."""
+    role = body["role"]
+    if isinstance(role, str) and role.startswith('"'):
+        return [hcl.literal(role)]
+    if role == "${google_project_iam_custom_role.workbench[each.key].id}":
+        return []
+    if role == "${each.value}" and isinstance(body.get("for_each"), str):
+        return _role_literals(str(body["for_each"])) or None
+    return None
+
+
+def test_only_narrow_roles_are_granted() -> None:
+    problems = []
+    for rtype, name, body in all_grants():
+        if rtype.endswith(("_iam_binding", "_iam_policy")):
+            problems.append(f"{rtype}.{name}: authoritative IAM resources would remove others' grants")
+        roles = roles_granted(body)
+        if roles is None or not set(roles) <= ALLOWED_ROLES:
+            problems.append(f"{rtype}.{name} grants {body['role']} ({roles})")
+    assert not problems, "\n".join(problems)
+    # Project-level grants are the custom roles and the build account's; nothing else.
+    project_level = {name for rtype, name, _ in all_grants() if rtype == "google_project_iam_member"}
+    assert project_level == {"workbench", "build", "build_gcf_buckets"}
+
+
+def _role_literals(text: str) -> list[str]:
+    return re.findall(r'"(roles/[^"]+)"', text)
+
+
+def test_build_roles() -> None:
+    roles = BOT.resource("google_project_iam_member", "build")["for_each"]
+    assert set(_role_literals(roles)) == {"roles/logging.logWriter", "roles/artifactregistry.writer"}
+    buckets = BOT.resource("google_project_iam_member", "build_gcf_buckets")
+    assert hcl.literal(buckets["role"]) == "roles/storage.objectAdmin"
+    condition = hcl.literal(buckets["condition"][0]["expression"])
+    assert condition == 'resource.name.startsWith("projects/_/buckets/gcf-v2-")'
+    for (rtype, name), body in BOT.resources.items():
+        if rtype.endswith("_iam_member") and "objectAdmin" in str(body.get("role")):
+            assert (rtype, name) == ("google_project_iam_member", "build_gcf_buckets")
+
+
+def test_the_slack_function_is_the_only_public_endpoint() -> None:
+    public = [
+        (rtype, name, body) for rtype, name, body in all_grants()
+        if body.get("member") in ('"allUsers"', '"allAuthenticatedUsers"')
+    ]
+    assert [(rtype, name) for rtype, name, _ in public] == [("google_cloud_run_service_iam_member", "slack_public")]
+    body = public[0][2]
+    assert body["service"] == "${google_cloudfunctions2_function.slack_app.service_config[0].service}"
+    assert hcl.literal(body["role"]) == "roles/run.invoker"
+    invokers = {
+        name: body["member"] for name, body in BOT.of_type("google_cloud_run_service_iam_member").items()
+    }
+    assert invokers == {
+        "oom_trigger_invoker": "${google_service_account.trigger.member}",
+        "memory_trigger_invoker": "${google_service_account.trigger.member}",
+        "worker_invoker": "${google_service_account.push.member}",
+        "slack_public": '"allUsers"',
+    }
+
+
+def test_secrets_are_declared_without_values() -> None:
+    assert not BOT.of_type("google_secret_manager_secret_version"), "secret values would land in the state"
+    readers = {
+        (name, body["secret_id"], body.get("for_each", body["member"]))
+        for name, body in BOT.of_type("google_secret_manager_secret_iam_member").items()
+    }
+    assert readers == {
+        ("bot_token", "${google_secret_manager_secret.slack_bot_token.id}",
+         '${toset(["restart_worker", "slack_app"])}'),
+        ("signing_secret", "${google_secret_manager_secret.slack_signing_secret.id}",
+         '${google_service_account.functions["slack_app"].member}'),
+    }
+
+
+def test_service_account_ids_fit_with_the_longest_prefix() -> None:
+    condition = BOT.variables["name_prefix"]["validation"][0]["condition"]
+    longest_prefix = int(re.search(r"\{2,(\d+)\}", condition).group(1)) + 1  # type: ignore[union-attr]
+    suffixes = [f.replace("_", "-") for f in FUNCTIONS] + ["push", "trigger", "build"]
+    for suffix in suffixes:
+        account_id = "x" * longest_prefix + "-" + suffix
+        assert 6 <= len(account_id) <= 30, f"{account_id}: service account IDs are 6-30 characters"

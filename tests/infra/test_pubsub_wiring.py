@@ -1,0 +1,96 @@
+"""The restart path's Pub/Sub settings: ordered, authenticated push, a deadline that fits the worker,
+bounded deliveries into a dead-letter topic that keeps what it gets and alerts the organizers."""
+
+from __future__ import annotations
+
+from tests.infra import hcl
+
+BOT = hcl.load_module(hcl.INFRA)
+SUB = BOT.resource("google_pubsub_subscription", "restart_worker")
+
+
+def test_push_subscription_is_ordered_and_authenticated() -> None:
+    assert SUB["topic"] == "${google_pubsub_topic.restart.id}"
+    assert SUB["enable_message_ordering"] is True
+    push = SUB["push_config"][0]
+    assert push["push_endpoint"] == "${google_cloudfunctions2_function.restart_worker.service_config[0].uri}"
+    token = push["oidc_token"][0]
+    assert token["service_account_email"] == "${google_service_account.push.email}"
+    assert token["audience"] == push["push_endpoint"]
+
+
+def test_ack_deadline_outlasts_the_worker() -> None:
+    assert SUB["ack_deadline_seconds"] == "${local.push_ack_deadline}"
+    assert BOT.locals["push_ack_deadline"] > BOT.locals["worker_timeout_seconds"]
+
+
+def test_redelivery_backs_off_and_ends_in_the_dead_letter_topic() -> None:
+    retry = SUB["retry_policy"][0]
+    assert hcl.literal(retry["minimum_backoff"]) == "10s"
+    assert hcl.literal(retry["maximum_backoff"]) == "600s"
+    dead = SUB["dead_letter_policy"][0]
+    assert dead["dead_letter_topic"] == "${google_pubsub_topic.dead_letter.id}"
+    assert dead["max_delivery_attempts"] == "${var.dead_letter_max_delivery_attempts}"
+    kept = BOT.resource("google_pubsub_subscription", "dead_letter")
+    assert kept["topic"] == "${google_pubsub_topic.dead_letter.id}"
+    assert "push_config" not in kept, "dead letters wait for a person; they are not pushed back to the worker"
+
+
+def test_subscriptions_never_expire() -> None:
+    for name, body in BOT.of_type("google_pubsub_subscription").items():
+        assert body["expiration_policy"][0]["ttl"] == '""', f"{name} would be deleted after 31 idle days"
+
+
+def test_pubsub_service_agent_can_dead_letter_and_sign_tokens() -> None:
+    agent = "${local.pubsub_service_agent}"
+    grants = {
+        (rtype, body.get("topic") or body.get("subscription") or body.get("service_account_id"), body["role"])
+        for (rtype, _), body in BOT.resources.items()
+        if rtype.endswith("_iam_member") and body.get("member") == agent
+    }
+    assert grants == {
+        ("google_pubsub_topic_iam_member", "${google_pubsub_topic.dead_letter.id}", '"roles/pubsub.publisher"'),
+        ("google_pubsub_subscription_iam_member", "${google_pubsub_subscription.restart_worker.id}",
+         '"roles/pubsub.subscriber"'),
+        ("google_service_account_iam_member", "${google_service_account.push.name}",
+         '"roles/iam.serviceAccountTokenCreator"'),
+        ("google_service_account_iam_member", "${google_service_account.trigger.name}",
+         '"roles/iam.serviceAccountTokenCreator"'),
+    }
+
+
+def test_dead_letters_alert_the_organizers() -> None:
+    policy = BOT.resource("google_monitoring_alert_policy", "dead_letters")
+    condition = policy["conditions"][0]["condition_threshold"][0]
+    assert "${google_pubsub_subscription.dead_letter.name}" in condition["filter"]
+    assert "subscription/num_undelivered_messages" in condition["filter"]
+    assert "google_monitoring_notification_channel.organizers" in policy["notification_channels"]
+
+
+def test_on_oom_trigger_retries_and_reads_the_oom_topic() -> None:
+    trigger = BOT.resource("google_cloudfunctions2_function", "on_oom")["event_trigger"][0]
+    assert hcl.literal(trigger["event_type"]) == "google.cloud.pubsub.topic.v1.messagePublished"
+    assert trigger["pubsub_topic"] == "${google_pubsub_topic.oom.id}"
+    assert hcl.literal(trigger["retry_policy"]) == "RETRY_POLICY_RETRY"
+
+
+def test_slack_function_stays_warm_and_answers_fast() -> None:
+    service = BOT.resource("google_cloudfunctions2_function", "slack_app")["service_config"][0]
+    assert service["min_instance_count"] == "${var.slack_min_instances}"
+    assert BOT.variables["slack_min_instances"]["default"] == 1
+    assert service["timeout_seconds"] == 60
+
+
+def test_memory_alerts_reach_on_memory_alert() -> None:
+    channel = BOT.resource("google_monitoring_notification_channel", "memory_alerts")
+    assert hcl.literal(channel["type"]) == "pubsub"
+    assert channel["labels"]["topic"] == "${google_pubsub_topic.memory_alerts.id}"
+    policy = BOT.resource("google_monitoring_alert_policy", "memory_pressure")
+    assert policy["notification_channels"] == ["${google_monitoring_notification_channel.memory_alerts.id}"]
+    assert "agent.googleapis.com/memory/percent_used" in policy["conditions"][0]["condition_threshold"][0]["filter"]
+    publisher = BOT.resource("google_pubsub_topic_iam_member", "monitoring_publishes_memory_alerts")
+    assert publisher["topic"] == "${google_pubsub_topic.memory_alerts.id}"
+    assert "gcp-sa-monitoring-notification.iam.gserviceaccount.com" in publisher["member"]
+    trigger = BOT.resource("google_cloudfunctions2_function", "on_memory_alert")["event_trigger"][0]
+    assert trigger["pubsub_topic"] == "${google_pubsub_topic.memory_alerts.id}"
+    assert hcl.literal(trigger["event_type"]) == "google.cloud.pubsub.topic.v1.messagePublished"
