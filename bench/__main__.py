@@ -1,0 +1,130 @@
+"""`make bench` (python -m bench): measure, compare with the targets, write bench/results.md and results.json.
+
+Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
+under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event. Each
+runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
+resets, events that never reached a reset); a target missed is reported, not an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import bot_time, imports, report, slack_ack, storm
+from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
+
+PHASES = ("imports", "slack", "storm", "bot")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    lat = parser.add_argument_group("simulated latency per call")
+    lat.add_argument("--slack-latency-ms", type=float, default=100.0)
+    lat.add_argument("--workbench-latency-ms", type=float, default=150.0)
+    lat.add_argument("--pubsub-latency-ms", type=float, default=30.0)
+    slack = parser.add_argument_group("Slack acknowledgement")
+    slack.add_argument("--warm-requests", type=int, default=200, help="signed requests, one at a time")
+    slack.add_argument("--load-requests", type=int, default=200, help="signed requests under load")
+    slack.add_argument("--load-concurrency", type=int, default=4, help="requests in flight under load")
+    slack.add_argument("--cold-starts", type=int, default=5, help="process starts, each of ours and the bare app")
+    slack.add_argument("--slack-fleet", type=int, default=100, help="owners (and instances) in the workspace")
+    imp = parser.add_argument_group("import cost")
+    imp.add_argument("--import-runs", type=int, default=5, help="fresh interpreters per main.py")
+    st = parser.add_argument_group("OOM storm")
+    st.add_argument("--storm-instances", type=int, default=50)
+    st.add_argument("--storm-lines", type=int, default=5, help="distinct kill lines per instance")
+    st.add_argument("--storm-copies", type=int, default=4, help="deliveries of each line")
+    st.add_argument("--storm-senders", type=int, default=16, help="threads publishing to the OOM topic")
+    st.add_argument("--seed", type=int, default=3, help="shuffle of the storm's events")
+    bot = parser.add_argument_group("bot time")
+    bot.add_argument("--bot-incidents", type=int, default=200)
+    parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
+    parser.add_argument("--out", type=Path, default=BENCH_DIR, help="where results.md and results.json go")
+    args = parser.parse_args(argv)
+    unknown = set(args.only.split(",")) - set(PHASES)
+    if unknown:
+        parser.error(f"--only: unknown phase(s) {', '.join(sorted(unknown))}")
+    return args
+
+
+def sound(results: dict[str, Any]) -> list[str]:
+    """What makes a run's numbers meaningless: wrong answers, lost or repeated resets, failed events."""
+    problems: list[str] = []
+    slack = results.get("slack")
+    if slack:
+        for name in ("warm", "load"):
+            part = slack[name]
+            if part["answers_ok"] != part["answers_total"] or part["bare_answers_ok"] != part["bare_ms"]["n"]:
+                wrong = [r["unexpected_answers"] for r in part["ours_by_kind"].values() if r["unexpected_answers"]]
+                problems.append(f"slack {name}: unexpected answers {wrong}")
+            if part["simulated_calls_observed"] != part["simulated_calls_expected"]:
+                problems.append(f"slack {name}: simulated calls {part['simulated_calls_observed']} != expected "
+                                f"{part['simulated_calls_expected']}")
+        cold = slack["cold"]
+        if cold["ours_ok"] != len(cold["ours"]) or cold["bare_ok"] != len(cold["bare"]):
+            problems.append("slack cold: unexpected answers")
+    if results.get("storm") and not results["storm"]["checks"]["ok"]:
+        problems.append(f"storm: {results['storm']['checks']}")
+    if results.get("bot_time") and results["bot_time"]["failed"]:
+        problems.append(f"bot time: {results['bot_time']['failed']} events never reached a reset")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    phases = args.only.split(",")
+    latency = Latency(args.slack_latency_ms / 1000, args.workbench_latency_ms / 1000, args.pubsub_latency_ms / 1000)
+    watch = Stopwatch()
+    results: dict[str, Any] = {}
+    if "imports" in phases:
+        started = time.monotonic()
+        log(f"imports: {args.import_runs} fresh interpreters per main.py")
+        results["imports"] = imports.run(args.import_runs)
+        watch.lap("imports", started)
+    if "slack" in phases:
+        started = time.monotonic()
+        results["slack"] = slack_ack.run(
+            latency, warm_requests=args.warm_requests, load_requests=args.load_requests,
+            load_concurrency=args.load_concurrency, cold_starts=args.cold_starts, fleet=args.slack_fleet,
+        )
+        watch.lap("slack", started)
+    if "storm" in phases:
+        started = time.monotonic()
+        results["storm"] = storm.run(latency, instances=args.storm_instances, distinct=args.storm_lines,
+                                     copies=args.storm_copies, senders=args.storm_senders, seed=args.seed)
+        watch.lap("storm", started)
+    if "bot" in phases:
+        started = time.monotonic()
+        results["bot_time"] = bot_time.run(args.bot_incidents)
+        watch.lap("bot", started)
+
+    results["meta"] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "latency_s": latency.as_dict(),
+        "run_seconds": watch.total(),
+        "phase_seconds": watch.phases,
+        "loadavg": watch.load,
+        "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "out"},
+    }
+    table = report.metrics(results)
+    args.out.mkdir(parents=True, exist_ok=True)
+    report.write(args.out, results, table)
+    width = max(len(m.name) for m in table) if table else 0
+    for m in table:
+        print(f"  {m.name:<{width}}  {m.cell():<40}  {m.target or '-':<22}  {m.verdict()}")
+    log(f"wrote {args.out / 'results.md'} and results.json in {watch.total():.0f} s")
+    problems = sound(results)
+    for problem in problems:
+        log(f"UNSOUND RUN: {problem}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

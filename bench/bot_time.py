@@ -1,0 +1,111 @@
+"""The bot's own time per event: CloudEvent received to reset requested, with zero-latency simulators.
+
+Measured from outside, without touching the bot:
+  received:  Pub/Sub sends the CloudEvent's push to on_oom (the simulator's delivery log);
+  requested: the Workbench simulator receives the reset call for that instance.
+bot time = requested - received. On the way, on_oom parses the entry and publishes a restart
+request (waiting for the message id), Pub/Sub pushes it to restart_worker, which reads the
+instance, decides, posts the alert, writes the in-flight labels and sees that operation finish,
+then resets. With zero latency, Pub/Sub's part is its in-memory hand-off (reported apart:
+`pubsub_handoff_ms`, from the message's publish time at millisecond resolution), and the
+simulators still take some time to answer each call (Python, on this machine): that service
+time, measured inside the simulators, is reported apart too (`bot_minus_simulators_ms`).
+
+The policy is the production default, RESTART_POLICY=when-unhealthy, with health already fresh: the
+kill line is written first, then the health agent reports JupyterLab down (stamped after the kill)
+before the event is sent, so the worker has no reason to wait for health. Zero latency: no simulated
+delay per call, and the simulated operations (label update, reset, health) complete at once.
+
+Events are sent one at a time (the next once Pub/Sub is idle), after a few warm-up events that
+are not counted (the first event of a process pays the lazy imports of the Workbench and Pub/Sub
+clients; reported apart as `first_event_ms`).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bench.common import ZERO, log, summary, timed_slack, timed_stack, timed_workbench
+from simulators.entries import oom_entry
+from simulators.pubsub import Delivery
+from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
+
+ZONE = "asia-northeast1-a"
+WARMUP = 5
+
+
+def _one(stack: LocalStack, index: int) -> dict[str, float] | None:
+    name = f"evt-{index:04d}"
+    full = stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=f"{name}@contest.example")
+    stack.slack.add_user("U" + name.upper().replace("-", ""), name, f"{name}@contest.example")
+    entry = oom_entry(PROJECT, ZONE, name, at=datetime.now(UTC) - timedelta(seconds=1))
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.0)  # fresh health, after the kill
+    sent = time.monotonic()
+    message_id = stack.sink(entry)
+    workbench = timed_workbench(stack)
+    if not workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30, interval=0.002):
+        return None
+    stack.wait_idle(30)
+    reset_at = next(c.at for c in reversed(workbench.timed) if c.verb == "reset" and f"/instances/{name}:" in c.path)
+    deliveries = list(stack.pubsub.deliveries)
+    intake = _first_acked(deliveries, message_id)
+    request = next((m for m in stack.pubsub.published(RESTART_TOPIC) if m.attributes.get("instance") == name), None)
+    work = next((d for d in deliveries if request is not None and d.message_id == request.message_id), None)
+    if intake is None or work is None or request is None:
+        return None
+    stored = request.publish_time.timestamp() - (time.time() - time.monotonic())  # ms resolution
+    start = intake.started
+    served = sum(c.service_s for c in list(workbench.timed) if start <= c.at < reset_at)
+    served += sum(c.service_s for c in list(timed_slack(stack).timed) if start <= c.at < reset_at)
+    return {
+        "bot_s": reset_at - start,
+        "simulators_service_s": served,
+        "bot_minus_simulators_s": reset_at - start - served,
+        "on_oom_s": intake.finished - intake.started,
+        "on_oom_to_publish_s": stored - intake.started,
+        "handoff_s": max(0.0, work.started - stored),
+        "worker_s": reset_at - work.started,
+        "sink_to_reset_s": reset_at - sent,
+        "redeliveries": float(intake.attempt - 1 + work.attempt - 1),
+    }
+
+
+def _first_acked(deliveries: list[Delivery], message_id: str) -> Delivery | None:
+    return next((d for d in deliveries if d.message_id == message_id and d.acked), None)
+
+
+def run(incidents: int) -> dict[str, Any]:
+    stack = timed_stack(ZERO, workers=1, workbench_options={"reset_seconds": 0.0, "health_delay_s": 0.0,
+                                                            "update_seconds": 0.0})
+    with stack:
+        log(f"bot time: {WARMUP} warm-up events, then {incidents} incidents one at a time")
+        samples: list[dict[str, float]] = []
+        failed = 0
+        first: dict[str, float] | None = None
+        for i in range(WARMUP + incidents):
+            sample = _one(stack, i)
+            if i == 0:
+                first = sample
+            if sample is None:
+                failed += 1
+            elif i >= WARMUP:
+                samples.append(sample)
+    return {
+        "policy": "RESTART_POLICY=when-unhealthy, health fresh (stamped after the kill) before the event is sent",
+        "simulators": "latency 0; label update, reset and health operations complete at once",
+        "incidents": len(samples),
+        "failed": failed,
+        "bot_ms": summary([s["bot_s"] for s in samples]),
+        "simulators_service_ms": summary([s["simulators_service_s"] for s in samples]),
+        "bot_minus_simulators_ms": summary([s["bot_minus_simulators_s"] for s in samples]),
+        "on_oom_push_ms": summary([s["on_oom_s"] for s in samples]),
+        "on_oom_to_publish_ms": summary([s["on_oom_to_publish_s"] for s in samples]),
+        "pubsub_handoff_ms": summary([s["handoff_s"] for s in samples]),
+        "worker_to_reset_ms": summary([s["worker_s"] for s in samples]),
+        "sink_to_reset_ms": summary([s["sink_to_reset_s"] for s in samples]),
+        "redeliveries": int(sum(s["redeliveries"] for s in samples)),
+        "first_event_ms": {k.removesuffix("_s"): round(v * 1000, 1) for k, v in (first or {}).items()
+                           if k != "redeliveries"},
+    }

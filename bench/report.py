@@ -1,0 +1,262 @@
+"""results.json (everything measured) and results.md (the table, then the details behind each row)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str
+    name: str
+    value: float | None
+    unit: str
+    target: str  # as written in the table, e.g. "< 600 ms"; "" for information only
+    passed: bool | None  # None: information only
+    shown: str = ""  # the value as the table shows it, when more than value + unit
+
+    def cell(self) -> str:
+        if self.shown:
+            return self.shown
+        if self.value is None:
+            return "not measured"
+        return f"{self.value:g} {self.unit}".strip()
+
+    def verdict(self) -> str:
+        if self.passed is None:
+            return "info"
+        return "PASS" if self.passed else "**FAIL**"
+
+
+def _lt(value: float | None, limit: float) -> bool | None:
+    return None if value is None else value < limit
+
+
+def _le(value: float | None, limit: float) -> bool | None:
+    return None if value is None else value <= limit
+
+
+def metrics(results: dict[str, Any]) -> list[Metric]:
+    out: list[Metric] = []
+    slack = results.get("slack")
+    if slack:
+        warm, load, cold = slack["warm"], slack["load"], slack["cold"]
+        out += [
+            Metric("slack.warm_p50", "Slack ack, warm p50 (one request at a time)", warm["ours_ms"]["p50"], "ms", "",
+                   None),
+            Metric("slack.warm_p99", f"Slack ack, warm p99 ({warm['ours_ms']['n']} signed requests, one at a time)",
+                   warm["ours_ms"]["p99"], "ms", "< 600 ms", _lt(warm["ours_ms"]["p99"], 600)),
+            Metric("slack.load_p99", f"Slack ack, warm p99 under load ({load['ours_ms']['n']} requests, "
+                   f"{load['concurrency']} at a time)", load["ours_ms"]["p99"], "ms", "< 600 ms",
+                   _lt(load["ours_ms"]["p99"], 600)),
+            Metric("slack.cold", f"Slack ack, cold: process start to first ack (worst of {len(cold['ours'])})",
+                   cold["ours_max_s"], "s", "< 1.5 s", _lt(cold["ours_max_s"], 1.5),
+                   f"{cold['ours_max_s']:.2f} s (median {cold['ours_median_s']:.2f} s)"),
+            Metric("slack.cold_ratio", "Slack cold start, ours / bare Bolt app, simulated latency subtracted",
+                   cold["ratio_net_median"], "x", "≤ 1.3", _le(cold["ratio_net_median"], 1.3),
+                   f"{cold['ratio_net_median']:.2f}x ({cold['ours_net_median_s']:.2f} s / "
+                   f"{cold['bare_net_median_s']:.2f} s)"),
+            Metric("slack.warm_ratio", "Slack warm ack, ours (restart) / bare Bolt app, p50, simulated latency "
+                   "subtracted", warm["ratio_restart_net_p50_vs_bare_p50"], "x", "≤ 1.3",
+                   _le(warm["ratio_restart_net_p50_vs_bare_p50"], 1.3),
+                   f"{warm['ratio_restart_net_p50_vs_bare_p50']:g}x "
+                   f"({warm['ours_by_kind']['restart']['net_ms']['p50']:.1f} ms / {warm['bare_ms']['p50']:.1f} ms)"),
+        ]
+    imports = results.get("imports")
+    if imports:
+        targets = imports["targets"]
+        for name in ("slack_app", "on_oom", "restart_worker"):
+            t = targets[name]
+            is_slack = name == "slack_app"
+            out.append(Metric(
+                f"imports.{name}", f"Import of functions/{name}/main.py vs the eager-SDK baseline (median of "
+                f"{imports['runs']})", t["vs_eager"], "x", "≤ 1.0" if is_slack else "",
+                _le(t["vs_eager"], 1.0) if is_slack else None,
+                f"{t['median_ms']:.0f} ms = {t['vs_eager']:.2f}x eager ({targets['eager']['median_ms']:.0f} ms), "
+                f"{t['vs_bare']:.2f}x bare ({targets['bare']['median_ms']:.0f} ms)"))
+    storm = results.get("storm")
+    if storm:
+        checks, calls = storm["checks"], storm["calls"]
+        out += [
+            Metric("storm.correct", f"OOM storm: {storm['events']} events ({storm['instances']} instances) -> "
+                   "resets, alerts", None, "", f"exactly {storm['instances']} and {storm['instances']}",
+                   bool(checks["ok"]), f"{checks['resets_total']} resets, {checks['alerts']} alerts"),
+            Metric("storm.events_per_s", "OOM storm: events per second through on_oom",
+                   storm["on_oom"]["events_per_s"], "events/s", "", None),
+            Metric("storm.last_reset", "OOM storm: first event to the last reset requested",
+                   storm["time_to_last_reset_s"], "s", "", None),
+            Metric("storm.worker_memory", "OOM storm: restart_worker peak memory (VmHWM, gunicorn worker)",
+                   storm["worker_peak_rss_mib"], "MiB", "", None),
+            Metric("storm.wb_per_incident", "OOM storm: Workbench calls per incident",
+                   calls["workbench_per_incident"], "", "≤ 3", _le(calls["workbench_per_incident"], 3)),
+            Metric("storm.slack_per_incident", "OOM storm: Slack calls per incident", calls["slack_per_incident"],
+                   "", "≤ 3", _le(calls["slack_per_incident"], 3)),
+            Metric("storm.wb_per_duplicate", "OOM storm: Workbench calls per duplicate",
+                   calls["workbench_per_duplicate"], "", "≤ 1", _le(calls["workbench_per_duplicate"], 1)),
+            Metric("storm.slack_per_duplicate", "OOM storm: Slack calls per duplicate", calls["slack_per_duplicate"],
+                   "", "", None),
+        ]
+    bot = results.get("bot_time")
+    if bot:
+        out += [
+            Metric("bot.p50", "Bot's own time, CloudEvent received -> reset requested, p50",
+                   bot["bot_ms"]["p50"], "ms", "", None),
+            Metric("bot.p99", f"Bot's own time, CloudEvent received -> reset requested, p99 ({bot['incidents']} "
+                   "incidents, zero-latency simulators)", bot["bot_ms"]["p99"], "ms", "< 20 ms",
+                   _lt(bot["bot_ms"]["p99"], 20)),
+        ]
+    return out
+
+
+def _ms(summary: dict[str, Any], key: str = "p50") -> str:
+    value = summary.get(key)
+    return "-" if value is None else f"{value:.1f}"
+
+
+def markdown(results: dict[str, Any], table: list[Metric]) -> str:
+    meta = results["meta"]
+    lat = meta["latency_s"]
+    after = ", ".join(f"{k.removeprefix('after ')} {v[0]:g}" for k, v in meta["loadavg"].items() if k != "start")
+    lines = [
+        "# notebook-medic benchmarks",
+        "",
+        f"Generated by `make bench` (`python -m bench`) on {meta['date']}: `uname -m` {meta['machine']['uname_m']}, "
+        f"nproc {meta['machine']['nproc']}, Python {meta['machine']['python']}; the whole run took "
+        f"{meta['run_seconds']:.0f} s. 1-minute load average at the start {meta['loadavg']['start'][0]:g}, "
+        f"after each phase: {after}.",
+        f"Simulated latency per call: Slack {lat['slack_s'] * 1000:g} ms, Workbench {lat['workbench_s'] * 1000:g} ms, "
+        f"Pub/Sub {lat['pubsub_s'] * 1000:g} ms (the bot-time row uses zero). How each number is taken: "
+        "[README.md](README.md).",
+        "",
+        "| metric | value | target | result |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [f"| {m.name} | {m.cell()} | {m.target or '-'} | {m.verdict()} |" for m in table]
+    slack = results.get("slack")
+    if slack:
+        warm = slack["warm"]
+        lines += [
+            "",
+            "## Slack acknowledgement",
+            "",
+            f"Fleet: {slack['fleet']} owners, one instance each, in {len(slack['zones'])} zones. "
+            f"Answers as expected: {warm['answers_ok']}/{warm['answers_total']} (one at a time), "
+            f"{slack['load']['answers_ok']}/{slack['load']['answers_total']} (under load), cold "
+            f"{slack['cold']['ours_ok']}/{len(slack['cold']['ours'])}.",
+            "",
+            "| request (one at a time) | n | p50 ms | p99 ms | simulated calls (Slack+Workbench+Pub/Sub) "
+            "| subtracted ms | net p50 ms | net p99 ms |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for kind, row in warm["ours_by_kind"].items():
+            c = row["simulated_calls"]
+            lines.append(
+                f"| {kind} | {row['elapsed_ms']['n']} | {_ms(row['elapsed_ms'])} | {_ms(row['elapsed_ms'], 'p99')} "
+                f"| {c['slack']}+{c['workbench']}+{c['pubsub']} | {row['simulated_ms']:g} | {_ms(row['net_ms'])} "
+                f"| {_ms(row['net_ms'], 'p99')} |")
+        bare = warm["bare_ms"]
+        lines.append(f"| bare Bolt app (ack only) | {bare['n']} | {_ms(bare)} | {_ms(bare, 'p99')} | 0 | 0 "
+                     f"| {_ms(bare)} | {_ms(bare, 'p99')} |")
+        obs, exp = warm["simulated_calls_observed"], warm["simulated_calls_expected"]
+        lines += [
+            "",
+            f"Calls the simulators saw in the one-at-a-time pass (warm-up included): users.info {obs['slack']} "
+            f"(expected {exp['slack']}), instances.list {obs['workbench']} (expected {exp['workbench']}), "
+            f"Publish {obs['pubsub']} (expected {exp['pubsub']}).",
+            "",
+            "| cold start | total s | port accepting s | first request s | simulated calls (S+W+P) | net s |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for who in ("ours", "bare"):
+            for i, c in enumerate(slack["cold"][who], 1):
+                sc = c["simulated_calls"]
+                lines.append(f"| {who} #{i} | {c['total_s']:.3f} | {c['port_accepting_s']:.3f} "
+                             f"| {c['first_request_s']:.3f} | {sc['slack']}+{sc['workbench']}+{sc['pubsub']} "
+                             f"| {c['net_s']:.3f} |")
+    imports = results.get("imports")
+    if imports:
+        lines += [
+            "",
+            "## Import cost",
+            "",
+            f"Fresh interpreter per run, {imports['runs']} runs each (after one discarded run), round-robin.",
+            "",
+            "| main.py | median ms | min-max ms | vs bare | vs eager | modules loaded | process wall ms |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for name, t in imports["targets"].items():
+            lines.append(f"| {imports['sources'][name]} | {t['median_ms']:.0f} | {t['min_ms']:.0f}-{t['max_ms']:.0f} "
+                         f"| {t.get('vs_bare', 1.0 if name == 'bare' else '-')} | {t.get('vs_eager', '-')} "
+                         f"| {t['modules_loaded']} | {t['process_wall_median_ms']:.0f} |")
+    storm = results.get("storm")
+    if storm:
+        calls = storm["calls"]
+        push, resetting = storm["on_oom"]["push_ms"], storm["worker"]["resetting_request_ms"]
+        lines += [
+            "",
+            "## OOM storm",
+            "",
+            f"{storm['instances']} instances x {storm['kill_lines_per_instance']} distinct kill lines x "
+            f"{storm['deliveries_per_line']} deliveries = {storm['events']} events, shuffled, published by "
+            f"{storm['senders']} threads in {storm['sink_seconds']:.2f} s; 2 restart_worker processes. "
+            f"Worker decisions: {', '.join(f'{k} {v}' for k, v in sorted(storm['worker']['decisions'].items()))}. "
+            f"on_oom push p50 {push['p50']:.0f} ms, p99 {push['p99']:.0f} ms; "
+            f"the request that reset an instance took p50 {resetting['p50'] / 1000:.1f} s "
+            f"(with {lat['workbench_s'] * 1000:g} ms per Workbench call); everything idle after "
+            f"{storm['total_s']:.1f} s.",
+            "",
+            "| calls | per incident | per duplicate |",
+            "| --- | --- | --- |",
+        ]
+        inc_n, dup_n = calls["incidents"] or 1, calls["duplicates"] or 1
+        for service, key in (("Workbench", "workbench_by_verb"), ("Slack", "slack_by_method")):
+            verbs = sorted({v for group in calls[key].values() for v in group})
+            for verb in verbs:
+                inc = calls[key].get("incident", {}).get(verb, 0)
+                dup = calls[key].get("duplicate", {}).get(verb, 0)
+                lines.append(f"| {service} {verb} | {inc / inc_n:.2f} | {dup / dup_n:.2f} |")
+        others = {k: v for k, v in calls["workbench_by_verb"].items() if k not in ("incident", "duplicate")}
+        others |= {k: v for k, v in calls["slack_by_method"].items() if k not in ("incident", "duplicate")}
+        lines += [
+            "",
+            f"Calls not inside any request for their instance: {json.dumps(others) if others else 'none'}. "
+            "Memory of each restart_worker process (functions-framework's gunicorn arbiter, which imported main.py, "
+            "and the worker it forked, which served the requests): peak RSS (VmHWM) "
+            + ", ".join(f"{m['role']} {m['vm_hwm_kb'] / 1024:.0f} MiB" for m in storm["memory"] if m["vm_hwm_kb"])
+            + "; together, shared pages counted once (PSS, at the end): "
+            + ", ".join(f"{v:g} MiB" for v in storm["function_pss_mib"].values()) + ".",
+        ]
+    bot = results.get("bot_time")
+    if bot:
+        lines += [
+            "",
+            "## Bot's own time per event",
+            "",
+            f"{bot['policy']}; {bot['simulators']}. {bot['incidents']} incidents, one at a time.",
+            "",
+            "| part | p50 ms | p99 ms |",
+            "| --- | --- | --- |",
+        ]
+        for label, key in (
+            ("CloudEvent received -> reset requested (the metric)", "bot_ms"),
+            ("  of which on_oom: received -> restart request published", "on_oom_to_publish_ms"),
+            ("  of which Pub/Sub hand-off to restart_worker", "pubsub_handoff_ms"),
+            ("  of which restart_worker: push received -> reset requested", "worker_to_reset_ms"),
+            ("  of which the simulators answering calls", "simulators_service_ms"),
+            ("the metric without the simulators' service time", "bot_minus_simulators_ms"),
+        ):
+            lines.append(f"| {label} | {_ms(bot[key])} | {_ms(bot[key], 'p99')} |")
+        first = bot.get("first_event_ms", {})
+        if first:
+            lines += ["", f"The first event after start-up (not counted): {first.get('bot', 0):.0f} ms."]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write(out_dir: Path, results: dict[str, Any], table: list[Metric]) -> None:
+    results = {**results, "metrics": [asdict(m) for m in table]}
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    (out_dir / "results.md").write_text(markdown(results, table))

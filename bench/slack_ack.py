@@ -1,0 +1,300 @@
+"""Slack acknowledgement of /restart-notebook: warm (signed requests to a running slack_app), cold (process
+start to first acknowledgement), and the same for a bare Bolt app with one command (bench/bare_app).
+
+Warm: one request at a time (the latency a user sees), then the same again with several at once
+(the load at the start of a contest, on this machine's cores). The mix: help; status; restart of
+the caller's own instance (every restart in a pass by an owner not used before in that pass, so
+neither the per-user interval nor coalescing turns it into a denial); a restart of someone else's
+instance (the not-yours denial). Every answer is checked.
+
+Latency subtraction: each Slack, Workbench and Pub/Sub call our command makes waits the simulated
+latency once, one after the other: users.info, then instances.list once per zone, then the publish.
+A request's kind says how many calls it made (help: none; status and not-yours: 1 Slack + 1
+Workbench per zone; restart: those + 1 Pub/Sub), checked against the simulators' call logs over
+the whole pass; `net = elapsed - calls x latency` is the time the app itself spent. The bare app
+makes no call per request. Both apps call auth.test once at start-up (Bolt's token check): a cold
+start subtracts the calls the simulators saw while it ran.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.common import (
+    BENCH_DIR,
+    Latency,
+    free_port,
+    log,
+    median,
+    start_function,
+    stop_process,
+    summary,
+    timed_stack,
+    timed_workbench,
+    wait_accepting,
+)
+from simulators.slack import SlackRequester
+from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, LocalStack
+
+ZONES = ("asia-northeast1-a", "us-central1-a")
+PUBLISH_RPC = "/google.pubsub.v1.Publisher/Publish"
+KINDS = ("help", "status", "restart", "not-yours")
+MIX = {"help": 0.20, "status": 0.25, "restart": 0.35, "not-yours": 0.20}
+WARMUP_ROUNDS = 2  # of each kind, before measuring: lazy imports, connection pools
+# What each kind of request must answer (a substring of the acknowledgement).
+EXPECTED = {
+    "help": "restarts your Workbench notebook",
+    "status": "Your notebooks",
+    "restart": "Restarting",
+    "not-yours": "is not your notebook",
+    "bare": "ok",
+}
+# Each pass draws its restarts from owners it has not used; a second pass reuses owners of the
+# first (whose restarts are over by then), so the per-user interval is 0 here.
+SLACK_ENV = {"MANUAL_RESTART_INTERVAL_SECONDS": "0"}
+
+
+@dataclass(frozen=True)
+class Sample:
+    kind: str
+    elapsed_s: float
+    ok: bool
+    answer: str
+
+
+@dataclass(frozen=True)
+class CallCount:
+    """Simulated calls of the kinds our command makes (the restart worker makes none of these)."""
+
+    slack: int  # users.info, auth.test
+    workbench: int  # instances.list
+    pubsub: int  # Publish RPCs
+
+    def seconds(self, latency: Latency) -> float:
+        return self.slack * latency.slack + self.workbench * latency.workbench + self.pubsub * latency.pubsub
+
+    def __add__(self, other: CallCount) -> CallCount:
+        return CallCount(self.slack + other.slack, self.workbench + other.workbench, self.pubsub + other.pubsub)
+
+    def __sub__(self, other: CallCount) -> CallCount:
+        return CallCount(self.slack - other.slack, self.workbench - other.workbench, self.pubsub - other.pubsub)
+
+    def times(self, n: int) -> CallCount:
+        return CallCount(self.slack * n, self.workbench * n, self.pubsub * n)
+
+
+def calls_per_kind(kind: str) -> CallCount:
+    if kind in ("status", "not-yours"):
+        return CallCount(1, len(ZONES), 0)
+    if kind == "restart":
+        return CallCount(1, len(ZONES), 1)
+    return CallCount(0, 0, 0)  # help, bare
+
+
+def snapshot(stack: LocalStack) -> CallCount:
+    slack = sum(1 for c in list(stack.slack.calls) if c.method in ("users.info", "auth.test"))
+    workbench = sum(1 for c in list(timed_workbench(stack).timed) if c.verb == "list")
+    pubsub = sum(1 for m in list(stack.pubsub.rpc_log) if m == PUBLISH_RPC)
+    return CallCount(slack, workbench, pubsub)
+
+
+class People:
+    """A fleet: each owner has one instance (zones alternate) and a Slack account."""
+
+    def __init__(self, stack: LocalStack, count: int) -> None:
+        self.ids: list[str] = []
+        for i in range(count):
+            email = f"user{i:03d}@contest.example"
+            stack.workbench.add_instance(PROJECT, ZONES[i % len(ZONES)], f"nb-{i:03d}", owner_email=email)
+            stack.slack.add_user(f"U{i:05d}", f"user{i:03d}", email)
+            self.ids.append(f"U{i:05d}")
+        self.rng = random.Random(5)
+        self._fresh: list[str] = []
+        self.new_pass()
+
+    def new_pass(self) -> None:
+        self._fresh = list(self.ids)
+        self.rng.shuffle(self._fresh)
+
+    def fresh(self) -> str:
+        if not self._fresh:
+            raise RuntimeError("ran out of owners not yet used in this pass: raise --slack-fleet")
+        return self._fresh.pop()
+
+    def anyone(self) -> str:
+        return self.rng.choice(self.ids)
+
+    def request(self, kind: str) -> tuple[str, str]:
+        """(user_id, text) for a request of that kind."""
+        if kind in ("help", "status"):
+            return self.anyone(), kind
+        if kind == "restart":
+            return self.fresh(), ""
+        user = self.anyone()
+        other = self.rng.choice([u for u in self.ids if u != user])
+        return user, f"nb-{int(other[1:]):03d}"
+
+
+def send(sender: SlackRequester, stack: LocalStack | None, kind: str, user: str, text: str) -> Sample:
+    url = stack.slack.new_response_url() if stack is not None else "https://hooks.slack.com/commands/T0/1/x"
+    answer = sender.slash_command(user, text, response_url=url)
+    ok = answer.status == 200 and EXPECTED[kind] in answer.body
+    return Sample(kind, answer.elapsed_s, ok, answer.body[:120])
+
+
+def plan(total: int, seed: int) -> list[str]:
+    kinds: list[str] = []
+    for kind, share in MIX.items():
+        kinds += [kind] * round(total * share)
+    kinds = (kinds + ["restart"] * total)[:total]
+    random.Random(seed).shuffle(kinds)
+    return kinds
+
+
+def warm_ours(stack: LocalStack, people: People, total: int, concurrency: int, seed: int) -> dict[str, Any]:
+    """One pass: warm-up, then `total` requests, `concurrency` at a time. Returns samples and call counts."""
+    sender = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+    people.new_pass()
+    before = snapshot(stack)
+    for kind in KINDS * WARMUP_ROUNDS:  # not measured
+        send(sender, stack, kind, *people.request(kind))
+    jobs = [(kind, *people.request(kind)) for kind in plan(total, seed)]
+    with ThreadPoolExecutor(concurrency) as pool:
+        samples = list(pool.map(lambda job: send(sender, stack, *job), jobs))
+    observed = snapshot(stack) - before
+    expected = CallCount(0, 0, 0)
+    for kind in KINDS:
+        expected = expected + calls_per_kind(kind).times(WARMUP_ROUNDS + sum(1 for s in samples if s.kind == kind))
+    stack.wait_idle(120)  # the worker finishes this pass's restarts
+    return {"samples": samples, "observed": observed, "expected": expected}
+
+
+def warm_bare(url: str, total: int, concurrency: int) -> list[Sample]:
+    sender = SlackRequester(SIGNING_SECRET, url)
+    for _ in range(len(KINDS) * WARMUP_ROUNDS):
+        send(sender, None, "bare", "U00000", "")
+    with ThreadPoolExecutor(concurrency) as pool:
+        return list(pool.map(lambda _: send(sender, None, "bare", "U00000", ""), range(total)))
+
+
+def cold_start(stack: LocalStack, source: Path, log_dir: Path, kind: str, user: str, text: str) -> dict[str, Any]:
+    """Popen -> the port accepts (polled every 5 ms) -> the first signed request -> its answer."""
+    port = free_port()
+    sender = SlackRequester(SIGNING_SECRET, f"http://127.0.0.1:{port}/", timeout_s=30)
+    before = snapshot(stack)
+    started = time.monotonic()
+    process = start_function(source, "slack_app", port, stack.function_env(), log_dir / f"cold-{kind}-{port}.log")
+    try:
+        wait_accepting(port, process)
+        accepting = time.monotonic() - started
+        sample = send(sender, stack if kind != "bare" else None, kind, user, text)
+        total = time.monotonic() - started
+    finally:
+        stop_process(process)
+    calls = snapshot(stack) - before
+    return {
+        "total_s": round(total, 3),
+        "port_accepting_s": round(accepting, 3),
+        "first_request_s": round(sample.elapsed_s, 3),
+        "ok": sample.ok,
+        "simulated_calls": calls.__dict__,
+        "net_s": round(total - calls.seconds(stack_latency(stack)), 3),
+    }
+
+
+def stack_latency(stack: LocalStack) -> Latency:
+    return Latency(stack.slack.latency_s, stack.workbench.latency_s, stack.pubsub.latency_s)
+
+
+def _pass_report(result: dict[str, Any], bare: list[Sample], latency: Latency, concurrency: int) -> dict[str, Any]:
+    samples: list[Sample] = result["samples"]
+
+    def net(sample: Sample) -> float:
+        return sample.elapsed_s - calls_per_kind(sample.kind).seconds(latency)
+
+    by_kind: dict[str, Any] = {}
+    for kind in KINDS:
+        mine = [s for s in samples if s.kind == kind]
+        by_kind[kind] = {
+            "elapsed_ms": summary([s.elapsed_s for s in mine]),
+            "simulated_calls": calls_per_kind(kind).__dict__,
+            "simulated_ms": round(calls_per_kind(kind).seconds(latency) * 1000, 1),
+            "net_ms": summary([net(s) for s in mine]),
+            "unexpected_answers": [s.answer for s in mine if not s.ok][:5],
+        }
+    restart_net = [net(s) for s in samples if s.kind == "restart"]
+    bare_ms = [s.elapsed_s for s in bare]
+    return {
+        "concurrency": concurrency,
+        "ours_ms": summary([s.elapsed_s for s in samples]),
+        "ours_net_ms": summary([net(s) for s in samples]),
+        "ours_by_kind": by_kind,
+        "answers_ok": sum(s.ok for s in samples),
+        "answers_total": len(samples),
+        "simulated_calls_observed": result["observed"].__dict__,
+        "simulated_calls_expected": result["expected"].__dict__,
+        "bare_ms": summary(bare_ms),
+        "bare_answers_ok": sum(s.ok for s in bare),
+        "ratio_restart_net_p50_vs_bare_p50": round(median(restart_net) / median(bare_ms), 1),
+    }
+
+
+def run(latency: Latency, *, warm_requests: int, load_requests: int, load_concurrency: int, cold_starts: int,
+        fleet: int) -> dict[str, Any]:
+    stack = timed_stack(latency, slack_app=True, workers=1, env=SLACK_ENV)
+    with stack, tempfile.TemporaryDirectory(prefix="medic-bench-slack-") as tmp:
+        log_dir = Path(tmp)
+        people = People(stack, fleet)
+
+        bare_port = free_port()
+        bare_proc = start_function(BENCH_DIR / "bare_app" / "main.py", "slack_app", bare_port, stack.function_env(),
+                                   log_dir / "bare-warm.log")
+        try:
+            wait_accepting(bare_port, bare_proc)
+            bare_url = f"http://127.0.0.1:{bare_port}/"
+            log(f"slack: warm, {warm_requests} signed requests one at a time (ours, then the bare app)")
+            seq = warm_ours(stack, people, warm_requests, 1, seed=1)
+            seq_bare = warm_bare(bare_url, warm_requests, 1)
+            log(f"slack: warm under load, {load_requests} requests {load_concurrency} at a time")
+            load = warm_ours(stack, people, load_requests, load_concurrency, seed=2)
+            load_bare = warm_bare(bare_url, load_requests, load_concurrency)
+        finally:
+            stop_process(bare_proc)
+
+        log(f"slack: cold, {cold_starts} starts each of ours and the bare app, interleaved")
+        cold_ours: list[dict[str, Any]] = []
+        cold_bare: list[dict[str, Any]] = []
+        for _ in range(cold_starts):
+            cold_ours.append(cold_start(stack, ROOT / "functions" / "slack_app" / "main.py", log_dir, "restart",
+                                        people.fresh(), ""))
+            cold_bare.append(cold_start(stack, BENCH_DIR / "bare_app" / "main.py", log_dir, "bare", "U00000", ""))
+        stack.wait_idle(60)
+
+    ours_total = [c["total_s"] for c in cold_ours]
+    ours_net = median([c["net_s"] for c in cold_ours])
+    bare_net = median([c["net_s"] for c in cold_bare])
+    return {
+        "fleet": fleet,
+        "zones": list(ZONES),
+        "env": SLACK_ENV,
+        "warm": _pass_report(seq, seq_bare, latency, 1),
+        "load": _pass_report(load, load_bare, latency, load_concurrency),
+        "cold": {
+            "ours": cold_ours,
+            "bare": cold_bare,
+            "ours_ok": sum(c["ok"] for c in cold_ours),
+            "bare_ok": sum(c["ok"] for c in cold_bare),
+            "ours_median_s": round(median(ours_total), 3),
+            "ours_max_s": round(max(ours_total), 3),
+            "bare_median_s": round(median([c["total_s"] for c in cold_bare]), 3),
+            "ours_net_median_s": round(ours_net, 3),
+            "bare_net_median_s": round(bare_net, 3),
+            "ratio_net_median": round(ours_net / bare_net, 2),
+        },
+    }
