@@ -169,6 +169,8 @@ class RestartRequest:
             InstanceRef.parse(request.instance)
         if request.machine_type and not MACHINE_TYPE_RE.fullmatch(request.machine_type):
             raise ValueError("machine_type is not a machine type name")
+        if request.kill is not None and isinstance(request.kill.get("killed_at"), str):
+            parse_time(request.kill["killed_at"])  # kill_time: a killed_at that is no time fails here, not mid-restart
         return request
 
     @property
@@ -262,9 +264,12 @@ def parse_time(text: str) -> datetime:
     micro = (fraction or "0")[:6].ljust(6, "0")
     offset = "+00:00" if zone in (None, "Z") else zone
     try:
-        return datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}").astimezone(UTC)
+        moment = datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}").astimezone(UTC)
     except OverflowError as exc:  # "0001-01-01T00:00:00+23:59": valid text, but before year 1 in UTC
         raise ValueError(f"time out of range: {text[:60]!r}") from exc
+    if not 1 < moment.year < 9999:  # so close to datetime's limits that no time zone could show it (slack_date)
+        raise ValueError(f"time out of range: {text[:60]!r}")
+    return moment
 
 
 def iso(moment: datetime) -> str:

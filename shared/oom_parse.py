@@ -33,24 +33,25 @@ SINK_FILTER = (
 )
 
 _PROCESS = r"\((?P<process>.{1,16}?)\)(?=[\s,]|$)"
+# pids: ASCII, at most 10 digits (pid_max is 2^22); unbounded, int() would refuse a line of 4300+ digits.
 _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "cgroup",
-        re.compile(r"Memory cgroup out of memory: Kill(?:ed)? process (?P<pid>\d+) " + _PROCESS),
+        re.compile(r"Memory cgroup out of memory: Kill(?:ed)? process (?P<pid>[0-9]{1,10}) " + _PROCESS),
     ),
     (
         "modern",
-        re.compile(r"Out of memory(?: \([^)]*\))?: Killed process (?P<pid>\d+) " + _PROCESS),
+        re.compile(r"Out of memory(?: \([^)]*\))?: Killed process (?P<pid>[0-9]{1,10}) " + _PROCESS),
     ),
     (
         "legacy",
         re.compile(
-            r"Out of memory(?: \([^)]*\))?: Kill process (?P<pid>\d+) " + _PROCESS + r" score \d+"
+            r"Out of memory(?: \([^)]*\))?: Kill process (?P<pid>[0-9]{1,10}) " + _PROCESS + r" score \d+"
         ),
     ),
 )
-_TOTAL_VM = re.compile(r"total-vm:(\d+)kB")
-_ANON_RSS = re.compile(r"anon-rss:(\d+)kB")
+_TOTAL_VM = re.compile(r"total-vm:([0-9]{1,20})kB")
+_ANON_RSS = re.compile(r"anon-rss:([0-9]{1,20})kB")
 
 # Lines printed around a kill that are not kills; named so the log says why they were ignored.
 _NOT_KILLS: tuple[tuple[re.Pattern[str], str], ...] = (

@@ -249,8 +249,16 @@ class SlackService:
         }
 
     # ---- organizer buttons -----------------------------------------------------------------
-    def button(self, body: dict[str, Any], respond: Callable[..., Any]) -> None:
-        user_id = str((body.get("user") or {}).get("id", ""))
+    def button(self, body: dict[str, Any], reply: Callable[..., Any]) -> None:
+        def respond(**kwargs: Any) -> None:
+            """Best effort, like every Slack call: a bad or unreachable response_url must not turn into an
+            error for a press that was already handled (Bolt would answer 500 after the request was queued)."""
+            try:
+                reply(**kwargs)
+            except Exception as exc:  # noqa: BLE001
+                log.warning("response_url post failed: %s", type(exc).__name__)
+
+        user_id = str(_obj(body.get("user")).get("id", ""))
         actions = body.get("actions") or [{}]
         action_id = str(actions[0].get("action_id", ""))
         value = str(actions[0].get("value", ""))
@@ -280,8 +288,9 @@ class SlackService:
             self._audit("denied", fields, reason="not an organizer")
             respond(text=messages.text("deny.organizers_only", self.lang), replace_original=False)
             return
-        container = body.get("container") or {}
-        original = (body.get("message") or {}).get("blocks") or []
+        container = _obj(body.get("container"))
+        original = _obj(body.get("message")).get("blocks")
+        original = original if isinstance(original, list) else []
         if action is None:  # Deny: only Slack changes, right here
             self._deny_resize(body, ref, asked_by, tuple(b for b in original if isinstance(b, dict)), caller)
             self._audit("resize denied", fields)
@@ -295,7 +304,7 @@ class SlackService:
             requester=Requester(user_id, caller.email or "", True),
             response_url=str(body.get("response_url", "")),
             alert_ts=str(container.get("message_ts", "")),
-            alert_channel=str(container.get("channel_id", "") or (body.get("channel") or {}).get("id", "")),
+            alert_channel=str(container.get("channel_id", "") or _obj(body.get("channel")).get("id", "")),
             alert_blocks=tuple(b for b in original if isinstance(b, dict))[:50],
             machine_type=machine_type,
         )
@@ -329,6 +338,11 @@ class SlackService:
 
     def _audit(self, message: str, fields: dict[str, Any], **extra: Any) -> None:
         audit(f"/restart-notebook: {message}", trigger="slack", **fields, **extra)
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """A payload field that should be an object; anything else reads as empty (Bolt passes what it got)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _memory(machine_type: str) -> str:

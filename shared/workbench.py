@@ -10,6 +10,7 @@ before touching Workbench don't pay for it at cold start.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,11 +20,14 @@ from typing import TYPE_CHECKING, Any
 from shared.models import InstanceRef, InstanceState, InstanceView
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from google.api_core import operation as lro
 
 log = logging.getLogger(__name__)
 
 OWNER_METADATA_KEY = "proxy-user-mail"
+_REQUEST_PREFIX = re.compile(r"^[A-Z]+ https?://\S+: ")
 
 
 class ResetResult(StrEnum):
@@ -56,12 +60,24 @@ def transient_errors() -> tuple[type[Exception], ...]:
     )
 
 
+def may_have_been_applied(exc: BaseException) -> bool:
+    """A request that timed out waiting for its answer may have been applied all the same."""
+    from google.api_core import exceptions as gexc  # noqa: PLC0415 - lazy: cold start
+    from requests import exceptions as rexc  # noqa: PLC0415
+
+    if isinstance(exc, rexc.ConnectTimeout):  # never connected: never sent
+        return False
+    return isinstance(exc, (rexc.Timeout, gexc.DeadlineExceeded, gexc.GatewayTimeout))
+
+
 def describe_error(exc: BaseException) -> str:
     """A short, log-safe description: the API's status and message, no request details."""
     code = getattr(exc, "code", None)
-    message = getattr(exc, "message", None) or str(exc)
+    message = str(getattr(exc, "message", None) or exc)
+    # REST errors lead with the request ("GET https://...?$alt=json...: "): drop it, keep the API's words.
+    message = _REQUEST_PREFIX.sub("", message, count=1)
     status = getattr(code, "name", None) or (str(code) if code else type(exc).__name__)
-    return f"{status}: {str(message)[:200]}"
+    return f"{status}: {message[:200]}"
 
 
 class Workbench:
@@ -133,9 +149,23 @@ class Workbench:
             "update_instance",
             {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}},
         )
-        outcome = self.follow(operation, ref, deadline=time.monotonic() + self._retry_deadline)
+        outcome = self.follow(
+            operation, ref, deadline=time.monotonic() + self._retry_deadline,
+            done_when=lambda view: view.labels == labels,
+        )
         if outcome.result is ResetResult.FAILED:
             raise RuntimeError(f"label update failed: {outcome.error}")
+
+    def set_machine_type(self, ref: InstanceRef, machine_type: str) -> Any:
+        """update_instance with exactly the gce_setup.machine_type mask (the instance must be STOPPED)."""
+        return self._call(
+            "update_instance",
+            {
+                "instance": {"name": ref.full_name, "gce_setup": {"machine_type": machine_type}},
+                "update_mask": {"paths": ["gce_setup.machine_type"]},
+            },
+            retry=False,
+        )
 
     def reset(self, ref: InstanceRef) -> Any:
         """Start a reset. Not retried on timeouts: a timed-out reset may have been applied."""
@@ -163,14 +193,22 @@ class Workbench:
         )
         return getattr(self.client, method)(request={"name": ref.full_name}, retry=safe, timeout=self._timeout)
 
-    def follow(self, operation: lro.Operation, ref: InstanceRef, *, deadline: float) -> OperationOutcome:
+    def follow(
+        self,
+        operation: lro.Operation,
+        ref: InstanceRef,
+        *,
+        deadline: float,
+        done_when: Callable[[InstanceView], bool] | None = None,
+    ) -> OperationOutcome:
         """Follow a long-running operation to its end, within a monotonic deadline.
 
         The live API returns Instance fields newer than the installed protos;
         on the REST transport that makes the operation's parse raise ParseError
         even though the operation succeeded (facts.md). A ParseError on a done
         operation therefore means "done with a response": we confirm by reading
-        the instance and never report it as a failure.
+        the instance (`done_when`; by default: it is no longer in a transitional
+        state) and never report it as a failure.
         """
         from google.api_core import exceptions as gexc  # noqa: PLC0415
         from google.api_core.future import polling as gpolling  # noqa: PLC0415
@@ -188,8 +226,13 @@ class Workbench:
                 return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
             except json_format.ParseError:
                 log.info("operation on %s returned fields this library doesn't know; confirming", ref.name)
-                return self._confirm_active(ref, started, deadline)
+                return self._confirm(ref, started, deadline, done_when or _settled)
             except gexc.GoogleAPICallError as exc:
+                if not operation.operation.done and isinstance(exc, transient_errors()):
+                    # The poll failed (429, 5xx), not the operation: it is still running.
+                    log.warning("polling operation on %s: %s; retrying", ref.name, describe_error(exc))
+                    time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+                    continue
                 return OperationOutcome(ResetResult.FAILED, time.monotonic() - started, describe_error(exc))
             except TimeoutError:
                 continue  # concurrent.futures.TimeoutError: still running; loop checks the deadline
@@ -197,15 +240,22 @@ class Workbench:
                 log.warning("polling operation on %s: %s; retrying", ref.name, describe_error(exc))
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
-    def _confirm_active(self, ref: InstanceRef, started: float, deadline: float) -> OperationOutcome:
+    def _confirm(
+        self, ref: InstanceRef, started: float, deadline: float, done_when: Callable[[InstanceView], bool]
+    ) -> OperationOutcome:
         while time.monotonic() < deadline:
             try:
-                if self.get(ref).state is InstanceState.ACTIVE:
+                if done_when(self.get(ref)):
                     return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
             except transient_errors():
                 pass
             time.sleep(0.5)
         return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
+
+
+def _settled(view: InstanceView) -> bool:
+    """Not on its way somewhere: what a finished reset/start (ACTIVE) or stop (STOPPED) leaves behind."""
+    return view.state in (InstanceState.ACTIVE, InstanceState.STOPPED, InstanceState.SUSPENDED)
 
 
 def to_view(instance: Any) -> InstanceView:

@@ -25,7 +25,15 @@ from shared.history import AutoMode, History, event_key
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.policy import Decision, Reason, Verdict, decide, is_too_old
 from shared.slack_notify import SlackNotifier
-from shared.workbench import OperationOutcome, ResetResult, Workbench, describe_error, transient_errors, utcnow
+from shared.workbench import (
+    OperationOutcome,
+    ResetResult,
+    Workbench,
+    describe_error,
+    may_have_been_applied,
+    transient_errors,
+    utcnow,
+)
 
 log = logging.getLogger(__name__)
 
@@ -183,13 +191,19 @@ class Worker:
         alert_ts = history.alert_ts if resuming else None
         if not resuming:
             alert_ts = self._post_alert(facts)
+            intent = history.with_inflight(start_time, event_key(request.event_id), alert_ts or "")
             try:  # the intent, on the object, before acting: a crash from here on is recognised
-                self._save(ref, view, history.with_inflight(start_time, event_key(request.event_id), alert_ts or ""))
+                self._save(ref, view, intent)
             except transient_errors() as exc:
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            view = replace(view, labels=intent.to_labels(view.labels))  # the labels the instance now carries
             try:
                 operation = self.workbench.reset(ref)
             except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report
+                if may_have_been_applied(exc):
+                    # A reset that timed out may still happen: keep the intent, so that the redelivery
+                    # follows this restart (Verdict.FOLLOW) instead of starting a second one.
+                    return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
                 self._save(ref, view, history)
                 if isinstance(exc, transient_errors()):
                     self._post_alert(replace(facts, outcome=messages.text(
@@ -252,16 +266,24 @@ class Worker:
     def _await_active(self, ref: InstanceRef, since: datetime, deadline: float) -> OperationOutcome:
         """After a crash mid-restart: watch the instance come back instead of resetting it again."""
         started = time.monotonic()
-        while time.monotonic() < deadline:
+        delay = 0.25  # early and often at first, as follow() polls an operation
+        while True:
             try:
                 view = self.workbench.get(ref)
                 updated = view.health_updated
-                if view.state is InstanceState.ACTIVE and (updated is None or updated >= since):
+                info = view.health_info
+                down = "-1" in (info.get("jupyterlab_status"), info.get("jupyterlab_api_status"))
+                # `since` comes from a label in whole seconds: health stamped in that second may predate the restart.
+                fresh = updated is None or updated >= since + timedelta(seconds=1)
+                if view.state is InstanceState.ACTIVE and fresh and not down:
                     return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
             except transient_errors():
                 pass
-            self.sleep(min(5.0, max(0.1, deadline - time.monotonic())))
-        return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:  # looked once more at the deadline: it did not come back in time
+                return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
+            self.sleep(min(delay, remaining))
+            delay = min(5.0, delay * 1.5)
 
     def _stop(
         self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, deadline: float

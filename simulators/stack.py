@@ -12,8 +12,10 @@ would be deployed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -90,7 +92,11 @@ class FunctionProcess:
             "--target", self.target, "--host", "127.0.0.1", "--port", str(self.port),
         ]
         log = self.log_path.open("ab")
-        self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+        # Its own process group: functions-framework serves through a gunicorn master and a worker
+        # process, and kill() must take both down, as a crashed instance goes down whole.
+        self.process = subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0
+        )
         log.close()
 
     def wait_ready(self, timeout: float = 30.0) -> None:
@@ -102,7 +108,8 @@ class FunctionProcess:
     def kill(self) -> None:
         """SIGKILL: what a crashed or scaled-in instance looks like to Pub/Sub."""
         if self.process and self.process.poll() is None:
-            self.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)  # the gunicorn worker too, mid-request
             self.process.wait(10)
 
     def stop(self) -> None:
@@ -111,8 +118,7 @@ class FunctionProcess:
             try:
                 self.process.wait(5)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+                self.kill()
 
     def log_records(self) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []

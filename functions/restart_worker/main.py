@@ -20,7 +20,11 @@ setup_logging()
 SETTINGS = load_settings({Need.WORKBENCH, Need.SLACK})
 WORKER = Worker(
     SETTINGS,
-    Workbench(endpoint=SETTINGS.workbench_api_endpoint, timeout=SETTINGS.workbench_timeout),
+    Workbench(
+        endpoint=SETTINGS.workbench_api_endpoint,
+        timeout=SETTINGS.workbench_timeout,
+        retry_deadline=SETTINGS.workbench_retry,
+    ),
     SlackNotifier(
         token=SETTINGS.slack_bot_token,
         base_url=SETTINGS.slack_api_url,

@@ -1,0 +1,397 @@
+"""The fault matrix, over the wire: each fault injected in a simulator, the real functions reacting.
+
+Every test ends with the invariant of assert_incident_closed(): the incident is not lost (the
+instance was reset, or an alert says why not), it is not restarted twice, and no restart is left
+marked in flight. docs/fault-matrix.md is the table of what is asserted here.
+
+Stacks (module-scoped; each start-up costs a second or two):
+- `stack`: the fault stack. Small worker budget (op_never_done runs it out), a 1.5 s Workbench call
+  timeout (the `timeout` fault), a 2.5 s retry deadline (a fault that outlasts it reaches Pub/Sub).
+  Slack "unreachable" is the Slack simulator stopped for one test (its port refuses connections).
+- `dry_run`, `always`: DRY_RUN=true, RESTART_POLICY=always.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import grpc
+import pytest
+
+import simulators.slack
+import simulators.workbench
+from simulators.stack import OOM_TOPIC, LocalStack
+from tests.integration.conftest import new_instance
+from tests.integration.helpers import (
+    alert_text,
+    alerts_for,
+    assert_incident_closed,
+    audits_for,
+    kill,
+    labels,
+    reset_times,
+    restart_deliveries,
+    wait_alert,
+    wait_for,
+    workbench_calls,
+    worker_logs,
+)
+
+pytestmark = pytest.mark.wire
+
+BUDGET_S = 6.0
+HOLD_S = 3.0  # how long a `timeout` fault holds a request before answering it after all
+FAULT_ENV = {
+    "WORKER_BUDGET_SECONDS": str(BUDGET_S),
+    "WORKBENCH_TIMEOUT_SECONDS": "1.5",
+    "WORKBENCH_RETRY_SECONDS": "2.5",
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def short_holds() -> Iterator[None]:
+    """A held (`timeout`) request is answered after HOLD_S instead of 30 s: what it does late shows up in the test."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(simulators.workbench, "TIMEOUT_FAULT_SECONDS", HOLD_S)
+        patch.setattr(simulators.slack, "TIMEOUT_FAULT_S", HOLD_S)
+        yield
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack(env=FAULT_ENV) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_faults(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "stack" in request.fixturenames:
+        running: LocalStack = request.getfixturevalue("stack")
+        running.workbench.clear_faults()
+        running.slack.clear_faults()
+
+
+TRANSIENT = [
+    pytest.param("timeout", 0, id="timeout"),
+    pytest.param("http", 429, id="429"),
+    pytest.param("http", 500, id="500"),
+    pytest.param("http", 503, id="503"),
+]
+TRANSIENT_ON_RESET = [p for p in TRANSIENT if p.id != "timeout"]  # a timed-out reset may have been applied
+
+
+def health_report(*, jupyter_up: bool) -> dict[str, str]:
+    """health_info as the agent writes it, stamped now."""
+    status = "1" if jupyter_up else "-1"
+    return {"docker_proxy_agent_status": "1", "docker_status": "1", "jupyterlab_api_status": status,
+            "jupyterlab_status": status, "updated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")}
+
+
+def inject(stack: LocalStack, name: str, verb: str, kind: str, status: int, count: int) -> None:
+    path = f"/instances/{name}" + (":reset" if verb == "reset" else "")
+    stack.workbench.inject_fault(method=verb, path_contains=path, kind=kind, status=status, count=count)
+
+
+# ---- Workbench: transient faults ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "status"), TRANSIENT)
+def test_transient_get_fault_is_retried_within_the_call(stack: LocalStack, kind: str, status: int) -> None:
+    full, name = new_instance(stack, f"get-{kind}{status}")
+    count = 1 if kind == "timeout" else 2
+    inject(stack, name, "get", kind, status, count)
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert workbench_calls(stack, name, "get") >= count + 1
+    [delivery] = restart_deliveries(stack, name)  # absorbed inside the call: Pub/Sub never saw a failure
+    assert delivery.acked
+
+
+@pytest.mark.parametrize(("kind", "status"), TRANSIENT_ON_RESET)
+def test_transient_reset_fault_is_retried_within_the_call(stack: LocalStack, kind: str, status: int) -> None:
+    full, name = new_instance(stack, f"reset-{status}")
+    inject(stack, name, "reset", kind, status, 2)
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert workbench_calls(stack, name, "reset") == 3
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+    assert len(alerts_for(stack, name)) == 1
+
+
+def _kill_with_fault_until_first_nack(
+    stack: LocalStack, full: str, name: str, verb: str, kind: str, status: int
+) -> None:
+    """A fault that outlasts the client's retry: on until Pub/Sub has seen the worker ask for a redelivery."""
+    inject(stack, name, verb, kind, status, -1)
+    kill(stack, full, name)
+    assert wait_for(lambda: any(not d.acked for d in restart_deliveries(stack, name)), timeout=25)
+    stack.workbench.clear_faults()
+
+
+@pytest.mark.parametrize(("kind", "status"), TRANSIENT)
+def test_transient_get_fault_outlasting_the_retry_is_redelivered(stack: LocalStack, kind: str, status: int) -> None:
+    full, name = new_instance(stack, f"get-long-{kind}{status}")
+    _kill_with_fault_until_first_nack(stack, full, name, "get", kind, status)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=25)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    deliveries = restart_deliveries(stack, name)
+    assert not deliveries[0].acked and deliveries[0].status == 503
+    assert deliveries[-1].acked
+    assert len(alerts_for(stack, name)) == 1  # nothing was said before the instance could be read
+
+
+@pytest.mark.parametrize(("kind", "status"), TRANSIENT_ON_RESET)
+def test_transient_reset_fault_outlasting_the_retry_is_redelivered(stack: LocalStack, kind: str, status: int) -> None:
+    full, name = new_instance(stack, f"reset-long-{status}")
+    _kill_with_fault_until_first_nack(stack, full, name, "reset", kind, status)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=25)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    deliveries = restart_deliveries(stack, name)
+    assert not deliveries[0].acked and deliveries[-1].acked
+    assert wait_for(lambda: "Restarted in" in alert_text(alerts_for(stack, name)[-1]), timeout=5)
+
+
+def test_reset_that_times_out_but_was_applied_is_not_repeated(stack: LocalStack) -> None:
+    """The reset request times out on our side, and the API applies it anyway (HOLD_S later).
+
+    The worker can't know whether it was applied: it must not reset again on the redelivery, but
+    follow the restart it may have started (Verdict.FOLLOW) and report how it ended.
+    """
+    full, name = new_instance(stack, "reset-timeout")
+    inject(stack, name, "reset", "timeout", 0, 1)
+    kill(stack, full, name)
+    assert wait_for(lambda: workbench_calls(stack, name, "reset") >= 1, timeout=20)
+    sent = time.monotonic()
+    # Meanwhile the health agent reports again: still down. A fresh report is not a finished restart.
+    stack.workbench.set_health(full, "UNHEALTHY", health_report(jupyter_up=False))
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) >= 1, timeout=HOLD_S + 5)
+    time.sleep(max(0.0, sent + HOLD_S + 1.0 - time.monotonic()))  # any reset held or retried has landed by now
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert workbench_calls(stack, name, "reset") == 1
+    assert any(r.get("decision") == "follow" for r in audits_for(stack, name))
+    # "Restarted" was said once the reset had really happened, not on a health report that still says down.
+    [applied] = reset_times(stack, full)
+    said = [c.time for c in stack.slack.calls if c.method.startswith("chat.") and "Restarted in" in str(c.args)
+            and name in str(c.args)]
+    assert said and min(said) >= applied, (said, applied)
+
+
+# ---- Workbench: permanent faults ---------------------------------------------------------------
+
+PERMANENT = [
+    pytest.param(404, "NOT_FOUND", id="404-not-found"),
+    pytest.param(403, "FORBIDDEN", id="403-permission-denied"),  # REST: Forbidden, not PermissionDenied
+]
+
+
+@pytest.mark.parametrize(("status", "said"), PERMANENT)
+def test_permanent_get_fault_alerts_without_retry(stack: LocalStack, status: int, said: str) -> None:
+    full, name = new_instance(stack, f"get-{status}")
+    inject(stack, name, "get", "http", status, 1)
+    kill(stack, full, name)
+    alert = wait_alert(stack, name, "Not restarted: the Workbench API said")
+    assert_incident_closed(stack, full, name, resets=0, says=f"{said}: Simulated fault on GET")  # the API's words
+    assert "%24alt" not in alert_text(alert)  # not the request URL
+    assert workbench_calls(stack, name, "get") == 1
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+
+
+@pytest.mark.parametrize(("status", "said"), PERMANENT)
+def test_permanent_reset_fault_alerts_without_retry(stack: LocalStack, status: int, said: str) -> None:
+    full, name = new_instance(stack, f"reset-{status}")
+    inject(stack, name, "reset", "http", status, 1)
+    kill(stack, full, name)
+    wait_alert(stack, name, "Restart failed")
+    assert_incident_closed(stack, full, name, resets=0, says=f"{said}: Simulated fault on POST")
+    assert workbench_calls(stack, name, "reset") == 1
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+
+
+def test_operation_that_ends_in_error_alerts_restart_failed(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "op-error")
+    inject(stack, name, "reset", "op_error", 0, 1)
+    kill(stack, full, name)
+    wait_alert(stack, name, "Restart failed")
+    # The API accepted one reset (the simulator counts it) and it failed: nothing is tried again.
+    assert_incident_closed(stack, full, name, resets=1, says="Restart failed")
+    assert workbench_calls(stack, name, "reset") == 1
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+    assert labels(stack, full).get("medic-last-kill")  # the incident is recorded: its other lines fold into it
+
+
+def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "op-stuck")
+    inject(stack, name, "reset", "op_never_done", 0, 1)
+    kill(stack, full, name)
+    wait_alert(stack, name, "could not confirm", timeout=BUDGET_S + 15)
+    assert_incident_closed(stack, full, name, resets=1, says="could not confirm")
+    assert stack.workbench.get(full)["state"] == "STARTING"
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+    [record] = audits_for(stack, name)
+    assert record["latency_ms"] < (BUDGET_S + 1.5) * 1000  # the budget, and not much more
+
+
+@pytest.mark.parametrize(("status", "verb"), [(429, "get_operation"), (500, "get_operation")])
+def test_transient_fault_while_following_the_operation_is_not_a_failure(
+    stack: LocalStack, status: int, verb: str
+) -> None:
+    full, name = new_instance(stack, f"poll-{status}")
+    stack.workbench.inject_fault(method=verb, kind="http", status=status, count=1)
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert not any("Restart failed" in alert_text(m) for m in alerts_for(stack, name))
+
+
+# ---- Slack faults: the reset happens whatever Slack does ----------------------------------------
+
+
+def test_slack_rate_limit_is_retried_after_retry_after(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "slack-429")
+    stack.slack.inject_fault("chat.postMessage", "ratelimit", 1, retry_after_s=1)
+    kill(stack, full, name)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    posts = stack.slack.calls_to("chat.postMessage")
+    limited = [c for c in posts if c.status == 429]
+    assert limited
+    retried = [c for c in posts if c.time > limited[0].time and c.status == 200]
+    assert retried and retried[0].time - limited[0].time >= 0.9  # waited as Retry-After said
+    assert len(alerts_for(stack, name)) == 1
+
+
+def test_slack_server_error_is_retried(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "slack-500")
+    stack.slack.inject_fault("chat.postMessage", "server_error", 1)
+    kill(stack, full, name)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert any(c.status == 500 for c in stack.slack.calls_to("chat.postMessage"))
+    assert len(alerts_for(stack, name)) == 1
+
+
+def test_slack_timeout_does_not_stop_the_reset_and_is_logged(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "slack-slow")
+    stack.slack.inject_fault("chat.postMessage", "timeout", 1)
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert worker_logs(stack, "Slack chat.postMessage failed: TimeoutError")
+
+
+def test_slack_refusing_every_call_does_not_stop_the_reset(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "slack-refuses")
+    stack.slack.inject_fault("*", "error", 1000, error="not_in_channel")  # e.g. the bot was removed from the channel
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    stack.slack.clear_faults()
+    assert stack.workbench.resets(full) == 1
+    assert not alerts_for(stack, name)
+    assert [r for r in worker_logs(stack, "Slack chat.postMessage failed") if "not_in_channel" in r["message"]]
+    history = labels(stack, full)
+    assert history.get("medic-last-restart") and "medic-inflight" not in history
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+
+
+def test_slack_unreachable_does_not_stop_the_reset_and_is_logged(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "slack-gone")
+    port, calls = stack.slack.port, len(stack.slack.calls)
+    before = len(worker_logs(stack, "Slack chat.postMessage failed"))
+    stack.slack.stop()  # nothing listens on Slack's port now: connections are refused
+    try:
+        kill(stack, full, name)
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+        assert stack.wait_idle(30)
+    finally:
+        stack.slack.start(port)
+    assert stack.workbench.resets(full) == 1
+    assert len(worker_logs(stack, "Slack chat.postMessage failed")) > before
+    assert len(stack.slack.calls) == calls  # nothing reached Slack
+    history = labels(stack, full)
+    assert history.get("medic-last-restart") and "medic-inflight" not in history
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+
+
+# ---- Pub/Sub -------------------------------------------------------------------------------------
+
+
+def test_publish_unavailable_is_retried_by_the_client(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "pubsub-503")
+    publishes = stack.pubsub.rpc_log.count("/google.pubsub.v1.Publisher/Publish")
+    stack.pubsub.inject_publish_fault(grpc.StatusCode.UNAVAILABLE, count=2)
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert stack.pubsub.rpc_log.count("/google.pubsub.v1.Publisher/Publish") >= publishes + 3
+    [sunk] = [m.message_id for m in stack.pubsub.published(OOM_TOPIC) if name in m.data.decode()]
+    [delivery] = [d for d in stack.pubsub.deliveries if d.message_id == sunk]
+    assert delivery.acked and delivery.attempt == 1  # retried inside on_oom's publish, not by redelivering the event
+
+
+# ---- what the policy says no to, over the wire ------------------------------------------------
+
+
+def test_old_kill_is_reported_not_acted_on(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "too-old")
+    kill(stack, full, name, at=datetime.now(UTC) - timedelta(hours=2))
+    wait_alert(stack, name, "Not restarted")
+    assert_incident_closed(stack, full, name, resets=0, says="old, older than the 1 hour")
+
+
+def test_stopped_instance_is_reported_not_reset(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "stopped", state="STOPPED")
+    kill(stack, full, name)
+    wait_alert(stack, name, "Not restarted")
+    assert_incident_closed(stack, full, name, resets=0, says="the instance is STOPPED")
+    assert stack.workbench.get(full)["state"] == "STOPPED"
+    # Recording the incident on a STOPPED instance's labels is one quick update, not a wait for it to be ACTIVE.
+    [record] = audits_for(stack, name)
+    assert record["decision"] == "skip-not-active" and record["latency_ms"] < 2000
+
+
+def test_opted_out_instance_is_reported_not_reset(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "opted-out", labels={"medic-auto": "off", "team": "ml"})
+    kill(stack, full, name)
+    wait_alert(stack, name, "Not restarted")
+    assert_incident_closed(stack, full, name, resets=0, says="automatic restarts are off")
+    after = labels(stack, full)
+    assert after["medic-auto"] == "off" and after["team"] == "ml"
+
+
+@pytest.fixture(scope="module")
+def dry_run() -> Iterator[LocalStack]:
+    with LocalStack(env={"DRY_RUN": "true"}) as running:
+        yield running
+
+
+def test_dry_run_says_what_it_would_have_done(dry_run: LocalStack) -> None:
+    full, name = new_instance(dry_run, "dry-run")
+    kill(dry_run, full, name)
+    wait_alert(dry_run, name, "Dry run")
+    assert_incident_closed(dry_run, full, name, resets=0, says="I would have restarted it (JupyterLab is down)")
+    assert dry_run.workbench.count_calls("reset") == 0
+
+
+@pytest.fixture(scope="module")
+def always() -> Iterator[LocalStack]:
+    with LocalStack(env={"RESTART_POLICY": "always"}) as running:
+        yield running
+
+
+def test_policy_always_resets_even_when_jupyterlab_survived(always: LocalStack) -> None:
+    full, name = new_instance(always, "always")
+    kill(always, full, name, jupyter_survives=True)
+    assert always.workbench.wait_until(lambda: always.workbench.resets(full) == 1, timeout=20)
+    assert_incident_closed(always, full, name, resets=1, says="Restarted in")
+    assert "RESTART_POLICY=always" in alert_text(alerts_for(always, name)[-1])
