@@ -18,6 +18,7 @@ from typing import Any
 
 from demo import render
 from simulators.entries import noise_entry, oom_entry
+from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, PROJECT, SIGNING_SECRET, LocalStack
 
@@ -63,6 +64,8 @@ class Transcript:
             key = json.dumps(msg.get("blocks") or msg.get("text"), sort_keys=True)
             if self.seen_alerts.get(msg["ts"]) != key:
                 verb = "updated" if msg["ts"] in self.seen_alerts else "posted"
+                if msg.get("thread_ts") not in (None, msg["ts"]):
+                    verb = "thread reply"
                 self.seen_alerts[msg["ts"]] = key
                 self.say("slack", f"#notebook-alerts ({verb}):")
                 print(render.message(msg, self.name_of), flush=True)
@@ -116,6 +119,11 @@ def kill(stack: LocalStack, transcript: Transcript, name: str, *, survives: bool
 def scenario(stack: LocalStack, transcript: Transcript) -> None:
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
 
+    transcript.heading("0. Memory pressure before the kill: the owner is warned while there is time to save")
+    transcript.say("monitoring", "alert policy: wb-alice memory 93.4% > 90% for 2 minutes -> incident opened")
+    stack.monitoring(memory_incident(PROJECT, ZONE, "wb-alice", percent=93.4))
+    settle(stack, transcript)
+
     transcript.heading("1. An OOM kill takes JupyterLab down: the notebook is reset")
     kill(stack, transcript, "wb-alice", survives=False, process="python", rss_kb=15_235_516, repeat=3)
     settle(stack, transcript)
@@ -164,6 +172,21 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     labels = stack.workbench.get(_full("wb-alice")).get("labels", {})
     transcript.say("workbench", f"wb-alice labels: {json.dumps(labels)}")
 
+    transcript.heading("7. bob: /restart-notebook bigger — the organizer approves, the thread tells each step")
+    answer = slack.slash_command("U0BOB", "bigger", response_url=stack.slack.new_response_url())
+    transcript.say("slack", f"ack in {answer.elapsed_s * 1000:.0f} ms (ephemeral to bob):")
+    print(render.message({"text": answer.body}, transcript.name_of), flush=True)
+    settle(stack, transcript, 5)
+    request = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "more memory" in m.get("text", ""))
+    approve = next(e["value"] for b in request["blocks"] if b["type"] == "actions" for e in b["elements"]
+                   if e["action_id"] == "medic_resize")
+    transcript.say("slack", "the organizer presses [Approve]")
+    slack.block_action("U0ORG", "medic_resize", approve, response_url=stack.slack.new_response_url(),
+                       message_ts=request["ts"], message=request)
+    settle(stack, transcript)
+    machine = stack.workbench.get(_full("wb-bob"))["gceSetup"]["machineType"].rsplit("/", 1)[-1]
+    transcript.say("workbench", f"wb-bob now runs on {machine}")
+
     transcript.heading("Summary")
     for name in ("wb-alice", "wb-bob", "wb-carol"):
         transcript.say("workbench", f"{name}: {stack.workbench.resets(_full(name))} reset(s)")
@@ -207,13 +230,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-time", action="store_true", help="with --replay: keep the entry's own timestamps")
     args = parser.parse_args(argv)
 
-    print("Starting the local stack: Workbench, Pub/Sub and Slack simulators; on_oom, restart_worker and "
-          "slack_app under functions-framework…", flush=True)
+    print("Starting the local stack: Workbench, Pub/Sub and Slack simulators; on_oom, on_memory_alert, "
+          "restart_worker and slack_app under functions-framework…", flush=True)
     stack = LocalStack(
         slack_app=True,
-        workbench_options={"reset_seconds": 2.0, "health_delay_s": 0.5, "latency_s": 0.02},
+        memory_alerts=True,
+        workbench_options={"reset_seconds": 2.0, "stop_seconds": 1.0, "start_seconds": 1.5, "health_delay_s": 0.5,
+                           "latency_s": 0.02},
         slack_options={"latency_s": 0.02},
-        env={"HEALTH_GRACE_SECONDS": "10", "DISPLAY_TIMEZONE": "Asia/Tokyo"},
+        env={"HEALTH_GRACE_SECONDS": "10", "DISPLAY_TIMEZONE": "Asia/Tokyo",
+             "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181"},
     )
     started = time.monotonic()
     with stack:

@@ -15,7 +15,8 @@ _EMOJI = {
     ":hourglass_flowing_sand:": "⏳", ":hourglass:": "⌛", ":information_source:": "ℹ️", ":no_entry:": "⛔",
     ":no_entry_sign:": "🚫", ":octagonal_sign:": "🛑", ":pause_button:": "⏸", ":arrow_forward:": "▶️",
     ":stop_button:": "⏹", ":arrows_counterclockwise:": "🔄", ":test_tube:": "🧪", ":mag:": "🔍", ":link:": "🔗",
-    ":wrench:": "🔧", ":thinking_face:": "🤔",
+    ":wrench:": "🔧", ":thinking_face:": "🤔", ":chart_with_upwards_trend:": "📈", ":incoming_envelope:": "📨",
+    ":gear:": "⚙️", ":arrow_up:": "⬆️", ":tada:": "🎉",
 }
 
 

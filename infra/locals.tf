@@ -42,8 +42,9 @@ locals {
     restart_worker = [
       "notebooks.instances.get",
       "notebooks.instances.reset",
+      "notebooks.instances.start", # resize: start again on the new machine type (or the old one)
       "notebooks.instances.stop",
-      "notebooks.instances.update",
+      "notebooks.instances.update", # history labels; gce_setup.machine_type for a resize
       "notebooks.operations.get",
     ]
     slack_app = [

@@ -60,7 +60,6 @@ class Settings:
     machine_ladder: tuple[str, ...] = DEFAULT_LADDER
     machine_prices: dict[str, float] = field(default_factory=dict)  # USD per hour, when configured
     resize_suggest_kills: int = 3  # kills in a day that make the alert offer a bigger machine
-    memory_warning_quiet: timedelta = timedelta(minutes=30)
 
     @property
     def tz(self) -> ZoneInfo:
@@ -154,6 +153,9 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         ),
         max_event_age=parse("MAX_EVENT_AGE_SECONDS", timedelta(hours=1), _seconds, "seconds"),
         dry_run=parse("DRY_RUN", False, _bool, "true or false"),
+        memory_warning_quiet=parse(
+            "MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30), _seconds, "seconds"
+        ),
     )
     ladder = tuple(m.strip() for m in get("MACHINE_LADDER").split(",") if m.strip()) or DEFAULT_LADDER
     if any(not MACHINE_TYPE_RE.fullmatch(m) for m in ladder) or len(set(ladder)) != len(ladder):
@@ -187,9 +189,6 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         machine_ladder=ladder,
         machine_prices=prices,
         resize_suggest_kills=parse("RESIZE_SUGGEST_KILLS", 3, _positive_int, "a positive whole number"),
-        memory_warning_quiet=parse(
-            "MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30), _seconds, "seconds"
-        ),
     )
     if problems:
         raise ConfigError(

@@ -27,6 +27,7 @@ LAST_KILL = "medic-last-kill"
 INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 ALERT_TS = "medic-alert-ts"
+MEMORY_WARNED = "medic-mem-warned"
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 
 
@@ -46,6 +47,7 @@ class History:
     inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
     inflight_event: str = ""  # event_key() of the request that started it
     alert_ts: str = ""  # the Slack alert of the restart in flight, to update it after a crash
+    memory_warned: datetime | None = None  # the owner's last memory-pressure warning
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -61,6 +63,7 @@ class History:
             last_restart=_time(labels.get(LAST_RESTART, "")),
             last_kill=_time(labels.get(LAST_KILL, "")),
             inflight_since=_time(labels.get(INFLIGHT, "")),
+            memory_warned=_time(labels.get(MEMORY_WARNED, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
             alert_ts=labels.get(ALERT_TS, "").replace("_", ".") if _label_text(labels.get(ALERT_TS, "")) else "",
         )
@@ -78,6 +81,7 @@ class History:
             (LAST_RESTART, self.last_restart),
             (LAST_KILL, self.last_kill),
             (INFLIGHT, self.inflight_since),
+            (MEMORY_WARNED, self.memory_warned),
         ):
             if moment is not None:
                 labels[key] = str(int(moment.timestamp()))

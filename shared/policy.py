@@ -2,8 +2,9 @@
 
 Rules, in the order they are applied to an OOM kill:
 1. Duplicates: a kill at or before the instance's last restart (or the restart in
-   flight), or within the incident cooldown of the last incident handled, is the
-   same incident: skip it. At-least-once delivery and bursts of kill lines fold here.
+   flight), or within the incident cooldown of the last incident handled when no
+   restart came between, is the same incident: skip it. At-least-once delivery and
+   bursts of kill lines fold here.
 2. Opt-out and pause: `medic-auto=off` (an organizer) or `paused` (a crash loop):
    no restart; the organizers are told.
 3. Only ACTIVE instances are reset; any other state is reported, not acted on.
@@ -55,6 +56,7 @@ class PolicyConfig:
     max_event_age: timedelta = timedelta(hours=1)
     inflight_timeout: timedelta = timedelta(minutes=10)
     dry_run: bool = False
+    memory_warning_quiet: timedelta = timedelta(minutes=30)
 
 
 class Verdict(StrEnum):
@@ -72,6 +74,8 @@ class Verdict(StrEnum):
     SET_RESUMED = "set-resumed"
     ALERT = "alert"
     FOLLOW = "follow"  # this request started a restart that a crash interrupted: see it through
+    WARN = "warn"  # memory pressure: tell the owner while there is time to save
+    RESIZE = "resize"
 
 
 class Reason(StrEnum):
@@ -97,6 +101,8 @@ class Reason(StrEnum):
     TOO_OLD = "too-old"
     UNRESOLVED = "unresolved"
     RESUMING = "resuming"
+    QUIET_PERIOD = "quiet-period"
+    ALREADY_THAT_SIZE = "already-that-size"
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,17 @@ def decide(
         return Decision(Verdict.SET_PAUSED, Reason.REQUESTED)
     if request.action is Action.RESUME:
         return Decision(Verdict.SET_RESUMED, Reason.REQUESTED)
+    if request.action is Action.WARN:
+        warned = history.memory_warned
+        if warned is not None and now - warned < config.memory_warning_quiet:
+            return Decision(Verdict.SKIP_DUPLICATE, Reason.QUIET_PERIOD)
+        return Decision(Verdict.WARN, Reason.REQUESTED)
+    if request.action is Action.RESIZE:
+        if instance.machine_type == request.machine_type:
+            return Decision(Verdict.SKIP_DUPLICATE, Reason.ALREADY_THAT_SIZE)
+        if instance.state not in (InstanceState.ACTIVE, InstanceState.STOPPED):
+            return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
+        return Decision(Verdict.RESIZE, Reason.REQUESTED)
     if request.action is Action.STOP:
         if instance.state is not InstanceState.ACTIVE:
             return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
@@ -213,8 +230,14 @@ def _duplicate_reason(
         return Reason.DURING_RESTART
     if history.last_restart is not None and killed_at <= history.last_restart:
         return Reason.BEFORE_LAST_RESTART
+    # The cooldown folds the lines of one incident; a restart since the last kill closed that incident,
+    # so a kill after it is new however soon it comes (a crash loop must reach the backoff, not vanish).
+    restarted_since = history.last_restart is not None and (
+        history.last_kill is None or history.last_restart >= history.last_kill
+    )
     if (
         history.last_kill is not None
+        and not restarted_since
         and abs(killed_at - history.last_kill) < config.incident_cooldown
     ):
         return Reason.SAME_INCIDENT

@@ -94,11 +94,8 @@ class SlackNotifier:
         if not user_id:
             log.info("no Slack user for the owner's email; direct message skipped")
             return False
-        data = self._api("conversations.open", users=user_id)
-        channel = data.get("channel", {}).get("id") if data else None
-        if not channel:
-            return False
-        return self.post(str(channel), text, blocks) is not None
+        # Posting to the user id lands in the app's DM with them: one call fewer than conversations.open.
+        return self.post(user_id, text, blocks) is not None
 
     def respond(self, response_url: str, text: str, *, replace_original: bool = False) -> bool:
         """Answer a slash command or button through its response_url (ephemeral to the requester)."""

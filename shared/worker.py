@@ -22,8 +22,10 @@ from shared.audit import audit
 from shared.blocks import AlertFacts, alert_blocks, amend_alert
 from shared.config import Settings
 from shared.history import AutoMode, History, event_key
+from shared.machines import hourly_delta, next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.policy import Decision, Reason, Verdict, decide, is_too_old
+from shared.resize import Resizer
 from shared.slack_notify import SlackNotifier
 from shared.workbench import (
     OperationOutcome,
@@ -52,6 +54,7 @@ class WorkOutcome:
     ack: bool
     verdict: str
     detail: str = ""
+    owner: str = ""
 
 
 class Worker:
@@ -103,6 +106,7 @@ class Worker:
             outcome=outcome.detail,
             event_id=request.event_id,
             requester=request.requester.email if request.requester else None,
+            owner=outcome.owner,
             latency_ms=round((time.monotonic() - started) * 1000, 1),
             acked=outcome.ack,
         )
@@ -122,6 +126,8 @@ class Worker:
             except transient_errors() as exc:
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
             except Exception as exc:  # noqa: BLE001 - NOT_FOUND, PERMISSION_DENIED...: permanent, report
+                if request.action is Action.WARN:  # memory alerts cover every VM, not only notebooks: stay quiet
+                    return WorkOutcome(ack=True, verdict="ignored", detail=f"not a notebook: {describe_error(exc)}")
                 return self._api_failure(request, ref, exc)
             history = History.from_labels(view.labels)
             decision = decide(request, view, history, self.clock(), self.policy)
@@ -132,7 +138,7 @@ class Worker:
                 return WorkOutcome(ack=False, verdict="wait", detail=f"{decision.reason}; redeliver later")
             log.info("%s: %s; re-reading in %.1f s", ref.name, decision.reason, wait)
             self.sleep(wait)
-        return self._act(request, ref, view, history, decision, deadline)
+        return replace(self._act(request, ref, view, history, decision, deadline), owner=view.owner_email or "")
 
     # ---- acting on a decision --------------------------------------------------------------
     def _act(
@@ -154,6 +160,12 @@ class Worker:
             return self._stop(request, ref, view, history, deadline)
         if verdict in (Verdict.SET_PAUSED, Verdict.SET_RESUMED):
             return self._set_mode(request, ref, view, history, verdict)
+        if verdict is Verdict.WARN:
+            return self._warn(request, ref, view, history)
+        if verdict is Verdict.RESIZE:
+            done = Resizer(self.settings, self.workbench, self.slack).run(request, view, deadline)
+            detail = "resized" if done.done else f"failed at {done.failed_step}; left {done.left_state}"
+            return WorkOutcome(ack=True, verdict=verdict, detail=detail)
 
         # Everything else: no reset. Record the incident so its other lines fold into it, and say why.
         kill_time = request.kill_time
@@ -325,6 +337,22 @@ class Worker:
         self.slack.respond(request.response_url, messages.text("reply.done", self.lang, what=line))
         return WorkOutcome(ack=True, verdict=verdict, detail="paused" if paused else "resumed")
 
+    def _warn(self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome:
+        """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels)."""
+        self._save(ref, view, replace(history, memory_warned=self.clock()))
+        percent = (
+            f"{request.memory_percent:.0f}%" if request.memory_percent is not None
+            else messages.text("warn.unknown_percent", self.lang)
+        )
+        warned = False
+        if view.owner_email:
+            warned = self.slack.dm(view.owner_email, messages.text("warn.dm", self.lang, instance=ref.name,
+                                                                   percent=percent))
+        owner = self.slack.mention(view.owner_email) or messages.text("owner.unknown", self.lang)
+        self.slack.post(self.settings.slack_alert_channel,
+                        messages.text("warn.channel", self.lang, instance=ref.name, percent=percent, owner=owner))
+        return WorkOutcome(ack=True, verdict=Verdict.WARN, detail="owner warned" if warned else "owner not reachable")
+
     # ---- reporting -------------------------------------------------------------------------
     def _facts(
         self,
@@ -352,6 +380,7 @@ class Worker:
                 grace=messages.human_duration(self.policy.health_grace.total_seconds(), self.lang),
             )
         killed_at = request.kill_time
+        resize_to, resize_label = self._resize_offer(view, history, killed_at)
         return AlertFacts(
             title=title,
             instance=ref,
@@ -365,7 +394,23 @@ class Worker:
             outcome=outcome,
             reason=reason,
             paused=history.auto_mode is AutoMode.PAUSED,
+            resize_to=resize_to,
+            resize_label=resize_label,
         )
+
+    def _resize_offer(self, view: InstanceView, history: History, killed_at: datetime | None) -> tuple[str, str]:
+        """Crash-looping, or killed RESIZE_SUGGEST_KILLS times in a day: offer organizers the next machine up."""
+        if killed_at is not None and killed_at not in history.kills:
+            history = history.with_kill(killed_at)
+        kills_today = history.kills_within(timedelta(days=1), self.clock())
+        if history.auto_mode is not AutoMode.PAUSED and kills_today < self.settings.resize_suggest_kills:
+            return "", ""
+        bigger = next_size(view.machine_type, self.settings.machine_ladder)
+        if bigger is None:
+            return "", ""
+        delta = hourly_delta(view.machine_type, bigger, self.settings.machine_prices)
+        cost = messages.text("resize.cost", self.lang, delta=f"{delta:.3f}") if delta is not None else ""
+        return bigger, messages.text("resize.offer", self.lang, current=view.machine_type, next=bigger, cost=cost)
 
     def _outcome_text(self, decision: Decision, view: InstanceView) -> str:
         lang = self.lang

@@ -37,6 +37,7 @@ PROJECT = "contest-prj"
 OOM_TOPIC = f"projects/{PROJECT}/topics/notebook-oom"
 RESTART_TOPIC = f"projects/{PROJECT}/topics/notebook-restarts"
 DEAD_LETTER_TOPIC = f"projects/{PROJECT}/topics/notebook-restarts-dead-letter"
+MEMORY_TOPIC = f"projects/{PROJECT}/topics/notebook-memory-alerts"
 ALERT_CHANNEL = "C0ALERTS"
 BOT_TOKEN = "xoxb-local-stack-token"
 SIGNING_SECRET = "local-stack-signing-secret"
@@ -191,6 +192,7 @@ class LocalStack:
 
     workers: int = 1
     slack_app: bool = False
+    memory_alerts: bool = False
     env: dict[str, str] = field(default_factory=dict)
     workbench_options: dict[str, Any] = field(default_factory=dict)
     slack_options: dict[str, Any] = field(default_factory=dict)
@@ -226,10 +228,13 @@ class LocalStack:
         self.slack.start()
         self.pubsub.start()
         self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
-        for topic in (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC):
+        for topic in (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC, MEMORY_TOPIC):
             self.pubsub.create_topic(topic)
 
         procs = [FunctionProcess("on_oom", "on_oom", free_port(), self.log_dir / "on_oom.log")]
+        if self.memory_alerts:
+            procs.append(FunctionProcess("on_memory_alert", "on_memory_alert", free_port(),
+                                         self.log_dir / "on_memory_alert.log"))
         procs += [
             FunctionProcess("restart_worker", "restart_worker", free_port(), self.log_dir / f"restart_worker-{i}.log")
             for i in range(self.workers)
@@ -253,6 +258,12 @@ class LocalStack:
             f"projects/{PROJECT}/subscriptions/on-oom-eventarc", OOM_TOPIC, self.functions["on_oom"][0].url,
             push_format="cloudevent", ordering=False, ack_deadline_s=60,
         )
+        if self.memory_alerts:
+            self.pubsub.create_push_subscription(
+                f"projects/{PROJECT}/subscriptions/on-memory-alert-eventarc", MEMORY_TOPIC,
+                self.functions["on_memory_alert"][0].url, push_format="cloudevent", ordering=False,
+                ack_deadline_s=60,
+            )
         self.pubsub.create_push_subscription(
             f"projects/{PROJECT}/subscriptions/restart-worker-push", RESTART_TOPIC, worker_endpoint,
             push_format="pubsub", ordering=True, ack_deadline_s=self.push_ack_deadline_s,
@@ -297,6 +308,10 @@ class LocalStack:
         """What the Logging sink does: publish the LogEntry JSON to the OOM topic."""
         data = entry if isinstance(entry, bytes) else json.dumps(entry).encode()
         return self.pubsub.publish(OOM_TOPIC, data, {"logging.googleapis.com/timestamp": "now"})
+
+    def monitoring(self, incident: dict[str, Any]) -> str:
+        """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""
+        return self.pubsub.publish(MEMORY_TOPIC, json.dumps(incident).encode())
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         return self.pubsub.wait_idle(timeout)

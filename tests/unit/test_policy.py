@@ -267,3 +267,12 @@ def test_other_actions() -> None:
 def test_age_limit() -> None:
     assert not is_too_old(oom(), KILL + timedelta(minutes=59), CONFIG)
     assert is_too_old(oom(), KILL + timedelta(minutes=61), CONFIG)
+
+
+def test_kill_soon_after_a_restart_is_a_new_incident() -> None:
+    restarted = KILL + timedelta(seconds=60)
+    later = restarted + timedelta(seconds=20)  # within the cooldown of the first kill, but after the restart
+    history = History(last_kill=KILL, last_restart=restarted, auto_restarts=(KILL + timedelta(seconds=1),))
+    instance = view(updated=later + timedelta(seconds=1))
+    decision = decide(oom(later), instance, history, later + timedelta(seconds=30), CONFIG)
+    assert decision.verdict is Verdict.RESET

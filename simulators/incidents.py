@@ -1,0 +1,40 @@
+"""Cloud Monitoring incident notifications (Pub/Sub channel, schema 1.2), as an alert policy on memory sends them."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from typing import Any
+
+_ids = itertools.count(1)
+
+
+def memory_incident(project: str, zone: str, name: str, *, percent: float, state: str = "open",
+                    incident_id: str | None = None) -> dict[str, Any]:
+    started = int(time.time())
+    incident_id = incident_id or f"0.sim{next(_ids):06d}"
+    return {
+        "incident": {
+            "incident_id": incident_id,
+            "scoping_project_id": project,
+            "url": f"https://console.cloud.google.com/monitoring/alerting/incidents/{incident_id}?project={project}",
+            "started_at": started,
+            "ended_at": started + 60 if state == "closed" else None,
+            "state": state,
+            "summary": f"Memory utilization for {project} {name} is above the threshold of 90 with a value of "
+                       f"{percent:.1f}.",
+            "observed_value": f"{percent:.3f}",
+            "threshold_value": "90",
+            "resource": {
+                "type": "gce_instance",
+                "labels": {"instance_id": str(abs(hash(name)) % 10**19), "project_id": project, "zone": zone},
+            },
+            "resource_type_display_name": "VM Instance",
+            "resource_display_name": name,
+            "resource_name": f"{project} {name}",
+            "metric": {"type": "agent.googleapis.com/memory/percent_used", "displayName": "Memory utilization"},
+            "policy_name": "notebook-medic memory pressure",
+            "condition_name": "VM Instance - Memory utilization",
+        },
+        "version": "1.2",
+    }

@@ -1,0 +1,161 @@
+"""Before and after the kill, over the wire: memory-pressure warnings, and bigger machines from Slack."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from simulators.entries import oom_entry
+from simulators.incidents import memory_incident
+from simulators.slack import SlackRequester
+from simulators.stack import ALERT_CHANNEL, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from tests.integration.conftest import new_instance
+
+pytestmark = pytest.mark.wire
+ZONE = "asia-northeast1-a"
+ORGANIZER = ("U0ORG", "org@contest.example")
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack(
+        slack_app=True,
+        memory_alerts=True,
+        workbench_options={"stop_seconds": 0.3, "start_seconds": 0.3},
+        env={"MEMORY_WARNING_QUIET_SECONDS": "600", "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181"},
+    ) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
+
+
+@pytest.fixture(scope="module")
+def slack(stack: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+
+
+def dms(stack: LocalStack, user: str) -> list[dict]:
+    return stack.slack.messages(user)
+
+
+def test_memory_incident_warns_the_owner_once_per_quiet_period(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "wb-mem", slack_user="U0MEM")
+    stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=93.2))
+    assert stack.slack.wait_for(lambda: len(dms(stack, "U0MEM")) == 1, timeout=20)
+    assert "93%" in dms(stack, "U0MEM")[0]["text"] and "save your work" in dms(stack, "U0MEM")[0]["text"].lower()
+    assert any(name in m.get("text", "") and "93%" in m.get("text", "") for m in stack.alerts())
+    for percent in (95.0, 97.5):
+        stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=percent))
+    stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=91.0, state="closed"))
+    assert stack.wait_idle(20)
+    assert len(dms(stack, "U0MEM")) == 1
+    assert "medic-mem-warned" in stack.workbench.get(full)["labels"]
+    assert stack.workbench.resets(full) == 0
+
+
+def test_memory_incident_for_a_vm_that_is_no_notebook_stays_quiet(stack: LocalStack) -> None:
+    before = len(stack.slack.calls)
+    stack.monitoring(memory_incident(PROJECT, ZONE, "build-server", percent=99.0))
+    stack.monitoring({"incident": {"resource": {"type": "k8s_node"}}})
+    assert stack.wait_idle(20)
+    assert not [c for c in stack.slack.calls[before:] if c.method.startswith("chat.")]
+    assert any(r.get("decision") == "ignored" and "not a notebook" in r.get("outcome", "")
+               for r in stack.audit_records())
+
+
+def bigger_request(stack: LocalStack, slack: SlackRequester, user: str, name: str) -> dict:
+    answer = slack.slash_command(user, f"bigger {name}", response_url=stack.slack.new_response_url())
+    assert "asked the organizers" in answer.body
+    assert "e2-standard-4 to e2-highmem-4" in answer.body
+    return next(m for m in stack.alerts() if name in m.get("text", "") and "more memory" in m.get("text", ""))
+
+
+def press(stack: LocalStack, slack: SlackRequester, user: str, action: str, message: dict) -> str:
+    value = next(e["value"] for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]
+                 if e["action_id"] == action)
+    url = stack.slack.new_response_url()
+    response = slack.block_action(user, action, value, response_url=url, message_ts=message["ts"],
+                                  channel_id=ALERT_CHANNEL, message=message)
+    assert response.status == 200
+    return url
+
+
+def thread(stack: LocalStack, ts: str) -> list[str]:
+    return [m.get("text", "") for m in stack.alerts() if m.get("thread_ts") == ts and m["ts"] != ts]
+
+
+def test_bigger_request_reaches_organizers_and_only_they_approve(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-grow", slack_user="U0GROW")
+    request = bigger_request(stack, slack, "U0GROW", name)
+    assert "+$0.047/h" in request["text"]
+
+    before = len(stack.pubsub.published(RESTART_TOPIC))
+    url = press(stack, slack, "U0GROW", "medic_resize", request)
+    assert stack.slack.wait_for(lambda: any("Only organizers" in r["text"] for r in stack.slack.responses(url)))
+    assert len(stack.pubsub.published(RESTART_TOPIC)) == before
+
+    press(stack, slack, ORGANIZER[0], "medic_resize", request)
+    assert stack.workbench.wait_until(
+        lambda: stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-highmem-4")
+        and stack.workbench.get(full)["state"] == "ACTIVE", timeout=30)
+    assert stack.wait_idle(30)
+    calls = [c for c in stack.workbench.calls if name in c[1] and c[0] in ("POST", "PATCH")]
+    assert [c[0] + " " + c[1].rsplit(":", 1)[-1] if c[0] == "POST" else "PATCH" for c in calls] == [
+        "POST stop", "PATCH", "POST start"], calls
+    steps = thread(stack, request["ts"])
+    assert [s.split()[0] for s in steps[:3]] == [":stop_button:", ":gear:", ":arrow_forward:"]
+    assert "now runs on e2-highmem-4" in steps[-1]
+    assert any("more memory" in m["text"] for m in dms(stack, "U0GROW"))
+    [decided] = [m for m in stack.alerts() if m["ts"] == request["ts"]]
+    assert not any(b["type"] == "actions" for b in decided["blocks"])
+
+
+def test_deny_tells_the_participant_and_changes_nothing(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-deny", slack_user="U0DENY")
+    request = bigger_request(stack, slack, "U0DENY", name)
+    press(stack, slack, ORGANIZER[0], "medic_resize_deny", request)
+    assert stack.slack.wait_for(lambda: any("declined" in m["text"] for m in dms(stack, "U0DENY")))
+    [decided] = [m for m in stack.alerts() if m["ts"] == request["ts"]]
+    assert "Denied by <@U0ORG>" in json.dumps(decided["blocks"])
+    assert stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-standard-4")
+
+
+@pytest.mark.parametrize(
+    ("fault", "left", "expected"),
+    [
+        ({"method": "stop", "kind": "op_error"}, "e2-standard-4", "Nothing was changed"),
+        ({"method": "patch", "kind": "http", "status": 400}, "e2-standard-4", "running again on its old"),
+        ({"method": "start", "kind": "op_error"}, "e2-standard-4", "running again on its old"),
+    ],
+    ids=["stop-fails", "update-fails", "start-fails"],
+)
+def test_a_failed_step_leaves_the_old_machine_running_and_says_so(
+    stack: LocalStack, slack: SlackRequester, fault: dict, left: str, expected: str
+) -> None:
+    full, name = new_instance(stack, "wb-fail", slack_user="U0FAIL")
+    request = bigger_request(stack, slack, "U0FAIL", name)
+    stack.workbench.inject_fault(path_contains=name, count=1, **fault)
+    press(stack, slack, ORGANIZER[0], "medic_resize", request)
+    assert stack.slack.wait_for(lambda: any("Resize failed" in t for t in thread(stack, request["ts"])), timeout=30)
+    assert stack.wait_idle(30)
+    report = next(t for t in thread(stack, request["ts"]) if "Resize failed" in t)
+    assert expected in report
+    instance = stack.workbench.get(full)
+    assert instance["gceSetup"]["machineType"].endswith(f"/{left}") and instance["state"] == "ACTIVE"
+
+
+def test_repeated_kills_make_the_alert_offer_more_memory(stack: LocalStack) -> None:
+    now = int(time.time())
+    earlier = {"medic-kills": f"{now - 5 * 3600}_{now - 3 * 3600}", "medic-last-kill": str(now - 3 * 3600)}
+    full, name = new_instance(stack, "wb-often", slack_user="U0OFTEN", labels=earlier)
+    entry = oom_entry(PROJECT, ZONE, name)
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    stack.sink(entry)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    [alert] = [m for m in stack.alerts() if name in json.dumps(m.get("blocks", []))]
+    assert "medic_resize" in json.dumps(alert["blocks"])
+    assert "Give it more memory: e2-standard-4 → e2-highmem-4 (+$0.047/h)" in json.dumps(alert["blocks"],
+                                                                                      ensure_ascii=False)
