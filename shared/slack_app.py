@@ -14,6 +14,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -68,6 +69,7 @@ class SlackService:
         self.clock = clock
         self.lang = settings.message_language
         self._group: tuple[float, frozenset[str]] = (0.0, frozenset())
+        self._pool = ThreadPoolExecutor(max_workers=4 + len(settings.workbench_zones), thread_name_prefix="reads")
 
     # ---- who is asking ---------------------------------------------------------------------
     def caller(self, user_id: str) -> Caller:
@@ -100,9 +102,6 @@ class SlackService:
                 log.warning("could not read the organizer user group: %s", type(exc).__name__)
         return user_id in members
 
-    def instances(self) -> list[InstanceView]:
-        return self.workbench.list(self.settings.project, self.settings.workbench_zones)
-
     # ---- /restart-notebook -----------------------------------------------------------------
     def command(self, body: dict[str, Any]) -> str | dict[str, Any]:
         """The acknowledgement to send (text, or a message dict with blocks)."""
@@ -118,14 +117,20 @@ class SlackService:
         if parsed.verb is Verb.USAGE:
             self._audit("unusable input", fields, reason=parsed.problem)
             return messages.text("cmd.unusable", self.lang, problem=parsed.problem, help=help_text)
+        # Who is asking and what exists are independent reads: make them at once (the 3-second budget).
+        caller_future = self._pool.submit(self.caller, user_id)
+        zone_futures = [
+            self._pool.submit(self.workbench.list, self.settings.project, (zone,))
+            for zone in self.settings.workbench_zones
+        ]
         try:
-            caller = self.caller(user_id)
+            caller = caller_future.result()
         except Exception as exc:  # noqa: BLE001 - Slack itself failing: say so, do nothing
             self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="Slack")
         fields.update(requester=caller.email, organizer=caller.is_organizer)
         try:
-            instances = self.instances()
+            instances = [view for future in zone_futures for view in future.result()]
         except Exception as exc:  # noqa: BLE001 - Workbench failing: say so, do nothing
             self._audit("denied", fields, reason=f"instances.list failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="Workbench")
