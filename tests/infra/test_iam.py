@@ -114,16 +114,15 @@ def reached_adapter_methods(function: str) -> tuple[set[str], bool]:
         if path.name == "workbench.py" and path.parent.name == "shared":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            if not isinstance(node, ast.Call):
-                continue
-            if isinstance(node.func, ast.Name) and node.func.id == "Workbench":
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Workbench":
                 builds = True
+            # Any reference counts, called at once or handed on (pool.submit(self.workbench.list, ...)).
             if (
-                isinstance(node.func, ast.Attribute)
-                and node.func.attr in public
-                and "workbench" in ast.unparse(node.func.value).lower()
+                isinstance(node, ast.Attribute)
+                and node.attr in public
+                and "workbench" in ast.unparse(node.value).lower()
             ):
-                called.add(node.func.attr)
+                called.add(node.attr)
     return called, builds
 
 
