@@ -35,5 +35,9 @@ WORKER = Worker(
 
 @functions_framework.http
 def restart_worker(request: flask.Request) -> tuple[str, int]:
-    outcome = WORKER.handle_push(request.get_json(silent=True))
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:  # silent=True covers malformed JSON, not JSON nested too deep to parse
+        body = None
+    outcome = WORKER.handle_push(body)
     return ("", 204) if outcome.ack else (outcome.detail, 503)

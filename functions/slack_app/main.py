@@ -5,6 +5,7 @@ Run locally: PYTHONPATH=. functions-framework --source functions/slack_app/main.
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +13,7 @@ import flask
 import functions_framework
 from slack_bolt.adapter.google_cloud_functions import SlackRequestHandler
 
-from shared.audit import setup_logging
+from shared.audit import audit, setup_logging
 from shared.config import Need, load_settings
 from shared.queue import RestartQueue
 from shared.slack_app import SlackService, build_app
@@ -37,4 +38,9 @@ HANDLER = SlackRequestHandler(build_app(SETTINGS, _service))
 
 @functions_framework.http
 def slack_app(request: flask.Request) -> Any:
-    return HANDLER.handle(request)
+    try:
+        return HANDLER.handle(request)
+    except Exception as exc:  # noqa: BLE001 - Bolt parses the payload before it checks the signature
+        audit("slack request rejected", severity=logging.WARNING, decision="rejected",
+              reason=f"unparseable request body ({type(exc).__name__})")
+        return ("bad request", 400)

@@ -1,0 +1,100 @@
+"""(c) restart_worker's push body: junk envelopes, junk base64, junk RestartRequest JSON, hostile instance names.
+
+The Worker runs with the real Workbench and Slack clients against simulators in this process. The one
+instance there, wb-alice, is ACTIVE and UNHEALTHY: a genuine OOM request would reset it at once, so any
+near miss of its name that got through would show as a reset. No input here is a genuine request for it,
+so the Worker may read (a valid name of nothing is a 404, reported to Slack) but never write: no reset,
+stop, start or label update, and every path it requested names a valid instance.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from shared.config import Need, load_settings
+from shared.slack_notify import SlackNotifier
+from shared.workbench import Workbench
+from shared.worker import Worker
+from tests.property.budget import run
+from tests.property.conftest import BOT_TOKEN, AuditCapture, Sims, has_reason
+from tests.property.hostile import (
+    FULL_NAMES,
+    NOW,
+    PROJECT,
+    ZONE,
+    full_name,
+    push_bodies,
+    restart_requests,
+    valid_name,
+    valid_project,
+    valid_zone,
+)
+
+Record = Callable[[str, object], None]
+ALICE_FULL = full_name("wb-alice")
+
+
+def make_worker(sims: Sims) -> Worker:
+    settings = load_settings({Need.WORKBENCH, Need.SLACK}, sims.env)
+    return Worker(
+        settings,
+        Workbench(endpoint=sims.workbench.endpoint, timeout=settings.workbench_timeout,
+                  retry_deadline=settings.workbench_retry),
+        SlackNotifier(token=BOT_TOKEN, base_url=sims.slack.api_url, timeout_s=2),
+        clock=lambda: NOW,
+    )
+
+
+def response_urls(sims: Sims) -> tuple[str, ...]:
+    """Where replies go: addresses that answer, or fail at once. (A refused connection is retried once after
+    a second by slack_sdk, by design; a hostile host would only test DNS.)"""
+    return "", sims.slack.new_response_url(), "not a url", sims.slack.base_url + "/response/unknown-token"
+
+
+def assert_only_valid_paths(calls: list[tuple[str, str]]) -> None:
+    """Every Workbench request the worker made names a valid project, zone and instance: nothing hostile
+    reached a URL."""
+    for _method, path in calls:
+        parts = urllib.parse.urlsplit(path).path.split("/")
+        # /v2/projects/{p}/locations/{z}/instances/{name}[:verb]  or  .../operations/{op}
+        assert parts[:3] == ["", "v2", "projects"] and parts[4] == "locations", path
+        assert valid_project(parts[3]) and valid_zone(parts[5]), path
+        if parts[6:7] == ["instances"]:
+            assert len(parts) == 8 and valid_name(parts[7].split(":")[0]), path
+
+
+@pytest.fixture(scope="module")
+def worker(sims: Sims) -> Worker:
+    sims.workbench.add_instance(PROJECT, ZONE, "wb-alice", owner_email="alice@contest.example")
+    sims.workbench.set_health(ALICE_FULL, "UNHEALTHY", {"jupyterlab_status": "-1", "jupyterlab_api_status": "-1"})
+    return make_worker(sims)
+
+
+def test_push_bodies_never_reset_and_say_why(
+    sims: Sims, worker: Worker, audit_log: AuditCapture, record_property: Record
+) -> None:
+    bodies = push_bodies(restart_requests(FULL_NAMES.filter(lambda v: v != ALICE_FULL), response_urls(sims)))
+
+    def check(body: Any) -> None:
+        calls_before = len(sims.workbench.calls)
+        audit_log.take()
+        outcome = worker.handle_push(body)
+        records = audit_log.take()
+        calls = sims.workbench.calls[calls_before:]
+        assert outcome.ack, f"malformed input asked for a retry: {outcome}"
+        assert outcome.verdict not in ("retry", "wait"), outcome
+        assert all(method == "GET" for method, _ in calls), f"a hostile request changed something: {calls}"
+        assert sims.workbench.resets(ALICE_FULL) == 0
+        assert_only_valid_paths(calls)
+        if outcome.verdict in ("rejected", "api-error"):
+            assert outcome.detail.strip(), outcome
+        assert records and all(r.get("decision") for r in records), records
+        if outcome.verdict == "rejected":
+            assert len(records) == 1 and has_reason(records[0]), records
+
+    run("push", "handle_push", bodies, check, record_property)
+    assert sims.resets() == 0 and sims.published() == 0

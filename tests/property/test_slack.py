@@ -1,0 +1,245 @@
+"""(d) slash-command bodies and (e) interactivity payloads: hostile text, users, action_ids and values.
+
+In-process, with the real WebClient, Workbench and Pub/Sub clients pointed at simulators in this process:
+parse_command alone; SlackService.command / .button; and the Bolt app itself (build_app) dispatching signed
+requests, which is the deployed path minus the HTTP server. A request is queued only when the oracle below
+(written from the rules, not from the code) says the caller may restart that instance.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from slack_bolt.request import BoltRequest
+from slack_sdk import WebClient
+
+from shared.commands import Verb, parse_command
+from shared.config import Need, load_settings
+from shared.models import RestartRequest
+from shared.queue import RestartQueue
+from shared.slack_app import SlackService, build_app
+from shared.workbench import Workbench
+from simulators.slack import sign
+from tests.property.budget import run
+from tests.property.conftest import BOT_TOKEN, RESTART_TOPIC, SIGNING_SECRET, AuditCapture, Sims, has_reason
+from tests.property.hostile import (
+    ALICE,
+    BOB,
+    BUTTON_VALUES,
+    COMMAND_KEYWORDS,
+    COMMAND_TEXTS,
+    KNOWN_ACTIONS,
+    NOMAIL,
+    NOW,
+    ORG,
+    PROJECT,
+    QUEUEING_ACTIONS,
+    ZONE,
+    block_action_payloads,
+    encodable,
+    full_name,
+    slash_bodies,
+    valid_button_value,
+    valid_name,
+)
+
+Record = Callable[[str, object], None]
+ALICE_FULL = full_name("wb-alice")
+MENTIONS = ("<!channel>", "<!here>", "<!everyone>")  # the bot never says these; typed ones must not come back
+
+
+# ---- the oracles -----------------------------------------------------------------------------
+def restart_target(user_id: str, text: str) -> str | None:
+    """The instance /restart-notebook may queue a restart of, for this caller and text; None: nothing.
+
+    The workspace: alice owns wb-alice (ACTIVE); bob owns wb-stopped (STOPPED); org is an organizer. A
+    restart is queued for alice's blank text or `wb-alice`, and for an organizer's `wb-alice`. Anything
+    longer than 200 characters, with two words, or a keyword queues nothing.
+    """
+    words = text.split()
+    if not words:
+        return ALICE_FULL if user_id == ALICE else None
+    if len(text) > 200 or len(words) > 1 or words[0].lower() in COMMAND_KEYWORDS:
+        return None
+    return ALICE_FULL if words[0] == "wb-alice" and user_id in (ALICE, ORG) else None
+
+
+def button_queues(user_id: str, action_id: str, value: str) -> bool:
+    """Only an organizer's press of a known button whose value is well formed queues a request."""
+    return user_id == ORG and action_id in QUEUEING_ACTIONS and valid_button_value(action_id, value)
+
+
+# ---- the workspace ---------------------------------------------------------------------------
+@dataclass
+class Slack:
+    service: SlackService
+    app: Any
+    sims: Sims
+    response_url: str
+
+    def published(self) -> int:
+        return self.sims.published()
+
+    def queued_since(self, before: int) -> list[RestartRequest]:
+        return [RestartRequest.from_json(m.data) for m in self.sims.pubsub.published(RESTART_TOPIC)[before:]]
+
+    def dispatch(self, body: str) -> Any:
+        stamp = str(int(time.time()))
+        headers = {"content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": stamp,
+                   "x-slack-signature": sign(SIGNING_SECRET, stamp, body)}
+        return self.app.dispatch(BoltRequest(body=body, headers=headers))
+
+
+@pytest.fixture(scope="module")
+def slack(sims: Sims) -> Iterator[Slack]:
+    sims.slack.add_user(ALICE, "alice", "Alice@Contest.example")
+    sims.slack.add_user(BOB, "bob", "bob@contest.example")
+    sims.slack.add_user(ORG, "org", "org@contest.example")
+    sims.slack.add_user(NOMAIL, "nomail", None)
+    sims.workbench.add_instance(PROJECT, ZONE, "wb-alice", owner_email="alice@contest.example")
+    sims.workbench.add_instance(PROJECT, ZONE, "wb-stopped", owner_email="bob@contest.example", state="STOPPED")
+    # One zone: instances.list is the costly call of the path, and one zone shows every rule.
+    settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, {**sims.env, "WORKBENCH_ZONES": ZONE})
+
+    def service(client: Any) -> SlackService:
+        return SlackService(settings, client, Workbench(endpoint=sims.workbench.endpoint),
+                            RestartQueue(RESTART_TOPIC, publish_timeout_s=5), clock=lambda: NOW)
+
+    yield Slack(service(WebClient(token=BOT_TOKEN, base_url=sims.slack.api_url)), build_app(settings, service), sims,
+                sims.slack.new_response_url())
+
+
+def response_urls(slack: Slack) -> tuple[str, ...]:
+    return slack.response_url, "", "not a url", slack.sims.slack.base_url + "/response/unknown"
+
+
+def check_no_resets(slack: Slack) -> None:
+    assert slack.sims.resets() == 0, "nothing here runs a worker; a reset means a request went around the topic"
+
+
+# ---- (d) slash commands ------------------------------------------------------------------------
+def test_parse_command_only_targets_valid_names(record_property: Record) -> None:
+    def check(text: str) -> None:
+        command = parse_command(text)
+        if command.target is not None:
+            assert valid_name(command.target), command
+            assert command.target in text.split(), command
+        if command.verb is Verb.USAGE:
+            assert command.problem.strip(), command
+            assert command.target is None
+        if command.verb in (Verb.HELP, Verb.STATUS):
+            assert text.split(maxsplit=1)[0].lower() in COMMAND_KEYWORDS, command
+        if command.verb is Verb.RESTART and command.target is None:
+            assert not text.split(), command
+
+    run("slash", "parse_command", COMMAND_TEXTS, check, record_property)
+
+
+def check_command(slack: Slack, body: dict[str, Any], answer: Any, before: int, records: list[dict[str, Any]]
+                  ) -> None:
+    user_id, text = str(body.get("user_id", "")), str(body.get("text", ""))
+    queued = slack.queued_since(before)
+    target = restart_target(user_id, text)
+    assert [r.instance for r in queued] == ([target] if target else []), (user_id, text[:80], queued)
+    for request in queued:
+        assert request.requester is not None and request.requester.slack_user_id == user_id
+    reply = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+    assert reply.strip(), "an empty acknowledgement"
+    assert not any(mention in reply for mention in MENTIONS), reply[:300]
+    assert len(records) == 1, records
+    record = records[0]
+    if not queued and "status" not in record["message"] and "help" not in record["message"]:
+        assert has_reason(record) or "bigger" in record["message"], record
+
+
+def test_slash_commands_in_process(slack: Slack, audit_log: AuditCapture, record_property: Record) -> None:
+    def check(body: dict[str, Any]) -> None:
+        before = slack.published()
+        audit_log.take()
+        answer = slack.service.command(body)
+        check_command(slack, body, answer, before, audit_log.take())
+
+    run("slash", "service", slash_bodies(response_urls(slack)), check, record_property)
+    check_no_resets(slack)
+
+
+def test_slash_commands_through_bolt(slack: Slack, audit_log: AuditCapture, record_property: Record) -> None:
+    bodies = slash_bodies(response_urls(slack), strings_only=True).filter(
+        lambda b: all(encodable(str(v)) for v in b.values()))
+
+    def check(body: dict[str, str]) -> None:
+        before = slack.published()
+        audit_log.take()
+        raw = urllib.parse.urlencode(body)
+        response = slack.dispatch(raw)
+        records = audit_log.take()
+        assert response.status < 500, (response.status, response.body[:300])
+        if response.status == 404:  # Bolt found no listener: a changed command, or "payload" anywhere in the body
+            assert body.get("command") != "/restart-notebook" or "payload" in raw, raw[:300]
+            assert slack.published() == before
+            return
+        assert response.status == 200, (response.status, response.body[:300])
+        check_command(slack, body, response.body, before, records)
+
+    run("slash", "bolt", bodies, check, record_property)
+    check_no_resets(slack)
+
+
+# ---- (e) interactivity payloads ------------------------------------------------------------------
+def check_button(slack: Slack, payload: dict[str, Any], before: int, records: list[dict[str, Any]]) -> None:
+    user = payload.get("user")
+    user_id = str(user.get("id", "")) if isinstance(user, dict) else ""
+    action = payload["actions"][0]
+    action_id, value = str(action.get("action_id", "")), str(action.get("value", ""))
+    queued = slack.queued_since(before)
+    if button_queues(user_id, action_id, value):
+        assert len(queued) == 1 and queued[0].instance == value.split("|", maxsplit=1)[0], (action_id, value, queued)
+        assert queued[0].requester is not None and queued[0].requester.is_organizer
+    else:
+        assert queued == [], (user_id, action_id, value[:100], queued)
+        assert len(records) == 1 and (has_reason(records[0]) or "resize denied" in records[0]["message"]), records
+
+
+def test_buttons_in_process(slack: Slack, audit_log: AuditCapture, record_property: Record) -> None:
+    responses: list[dict[str, Any]] = []
+
+    def respond(**kwargs: Any) -> None:
+        responses.append(kwargs)
+
+    def check(payload: dict[str, Any]) -> None:
+        before = slack.published()
+        audit_log.take()
+        slack.service.button(payload, respond)
+        check_button(slack, payload, before, audit_log.take())
+        for said in responses:
+            assert str(said.get("text", "")).strip(), said
+        responses.clear()
+
+    run("button", "service", block_action_payloads(response_urls(slack), BUTTON_VALUES), check, record_property)
+    check_no_resets(slack)
+
+
+def test_buttons_through_bolt(slack: Slack, audit_log: AuditCapture, record_property: Record) -> None:
+    payloads = block_action_payloads(response_urls(slack), BUTTON_VALUES, shapes=False)
+
+    def check(payload: dict[str, Any]) -> None:
+        before = slack.published()
+        audit_log.take()
+        response = slack.dispatch(urllib.parse.urlencode({"payload": json.dumps(payload)}))
+        records = audit_log.take()
+        assert response.status < 500, (response.status, response.body[:300])
+        if response.status == 404:  # no listener for this action_id: Bolt answers before our code runs
+            assert str(payload["actions"][0]["action_id"]).rstrip("\n") not in KNOWN_ACTIONS, payload["actions"]
+            assert records == [] and slack.published() == before
+            return
+        assert response.status == 200, (response.status, response.body[:300])
+        check_button(slack, payload, before, records)
+
+    run("button", "bolt", payloads, check, record_property)
+    check_no_resets(slack)
