@@ -116,7 +116,7 @@ def alert_blocks(
     if outcome:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": outcome[:3000]}})
     if facts.raw_entry:
-        raw = facts.raw_entry.replace("```", "'''")[:2500]
+        raw = escape(facts.raw_entry.replace("```", "'''"))[:2500]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text("raw.entry", lang, raw=raw)}})
     context: list[dict[str, Any]] = [{"type": "mrkdwn", "text": line} for line in facts.history[-8:]]
     if ref is not None:

@@ -145,7 +145,7 @@ class SlackService:
         )
         fields["answer"] = decision.answer.value
         if not decision.allowed or decision.instance is None:
-            self._audit("denied", fields)
+            self._audit("denied", fields, reason=decision.answer.value)
             return self._denial(decision.answer, caller, parsed.target, decision)
         instance = decision.instance
         request = RestartRequest(
@@ -172,7 +172,7 @@ class SlackService:
         found = find_target(caller, target, instances)
         fields["answer"] = found.answer.value
         if not found.allowed or found.instance is None:
-            self._audit("bigger denied", fields)
+            self._audit("bigger denied", fields, reason=found.answer.value)
             return self._denial(found.answer, caller, target, found)
         instance = found.instance
         current = instance.machine_type
