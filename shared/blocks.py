@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -53,7 +53,6 @@ class AlertFacts:
     paused: bool = False
     buttons: bool = True
     raw_entry: str = ""
-    history: tuple[str, ...] = field(default_factory=tuple)
     resize_to: str = ""  # offer organizers a bigger machine (a crash loop, or repeated kills)
     resize_label: str = ""
 
@@ -118,7 +117,7 @@ def alert_blocks(
     if facts.raw_entry:
         raw = escape(facts.raw_entry.replace("```", "'''"))[:2500]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text("raw.entry", lang, raw=raw)}})
-    context: list[dict[str, Any]] = [{"type": "mrkdwn", "text": line} for line in facts.history[-8:]]
+    context: list[dict[str, Any]] = []
     if ref is not None:
         link = text("logs.link", lang, url=log_url(console_url, ref, facts.killed_at))
         context.append({"type": "mrkdwn", "text": link})

@@ -27,6 +27,7 @@ from shared.blocks import (
     ACTION_RESTART,
     ACTION_RESUME,
     ACTION_STOP,
+    ALL_ACTIONS,
     parse_resize_value,
     resize_request_blocks,
     without_buttons,
@@ -375,7 +376,7 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
         else:
             ack(text=answer)
 
-    @app.action(re.compile(r"^medic_(restart|pause|resume|stop|resize|resize_deny)$"))
+    @app.action(re.compile("^(" + "|".join(map(re.escape, ALL_ACTIONS)) + ")$"))
     def organizer_button(ack: Callable[..., None], body: dict[str, Any], respond: Callable[..., Any]) -> None:
         ack()
         service.button(body, respond)
