@@ -242,6 +242,8 @@ class Worker:
         else:
             outcome = messages.text("outcome.restarted", self.lang, seconds=seconds)
         self._post_alert(replace(facts, outcome=outcome), alert_ts)
+        if request.trigger is Trigger.BUTTON and request.alert_blocks:  # the alert the button sat on says so too
+            self._update_button_alert(request, view, new_history, outcome)
         if automatic and result.result is ResetResult.DONE:
             self._dm_owner(request, view, decision)
         if request.response_url:

@@ -188,3 +188,18 @@ def test_every_request_is_one_audit_entry(stack: LocalStack, slack: SlackRequest
     assert len(records) == 2
     assert records[0]["answer"] == "not-found" and records[0]["requester"] == "bob@contest.example"
     assert all("xoxb" not in json.dumps(r) and SIGNING_SECRET not in json.dumps(r) for r in records)
+
+
+def test_restart_now_button_restarts_and_amends_its_alert(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = alice_instance(stack, "wb-rbtn")
+    bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    original = {"type": "section", "text": {"type": "mrkdwn", "text": f"{name} ran out of memory (pid 4242)"}}
+    posted = bot.chat_postMessage(channel=ALERT_CHANNEL, text=f"{name} ran out of memory", blocks=[original])
+    message = {"ts": posted["ts"], "text": posted["message"]["text"], "blocks": [original]}
+    slack.block_action(ORGANIZER[0], "medic_restart", full, response_url=stack.slack.new_response_url(),
+                       message_ts=posted["ts"], message=message)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    [alert] = [m for m in stack.alerts() if m["ts"] == posted["ts"]]
+    body = json.dumps(alert["blocks"])
+    assert "pid 4242" in body and "Restarted by <@U0ORG>" in body
