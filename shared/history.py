@@ -91,6 +91,10 @@ class History:
             labels[ALERT_TS] = _label_text(self.alert_ts.replace(".", "_"))
         return labels
 
+    def resumed(self) -> History:
+        """An organizer resumed automatic restarts: a fresh start, or the next kill would pause it again."""
+        return replace(self, auto_mode=AutoMode.ON, auto_restarts=())
+
     def with_kill(self, killed_at: datetime) -> History:
         return replace(self, kills=_tail((*self.kills, killed_at)), last_kill=killed_at)
 

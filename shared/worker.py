@@ -323,7 +323,7 @@ class Worker:
         self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, verdict: Verdict
     ) -> WorkOutcome:
         paused = verdict is Verdict.SET_PAUSED
-        new_history = replace(history, auto_mode=AutoMode.PAUSED if paused else AutoMode.ON)
+        new_history = replace(history, auto_mode=AutoMode.PAUSED) if paused else history.resumed()
         try:
             self._save(ref, view, new_history)
         except Exception as exc:  # noqa: BLE001

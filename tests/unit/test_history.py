@@ -58,3 +58,9 @@ def test_alert_ts_round_trips_through_a_label() -> None:
     labels = history.to_labels({})
     assert labels["medic-alert-ts"] == "1763611953_000100"
     assert History.from_labels(labels).alert_ts == "1763611953.000100"
+
+
+def test_resuming_starts_the_crash_loop_count_over() -> None:
+    paused = History(auto_mode=AutoMode.PAUSED, auto_restarts=(T0, T0 + timedelta(minutes=1)), last_restart=T0)
+    resumed = paused.resumed()
+    assert resumed.auto_mode is AutoMode.ON and resumed.auto_restarts == () and resumed.last_restart == T0
