@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-from shared.machines import memory_kib
+from shared.machines import hourly_delta, memory_kib
 from shared.messages import Lang, escape, human_bytes, human_duration, slack_date, text
 from shared.models import InstanceRef
 
@@ -67,6 +67,18 @@ def log_url(console_url: str, ref: InstanceRef, killed_at: datetime | None) -> s
     if killed_at is not None:
         url += f";cursorTimestamp={killed_at.strftime('%Y-%m-%dT%H:%M:%SZ')}"
     return f"{url}?project={ref.project}"
+
+
+def memory_text(machine_type: str) -> str:
+    """A machine type's memory in human terms, "?" when the type is unknown."""
+    kib = memory_kib(machine_type)
+    return human_bytes(kib) if kib else "?"
+
+
+def cost_text(current: str, bigger: str, prices: dict[str, float], lang: Lang) -> str:
+    """The hourly difference, e.g. " (+$0.047/h)", when both machine types have a price; else nothing."""
+    delta = hourly_delta(current, bigger, prices)
+    return text("resize.cost", lang, delta=f"{delta:.3f}") if delta is not None else ""
 
 
 def process_text(facts: AlertFacts, lang: Lang) -> str:

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import messages
-from shared.blocks import without_buttons
+from shared.blocks import memory_text, without_buttons
 from shared.config import Settings
-from shared.machines import memory_kib
 from shared.models import InstanceState, InstanceView, RestartRequest
 from shared.slack_notify import SlackNotifier
 from shared.workbench import OperationOutcome, ResetResult, Workbench, describe_error
@@ -81,7 +80,7 @@ class Resizer:
             return self._failed(request, thread, "start", started_new, left, current, target)
 
         seconds = round(time.monotonic() - started)
-        memory = messages.human_bytes(memory_kib(target) or 0) if memory_kib(target) else "?"
+        memory = memory_text(target)
         who = f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
         line = messages.text("resize.done", self.lang, instance=ref.name, next=target, memory=memory, who=who,
                              seconds=seconds)

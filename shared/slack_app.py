@@ -28,13 +28,15 @@ from shared.blocks import (
     ACTION_RESUME,
     ACTION_STOP,
     ALL_ACTIONS,
+    cost_text,
+    memory_text,
     parse_resize_value,
     resize_request_blocks,
     without_buttons,
 )
 from shared.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command, status_rows
 from shared.config import Settings
-from shared.machines import hourly_delta, memory_kib, next_size
+from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 from shared.queue import RestartQueue
 from shared.workbench import Workbench, utcnow
@@ -183,8 +185,9 @@ class SlackService:
             return messages.text("resize.largest", self.lang, instance=instance.ref.name, current=current)
         params = {
             "instance": instance.ref.name, "current": current, "next": bigger,
-            "current_mem": _memory(current), "next_mem": _memory(bigger),
-            "cost": self.cost_text(current, bigger), "requester": f"<@{caller.slack_user_id}>",
+            "current_mem": memory_text(current), "next_mem": memory_text(bigger),
+            "cost": cost_text(current, bigger, self.settings.machine_prices, self.lang),
+            "requester": f"<@{caller.slack_user_id}>",
         }
         line = messages.text("resize.request", self.lang, **params)
         blocks = resize_request_blocks(line, instance.ref, bigger, caller.slack_user_id, self.lang)
@@ -195,10 +198,6 @@ class SlackService:
             return messages.text("deny.unavailable", self.lang, service="Slack")
         self._audit("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)
         return messages.text("resize.asked", self.lang, **params)
-
-    def cost_text(self, current: str, bigger: str) -> str:
-        delta = hourly_delta(current, bigger, self.settings.machine_prices)
-        return messages.text("resize.cost", self.lang, delta=f"{delta:.3f}") if delta is not None else ""
 
     def _denial(self, answer: Answer, caller: Caller, target: str | None, decision: Any) -> str:
         name = target or (decision.instance.ref.name if decision.instance else "")
@@ -349,11 +348,6 @@ class SlackService:
 def _obj(value: Any) -> dict[str, Any]:
     """A payload field that should be an object; anything else reads as empty (Bolt passes what it got)."""
     return value if isinstance(value, dict) else {}
-
-
-def _memory(machine_type: str) -> str:
-    kib = memory_kib(machine_type)
-    return messages.human_bytes(kib) if kib else "?"
 
 
 def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]) -> Any:

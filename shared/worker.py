@@ -19,10 +19,10 @@ from typing import Any
 
 from shared import messages
 from shared.audit import audit
-from shared.blocks import AlertFacts, alert_blocks, amend_alert
+from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text
 from shared.config import Settings
 from shared.history import AutoMode, History, event_key
-from shared.machines import hourly_delta, next_size
+from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.policy import Decision, Reason, Verdict, decide, is_too_old
 from shared.resize import Resizer
@@ -410,8 +410,7 @@ class Worker:
         bigger = next_size(view.machine_type, self.settings.machine_ladder)
         if bigger is None:
             return "", ""
-        delta = hourly_delta(view.machine_type, bigger, self.settings.machine_prices)
-        cost = messages.text("resize.cost", self.lang, delta=f"{delta:.3f}") if delta is not None else ""
+        cost = cost_text(view.machine_type, bigger, self.settings.machine_prices, self.lang)
         return bigger, messages.text("resize.offer", self.lang, current=view.machine_type, next=bigger, cost=cost)
 
     def _outcome_text(self, decision: Decision, view: InstanceView) -> str:
