@@ -26,7 +26,6 @@ LAST_RESTART = "medic-last-restart"
 LAST_KILL = "medic-last-kill"
 INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
-ALERT_TS = "medic-alert-ts"
 MEMORY_WARNED = "medic-mem-warned"
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 
@@ -46,7 +45,6 @@ class History:
     last_kill: datetime | None = None  # the kill time of the last incident handled
     inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
     inflight_event: str = ""  # event_key() of the request that started it
-    alert_ts: str = ""  # the Slack alert of the restart in flight, to update it after a crash
     memory_warned: datetime | None = None  # the owner's last memory-pressure warning
 
     @classmethod
@@ -65,7 +63,6 @@ class History:
             inflight_since=_time(labels.get(INFLIGHT, "")),
             memory_warned=_time(labels.get(MEMORY_WARNED, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
-            alert_ts=labels.get(ALERT_TS, "").replace("_", ".") if _label_text(labels.get(ALERT_TS, "")) else "",
         )
 
     def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
@@ -87,8 +84,6 @@ class History:
                 labels[key] = str(int(moment.timestamp()))
         if self.inflight_since is not None and self.inflight_event:
             labels[INFLIGHT_EVENT] = self.inflight_event
-        if self.inflight_since is not None and self.alert_ts:
-            labels[ALERT_TS] = _label_text(self.alert_ts.replace(".", "_"))
         return labels
 
     def resumed(self) -> History:
@@ -98,12 +93,12 @@ class History:
     def with_kill(self, killed_at: datetime) -> History:
         return replace(self, kills=_tail((*self.kills, killed_at)), last_kill=killed_at)
 
-    def with_inflight(self, started_at: datetime, event_key: str, alert_ts: str = "") -> History:
+    def with_inflight(self, started_at: datetime, event_key: str) -> History:
         """The intent, written before the reset: a crash mid-restart is recognised on redelivery."""
-        return replace(self, inflight_since=started_at, inflight_event=event_key, alert_ts=alert_ts)
+        return replace(self, inflight_since=started_at, inflight_event=event_key)
 
     def without_inflight(self) -> History:
-        return replace(self, inflight_since=None, inflight_event="", alert_ts="")
+        return replace(self, inflight_since=None, inflight_event="")
 
     def with_restart(self, started_at: datetime, finished_at: datetime, *, automatic: bool) -> History:
         """A finished restart; manual ones count in last_restart but not toward the crash-loop pause."""

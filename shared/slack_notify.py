@@ -34,7 +34,7 @@ class SlackNotifier:
         self._timeout = timeout_s
         self._user_ids: dict[str, str | None] = {}
 
-    def _api(self, method: str, **kwargs: Any) -> dict[str, Any] | None:
+    def _api(self, method: str, *, again_after_timeout: bool = False, **kwargs: Any) -> dict[str, Any] | None:
         from slack_sdk.errors import SlackApiError  # noqa: PLC0415
 
         try:
@@ -44,6 +44,10 @@ class SlackNotifier:
             return dict(response.data) if isinstance(response.data, dict) else None
         except SlackApiError as exc:
             log.warning("Slack %s failed: %s", method, exc.response.get("error", "unknown error"))
+        except TimeoutError as exc:
+            log.warning("Slack %s failed: %s%s", method, type(exc).__name__, "; trying once more" * again_after_timeout)
+            if again_after_timeout:  # it may have been posted all the same: a repeated alert beats a lost one
+                return self._api(method, **kwargs)
         except Exception as exc:  # noqa: BLE001 - network errors of any kind: Slack is best effort
             log.warning("Slack %s failed: %s", method, type(exc).__name__)
         return None
@@ -55,7 +59,7 @@ class SlackNotifier:
             args["blocks"] = blocks
         if thread_ts:
             args["thread_ts"] = thread_ts
-        data = self._api("chat.postMessage", **args)
+        data = self._api("chat.postMessage", again_after_timeout=True, **args)
         return str(data["ts"]) if data and "ts" in data else None
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:

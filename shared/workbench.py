@@ -144,17 +144,35 @@ class Workbench:
 
     # -- writes -----------------------------------------------------------------------------
     def set_labels(self, ref: InstanceRef, labels: dict[str, str]) -> None:
-        """update_instance with exactly the "labels" mask: nothing else on the instance changes."""
+        """update_instance with exactly the "labels" mask: nothing else on the instance changes.
+
+        Confirmed by reading the instance, not the operation: the read is what the next
+        request sees, and it costs one call where the operation costs a poll and, on the
+        REST transport's ParseError (facts.md), a read all the same. The operation is
+        consulted only while the labels have not appeared, to learn of one that failed.
+        """
+        from google.protobuf import json_format  # noqa: PLC0415
+
         operation = self._call(
             "update_instance",
             {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}},
         )
-        outcome = self.follow(
-            operation, ref, deadline=time.monotonic() + self._retry_deadline,
-            done_when=lambda view: view.labels == labels,
-        )
-        if outcome.result is ResetResult.FAILED:
-            raise RuntimeError(f"label update failed: {outcome.error}")
+        deadline = time.monotonic() + self._retry_deadline
+        delay = 0.1
+        while True:
+            try:
+                if self.get(ref).labels == labels:
+                    return
+                if operation.done(retry=None) and operation.exception() is not None:
+                    raise RuntimeError(f"label update failed: {describe_error(operation.exception())}")
+            except json_format.ParseError:
+                pass  # done, with a response this library can't parse: the next read shows the labels
+            except transient_errors() as exc:
+                log.warning("confirming labels on %s: %s; retrying", ref.name, describe_error(exc))
+            if time.monotonic() + delay > deadline:
+                raise RuntimeError(f"label update on {ref.name} not seen within {self._retry_deadline:.0f} s")
+            time.sleep(delay)
+            delay = min(2.0, delay * 1.5)
 
     def set_machine_type(self, ref: InstanceRef, machine_type: str) -> Any:
         """update_instance with exactly the gce_setup.machine_type mask (the instance must be STOPPED)."""
@@ -214,9 +232,12 @@ class Workbench:
         from google.api_core.future import polling as gpolling  # noqa: PLC0415
         from google.protobuf import json_format  # noqa: PLC0415
 
-        # Poll early and often at first: a Workbench reset takes ~a minute, label updates a second.
-        poll = gpolling.DEFAULT_POLLING.with_delay(initial=0.25, maximum=5.0, multiplier=1.5)
+        # Lifecycle operations take from seconds (a quick reset) to minutes (stop, start): the first look
+        # after a second, then less often. About ten polls see a one-minute reset through.
+        poll = gpolling.DEFAULT_POLLING.with_delay(initial=1.0, maximum=10.0, multiplier=1.5)
         started = time.monotonic()
+        if not operation.operation.done:  # api_core polls at once; nothing that restarts a VM is done that soon
+            time.sleep(max(0.0, min(1.0, deadline - started)))
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

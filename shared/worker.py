@@ -192,18 +192,18 @@ class Worker:
         decision: Decision,
         deadline: float,
     ) -> WorkOutcome:
+        """Intent on the instance, reset, then one alert with the outcome (Slack waits until after the reset)."""
         automatic = request.trigger is Trigger.OOM
         resuming = decision.verdict is Verdict.FOLLOW
         start_time = history.inflight_since if resuming and history.inflight_since else self.clock()
         restarts = decision.restarts_in_window + (1 if automatic else 0)
-        facts = self._facts(
-            request, view, history, decision,
-            outcome=messages.text("outcome.restarting", self.lang), restarts=restarts,
-        )
-        alert_ts = history.alert_ts if resuming else None
+
+        def facts(outcome: str) -> AlertFacts:  # built when needed: the owner's mention is a Slack call
+            return self._facts(request, view, history, decision, outcome=outcome, restarts=restarts)
+
+        alert_ts: str | None = None
         if not resuming:
-            alert_ts = self._post_alert(facts)
-            intent = history.with_inflight(start_time, event_key(request.event_id), alert_ts or "")
+            intent = history.with_inflight(start_time, event_key(request.event_id))
             try:  # the intent, on the object, before acting: a crash from here on is recognised
                 self._save(ref, view, intent)
             except transient_errors() as exc:
@@ -217,31 +217,30 @@ class Worker:
                     # follows this restart (Verdict.FOLLOW) instead of starting a second one.
                     return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
                 self._save(ref, view, history)
-                if isinstance(exc, transient_errors()):
-                    self._post_alert(replace(facts, outcome=messages.text(
-                        "outcome.restart_failed", self.lang, error=describe_error(exc)) + " (retrying)"), alert_ts)
+                if isinstance(exc, transient_errors()):  # said once the redelivery knows how it ended
+                    log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
                     return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-                return self._finish_failed(request, ref, view, history, facts, alert_ts, describe_error(exc))
-            result = self.workbench.follow(operation, ref, deadline=deadline)
+                return self._finish_failed(request, ref, view, history, facts(""), None, describe_error(exc))
+            result, alert_ts = self._follow_reset(operation, ref, deadline, facts)
         else:
             result = self._await_active(ref, start_time, deadline)
 
         finished = self.clock()
         if result.result is ResetResult.FAILED:
-            return self._finish_failed(request, ref, view, history, facts, alert_ts, result.error)
+            return self._finish_failed(request, ref, view, history, facts(""), alert_ts, result.error)
         seconds = max(0, round((finished - start_time).total_seconds()))
-        new_history = history.with_restart(start_time, finished, automatic=automatic)
-        kill_time = request.kill_time
-        if kill_time is not None:
-            new_history = new_history.with_kill(kill_time)
-        self._save(ref, view, new_history)
         if result.result is ResetResult.UNCONFIRMED:
             outcome = messages.text("outcome.restart_unconfirmed", self.lang, seconds=seconds)
         elif request.requester is not None:
             outcome = messages.text("outcome.restarted_by", self.lang, who=self._who(request), seconds=seconds)
         else:
             outcome = messages.text("outcome.restarted", self.lang, seconds=seconds)
-        self._post_alert(replace(facts, outcome=outcome), alert_ts)
+        # Said before it is recorded: a crash in between repeats the alert (FOLLOW), it never loses it.
+        self._post_alert(facts(outcome), alert_ts)
+        new_history = history.with_restart(start_time, finished, automatic=automatic)
+        kill_time = request.kill_time
+        if kill_time is not None:
+            new_history = new_history.with_kill(kill_time)
         if request.trigger is Trigger.BUTTON and request.alert_blocks:  # the alert the button sat on says so too
             self._update_button_alert(request, view, new_history, outcome)
         if automatic and result.result is ResetResult.DONE:
@@ -253,7 +252,19 @@ class Worker:
                 else outcome
             )
             self.slack.respond(request.response_url, reply)
+        self._try_save(ref, view, new_history)
         return WorkOutcome(ack=True, verdict=decision.verdict, detail=f"{result.result} in {seconds} s")
+
+    def _follow_reset(
+        self, operation: Any, ref: InstanceRef, deadline: float, facts: Callable[[str], AlertFacts]
+    ) -> tuple[OperationOutcome, str | None]:
+        """Quiet while the reset runs its usual course; a slow one is announced, and the alert updated later."""
+        announce_at = time.monotonic() + self.settings.slow_restart_alert.total_seconds()
+        result = self.workbench.follow(operation, ref, deadline=min(deadline, announce_at))
+        if result.result is not ResetResult.UNCONFIRMED or time.monotonic() >= deadline:
+            return result, None
+        alert_ts = self._post_alert(facts(messages.text("outcome.restarting", self.lang)))
+        return self.workbench.follow(operation, ref, deadline=deadline), alert_ts
 
     def _finish_failed(
         self,

@@ -75,7 +75,7 @@ def adapter_calls() -> dict[str, set[str]]:
                 target = node.func
                 if isinstance(target.value, ast.Name) and target.value.id == "self" and target.attr in methods:
                     internal[name].add(target.attr)
-                if target.attr == "result":  # Operation.result() polls GetOperation
+                if target.attr in ("result", "done"):  # Operation.result() and .done() poll GetOperation
                     direct[name].add("get_operation")
 
     def closure(name: str, seen: frozenset[str] = frozenset()) -> set[str]:

@@ -43,10 +43,12 @@ pytestmark = pytest.mark.wire
 
 BUDGET_S = 6.0
 HOLD_S = 3.0  # how long a `timeout` fault holds a request before answering it after all
+SLOW_S = 2.0  # a reset still running after this long is announced before its outcome is known
 FAULT_ENV = {
     "WORKER_BUDGET_SECONDS": str(BUDGET_S),
     "WORKBENCH_TIMEOUT_SECONDS": "1.5",
     "WORKBENCH_RETRY_SECONDS": "2.5",
+    "SLOW_RESTART_ALERT_SECONDS": str(SLOW_S),
 }
 
 
@@ -232,13 +234,41 @@ def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalS
     full, name = new_instance(stack, "op-stuck")
     inject(stack, name, "reset", "op_never_done", 0, 1)
     kill(stack, full, name)
+    announced = wait_alert(stack, name, "Restarting", timeout=SLOW_S + 10)  # organizers hear of it while it runs
     wait_alert(stack, name, "could not confirm", timeout=BUDGET_S + 15)
     assert_incident_closed(stack, full, name, resets=1, says="could not confirm")
+    [alert] = alerts_for(stack, name)  # the announcement, updated with the outcome: one message
+    assert alert["ts"] == announced["ts"]
     assert stack.workbench.get(full)["state"] == "STARTING"
     [delivery] = restart_deliveries(stack, name)
     assert delivery.acked
     [record] = audits_for(stack, name)
     assert record["latency_ms"] < (BUDGET_S + 1.5) * 1000  # the budget, and not much more
+
+
+def test_slow_reset_is_announced_then_its_alert_updated(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "slow-reset")
+    stack.workbench.reset_seconds = SLOW_S + 2
+    try:
+        kill(stack, full, name)
+        announced = wait_alert(stack, name, "Restarting", timeout=SLOW_S + 10)
+        assert stack.workbench.get(full)["state"] == "STARTING"  # said while the reset still runs
+        assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    finally:
+        stack.workbench.reset_seconds = 0.5
+    [alert] = alerts_for(stack, name)
+    assert alert["ts"] == announced["ts"] and "Restarting" not in alert_text(alert)
+    assert [c for c in stack.slack.calls_to("chat.update") if announced["ts"] in str(c.args)]
+
+
+def test_quick_reset_is_one_alert_posted_once_with_its_outcome(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "quick-reset")
+    kill(stack, full, name)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    [alert] = alerts_for(stack, name)
+    assert not [c for c in stack.slack.calls_to("chat.update") if alert["ts"] in str(c.args)]
+    posted = [c for c in stack.slack.calls_to("chat.postMessage") if name in str(c.args)]
+    assert len([c for c in posted if c.args.get("channel") == "C0ALERTS"]) == 1
 
 
 @pytest.mark.parametrize(("status", "verb"), [(429, "get_operation"), (500, "get_operation")])
@@ -284,7 +314,9 @@ def test_slack_timeout_does_not_stop_the_reset_and_is_logged(stack: LocalStack) 
     kill(stack, full, name)
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
-    assert worker_logs(stack, "Slack chat.postMessage failed: TimeoutError")
+    assert worker_logs(stack, "Slack chat.postMessage failed: TimeoutError; trying once more")
+    tries = [c for c in stack.slack.calls_to("chat.postMessage") if name in str(c.args)]
+    assert len(tries) >= 2  # the held one, and the one sent again
 
 
 def test_slack_refusing_every_call_does_not_stop_the_reset(stack: LocalStack) -> None:

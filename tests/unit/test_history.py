@@ -16,7 +16,7 @@ def test_round_trip_keeps_foreign_labels() -> None:
         History(auto_mode=AutoMode.PAUSED)
         .with_kill(T0)
         .with_restart(T0 + timedelta(seconds=5), T0 + timedelta(seconds=70), automatic=True)
-        .with_inflight(T0 + timedelta(seconds=80), event_key("abc/DEF=="), "1763611953.000100")
+        .with_inflight(T0 + timedelta(seconds=80), event_key("abc/DEF=="))
     )
     labels = history.to_labels({"team": "red", "medic-old": "x"})
     assert labels["team"] == "red" and "medic-old" not in labels
@@ -53,11 +53,12 @@ def test_default_history_writes_no_labels() -> None:
     assert History().to_labels({}) == {}
 
 
-def test_alert_ts_round_trips_through_a_label() -> None:
-    history = History().with_inflight(T0, event_key("x"), "1763611953.000100")
+def test_inflight_event_round_trips_through_a_label() -> None:
+    history = History().with_inflight(T0, event_key("x"))
     labels = history.to_labels({})
-    assert labels["medic-alert-ts"] == "1763611953_000100"
-    assert History.from_labels(labels).alert_ts == "1763611953.000100"
+    assert labels["medic-inflight"] == str(int(T0.timestamp()))
+    assert History.from_labels(labels).inflight_event == event_key("x")
+    assert "medic-inflight-event" not in history.without_inflight().to_labels(labels)
 
 
 def test_resuming_starts_the_crash_loop_count_over() -> None:
