@@ -11,12 +11,12 @@ from typing import Any
 
 import flask
 import functions_framework
-from slack_bolt.adapter.google_cloud_functions import SlackRequestHandler
+from slack_bolt.adapter.flask.handler import to_flask_response
 
 from shared.audit import audit, setup_logging
 from shared.config import Need, load_settings
 from shared.queue import RestartQueue
-from shared.slack_app import SlackService, build_app
+from shared.slack_app import SlackService, bolt_request, build_app
 from shared.workbench import Workbench
 
 setup_logging()
@@ -33,13 +33,17 @@ def _service(client: Any) -> SlackService:
     return SlackService(SETTINGS, client, workbench, RestartQueue(SETTINGS.restart_topic, publish_timeout_s=1.5))
 
 
-HANDLER = SlackRequestHandler(build_app(SETTINGS, _service))
+APP = build_app(SETTINGS, _service)
 
 
 @functions_framework.http
 def slack_app(request: flask.Request) -> Any:
+    if request.method != "POST":
+        return ("Not Found", 404)
     try:
-        return HANDLER.handle(request)
+        raw = request.get_data(as_text=True)
+        query = request.query_string.decode("utf-8")
+        return to_flask_response(APP.dispatch(bolt_request(raw, headers=dict(request.headers), query=query)))
     except Exception as exc:  # noqa: BLE001 - Bolt parses the payload before it checks the signature
         audit("slack request rejected", severity=logging.WARNING, decision="rejected",
               reason=f"unparseable request body ({type(exc).__name__})")

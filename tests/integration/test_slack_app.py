@@ -96,6 +96,20 @@ def test_bare_command_restarts_the_only_instance(stack: LocalStack, slack: Slack
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
 
 
+def test_the_word_payload_anywhere_in_a_command_is_just_a_word(stack: LocalStack, slack: SlackRequester) -> None:
+    """slack-bolt alone answers 404 to any form body containing "payload"; ours reads the form as it is."""
+    full, name = new_instance(stack, "wb-payload", owner="payload@contest.example", slack_user="U0PAYLOAD")
+    response = slack.slash_command("U0PAYLOAD", name, response_url=stack.slack.new_response_url(),
+                                   channel_name="payload-team", user_name="payload.person")
+    assert response.status == 200 and f"Restarting *{name}*" in response.body, (response.status, response.body)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    typed = slack.slash_command("U0PAYLOAD", "payload", response_url=stack.slack.new_response_url())
+    assert typed.status == 200 and "payload" in typed.body  # no such instance: said, with the name typed
+    forged = slack.slash_command("U0PAYLOAD", name, response_url=stack.slack.new_response_url(),
+                                 channel_name="payload-team", tamper="altered_body")
+    assert forged.status == 401  # the raw body is still what the signature covers
+
+
 def test_bare_command_with_several_instances_lists_them(stack: LocalStack, slack: SlackRequester) -> None:
     _, first = new_instance(stack, "wb-multi", owner="multi@contest.example", slack_user="U0MULTI")
     _, second = new_instance(stack, "wb-multi", owner="multi@contest.example", slack_user="U0MULTI")
