@@ -233,7 +233,7 @@ class Workbench:
         from google.protobuf import json_format  # noqa: PLC0415
 
         # Lifecycle operations take from seconds (a quick reset) to minutes (stop, start): the first look
-        # after a second, then less often. About ten polls see a one-minute reset through.
+        # after a second, then less often (with api_core's jitter, about 17 polls over a one-minute reset).
         poll = gpolling.DEFAULT_POLLING.with_delay(initial=1.0, maximum=10.0, multiplier=1.5)
         started = time.monotonic()
         if not operation.operation.done:  # api_core polls at once; nothing that restarts a VM is done that soon

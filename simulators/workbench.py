@@ -32,8 +32,8 @@ State machine (computed lazily from a timeline; every request and every public m
 first applies the events that are due, so nothing depends on timer threads)
 ----------------------------------------------------------------------------------------
 - reset (ACTIVE only): STARTING + healthState AGENT_NOT_RUNNING + empty healthInfo at
-  once; after ``reset_seconds`` ACTIVE and the operation is done; ``health_delay_s``
-  later HEALTHY, healthInfo all "1", ``updated`` = that moment.
+  once; after ``reset_seconds`` ACTIVE and the operation is done (with 0, already done in
+  the answer to the reset); ``health_delay_s`` later HEALTHY, healthInfo all "1", ``updated`` = that moment.
 - stop (ACTIVE only): STOPPING, then STOPPED (no healthState, empty healthInfo).
 - start (STOPPED only): STARTING, then ACTIVE, then HEALTHY as after a reset.
 - update: done after ``update_seconds`` (0.1 s).
@@ -808,7 +808,11 @@ class WorkbenchSimulator:
                 inst.data["healthState"] = "HEALTHY"
                 inst.data["healthInfo"] = _health_info(due, jupyter_up=True)
 
-        if fault is None or fault.kind == "op_error":
+        if fault is not None and fault.kind == "op_never_done":
+            pass
+        elif duration <= 0:  # over before the answer: the LRO comes back done, as the API may return one
+            finish(now)
+        else:
             self._schedule_locked(now + duration, finish)
         return self._render_op_locked(op, as_int=as_int)
 

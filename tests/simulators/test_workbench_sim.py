@@ -203,6 +203,18 @@ def test_reset_result_works_without_unknown_fields(
     assert plain_sim.count_calls("get_operation") >= 1
 
 
+def test_zero_length_reset_comes_back_done_in_its_answer() -> None:
+    sim = WorkbenchSimulator(**{**FAST, "reset_seconds": 0.0}, unknown_fields=False).start()
+    try:
+        full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
+        op = make_client(sim).reset_instance(request={"name": full})
+        assert op.operation.done  # nothing left to poll
+        assert op.result(timeout=1).state == notebooks_v2.State.ACTIVE
+        assert sim.count_calls("get_operation") == 0
+    finally:
+        sim.stop()
+
+
 def test_reset_state_transitions_over_time(
     sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
 ) -> None:
