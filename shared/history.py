@@ -97,6 +97,17 @@ class History:
         """The intent, written before the reset: a crash mid-restart is recognised on redelivery."""
         return replace(self, inflight_since=started_at, inflight_event=event_key)
 
+    def with_intent(
+        self, started_at: datetime, event_key: str, *, killed_at: datetime | None, automatic: bool
+    ) -> History:
+        """The intent, carrying the restart's count and its kill: right even if nothing after the reset is written."""
+        history = self.with_inflight(started_at, event_key)
+        if killed_at is not None:
+            history = history.with_kill(killed_at)
+        if automatic:
+            history = replace(history, auto_restarts=_tail((*history.auto_restarts, started_at)))
+        return history
+
     def without_inflight(self) -> History:
         return replace(self, inflight_since=None, inflight_event="")
 
@@ -113,7 +124,8 @@ class History:
 
 
 def _tail(moments: tuple[datetime, ...]) -> tuple[datetime, ...]:
-    return tuple(sorted(moments))[-MAX_LIST:]
+    """The latest MAX_LIST moments, each once: labels keep whole seconds, so a moment recorded twice is one."""
+    return tuple(sorted({moment.replace(microsecond=0) for moment in moments}))[-MAX_LIST:]
 
 
 def _join(moments: tuple[datetime, ...]) -> str:

@@ -121,8 +121,9 @@ def decide(
     now: datetime,
     config: PolicyConfig,
 ) -> Decision:
-    inflight = live_inflight(history, now, config)
-    if inflight is not None and history.inflight_event == event_key(request.event_id):
+    if history.inflight_since is not None and history.inflight_event == event_key(request.event_id):
+        # The very request that started this restart, redelivered (however late: the intent already
+        # recorded its kill, so anything else would skip it as a duplicate and say nothing).
         return Decision(Verdict.FOLLOW, Reason.RESUMING)
     if request.action is Action.RESTART:
         if request.trigger is Trigger.OOM:

@@ -203,7 +203,9 @@ class Worker:
 
         alert_ts: str | None = None
         if not resuming:
-            intent = history.with_inflight(start_time, event_key(request.event_id))
+            intent = history.with_intent(
+                start_time, event_key(request.event_id), killed_at=request.kill_time, automatic=automatic
+            )
             try:  # the intent, on the object, before acting: a crash from here on is recognised
                 self._save(ref, view, intent)
             except transient_errors() as exc:
@@ -221,9 +223,13 @@ class Worker:
                     log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
                     return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
                 return self._finish_failed(request, ref, view, history, facts(""), None, describe_error(exc))
-            result, alert_ts = self._follow_reset(operation, ref, deadline, facts)
-        else:
-            result = self._await_active(ref, start_time, deadline)
+            result, alert_ts = self._see_through(
+                lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts
+            )
+        else:  # after a crash: watch the instance come back instead of resetting it again
+            result, alert_ts = self._see_through(
+                lambda until: self._await_active(ref, start_time, until), deadline, facts
+            )
 
         finished = self.clock()
         if result.result is ResetResult.FAILED:
@@ -252,19 +258,21 @@ class Worker:
                 else outcome
             )
             self.slack.respond(request.response_url, reply)
+        # If this write fails, the intent already counted the restart and its kill; the in-flight mark
+        # then expires by itself (PolicyConfig.inflight_timeout): no redelivery, which would repeat the alert.
         self._try_save(ref, view, new_history)
         return WorkOutcome(ack=True, verdict=decision.verdict, detail=f"{result.result} in {seconds} s")
 
-    def _follow_reset(
-        self, operation: Any, ref: InstanceRef, deadline: float, facts: Callable[[str], AlertFacts]
+    def _see_through(
+        self, wait: Callable[[float], OperationOutcome], deadline: float, facts: Callable[[str], AlertFacts]
     ) -> tuple[OperationOutcome, str | None]:
-        """Quiet while the reset runs its usual course; a slow one is announced, and the alert updated later."""
+        """Quiet while the restart runs its usual course; a slow one is announced, and the alert updated later."""
         announce_at = time.monotonic() + self.settings.slow_restart_alert.total_seconds()
-        result = self.workbench.follow(operation, ref, deadline=min(deadline, announce_at))
+        result = wait(min(deadline, announce_at))
         if result.result is not ResetResult.UNCONFIRMED or time.monotonic() >= deadline:
             return result, None
         alert_ts = self._post_alert(facts(messages.text("outcome.restarting", self.lang)))
-        return self.workbench.follow(operation, ref, deadline=deadline), alert_ts
+        return wait(deadline), alert_ts
 
     def _finish_failed(
         self,

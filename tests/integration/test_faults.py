@@ -246,6 +246,22 @@ def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalS
     assert record["latency_ms"] < (BUDGET_S + 1.5) * 1000  # the budget, and not much more
 
 
+def test_history_write_failing_after_the_reset_loses_no_count_and_repeats_nothing(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "record-fails")
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind="op_error")
+    assert stack.wait_idle(40)
+    assert stack.workbench.resets(full) == 1
+    [alert] = alerts_for(stack, name)
+    assert "Restarted in" in alert_text(alert)
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked  # not redelivered: that would repeat the alert and the DM
+    assert worker_logs(stack, "could not record history")
+    after = labels(stack, full)  # the intent, written before the reset, already counted it
+    assert after.get("medic-restarts") and after.get("medic-last-kill") and after.get("medic-inflight")
+
+
 def test_slow_reset_is_announced_then_its_alert_updated(stack: LocalStack) -> None:
     full, name = new_instance(stack, "slow-reset")
     stack.workbench.reset_seconds = SLOW_S + 2

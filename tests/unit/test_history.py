@@ -65,3 +65,23 @@ def test_resuming_starts_the_crash_loop_count_over() -> None:
     paused = History(auto_mode=AutoMode.PAUSED, auto_restarts=(T0, T0 + timedelta(minutes=1)), last_restart=T0)
     resumed = paused.resumed()
     assert resumed.auto_mode is AutoMode.ON and resumed.auto_restarts == () and resumed.last_restart == T0
+
+
+def test_intent_carries_the_restart_count_and_the_kill() -> None:
+    killed = T0 + timedelta(seconds=3, microseconds=250_000)
+    intent = History().with_intent(T0 + timedelta(seconds=5), event_key("e"), killed_at=killed, automatic=True)
+    assert intent.inflight_since == T0 + timedelta(seconds=5) and intent.inflight_event == event_key("e")
+    assert intent.kills == (killed.replace(microsecond=0),) and intent.last_kill == killed
+    assert intent.auto_restarts == (T0 + timedelta(seconds=5),)
+    manual = History().with_intent(T0, event_key("m"), killed_at=None, automatic=False)
+    assert manual.auto_restarts == () and manual.kills == ()
+
+
+def test_recording_a_restart_its_intent_already_counted_counts_it_once() -> None:
+    started, killed = T0 + timedelta(seconds=5), T0 + timedelta(seconds=3, microseconds=1)
+    read_back = History.from_labels(
+        History().with_intent(started, event_key("e"), killed_at=killed, automatic=True).to_labels({})
+    )
+    done = read_back.with_restart(started, started + timedelta(seconds=60), automatic=True).with_kill(killed)
+    assert done.auto_restarts == (started,) and len(done.kills) == 1
+    assert done.inflight_since is None and done.last_restart == started + timedelta(seconds=60)

@@ -156,9 +156,15 @@ def test_redelivery_of_the_request_that_started_a_restart_follows_it() -> None:
 
 def test_a_stale_inflight_marker_is_ignored() -> None:
     later = KILL + timedelta(minutes=30)
-    history = History(inflight_since=KILL, inflight_event=event_key("e1"))
+    history = History(inflight_since=KILL, inflight_event=event_key("an-older-event"))
     instance = view(updated=later + timedelta(seconds=1))
     assert decide(oom(later), instance, history, later + timedelta(seconds=5), CONFIG).verdict is Verdict.RESET
+
+
+def test_its_own_request_follows_a_restart_however_late_it_is_redelivered() -> None:
+    history = History(inflight_since=KILL, inflight_event=event_key("e1"), kills=(KILL,), last_kill=KILL)
+    decision = decide(oom(), view(), history, KILL + timedelta(minutes=30), CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.FOLLOW, Reason.RESUMING)
 
 
 def test_manual_request_while_restarting_is_coalesced() -> None:
