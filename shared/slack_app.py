@@ -394,10 +394,9 @@ def bolt_request(raw_body: str, *, headers: Mapping[str, Any], query: str = "") 
     from slack_bolt.request.internals import build_context  # noqa: PLC0415
 
     request = BoltRequest(body=raw_body, query=query, headers=dict(headers))
-    if request.body or "payload" not in raw_body or request.content_type == "application/json":
-        return request
-    if raw_body.startswith("{"):
-        return request
+    json_body = request.content_type == "application/json" or raw_body.startswith("{")
+    if request.body or json_body or "payload" not in raw_body:
+        return request  # parsed, or not a form Bolt could have misread
     form = dict(parse_qsl(raw_body, keep_blank_values=True))
     if "payload" in form:
         return request

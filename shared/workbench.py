@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from shared.models import InstanceRef, InstanceState, InstanceView
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
     from google.api_core import operation as lro
 
@@ -217,7 +216,6 @@ class Workbench:
         ref: InstanceRef,
         *,
         deadline: float,
-        done_when: Callable[[InstanceView], bool] | None = None,
     ) -> OperationOutcome:
         """Follow a long-running operation to its end, within a monotonic deadline.
 
@@ -225,8 +223,8 @@ class Workbench:
         on the REST transport that makes the operation's parse raise ParseError
         even though the operation succeeded (facts.md). A ParseError on a done
         operation therefore means "done with a response": we confirm by reading
-        the instance (`done_when`; by default: it is no longer in a transitional
-        state) and never report it as a failure.
+        the instance (no longer in a transitional state) and never report it as
+        a failure.
         """
         from google.api_core import exceptions as gexc  # noqa: PLC0415
         from google.api_core.future import polling as gpolling  # noqa: PLC0415
@@ -247,7 +245,7 @@ class Workbench:
                 return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
             except json_format.ParseError:
                 log.info("operation on %s returned fields this library doesn't know; confirming", ref.name)
-                return self._confirm(ref, started, deadline, done_when or _settled)
+                return self._confirm(ref, started, deadline)
             except gexc.GoogleAPICallError as exc:
                 if not operation.operation.done and isinstance(exc, transient_errors()):
                     # The poll failed (429, 5xx), not the operation: it is still running.
@@ -261,12 +259,10 @@ class Workbench:
                 log.warning("polling operation on %s: %s; retrying", ref.name, describe_error(exc))
                 time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
 
-    def _confirm(
-        self, ref: InstanceRef, started: float, deadline: float, done_when: Callable[[InstanceView], bool]
-    ) -> OperationOutcome:
+    def _confirm(self, ref: InstanceRef, started: float, deadline: float) -> OperationOutcome:
         while time.monotonic() < deadline:
             try:
-                if done_when(self.get(ref)):
+                if _settled(self.get(ref)):
                     return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
             except transient_errors():
                 pass
