@@ -315,10 +315,26 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     # ---- direct messages to the owner --------------------------------------------------------
     "dm.restarted": {
         "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "
-        "I restarted the instance and it is coming back now (about a minute). "
-        "Anything that was only in memory is lost.\n{advice}",
+        "I restarted the instance and it is back: reload the JupyterLab tab (if it still shows an error, "
+        "give it a minute). Anything that was only in memory is lost.\n{advice}",
         "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
-        "インスタンスを再起動しました (1 分ほどで復帰します)。メモリ上にしかなかったデータは失われています。\n{advice}",
+        "インスタンスを再起動し、復帰しました。JupyterLab のタブを再読み込みしてください (まだエラーが出る場合は"
+        "1 分ほどお待ちください)。メモリ上にしかなかったデータは失われています。\n{advice}",
+    },
+    "dm.restart_unconfirmed": {
+        "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "
+        "I restarted the instance but could not see it come back. If JupyterLab still shows an error in a "
+        "few minutes, the organizers know and will look at it.\n{advice}",
+        "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
+        "インスタンスを再起動しましたが、復帰を確認できていません。数分後も JupyterLab にエラーが出る場合は、"
+        "運営に連絡済みですので対応をお待ちください。\n{advice}",
+    },
+    "dm.restart_failed": {
+        "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "
+        "I tried to restart the instance, but the restart failed ({error}). The organizers have been told "
+        "and will look at it.",
+        "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
+        "インスタンスの再起動を試みましたが失敗しました ({error})。運営に連絡済みですので対応をお待ちください。",
     },
     "dm.kernel_only": {
         "en": "The kernel of your notebook *{instance}* was killed for using too much memory at {time} "

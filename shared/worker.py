@@ -222,7 +222,7 @@ class Worker:
                 if isinstance(exc, transient_errors()):  # said once the redelivery knows how it ended
                     log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
                     return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-                return self._finish_failed(request, ref, view, history, facts(""), None, describe_error(exc))
+                return self._finish_failed(request, ref, view, history, decision, facts(""), None, describe_error(exc))
             result, alert_ts = self._see_through(
                 lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts
             )
@@ -233,7 +233,7 @@ class Worker:
 
         finished = self.clock()
         if result.result is ResetResult.FAILED:
-            return self._finish_failed(request, ref, view, history, facts(""), alert_ts, result.error)
+            return self._finish_failed(request, ref, view, history, decision, facts(""), alert_ts, result.error)
         seconds = max(0, round((finished - start_time).total_seconds()))
         if result.result is ResetResult.UNCONFIRMED:
             outcome = messages.text("outcome.restart_unconfirmed", self.lang, seconds=seconds)
@@ -249,8 +249,8 @@ class Worker:
             new_history = new_history.with_kill(kill_time)
         if request.trigger is Trigger.BUTTON and request.alert_blocks:  # the alert the button sat on says so too
             self._update_button_alert(request, view, new_history, outcome)
-        if automatic and result.result is ResetResult.DONE:
-            self._dm_owner(request, view, decision)
+        if automatic:
+            self._dm_owner(request, view, decision, restart=result)
         if request.response_url:
             reply = (
                 messages.text("reply.restarted", self.lang, instance=ref.name, seconds=seconds)
@@ -280,6 +280,7 @@ class Worker:
         ref: InstanceRef,
         view: InstanceView,
         history: History,
+        decision: Decision,
         facts: AlertFacts,
         alert_ts: str | None,
         error: str,
@@ -291,6 +292,8 @@ class Worker:
         self._try_save(ref, view, new_history)
         outcome = messages.text("outcome.restart_failed", self.lang, error=messages.escape(error))
         self._post_alert(replace(facts, outcome=outcome), alert_ts)
+        if request.trigger is Trigger.OOM:
+            self._dm_owner(request, view, decision, restart=OperationOutcome(ResetResult.FAILED, 0.0, error))
         self.slack.respond(
             request.response_url, messages.text("reply.failed", self.lang, instance=ref.name, error=error)
         )
@@ -488,7 +491,15 @@ class Worker:
         else:
             self._post_alert(facts)
 
-    def _dm_owner(self, request: RestartRequest, view: InstanceView, decision: Decision) -> None:
+    def _dm_owner(
+        self,
+        request: RestartRequest,
+        view: InstanceView,
+        decision: Decision,
+        *,
+        restart: OperationOutcome | None = None,
+    ) -> None:
+        """The owner hears how their incident ended, restarted or not (restart: the reset's outcome, if one ran)."""
         if not self.settings.owner_dm or not view.owner_email:
             return
         kill = request.kill or {}
@@ -505,7 +516,14 @@ class Worker:
                 window=messages.human_duration(self.policy.crashloop_window.total_seconds(), self.lang), advice=advice,
             )
         elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW):
-            body = messages.text("dm.restarted", self.lang, **params)
+            result = restart.result if restart is not None else ResetResult.DONE
+            if result is ResetResult.FAILED:
+                error = messages.escape(restart.error if restart is not None else "")
+                body = messages.text("dm.restart_failed", self.lang, error=error, **params)
+            elif result is ResetResult.UNCONFIRMED:
+                body = messages.text("dm.restart_unconfirmed", self.lang, **params)
+            else:
+                body = messages.text("dm.restarted", self.lang, **params)
         else:
             return
         self.slack.dm(view.owner_email, body)

@@ -85,6 +85,11 @@ TRANSIENT = [
 TRANSIENT_ON_RESET = [p for p in TRANSIENT if p.id != "timeout"]  # a timed-out reset may have been applied
 
 
+def owner_channel(name: str) -> str:
+    """Where new_instance()'s owner gets DMs: the Slack simulator's DM channel is the user id."""
+    return f"U{name.upper().replace('-', '')}"
+
+
 def health_report(*, jupyter_up: bool) -> dict[str, str]:
     """health_info as the agent writes it, stamped now."""
     status = "1" if jupyter_up else "-1"
@@ -228,6 +233,8 @@ def test_operation_that_ends_in_error_alerts_restart_failed(stack: LocalStack) -
     [delivery] = restart_deliveries(stack, name)
     assert delivery.acked
     assert labels(stack, full).get("medic-last-kill")  # the incident is recorded: its other lines fold into it
+    [dm] = stack.slack.messages(owner_channel(name))  # the owner hears how it ended too
+    assert "the restart failed" in dm["text"] and "organizers have been told" in dm["text"]
 
 
 def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalStack) -> None:
@@ -244,6 +251,8 @@ def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalS
     assert delivery.acked
     [record] = audits_for(stack, name)
     assert record["latency_ms"] < (BUDGET_S + 1.5) * 1000  # the budget, and not much more
+    [dm] = stack.slack.messages(owner_channel(name))
+    assert "could not see it come back" in dm["text"]
 
 
 def test_history_write_failing_after_the_reset_loses_no_count_and_repeats_nothing(stack: LocalStack) -> None:

@@ -33,7 +33,7 @@ def test_kill_with_jupyter_down_is_reset_once_and_reported(stack: LocalStack, fo
     body = json.dumps(alert["blocks"])
     assert "4242" in body and "logs/query" in body and "medic_restart" in body
     dm = stack.slack.messages(f"U{name.upper().replace('-', '')}")
-    assert dm and "ran out of memory" in dm[-1]["text"]
+    assert dm and "ran out of memory" in dm[-1]["text"] and "it is back" in dm[-1]["text"]
     labels = stack.workbench.get(full)["labels"]
     assert "medic-last-restart" in labels and "medic-inflight" not in labels
 
