@@ -336,6 +336,12 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
         "インスタンスの再起動を試みましたが失敗しました ({error})。運営に連絡済みですので対応をお待ちください。",
     },
+    "dm.restarted_for_you": {
+        "en": "{who} restarted your notebook *{instance}* at {time}. Reload the JupyterLab tab; anything that "
+        "was only in memory is lost.",
+        "ja": "{who} がノートブック *{instance}* を {time} に再起動しました。JupyterLab のタブを再読み込みしてください。"
+        "メモリ上にしかなかったデータは失われています。",
+    },
     "dm.kernel_only": {
         "en": "The kernel of your notebook *{instance}* was killed for using too much memory at {time} "
         "({process}). JupyterLab is still running, so I did not restart the instance: "

@@ -251,6 +251,8 @@ class Worker:
             self._update_button_alert(request, view, new_history, outcome)
         if automatic:
             self._dm_owner(request, view, decision, restart=result)
+        elif result.result is ResetResult.DONE:
+            self._tell_owner_of_restart_by_someone_else(request, view, finished)
         if request.response_url:
             reply = (
                 messages.text("reply.restarted", self.lang, instance=ref.name, seconds=seconds)
@@ -527,6 +529,19 @@ class Worker:
         else:
             return
         self.slack.dm(view.owner_email, body)
+
+    def _tell_owner_of_restart_by_someone_else(
+        self, request: RestartRequest, view: InstanceView, when: datetime
+    ) -> None:
+        """An organizer restarted a participant's notebook: the participant should not find out from an error page."""
+        requester = request.requester
+        owner = view.owner_email
+        if not self.settings.owner_dm or not owner or requester is None or requester.email.lower() == owner:
+            return
+        self.slack.dm(owner, messages.text(
+            "dm.restarted_for_you", self.lang, who=self._who(request), instance=view.ref.name,
+            time=messages.slack_date(when, self.settings.tz),
+        ))
 
     def _reply_duplicate(
         self, request: RestartRequest, ref: InstanceRef, history: History, decision: Decision

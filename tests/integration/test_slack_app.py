@@ -94,6 +94,8 @@ def test_bare_command_restarts_the_only_instance(stack: LocalStack, slack: Slack
     response = slack.slash_command("U0SOLO", "", response_url=stack.slack.new_response_url())
     assert f"Restarting *{name}*" in response.body
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    assert not stack.slack.messages("U0SOLO")  # their own restart: the reply says it, no DM on top
 
 
 def test_the_word_payload_anywhere_in_a_command_is_just_a_word(stack: LocalStack, slack: SlackRequester) -> None:
@@ -217,3 +219,5 @@ def test_restart_now_button_restarts_and_amends_its_alert(stack: LocalStack, sla
     [alert] = [m for m in stack.alerts() if m["ts"] == posted["ts"]]
     body = json.dumps(alert["blocks"])
     assert "pid 4242" in body and "Restarted by <@U0ORG>" in body
+    told = [m for m in stack.slack.messages(ALICE[0]) if f"<@U0ORG> restarted your notebook *{name}*" in m["text"]]
+    assert len(told) == 1  # the owner (found by email) is told who restarted the notebook
