@@ -48,6 +48,8 @@ REASONS_WITH_WORDS = {
     Reason.REQUESTED: "reason.requested",
 }
 
+DM_BY_RESULT = {ResetResult.FAILED: "dm.restart_failed", ResetResult.UNCONFIRMED: "dm.restart_unconfirmed"}
+
 
 @dataclass(frozen=True)
 class WorkOutcome:
@@ -517,15 +519,9 @@ class Worker:
                 "dm.paused", self.lang, instance=view.ref.name, count=decision.restarts_in_window,
                 window=messages.human_duration(self.policy.crashloop_window.total_seconds(), self.lang), advice=advice,
             )
-        elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW):
-            result = restart.result if restart is not None else ResetResult.DONE
-            if result is ResetResult.FAILED:
-                error = messages.escape(restart.error if restart is not None else "")
-                body = messages.text("dm.restart_failed", self.lang, error=error, **params)
-            elif result is ResetResult.UNCONFIRMED:
-                body = messages.text("dm.restart_unconfirmed", self.lang, **params)
-            else:
-                body = messages.text("dm.restarted", self.lang, **params)
+        elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW) and restart is not None:
+            key = DM_BY_RESULT.get(restart.result, "dm.restarted")
+            body = messages.text(key, self.lang, error=messages.escape(restart.error), **params)
         else:
             return
         self.slack.dm(view.owner_email, body)
