@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     with stack:
         print(f"Stack up in {time.monotonic() - started:.1f} s. Pub/Sub at {stack.pubsub.host}, "
-              f"Workbench at {stack.workbench.endpoint}, Slack at {stack.slack.base_url}", flush=True)
+              f"Workbench at {stack.workbench.grpc_endpoint}, Slack at {stack.slack.base_url}", flush=True)
         for user_id, (name, email) in PEOPLE.items():
             stack.slack.add_user(user_id, name, email)
         for name in ("wb-alice", "wb-bob", "wb-carol"):

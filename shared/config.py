@@ -108,8 +108,8 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
             problems.append(f"RESTART_TOPIC={topic[:60]!r} is not a topic name or path")
 
     endpoint = get("WORKBENCH_API_ENDPOINT")
-    if endpoint and not re.fullmatch(r"https?://[\w.-]+(:\d+)?/?", endpoint):
-        problems.append(f"WORKBENCH_API_ENDPOINT={endpoint[:60]!r} is not a base URL")
+    if endpoint and not re.fullmatch(r"(https?://[\w.-]+(:\d+)?/?|grpc://[\w.-]+:\d+)", endpoint):
+        problems.append(f"WORKBENCH_API_ENDPOINT={endpoint[:60]!r} is neither http(s)://host[:port] nor grpc://host:port")
 
     slack = Need.SLACK in needs or Need.SLACK_APP in needs
     token = get("SLACK_BOT_TOKEN", required=slack)

@@ -100,17 +100,7 @@ class Workbench:
             from google.api_core import retry as gretry  # noqa: PLC0415 - lazy: cold start
             from google.cloud import notebooks_v2  # noqa: PLC0415
 
-            if self._endpoint:
-                from google.api_core.client_options import ClientOptions  # noqa: PLC0415
-                from google.auth.credentials import AnonymousCredentials  # noqa: PLC0415
-
-                self._client = notebooks_v2.NotebookServiceClient(
-                    transport="rest",
-                    credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
-                    client_options=ClientOptions(api_endpoint=self._endpoint),
-                )
-            else:
-                self._client = notebooks_v2.NotebookServiceClient()
+            self._client = _client(notebooks_v2, self._endpoint)
             self._retry = gretry.Retry(
                 predicate=gretry.if_exception_type(*transient_errors()),
                 initial=0.5,
@@ -268,6 +258,30 @@ class Workbench:
                 pass
             time.sleep(0.5)
         return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
+
+
+def _client(notebooks_v2: Any, endpoint: str) -> Any:
+    """The client for an endpoint: none is the live API over gRPC (the library's default, with
+    Application Default Credentials); ``grpc://host:port`` a local plaintext gRPC server and
+    ``http://host:port`` a local REST one, both without credentials."""
+    if not endpoint:
+        return notebooks_v2.NotebookServiceClient()
+    if endpoint.startswith("grpc://"):
+        import grpc  # noqa: PLC0415
+        from google.cloud.notebooks_v2.services.notebook_service.transports import (  # noqa: PLC0415
+            NotebookServiceGrpcTransport,
+        )
+
+        channel = grpc.insecure_channel(endpoint.removeprefix("grpc://"))
+        return notebooks_v2.NotebookServiceClient(transport=NotebookServiceGrpcTransport(channel=channel))
+    from google.api_core.client_options import ClientOptions  # noqa: PLC0415
+    from google.auth.credentials import AnonymousCredentials  # noqa: PLC0415
+
+    return notebooks_v2.NotebookServiceClient(
+        transport="rest",
+        credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
+        client_options=ClientOptions(api_endpoint=endpoint),
+    )
 
 
 def _settled(view: InstanceView) -> bool:

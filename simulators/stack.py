@@ -200,8 +200,13 @@ class LocalStack:
     log_dir: Path | None = None
     push_ack_deadline_s: float = 120.0
     max_delivery_attempts: int | None = None
+    # The functions' Workbench transport: gRPC, the client library's default and so production's;
+    # "rest" for the REST transport and its traps (facts.md).
+    workbench_transport: str = "grpc"
 
     def __post_init__(self) -> None:
+        if self.workbench_transport not in ("grpc", "rest"):
+            raise ValueError(f"workbench_transport must be grpc or rest, not {self.workbench_transport!r}")
         self.workbench = WorkbenchSimulator(**{"reset_seconds": 0.5, "health_delay_s": 0.2,
                                                **self.workbench_options})
         self.slack = SlackSimulator(bot_token=BOT_TOKEN, **self.slack_options)
@@ -291,7 +296,9 @@ class LocalStack:
             "GOOGLE_CLOUD_PROJECT": PROJECT,
             "RESTART_TOPIC": RESTART_TOPIC,
             "PUBSUB_EMULATOR_HOST": self.pubsub.host,
-            "WORKBENCH_API_ENDPOINT": self.workbench.endpoint,
+            "WORKBENCH_API_ENDPOINT": (
+                self.workbench.endpoint if self.workbench_transport == "rest" else self.workbench.grpc_endpoint
+            ),
             "SLACK_BOT_TOKEN": BOT_TOKEN,
             "SLACK_ALERT_CHANNEL": ALERT_CHANNEL,
             "SLACK_API_URL": self.slack.api_url,

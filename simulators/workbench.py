@@ -1,6 +1,8 @@
-"""A local simulator of the Vertex AI Workbench (notebooks v2) REST API.
+"""A local simulator of the Vertex AI Workbench (notebooks v2) API, over REST and gRPC.
 
-The real ``google-cloud-notebooks`` client talks to it unmodified::
+The real ``google-cloud-notebooks`` client talks to it unmodified, on either transport
+(gRPC, the client's default, is served by ``simulators.workbench_grpc`` on a port of its
+own and translated into the same REST requests below)::
 
     sim = WorkbenchSimulator(reset_seconds=0.2).start()
     client = NotebookServiceClient(
@@ -9,7 +11,7 @@ The real ``google-cloud-notebooks`` client talks to it unmodified::
         client_options=ClientOptions(api_endpoint=sim.endpoint),  # "http://127.0.0.1:PORT"
     )
 
-Standard library only (``http.server.ThreadingHTTPServer`` in a daemon thread).
+REST: standard library only (``http.server.ThreadingHTTPServer`` in a daemon thread).
 Run ``python -m simulators.workbench --port 8085 --seed demo`` to poke it by hand.
 
 Surface (routed on the path; the query string only carries options)
@@ -328,7 +330,8 @@ class WorkbenchSimulator:
         self.unknown_fields = unknown_fields
         self.update_seconds = update_seconds
 
-        self.calls: list[tuple[str, str]] = []
+        self.calls: list[tuple[str, str]] = []  # every request, on either transport
+        self.grpc_requests = 0  # of which came over gRPC
         self._calls_lock = threading.Lock()
         self._lock = threading.RLock()
         self._instances: dict[str, _Instance] = {}
@@ -339,6 +342,8 @@ class WorkbenchSimulator:
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._grpc_server: Any = None
+        self._grpc_port = 0
 
     # --- lifecycle --------------------------------------------------------------------
     def start(self, port: int = 0) -> Self:
@@ -355,10 +360,16 @@ class WorkbenchSimulator:
             daemon=True,
         )
         self._thread.start()
+        from simulators import workbench_grpc  # noqa: PLC0415 - grpc and the protos only when serving
+
+        self._grpc_server, self._grpc_port = workbench_grpc.serve(self)
         return self
 
     def stop(self) -> None:
         self._stopping.set()  # wakes handlers sleeping in a "timeout" fault or latency
+        grpc_server, self._grpc_server = self._grpc_server, None
+        if grpc_server is not None:
+            grpc_server.stop(grace=None)
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()
@@ -386,7 +397,15 @@ class WorkbenchSimulator:
 
     @property
     def endpoint(self) -> str:
+        """The REST endpoint (``transport="rest"``)."""
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def grpc_endpoint(self) -> str:
+        """The gRPC endpoint, the client's default transport; WORKBENCH_API_ENDPOINT's ``grpc://`` form."""
+        if self._grpc_server is None:
+            raise RuntimeError("simulator not started")
+        return f"grpc://127.0.0.1:{self._grpc_port}"
 
     # --- seeding and inspection -------------------------------------------------------
     def add_instance(

@@ -71,6 +71,20 @@ def test_each_function_needs_only_its_own() -> None:
     assert load_settings({Need.WORKBENCH}, {}).workbench_api_endpoint == ""
 
 
+@pytest.mark.parametrize(
+    ("endpoint", "ok"),
+    [("http://127.0.0.1:8085", True), ("https://notebooks.example/", True), ("grpc://127.0.0.1:8086", True),
+     ("grpc://127.0.0.1", False), ("127.0.0.1:8086", False), ("ftp://x", False), ("http://x/v2?a=b", False)],
+)
+def test_workbench_endpoint_is_a_rest_base_url_or_a_grpc_address(endpoint: str, ok: bool) -> None:
+    env = {"WORKBENCH_API_ENDPOINT": endpoint}
+    if ok:
+        assert load_settings({Need.WORKBENCH}, env).workbench_api_endpoint == endpoint.rstrip("/")
+    else:
+        with pytest.raises(ConfigError, match="WORKBENCH_API_ENDPOINT"):
+            load_settings({Need.WORKBENCH}, env)
+
+
 def test_knobs() -> None:
     env = {**GOOD, "RESTART_POLICY": "always", "DRY_RUN": "true", "CRASHLOOP_LIMIT": "5",
            "DISPLAY_TIMEZONE": "Asia/Tokyo", "MESSAGE_LANGUAGE": "ja", "OWNER_DM": "false"}

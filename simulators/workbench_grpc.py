@@ -1,0 +1,158 @@
+"""The Workbench simulator's gRPC face: the transport the real client uses by default.
+
+``NotebookServiceClient()`` with no arguments talks gRPC to notebooks.googleapis.com,
+so this is the wire production uses. Each RPC is translated into the REST request it
+corresponds to (the path template from the API's HTTP rules) and handed to the same
+``WorkbenchSimulator._handle``: one state machine, one set of faults and latency, one
+call log for both transports. Answers go back as protobuf, errors as gRPC status codes
+(NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE...), as the live API sends them.
+
+Served:
+- ``google.cloud.notebooks.v2.NotebookService``: GetInstance, ListInstances,
+  UpdateInstance, ResetInstance, StartInstance, StopInstance;
+- ``google.longrunning.Operations``: GetOperation (what ``op.done()`` / ``op.result()``
+  poll, and the client's ``get_operation`` mixin).
+Any other method: UNIMPLEMENTED, as gRPC answers for a method a server does not have.
+
+Fields the installed protos don't know (``enableDeletionProtection``...) are dropped
+here. On the live gRPC API they arrive as unknown fields, which protobuf keeps without
+complaint: the REST transport's ParseError trap (facts.md) does not exist on gRPC.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent import futures
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode
+
+import grpc
+from google.cloud import notebooks_v2
+from google.longrunning import operations_pb2
+from google.protobuf import field_mask_pb2, json_format
+
+if TYPE_CHECKING:
+    from simulators.workbench import WorkbenchSimulator
+
+log = logging.getLogger(__name__)
+
+NOTEBOOK_SERVICE = "google.cloud.notebooks.v2.NotebookService"
+OPERATIONS_SERVICE = "google.longrunning.Operations"
+
+Rest = tuple[str, str, bytes]  # HTTP method, path with query, body
+# An RPC: its request's parser, the request as a REST call, the REST answer as protobuf bytes.
+Method = tuple[Callable[[bytes], Any], Callable[[Any], Rest], Callable[[dict[str, Any]], bytes]]
+
+
+def _instance_path(name: str) -> str:
+    return "/v2/" + quote(name, safe="/")
+
+
+def _get_instance(request: Any) -> Rest:
+    return "GET", _instance_path(request.name), b""
+
+
+def _list_instances(request: Any) -> Rest:
+    query = {"pageSize": request.page_size, "pageToken": request.page_token, "filter": request.filter,
+             "orderBy": request.order_by}
+    encoded = urlencode({k: v for k, v in query.items() if v})
+    return "GET", _instance_path(request.parent) + "/instances" + (f"?{encoded}" if encoded else ""), b""
+
+
+def _update_instance(request: Any) -> Rest:
+    instance = notebooks_v2.Instance.pb(request.instance)
+    mask = field_mask_pb2.FieldMask(paths=list(request.update_mask.paths))
+    body = json_format.MessageToJson(instance).encode()
+    return "PATCH", _instance_path(request.instance.name) + "?" + urlencode({"updateMask": mask.ToJsonString()}), body
+
+
+def _lifecycle(verb: str) -> Callable[[Any], Rest]:
+    def translate(request: Any) -> Rest:
+        return "POST", _instance_path(request.name) + f":{verb}", b""
+
+    return translate
+
+
+def _get_operation(request: Any) -> Rest:
+    return "GET", _instance_path(request.name), b""
+
+
+def _as_instance(payload: dict[str, Any]) -> bytes:
+    message = notebooks_v2.Instance.pb(notebooks_v2.Instance())
+    return bytes(json_format.ParseDict(payload, message, ignore_unknown_fields=True).SerializeToString())
+
+
+def _as_list(payload: dict[str, Any]) -> bytes:
+    message = notebooks_v2.ListInstancesResponse.pb(notebooks_v2.ListInstancesResponse())
+    return bytes(json_format.ParseDict(payload, message, ignore_unknown_fields=True).SerializeToString())
+
+
+def _as_operation(payload: dict[str, Any]) -> bytes:
+    message = operations_pb2.Operation()
+    return bytes(json_format.ParseDict(payload, message, ignore_unknown_fields=True).SerializeToString())
+
+
+def _deserializer(message_type: Any) -> Callable[[bytes], Any]:
+    return message_type.deserialize  # type: ignore[no-any-return]
+
+
+_NOTEBOOK_METHODS: dict[str, Method] = {
+    "GetInstance": (_deserializer(notebooks_v2.GetInstanceRequest), _get_instance, _as_instance),
+    "ListInstances": (_deserializer(notebooks_v2.ListInstancesRequest), _list_instances, _as_list),
+    "UpdateInstance": (_deserializer(notebooks_v2.UpdateInstanceRequest), _update_instance, _as_operation),
+    "ResetInstance": (_deserializer(notebooks_v2.ResetInstanceRequest), _lifecycle("reset"), _as_operation),
+    "StartInstance": (_deserializer(notebooks_v2.StartInstanceRequest), _lifecycle("start"), _as_operation),
+    "StopInstance": (_deserializer(notebooks_v2.StopInstanceRequest), _lifecycle("stop"), _as_operation),
+}
+_OPERATION_METHODS: dict[str, Method] = {
+    "GetOperation": (operations_pb2.GetOperationRequest.FromString, _get_operation, _as_operation),
+}
+
+
+class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]  # grpc ships no types
+    def __init__(self, sim: WorkbenchSimulator) -> None:
+        self._sim = sim
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+        service, _, method = handler_call_details.method.lstrip("/").partition("/")
+        table = {NOTEBOOK_SERVICE: _NOTEBOOK_METHODS, OPERATIONS_SERVICE: _OPERATION_METHODS}.get(service, {})
+        entry = table.get(method)
+        if entry is None:
+            return None  # grpc answers UNIMPLEMENTED
+        parse, translate, render = entry
+
+        def serve(request: Any, context: grpc.ServicerContext) -> bytes:
+            return self._serve(translate(request), render, context)
+
+        return grpc.unary_unary_rpc_method_handler(serve, request_deserializer=parse)
+
+    def _serve(
+        self, rest: Rest, render: Callable[[dict[str, Any]], bytes], context: grpc.ServicerContext
+    ) -> bytes:
+        from simulators.workbench import SimulatorError, _AbortError  # noqa: PLC0415 - import cycle
+
+        http_method, path, body = rest
+        with self._sim._calls_lock:
+            self._sim.grpc_requests += 1
+        try:
+            _, payload = self._sim._handle(http_method, path, body)
+            return render(payload)
+        except SimulatorError as err:
+            context.abort(getattr(grpc.StatusCode, err.grpc_status, grpc.StatusCode.UNKNOWN), str(err))
+        except _AbortError:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "The simulator is shutting down.")
+        except Exception as exc:  # a simulator bug: report it as Google would
+            log.exception("workbench simulator (gRPC) failed on %s %s", http_method, path)
+            context.abort(grpc.StatusCode.INTERNAL, f"Simulator error: {exc!r}")
+        raise AssertionError("unreachable: context.abort raises")
+
+
+def serve(sim: WorkbenchSimulator, port: int = 0) -> tuple[grpc.Server, int]:
+    """A plaintext gRPC server on 127.0.0.1 for the simulator; returns it started, with its port."""
+    # Enough threads for requests parked in a "timeout" fault or latency while others are answered.
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=64, thread_name_prefix="workbench-grpc"))
+    server.add_generic_rpc_handlers((_Handler(sim),))
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    server.start()
+    return server, bound

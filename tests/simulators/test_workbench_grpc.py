@@ -1,0 +1,151 @@
+"""The Workbench simulator's gRPC face, driven by the real client on its default transport."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from google.api_core import exceptions as gexc
+from google.api_core.future.polling import DEFAULT_POLLING
+from google.cloud import notebooks_v2
+from google.cloud.notebooks_v2.services.notebook_service.transports import NotebookServiceGrpcTransport
+
+import simulators.workbench
+from simulators.workbench import WorkbenchSimulator
+
+pytestmark = pytest.mark.wire
+
+PROJECT = "proj"
+ZONE = "europe-west4-a"
+FAST_POLLING = DEFAULT_POLLING.with_delay(initial=0.05, maximum=0.2, multiplier=1.5)
+FAST: dict[str, Any] = {"reset_seconds": 0.2, "start_seconds": 0.2, "stop_seconds": 0.2, "health_delay_s": 0.15}
+
+
+@pytest.fixture
+def sim() -> Iterator[WorkbenchSimulator]:
+    """With the fields the installed protos don't know, as the live API sends them."""
+    s = WorkbenchSimulator(**FAST).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(sim: WorkbenchSimulator) -> Iterator[notebooks_v2.NotebookServiceClient]:
+    channel = grpc.insecure_channel(sim.grpc_endpoint.removeprefix("grpc://"))
+    yield notebooks_v2.NotebookServiceClient(transport=NotebookServiceGrpcTransport(channel=channel))
+    channel.close()
+
+
+def add(sim: WorkbenchSimulator, name: str, **kwargs: Any) -> str:
+    return sim.add_instance(PROJECT, ZONE, name, owner_email=f"{name}@example.com", **kwargs)
+
+
+def test_get_and_list_speak_protobuf(sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient) -> None:
+    full = add(sim, "a", labels={"team": "ml"})
+    add(sim, "b")
+    instance = client.get_instance(name=full)
+    assert instance.state is notebooks_v2.State.ACTIVE
+    assert instance.gce_setup.metadata["proxy-user-mail"] == "a@example.com"
+    assert dict(instance.labels) == {"team": "ml"}
+    assert instance.health_state is notebooks_v2.HealthState.HEALTHY
+    pages = client.list_instances(request={"parent": f"projects/{PROJECT}/locations/{ZONE}", "page_size": 1})
+    assert [i.name.rsplit("/", 1)[-1] for i in pages] == ["a", "b"]  # two pages, followed by the pager
+    assert sim.grpc_requests == len(sim.calls) == 3
+
+
+def test_reset_operation_polls_to_its_instance_without_the_rest_parse_error(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
+) -> None:
+    """unknown_fields=True breaks op.result() on REST (facts.md); on gRPC the same answer parses."""
+    full = add(sim, "r")
+    operation = client.reset_instance(request={"name": full})
+    assert not operation.done(retry=None)
+    assert client.get_instance(name=full).state is notebooks_v2.State.STARTING
+    instance = operation.result(timeout=5, polling=FAST_POLLING)
+    assert instance.state is notebooks_v2.State.ACTIVE
+    assert operation.metadata.verb == "reset"
+    assert client.get_operation(request={"name": operation.operation.name}).done
+    assert sim.resets(full) == 1
+
+
+def test_update_applies_only_the_masked_labels(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
+) -> None:
+    full = add(sim, "u", labels={"team": "ml"})
+    operation = client.update_instance(
+        request={
+            "instance": {"name": full, "labels": {"medic-kills": "1"}, "gce_setup": {"machine_type": "x"}},
+            "update_mask": {"paths": ["labels"]},
+        }
+    )
+    updated = operation.result(timeout=5, polling=FAST_POLLING)
+    assert dict(updated.labels) == {"medic-kills": "1"}
+    assert sim.get(full)["gceSetup"]["machineType"].endswith("/e2-standard-4")  # not in the mask: untouched
+    with pytest.raises(gexc.InvalidArgument, match="update_mask"):
+        client.update_instance(request={"instance": {"name": full}, "update_mask": {"paths": []}})
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        pytest.param(lambda c, full: c.get_instance(name=full + "-missing"), gexc.NotFound, id="not-found"),
+        pytest.param(
+            lambda c, full: c.start_instance(request={"name": full}), gexc.FailedPrecondition, id="start-active"
+        ),
+        pytest.param(
+            lambda c, full: c.delete_instance(request={"name": full}), gexc.MethodNotImplemented, id="unimplemented"
+        ),
+    ],
+)
+def test_errors_arrive_as_grpc_status_codes(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient, call: Any, error: type[Exception]
+) -> None:
+    full = add(sim, "e")
+    with pytest.raises(error):
+        call(client, full)
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (429, gexc.TooManyRequests),
+        (403, gexc.PermissionDenied),
+        (500, gexc.InternalServerError),
+        (503, gexc.ServiceUnavailable),
+    ],
+)
+def test_injected_http_faults_map_to_their_grpc_codes(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient, status: int, error: type[Exception]
+) -> None:
+    full = add(sim, "f")
+    sim.inject_fault(method="get", path_contains="/instances/f", kind="http", status=status)
+    with pytest.raises(error, match="Simulated fault"):
+        client.get_instance(name=full)
+    assert client.get_instance(name=full).name == full  # the fault was for one call
+
+
+def test_timeout_fault_is_a_deadline_exceeded(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(simulators.workbench, "TIMEOUT_FAULT_SECONDS", 1.0)
+    full = add(sim, "t")
+    sim.inject_fault(method="reset", kind="timeout")
+    started = time.monotonic()
+    with pytest.raises(gexc.DeadlineExceeded):
+        client.reset_instance(request={"name": full}, timeout=0.3)
+    assert time.monotonic() - started < 0.9
+    assert sim.wait_until(lambda: sim.resets(full) == 1, timeout=3)  # held, then applied all the same
+
+
+def test_failed_operation_carries_its_error(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
+) -> None:
+    full = add(sim, "o")
+    sim.inject_fault(method="reset", kind="op_error", grpc_status="FAILED_PRECONDITION")
+    operation = client.reset_instance(request={"name": full})
+    with pytest.raises(gexc.FailedPrecondition, match="Simulated failure of the reset operation"):
+        operation.result(timeout=5, polling=FAST_POLLING)
+    assert client.get_instance(name=full).state is notebooks_v2.State.ACTIVE  # back as it was
