@@ -44,7 +44,7 @@ class History:
     last_restart: datetime | None = None  # any restart, manual included, when it finished
     last_kill: datetime | None = None  # the kill time of the last incident handled
     inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
-    inflight_event: str = ""  # event_key() of the request that started it
+    inflight_event: str = ""  # policy.restart_key() of the request that started it: its Pub/Sub message
     memory_warned: datetime | None = None  # the owner's last memory-pressure warning
 
     @classmethod

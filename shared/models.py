@@ -115,9 +115,13 @@ class RestartRequest:
     machine_type: str = ""  # RESIZE: the machine type to move to
     memory_percent: float | None = None  # WARN: how full memory is
     incident_open: bool = True  # WARN: Monitoring's incident state
+    # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
+    # a second message about the same event (a sink duplicate) does not.
+    delivery_id: str = ""
 
     def to_json(self) -> bytes:
         data = asdict(self)
+        del data["delivery_id"]
         data["requested_at"] = iso(self.requested_at)
         data["alert_blocks"] = list(self.alert_blocks)
         return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()

@@ -121,9 +121,10 @@ def decide(
     now: datetime,
     config: PolicyConfig,
 ) -> Decision:
-    if history.inflight_since is not None and history.inflight_event == event_key(request.event_id):
-        # The very request that started this restart, redelivered (however late: the intent already
-        # recorded its kill, so anything else would skip it as a duplicate and say nothing).
+    if history.inflight_since is not None and history.inflight_event == restart_key(request):
+        # The very message that started this restart, redelivered: its worker crashed, or its reset timed
+        # out (however late: the intent already recorded its kill, so anything else would skip it as a
+        # duplicate and say nothing). Another message about the same event is a duplicate, not a follower.
         return Decision(Verdict.FOLLOW, Reason.RESUMING)
     if request.action is Action.RESTART:
         if request.trigger is Trigger.OOM:
@@ -149,6 +150,12 @@ def decide(
             return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
         return Decision(Verdict.STOP, Reason.REQUESTED)
     return Decision(Verdict.ALERT, Reason.UNRESOLVED)
+
+
+def restart_key(request: RestartRequest) -> str:
+    """What the intent records of the request that started a restart: the message it came in, so that
+    only a redelivery of that message follows the restart (the event id when it came some other way)."""
+    return event_key(request.delivery_id or request.event_id)
 
 
 def live_inflight(history: History, now: datetime, config: PolicyConfig) -> datetime | None:

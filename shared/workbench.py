@@ -132,13 +132,15 @@ class Workbench:
         return views
 
     # -- writes -----------------------------------------------------------------------------
-    def set_labels(self, ref: InstanceRef, labels: dict[str, str]) -> None:
+    def set_labels(self, ref: InstanceRef, labels: dict[str, str], *, confirm: bool = True) -> None:
         """update_instance with exactly the "labels" mask: nothing else on the instance changes.
 
         Confirmed by reading the instance, not the operation: the read is what the next
         request sees, and it costs one call where the operation costs a poll and, on the
         REST transport's ParseError (facts.md), a read all the same. The operation is
         consulted only while the labels have not appeared, to learn of one that failed.
+        `confirm=False` returns once the API has accepted the update: for a record whose
+        late arrival or loss the next request can live with.
         """
         from google.protobuf import json_format  # noqa: PLC0415
 
@@ -146,6 +148,8 @@ class Workbench:
             "update_instance",
             {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}},
         )
+        if not confirm:
+            return
         deadline = time.monotonic() + self._retry_deadline
         delay = 0.1
         while True:

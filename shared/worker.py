@@ -21,10 +21,10 @@ from shared import messages
 from shared.audit import audit
 from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text
 from shared.config import Settings
-from shared.history import AutoMode, History, event_key
+from shared.history import AutoMode, History
 from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
-from shared.policy import Decision, Reason, Verdict, decide, is_too_old
+from shared.policy import Decision, Reason, Verdict, decide, is_too_old, restart_key
 from shared.resize import Resizer
 from shared.slack_notify import SlackNotifier
 from shared.workbench import (
@@ -90,6 +90,9 @@ class Worker:
             request = RestartRequest.from_json(base64.b64decode(data, validate=True))
         except ValueError as exc:  # binascii.Error is a ValueError
             return self._reject(str(exc)[:300])
+        message_id = message.get("messageId") if isinstance(message, dict) else None
+        if isinstance(message_id, str) and 0 < len(message_id) <= 128:
+            request = replace(request, delivery_id=message_id)
         return self.handle(request)
 
     def _reject(self, reason: str) -> WorkOutcome:
@@ -206,7 +209,7 @@ class Worker:
         alert_ts: str | None = None
         if not resuming:
             intent = history.with_intent(
-                start_time, event_key(request.event_id), killed_at=request.kill_time, automatic=automatic
+                start_time, restart_key(request), killed_at=request.kill_time, automatic=automatic
             )
             try:  # the intent, on the object, before acting: a crash from here on is recognised
                 self._save(ref, view, intent)
@@ -262,9 +265,7 @@ class Worker:
                 else outcome
             )
             self.slack.respond(request.response_url, reply)
-        # If this write fails, the intent already counted the restart and its kill; the in-flight mark
-        # then expires by itself (PolicyConfig.inflight_timeout): no redelivery, which would repeat the alert.
-        self._try_save(ref, view, new_history)
+        self._try_save(ref, view, new_history)  # no redelivery if it fails: that would repeat the alert
         return WorkOutcome(ack=True, verdict=decision.verdict, detail=f"{result.result} in {seconds} s")
 
     def _see_through(
@@ -591,14 +592,19 @@ class Worker:
         return WorkOutcome(ack=True, verdict="api-error", detail=error)
 
     # ---- small helpers ---------------------------------------------------------------------
-    def _save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
+    def _save(self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True) -> None:
         labels = history.to_labels(view.labels)
         if labels != view.labels:
-            self.workbench.set_labels(ref, labels)
+            self.workbench.set_labels(ref, labels, confirm=confirm)
 
     def _try_save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
+        """The record of a restart that has ended, sent and not waited for. The intent already counted the
+        restart and its kill; until this lands, a duplicate of the incident still reads as one (the kill is
+        before the restart in flight), and only a redelivery of the very message would follow the restart,
+        which Pub/Sub does not do within the moment this takes. If it is lost, the in-flight mark expires
+        by itself (PolicyConfig.inflight_timeout)."""
         try:
-            self._save(ref, view, history)
+            self._save(ref, view, history, confirm=False)
         except Exception as exc:  # noqa: BLE001 - the report matters more than the bookkeeping here
             log.error("could not record history on %s: %s", ref.name, describe_error(exc))
 

@@ -321,7 +321,11 @@ class LocalStack:
         return self.pubsub.publish(MEMORY_TOPIC, json.dumps(incident).encode())
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        return self.pubsub.wait_idle(timeout)
+        """Nothing left to deliver, and every Workbench update the functions sent has been applied."""
+        started = time.monotonic()
+        if not self.pubsub.wait_idle(timeout):
+            return False
+        return self.workbench.wait_updates_applied(max(1.0, timeout - (time.monotonic() - started)))
 
     def worker_records(self) -> list[dict[str, Any]]:
         return [r for proc in self.functions.get("restart_worker", []) for r in proc.log_records()]

@@ -339,6 +339,7 @@ class WorkbenchSimulator:
         self._events: list[_Event] = []
         self._seq = itertools.count()
         self._faults: list[_Fault] = []
+        self._updates_due: set[str] = set()  # accepted updates that will finish, not yet applied
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -485,6 +486,19 @@ class WorkbenchSimulator:
         with self._lock:
             self._advance_locked()
             return self._render_locked(self._instances[full_name].data, as_int=False)
+
+    def wait_updates_applied(self, timeout: float = 5.0) -> bool:
+        """Wait until every accepted update that will finish has finished: an update its sender did
+        not wait for is then visible (on the live API it is soon, too)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                self._advance_locked()
+                if not self._updates_due:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
 
     def operations(self) -> list[Json]:
         """Every operation created so far, rendered as GET operation returns it."""
@@ -880,6 +894,7 @@ class WorkbenchSimulator:
 
         def finish(due: float) -> None:
             op.end_time = due
+            self._updates_due.discard(op.name)
             if fault is not None:
                 op.error = self._op_error(fault, "update")
                 return
@@ -894,6 +909,7 @@ class WorkbenchSimulator:
             op.response = copy.deepcopy(inst.data)
 
         if fault is None or fault.kind == "op_error":
+            self._updates_due.add(op.name)
             self._schedule_locked(now + self.update_seconds, finish)
         return self._render_op_locked(op, as_int=as_int)
 

@@ -255,18 +255,28 @@ def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalS
     assert "could not see it come back" in dm["text"]
 
 
-def test_history_write_failing_after_the_reset_loses_no_count_and_repeats_nothing(stack: LocalStack) -> None:
-    full, name = new_instance(stack, "record-fails")
+@pytest.mark.parametrize(
+    ("kind", "status", "logged"),
+    [
+        pytest.param("http", 403, True, id="refused"),  # the API says no at once: logged
+        pytest.param("op_error", 0, False, id="failed-later"),  # accepted, then fails: the bot has moved on
+    ],
+)
+def test_history_write_failing_after_the_reset_loses_no_count_and_repeats_nothing(
+    stack: LocalStack, kind: str, status: int, logged: bool
+) -> None:
+    """The record after the reset is sent, not waited for: the intent before it already counted the restart."""
+    full, name = new_instance(stack, "record-refused" if logged else "record-fails-later")
     kill(stack, full, name)
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
-    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind="op_error")
+    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind=kind, status=status)
     assert stack.wait_idle(40)
     assert stack.workbench.resets(full) == 1
     [alert] = alerts_for(stack, name)
     assert "Restarted in" in alert_text(alert)
     [delivery] = restart_deliveries(stack, name)
     assert delivery.acked  # not redelivered: that would repeat the alert and the DM
-    assert worker_logs(stack, "could not record history")
+    assert bool(worker_logs(stack, f"could not record history on {name}")) is logged
     after = labels(stack, full)  # the intent, written before the reset, already counted it
     assert after.get("medic-restarts") and after.get("medic-last-kill") and after.get("medic-inflight")
 

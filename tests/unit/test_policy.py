@@ -27,6 +27,7 @@ from shared.policy import (
     crashloop_count,
     decide,
     is_too_old,
+    restart_key,
 )
 
 KILL = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
@@ -152,6 +153,19 @@ def test_redelivery_of_the_request_that_started_a_restart_follows_it() -> None:
     history = History(inflight_since=KILL + timedelta(seconds=5), inflight_event=event_key("e1"))
     decision = decide(oom(), view(), history, NOW, CONFIG)
     assert (decision.verdict, decision.reason) == (Verdict.FOLLOW, Reason.RESUMING)
+
+
+def test_only_a_redelivery_of_the_starting_message_follows_the_restart() -> None:
+    """A second message about the same event (a sink duplicate) is the same incident, told apart by its id."""
+    started = replace(oom(), delivery_id="msg-1")
+    history = History(inflight_since=KILL + timedelta(seconds=5), inflight_event=restart_key(started))
+    redelivered = replace(oom(), delivery_id="msg-1")
+    duplicate = replace(oom(), delivery_id="msg-2")
+    assert decide(redelivered, view(), history, NOW, CONFIG).verdict is Verdict.FOLLOW
+    decision = decide(duplicate, view(), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.DURING_RESTART)
+    assert restart_key(started) != restart_key(oom())  # keyed on the message when there is one
+    assert RestartRequest.from_json(started.to_json()).delivery_id == ""  # set on receipt, never sent
 
 
 def test_a_stale_inflight_marker_is_ignored() -> None:
