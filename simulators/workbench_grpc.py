@@ -14,9 +14,10 @@ Served:
   poll, and the client's ``get_operation`` mixin).
 Any other method: UNIMPLEMENTED, as gRPC answers for a method a server does not have.
 
-Fields the installed protos don't know (``enableDeletionProtection``...) are dropped
-here. On the live gRPC API they arrive as unknown fields, which protobuf keeps without
-complaint: the REST transport's ParseError trap (facts.md) does not exist on gRPC.
+Fields the installed protos don't know (``enableDeletionProtection``, ``gceSetup.minCpuPlatform``)
+go out as unknown fields, as they arrive from the live gRPC API (inside an operation's
+``response`` too), and protobuf keeps them without complaint: the REST transport's ParseError
+trap (facts.md) does not exist on gRPC, and the tests show it rather than assume it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import zlib
 from collections.abc import Callable
 from concurrent import futures
 from typing import TYPE_CHECKING, Any
@@ -42,6 +44,7 @@ log = logging.getLogger(__name__)
 NOTEBOOK_SERVICE = "google.cloud.notebooks.v2.NotebookService"
 OPERATIONS_SERVICE = "google.longrunning.Operations"
 
+UNKNOWN_FIELD_BASE = 9000  # field numbers for what the installed protos don't know (theirs stay far below)
 Rest = tuple[str, str, bytes]  # HTTP method, path with query, body
 # An RPC: its request's parser, the request as a REST call, the REST answer as protobuf bytes.
 Method = tuple[Callable[[bytes], Any], Callable[[Any], Rest], Callable[[dict[str, Any]], bytes]]
@@ -82,8 +85,35 @@ def _get_operation(request: Any) -> Rest:
 
 @functools.lru_cache(maxsize=4096)
 def _instance_bytes(canonical_json: str) -> bytes:
+    payload = json.loads(canonical_json)
     message = notebooks_v2.Instance.pb(notebooks_v2.Instance())
-    return bytes(json_format.Parse(canonical_json, message, ignore_unknown_fields=True).SerializeToString())
+    json_format.ParseDict(payload, message, ignore_unknown_fields=True)
+    # What the protos don't know travels as unknown fields, as on the live API; protobuf keeps them.
+    message.MergeFromString(_unknown_fields(payload, message.DESCRIPTOR))
+    gce_setup = payload.get("gceSetup")
+    if isinstance(gce_setup, dict):
+        message.gce_setup.MergeFromString(_unknown_fields(gce_setup, message.gce_setup.DESCRIPTOR))
+    return bytes(message.SerializeToString())
+
+
+def _unknown_fields(payload: dict[str, Any], descriptor: Any) -> bytes:
+    """Each key the message doesn't have, encoded as a length-delimited field of a number it doesn't use."""
+    known = {field.json_name for field in descriptor.fields} | {"@type"}
+    out = b""
+    for key in sorted(set(payload) - known):
+        number = UNKNOWN_FIELD_BASE + zlib.crc32(key.encode()) % 1000
+        value = json.dumps(payload[key]).encode()
+        out += _varint(number << 3 | 2) + _varint(len(value)) + value
+    return out
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
 
 
 def _as_instance(payload: dict[str, Any]) -> bytes:
@@ -102,7 +132,12 @@ def _as_list(payload: dict[str, Any]) -> bytes:
 
 def _as_operation(payload: dict[str, Any]) -> bytes:
     message = operations_pb2.Operation()
-    return bytes(json_format.ParseDict(payload, message, ignore_unknown_fields=True).SerializeToString())
+    json_format.ParseDict({k: v for k, v in payload.items() if k != "response"}, message, ignore_unknown_fields=True)
+    response = payload.get("response")
+    if isinstance(response, dict):  # packed by hand, so that the Instance inside keeps its unknown fields
+        message.response.type_url = str(response.get("@type", ""))
+        message.response.value = _as_instance(response)
+    return bytes(message.SerializeToString())
 
 
 def _deserializer(message_type: Any) -> Callable[[bytes], Any]:

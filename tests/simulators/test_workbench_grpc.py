@@ -12,6 +12,7 @@ from google.api_core import exceptions as gexc
 from google.api_core.future.polling import DEFAULT_POLLING
 from google.cloud import notebooks_v2
 from google.cloud.notebooks_v2.services.notebook_service.transports import NotebookServiceGrpcTransport
+from google.protobuf import unknown_fields
 
 import simulators.workbench
 from simulators.workbench import WorkbenchSimulator
@@ -56,6 +57,16 @@ def test_get_and_list_speak_protobuf(sim: WorkbenchSimulator, client: notebooks_
     assert sim.grpc_requests == len(sim.calls) == 3
 
 
+def test_fields_the_protos_do_not_know_arrive_as_unknown_fields(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
+) -> None:
+    """As from the live API: on REST they are the ParseError trap; on gRPC protobuf keeps them aside."""
+    full = add(sim, "u")
+    instance = notebooks_v2.Instance.pb(client.get_instance(name=full))
+    assert [f.data for f in unknown_fields.UnknownFieldSet(instance)] == [b"false"]  # enableDeletionProtection
+    assert [f.data for f in unknown_fields.UnknownFieldSet(instance.gce_setup)] == [b'"AUTOMATIC"']
+
+
 def test_reset_operation_polls_to_its_instance_without_the_rest_parse_error(
     sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
 ) -> None:
@@ -66,6 +77,7 @@ def test_reset_operation_polls_to_its_instance_without_the_rest_parse_error(
     assert client.get_instance(name=full).state is notebooks_v2.State.STARTING
     instance = operation.result(timeout=5, polling=FAST_POLLING)
     assert instance.state is notebooks_v2.State.ACTIVE
+    assert list(unknown_fields.UnknownFieldSet(notebooks_v2.Instance.pb(instance)))  # carried inside the LRO too
     assert operation.metadata.verb == "reset"
     assert client.get_operation(request={"name": operation.operation.name}).done
     assert sim.resets(full) == 1
