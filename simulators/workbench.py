@@ -12,7 +12,7 @@ own and translated into the same REST requests below)::
     )
 
 REST: standard library only (``http.server.ThreadingHTTPServer`` in a daemon thread).
-Run ``python -m simulators.workbench --port 8085 --seed demo`` to poke it by hand.
+Run ``python -m simulators.workbench --port 8085 --grpc-port 8086 --seed demo`` to poke it by hand.
 
 Surface (routed on the path; the query string only carries options)
 --------------------------------------------------------------------
@@ -347,7 +347,7 @@ class WorkbenchSimulator:
         self._grpc_port = 0
 
     # --- lifecycle --------------------------------------------------------------------
-    def start(self, port: int = 0) -> Self:
+    def start(self, port: int = 0, grpc_port: int = 0) -> Self:
         if self._server is not None:
             raise RuntimeError("simulator already started")
         self._stopping.clear()
@@ -363,7 +363,7 @@ class WorkbenchSimulator:
         self._thread.start()
         from simulators import workbench_grpc  # noqa: PLC0415 - grpc and the protos only when serving
 
-        self._grpc_server, self._grpc_port = workbench_grpc.serve(self)
+        self._grpc_server, self._grpc_port = workbench_grpc.serve(self, grpc_port)
         return self
 
     def stop(self) -> None:
@@ -1004,9 +1004,10 @@ def seed_demo(sim: WorkbenchSimulator, project: str = "demo-project") -> list[st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m simulators.workbench",
-        description="Local Vertex AI Workbench (notebooks v2) REST API simulator.",
+        description="Local Vertex AI Workbench (notebooks v2) API simulator, REST and gRPC.",
     )
-    parser.add_argument("--port", type=int, default=8085)
+    parser.add_argument("--port", type=int, default=8085, help="REST")
+    parser.add_argument("--grpc-port", type=int, default=8086)
     parser.add_argument("--seed", choices=["demo", "none"], default="demo")
     parser.add_argument("--project", default="demo-project")
     parser.add_argument("--latency", type=float, default=0.0)
@@ -1026,8 +1027,8 @@ def main(argv: list[str] | None = None) -> int:
         unknown_fields=not args.no_unknown_fields,
     )
     names = seed_demo(sim, args.project) if args.seed == "demo" else []
-    sim.start(args.port)
-    print(f"Workbench simulator on {sim.endpoint}", flush=True)
+    sim.start(args.port, args.grpc_port)
+    print(f"Workbench simulator on {sim.endpoint} (REST) and {sim.grpc_endpoint} (gRPC)", flush=True)
     for n in names:
         inst = sim.get(n)
         print(f"  {n}  {inst['state']}  {inst.get('healthState', '-')}", flush=True)
