@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 import requests
 from google.api_core import exceptions as gexc
@@ -20,6 +22,7 @@ from google.api_core.client_options import ClientOptions
 from google.api_core.future.polling import DEFAULT_POLLING
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import notebooks_v2
+from google.cloud.notebooks_v2.services.notebook_service.transports import NotebookServiceGrpcTransport
 from google.protobuf import json_format
 
 from simulators.workbench import WorkbenchSimulator
@@ -489,7 +492,7 @@ def test_latency_is_added_to_every_request() -> None:
 
 def test_cli_serves_seeded_instances() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "simulators.workbench", "--port", "0", "--seed", "demo"],
+        [sys.executable, "-m", "simulators.workbench", "--port", "0", "--grpc-port", "0", "--seed", "demo"],
         stdout=subprocess.PIPE,
         text=True,
         cwd=REPO_ROOT,
@@ -497,18 +500,23 @@ def test_cli_serves_seeded_instances() -> None:
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline().strip()
-        assert first.startswith("Workbench simulator on http://127.0.0.1:")
-        endpoint = first.rsplit(" ", 1)[-1]
-        client = notebooks_v2.NotebookServiceClient(
+        found = re.fullmatch(r"Workbench simulator on (http://127\.0\.0\.1:\d+) \(REST\) and "
+                             r"grpc://(127\.0\.0\.1:\d+) \(gRPC\)", first)
+        assert found, first
+        rest = notebooks_v2.NotebookServiceClient(
             transport="rest",
             credentials=AnonymousCredentials(),
-            client_options=ClientOptions(api_endpoint=endpoint),
+            client_options=ClientOptions(api_endpoint=found[1]),
         )
-        listed = {i.name.rsplit("/", 1)[-1]: i for i in
-                  client.list_instances(parent="projects/demo-project/locations/-")}
-        assert {"alice-nb", "bob-nb", "carol-nb", "shared-nb"} <= listed.keys()
-        assert listed["bob-nb"].health_state == notebooks_v2.HealthState.UNHEALTHY
-        assert listed["carol-nb"].state == notebooks_v2.State.STOPPED
+        channel = grpc.insecure_channel(found[2])
+        over_grpc = notebooks_v2.NotebookServiceClient(transport=NotebookServiceGrpcTransport(channel=channel))
+        for client in (rest, over_grpc):
+            listed = {i.name.rsplit("/", 1)[-1]: i for i in
+                      client.list_instances(parent="projects/demo-project/locations/-")}
+            assert {"alice-nb", "bob-nb", "carol-nb", "shared-nb"} <= listed.keys()
+            assert listed["bob-nb"].health_state == notebooks_v2.HealthState.UNHEALTHY
+            assert listed["carol-nb"].state == notebooks_v2.State.STOPPED
+        channel.close()
     finally:
         proc.terminate()
         proc.wait(timeout=5)
