@@ -599,10 +599,10 @@ class Worker:
 
     def _try_save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
         """The record of a restart that has ended, sent and not waited for. The intent already counted the
-        restart and its kill; until this lands, a duplicate of the incident still reads as one (the kill is
-        before the restart in flight), and only a redelivery of the very message would follow the restart,
-        which Pub/Sub does not do within the moment this takes. If it is lost, the in-flight mark expires
-        by itself (PolicyConfig.inflight_timeout)."""
+        restart and its kill; until this lands, a duplicate of the incident still reads as one (its kill is
+        before the restart in flight). Only a redelivery of the very message would follow the restart again,
+        and Pub/Sub redelivers an acknowledged message only after an ack deadline, by when this has landed.
+        If it is lost, the in-flight mark expires by itself (PolicyConfig.inflight_timeout)."""
         try:
             self._save(ref, view, history, confirm=False)
         except Exception as exc:  # noqa: BLE001 - the report matters more than the bookkeeping here
