@@ -50,37 +50,34 @@ Rest = tuple[str, str, bytes]  # HTTP method, path with query, body
 Method = tuple[Callable[[bytes], Any], Callable[[Any], Rest], Callable[[dict[str, Any]], bytes]]
 
 
-def _instance_path(name: str) -> str:
+def _path(name: str) -> str:
     return "/v2/" + quote(name, safe="/")
 
 
-def _get_instance(request: Any) -> Rest:
-    return "GET", _instance_path(request.name), b""
+def _get(request: Any) -> Rest:
+    """GetInstance and GetOperation alike: GET /v2/{name}."""
+    return "GET", _path(request.name), b""
 
 
 def _list_instances(request: Any) -> Rest:
     query = {"pageSize": request.page_size, "pageToken": request.page_token, "filter": request.filter,
              "orderBy": request.order_by}
     encoded = urlencode({k: v for k, v in query.items() if v})
-    return "GET", _instance_path(request.parent) + "/instances" + (f"?{encoded}" if encoded else ""), b""
+    return "GET", _path(request.parent) + "/instances" + (f"?{encoded}" if encoded else ""), b""
 
 
 def _update_instance(request: Any) -> Rest:
     instance = notebooks_v2.Instance.pb(request.instance)
     mask = field_mask_pb2.FieldMask(paths=list(request.update_mask.paths))
     body = json_format.MessageToJson(instance).encode()
-    return "PATCH", _instance_path(request.instance.name) + "?" + urlencode({"updateMask": mask.ToJsonString()}), body
+    return "PATCH", _path(request.instance.name) + "?" + urlencode({"updateMask": mask.ToJsonString()}), body
 
 
 def _lifecycle(verb: str) -> Callable[[Any], Rest]:
     def translate(request: Any) -> Rest:
-        return "POST", _instance_path(request.name) + f":{verb}", b""
+        return "POST", _path(request.name) + f":{verb}", b""
 
     return translate
-
-
-def _get_operation(request: Any) -> Rest:
-    return "GET", _instance_path(request.name), b""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -145,7 +142,7 @@ def _deserializer(message_type: Any) -> Callable[[bytes], Any]:
 
 
 _NOTEBOOK_METHODS: dict[str, Method] = {
-    "GetInstance": (_deserializer(notebooks_v2.GetInstanceRequest), _get_instance, _as_instance),
+    "GetInstance": (_deserializer(notebooks_v2.GetInstanceRequest), _get, _as_instance),
     "ListInstances": (_deserializer(notebooks_v2.ListInstancesRequest), _list_instances, _as_list),
     "UpdateInstance": (_deserializer(notebooks_v2.UpdateInstanceRequest), _update_instance, _as_operation),
     "ResetInstance": (_deserializer(notebooks_v2.ResetInstanceRequest), _lifecycle("reset"), _as_operation),
@@ -153,8 +150,9 @@ _NOTEBOOK_METHODS: dict[str, Method] = {
     "StopInstance": (_deserializer(notebooks_v2.StopInstanceRequest), _lifecycle("stop"), _as_operation),
 }
 _OPERATION_METHODS: dict[str, Method] = {
-    "GetOperation": (operations_pb2.GetOperationRequest.FromString, _get_operation, _as_operation),
+    "GetOperation": (operations_pb2.GetOperationRequest.FromString, _get, _as_operation),
 }
+_SERVICES = {NOTEBOOK_SERVICE: _NOTEBOOK_METHODS, OPERATIONS_SERVICE: _OPERATION_METHODS}
 
 
 class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]  # grpc ships no types
@@ -163,8 +161,7 @@ class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]  # grpc ships no t
 
     def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
         service, _, method = handler_call_details.method.lstrip("/").partition("/")
-        table = {NOTEBOOK_SERVICE: _NOTEBOOK_METHODS, OPERATIONS_SERVICE: _OPERATION_METHODS}.get(service, {})
-        entry = table.get(method)
+        entry = _SERVICES.get(service, {}).get(method)
         if entry is None:
             return None  # grpc answers UNIMPLEMENTED
         parse, translate, render = entry
