@@ -22,6 +22,16 @@ class IntakeOutcome:
     message_id: str = ""
 
 
+def reject_unreadable(error: Exception) -> IntakeOutcome:
+    """A body the framework could not unmarshal before on_oom ran (JSON nested past the parser's depth).
+
+    Eventarc wraps a Pub/Sub message whose data is base64, so such a body never comes from the sink.
+    """
+    reason = f"the event body could not be read ({type(error).__name__})"
+    audit("event rejected", severity=logging.WARNING, decision="rejected", reason=reason)
+    return IntakeOutcome("rejected", reason)
+
+
 def handle_event(
     event_type: str,
     event_id: str,

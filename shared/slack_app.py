@@ -51,6 +51,7 @@ BUTTON_ACTIONS = {
     ACTION_RESIZE: Action.RESIZE,
 }
 USERGROUP_TTL_S = 300.0
+LISTENER_RAN = "notebook_medic_listener_ran"  # set in the request's BoltContext once one of ours runs
 
 
 class SlackService:
@@ -363,7 +364,8 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     service = service_factory(client)
 
     @app.command(COMMAND)
-    def restart_notebook(ack: Callable[..., None], body: dict[str, Any]) -> None:
+    def restart_notebook(ack: Callable[..., None], body: dict[str, Any], context: dict[str, Any]) -> None:
+        context[LISTENER_RAN] = True
         answer = service.command(body)
         if isinstance(answer, dict):
             ack(**answer)
@@ -371,11 +373,68 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
             ack(text=answer)
 
     @app.action(re.compile("^(" + "|".join(map(re.escape, ALL_ACTIONS)) + ")$"))
-    def organizer_button(ack: Callable[..., None], body: dict[str, Any], respond: Callable[..., Any]) -> None:
+    def organizer_button(
+        ack: Callable[..., None], body: dict[str, Any], respond: Callable[..., Any], context: dict[str, Any]
+    ) -> None:
+        context[LISTENER_RAN] = True
         ack()
         service.button(body, respond)
 
+    @app.error
+    def unroutable_payload(error: Exception, context: dict[str, Any]) -> Any:
+        """Bolt's middleware and matchers index a payload as Slack shapes it (actions[0]["action_id"],
+        event.get, ...) and raise on any other shape: a 400 with the reason logged, nothing done. Our own
+        listeners' failures, and Slack unreachable (auth.test), stay Bolt's loud 500."""
+        from slack_bolt import BoltResponse  # noqa: PLC0415
+        from slack_sdk.errors import SlackClientError  # noqa: PLC0415
+
+        if context.get(LISTENER_RAN) or isinstance(error, SlackClientError | OSError):
+            log.error("slack request failed", exc_info=error)
+            return None
+        audit("slack request rejected", severity=logging.WARNING, decision="rejected",
+              reason=f"a payload of a shape Slack does not send ({type(error).__name__} in Bolt's routing)")
+        return BoltResponse(status=400, body="bad request")
+
     return app
+
+
+def answer(app: Any, raw_body: str, *, headers: Mapping[str, Any], query: str = "") -> Any:
+    """The BoltResponse to one HTTP request; a body of a shape Slack never sends is a logged 400.
+
+    Bolt reads a payload as Slack shapes it, without checking: its parsing (build_context) and the
+    payload views it hands every listener raise on anything else, signed or not. Such bodies come only
+    from someone who holds the signing secret; they get a 400 and a logged reason, and nothing is done.
+    (What Bolt's middleware and matchers raise on is answered by build_app's error handler.)
+    """
+    from slack_bolt import BoltResponse  # noqa: PLC0415
+
+    try:
+        request = bolt_request(raw_body, headers=headers, query=query)
+        problem = unroutable(request.body)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the body's fault, never ours
+        problem = f"unparseable request body ({type(exc).__name__})"
+    if problem:
+        audit("slack request rejected", severity=logging.WARNING, decision="rejected", reason=problem)
+        return BoltResponse(status=400, body="bad request")
+    return app.dispatch(request)
+
+
+def unroutable(body: Mapping[str, Any]) -> str | None:
+    """Why Bolt could not even hand this payload to a listener or an error handler, or None.
+
+    Bolt builds every payload view (to_action, to_step, ...) for every listener's and error handler's
+    arguments, and they index the payload as Slack shapes it: those views are the oracle here.
+    """
+    from slack_bolt.request import payload_utils as payload  # noqa: PLC0415
+
+    readers = (payload.to_options, payload.to_shortcut, payload.to_action, payload.to_view, payload.to_command,
+               payload.to_event, payload.to_message, payload.to_step)
+    for read in readers:
+        try:
+            read(dict(body))
+        except Exception as exc:  # noqa: BLE001 - what Bolt would raise on before any of our code runs
+            return f"a payload of a shape Slack does not send ({type(exc).__name__} in Bolt's {read.__name__})"
+    return None
 
 
 def bolt_request(raw_body: str, *, headers: Mapping[str, Any], query: str = "") -> Any:

@@ -6,11 +6,12 @@ Run locally: PYTHONPATH=. functions-framework --source functions/on_oom/main.py 
 from __future__ import annotations
 
 import functions_framework
+from cloudevents.exceptions import DataUnmarshallerError
 from cloudevents.http.event import CloudEvent
 
 from shared.audit import setup_logging
 from shared.config import Need, load_settings
-from shared.intake import handle_event
+from shared.intake import handle_event, reject_unreadable
 from shared.queue import RestartQueue
 
 setup_logging()
@@ -28,3 +29,8 @@ def on_oom(event: CloudEvent) -> None:
         queue=QUEUE,
         policy=SETTINGS.policy,
     )
+
+
+@functions_framework.errorhandler(DataUnmarshallerError)  # type: ignore[untyped-decorator]  # Flask's, re-exported
+def unreadable_event(error: DataUnmarshallerError) -> tuple[str, int]:
+    return (reject_unreadable(error).detail, 400)

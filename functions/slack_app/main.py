@@ -5,7 +5,6 @@ Run locally: PYTHONPATH=. functions-framework --source functions/slack_app/main.
 
 from __future__ import annotations
 
-import logging
 from datetime import timedelta
 from typing import Any
 
@@ -13,10 +12,10 @@ import flask
 import functions_framework
 from slack_bolt.adapter.flask.handler import to_flask_response
 
-from shared.audit import audit, setup_logging
+from shared.audit import setup_logging
 from shared.config import Need, load_settings
 from shared.queue import RestartQueue
-from shared.slack_app import SlackService, bolt_request, build_app
+from shared.slack_app import SlackService, answer, build_app
 from shared.workbench import Workbench
 
 setup_logging()
@@ -40,11 +39,6 @@ APP = build_app(SETTINGS, _service)
 def slack_app(request: flask.Request) -> Any:
     if request.method != "POST":
         return ("Not Found", 404)
-    try:
-        raw = request.get_data(as_text=True)
-        query = request.query_string.decode("utf-8")
-        return to_flask_response(APP.dispatch(bolt_request(raw, headers=dict(request.headers), query=query)))
-    except Exception as exc:  # noqa: BLE001 - Bolt parses the payload before it checks the signature
-        audit("slack request rejected", severity=logging.WARNING, decision="rejected",
-              reason=f"unparseable request body ({type(exc).__name__})")
-        return ("bad request", 400)
+    raw = request.get_data(as_text=True)
+    query = request.query_string.decode("utf-8", errors="replace")
+    return to_flask_response(answer(APP, raw, headers=dict(request.headers), query=query))

@@ -26,7 +26,7 @@ SHARES: dict[str, dict[str, int]] = {
     "log_entry": {"parse_log_entry": 10_000},
     "push": {"handle_push": 9_700, "wire": 300},
     "slash": {"parse_command": 7_000, "service": 800, "bolt": 2_000, "wire": 200},
-    "button": {"service": 6_800, "bolt": 3_000, "wire": 200},
+    "button": {"service": 5_800, "bolt": 3_000, "shapes": 1_000, "wire": 200},
     "name": {"core": 8_000, "worker": 2_000},
 }
 

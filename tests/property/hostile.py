@@ -827,3 +827,43 @@ def block_action_payloads(response_urls: tuple[str, ...], values: st.SearchStrat
         return payload
 
     return payloads()
+
+
+_INTERACTIVITY_TYPES = (
+    "block_actions", "interactive_message", "dialog_submission", "dialog_cancellation", "dialog_suggestion",
+    "workflow_step_edit", "view_submission", "view_closed", "shortcut", "message_action", "block_suggestion",
+)
+_SHAPE_FIELDS: tuple[Path, ...] = (
+    ("type",), ("actions",), ("callback_id",), ("event",), ("view",), ("authorizations",), ("enterprise",),
+    ("team",), ("user",), ("container",), ("channel",), ("message",), ("response_url",), ("api_app_id",),
+    ("is_enterprise_install",), ("trigger_id",), ("state",), ("submission",), ("function_data",),
+    ("bot_access_token",), ("enterprise_id",), ("team_id",), ("user_id",), ("channel_id",), ("command",),
+)
+
+
+def payload_shapes(callers: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Interactivity payloads of every type Slack names, with up to 4 fields of any JSON shape or taken out,
+    actions[0] and its action_id included: the shapes Bolt's parsing and matching index without checking.
+    The caller is drawn from `callers` wherever the shape still has a user id."""
+
+    @st.composite
+    def payloads(draw: st.DrawFn) -> dict[str, Any]:
+        payload = copy.deepcopy(_BLOCK_ACTIONS_TEMPLATE)
+        rng = random.Random(draw(SEEDS))
+        payload["type"] = rng.choice(_INTERACTIVITY_TYPES[:1] * 6 + _INTERACTIVITY_TYPES)
+        payload["user"]["id"] = draw(callers)
+        payload["actions"][0]["action_id"] = rng.choice(KNOWN_ACTIONS)
+        for _ in range(rng.randint(1, 4)):
+            roll = rng.random()
+            if roll < 0.25:  # the action itself, or its id, of another shape
+                target: Path = rng.choice((("actions",), ("callback_id",)))
+                if target == ("actions",) and rng.random() < 0.6:
+                    payload["actions"] = [_junk(rng)] if rng.random() < 0.5 else [{"action_id": _junk(rng)}]
+                    continue
+            else:
+                target = rng.choice(_SHAPE_FIELDS)
+            _put(payload, target, _junk(rng) if roll < 0.9 else DELETE)
+        return payload
+
+    return payloads()
+

@@ -22,7 +22,7 @@ from shared.commands import Verb, parse_command
 from shared.config import Need, load_settings
 from shared.models import RestartRequest
 from shared.queue import RestartQueue
-from shared.slack_app import SlackService, bolt_request, build_app
+from shared.slack_app import SlackService, answer, build_app
 from shared.workbench import Workbench
 from simulators.slack import sign
 from tests.property.budget import run
@@ -39,10 +39,12 @@ from tests.property.hostile import (
     ORG,
     PROJECT,
     QUEUEING_ACTIONS,
+    USER_IDS,
     ZONE,
     block_action_payloads,
     encodable,
     full_name,
+    payload_shapes,
     slash_bodies,
     valid_button_value,
     valid_name,
@@ -92,7 +94,7 @@ class Slack:
         stamp = str(int(time.time()))
         headers = {"content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": stamp,
                    "x-slack-signature": sign(SIGNING_SECRET, stamp, body)}
-        return self.app.dispatch(bolt_request(body, headers=headers))
+        return answer(self.app, body, headers=headers)
 
 
 @pytest.fixture(scope="module")
@@ -242,3 +244,24 @@ def test_buttons_through_bolt(slack: Slack, audit_log: AuditCapture, record_prop
 
     run("button", "bolt", payloads, check, record_property)
     check_no_resets(slack)
+
+
+def test_payload_shapes_through_bolt(slack: Slack, audit_log: AuditCapture, record_property: Record) -> None:
+    """Signed payloads of shapes Slack never sends: Bolt's own parsing and matching index them blindly, so
+    each must end in a logged 400 (or Bolt's 404 when nothing matches, or a listener's reasoned answer), not
+    a 500. No caller here is an organizer: nothing may be queued."""
+    callers = USER_IDS.filter(lambda u: u != ORG)
+
+    def check(payload: dict[str, Any]) -> None:
+        before = slack.published()
+        audit_log.take()
+        response = slack.dispatch(urllib.parse.urlencode({"payload": json.dumps(payload)}))
+        records = audit_log.take()
+        assert response.status in (200, 400, 404), (response.status, response.body[:300], payload)
+        if response.status == 400:
+            assert len(records) == 1 and has_reason(records[0]), records
+        assert slack.published() == before, payload
+
+    run("button", "shapes", payload_shapes(callers), check, record_property)
+    check_no_resets(slack)
+

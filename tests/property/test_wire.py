@@ -5,7 +5,7 @@ block_actions to slack_app (SlackRequester signs them as Slack does). Every answ
 5xx for malformed input, and never the worker's 503 "retry me". Nothing is reset, and nothing is
 published that must not be. The one instance, wb-alice, is opted out of automatic restarts (medic-auto=off)
 and the Slack callers here may not restart it, so a genuine request would not reset it either: any reset
-is a failure. The strict xfails at the end record where the frameworks answer 500 before our code runs.
+is a failure. The tests at the end cover what the frameworks cannot read before our code runs.
 """
 
 from __future__ import annotations
@@ -159,16 +159,21 @@ def test_buttons_over_the_wire(stack: LocalStack, record_property: Record) -> No
     run("button", "wire", presses, check, record_property)
 
 
-# ---- where the frameworks answer 500 before our code runs (recorded, not hidden) -------------------
+# ---- what the frameworks cannot read before our code runs: a logged 400, never their 500 ----------
 DEEP = b"[" * 100_000
 
 
-@pytest.mark.xfail(strict=True, reason="functions-framework/cloudevents: a body nested 100k deep fails to unmarshal "
-                                       "(DataUnmarshallerError) and is answered 500 before on_oom runs")
-def test_on_oom_body_nested_too_deep(stack: LocalStack) -> None:
+def test_on_oom_body_nested_too_deep_is_400(stack: LocalStack) -> None:
+    """functions-framework cannot unmarshal it (DataUnmarshallerError) before on_oom runs: on_oom's error
+    handler answers 400 and logs why."""
     headers = {"Content-Type": "application/json", "ce-specversion": "1.0", "ce-source": "//pubsub",
                "ce-type": "google.cloud.pubsub.topic.v1.messagePublished", "ce-id": "1"}
-    assert post(stack.functions["on_oom"][0].url, DEEP, headers)[0] < 500
+    before = published(stack)
+    status, body = post(stack.functions["on_oom"][0].url, DEEP, headers)
+    assert (status, body) == (400, b"the event body could not be read (DataUnmarshallerError)")
+    assert published(stack) == before
+    assert any(r.get("decision") == "rejected" and "could not be read" in str(r.get("reason"))
+               for r in stack.audit_records("on_oom"))
 
 
 def test_push_body_nested_too_deep_is_acked(stack: LocalStack) -> None:
@@ -198,13 +203,24 @@ def test_slack_payload_bolt_cannot_parse_is_400(stack: LocalStack, body: str, ta
     pytest.param('payload={"type":"block_actions","actions":[]}', id="no-actions"),
     pytest.param('payload={"type":"block_actions","actions":["medic_stop"]}', id="action-not-an-object"),
     pytest.param('payload={"type":"block_actions","actions":[{"action_id":5}]}', id="action-id-a-number"),
+    pytest.param('payload={"type":"view_submission","event":"true"}', id="event-a-string"),
 ])
-@pytest.mark.xfail(strict=True, reason="slack_bolt matches listeners before any of ours runs; actions of the wrong "
-                                       "shape make its matcher raise, and Bolt itself answers 500 (a caller needs the "
-                                       "signing secret: Slack never sends these)")
-def test_slack_payload_shapes_bolt_rejects(stack: LocalStack, body: str) -> None:
+def test_slack_payload_shapes_bolt_cannot_route_are_400(stack: LocalStack, body: str) -> None:
+    """Bolt's matchers and middleware index these blindly (Slack never sends them; a caller needs the signing
+    secret): the app's error handler answers 400 with the reason logged, and nothing is published."""
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
-    assert slack.send_signed(body).status < 500
+    before = published(stack)
+    assert slack.send_signed(body).status == 400
+    assert published(stack) == before
+    assert any(r.get("decision") == "rejected" and "shape Slack does not send" in str(r.get("reason"))
+               for r in stack.audit_records("slack_app"))
+
+
+def test_slack_payload_shapes_unsigned_stay_401(stack: LocalStack) -> None:
+    """The error handler answers only after Bolt's signature check: badly signed, the same body is a 401."""
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+    body = 'payload={"type":"block_actions","actions":[{"action_id":5}]}'
+    assert slack.send_signed(body, tamper="bad_signature").status == 401
 
 
 def test_slack_user_of_the_wrong_type_is_rejected_not_500(stack: LocalStack) -> None:
