@@ -366,11 +366,11 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     @app.command(COMMAND)
     def restart_notebook(ack: Callable[..., None], body: dict[str, Any], context: dict[str, Any]) -> None:
         context[LISTENER_RAN] = True
-        answer = service.command(body)
-        if isinstance(answer, dict):
-            ack(**answer)
+        reply = service.command(body)
+        if isinstance(reply, dict):
+            ack(**reply)
         else:
-            ack(text=answer)
+            ack(text=reply)
 
     @app.action(re.compile("^(" + "|".join(map(re.escape, ALL_ACTIONS)) + ")$"))
     def organizer_button(
@@ -429,9 +429,10 @@ def unroutable(body: Mapping[str, Any]) -> str | None:
 
     readers = (payload.to_options, payload.to_shortcut, payload.to_action, payload.to_view, payload.to_command,
                payload.to_event, payload.to_message, payload.to_step)
+    as_bolt_has_it = dict(body)
     for read in readers:
         try:
-            read(dict(body))
+            read(as_bolt_has_it)
         except Exception as exc:  # noqa: BLE001 - what Bolt would raise on before any of our code runs
             return f"a payload of a shape Slack does not send ({type(exc).__name__} in Bolt's {read.__name__})"
     return None
