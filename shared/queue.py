@@ -7,6 +7,7 @@ the instance, so the worker sees one request per instance at a time, in order.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from shared.models import RestartRequest
@@ -20,17 +21,25 @@ class RestartQueue:
         self.topic = topic
         self._timeout = publish_timeout_s
         self._publisher: Any = None
+        self._creating = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        return self._publisher is not None
 
     @property
     def publisher(self) -> Any:
+        """Made on first use (lazy: cold start), once, whichever thread asks first."""
         if self._publisher is None:
-            from google.cloud import pubsub_v1  # type: ignore[attr-defined]  # noqa: PLC0415 - lazy: cold start
+            with self._creating:
+                if self._publisher is None:
+                    from google.cloud import pubsub_v1  # type: ignore[attr-defined]  # noqa: PLC0415
 
-            self._publisher = pubsub_v1.PublisherClient(
-                # One request per invocation: send at once instead of waiting out the 10 ms batch window.
-                batch_settings=pubsub_v1.types.BatchSettings(max_messages=1, max_latency=0.0),
-                publisher_options=pubsub_v1.types.PublisherOptions(enable_message_ordering=True),
-            )
+                    self._publisher = pubsub_v1.PublisherClient(
+                        # One request per invocation: send at once instead of waiting out the 10 ms batch window.
+                        batch_settings=pubsub_v1.types.BatchSettings(max_messages=1, max_latency=0.0),
+                        publisher_options=pubsub_v1.types.PublisherOptions(enable_message_ordering=True),
+                    )
         return self._publisher
 
     def publish(self, request: RestartRequest) -> str:

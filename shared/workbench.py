@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -92,22 +93,27 @@ class Workbench:
         self._retry_deadline = retry_deadline.total_seconds()
         self._client: Any = None
         self._retry: Any = None
+        self._creating = threading.Lock()
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
     def client(self) -> Any:
+        """Made on first use (lazy: cold start), once, though several threads may ask at once (the Slack
+        app lists its zones in parallel); the retry is set before the client, which marks it ready."""
         if self._client is None:
-            from google.api_core import retry as gretry  # noqa: PLC0415 - lazy: cold start
-            from google.cloud import notebooks_v2  # noqa: PLC0415
+            with self._creating:
+                if self._client is None:
+                    from google.api_core import retry as gretry  # noqa: PLC0415 - lazy: cold start
+                    from google.cloud import notebooks_v2  # noqa: PLC0415
 
-            self._client = _client(notebooks_v2, self._endpoint)
-            self._retry = gretry.Retry(
-                predicate=gretry.if_exception_type(*transient_errors()),
-                initial=0.5,
-                maximum=8.0,
-                multiplier=2.0,
-                timeout=self._retry_deadline,
-            )
+                    self._retry = gretry.Retry(
+                        predicate=gretry.if_exception_type(*transient_errors()),
+                        initial=0.5,
+                        maximum=8.0,
+                        multiplier=2.0,
+                        timeout=self._retry_deadline,
+                    )
+                    self._client = _client(notebooks_v2, self._endpoint)
         return self._client
 
     def _call(self, method: str, request: dict[str, Any], *, retry: bool = True) -> Any:
