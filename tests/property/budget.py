@@ -24,6 +24,7 @@ SCALE = max(1, settings().max_examples // 100)  # the loaded profile (conftest.p
 SHARES: dict[str, dict[str, int]] = {
     "cloudevent": {"parse_cloudevent": 7_700, "handle_event": 2_000, "wire": 300},
     "log_entry": {"parse_log_entry": 10_000},
+    "memory_event": {"parse_incident": 7_700, "handle_memory_event": 2_000, "wire": 300},
     "push": {"handle_push": 9_700, "wire": 300},
     "slash": {"parse_command": 7_000, "service": 800, "bolt": 2_000, "wire": 200},
     "button": {"service": 5_800, "bolt": 3_000, "shapes": 1_000, "wire": 200},

@@ -563,9 +563,9 @@ def _break_envelope(draw: st.DrawFn, layer: int, data: dict[str, Any]) -> Any:
 
 
 @st.composite
-def _cloudevents(draw: st.DrawFn) -> tuple[str, str, str, Any]:
-    data: dict[str, Any] = {"message": pubsub_message(draw(LOG_ENTRIES)),
-                            "subscription": f"projects/{PROJECT}/subscriptions/on-oom-eventarc"}
+def _cloudevents(draw: st.DrawFn, payloads: st.SearchStrategy[Any], subscription: str) -> tuple[str, str, str, Any]:
+    data: dict[str, Any] = {"message": pubsub_message(draw(payloads)),
+                            "subscription": f"projects/{PROJECT}/subscriptions/{subscription}"}
     event_type, event_id, event_time = PUBSUB_EVENT_TYPE, EVENT_ID, EVENT_TIME
     layer = draw(_LAYER)
     if layer == 1:
@@ -577,9 +577,77 @@ def _cloudevents(draw: st.DrawFn) -> tuple[str, str, str, Any]:
     return event_type, event_id, event_time, _break_envelope(draw, layer, data)
 
 
-CLOUDEVENTS = _cloudevents()
+CLOUDEVENTS = _cloudevents(LOG_ENTRIES, "on-oom-eventarc")
 """(type, id, time, data) of a CloudEvent as functions-framework hands them to on_oom: one layer broken,
 or none (then the LogEntry inside is the hostile part)."""
+
+# ---- Monitoring incidents (on_memory_alert) ------------------------------------------------------
+MEMORY_INCIDENT: dict[str, Any] = {
+    "incident": {
+        "incident_id": "0.nxbgwq4mvxo1",
+        "scoping_project_id": PROJECT,
+        "url": f"https://console.cloud.google.com/monitoring/alerting/incidents/0.nxbgwq4mvxo1?project={PROJECT}",
+        "started_at": 1795993100,
+        "ended_at": None,
+        "state": "open",
+        "summary": f"Memory utilization for {PROJECT} wb-alice is above the threshold of 90 with a value of 93.2.",
+        "observed_value": "93.2",
+        "threshold_value": "90",
+        "resource": {"type": "gce_instance",
+                     "labels": {"instance_id": "4410287765349125621", "project_id": PROJECT, "zone": ZONE}},
+        "resource_type_display_name": "VM Instance",
+        "resource_display_name": "wb-alice",
+        "resource_name": f"{PROJECT} wb-alice",
+        "metadata": {"system_labels": {"name": "wb-alice"}, "user_labels": {}},
+        "metric": {"type": "agent.googleapis.com/memory/percent_used", "displayName": "Memory utilization"},
+        "policy_name": "notebook-medic memory pressure",
+        "condition_name": "VM Instance - Memory utilization",
+    },
+    "version": "1.2",
+}
+
+
+def _memory_templates() -> tuple[dict[str, Any], ...]:
+    """Open and closed incidents as Monitoring publishes them (schema 1.2), the value as percent or fraction."""
+    closed = copy.deepcopy(MEMORY_INCIDENT)
+    closed["incident"].update(state="closed", ended_at=1795993700, observed_value="71.0")
+    fraction = copy.deepcopy(MEMORY_INCIDENT)
+    fraction["incident"]["observed_value"] = "0.932"
+    named_by_metadata = copy.deepcopy(MEMORY_INCIDENT)
+    named_by_metadata["incident"].pop("resource_display_name")
+    return MEMORY_INCIDENT, closed, fraction, named_by_metadata
+
+
+_STATES = weighted((3, st.sampled_from(("open", "closed", "OPEN", "Closed"))), (1, hostile_text))
+_NUMBERS_AS_TEXT = weighted(
+    (3, st.floats(allow_nan=True, allow_infinity=True).map(str)),
+    (2, st.sampled_from(("93.2", "0.95", "100", "101", "-1", "1e308", "nan", "inf", "", " 93 ", "93,2"))),
+    (1, hostile_text),
+)
+MEMORY_FIELDS: tuple[tuple[Path, st.SearchStrategy[Any]], ...] = (
+    (("incident", "state"), field(_STATES)),
+    (("incident", "resource", "type"), field(_RESOURCE_TYPES)),
+    (("incident", "resource", "labels", "project_id"), field(PROJECTS)),
+    (("incident", "resource", "labels", "zone"), field(ZONES)),
+    (("incident", "resource", "labels"), field(JUNK)),
+    (("incident", "resource"), field(JUNK)),
+    (("incident", "resource_display_name"), field(NAMES, 4)),
+    (("incident", "resource_name"), field(NAMES.map(lambda n: f"{PROJECT} {n}"))),
+    (("incident", "metadata", "system_labels", "name"), field(NAMES)),
+    (("incident", "metadata"), field(JUNK)),
+    (("incident", "observed_value"), field(_NUMBERS_AS_TEXT)),
+    (("incident", "started_at"), field(weighted((2, st.integers()), (1, TIME_TEXT)))),
+    (("incident", "incident_id"), field(hostile_text)),
+    (("incident", "policy_name"), field(hostile_text)),
+    (("incident", "url"), field(hostile_text)),
+    (("incident",), field(JUNK)),
+    (("version",), field(hostile_text)),
+)
+MEMORY_INCIDENTS = mutants(_memory_templates(), MEMORY_FIELDS, most=4)
+"""Monitoring notifications, then 0-4 fields made hostile or the wrong type."""
+
+MEMORY_EVENTS = _cloudevents(MEMORY_INCIDENTS, "on-memory-alert-eventarc")
+"""(type, id, time, data) of a CloudEvent as functions-framework hands them to on_memory_alert."""
 
 # ---- restart requests (the restart topic's messages, as pushed to restart_worker) ---------------
 ACTIONS = tuple(action.value for action in Action)

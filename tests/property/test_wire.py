@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
+from shared.models import Action, RestartRequest
 from shared.oom_parse import NotAKill, Rejected, parse_cloudevent
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
@@ -31,6 +32,7 @@ from tests.property.hostile import (
     CLOUDEVENTS,
     COMMAND_TEXTS,
     FULL_NAMES,
+    MEMORY_EVENTS,
     NOMAIL,
     NOW,
     PROJECT,
@@ -55,7 +57,7 @@ CALLERS = st.one_of(st.sampled_from((BOB, NOMAIL)), USER_IDS.filter(lambda u: u 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    with LocalStack(slack_app=True) as running:
+    with LocalStack(slack_app=True, memory_alerts=True) as running:
         running.slack.add_user("U0ALICE", "alice", "alice@contest.example")
         running.slack.add_user("U0ORG", "org", "org@contest.example")
         running.slack.add_user(BOB, "bob", "bob@contest.example")
@@ -92,23 +94,46 @@ def published(stack: LocalStack) -> int:
     return len(stack.pubsub.published(RESTART_TOPIC))
 
 
+def post_cloudevent(url: str, event: tuple[str, str, str, Any]) -> tuple[int, bytes]:
+    """A CloudEvent in binary mode, as Eventarc POSTs one: its attributes in ce- headers, its data the body."""
+    event_type, event_id, event_time, data = event
+    headers = {"Content-Type": "application/json", "ce-specversion": "1.0", "ce-source": "//pubsub.googleapis.com/",
+               "ce-type": header(event_type) or "x", "ce-id": header(event_id) or "x"}
+    if event_time:
+        headers["ce-time"] = header(event_time)
+    return post(url, json.dumps(data).encode(), headers)
+
+
 def test_cloudevents_over_the_wire(stack: LocalStack, record_property: Record) -> None:
     url = stack.functions["on_oom"][0].url
 
     def check(event: tuple[str, str, str, Any]) -> None:
-        event_type, event_id, event_time, data = event
-        headers = {"Content-Type": "application/json", "ce-specversion": "1.0", "ce-source": "//pubsub.googleapis.com/",
-                   "ce-type": header(event_type) or "x", "ce-id": header(event_id) or "x"}
-        if event_time:
-            headers["ce-time"] = header(event_time)
+        event_type, _event_id, _event_time, data = event
         before = published(stack)
-        status, body = post(url, json.dumps(data).encode(), headers)
+        status, body = post_cloudevent(url, event)
         assert 200 <= status < 500, (status, body[:300])
         if isinstance(parse_cloudevent(event_type, data, event_time=NOW), (Rejected, NotAKill)):
             assert published(stack) == before, "a rejected or ignored event was published"
 
     run("cloudevent", "wire", CLOUDEVENTS, check, record_property)
     assert_reasons(stack.audit_records("on_oom"), ("rejected", "ignored"))
+
+
+def test_memory_events_over_the_wire(stack: LocalStack, record_property: Record) -> None:
+    """on_memory_alert under functions-framework: any hostile event is answered 2xx/4xx; only an open incident
+    on a VM publishes (a WARN, which never resets)."""
+    url = stack.functions["on_memory_alert"][0].url
+
+    def check(event: tuple[str, str, str, Any]) -> None:
+        before = published(stack)
+        status, body = post_cloudevent(url, event)
+        assert 200 <= status < 500, (status, body[:300])
+        if published(stack) != before:
+            queued = [RestartRequest.from_json(m.data) for m in stack.pubsub.published(RESTART_TOPIC)[before:]]
+            assert [r.action for r in queued] == [Action.WARN], queued
+
+    run("memory_event", "wire", MEMORY_EVENTS, check, record_property)
+    assert_reasons(stack.audit_records("on_memory_alert"), ("rejected", "ignored"))
 
 
 def test_push_bodies_over_the_wire(stack: LocalStack, record_property: Record) -> None:
@@ -163,17 +188,18 @@ def test_buttons_over_the_wire(stack: LocalStack, record_property: Record) -> No
 DEEP = b"[" * 100_000
 
 
-def test_on_oom_body_nested_too_deep_is_400(stack: LocalStack) -> None:
-    """functions-framework cannot unmarshal it (DataUnmarshallerError) before on_oom runs: on_oom's error
-    handler answers 400 and logs why."""
+@pytest.mark.parametrize("function", ["on_oom", "on_memory_alert"])
+def test_cloudevent_body_nested_too_deep_is_400(stack: LocalStack, function: str) -> None:
+    """functions-framework cannot unmarshal it (DataUnmarshallerError) before the function runs: the
+    function's error handler answers 400 and logs why."""
     headers = {"Content-Type": "application/json", "ce-specversion": "1.0", "ce-source": "//pubsub",
                "ce-type": "google.cloud.pubsub.topic.v1.messagePublished", "ce-id": "1"}
     before = published(stack)
-    status, body = post(stack.functions["on_oom"][0].url, DEEP, headers)
+    status, body = post(stack.functions[function][0].url, DEEP, headers)
     assert (status, body) == (400, b"the event body could not be read (DataUnmarshallerError)")
     assert published(stack) == before
     assert any(r.get("decision") == "rejected" and "could not be read" in str(r.get("reason"))
-               for r in stack.audit_records("on_oom"))
+               for r in stack.audit_records(function))
 
 
 def test_push_body_nested_too_deep_is_acked(stack: LocalStack) -> None:
