@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 from shared.models import InstanceRef, InstanceState, InstanceView
 
 if TYPE_CHECKING:
-
     from google.api_core import operation as lro
 
 log = logging.getLogger(__name__)

@@ -395,12 +395,7 @@ class Worker:
     ) -> AlertFacts:
         kill = request.kill or {}
         ref = view.ref
-        if request.trigger is Trigger.OOM:
-            title = messages.text("alert.title", self.lang, instance=ref.name)
-        else:
-            title = messages.text(
-                "alert.title.manual", self.lang, instance=ref.name, requester=self._who_plain(request)
-            )
+        title = self._title(request, ref)
         reason_key = REASONS_WITH_WORDS.get(decision.reason)
         reason = ""
         if reason_key and decision.verdict in (Verdict.RESET, Verdict.DRY_RUN, Verdict.FOLLOW):
@@ -582,10 +577,7 @@ class Worker:
         error = describe_error(exc)
         outcome = messages.text("outcome.api_error", self.lang, error=messages.escape(error))
         self._post_alert(AlertFacts(
-            title=messages.text("alert.title", self.lang, instance=ref.name)
-            if request.trigger is Trigger.OOM
-            else messages.text("alert.title.manual", self.lang, instance=ref.name, requester=self._who_plain(request)),
-            instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
+            title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
         ))
         self.slack.respond(request.response_url, messages.text("reply.failed", self.lang, instance=ref.name,
                                                                error=error))
@@ -611,5 +603,9 @@ class Worker:
     def _who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
 
-    def _who_plain(self, request: RestartRequest) -> str:
-        return request.requester.email if request.requester else "notebook-medic"
+    def _title(self, request: RestartRequest, ref: InstanceRef) -> str:
+        """An alert's header: plain text (Slack header blocks mention no one), so a requester by email."""
+        if request.trigger is Trigger.OOM:
+            return messages.text("alert.title", self.lang, instance=ref.name)
+        requester = request.requester.email if request.requester else "notebook-medic"
+        return messages.text("alert.title.manual", self.lang, instance=ref.name, requester=requester)
