@@ -9,28 +9,15 @@ from typing import Any
 import grpc
 import pytest
 from google.api_core import exceptions as gexc
-from google.api_core.future.polling import DEFAULT_POLLING
 from google.cloud import notebooks_v2
 from google.cloud.notebooks_v2.services.notebook_service.transports import NotebookServiceGrpcTransport
 from google.protobuf import unknown_fields
 
 import simulators.workbench
 from simulators.workbench import WorkbenchSimulator
+from tests.simulators.conftest import FAST_POLLING, PROJECT, ZONE
 
 pytestmark = pytest.mark.wire
-
-PROJECT = "proj"
-ZONE = "europe-west4-a"
-FAST_POLLING = DEFAULT_POLLING.with_delay(initial=0.05, maximum=0.2, multiplier=1.5)
-FAST: dict[str, Any] = {"reset_seconds": 0.2, "start_seconds": 0.2, "stop_seconds": 0.2, "health_delay_s": 0.15}
-
-
-@pytest.fixture
-def sim() -> Iterator[WorkbenchSimulator]:
-    """With the fields the installed protos don't know, as the live API sends them."""
-    s = WorkbenchSimulator(**FAST).start()
-    yield s
-    s.stop()
 
 
 @pytest.fixture

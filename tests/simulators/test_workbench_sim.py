@@ -19,27 +19,17 @@ import pytest
 import requests
 from google.api_core import exceptions as gexc
 from google.api_core.client_options import ClientOptions
-from google.api_core.future.polling import DEFAULT_POLLING
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import notebooks_v2
 from google.cloud.notebooks_v2.services.notebook_service.transports import NotebookServiceGrpcTransport
 from google.protobuf import json_format
 
 from simulators.workbench import WorkbenchSimulator
+from tests.simulators.conftest import FAST, FAST_POLLING, PROJECT, ZONE
 
 pytestmark = pytest.mark.wire
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PROJECT = "proj"
-ZONE = "europe-west4-a"
-# The client's default LRO polling waits 1 s between polls; poll faster to keep tests quick.
-FAST_POLLING = DEFAULT_POLLING.with_delay(initial=0.05, maximum=0.2, multiplier=1.5)
-FAST: dict[str, Any] = {
-    "reset_seconds": 0.2,
-    "start_seconds": 0.2,
-    "stop_seconds": 0.2,
-    "health_delay_s": 0.15,
-}
 
 
 def make_client(sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
@@ -48,14 +38,6 @@ def make_client(sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
         credentials=AnonymousCredentials(),
         client_options=ClientOptions(api_endpoint=sim.endpoint),
     )
-
-
-@pytest.fixture
-def sim() -> Iterator[WorkbenchSimulator]:
-    """Like the live API: instances carry fields the installed protos don't know."""
-    s = WorkbenchSimulator(**FAST).start()
-    yield s
-    s.stop()
 
 
 @pytest.fixture
