@@ -132,10 +132,24 @@ def _join(moments: tuple[datetime, ...]) -> str:
     return "_".join(str(int(moment.timestamp())) for moment in moments)
 
 
+# Every time we write is a worker's "now": none can be older than this bot (2020 predates it and Workbench
+# Instances) or later than 2100. A value outside was mangled. Checking the bounds before converting also keeps
+# fromtimestamp() far from what it can't represent (ValueError past year 9999, OverflowError/OSError past time_t).
+_EARLIEST = int(datetime(2020, 1, 1, tzinfo=UTC).timestamp())
+_LATEST = int(datetime(2100, 1, 1, tzinfo=UTC).timestamp())  # exclusive
+
+
 def _time(text: str) -> datetime | None:
-    if not text.isdigit() or len(text) > 12:
+    """Epoch seconds as we write them, or None: a mangled label must never fail every request for the instance."""
+    if not re.fullmatch(r"[0-9]{1,10}", text):  # ASCII only: str.isdigit() also passes "²", which int() refuses
         return None
-    return datetime.fromtimestamp(int(text), tz=UTC)
+    seconds = int(text)
+    if not _EARLIEST <= seconds < _LATEST:
+        return None
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (ValueError, OverflowError, OSError):  # unreachable within the bounds; kept so the promise can't break
+        return None
 
 
 def _label_text(text: str) -> str:

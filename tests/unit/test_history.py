@@ -5,7 +5,22 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from shared.history import MAX_LIST, AutoMode, History, event_key
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared.history import (
+    INFLIGHT,
+    KILLS,
+    LAST_KILL,
+    LAST_RESTART,
+    MAX_LIST,
+    MEMORY_WARNED,
+    RESTARTS,
+    AutoMode,
+    History,
+    event_key,
+)
 
 T0 = datetime(2026, 11, 20, 4, 0, tzinfo=UTC)
 LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -41,12 +56,65 @@ def test_manual_restarts_do_not_count_as_automatic() -> None:
 
 
 def test_mangled_labels_read_as_absent() -> None:
+    stamp = int(T0.timestamp())
     history = History.from_labels(
-        {"medic-auto": "maybe", "medic-restarts": "abc_12_", "medic-last-kill": "-5"}
+        {"medic-auto": "maybe", "medic-restarts": f"abc_{stamp}_", "medic-last-kill": "-5"}
     )
     assert history.auto_mode is AutoMode.ON
     assert history.last_kill is None
-    assert history.auto_restarts == (datetime.fromtimestamp(12, tz=UTC),)
+    assert history.auto_restarts == (T0,)
+
+
+TIME_LABELS = (LAST_RESTART, LAST_KILL, INFLIGHT, MEMORY_WARNED, RESTARTS, KILLS)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "999999999999",  # year 33658: fromtimestamp() raised ValueError, and every request for the instance failed
+        "99999999999",  # year 5138: representable, but no time this bot wrote
+        "4102444800",  # 2100-01-01, the first moment past the bound
+        "12",  # 1970: before this bot or Workbench Instances existed
+        "1577836799",  # one second before 2020
+        "\u00b2",  # a superscript two: str.isdigit() says yes, int() says no
+        "\u0661\u0662",  # Arabic-Indic digits: int() reads them, but we never write them
+        "",
+        "0",
+    ],
+)
+@pytest.mark.parametrize("key", TIME_LABELS)
+def test_implausible_times_read_as_absent(key: str, value: str) -> None:
+    history = History.from_labels({key: value})
+    assert history == History()
+
+
+@pytest.mark.parametrize("moment", [datetime(2020, 1, 1, tzinfo=UTC), datetime(2099, 12, 31, 23, 59, 59, tzinfo=UTC)])
+def test_times_within_the_bounds_are_read(moment: datetime) -> None:
+    history = History(
+        auto_restarts=(moment,), kills=(moment,), last_restart=moment, last_kill=moment,
+        inflight_since=moment, memory_warned=moment,
+    )
+    assert History.from_labels(history.to_labels({})) == history
+
+
+@settings(max_examples=300, derandomize=True, database=None, deadline=None)
+@given(
+    key=st.sampled_from(TIME_LABELS),
+    value=st.one_of(
+        st.text(alphabet="0123456789", max_size=70),
+        st.text(alphabet="0123456789_", max_size=70),
+        st.text(max_size=70),
+    ),
+)
+def test_any_time_label_reads_without_error(key: str, value: str) -> None:
+    """However an organizer (or a script) mangles a medic-* time, reading the labels never raises."""
+    history = History.from_labels({key: value})
+    moments = [
+        m for m in (history.last_restart, history.last_kill, history.inflight_since, history.memory_warned)
+        if m is not None
+    ]
+    for moment in (*moments, *history.auto_restarts, *history.kills):
+        assert datetime(2020, 1, 1, tzinfo=UTC) <= moment < datetime(2100, 1, 1, tzinfo=UTC)
 
 
 def test_default_history_writes_no_labels() -> None:
