@@ -116,6 +116,24 @@ class History:
         restarts = _tail((*self.auto_restarts, started_at)) if automatic else self.auto_restarts
         return replace(self.without_inflight(), auto_restarts=restarts, last_restart=finished_at)
 
+    def as_of(self, latest: datetime) -> History:
+        """Without the times that can't have been recorded by `latest` (a label set ahead by hand): read as they
+        are, a restart in flight or just finished never ends, and every kill until then is skipped as its
+        duplicate. The kills are kept: a kill is only compared with kills, within a short window, and the next
+        kill handled replaces the last one."""
+        def seen(moment: datetime | None) -> datetime | None:
+            return moment if moment is not None and moment <= latest else None
+
+        inflight = seen(self.inflight_since)
+        return replace(
+            self,
+            auto_restarts=tuple(moment for moment in self.auto_restarts if moment <= latest),
+            last_restart=seen(self.last_restart),
+            inflight_since=inflight,
+            inflight_event=self.inflight_event if inflight is not None else "",
+            memory_warned=seen(self.memory_warned),
+        )
+
     def restarts_within(self, window: timedelta, now: datetime) -> int:
         return sum(1 for moment in self.auto_restarts if now - moment <= window)
 

@@ -24,6 +24,10 @@ Rules, in the order they are applied to an OOM kill:
 Manual restarts (slash command, button) skip 1's cooldown, 4 and 5, count in the
 history, and never trip the pause; a request made before the last restart
 finished is already satisfied and is coalesced.
+
+A recorded time further ahead of now than the clock-skew allowance (5 min) was
+set by hand, not by a clock: it reads as absent, or it would hold its verdict
+(in flight, just restarted, backing off) until that day.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ class PolicyConfig:
     inflight_timeout: timedelta = timedelta(minutes=10)
     dry_run: bool = False
     memory_warning_quiet: timedelta = timedelta(minutes=30)
+    # How far ahead of this worker's clock a recorded time may be and still be believed: other workers write
+    # the labels by their own clocks. Anything further ahead was mangled, and would hold its verdict until then.
+    clock_skew: timedelta = timedelta(minutes=5)
 
 
 class Verdict(StrEnum):
@@ -126,6 +133,7 @@ def decide(
         # out (however late: the intent already recorded its kill, so anything else would skip it as a
         # duplicate and say nothing). Another message about the same event is a duplicate, not a follower.
         return Decision(Verdict.FOLLOW, Reason.RESUMING)
+    history = believable(history, now, config)  # from here on, a time set ahead by hand reads as never recorded
     if request.action is Action.RESTART:
         if request.trigger is Trigger.OOM:
             return _decide_oom(request, instance, history, now, config)
@@ -158,9 +166,15 @@ def restart_key(request: RestartRequest) -> str:
     return event_key(request.delivery_id or request.event_id)
 
 
+def believable(history: History, now: datetime, config: PolicyConfig) -> History:
+    """The history without times further ahead of now than clock skew allows: they were mangled, not recorded."""
+    return history.as_of(now + config.clock_skew)
+
+
 def live_inflight(history: History, now: datetime, config: PolicyConfig) -> datetime | None:
-    """The in-flight marker, unless it is so old that the restart it describes can't still be running."""
-    since = history.inflight_since
+    """The in-flight marker, unless it is so old that the restart it describes can't still be running,
+    or so far ahead that no clock wrote it (now - since < 0 would otherwise keep it live for ever)."""
+    since = believable(history, now, config).inflight_since
     if since is not None and now - since < config.inflight_timeout:
         return since
     return None
@@ -177,7 +191,7 @@ def crashloop_count(history: History, now: datetime, config: PolicyConfig) -> in
     A gap of CRASHLOOP_RESET_AFTER without a restart (up to now) means the
     instance ran cleanly: the count starts over from there.
     """
-    recent = [t for t in history.auto_restarts if now - t <= config.crashloop_window]
+    recent = [t for t in believable(history, now, config).auto_restarts if now - t <= config.crashloop_window]
     count = 0
     later = now
     for moment in reversed(recent):

@@ -153,3 +153,14 @@ def test_recording_a_restart_its_intent_already_counted_counts_it_once() -> None
     done = read_back.with_restart(started, started + timedelta(seconds=60), automatic=True).with_kill(killed)
     assert done.auto_restarts == (started,) and len(done.kills) == 1
     assert done.inflight_since is None and done.last_restart == started + timedelta(seconds=60)
+
+
+def test_as_of_drops_times_no_clock_could_have_written_yet() -> None:
+    ahead = T0 + timedelta(days=365)
+    history = History(
+        auto_restarts=(T0, ahead), kills=(T0, ahead), last_restart=ahead, last_kill=ahead,
+        inflight_since=ahead, inflight_event="k", memory_warned=ahead,
+    )
+    seen = history.as_of(T0 + timedelta(minutes=5))
+    assert seen == History(auto_restarts=(T0,), kills=(T0, ahead), last_kill=ahead)  # kills: only compared with kills
+    assert history.as_of(ahead) == history
