@@ -2,9 +2,13 @@
 
 Rules, in the order they are applied to an OOM kill:
 1. Duplicates: a kill at or before the instance's last restart (or the restart in
-   flight), or within the incident cooldown of the last incident handled when no
-   restart came between, is the same incident: skip it. At-least-once delivery and
-   bursts of kill lines fold here.
+   flight) is one that restart answers: skip it. A kill within the incident
+   cooldown of the last incident handled, when no restart came between, belongs
+   to that incident: it still goes through rules 2-6 (a second kill can take down
+   a JupyterLab the first one spared), but a verdict that would only report
+   (notify-only, opted out or paused, not active, dry run) repeats what the
+   incident's alert said: skip it. At-least-once delivery and bursts of kill
+   lines fold here.
 2. Opt-out and pause: `medic-auto=off` (an organizer) or `paused` (a crash loop):
    no restart; the organizers are told.
 3. Only ACTIVE instances are reset; any other state is reported, not acted on.
@@ -210,6 +214,11 @@ def backoff_delay(restarts_in_run: int, config: PolicyConfig) -> timedelta:
     return min(delay, config.backoff_cap)
 
 
+# Verdicts that change nothing on the instance: for a kill in an incident whose earlier line ended without a
+# restart, they only repeat what that line's alert already said.
+_NOTHING_NEW = frozenset({Verdict.NOTIFY_ONLY, Verdict.SKIP_DISABLED, Verdict.SKIP_NOT_ACTIVE, Verdict.DRY_RUN})
+
+
 def _decide_oom(
     request: RestartRequest,
     instance: InstanceView,
@@ -220,9 +229,22 @@ def _decide_oom(
     killed_at = request.kill_time or request.requested_at
     run = crashloop_count(history, now, config)
 
-    duplicate = _duplicate_reason(killed_at, history, live_inflight(history, now, config), config)
-    if duplicate is not None:
-        return Decision(Verdict.SKIP_DUPLICATE, duplicate, restarts_in_window=run)
+    covered = _covering_restart(killed_at, history, live_inflight(history, now, config))
+    if covered is not None:
+        return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)
+    decision = _decide_kill(killed_at, instance, history, now, config, run)
+    if decision.verdict in _NOTHING_NEW and _in_open_incident(killed_at, history, config):
+        # Not dropped before deciding: the earlier line may have been "JupyterLab survived", and this kill (another
+        # process, moments later) may be the one that took it down. Only a verdict that acts gets through; the
+        # other lines of the incident see the same health and stay silent.
+        return Decision(Verdict.SKIP_DUPLICATE, Reason.SAME_INCIDENT, restarts_in_window=run)
+    return decision
+
+
+def _decide_kill(
+    killed_at: datetime, instance: InstanceView, history: History, now: datetime, config: PolicyConfig, run: int
+) -> Decision:
+    """Rules 2 to 6 for a kill no restart has answered yet."""
     if history.auto_mode is AutoMode.OFF:
         return Decision(Verdict.SKIP_DISABLED, Reason.OPTED_OUT, restarts_in_window=run)
     if history.auto_mode is AutoMode.PAUSED:
@@ -245,25 +267,27 @@ def _decide_oom(
     return Decision(Verdict.RESET, health.reason, restarts_in_window=run)
 
 
-def _duplicate_reason(
-    killed_at: datetime, history: History, inflight: datetime | None, config: PolicyConfig
-) -> Reason | None:
+def _covering_restart(killed_at: datetime, history: History, inflight: datetime | None) -> Reason | None:
+    """A kill at or before a restart (in flight or finished) is one that restart already answers."""
     if inflight is not None and killed_at <= inflight:
         return Reason.DURING_RESTART
     if history.last_restart is not None and killed_at <= history.last_restart:
         return Reason.BEFORE_LAST_RESTART
-    # The cooldown folds the lines of one incident; a restart since the last kill closed that incident,
-    # so a kill after it is new however soon it comes (a crash loop must reach the backoff, not vanish).
+    return None
+
+
+def _in_open_incident(killed_at: datetime, history: History, config: PolicyConfig) -> bool:
+    """Within the cooldown of the last kill handled, with no restart since: a line of that incident (or a kill
+    on its heels). A restart since the last kill closed that incident, so a kill after it is new however soon
+    it comes (a crash loop must reach the backoff, not vanish)."""
     restarted_since = history.last_restart is not None and (
         history.last_kill is None or history.last_restart >= history.last_kill
     )
-    if (
+    return (
         history.last_kill is not None
         and not restarted_since
         and abs(killed_at - history.last_kill) < config.incident_cooldown
-    ):
-        return Reason.SAME_INCIDENT
-    return None
+    )
 
 
 def _health_verdict(

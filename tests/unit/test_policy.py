@@ -187,11 +187,62 @@ def test_manual_request_while_restarting_is_coalesced() -> None:
     assert decide(manual(NOW), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART
 
 
-@pytest.mark.parametrize("offset", [0, 30, -30, 119])
-def test_kills_within_cooldown_are_one_incident(offset: int) -> None:
-    history = History(last_kill=KILL)
-    decision = decide(oom(KILL + timedelta(seconds=offset)), view(), history, NOW, CONFIG)
+@pytest.mark.parametrize("offset", [0, 0.4, 30, -30, 119])
+def test_kills_within_cooldown_of_a_kill_jupyterlab_survived_are_one_incident(offset: float) -> None:
+    """The earlier line said 'JupyterLab survived' and the health still says so: no second alert."""
+    settled = KILL + timedelta(seconds=119) + CONFIG.health_settle
+    survived = view(health="HEALTHY", jupyter="1", updated=settled)
+    history = History(kills=(KILL,), last_kill=KILL)  # the notify-only line recorded its kill
+    decision = decide(oom(KILL + timedelta(seconds=offset)), survived, history, settled + timedelta(seconds=1), CONFIG)
     assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.SAME_INCIDENT)
+
+
+def test_a_second_kill_that_takes_down_a_jupyterlab_the_first_spared_resets() -> None:
+    """Kill 1: JupyterLab survived (notify-only, kill recorded). Kill 2, a second later, takes it down."""
+    second = KILL + timedelta(seconds=1)
+    history = History(kills=(KILL,), last_kill=KILL)
+    down = view(health="UNHEALTHY", jupyter="-1", updated=second + timedelta(seconds=7))
+    decision = decide(oom(second), down, history, second + timedelta(seconds=8), CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.JUPYTER_DOWN)
+
+
+def test_a_second_kill_waits_for_health_newer_than_itself_then_resets() -> None:
+    """The report that said 'survived' settled kill 1, not kill 2: wait for the next, which finds it down."""
+    second = KILL + timedelta(seconds=1)
+    history = History(kills=(KILL,), last_kill=KILL)
+    still_up = view(health="HEALTHY", jupyter="1", updated=KILL + CONFIG.health_settle)
+    waiting = decide(oom(second), still_up, history, KILL + timedelta(seconds=11), CONFIG)
+    assert (waiting.verdict, waiting.reason) == (Verdict.WAIT, Reason.AWAITING_HEALTH)
+    down = view(health="UNHEALTHY", jupyter="-1", updated=KILL + timedelta(seconds=25))
+    decision = decide(oom(second), down, history, KILL + timedelta(seconds=26), CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.JUPYTER_DOWN)
+
+
+@pytest.mark.parametrize(
+    ("history", "instance", "config"),
+    [
+        (History(auto_mode=AutoMode.OFF, last_kill=KILL), view(), CONFIG),
+        (History(auto_mode=AutoMode.PAUSED, last_kill=KILL), view(), CONFIG),
+        (History(last_kill=KILL), view(state=InstanceState.STOPPING), CONFIG),
+        (History(last_kill=KILL), view(), replace(CONFIG, dry_run=True)),
+    ],
+    ids=["opted-out", "paused", "not-active", "dry-run"],
+)
+def test_a_kill_that_would_be_reported_as_the_last_one_was_stays_silent(
+    history: History, instance: InstanceView, config: PolicyConfig
+) -> None:
+    """Opted out, paused, not active, dry run: the earlier line's alert already said so."""
+    decision = decide(oom(KILL + timedelta(seconds=1)), instance, history, NOW, config)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.SAME_INCIDENT)
+
+
+def test_a_second_kill_in_a_crash_loop_pauses_rather_than_vanishing() -> None:
+    restarts = tuple(KILL - timedelta(minutes=m) for m in (9, 6, 3))
+    history = History(auto_restarts=restarts, last_restart=restarts[-1], kills=(KILL,), last_kill=KILL)
+    second = KILL + timedelta(seconds=30)
+    down = view(updated=second + timedelta(seconds=5))
+    decision = decide(oom(second), down, history, second + timedelta(seconds=6), CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.PAUSE, Reason.CRASH_LOOP)
 
 
 def test_kill_after_cooldown_is_a_new_incident() -> None:
