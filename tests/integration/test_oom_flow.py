@@ -126,3 +126,37 @@ def test_malformed_restart_request_is_acked(stack: LocalStack) -> None:
     stack.pubsub.publish(topic, json.dumps({"action": "restart", "trigger": "oom"}).encode(), ordering_key="x")
     assert stack.wait_idle(20)
     assert all(d.acked for d in stack.pubsub.deliveries[before:])
+
+
+def test_second_kill_that_takes_down_what_the_first_spared_is_reset_once(stack: LocalStack) -> None:
+    """Kill 1: JupyterLab survives (notify-only, its kill recorded). Kill 2, another process moments later,
+    within the incident cooldown: JupyterLab goes down. It must be reset, not folded into kill 1 in silence."""
+    full, name = new_instance(stack, "wb-second-kill")
+    stack.workbench.oom_kill(full, jupyter_survives=True, health_delay_s=0.2)
+    stack.sink(oom_entry(PROJECT, ZONE, name, pid=1111))
+    assert stack.slack.wait_for(lambda: bool(alerts_for(stack, name)), timeout=20)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == 0
+    assert "medic-last-kill" in stack.workbench.get(full)["labels"]  # kill 2 falls in kill 1's cooldown
+
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    stack.sink(oom_entry(PROJECT, ZONE, name, pid=2222))
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == 1
+    survived, restarted = alerts_for(stack, name)
+    assert "JupyterLab survived" in survived["text"] and "1111" in json.dumps(survived["blocks"])
+    assert "Restarted in" in restarted["text"] and "2222" in json.dumps(restarted["blocks"])
+
+
+def test_lines_of_a_kill_jupyter_survived_are_one_alert(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "wb-survivor-dup")
+    entry = oom_entry(PROJECT, ZONE, name)
+    stack.workbench.oom_kill(full, jupyter_survives=True, health_delay_s=0.2)
+    for _ in range(5):
+        stack.sink(entry)
+    assert stack.slack.wait_for(lambda: bool(alerts_for(stack, name)), timeout=20)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == 0
+    [alert] = alerts_for(stack, name)
+    assert "JupyterLab survived" in alert["text"]
