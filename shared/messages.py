@@ -305,6 +305,43 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": "Nothing was changed; the instance is still running on {current}.",
         "ja": "何も変更されていません。インスタンスは {current} で稼働中です。",
     },
+    # A step still running when the worker's time ran out: what a read of the instance shows, and what to do.
+    "resize.unconfirmed": {
+        "en": ":warning: Resize not finished: my time ran out {seconds} s into {step}, which was still in progress. {state}",
+        "ja": ":warning: マシンタイプの変更は完了していません: {step}の開始から {seconds} 秒で処理時間の上限に達しました ({step}は進行中)。{state}",
+    },
+    "resize.now.stopping": {
+        "en": "{instance} is still STOPPING; it will be left STOPPED on {machine}. Once it has stopped, {then}.",
+        "ja": "{instance} はまだ停止処理中 (STOPPING) で、{machine} のまま停止 (STOPPED) します。停止したら、{then}。",
+    },
+    "resize.now.stopped": {
+        "en": "{instance} is STOPPED on {machine}: {then}.",
+        "ja": "{instance} は {machine} で停止 (STOPPED) しています。{then}。",
+    },
+    "resize.now.starting": {
+        "en": "{instance} is still STARTING on {machine}; it should be running in a few minutes. `/restart-notebook status` shows when it is ACTIVE; if it does not get there, look at it in the Cloud console.",
+        "ja": "{instance} は {machine} でまだ起動処理中 (STARTING) です。数分で稼働するはずです。`/restart-notebook status` で ACTIVE になったか確認でき、ならない場合は Cloud コンソールで確認してください。",
+    },
+    "resize.now.running": {
+        "en": "{instance} is running on {machine}.",
+        "ja": "{instance} は {machine} で稼働しています。",
+    },
+    "resize.now.other": {
+        "en": "{instance} is {state} on {machine}: look at it in the Cloud console.",
+        "ja": "{instance} は {machine} で {state} 状態です。Cloud コンソールで確認してください。",
+    },
+    "resize.now.unknown": {
+        "en": "I could not read {instance} ({error}): look at it in the Cloud console.",
+        "ja": "{instance} の状態を取得できませんでした ({error})。Cloud コンソールで確認してください。",
+    },
+    "resize.then.approve": {
+        "en": "press {button} again to finish the resize to {target}, or start it from the Cloud console to keep {machine}",
+        "ja": "もう一度「{button}」を押すと {target} への変更を完了します。{machine} のままでよければ Cloud コンソールから起動してください",
+    },
+    "resize.then.console": {
+        "en": "start it from the Cloud console",
+        "ja": "Cloud コンソールから起動してください",
+    },
     "resize.dm_done": {
         "en": ":tada: Your notebook *{instance}* now has more memory: {next} ({memory}). It was restarted to apply it.",
         "ja": ":tada: ノートブック *{instance}* のメモリを増やしました: {next} ({memory})。反映のため再起動しました。",

@@ -3,7 +3,9 @@
 Like every action it arrives through the restart topic (one request per instance
 at a time). When a step fails the instance is put back running on its old
 machine type wherever possible, and the organizers are told exactly what state
-it was left in.
+it was left in. A step still running when the worker's time runs out has not
+failed: nothing more is sent behind it (a revert would race a start), and the
+report says what a read of the instance shows it becoming.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import messages
-from shared.blocks import memory_text, without_buttons
+from shared.blocks import ACTION_RESIZE, memory_text, without_buttons
 from shared.config import Settings
-from shared.models import InstanceState, InstanceView, RestartRequest
+from shared.models import InstanceRef, InstanceState, InstanceView, RestartRequest
 from shared.slack_notify import SlackNotifier
 from shared.workbench import OperationOutcome, ResetResult, Workbench, describe_error
 
@@ -29,7 +31,7 @@ class ResizeOutcome:
     done: bool
     failed_step: str = ""
     error: str = ""
-    left_state: str = ""  # "running-old", "stopped", "unchanged" when not done
+    left_state: str = ""  # "running-old", "stopped-old", "stopped-new", "unchanged"; else as read, "STOPPING on …"
 
 
 class Resizer:
@@ -59,24 +61,32 @@ class Resizer:
             except Exception as exc:  # noqa: BLE001 - every failure is reported with the state left behind
                 return OperationOutcome(ResetResult.FAILED, 0.0, describe_error(exc))
 
+        # Below, "" for what the instance was left as means a step is still running: _failed reads it.
         if view.state is InstanceState.ACTIVE:
             say("resize.step.stopping", instance=ref.name, current=current)
             stopped = step(lambda: self.workbench.stop(ref))
             if stopped.result is not ResetResult.DONE:
-                return self._failed(request, thread, "stop", stopped, "unchanged", current, target)
+                left = "unchanged" if stopped.result is ResetResult.FAILED else ""
+                return self._failed(request, thread, "stop", stopped, left, current, target)
         say("resize.step.updating", next=target)
         updated = step(lambda: self.workbench.set_machine_type(ref, target))
+        if updated.result is ResetResult.UNCONFIRMED:
+            # The change may still land: a start now could come up on either type. Leave it stopped.
+            return self._failed(request, thread, "update", updated, "", current, target)
         if updated.result is not ResetResult.DONE:
             restarted = step(lambda: self.workbench.start(ref))
-            left = "running-old" if restarted.result is ResetResult.DONE else "stopped-old"
+            left = _left(restarted, done="running-old", failed="stopped-old")
             return self._failed(request, thread, "update", updated, left, current, target)
         say("resize.step.starting", instance=ref.name, machine=target)
         started_new = step(lambda: self.workbench.start(ref))
+        if started_new.result is ResetResult.UNCONFIRMED:
+            # Still starting, on the new type, and it may yet come up: no revert (it needs a STOPPED instance).
+            return self._failed(request, thread, "start", started_new, "", current, target)
         if started_new.result is not ResetResult.DONE:
             # The new type may not be available (quota, stock-out): go back to what ran before.
             reverted = step(lambda: self.workbench.set_machine_type(ref, current))
             back = step(lambda: self.workbench.start(ref)) if reverted.result is ResetResult.DONE else reverted
-            left = "running-old" if back.result is ResetResult.DONE else "stopped-new"
+            left = _left(back, done="running-old", failed="stopped-new")
             return self._failed(request, thread, "start", started_new, left, current, target)
 
         seconds = round(time.monotonic() - started)
@@ -94,26 +104,89 @@ class Resizer:
 
     def _failed(self, request: RestartRequest, thread: str, step: str, outcome: OperationOutcome, left: str,
                 current: str, target: str) -> ResizeOutcome:
-        state_key, machine = {
-            "unchanged": ("resize.state.unchanged", current),
-            "running-old": ("resize.state.running_old", current),
-            "stopped-old": ("resize.state.stopped", current),
-            "stopped-new": ("resize.state.stopped", target),
-        }[left]
-        error = outcome.error or str(outcome.result)
-        line = messages.text(
-            "resize.failed", self.lang, step=messages.text(f"resize.step_name.{step}", self.lang),
-            error=messages.escape(error),
-            state=messages.text(state_key, self.lang, current=current, machine=machine),
-        )
+        """Report a resize that did not finish; with no `left`, a step is still running and the instance
+        is read to say where it is heading, never assumed."""
+        retry = False
+        if left:
+            state_key, machine = {
+                "unchanged": ("resize.state.unchanged", current),
+                "running-old": ("resize.state.running_old", current),
+                "stopped-old": ("resize.state.stopped", current),
+                "stopped-new": ("resize.state.stopped", target),
+            }[left]
+            state = messages.text(state_key, self.lang, current=current, machine=machine)
+        else:
+            state, left, retry = self._as_read(request, target)
+        step_name = messages.text(f"resize.step_name.{step}", self.lang)
+        if outcome.result is ResetResult.UNCONFIRMED:
+            error = str(outcome.result)
+            line = messages.text("resize.unconfirmed", self.lang, step=step_name, seconds=round(outcome.seconds),
+                                 state=state)
+        else:
+            error = outcome.error or str(outcome.result)
+            line = messages.text("resize.failed", self.lang, step=step_name, error=messages.escape(error),
+                                 state=state)
         self.slack.post(self.settings.slack_alert_channel, line, thread_ts=thread)
-        self._close_request(request, line)
+        self._close_request(request, line, keep_buttons=retry)
         self.slack.respond(request.response_url, line)
         log.warning("resize of %s failed at %s: %s (left %s)", request.instance, step, error, left)
         return ResizeOutcome(done=False, failed_step=step, error=error, left_state=left)
 
-    def _close_request(self, request: RestartRequest, line: str) -> None:
-        """The message whose button started this loses its buttons and says how it ended."""
-        if request.alert_ts and request.alert_blocks and request.alert_channel == self.settings.slack_alert_channel:
-            self.slack.update(request.alert_channel, request.alert_ts, line,
-                              without_buttons(request.alert_blocks, line))
+    def _as_read(self, request: RestartRequest, target: str) -> tuple[str, str, bool]:
+        """(what to tell the organizers, the state for the log, whether pressing Approve again finishes it).
+
+        Approve again is offered only while it would work: the instance is stopping or stopped on a
+        type other than the target (a resize from STOPPED changes the type and starts it), and the
+        request's message has the button to keep.
+        """
+        ref = InstanceRef.parse(request.instance)
+        try:
+            view = self.workbench.get(ref)
+        except Exception as exc:  # noqa: BLE001 - the report must go out all the same
+            error = describe_error(exc)
+            return messages.text("resize.now.unknown", self.lang, instance=ref.name,
+                                 error=messages.escape(error)), f"unknown ({error})", False
+        machine, state = view.machine_type, view.state
+        retry = (state in (InstanceState.STOPPING, InstanceState.STOPPED) and machine != target
+                 and self._has_approve(request))
+        then = (messages.text("resize.then.approve", self.lang, button=messages.text("button.approve", self.lang),
+                              target=target, machine=machine)
+                if retry else messages.text("resize.then.console", self.lang))
+        key = {
+            InstanceState.STOPPING: "resize.now.stopping",
+            InstanceState.STOPPED: "resize.now.stopped",
+            InstanceState.STARTING: "resize.now.starting",
+            InstanceState.PROVISIONING: "resize.now.starting",
+            InstanceState.INITIALIZING: "resize.now.starting",
+            InstanceState.ACTIVE: "resize.now.running",
+        }.get(state, "resize.now.other")
+        text = messages.text(key, self.lang, instance=ref.name, machine=machine, state=state.value, then=then)
+        return text, f"{state.value} on {machine}", retry
+
+    def _has_approve(self, request: RestartRequest) -> bool:
+        return self._on_request_message(request) and any(
+            element.get("action_id") == ACTION_RESIZE
+            for block in request.alert_blocks if block.get("type") == "actions"
+            for element in block.get("elements", ())
+        )
+
+    def _on_request_message(self, request: RestartRequest) -> bool:
+        return bool(request.alert_ts and request.alert_blocks
+                    and request.alert_channel == self.settings.slack_alert_channel)
+
+    def _close_request(self, request: RestartRequest, line: str, *, keep_buttons: bool = False) -> None:
+        """The message whose button started this says how it ended, and loses its buttons unless the
+        report tells the organizers to press Approve again."""
+        if not self._on_request_message(request):
+            return
+        blocks = without_buttons(request.alert_blocks, line)
+        if keep_buttons:
+            blocks = [*blocks, *(b for b in request.alert_blocks if b.get("type") == "actions")][-50:]
+        self.slack.update(request.alert_channel, request.alert_ts, line, blocks)
+
+
+def _left(outcome: OperationOutcome, *, done: str, failed: str) -> str:
+    """What a recovery step left: known once it ended; "" while it may still be running (read it)."""
+    if outcome.result is ResetResult.UNCONFIRMED:
+        return ""
+    return done if outcome.result is ResetResult.DONE else failed

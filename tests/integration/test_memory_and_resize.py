@@ -17,6 +17,8 @@ from tests.integration.conftest import new_instance
 pytestmark = pytest.mark.wire
 ZONE = "asia-northeast1-a"
 ORGANIZER = ("U0ORG", "org@contest.example")
+SLOW_BUDGET_S = 5.0  # the worker's budget on the `slow` stack
+SLOW_S = 8.0  # a stop or start that outlasts that budget, then finishes
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +36,23 @@ def stack() -> Iterator[LocalStack]:
 @pytest.fixture(scope="module")
 def slack(stack: LocalStack) -> SlackRequester:
     return SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+
+
+@pytest.fixture(scope="module")
+def slow() -> Iterator[LocalStack]:
+    """A worker whose budget ends while a step is still running; each test makes its step slow."""
+    with LocalStack(
+        slack_app=True,
+        workbench_options={"stop_seconds": 0.3, "start_seconds": 0.3},
+        env={"WORKER_BUDGET_SECONDS": str(SLOW_BUDGET_S)},
+    ) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
+
+
+@pytest.fixture(scope="module")
+def slow_slack(slow: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, slow.functions["slack_app"][0].url)
 
 
 def dms(stack: LocalStack, user: str) -> list[dict]:
@@ -162,3 +181,91 @@ def test_repeated_kills_make_the_alert_offer_more_memory(stack: LocalStack) -> N
     assert "medic_resize" in json.dumps(alert["blocks"])
     assert "Give it more memory: e2-standard-4 → e2-highmem-4 (+$0.047/h)" in json.dumps(alert["blocks"],
                                                                                       ensure_ascii=False)
+
+
+def resize_report(stack: LocalStack, ts: str) -> str:
+    """The line that ends a resize that did not finish (a failure, or a step still running)."""
+    assert stack.slack.wait_for(
+        lambda: any(t.startswith((":x:", ":warning:")) for t in thread(stack, ts)), timeout=SLOW_BUDGET_S + 10)
+    return next(t for t in thread(stack, ts) if t.startswith((":x:", ":warning:")))
+
+
+def lifecycle_calls(stack: LocalStack, name: str) -> list[str]:
+    return [c[0] + " " + c[1].rsplit(":", 1)[-1] if c[0] == "POST" else c[0]
+            for c in stack.workbench.calls if name in c[1] and c[0] in ("POST", "PATCH")]
+
+
+def test_a_stop_still_running_at_the_deadline_is_reported_as_where_it_ends(
+    slow: LocalStack, slow_slack: SlackRequester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(slow.workbench, "stop_seconds", SLOW_S)
+    full, name = new_instance(slow, "wb-slowstop", slack_user="U0SLOWSTOP")
+    request = bigger_request(slow, slow_slack, "U0SLOWSTOP", name)
+    press(slow, slow_slack, ORGANIZER[0], "medic_resize", request)
+    report = resize_report(slow, request["ts"])
+    assert slow.workbench.get(full)["state"] == "STOPPING"  # the report came while the stop was running
+    assert "still STOPPING" in report and "left STOPPED on e2-standard-4" in report, report
+    assert "running" not in report and "Nothing was changed" not in report, report
+    assert "press Approve again" in report, report
+
+    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED", timeout=SLOW_S + 5)
+    assert slow.wait_idle(10)
+    instance = slow.workbench.get(full)
+    assert instance["state"] == "STOPPED" and instance["gceSetup"]["machineType"].endswith("/e2-standard-4")
+    assert lifecycle_calls(slow, name) == ["POST stop"]  # nothing sent behind the stop's back
+
+    # What the report said to do works: Approve is still on the request, and finishes the resize.
+    [kept] = [m for m in slow.alerts() if m["ts"] == request["ts"]]
+    assert report in json.dumps(kept["blocks"], ensure_ascii=False)
+    press(slow, slow_slack, ORGANIZER[0], "medic_resize", kept)
+    assert slow.slack.wait_for(lambda: "now runs on e2-highmem-4" in thread(slow, request["ts"])[-1], timeout=20)
+    instance = slow.workbench.get(full)
+    assert instance["state"] == "ACTIVE" and instance["gceSetup"]["machineType"].endswith("/e2-highmem-4")
+    [closed] = [m for m in slow.alerts() if m["ts"] == request["ts"]]
+    assert not any(b["type"] == "actions" for b in closed["blocks"])
+
+
+@pytest.mark.parametrize(
+    ("fault", "machine"),
+    [
+        (None, "e2-highmem-4"),
+        ({"method": "patch", "kind": "http", "status": 400}, "e2-standard-4"),
+    ],
+    ids=["new-type", "old-type-after-a-failed-update"],
+)
+def test_a_start_still_running_at_the_deadline_is_left_alone_and_reported(
+    slow: LocalStack, slow_slack: SlackRequester, monkeypatch: pytest.MonkeyPatch, fault: dict | None,
+    machine: str,
+) -> None:
+    monkeypatch.setattr(slow.workbench, "start_seconds", SLOW_S)
+    full, name = new_instance(slow, "wb-slowstart", slack_user="U0SLOWSTART")
+    request = bigger_request(slow, slow_slack, "U0SLOWSTART", name)
+    if fault:
+        slow.workbench.inject_fault(path_contains=name, count=1, **fault)
+    press(slow, slow_slack, ORGANIZER[0], "medic_resize", request)
+    report = resize_report(slow, request["ts"])
+    assert slow.workbench.get(full)["state"] == "STARTING"
+    assert f"still STARTING on {machine}" in report and "STOPPED" not in report, report
+
+    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "ACTIVE", timeout=SLOW_S + 5)
+    assert slow.wait_idle(10)
+    instance = slow.workbench.get(full)
+    assert instance["state"] == "ACTIVE" and instance["gceSetup"]["machineType"].endswith(f"/{machine}")
+    assert lifecycle_calls(slow, name) == ["POST stop", "PATCH", "POST start"]  # no revert behind the start
+    assert thread(slow, request["ts"])[-1] == report  # and nothing said after it
+
+
+def test_a_machine_type_change_still_running_at_the_deadline_starts_nothing(
+    slow: LocalStack, slow_slack: SlackRequester
+) -> None:
+    full, name = new_instance(slow, "wb-slowpatch", slack_user="U0SLOWPATCH")
+    request = bigger_request(slow, slow_slack, "U0SLOWPATCH", name)
+    slow.workbench.inject_fault(method="patch", path_contains=name, kind="op_never_done")
+    press(slow, slow_slack, ORGANIZER[0], "medic_resize", request)
+    report = resize_report(slow, request["ts"])
+    assert "changing the machine type" in report and "STOPPED on e2-standard-4" in report, report
+    assert slow.wait_idle(10)
+    time.sleep(1.0)  # a start sent at the deadline (0.3 s here) would have finished by now
+    instance = slow.workbench.get(full)
+    assert instance["state"] == "STOPPED" and instance["gceSetup"]["machineType"].endswith("/e2-standard-4")
+    assert lifecycle_calls(slow, name) == ["POST stop", "PATCH"]
