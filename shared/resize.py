@@ -85,8 +85,10 @@ class Resizer:
         if started_new.result is not ResetResult.DONE:
             # The new type may not be available (quota, stock-out): go back to what ran before.
             reverted = step(lambda: self.workbench.set_machine_type(ref, current))
-            back = step(lambda: self.workbench.start(ref)) if reverted.result is ResetResult.DONE else reverted
-            left = _left(back, done="running-old", failed="stopped-new")
+            if reverted.result is ResetResult.DONE:  # back on the old type, whether or not it starts
+                left = _left(step(lambda: self.workbench.start(ref)), done="running-old", failed="stopped-old")
+            else:
+                left = "stopped-new" if reverted.result is ResetResult.FAILED else ""
             return self._failed(request, thread, "start", started_new, left, current, target)
 
         seconds = round(time.monotonic() - started)

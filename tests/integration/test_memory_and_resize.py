@@ -145,27 +145,29 @@ def test_deny_tells_the_participant_and_changes_nothing(stack: LocalStack, slack
 
 
 @pytest.mark.parametrize(
-    ("fault", "left", "expected"),
+    ("fault", "left", "expected", "state"),
     [
-        ({"method": "stop", "kind": "op_error"}, "e2-standard-4", "Nothing was changed"),
-        ({"method": "patch", "kind": "http", "status": 400}, "e2-standard-4", "running again on its old"),
-        ({"method": "start", "kind": "op_error"}, "e2-standard-4", "running again on its old"),
+        ({"method": "stop", "kind": "op_error"}, "e2-standard-4", "Nothing was changed", "ACTIVE"),
+        ({"method": "patch", "kind": "http", "status": 400}, "e2-standard-4", "running again on its old", "ACTIVE"),
+        ({"method": "start", "kind": "op_error"}, "e2-standard-4", "running again on its old", "ACTIVE"),
+        ({"method": "start", "kind": "op_error", "count": 2}, "e2-standard-4", "STOPPED on e2-standard-4",
+         "STOPPED"),
     ],
-    ids=["stop-fails", "update-fails", "start-fails"],
+    ids=["stop-fails", "update-fails", "start-fails", "start-fails-after-the-revert-too"],
 )
 def test_a_failed_step_leaves_the_old_machine_running_and_says_so(
-    stack: LocalStack, slack: SlackRequester, fault: dict, left: str, expected: str
+    stack: LocalStack, slack: SlackRequester, fault: dict, left: str, expected: str, state: str
 ) -> None:
     full, name = new_instance(stack, "wb-fail", slack_user="U0FAIL")
     request = bigger_request(stack, slack, "U0FAIL", name)
-    stack.workbench.inject_fault(path_contains=name, count=1, **fault)
+    stack.workbench.inject_fault(path_contains=name, **{"count": 1, **fault})
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
     assert stack.slack.wait_for(lambda: any("Resize failed" in t for t in thread(stack, request["ts"])), timeout=30)
     assert stack.wait_idle(30)
     report = next(t for t in thread(stack, request["ts"]) if "Resize failed" in t)
-    assert expected in report
+    assert expected in report, report
     instance = stack.workbench.get(full)
-    assert instance["gceSetup"]["machineType"].endswith(f"/{left}") and instance["state"] == "ACTIVE"
+    assert instance["gceSetup"]["machineType"].endswith(f"/{left}") and instance["state"] == state
 
 
 def test_repeated_kills_make_the_alert_offer_more_memory(stack: LocalStack) -> None:
