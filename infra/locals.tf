@@ -46,6 +46,7 @@ locals {
       "notebooks.instances.stop",
       "notebooks.instances.update", # history labels; gce_setup.machine_type for a resize
       "notebooks.operations.get",
+      "notebooks.operations.list", # after a crash mid-restart: did the reset reach the API?
     ]
     slack_app = [
       "notebooks.instances.list",

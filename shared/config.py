@@ -65,6 +65,12 @@ class Settings:
     resize_suggest_kills: int = 3  # kills in a day that make the alert offer a bigger machine
 
     @property
+    def reset_settle(self) -> timedelta:
+        """How long after an intent a reset sent under it can still appear in the API's operations: the
+        intent's confirmation and the reset's own retries, each call with its timeout, and a margin."""
+        return 2 * self.workbench_retry + self.workbench_timeout + timedelta(seconds=5)
+
+    @property
     def tz(self) -> ZoneInfo:
         return ZoneInfo(self.display_timezone)
 

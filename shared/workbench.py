@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 
 OWNER_METADATA_KEY = "proxy-user-mail"
 _REQUEST_PREFIX = re.compile(r"^[A-Z]+ https?://\S+: ")
+MAX_OPERATION_PAGES = 20  # 10,000 operations in one zone: more than a contest's retention ever holds
 
 
 class ResetResult(StrEnum):
@@ -40,6 +41,10 @@ class OperationOutcome:
     result: ResetResult
     seconds: float
     error: str = ""
+
+
+class LabelsNotConfirmedError(RuntimeError):
+    """A label update the API took but that was not seen on the instance in time: it may still land."""
 
 
 def transient_errors() -> tuple[type[Exception], ...]:
@@ -168,7 +173,8 @@ class Workbench:
             except transient_errors() as exc:
                 log.warning("confirming labels on %s: %s; retrying", ref.name, describe_error(exc))
             if time.monotonic() + delay > deadline:
-                raise RuntimeError(f"label update on {ref.name} not seen within {self._retry_deadline:.0f} s")
+                seconds = f"{self._retry_deadline:.0f} s"
+                raise LabelsNotConfirmedError(f"label update on {ref.name} not seen within {seconds}")
             time.sleep(delay)
             delay = min(2.0, delay * 1.5)
 
@@ -181,6 +187,50 @@ class Workbench:
                 "update_mask": {"paths": ["gce_setup.machine_type"]},
             },
             retry=False,
+        )
+
+    def find_reset(self, ref: InstanceRef, *, since: datetime) -> Any | None:
+        """The newest reset of this instance created at or after `since`, as an operation to follow; None
+        when the API has none. What a worker that crashed mid-restart reads to learn whether its reset
+        reached the API: an intent on the instance says a reset was about to be sent, not that it was.
+
+        ListOperations has no documented filter for operations, so the zone's are read and matched on
+        their metadata (target, verb, create_time). On REST a finished operation in the list carries the
+        Instance whose unknown fields raise ParseError (facts.md): that, like any failure, raises here.
+        """
+        from google.api_core import operation as lro_module  # noqa: PLC0415
+        from google.cloud import notebooks_v2  # noqa: PLC0415
+
+        client = self.client
+        location = f"projects/{ref.project}/locations/{ref.zone}"
+        newest: tuple[datetime, Any] | None = None
+        token = ""
+        for _ in range(MAX_OPERATION_PAGES):
+            page = client.list_operations(
+                request={"name": location, "page_size": 500, "page_token": token},
+                retry=self._retry,
+                timeout=self._timeout,
+            )
+            for operation in page.operations:
+                metadata = notebooks_v2.OperationMetadata.pb(notebooks_v2.OperationMetadata())
+                if not operation.metadata.Unpack(metadata):
+                    continue
+                created = metadata.create_time.ToDatetime(tzinfo=UTC)
+                ours = metadata.target == ref.full_name and metadata.verb == "reset" and created >= since
+                if ours and (newest is None or created > newest[0]):
+                    newest = (created, operation)
+            token = page.next_page_token
+            if not token:
+                break
+        else:
+            raise RuntimeError(f"more than {MAX_OPERATION_PAGES} pages of operations in {location}")
+        if newest is None:
+            return None
+        return lro_module.from_gapic(  # type: ignore[no-untyped-call]
+            newest[1],
+            client.transport.operations_client,
+            notebooks_v2.Instance,
+            metadata_type=notebooks_v2.OperationMetadata,
         )
 
     def reset(self, ref: InstanceRef) -> Any:

@@ -28,6 +28,7 @@ from shared.policy import Decision, Reason, Verdict, decide, is_too_old, restart
 from shared.resize import Resizer
 from shared.slack_notify import SlackNotifier
 from shared.workbench import (
+    LabelsNotConfirmedError,
     OperationOutcome,
     ResetResult,
     Workbench,
@@ -38,6 +39,8 @@ from shared.workbench import (
 )
 
 log = logging.getLogger(__name__)
+_LOOKING = object()  # _find_earlier_reset: no reset yet, and no budget left to wait for one
+_UNKNOWN = object()  # _find_earlier_reset: the operations could not be listed
 
 REASONS_WITH_WORDS = {
     Reason.JUPYTER_DOWN: "reason.jupyter-down",
@@ -177,7 +180,9 @@ class Worker:
         new_history = history.with_kill(kill_time) if kill_time is not None else history
         if verdict is Verdict.PAUSE:
             new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
-        self._save(ref, view, new_history)
+        retry = self._record_before_saying(ref, view, new_history)
+        if retry is not None:
+            return retry
         outcome = self._outcome_text(decision, view)
         if request.trigger is Trigger.OOM:
             facts = self._facts(request, view, new_history, decision, outcome=outcome)
@@ -207,34 +212,40 @@ class Worker:
             return self._facts(request, view, history, decision, outcome=outcome, restarts=restarts)
 
         alert_ts: str | None = None
-        if not resuming:
+        if resuming:  # after a crash, or a reset whose answer was lost: did the reset reach the API?
+            found = self._find_earlier_reset(ref, start_time, deadline)
+            if found is _LOOKING:
+                return WorkOutcome(ack=False, verdict="wait", detail="no reset seen yet; redeliver later")
+            if found is _UNKNOWN:  # the operations can't be listed: watch the instance come back instead
+                result, alert_ts = self._see_through(
+                    lambda until: self._await_active(ref, start_time, until), deadline, facts
+                )
+            elif found is not None:
+                result, alert_ts = self._see_through(
+                    lambda until: self.workbench.follow(found, ref, deadline=until), deadline, facts
+                )
+            else:  # the intent landed but its reset never did: send it now, under the same intent
+                sent = self._reset_and_follow(request, ref, view, history.without_inflight(), decision, deadline,
+                                              facts)
+                if isinstance(sent, WorkOutcome):
+                    return sent
+                result, alert_ts = sent
+        else:
             intent = history.with_intent(
                 start_time, restart_key(request), killed_at=request.kill_time, automatic=automatic
             )
             try:  # the intent, on the object, before acting: a crash from here on is recognised
                 self._save(ref, view, intent)
-            except transient_errors() as exc:
-                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            except Exception as exc:  # noqa: BLE001 - nothing was reset; say so, or try again
+                if isinstance(exc, (*transient_errors(), LabelsNotConfirmedError)):
+                    # The intent may still land: the redelivery then finds no reset and sends it (FOLLOW).
+                    return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+                return self._api_failure(request, ref, exc)
             view = replace(view, labels=intent.to_labels(view.labels))  # the labels the instance now carries
-            try:
-                operation = self.workbench.reset(ref)
-            except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report
-                if may_have_been_applied(exc):
-                    # A reset that timed out may still happen: keep the intent, so that the redelivery
-                    # follows this restart (Verdict.FOLLOW) instead of starting a second one.
-                    return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-                self._save(ref, view, history)
-                if isinstance(exc, transient_errors()):  # said once the redelivery knows how it ended
-                    log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
-                    return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-                return self._finish_failed(request, ref, view, history, decision, facts(""), None, describe_error(exc))
-            result, alert_ts = self._see_through(
-                lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts
-            )
-        else:  # after a crash: watch the instance come back instead of resetting it again
-            result, alert_ts = self._see_through(
-                lambda until: self._await_active(ref, start_time, until), deadline, facts
-            )
+            sent = self._reset_and_follow(request, ref, view, history, decision, deadline, facts)
+            if isinstance(sent, WorkOutcome):
+                return sent
+            result, alert_ts = sent
 
         finished = self.clock()
         if result.result is ResetResult.FAILED:
@@ -267,6 +278,61 @@ class Worker:
             self.slack.respond(request.response_url, reply)
         self._try_save(ref, view, new_history)  # no redelivery if it fails: that would repeat the alert
         return WorkOutcome(ack=True, verdict=decision.verdict, detail=f"{result.result} in {seconds} s")
+
+    def _reset_and_follow(
+        self,
+        request: RestartRequest,
+        ref: InstanceRef,
+        view: InstanceView,
+        undo: History,
+        decision: Decision,
+        deadline: float,
+        facts: Callable[[str], AlertFacts],
+    ) -> tuple[OperationOutcome, str | None] | WorkOutcome:
+        """The reset, under an intent already on the instance; `undo` is what the labels go back to if the
+        API refused it. A WorkOutcome when the request ends here (retried, or reported as failed)."""
+        try:
+            operation = self.workbench.reset(ref)
+        except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report
+            if may_have_been_applied(exc):
+                # A reset that timed out may still happen: keep the intent, so that the redelivery
+                # looks for it (Verdict.FOLLOW) instead of starting a second one.
+                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            try:
+                self._save(ref, view, undo)
+            except Exception as undo_exc:  # noqa: BLE001 - a redelivery finds no reset under it and sends one
+                log.error("could not take back the intent on %s: %s", ref.name, describe_error(undo_exc))
+            if isinstance(exc, transient_errors()):  # said once the redelivery knows how it ended
+                log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
+                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            return self._finish_failed(request, ref, view, undo, decision, facts(""), None, describe_error(exc))
+        return self._see_through(lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts)
+
+    def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float) -> Any:
+        """The reset an earlier attempt sent under this intent: its operation; None once it is clear none was
+        sent (no reset in the API's operations by the time any request of that attempt could have landed);
+        _LOOKING while that time has not come and the budget has; _UNKNOWN if operations can't be listed."""
+        settled_at = since + self.settings.reset_settle
+        budget = self.settings.worker_budget.total_seconds()
+        latest = deadline - min(180.0, budget / 2)  # a reset sent later than this could not be seen through
+        while True:
+            try:  # labels keep whole seconds: a reset created in the intent's second is after it
+                found = self.workbench.find_reset(ref, since=since - timedelta(seconds=1))
+            except Exception as exc:  # noqa: BLE001 - e.g. REST's ParseError on a finished operation
+                log.warning("could not list operations for %s: %s; watching the instance instead",
+                            ref.name, describe_error(exc))
+                return _UNKNOWN
+            if found is not None:
+                log.info("%s: following the reset sent under the intent of %s", ref.name, since)
+                return found
+            left = (settled_at - self.clock()).total_seconds()
+            if left <= 0 and time.monotonic() <= latest:
+                log.warning("%s: no reset was sent under the intent of %s; sending it now", ref.name, since)
+                return None
+            wait = min(2.0, max(left, 0.0))
+            if time.monotonic() + wait > latest:  # the redelivery sends it, with a whole budget to follow it
+                return _LOOKING
+            self.sleep(wait)
 
     def _see_through(
         self, wait: Callable[[float], OperationOutcome], deadline: float, facts: Callable[[str], AlertFacts]
@@ -368,7 +434,9 @@ class Worker:
 
     def _warn(self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome:
         """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels)."""
-        self._save(ref, view, replace(history, memory_warned=self.clock()))
+        retry = self._record_before_saying(ref, view, replace(history, memory_warned=self.clock()))
+        if retry is not None:
+            return retry
         percent = (
             f"{request.memory_percent:.0f}%" if request.memory_percent is not None
             else messages.text("warn.unknown_percent", self.lang)
@@ -588,6 +656,18 @@ class Worker:
         labels = history.to_labels(view.labels)
         if labels != view.labels:
             self.workbench.set_labels(ref, labels, confirm=confirm)
+
+    def _record_before_saying(self, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome | None:
+        """The record that folds an incident's other lines into it, written before the alert: a retry while
+        nothing has been said and the failure may pass; otherwise the alert goes out unrecorded (logged),
+        since a repeated alert beats a request that loops until Pub/Sub gives up on it."""
+        try:
+            self._save(ref, view, history)
+        except Exception as exc:  # noqa: BLE001
+            if isinstance(exc, transient_errors()):
+                return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            log.error("could not record history on %s: %s", ref.name, describe_error(exc))
+        return None
 
     def _try_save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
         """The record of a restart that has ended, sent and not waited for. The intent already counted the

@@ -27,6 +27,9 @@ Surface (routed on the path; the query string only carries options)
   path, or an empty mask, is 400 INVALID_ARGUMENT. Changing the machine type needs a
   STOPPED instance (400 FAILED_PRECONDITION otherwise), as on the live API.
 - ``GET  /v2/projects/{p}/locations/{zone}/operations/{op}``.
+- ``GET  /v2/projects/{p}/locations/{zone}/operations`` -- ListOperations, oldest first,
+  ``pageSize`` / ``pageToken`` as for instances; ``filter`` is accepted and IGNORED (the
+  live API's filter grammar for operations is not documented: callers filter themselves).
 - Anything else: 404 NOT_FOUND (a known path with an unsupported verb: 501 UNIMPLEMENTED).
   Errors use Google's body: ``{"error": {"code": 404, "message": ..., "status": "NOT_FOUND"}}``.
 
@@ -191,6 +194,7 @@ RE_INSTANCE = re.compile(rf"{_BASE}/instances/{_SEGMENT}$")
 RE_ACTION = re.compile(rf"{_BASE}/instances/{_SEGMENT}:([A-Za-z]+)$")
 RE_LIST = re.compile(rf"{_BASE}/instances$")
 RE_OPERATION = re.compile(rf"{_BASE}/operations/{_SEGMENT}$")
+RE_OPERATIONS = re.compile(rf"{_BASE}/operations$")
 RE_FULL_NAME = re.compile(r"^projects/([^/]+)/locations/([^/]+)/instances/([^/]+)$")
 
 
@@ -279,6 +283,26 @@ def _machine_type_url(project: str, zone: str, machine_type: str) -> str:
         return machine_type
     short = machine_type.rsplit("/", 1)[-1]
     return f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{zone}/machineTypes/{short}"
+
+
+def _page(names: list[str], query: dict[str, list[str]]) -> tuple[list[str], str]:
+    """One page of a list and the token of the next (empty on the last): ``pageSize``, ``pageToken``."""
+    try:
+        page_size = int(query.get("pageSize", ["0"])[0] or 0)
+    except ValueError:
+        raise SimulatorError(400, "Invalid value for pageSize.") from None
+    if page_size < 0:
+        raise SimulatorError(400, "pageSize must not be negative.")
+    page_size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
+    token = query.get("pageToken", [""])[0]
+    offset = 0
+    if token:
+        try:
+            offset = int(base64.urlsafe_b64decode(token.encode()).decode().removeprefix("o:"))
+        except ValueError:
+            raise SimulatorError(400, "Invalid page token.") from None
+    end = offset + page_size
+    return names[offset:end], (base64.urlsafe_b64encode(f"o:{end}".encode()).decode() if end < len(names) else "")
 
 
 def _split_name(full_name: str) -> tuple[str, str, str]:
@@ -725,6 +749,18 @@ class WorkbenchSimulator:
             if op is None:
                 raise SimulatorError(404, f"Operation {name} not found.")
             return 200, self._render_op_locked(op, as_int=as_int)
+        if m := RE_OPERATIONS.match(path):
+            if http_method != "GET":
+                raise SimulatorError(501, f"Method {http_method} is not implemented by the simulator.")
+            prefix = f"projects/{m[1]}/locations/{m[2]}/operations/"
+            names = [name for name in self._operations if name.startswith(prefix)]  # insertion: oldest first
+            page, token = _page(names, query)
+            out: Json = {}  # proto3 JSON leaves out an empty list and an empty token
+            if page:
+                out["operations"] = [self._render_op_locked(self._operations[n], as_int=as_int) for n in page]
+            if token:
+                out["nextPageToken"] = token
+            return 200, out
         raise SimulatorError(404, f"The requested URL {path} was not found on this server.")
 
     def _instance_locked(self, full: str) -> _Instance:
@@ -737,34 +773,18 @@ class WorkbenchSimulator:
         self, project: str, zone: str, query: dict[str, list[str]], as_int: bool
     ) -> Json:
         # filter / orderBy are accepted and ignored.
-        try:
-            page_size = int(query.get("pageSize", ["0"])[0] or 0)
-        except ValueError:
-            raise SimulatorError(400, "Invalid value for pageSize.") from None
-        if page_size < 0:
-            raise SimulatorError(400, "pageSize must not be negative.")
-        page_size = min(page_size or DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE)
-        token = query.get("pageToken", [""])[0]
-        offset = 0
-        if token:
-            try:
-                offset = int(base64.urlsafe_b64decode(token.encode()).decode().removeprefix("o:"))
-            except ValueError:
-                raise SimulatorError(400, "Invalid page token.") from None
         names = sorted(
             n
             for n in self._instances
             if n.startswith(f"projects/{project}/locations/")
             and (zone == "-" or _split_name(n)[1] == zone)
         )
-        page = names[offset : offset + page_size]
+        page, token = _page(names, query)
         out: Json = {
             "instances": [self._render_locked(self._instances[n].data, as_int=as_int) for n in page]
         }
-        if offset + page_size < len(names):
-            out["nextPageToken"] = base64.urlsafe_b64encode(
-                f"o:{offset + page_size}".encode()
-            ).decode()
+        if token:
+            out["nextPageToken"] = token
         if not out["instances"]:
             del out["instances"]
         return out

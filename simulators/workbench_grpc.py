@@ -11,7 +11,7 @@ Served:
 - ``google.cloud.notebooks.v2.NotebookService``: GetInstance, ListInstances,
   UpdateInstance, ResetInstance, StartInstance, StopInstance;
 - ``google.longrunning.Operations``: GetOperation (what ``op.done()`` / ``op.result()``
-  poll, and the client's ``get_operation`` mixin).
+  poll, and the client's ``get_operation`` mixin) and ListOperations (``list_operations``).
 Any other method: UNIMPLEMENTED, as gRPC answers for a method a server does not have.
 
 Fields the installed protos don't know (``enableDeletionProtection``, ``gceSetup.minCpuPlatform``)
@@ -64,6 +64,12 @@ def _list_instances(request: Any) -> Rest:
              "orderBy": request.order_by}
     encoded = urlencode({k: v for k, v in query.items() if v})
     return "GET", _path(request.parent) + "/instances" + (f"?{encoded}" if encoded else ""), b""
+
+
+def _list_operations(request: Any) -> Rest:
+    query = {"pageSize": request.page_size, "pageToken": request.page_token, "filter": request.filter}
+    encoded = urlencode({k: v for k, v in query.items() if v})
+    return "GET", _path(request.name) + "/operations" + (f"?{encoded}" if encoded else ""), b""
 
 
 def _update_instance(request: Any) -> Rest:
@@ -137,6 +143,13 @@ def _as_operation(payload: dict[str, Any]) -> bytes:
     return bytes(message.SerializeToString())
 
 
+def _as_operations(payload: dict[str, Any]) -> bytes:
+    message = operations_pb2.ListOperationsResponse(next_page_token=str(payload.get("nextPageToken", "")))
+    for operation in payload.get("operations", []):
+        message.operations.add().MergeFromString(_as_operation(operation))
+    return bytes(message.SerializeToString())
+
+
 def _deserializer(message_type: Any) -> Callable[[bytes], Any]:
     return message_type.deserialize  # type: ignore[no-any-return]
 
@@ -151,6 +164,7 @@ _NOTEBOOK_METHODS: dict[str, Method] = {
 }
 _OPERATION_METHODS: dict[str, Method] = {
     "GetOperation": (operations_pb2.GetOperationRequest.FromString, _get, _as_operation),
+    "ListOperations": (operations_pb2.ListOperationsRequest.FromString, _list_operations, _as_operations),
 }
 _SERVICES = {NOTEBOOK_SERVICE: _NOTEBOOK_METHODS, OPERATIONS_SERVICE: _OPERATION_METHODS}
 

@@ -34,6 +34,7 @@ CLIENT_PERMISSIONS = {
     "create_instance": "notebooks.instances.create",
     "delete_instance": "notebooks.instances.delete",
     "get_operation": "notebooks.operations.get",  # polling a long-running operation (Operation.result())
+    "list_operations": "notebooks.operations.list",  # after a crash: did the reset reach the API?
 }
 
 # Roles the bot's own resources may grant (custom roles are checked separately). No basic roles, no
@@ -75,6 +76,8 @@ def adapter_calls() -> dict[str, set[str]]:
                 target = node.func
                 if isinstance(target.value, ast.Name) and target.value.id == "self" and target.attr in methods:
                     internal[name].add(target.attr)
+                if target.attr in client_methods:  # client.list_operations(...) called by name
+                    direct[name].add(target.attr)
                 if target.attr in ("result", "done"):  # Operation.result() and .done() poll GetOperation
                     direct[name].add("get_operation")
 
@@ -146,6 +149,7 @@ def test_adapter_analysis_sees_the_calls() -> None:
     assert calls["get"] == {"get_instance"}
     assert {"update_instance", "get_operation"} <= calls["set_labels"]
     assert "get_operation" in calls["follow"]
+    assert calls["find_reset"] == {"list_operations"}
     for method, client_calls in calls.items():
         assert client_calls <= set(CLIENT_PERMISSIONS), f"{method}: {client_calls}"
 

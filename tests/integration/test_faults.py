@@ -182,11 +182,48 @@ def test_reset_that_times_out_but_was_applied_is_not_repeated(stack: LocalStack)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert workbench_calls(stack, name, "reset") == 1
     assert any(r.get("decision") == "follow" for r in audits_for(stack, name))
+    assert worker_logs(stack, f"{name}: following the reset sent under the intent")  # found in the operations
     # "Restarted" was said once the reset had really happened, not on a health report that still says down.
     [applied] = reset_times(stack, full)
     said = [c.time for c in stack.slack.calls if c.method.startswith("chat.") and "Restarted in" in str(c.args)
             and name in str(c.args)]
     assert said and min(said) >= applied, (said, applied)
+
+
+def test_intent_that_lands_late_is_followed_by_the_one_reset_it_announced(stack: LocalStack) -> None:
+    """The intent's label update is accepted but lands after the worker stopped waiting for it.
+
+    The worker does not reset under an unconfirmed intent: it asks for a redelivery. The redelivery
+    finds the intent (Verdict.FOLLOW) but no reset in the API's operations; once no reset of the
+    first attempt could still arrive, it sends the reset itself. One reset, one alert.
+    """
+    full, name = new_instance(stack, "late-intent")
+    stack.workbench.update_seconds = 4.0  # longer than WORKBENCH_RETRY_SECONDS: the confirmation gives up
+    try:
+        kill(stack, full, name)
+        assert wait_for(lambda: "medic-inflight" in labels(stack, full), timeout=30)
+        stack.workbench.update_seconds = 0.1
+        assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    finally:
+        stack.workbench.update_seconds = 0.1
+    assert workbench_calls(stack, name, "reset") == 1
+    deliveries = restart_deliveries(stack, name)
+    assert not deliveries[0].acked and deliveries[-1].acked
+    assert any(r.get("decision") == "follow" for r in audits_for(stack, name))
+    assert worker_logs(stack, f"{name}: no reset was sent under the intent")
+
+
+def test_intent_refused_by_the_api_is_reported_not_retried(stack: LocalStack) -> None:
+    """A label update the API refuses (403) is a permanent failure: an alert says so, and nothing loops."""
+    full, name = new_instance(stack, "intent-403")
+    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind="http", status=403,
+                                 count=-1)
+    kill(stack, full, name)
+    wait_alert(stack, name, "Not restarted: the Workbench API said")
+    assert_incident_closed(stack, full, name, resets=0, says="FORBIDDEN")
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+    assert workbench_calls(stack, name, "reset") == 0
 
 
 # ---- Workbench: permanent faults ---------------------------------------------------------------
@@ -425,6 +462,19 @@ def test_stopped_instance_is_reported_not_reset(stack: LocalStack) -> None:
     # Recording the incident on a STOPPED instance's labels is one quick update, not a wait for it to be ACTIVE.
     [record] = audits_for(stack, name)
     assert record["decision"] == "skip-not-active" and record["latency_ms"] < 2000
+
+
+def test_record_refused_before_a_skip_alert_still_alerts_once(stack: LocalStack) -> None:
+    """No reset, and the labels can't be written (403): the alert still says why, and nothing loops."""
+    full, name = new_instance(stack, "stopped-403", state="STOPPED")
+    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind="http", status=403,
+                                 count=-1)
+    kill(stack, full, name)
+    wait_alert(stack, name, "Not restarted")
+    assert_incident_closed(stack, full, name, resets=0, says="the instance is STOPPED")
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+    assert worker_logs(stack, f"could not record history on {name}")
 
 
 def test_opted_out_instance_is_reported_not_reset(stack: LocalStack) -> None:

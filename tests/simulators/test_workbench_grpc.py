@@ -70,6 +70,30 @@ def test_reset_operation_polls_to_its_instance_without_the_rest_parse_error(
     assert sim.resets(full) == 1
 
 
+def test_list_operations_pages_through_every_operation_of_the_zone(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
+) -> None:
+    """What a worker that crashed mid-restart reads to learn whether its reset reached the API."""
+    first, second = add(sim, "o1"), add(sim, "o2")
+    client.reset_instance(request={"name": first})
+    client.update_instance(
+        request={"instance": {"name": second, "labels": {"k": "v"}}, "update_mask": {"paths": ["labels"]}}
+    )
+    location = f"projects/{PROJECT}/locations/{ZONE}"
+    page = client.list_operations(request={"name": location, "page_size": 1})
+    assert len(page.operations) == 1 and page.next_page_token
+    rest = client.list_operations(request={"name": location, "page_token": page.next_page_token})
+    assert not rest.next_page_token
+    found = []
+    for operation in [*page.operations, *rest.operations]:
+        metadata = notebooks_v2.OperationMetadata.pb(notebooks_v2.OperationMetadata())
+        assert operation.metadata.Unpack(metadata)
+        found.append((metadata.target, metadata.verb))
+    assert found == [(first, "reset"), (second, "update")]  # oldest first
+    other = client.list_operations(request={"name": f"projects/{PROJECT}/locations/us-east1-b"})
+    assert not other.operations
+
+
 def test_update_applies_only_the_masked_labels(
     sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
 ) -> None:
