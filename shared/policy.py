@@ -268,10 +268,18 @@ def _decide_kill(
 
 
 def _covering_restart(killed_at: datetime, history: History, inflight: datetime | None) -> Reason | None:
-    """A kill at or before a restart (in flight or finished) is one that restart already answers."""
-    if inflight is not None and killed_at <= inflight:
+    """A kill at or before a restart (in flight or finished) is one that restart already answers; so is one
+    at or before an automatic attempt that failed (it counts in auto_restarts, not in last_restart): one
+    attempt per incident, and a new kill after it meets the backoff rather than a volley of resets.
+    Labels keep whole seconds. A kill in the second a restart started in came before it (a reset takes
+    longer than that), so start times compare in whole seconds; one in the second a restart finished in
+    may have come after it, so it counts as new."""
+    killed = killed_at.replace(microsecond=0)
+    if inflight is not None and killed <= inflight:
         return Reason.DURING_RESTART
     if history.last_restart is not None and killed_at <= history.last_restart:
+        return Reason.BEFORE_LAST_RESTART
+    if history.auto_restarts and killed <= history.auto_restarts[-1]:
         return Reason.BEFORE_LAST_RESTART
     return None
 

@@ -249,7 +249,8 @@ class Worker:
 
         finished = self.clock()
         if result.result is ResetResult.FAILED:
-            return self._finish_failed(request, ref, view, history, decision, facts(""), alert_ts, result.error)
+            return self._finish_failed(request, ref, view, history, decision, facts(""), alert_ts, result.error,
+                                       start_time)
         seconds = max(0, round((finished - start_time).total_seconds()))
         if result.result is ResetResult.UNCONFIRMED:
             outcome = messages.text("outcome.restart_unconfirmed", self.lang, seconds=seconds)
@@ -305,7 +306,8 @@ class Worker:
             if isinstance(exc, transient_errors()):  # said once the redelivery knows how it ended
                 log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-            return self._finish_failed(request, ref, view, undo, decision, facts(""), None, describe_error(exc))
+            return self._finish_failed(request, ref, view, undo, decision, facts(""), None, describe_error(exc),
+                                       self.clock())
         return self._see_through(lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts)
 
     def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float) -> Any:
@@ -355,11 +357,13 @@ class Worker:
         facts: AlertFacts,
         alert_ts: str | None,
         error: str,
+        attempted_at: datetime,
     ) -> WorkOutcome:
-        kill_time = request.kill_time
-        new_history = history.without_inflight()
-        if kill_time is not None:
-            new_history = new_history.with_kill(kill_time)
+        # The attempt counts (an automatic one toward the backoff and the pause): the incident's other lines
+        # fold into it instead of each trying again and each saying "Restart failed".
+        new_history = history.with_intent(
+            attempted_at, "", killed_at=request.kill_time, automatic=request.trigger is Trigger.OOM
+        ).without_inflight()
         self._try_save(ref, view, new_history)
         outcome = messages.text("outcome.restart_failed", self.lang, error=messages.escape(error))
         self._post_alert(replace(facts, outcome=outcome), alert_ts)

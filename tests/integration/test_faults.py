@@ -22,9 +22,11 @@ import pytest
 
 import simulators.slack
 import simulators.workbench
-from simulators.stack import OOM_TOPIC, LocalStack
+from simulators.entries import oom_entry
+from simulators.stack import OOM_TOPIC, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import (
+    ZONE,
     alert_text,
     alerts_for,
     assert_incident_closed,
@@ -262,7 +264,7 @@ def test_permanent_reset_fault_alerts_without_retry(stack: LocalStack, status: i
 def test_operation_that_ends_in_error_alerts_restart_failed(stack: LocalStack) -> None:
     full, name = new_instance(stack, "op-error")
     inject(stack, name, "reset", "op_error", 0, 1)
-    kill(stack, full, name)
+    entry = kill(stack, full, name)
     wait_alert(stack, name, "Restart failed")
     # The API accepted one reset (the simulator counts it) and it failed: nothing is tried again.
     assert_incident_closed(stack, full, name, resets=1, says="Restart failed")
@@ -272,6 +274,11 @@ def test_operation_that_ends_in_error_alerts_restart_failed(stack: LocalStack) -
     assert labels(stack, full).get("medic-last-kill")  # the incident is recorded: its other lines fold into it
     [dm] = stack.slack.messages(owner_channel(name))  # the owner hears how it ended too
     assert "the restart failed" in dm["text"] and "organizers have been told" in dm["text"]
+    # Another line of the same kill: one attempt per incident, not a second reset and a second alert.
+    stack.sink(oom_entry(PROJECT, ZONE, name, at=datetime.fromisoformat(entry["timestamp"])))
+    assert stack.wait_idle(40)
+    assert stack.workbench.resets(full) == 1 and len(alerts_for(stack, name)) == 1
+    assert [r["decision"] for r in audits_for(stack, name)] == ["failed", "skip-duplicate"]
 
 
 def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalStack) -> None:

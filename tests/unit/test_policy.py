@@ -145,6 +145,23 @@ def test_same_kill_after_a_restart_is_a_duplicate() -> None:
     assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.BEFORE_LAST_RESTART)
 
 
+def test_lines_of_a_kill_whose_automatic_restart_failed_fold_into_that_attempt() -> None:
+    """A failed attempt counts in auto_restarts only (nothing restarted): the incident's other lines fold into
+    it rather than each trying again; a kill after it is new, and meets the backoff."""
+    attempted = KILL + timedelta(seconds=8)
+    history = History(auto_restarts=(attempted,), kills=(KILL,), last_kill=KILL)
+    decision = decide(oom(), view(), history, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.BEFORE_LAST_RESTART)
+    # The label keeps whole seconds: a kill 0.7 s into the second the attempt started in is still before it.
+    same_second = History(auto_restarts=(KILL,), kills=(KILL,), last_kill=KILL)
+    decision = decide(oom(KILL + timedelta(milliseconds=700)), view(), same_second, NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.BEFORE_LAST_RESTART)
+    later = attempted + timedelta(seconds=2)
+    down = view(updated=later + timedelta(seconds=2))
+    decision = decide(oom(later), down, history, later + timedelta(seconds=3), CONFIG)  # backoff: 10 s
+    assert (decision.verdict, decision.reason) == (Verdict.WAIT, Reason.BACKOFF)
+
+
 def test_kill_during_restart_is_a_duplicate() -> None:
     history = History(inflight_since=KILL + timedelta(seconds=5), inflight_event="other")
     assert decide(oom(), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART
