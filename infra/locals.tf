@@ -10,8 +10,9 @@ locals {
   # The Logging filter of the sink. It must equal shared/oom_parse.py SINK_FILTER character for
   # character (tests/infra checks this, and that it matches every OOM sample and no other line).
   # `:` is a case-insensitive substring match: "out of memory: kill" covers "Kill process",
-  # "Killed process" and "Memory cgroup out of memory: Killed process".
-  oom_filter = "resource.type=\"gce_instance\" AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\")"
+  # "Killed process" and "Memory cgroup out of memory: Killed process"; the second term covers
+  # "Out of memory (oom_kill_allocating_task): Killed process" (vm.oom_kill_allocating_task=1).
+  oom_filter = "resource.type=\"gce_instance\" AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\" OR textPayload:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.message:\"out of memory (oom_kill_allocating_task): kill\")"
 
   # One environment for every function: the same policy must hold on both sides of the restart topic.
   # Secrets are not here; they come from Secret Manager (secret_environment_variables).

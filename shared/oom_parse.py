@@ -26,10 +26,13 @@ RAW_ENTRY_LIMIT = 2000
 
 # The Logging filter the sink uses (infra/ and README quote this same string; a test keeps them equal).
 # `:` is a case-insensitive substring match, so "out of memory: kill" covers "Kill process",
-# "Killed process" and the cgroup wording.
+# "Killed process" and the cgroup wording. With vm.oom_kill_allocating_task=1 the kernel names the mode
+# before the colon ("Out of memory (oom_kill_allocating_task): Killed process"), which that term misses.
 SINK_FILTER = (
     'resource.type="gce_instance" AND '
-    '(textPayload:"out of memory: kill" OR jsonPayload.message:"out of memory: kill")'
+    '(textPayload:"out of memory: kill" OR jsonPayload.message:"out of memory: kill" OR '
+    'textPayload:"out of memory (oom_kill_allocating_task): kill" OR '
+    'jsonPayload.message:"out of memory (oom_kill_allocating_task): kill")'
 )
 
 _PROCESS = r"\((?P<process>.{1,16}?)\)(?=[\s,]|$)"
