@@ -28,6 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from shared.oom_parse import SINK_FILTER
+from simulators.logging_query import compile_query
 from simulators.pubsub import PubSubSimulator
 from simulators.slack import SlackSimulator
 from simulators.workbench import WorkbenchSimulator
@@ -311,10 +313,16 @@ class LocalStack:
         return env
 
     # ---- driving it --------------------------------------------------------------------------
-    def sink(self, entry: dict[str, Any] | bytes) -> str:
-        """What the Logging sink does: publish the LogEntry JSON to the OOM topic."""
-        data = entry if isinstance(entry, bytes) else json.dumps(entry).encode()
-        return self.pubsub.publish(OOM_TOPIC, data, {"logging.googleapis.com/timestamp": "now"})
+    def sink(self, entry: dict[str, Any]) -> str:
+        """What the Logging sink does: publish the LogEntry JSON to the OOM topic if the sink's filter selects it.
+
+        Returns the message id, or "" when the filter drops the entry: a local sink that forwarded what the
+        real one drops would let on_oom pass tests on lines it never sees in production, and hide a filter
+        that misses a kill. To put something no sink would publish on the topic, publish it to OOM_TOPIC.
+        """
+        if not compile_query(SINK_FILTER)(entry):
+            return ""
+        return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""

@@ -8,8 +8,8 @@ import copy
 import pytest
 
 from shared.oom_parse import SINK_FILTER
+from simulators.logging_query import QueryError, compile_query, matches
 from tests.infra import hcl
-from tests.infra.logging_query import QueryError, compile_query, matches
 from tests.support import NOT_OOM_SAMPLES, OOM_SAMPLES, sample
 
 BOT = hcl.load_module(hcl.INFRA)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from simulators.entries import noise_entry, oom_entry
-from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
+from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 
 pytestmark = pytest.mark.wire
@@ -36,6 +36,21 @@ def test_kill_with_jupyter_down_is_reset_once_and_reported(stack: LocalStack, fo
     assert dm and "ran out of memory" in dm[-1]["text"] and "it is back" in dm[-1]["text"]
     labels = stack.workbench.get(full)["labels"]
     assert "medic-last-restart" in labels and "medic-inflight" not in labels
+
+
+def test_kill_in_oom_kill_allocating_task_mode_is_forwarded_and_reset(stack: LocalStack) -> None:
+    """vm.oom_kill_allocating_task=1 words the line "Out of memory (oom_kill_allocating_task): Killed process":
+    the sink's filter must select it, or on_oom never hears of the kill."""
+    full, name = new_instance(stack, "wb-allocating")
+    entry = oom_entry(PROJECT, ZONE, name, pid=5151)
+    entry["jsonPayload"]["message"] = entry["jsonPayload"]["message"].replace(
+        "Out of memory: Killed", "Out of memory (oom_kill_allocating_task): Killed")
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    assert stack.sink(entry), "the sink's filter dropped a kill"
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    [alert] = alerts_for(stack, name)
+    assert "5151" in json.dumps(alert["blocks"])
 
 
 def test_kill_that_jupyter_survives_is_not_reset(stack: LocalStack) -> None:
@@ -71,9 +86,14 @@ def test_health_that_never_arrives_resets_after_grace(stack: LocalStack) -> None
     ],
 )
 def test_lines_that_are_not_kills_never_restart(stack: LocalStack, line: str) -> None:
+    """The sink's filter drops them; were one to reach on_oom anyway (published by hand here), it is ignored."""
     full, name = new_instance(stack, "wb-noise")
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.0)
-    stack.sink(noise_entry(PROJECT, ZONE, name, line))
+    entry = noise_entry(PROJECT, ZONE, name, line)
+    before = len(stack.pubsub.published(OOM_TOPIC))
+    assert stack.sink(entry) == ""
+    assert len(stack.pubsub.published(OOM_TOPIC)) == before, "the local sink forwarded what the real one drops"
+    stack.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
     assert stack.wait_idle(20)
     assert stack.workbench.resets(full) == 0
     assert not alerts_for(stack, name)
@@ -101,7 +121,7 @@ def test_same_entry_ten_times_is_one_reset(stack: LocalStack) -> None:
 def test_malformed_entries_are_acked_without_side_effects(stack: LocalStack, payload: bytes) -> None:
     before = len(stack.pubsub.deliveries)
     resets = stack.workbench.count_calls("reset")
-    stack.sink(payload)
+    stack.pubsub.publish(OOM_TOPIC, payload)  # what no sink publishes: straight onto the topic
     assert stack.wait_idle(20)
     new = stack.pubsub.deliveries[before:]
     assert new and all(d.acked for d in new), new
