@@ -56,7 +56,9 @@ _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _TOTAL_VM = re.compile(r"total-vm:([0-9]{1,20})kB")
 _ANON_RSS = re.compile(r"anon-rss:([0-9]{1,20})kB")
 
-# Lines printed around a kill that are not kills; named so the log says why they were ignored.
+# Lines printed around a kill that are not kills; named so the log says why an entry without a kill was
+# ignored. They are looked for only after the kill patterns failed: one entry can hold a kill and the lines
+# around it (several syslog lines in one message), and a process may be called MemoryError.
 _NOT_KILLS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"invoked oom-killer"), "'invoked oom-killer' is printed before a kill, not a kill"),
     (re.compile(r"oom_reaper: reaped process"), "'oom_reaper' reaps memory after a kill"),
@@ -148,22 +150,24 @@ def parse_log_entry(
     line = kill_line(entry)
     if line is None:
         return NotAKill("the entry has neither textPayload nor jsonPayload.message", insert_id)
-    for pattern, reason in _NOT_KILLS:
-        if pattern.search(line):
-            return NotAKill(reason, insert_id)
     for form, pattern in _KILL_PATTERNS:  # noqa: B007 - the matching form is used below
         match = pattern.search(line)
         if match:
             break
     else:
-        return NotAKill("no OOM-kill line in the entry", insert_id)
+        reason = next((why for lookalike, why in _NOT_KILLS if lookalike.search(line)), "no OOM-kill line in the entry")
+        return NotAKill(reason, insert_id)
 
+    # Shown: the kill's own line. Memory figures: the first after the kill, so not an earlier line's (an
+    # oom_reaper's "now anon-rss:0kB"), yet an old kernel's "Killed process ... anon-rss" on the next line counts.
+    kill_text = line[line.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0]
+    after_kill = line[match.start():]
     killed_at = _entry_time(entry) or fallback_time
     ref_or_reason = resolve_instance(entry, line)
     if isinstance(ref_or_reason, str):
         return UnresolvedKill(
             reason=ref_or_reason,
-            line=line[:500],
+            line=kill_text[:500],
             raw_entry=json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT],
             killed_at=killed_at,
             insert_id=insert_id,
@@ -173,11 +177,11 @@ def parse_log_entry(
         killed_at=killed_at,
         pid=int(match["pid"]),
         process=match["process"],
-        anon_rss_kb=_kb(_ANON_RSS, line),
-        total_vm_kb=_kb(_TOTAL_VM, line),
+        anon_rss_kb=_kb(_ANON_RSS, after_kill),
+        total_vm_kb=_kb(_TOTAL_VM, after_kill),
         insert_id=insert_id,
         form=form,
-        line=line[:500],
+        line=kill_text[:500],
     )
 
 

@@ -140,6 +140,59 @@ def test_lookalikes_are_not_kills(line: str) -> None:
     assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
 
 
+PREFIX = "Nov 20 04:12:33 wb-alice kernel: "
+KILL = (PREFIX + "[53211.918273] Out of memory: Killed process 23817 (python) total-vm:31458120kB, "
+        "anon-rss:15235516kB, file-rss:0kB, shmem-rss:4kB, UID:1000 pgtables:30352kB oom_score_adj:0")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        PREFIX + "python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0\n" + KILL,
+        KILL + "\n" + PREFIX + "oom_reaper: reaped process 23817 (python), now anon-rss:0kB, file-rss:0kB",
+        PREFIX + "oom_reaper: reaped process 1 (python), now anon-rss:0kB, file-rss:0kB\n" + KILL,
+        PREFIX + "oom-kill:constraint=CONSTRAINT_NONE,task=python,pid=23817,uid=1000\n" + KILL,
+        KILL.replace("(python)", "(MemoryError)"),
+    ],
+    ids=["invoked-then-kill", "kill-then-reaper", "reaper-then-kill", "constraint-then-kill", "process-MemoryError"],
+)
+def test_a_kill_among_lookalikes_is_a_kill(text: str) -> None:
+    """The lines printed around a kill only explain why a non-kill was ignored: they never hide the kill."""
+    entry = sample("oom-ops-agent-modern.json")
+    entry["jsonPayload"]["message"] = text
+    kill = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(kill, OomKill), kill
+    assert kill.pid == 23817 and kill.instance.name == "wb-alice"
+    assert kill.anon_rss_kb == 15235516 and kill.total_vm_kb == 31458120
+    assert "Killed process 23817" in kill.line and "\n" not in kill.line
+
+
+def test_old_kernel_two_line_kill_keeps_its_memory_figures() -> None:
+    entry = sample("oom-ops-agent-modern.json")
+    entry["jsonPayload"]["message"] = (
+        PREFIX + "Out of memory: Kill process 23817 (python) score 951 or sacrifice child\n"
+        + PREFIX + "Killed process 23817 (python) total-vm:31458120kB, anon-rss:15235516kB, file-rss:0kB")
+    kill = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(kill, OomKill) and kill.form == "legacy"
+    assert (kill.anon_rss_kb, kill.total_vm_kb) == (15235516, 31458120)
+    assert kill.line.endswith("or sacrifice child")
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("not-oom-constraint.json", "summary line"),
+        ("not-oom-cuda.json", "CUDA"),
+        ("not-oom-invoked-killer.json", "invoked oom-killer"),
+        ("not-oom-memoryerror.json", "MemoryError"),
+        ("not-oom-reaper.json", "oom_reaper"),
+    ],
+)
+def test_non_kill_samples_say_which_lookalike_they_are(name: str, reason: str) -> None:
+    result = parse_log_entry(sample(name), fallback_time=NOW)
+    assert isinstance(result, NotAKill) and reason in result.reason, result
+
+
 def test_cloudevent_sample_round_trip() -> None:
     event = json.loads((DATA / "cloudevent-oom-ops-agent-modern.json").read_text())
     result = parse_cloudevent(event["type"], event["data"], event_time=NOW)
