@@ -23,9 +23,11 @@ class IntakeOutcome:
 
 
 def reject_unreadable(error: Exception) -> IntakeOutcome:
-    """A body the framework could not unmarshal before on_oom ran (JSON nested past the parser's depth).
+    """A body the framework could not unmarshal before the function ran (JSON nested past the parser's
+    depth, bytes that are not UTF-8): logged as a rejection, and then acknowledged like one.
 
-    Eventarc wraps a Pub/Sub message whose data is base64, so such a body never comes from the sink.
+    Eventarc wraps a Pub/Sub message whose data is base64, so such a body never comes from the sink;
+    retrying it would fail the same way forever.
     """
     reason = f"the event body could not be read ({type(error).__name__})"
     audit("event rejected", severity=logging.WARNING, decision="rejected", reason=reason)
