@@ -34,6 +34,14 @@ def reject_unreadable(error: Exception) -> IntakeOutcome:
     return IntakeOutcome("rejected", reason)
 
 
+def delivery_time(event_time: str, now: datetime) -> datetime:
+    """The CloudEvent's time: when Pub/Sub took the message, the same on every redelivery; now if it is unreadable."""
+    try:
+        return parse_time(event_time) if event_time else now
+    except ValueError:
+        return now
+
+
 def handle_event(
     event_type: str,
     event_id: str,
@@ -46,10 +54,7 @@ def handle_event(
 ) -> IntakeOutcome:
     """Parse, then publish a request; raises only when publishing fails (the event is then redelivered)."""
     now = now or utcnow()
-    try:
-        received = parse_time(event_time) if event_time else now
-    except ValueError:
-        received = now
+    received = delivery_time(event_time, now)
     result = parse_cloudevent(event_type, data, event_time=received)
     if isinstance(result, Rejected):
         audit("event rejected", severity=logging.WARNING, decision="rejected", reason=result.reason,

@@ -11,17 +11,34 @@ from datetime import datetime
 from typing import Any
 
 from shared.audit import audit
+from shared.intake import delivery_time
 from shared.models import Action, RestartRequest, Trigger
 from shared.monitoring import NotAMemoryIncident, parse_incident
 from shared.oom_parse import Rejected, entry_from_cloudevent
+from shared.policy import PolicyConfig
 from shared.queue import RestartQueue
 from shared.workbench import utcnow
 
 
 def handle_memory_event(
-    event_type: str, event_id: str, data: Any, *, queue: RestartQueue, now: datetime | None = None
+    event_type: str,
+    event_id: str,
+    event_time: str,
+    data: Any,
+    *,
+    queue: RestartQueue,
+    policy: PolicyConfig,
+    now: datetime | None = None,
 ) -> str:
-    """Returns what happened ("queued", "closed", "rejected"); raises only when publishing fails."""
+    """Returns what happened ("queued", "closed", "rejected", "too-old"); raises only when publishing fails.
+
+    The warning is as old as the notification: requested_at is the CloudEvent's time (when Monitoring's
+    message reached Pub/Sub, kept by every redelivery), so a delivery retried for hours after failed
+    publishes is dropped with a logged reason once it is older than max_event_age, instead of raising
+    forever or reaching the owner as fresh news. Not the incident's started_at: Monitoring may omit it,
+    and it dates the memory pressure, not the notice (a re-notification of a long-open incident is news).
+    """
+    now = now or utcnow()
     payload = entry_from_cloudevent(event_type, data)
     if isinstance(payload, Rejected):
         audit("memory event rejected", severity=logging.WARNING, decision="rejected", reason=payload.reason,
@@ -40,11 +57,19 @@ def handle_memory_event(
         action=Action.WARN,
         trigger=Trigger.MEMORY,
         instance=incident.instance.full_name,
-        requested_at=now or utcnow(),
+        requested_at=delivery_time(event_time, now),
         event_id=f"memory-{incident.incident_id or event_id}",
         memory_percent=incident.percent_used,
         incident_open=True,
     )
+    age = now - request.requested_at
+    if age > policy.max_event_age:
+        # A redelivery after failed publishes, or a late notification: too late to warn (the worker would
+        # report it as an old event, not warn). Dropped before publishing, so a failing publish can't loop.
+        audit("memory warning dropped: the notification is too old to warn about", severity=logging.WARNING,
+              decision="dropped", reason=f"{int(age.total_seconds())} s old, over the {policy.max_event_age} limit",
+              instance=incident.instance.name, incident=incident.incident_id, event_id=event_id[:128])
+        return "too-old"
     message_id = queue.publish(request)
     audit("memory warning queued", decision="queued", instance=incident.instance.name,
           percent=incident.percent_used, incident=incident.incident_id, message_id=message_id)

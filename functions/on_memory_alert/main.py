@@ -22,7 +22,14 @@ QUEUE = RestartQueue(SETTINGS.restart_topic)
 
 @functions_framework.cloud_event
 def on_memory_alert(event: CloudEvent) -> None:
-    handle_memory_event(str(event["type"]), str(event["id"]), event.data, queue=QUEUE)
+    handle_memory_event(
+        str(event["type"]),
+        str(event["id"]),
+        str(event.get("time") or ""),
+        event.data,
+        queue=QUEUE,
+        policy=SETTINGS.policy,
+    )
 
 
 # Flask's errorhandler, re-exported untyped. Binary mode: DataUnmarshallerError; structured mode

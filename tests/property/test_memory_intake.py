@@ -12,18 +12,23 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from google.api_core.exceptions import NotFound
 
+from shared.config import Need, load_settings
+from shared.intake import delivery_time
 from shared.memory_intake import handle_memory_event
 from shared.models import Action, RestartRequest, Trigger
 from shared.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
 from shared.oom_parse import Rejected, entry_from_cloudevent
 from shared.queue import RestartQueue
+from simulators.incidents import memory_incident
 from tests.property.budget import run
 from tests.property.conftest import RESTART_TOPIC, AuditCapture, Sims, has_reason
-from tests.property.hostile import MEMORY_EVENTS, NOW, valid_name, valid_project, valid_zone
+from tests.property.hostile import MEMORY_EVENTS, NOW, PUBSUB_EVENT_TYPE, b64, valid_name, valid_project, valid_zone
 
 Record = Callable[[str, object], None]
 
@@ -87,24 +92,29 @@ def queue(sims: Sims) -> Iterator[RestartQueue]:
 def test_on_memory_alert_queues_only_open_incidents_on_vms(
     sims: Sims, queue: RestartQueue, audit_log: AuditCapture, record_property: Record
 ) -> None:
+    policy = load_settings({Need.PUBLISH}, sims.env).policy
     resets_before = sims.resets()
 
     def check(event: tuple[str, str, str, Any]) -> None:
-        event_type, event_id, _time, data = event
+        event_type, event_id, event_time, data = event
         before = sims.published()
         audit_log.take()
-        outcome = handle_memory_event(event_type, event_id, data, queue=queue, now=NOW)
+        outcome = handle_memory_event(event_type, event_id, event_time, data, queue=queue, policy=policy, now=NOW)
         records = audit_log.take()
         published = sims.pubsub.published(RESTART_TOPIC)[before:]
-        assert outcome in ("queued", "closed", "rejected"), outcome
+        assert outcome in ("queued", "closed", "rejected", "too-old"), outcome
         assert len(records) == 1, records
+        if outcome == "too-old":
+            assert NOW - delivery_time(event_time, NOW) > policy.max_event_age, event_time
         if outcome != "queued":
             assert published == [], f"a {outcome} memory event published a request"
-            assert has_reason(records[0]) and records[0]["decision"] in ("rejected", "ignored"), records
+            assert has_reason(records[0]) and records[0]["decision"] in ("rejected", "ignored", "dropped"), records
             return
         assert len(published) == 1 and records[0]["decision"] == "queued"
         request = RestartRequest.from_json(published[0].data)
         assert request.action is Action.WARN and request.trigger is Trigger.MEMORY and request.incident_open
+        assert request.requested_at == delivery_time(event_time, NOW), (request.requested_at, event_time)
+        assert NOW - request.requested_at <= policy.max_event_age
         payload = decoded_payload(data)
         assert payload is not None
         check_incident(parse_incident(payload), payload)
@@ -112,3 +122,39 @@ def test_on_memory_alert_queues_only_open_incidents_on_vms(
 
     run("memory_event", "handle_memory_event", MEMORY_EVENTS, check, record_property)
     assert sims.resets() == resets_before == 0
+
+
+# ---- the warning's age: the notification's, measured on Google's clock ----------------------------
+def notification(name: str) -> dict[str, Any]:
+    incident = memory_incident("contest-prj", "us-central1-a", name, percent=95.0)
+    return {"message": {"data": b64(json.dumps(incident).encode()), "messageId": "7"}}
+
+
+def test_warning_is_as_old_as_its_notification(sims: Sims, queue: RestartQueue) -> None:
+    """requested_at is the CloudEvent's time, which every redelivery keeps, not the moment of this delivery."""
+    policy = load_settings({Need.PUBLISH}, sims.env).policy
+    before = sims.published()
+    outcome = handle_memory_event(PUBSUB_EVENT_TYPE, "e1", "2026-11-20T03:58:00Z", notification("wb-aged"),
+                                  queue=queue, policy=policy, now=NOW)
+    assert outcome == "queued"
+    [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
+    assert RestartRequest.from_json(message.data).requested_at == NOW - timedelta(minutes=15)
+
+
+def test_notification_retried_past_max_age_is_dropped_not_raised(sims: Sims, audit_log: AuditCapture) -> None:
+    """Publishing keeps failing: each redelivery raises (Eventarc retries) while the notification is young; once
+    it is older than max_event_age it is dropped with a logged reason, instead of raising for days."""
+    policy = load_settings({Need.PUBLISH}, sims.env).policy
+    failing = RestartQueue("projects/contest-prj/topics/never-created", publish_timeout_s=2)
+    sent = NOW - timedelta(minutes=20)
+    data = notification("wb-retried")
+    with pytest.raises(NotFound):
+        handle_memory_event(PUBSUB_EVENT_TYPE, "e2", "2026-11-20T03:53:00Z", data, queue=failing, policy=policy,
+                            now=NOW)
+    audit_log.take()
+    later = sent + policy.max_event_age + timedelta(minutes=5)
+    outcome = handle_memory_event(PUBSUB_EVENT_TYPE, "e2", "2026-11-20T03:53:00Z", data, queue=failing,
+                                  policy=policy, now=later)
+    assert outcome == "too-old"
+    [record] = audit_log.take()
+    assert record["decision"] == "dropped" and record["instance"] == "wb-retried" and "s old" in record["reason"]
