@@ -64,12 +64,16 @@ def handle_event(
         audit("not an OOM kill", decision="ignored", reason=result.reason, event_id=result.insert_id or event_id[:128])
         return IntakeOutcome("not-a-kill", result.reason)
 
+    # The event's age counts from the earlier of the kill's time (the VM's clock) and the delivery's
+    # (Pub/Sub's): a VM clock running ahead must not keep an old kill young, retried here forever and acted
+    # on by the worker. An OomKill keeps its own time (request.kill) for the alert and for spotting duplicates.
+    occurred = min(result.killed_at, received)
     if isinstance(result, OomKill):
         request = RestartRequest(
             action=Action.RESTART,
             trigger=Trigger.OOM,
             instance=result.instance.full_name,
-            requested_at=result.killed_at,
+            requested_at=occurred,
             event_id=result.insert_id or event_id,
             kill=kill_to_json(result),
         )
@@ -80,7 +84,7 @@ def handle_event(
             action=Action.ALERT,
             trigger=Trigger.UNRESOLVED,
             instance="",
-            requested_at=result.killed_at,
+            requested_at=occurred,
             event_id=result.insert_id or event_id,
             raw_entry=result.raw_entry,
             note=result.reason,
@@ -90,7 +94,7 @@ def handle_event(
     try:
         message_id = queue.publish(request)
     except Exception as exc:
-        if now - result.killed_at > policy.max_event_age:
+        if now - occurred > policy.max_event_age:
             # Retrying forever helps no one: the log line stays, at ERROR, for a log-based alert.
             audit("kill dropped: publishing failed and the event is too old to retry", severity=logging.ERROR,
                   decision="dropped", reason=type(exc).__name__, event_id=request.event_id,

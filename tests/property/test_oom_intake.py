@@ -11,13 +11,15 @@ import base64
 import binascii
 import json
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from google.api_core.exceptions import NotFound
 
 from shared.config import Need, load_settings
 from shared.intake import handle_event
-from shared.models import Action, OomKill, RestartRequest, Trigger
+from shared.models import Action, OomKill, RestartRequest, Trigger, iso
 from shared.oom_parse import (
     RAW_ENTRY_LIMIT,
     NotAKill,
@@ -34,11 +36,13 @@ from tests.property.hostile import (
     LOG_ENTRIES,
     NAME_LABEL,
     NOW,
+    PUBSUB_EVENT_TYPE,
     valid_full_name,
     valid_name,
     valid_project,
     valid_zone,
 )
+from tests.support import pubsub_message, sample
 
 Record = Callable[[str, object], None]
 
@@ -145,3 +149,42 @@ def test_on_oom_publishes_only_kills_and_logs_why(
 
     run("cloudevent", "handle_event", CLOUDEVENTS, check, record_property)
     assert sims.resets() == resets_before == 0
+
+
+# ---- the age of a kill: the earlier of the VM's clock and Pub/Sub's -------------------------------
+def ahead_of_time(hours: int) -> dict[str, Any]:
+    """The modern sample, its timestamps from a VM whose clock runs `hours` ahead."""
+    entry = sample("oom-ops-agent-modern.json")
+    entry["timestamp"] = entry["receiveTimestamp"] = iso(NOW + timedelta(hours=hours))
+    return {"message": pubsub_message(entry)}
+
+
+def test_kill_from_a_vm_clock_ahead_is_as_old_as_its_delivery(sims: Sims, queue: RestartQueue) -> None:
+    policy = load_settings({Need.PUBLISH}, sims.env).policy
+    before = sims.published()
+    sent = NOW - timedelta(minutes=3)
+    outcome = handle_event(PUBSUB_EVENT_TYPE, "e1", iso(sent), ahead_of_time(20), queue=queue, policy=policy, now=NOW)
+    assert outcome.kind == "kill"
+    [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
+    request = RestartRequest.from_json(message.data)
+    assert request.requested_at == sent, "the worker's age check would start 20 hours late"
+    assert request.kill_time == NOW + timedelta(hours=20), "the kill keeps the time its VM wrote"
+
+
+def test_kill_from_a_vm_clock_ahead_is_dropped_once_its_delivery_is_too_old(
+    sims: Sims, audit_log: AuditCapture
+) -> None:
+    """Publishing keeps failing and the VM's clock runs 20 h ahead: the event is dropped (logged at ERROR) once
+    the delivery is older than max_event_age, instead of looking young and raising for 20 h more."""
+    policy = load_settings({Need.PUBLISH}, sims.env).policy
+    failing = RestartQueue("projects/contest-prj/topics/never-created", publish_timeout_s=2)
+    data = ahead_of_time(20)
+    sent = NOW - timedelta(minutes=5)
+    with pytest.raises(NotFound):  # young: raise, so that Eventarc redelivers
+        handle_event(PUBSUB_EVENT_TYPE, "e2", iso(sent), data, queue=failing, policy=policy, now=NOW)
+    audit_log.take()
+    later = sent + policy.max_event_age + timedelta(minutes=1)
+    outcome = handle_event(PUBSUB_EVENT_TYPE, "e2", iso(sent), data, queue=failing, policy=policy, now=later)
+    assert outcome.kind == "too-old"
+    [record] = audit_log.take()
+    assert (record["decision"], record["severity"], record["instance"]) == ("dropped", "ERROR", "wb-alice")
