@@ -95,7 +95,8 @@ def handle_event(
         message_id = queue.publish(request)
     except Exception as exc:
         if now - occurred > policy.max_event_age:
-            # Retrying forever helps no one: the log line stays, at ERROR, for a log-based alert.
+            # Retrying forever helps no one. The ERROR entry is the kill's only trace: a log-based metric on it
+            # alerts the organizers (infra/dropped_kills.tf; tests/infra/test_dropped_kills.py keeps them matched).
             audit("kill dropped: publishing failed and the event is too old to retry", severity=logging.ERROR,
                   decision="dropped", reason=type(exc).__name__, event_id=request.event_id,
                   instance=request.instance.rsplit("/", 1)[-1])
