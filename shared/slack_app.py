@@ -3,9 +3,10 @@
 Slack wants an answer within 3 seconds and the Cloud Functions adapter has no
 lazy listeners, so a listener only reads (users.info, instances.list), decides
 (commands.py) and publishes a request to the restart topic; the worker does the
-restart and reports through the request's response_url. Bolt's signature
-verification (signing secret, 5-minute replay window) stays on: unsigned
-requests get 401 before any listener runs.
+restart and reports through the request's response_url. The signature
+(signing secret, 5-minute replay window) is checked before anything reads the
+body, so an unsigned request is a 401 and leaves no trace; Bolt's own check
+stays on behind it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared import messages
 from shared.audit import audit
@@ -40,6 +41,9 @@ from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 from shared.queue import RestartQueue
 from shared.workbench import Workbench, utcnow
+
+if TYPE_CHECKING:
+    from slack_sdk.signature import SignatureVerifier
 
 log = logging.getLogger(__name__)
 COMMAND = "/restart-notebook"
@@ -409,16 +413,24 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     return app
 
 
-def answer(app: Any, raw_body: str, *, headers: Mapping[str, Any], query: str = "") -> Any:
-    """The BoltResponse to one HTTP request; a body of a shape Slack never sends is a logged 400.
+def answer(
+    app: Any, raw_body: str, *, headers: Mapping[str, Any], verifier: SignatureVerifier, query: str = ""
+) -> Any:
+    """The BoltResponse to one HTTP request: 401 unless Slack signed it; a signed body of a shape Slack
+    never sends is a logged 400.
 
+    The signature comes first because Bolt parses a body before its own middleware verifies it: without
+    this, anyone could make the parsing below fail and write an audit record, and a timestamp that is not
+    a number (Bolt's int() raising in its middleware) read as a bad payload instead of a bad signature.
     Bolt reads a payload as Slack shapes it, without checking: its parsing (build_context) and the
-    payload views it hands every listener raise on anything else, signed or not. Such bodies come only
-    from someone who holds the signing secret; they get a 400 and a logged reason, and nothing is done.
+    payload views it hands every listener raise on anything else. Signed such bodies come only from
+    someone who holds the signing secret; they get a 400 and a logged reason, and nothing is done.
     (What Bolt's middleware and matchers raise on is answered by build_app's error handler.)
     """
     from slack_bolt import BoltResponse  # noqa: PLC0415
 
+    if not signed_by_slack(verifier, raw_body, headers):
+        return BoltResponse(status=401, body={"error": "invalid request"})  # Bolt's own answer, word for word
     try:
         request = bolt_request(raw_body, headers=headers, query=query)
         problem = unroutable(request.body)
@@ -428,6 +440,21 @@ def answer(app: Any, raw_body: str, *, headers: Mapping[str, Any], query: str = 
         audit("slack request rejected", severity=logging.WARNING, decision="rejected", reason=problem)
         return BoltResponse(status=400, body="bad request")
     return app.dispatch(request)
+
+
+def signed_by_slack(verifier: SignatureVerifier, raw_body: str, headers: Mapping[str, Any]) -> bool:
+    """slack_sdk's check of the v0 signature and the 5-minute window; anything it raises on is unsigned."""
+    try:
+        return verifier.is_valid_request(raw_body, {str(k): _first(v) for k, v in headers.items()})
+    except Exception:  # noqa: BLE001 - e.g. a timestamp that is not a number: not signed by Slack
+        return False
+
+
+def _first(value: Any) -> str:
+    """A header as one string (Bolt's own headers hold lists)."""
+    if isinstance(value, list | tuple):
+        return str(value[0]) if value else ""
+    return str(value)
 
 
 def unroutable(body: Mapping[str, Any]) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any
 import flask
 import functions_framework
 from slack_bolt.adapter.flask.handler import to_flask_response
+from slack_sdk.signature import SignatureVerifier
 
 from shared.audit import setup_logging
 from shared.config import Need, load_settings
@@ -33,6 +34,7 @@ def _service(client: Any) -> SlackService:
 
 
 APP = build_app(SETTINGS, _service)
+VERIFIER = SignatureVerifier(SETTINGS.slack_signing_secret)
 
 
 @functions_framework.http
@@ -41,4 +43,4 @@ def slack_app(request: flask.Request) -> Any:
         return ("Not Found", 404)
     raw = request.get_data(as_text=True)
     query = request.query_string.decode("utf-8", errors="replace")
-    return to_flask_response(answer(APP, raw, headers=dict(request.headers), query=query))
+    return to_flask_response(answer(APP, raw, headers=dict(request.headers), verifier=VERIFIER, query=query))

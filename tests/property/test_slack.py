@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from slack_sdk import WebClient
+from slack_sdk.signature import SignatureVerifier
 
 from shared.commands import Verb, parse_command
 from shared.config import Need, load_settings
@@ -90,11 +91,25 @@ class Slack:
     def queued_since(self, before: int) -> list[RestartRequest]:
         return [RestartRequest.from_json(m.data) for m in self.sims.pubsub.published(RESTART_TOPIC)[before:]]
 
-    def dispatch(self, body: str) -> Any:
+    def dispatch(self, body: str, *, forged: int | None = None) -> Any:
+        """Signed as Slack signs; `forged` picks one of FORGERIES instead."""
         stamp = str(int(time.time()))
         headers = {"content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": stamp,
                    "x-slack-signature": sign(SIGNING_SECRET, stamp, body)}
-        return answer(self.app, body, headers=headers)
+        if forged is not None:
+            headers = FORGERIES[forged % len(FORGERIES)](headers, body)
+        return answer(self.app, body, headers=headers, verifier=SignatureVerifier(SIGNING_SECRET))
+
+
+# Ways a request reaches the function without Slack's signature: each must be a 401 that logs nothing.
+FORGERIES: tuple[Callable[[dict[str, str], str], dict[str, str]], ...] = (
+    lambda h, _: {"content-type": h["content-type"]},
+    lambda h, _: {**h, "x-slack-signature": sign(SIGNING_SECRET + "-not", h["x-slack-request-timestamp"], "x")},
+    lambda h, b: {**h, "x-slack-request-timestamp": "abc", "x-slack-signature": sign(SIGNING_SECRET, "abc", b)},
+    lambda h, b: {**h, "x-slack-request-timestamp": "1", "x-slack-signature": sign(SIGNING_SECRET, "1", b)},
+    lambda h, b: {**h, "x-slack-signature": sign(SIGNING_SECRET, h["x-slack-request-timestamp"], b + " ")},
+    lambda h, _: {k: v for k, v in h.items() if k != "x-slack-signature"},
+)
 
 
 @pytest.fixture(scope="module")
@@ -249,13 +264,19 @@ def test_buttons_through_bolt(slack: Slack, audit_log: AuditCapture, record_prop
 def test_payload_shapes_through_bolt(slack: Slack, audit_log: AuditCapture, record_property: Record) -> None:
     """Signed payloads of shapes Slack never sends: Bolt's own parsing and matching index them blindly, so
     each must end in a logged 400 (or Bolt's 404 when nothing matches, or a listener's reasoned answer), not
-    a 500. No caller here is an organizer: nothing may be queued."""
+    a 500. The same payload unsigned (one of FORGERIES) is a 401 that logs nothing. No caller here is an
+    organizer: nothing may be queued."""
     callers = USER_IDS.filter(lambda u: u != ORG)
+
+    forgeries = iter(range(1_000_000))
 
     def check(payload: dict[str, Any]) -> None:
         before = slack.published()
         audit_log.take()
-        response = slack.dispatch(urllib.parse.urlencode({"payload": json.dumps(payload)}))
+        body = urllib.parse.urlencode({"payload": json.dumps(payload)})
+        unsigned = slack.dispatch(body, forged=next(forgeries))
+        assert (unsigned.status, audit_log.take()) == (401, []), (unsigned.status, payload)
+        response = slack.dispatch(body)
         records = audit_log.take()
         assert response.status in (200, 400, 404), (response.status, response.body[:300], payload)
         if response.status == 400:

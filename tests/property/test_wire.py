@@ -11,6 +11,7 @@ is a failure. The tests at the end cover what the frameworks cannot read before 
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -233,14 +234,44 @@ def test_push_data_nested_too_deep_is_acked(stack: LocalStack) -> None:
     assert post(stack.functions["restart_worker"][0].url, body, {"Content-Type": "application/json"})[0] == 204
 
 
-@pytest.mark.parametrize("tamper", [None, "missing_headers"])
 @pytest.mark.parametrize("body", ["payload=notjson", "payload=%5B1%5D", "payload=%7B%22a%22%3A"])
-def test_slack_payload_bolt_cannot_parse_is_400(stack: LocalStack, body: str, tamper: str | None) -> None:
-    """slack_bolt parses the body before it checks the signature: a payload that is not a JSON object made
-    it raise, signed or not (500); slack_app answers 400 and logs why."""
+def test_slack_payload_bolt_cannot_parse_is_400(stack: LocalStack, body: str) -> None:
+    """A signed payload that is not a JSON object made slack_bolt's parsing raise (500); slack_app answers
+    400 and logs why."""
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
-    assert slack.send_signed(body, tamper=tamper).status == 400
+    assert slack.send_signed(body).status == 400
     assert any(r.get("decision") == "rejected" and r.get("reason") for r in stack.audit_records("slack_app"))
+
+
+UNSIGNED_BODIES = {
+    "not-json": "payload=notjson",
+    "not-an-object": "payload=%5B1%5D",
+    "no-actions": 'payload={"type":"block_actions","actions":[]}',
+    "action-id-a-number": 'payload={"type":"block_actions","actions":[{"action_id":5}]}',
+    "slash-command": "command=%2Frestart-notebook&user_id=U0ORG&text=wb-alice",
+}
+UNSIGNED_HEADERS = {
+    "none": {},
+    "bad-signature": {"X-Slack-Request-Timestamp": "{now}", "X-Slack-Signature": "v0=00"},
+    "timestamp-not-a-number": {"X-Slack-Request-Timestamp": "abc", "X-Slack-Signature": "v0=00"},
+    "timestamp-huge": {"X-Slack-Request-Timestamp": "9" * 5000, "X-Slack-Signature": "v0=00"},
+    "no-signature": {"X-Slack-Request-Timestamp": "{now}"},
+}
+
+
+@pytest.mark.parametrize("headers", list(UNSIGNED_HEADERS))
+@pytest.mark.parametrize("body", list(UNSIGNED_BODIES))
+def test_slack_unsigned_is_401_before_anything_reads_it(stack: LocalStack, body: str, headers: str) -> None:
+    """Without a valid signature nothing is parsed and nothing is logged: whatever the body or the headers,
+    the answer is 401 (anyone on the internet can send these; they must not write audit records)."""
+    now = str(int(time.time()))
+    sent = {"Content-Type": "application/x-www-form-urlencoded",
+            **{k: v.replace("{now}", now) for k, v in UNSIGNED_HEADERS[headers].items()}}
+    before = len(stack.audit_records("slack_app")), published(stack)
+    status, _ = post(stack.functions["slack_app"][0].url, UNSIGNED_BODIES[body].encode(), sent)
+    assert status == 401
+    time.sleep(0.1)  # the function's log is its stdout: give a record that should not exist time to arrive
+    assert (len(stack.audit_records("slack_app")), published(stack)) == before
 
 
 @pytest.mark.parametrize("body", [
