@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from shared import messages
 from shared.audit import audit
@@ -56,6 +56,23 @@ BUTTON_ACTIONS = {
 }
 USERGROUP_TTL_S = 300.0
 LISTENER_RAN = "notebook_medic_listener_ran"  # set in the request's BoltContext once one of ours runs
+ACK_DEADLINE = "notebook_medic_ack_deadline"  # the request's Deadline, in its BoltContext
+# Slack waits 3 s for the HTTP answer, which (process_before_response) goes only when the listener
+# returns: everything before it shares ACK_BUDGET_S, the rest is the way there and back.
+ACK_BUDGET_S = 2.5
+REPLY_S = 1.0  # one response_url post before the ack (WebhookClient's own default is 30 s)
+MIN_CALL_S = 0.1  # less time left than this: a call is not started
+
+
+class Deadline:
+    """When the acknowledgement must go, so every call before it can be given only the time that is left."""
+
+    def __init__(self, seconds: float = ACK_BUDGET_S) -> None:
+        self.end = time.monotonic() + seconds
+
+    def left(self, cap: float = float("inf")) -> float:
+        """Seconds until the deadline (never below 0), at most `cap`."""
+        return max(0.0, min(cap, self.end - time.monotonic()))
 
 
 class SlackService:
@@ -270,6 +287,26 @@ class SlackService:
         }
 
     # ---- organizer buttons -----------------------------------------------------------------
+    def replier(self, response_url: Any, deadline: Deadline) -> Callable[..., None]:
+        """A reply through response_url that fits before the ack: one attempt, at most REPLY_S and never past
+        the deadline. Bolt's respond would wait up to 30 s, and Slack would show the press as failed.
+        (A request that was queued is answered again by the worker, which has the same response_url.)"""
+
+        def reply(**message: Any) -> None:
+            seconds = deadline.left(REPLY_S)
+            if not isinstance(response_url, str) or not response_url or seconds < MIN_CALL_S:
+                log.warning("response_url post skipped: %s", "no time left" if response_url else "no response_url")
+                return
+            from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
+
+            # urllib takes a float; slack_sdk annotates int.
+            client = WebhookClient(response_url, timeout=cast(int, seconds), retry_handlers=[])
+            status = client.send_dict(message).status_code
+            if status != 200:
+                log.warning("response_url post answered %s", status)
+
+        return reply
+
     def button(self, body: dict[str, Any], reply: Callable[..., Any]) -> None:
         def respond(**kwargs: Any) -> None:
             """Best effort, like every Slack call: a bad or unreachable response_url must not turn into an
@@ -388,12 +425,10 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
             ack(text=reply)
 
     @app.action(re.compile("^(" + "|".join(map(re.escape, ALL_ACTIONS)) + ")$"))
-    def organizer_button(
-        ack: Callable[..., None], body: dict[str, Any], respond: Callable[..., Any], context: dict[str, Any]
-    ) -> None:
+    def organizer_button(ack: Callable[..., None], body: dict[str, Any], context: dict[str, Any]) -> None:
         context[LISTENER_RAN] = True
         ack()
-        service.button(body, respond)
+        service.button(body, service.replier(body.get("response_url"), _deadline(context)))
 
     @app.error
     def unroutable_payload(error: Exception, context: dict[str, Any]) -> Any:
@@ -429,6 +464,7 @@ def answer(
     """
     from slack_bolt import BoltResponse  # noqa: PLC0415
 
+    deadline = Deadline()  # from the moment the request is ours
     if not signed_by_slack(verifier, raw_body, headers):
         return BoltResponse(status=401, body={"error": "invalid request"})  # Bolt's own answer, word for word
     try:
@@ -439,7 +475,14 @@ def answer(
     if problem:
         audit("slack request rejected", severity=logging.WARNING, decision="rejected", reason=problem)
         return BoltResponse(status=400, body="bad request")
+    request.context[ACK_DEADLINE] = deadline
     return app.dispatch(request)
+
+
+def _deadline(context: Mapping[str, Any]) -> Deadline:
+    """The request's deadline, set by answer(); a fresh one when Bolt is driven some other way."""
+    deadline = context.get(ACK_DEADLINE)
+    return deadline if isinstance(deadline, Deadline) else Deadline()
 
 
 def signed_by_slack(verifier: SignatureVerifier, raw_body: str, headers: Mapping[str, Any]) -> bool:

@@ -221,3 +221,23 @@ def test_restart_now_button_restarts_and_amends_its_alert(stack: LocalStack, sla
     assert "pid 4242" in body and "Restarted by <@U0ORG>" in body
     told = [m for m in stack.slack.messages(ALICE[0]) if f"<@U0ORG> restarted your notebook *{name}*" in m["text"]]
     assert len(told) == 1  # the owner (found by email) is told who restarted the notebook
+
+
+def test_button_is_answered_in_time_when_its_response_url_hangs(stack: LocalStack) -> None:
+    """With process_before_response the HTTP answer waits for the listener: a response_url post that hangs
+    (30 s in the simulator; Bolt's respond waits that long) must not hold the press past Slack's 3 s."""
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
+    full, _ = alice_instance(stack, "wb-hang")
+    bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text="an alert")["ts"]
+    for who in (BOB[0], ORGANIZER[0]):  # refused (the refusal is the post), then queued (the ack is the post)
+        stack.slack.inject_fault("response_url", "timeout")
+        try:
+            response = slack.block_action(who, "medic_pause", full, response_url=stack.slack.new_response_url(),
+                                          message_ts=ts)
+        finally:
+            stack.slack.clear_faults()
+        assert response.status == 200 and response.elapsed_s < 2.5, (who, response.status, response.elapsed_s)
+    assert stack.workbench.wait_until(  # the organizer's press was queued all the same, and done
+        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=20
+    )
