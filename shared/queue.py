@@ -6,6 +6,7 @@ the instance, so the worker sees one request per instance at a time, in order.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from typing import Any
@@ -14,6 +15,10 @@ from shared.models import RestartRequest
 
 log = logging.getLogger(__name__)
 UNRESOLVED_KEY = "unresolved"
+
+
+class PublishUnconfirmedError(TimeoutError):
+    """Pub/Sub did not confirm a publish in time: the message may or may not have been stored."""
 
 
 class RestartQueue:
@@ -42,8 +47,17 @@ class RestartQueue:
                     )
         return self._publisher
 
-    def publish(self, request: RestartRequest) -> str:
-        """Publish and wait for the server's message id; raises when Pub/Sub does not take it in time."""
+    def publish(self, request: RestartRequest, *, timeout_s: float | None = None) -> str:
+        """Publish and wait for the server's message id.
+
+        With timeout_s (a caller with a deadline: Slack's 3 s) one attempt, and the RPC and the wait both
+        end within timeout_s: with ordering on, the client stretches any retry it is given, and the
+        attempt's timeout with it, to 2**32 s, so a bounded publish can have no retry. Without, the
+        client's retries and a wait of the queue's own timeout. Raises PublishUnconfirmedError when no
+        answer came in time (the message may be stored all the same), any other exception when Pub/Sub
+        refused it.
+        """
+        from google.api_core import exceptions as gexc  # noqa: PLC0415
         from google.api_core import retry as gretry  # noqa: PLC0415
 
         key = request.instance or UNRESOLVED_KEY
@@ -57,17 +71,30 @@ class RestartQueue:
             attributes["requester_slack_id"] = request.requester.slack_user_id
         if request.response_url:
             attributes["response_url"] = request.response_url
+        if timeout_s is None:
+            retry: Any = gretry.Retry(initial=0.1, maximum=2.0, multiplier=2.0, timeout=self._timeout)
+            rpc_timeout, wait = self._timeout, self._timeout + 5
+        else:
+            retry, rpc_timeout = None, max(0.0, timeout_s)
+            wait = rpc_timeout
         publisher = self.publisher
         try:
             future = publisher.publish(
-                self.topic,
-                request.to_json(),
-                ordering_key=key,
-                retry=gretry.Retry(initial=0.1, maximum=2.0, multiplier=2.0, timeout=self._timeout),
-                **attributes,
+                self.topic, request.to_json(), ordering_key=key, retry=retry, timeout=rpc_timeout, **attributes
             )
-            return str(future.result(timeout=self._timeout + 5))
         except Exception:
-            # With ordering on, a failed publish pauses its key: let the next attempt through.
-            publisher.resume_publish(self.topic, key)
+            self._resume(key)
             raise
+        # With ordering on, a failed publish pauses its key, also one that fails after we stopped waiting:
+        # let the next request for the instance through.
+        future.add_done_callback(lambda done: self._resume(key) if done.exception() is not None else None)
+        try:
+            return str(future.result(timeout=wait))
+        except (TimeoutError, gexc.DeadlineExceeded, gexc.RetryError) as exc:
+            reason = f"no answer from Pub/Sub within {wait:.1f} s ({type(exc).__name__})"
+            raise PublishUnconfirmedError(reason) from exc
+
+    def _resume(self, key: str) -> None:
+        """Unpause the key after a failed publish; a key that is not paused (or never seen) is fine as it is."""
+        with contextlib.suppress(RuntimeError, ValueError):
+            self.publisher.resume_publish(self.topic, key)

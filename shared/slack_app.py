@@ -39,7 +39,7 @@ from shared.commands import Answer, Caller, Verb, authorize_restart, find_target
 from shared.config import Settings
 from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
-from shared.queue import RestartQueue
+from shared.queue import PublishUnconfirmedError, RestartQueue
 from shared.workbench import Workbench, utcnow
 
 if TYPE_CHECKING:
@@ -60,7 +60,10 @@ ACK_DEADLINE = "notebook_medic_ack_deadline"  # the request's Deadline, in its B
 # Slack waits 3 s for the HTTP answer, which (process_before_response) goes only when the listener
 # returns: everything before it shares ACK_BUDGET_S, the rest is the way there and back.
 ACK_BUDGET_S = 2.5
+READS_S = 1.2  # users.info and instances.list, made at once (a cold start makes the Workbench client in them)
+PUBLISH_S = 1.0  # the publish to the restart topic: one attempt, the RPC and the wait for its id
 REPLY_S = 1.0  # one response_url post before the ack (WebhookClient's own default is 30 s)
+SLACK_CALL_S = 1  # the app's WebClient timeout (whole seconds): any other Slack call before the ack
 MIN_CALL_S = 0.1  # less time left than this: a call is not started
 
 
@@ -128,8 +131,9 @@ class SlackService:
         return user_id in members
 
     # ---- /restart-notebook -----------------------------------------------------------------
-    def command(self, body: dict[str, Any]) -> str | dict[str, Any]:
-        """The acknowledgement to send (text, or a message dict with blocks)."""
+    def command(self, body: dict[str, Any], deadline: Deadline | None = None) -> str | dict[str, Any]:
+        """The acknowledgement to send (text, or a message dict with blocks), ready before the deadline."""
+        deadline = deadline or Deadline()
         user_id = str(body.get("user_id", ""))
         raw = str(body.get("text", ""))
         parsed = parse_command(raw)
@@ -150,15 +154,17 @@ class SlackService:
             self._pool.submit(self.workbench.list, self.settings.project, (zone,))
             for zone in self.settings.workbench_zones
         ]
+        # Waits cut short at READS_S: a read still running goes on in its thread, bounded by its client's timeout.
+        reads = Deadline(deadline.left(READS_S))
         try:
-            caller = caller_future.result()
-        except Exception as exc:  # noqa: BLE001 - Slack itself failing: say so, do nothing
+            caller = caller_future.result(timeout=reads.left())
+        except Exception as exc:  # noqa: BLE001 - Slack itself failing or slow: say so, do nothing
             self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="Slack")
         fields.update(requester=caller.email, organizer=caller.is_organizer)
         try:
-            instances = [view for future in zone_futures for view in future.result()]
-        except Exception as exc:  # noqa: BLE001 - Workbench failing: say so, do nothing
+            instances = [view for future in zone_futures for view in future.result(timeout=reads.left())]
+        except Exception as exc:  # noqa: BLE001 - Workbench failing or slow: say so, do nothing
             self._audit("denied", fields, reason=f"instances.list failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="Workbench")
         if parsed.verb is Verb.STATUS:
@@ -184,13 +190,30 @@ class SlackService:
             requester=Requester(user_id, caller.email or "", caller.is_organizer),
             response_url=str(body.get("response_url", "")),
         )
+        fields["instance"] = instance.ref.name
+        unsent = self._publish(request, deadline, fields)
+        if unsent is not None:
+            return unsent
+        self._audit("restart queued", fields)
+        return messages.text("cmd.queued", self.lang, instance=instance.ref.name)
+
+    def _publish(self, request: RestartRequest, deadline: Deadline, fields: dict[str, Any]) -> str | None:
+        """Queue the request within what is left of the deadline; None when it was queued, else what to say.
+
+        Never pretends: refused means nothing was queued; unconfirmed in time means it may have been."""
+        seconds = deadline.left(PUBLISH_S)
+        if seconds < MIN_CALL_S:
+            self._audit("denied", fields, reason="no time left to publish before Slack's deadline")
+            return messages.text("deny.unavailable", self.lang, service="the restart queue")
         try:
-            self.queue.publish(request)
+            self.queue.publish(request, timeout_s=seconds)
+        except PublishUnconfirmedError as exc:
+            self._audit("maybe queued", fields, reason=str(exc))
+            return messages.text("queue.unconfirmed", self.lang, name=request.instance.rsplit("/", 1)[-1])
         except Exception as exc:  # noqa: BLE001 - nothing was queued: tell the user, never pretend
             self._audit("denied", fields, reason=f"publish failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="the restart queue")
-        self._audit("restart queued", fields, instance=instance.ref.name)
-        return messages.text("cmd.queued", self.lang, instance=instance.ref.name)
+        return None
 
     def _make_publisher_during_reads(self) -> None:
         """Cold start: the publisher's imports (~80 ms of CPU) while the reads wait on the network.
@@ -307,7 +330,10 @@ class SlackService:
 
         return reply
 
-    def button(self, body: dict[str, Any], reply: Callable[..., Any]) -> None:
+    def button(self, body: dict[str, Any], reply: Callable[..., Any], deadline: Deadline | None = None) -> None:
+        """An organizer's press: checked, queued for the worker, and answered through `reply` (see replier)."""
+        deadline = deadline or Deadline()
+
         def respond(**kwargs: Any) -> None:
             """Best effort, like every Slack call: a bad or unreachable response_url must not turn into an
             error for a press that was already handled (Bolt would answer 500 after the request was queued)."""
@@ -336,8 +362,8 @@ class SlackService:
             self._audit("button rejected", fields, reason="unknown action")
             return
         try:
-            caller = self.caller(user_id)
-        except Exception as exc:  # noqa: BLE001
+            caller = self._pool.submit(self.caller, user_id).result(timeout=deadline.left(READS_S))
+        except Exception as exc:  # noqa: BLE001 - Slack failing or slow
             self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
             respond(text=messages.text("deny.unavailable", self.lang, service="Slack"), replace_original=False)
             return
@@ -366,14 +392,12 @@ class SlackService:
             alert_blocks=tuple(b for b in original if isinstance(b, dict))[:50],
             machine_type=machine_type,
         )
-        try:
-            self.queue.publish(request)
-        except Exception as exc:  # noqa: BLE001
-            self._audit("denied", fields, reason=f"publish failed: {type(exc).__name__}")
-            respond(text=messages.text("deny.unavailable", self.lang, service="the restart queue"),
-                    replace_original=False)
+        fields["action"] = action.value
+        unsent = self._publish(request, deadline, fields)
+        if unsent is not None:
+            respond(text=unsent, replace_original=False)
             return
-        self._audit("button queued", fields, action=action.value)
+        self._audit("button queued", fields)
         respond(text=messages.text(f"button.ack.{action.value}", self.lang, name=ref.name), replace_original=False)
 
     def _deny_resize(
@@ -408,7 +432,8 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     from slack_bolt import App  # noqa: PLC0415
     from slack_sdk import WebClient  # noqa: PLC0415
 
-    kwargs: dict[str, Any] = {"token": settings.slack_bot_token, "timeout": 2}
+    # Every call this client makes is made before an ack: short, and no retry (there is no time for one).
+    kwargs: dict[str, Any] = {"token": settings.slack_bot_token, "timeout": SLACK_CALL_S, "retry_handlers": []}
     if settings.slack_api_url:
         kwargs["base_url"] = settings.slack_api_url
     client = WebClient(**kwargs)
@@ -418,7 +443,7 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     @app.command(COMMAND)
     def restart_notebook(ack: Callable[..., None], body: dict[str, Any], context: dict[str, Any]) -> None:
         context[LISTENER_RAN] = True
-        reply = service.command(body)
+        reply = service.command(body, _deadline(context))
         if isinstance(reply, dict):
             ack(**reply)
         else:
@@ -428,7 +453,8 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     def organizer_button(ack: Callable[..., None], body: dict[str, Any], context: dict[str, Any]) -> None:
         context[LISTENER_RAN] = True
         ack()
-        service.button(body, service.replier(body.get("response_url"), _deadline(context)))
+        deadline = _deadline(context)
+        service.button(body, service.replier(body.get("response_url"), deadline), deadline)
 
     @app.error
     def unroutable_payload(error: Exception, context: dict[str, Any]) -> Any:

@@ -241,3 +241,58 @@ def test_button_is_answered_in_time_when_its_response_url_hangs(stack: LocalStac
     assert stack.workbench.wait_until(  # the organizer's press was queued all the same, and done
         lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=20
     )
+
+
+SLOW = {  # service -> (latency in seconds, what the acknowledgement must say)
+    "pubsub": (5.0, "may or may not"),  # the request is stored, late: the user hears the truth, not "queued"
+    "pubsub-after-slow-reads": (5.0, "may or may not"),
+    "slack": (5.0, "couldn't reach Slack"),
+    "workbench": (5.0, "couldn't reach Workbench"),
+}
+
+
+@pytest.mark.parametrize("slow", list(SLOW))
+def test_slash_command_is_answered_in_time_when_a_service_is_slow(stack: LocalStack, slow: str) -> None:
+    """Reads (users.info, instances.list) and the publish share Slack's 3 s: each is cut short within the
+    budget, and the answer says what is known. A publish that was not confirmed in time may still have
+    been stored: then the restart happens, and the answer said it might."""
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=30)
+    _, warm = new_instance(stack, "wb-warm", owner="warm@contest.example", slack_user="U0WARM")
+    assert "Restarting" in slack.slash_command("U0WARM", warm, response_url=stack.slack.new_response_url()).body
+    assert stack.wait_idle(30)
+    full, name = new_instance(stack, "wb-late", owner="late@contest.example", slack_user="U0LATE")
+    before = restart_requests(stack)
+    latency, expected = SLOW[slow]
+    if slow == "pubsub-after-slow-reads":
+        stack.workbench.latency_s = 0.7  # reads that succeed, slowly, then a publish that hangs
+    service = {"pubsub": stack.pubsub, "slack": stack.slack, "workbench": stack.workbench}.get(slow, stack.pubsub)
+    service.latency_s = latency
+    try:
+        response = slack.slash_command("U0LATE", name, response_url=stack.slack.new_response_url())
+    finally:
+        stack.pubsub.latency_s = stack.slack.latency_s = stack.workbench.latency_s = 0.0
+    assert response.status == 200 and response.elapsed_s < 2.7, (response.elapsed_s, response.body)
+    assert expected in response.body, response.body
+    if slow.startswith("pubsub"):  # the simulator stores it once its latency is over, long after the answer
+        assert stack.workbench.wait_until(lambda: restart_requests(stack) == before + 1, timeout=15)
+    assert stack.wait_idle(30)
+    queued = restart_requests(stack) - before
+    assert queued == (1 if slow.startswith("pubsub") else 0)
+    assert stack.workbench.resets(full) == queued
+
+
+def test_button_with_a_slow_publish_is_answered_in_time_and_honestly(stack: LocalStack) -> None:
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=30)
+    full, _ = alice_instance(stack, "wb-slowbtn")
+    bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text="an alert")["ts"]
+    slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url(), message_ts=ts)
+    assert stack.wait_idle(30)  # warm: the publisher exists
+    url = stack.slack.new_response_url()
+    stack.pubsub.latency_s = 5.0
+    try:
+        response = slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=url, message_ts=ts)
+    finally:
+        stack.pubsub.latency_s = 0.0
+    assert response.status == 200 and response.elapsed_s < 2.7, response.elapsed_s
+    assert any("may or may not" in r.get("text", "") for r in stack.slack.responses(url)), stack.slack.responses(url)

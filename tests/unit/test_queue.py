@@ -1,0 +1,58 @@
+"""RestartQueue.publish keeps to its time, and says whether a request was refused or only not confirmed.
+
+The Slack app hands it what is left of Slack's 3 seconds: the RPC, its retries and the wait must all end
+within that. The real publisher against the Pub/Sub simulator in this process (PUBSUB_EMULATOR_HOST).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import grpc
+import pytest
+from google.api_core import exceptions as gexc
+
+from shared.models import Action, RestartRequest, Trigger
+from shared.queue import PublishUnconfirmedError, RestartQueue
+from simulators.pubsub import PubSubSimulator
+
+TOPIC = "projects/contest-prj/topics/notebook-restarts"
+INSTANCE = "projects/contest-prj/locations/asia-northeast1-a/instances/wb-q"
+
+
+@pytest.fixture
+def sim(monkeypatch: pytest.MonkeyPatch) -> Iterator[PubSubSimulator]:
+    with PubSubSimulator() as simulator:
+        simulator.create_topic(TOPIC)
+        monkeypatch.setenv("PUBSUB_EMULATOR_HOST", simulator.host)
+        yield simulator
+
+
+def request(n: int) -> RestartRequest:
+    return RestartRequest(Action.RESTART, Trigger.SLASH_COMMAND, INSTANCE, datetime.now(UTC), f"e{n}")
+
+
+def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(sim: PubSubSimulator) -> None:
+    queue = RestartQueue(TOPIC, publish_timeout_s=20)
+    queue.publish(request(0))  # the channel is up: what follows times the publish alone
+    sim.latency_s = 3.0
+    started = time.monotonic()
+    with pytest.raises(PublishUnconfirmedError):
+        queue.publish(request(1), timeout_s=0.5)
+    assert time.monotonic() - started < 1.0
+    sim.latency_s = 0.0
+    time.sleep(0.5)  # the abandoned attempt fails meanwhile, which pauses its ordering key client-side
+    queue.publish(request(2), timeout_s=2.0)  # resumed: the next request for the instance goes through
+    assert sim.wait_idle(10)
+    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)][-1] == "e2"
+
+
+def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> None:
+    queue = RestartQueue(TOPIC)
+    sim.inject_publish_fault(grpc.StatusCode.PERMISSION_DENIED, count=1)
+    with pytest.raises(gexc.PermissionDenied):
+        queue.publish(request(1), timeout_s=1.0)
+    queue.publish(request(2), timeout_s=1.0)
+    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e2"]
