@@ -873,11 +873,81 @@ def _list_arg(args: JsonDict, name: str) -> list[Any] | None:
 
 def _content(args: JsonDict) -> tuple[str, list[Any] | None, list[Any] | None]:
     text = args.get("text")
+    blocks = _list_arg(args, "blocks")
+    if blocks:
+        _check_blocks(blocks)
     return (
         "" if text is None else str(text),
-        _list_arg(args, "blocks"),
+        blocks,
         _list_arg(args, "attachments"),
     )
+
+
+# Block Kit's limits (Slack's block and element reference) for what the bot posts; Slack rejects a
+# message over any of them with invalid_blocks, i.e. the message is lost.
+MAX_BLOCKS = 50
+_TEXT_LIMITS = {  # (block or element type, field) -> most characters
+    ("section", "text"): 3000,
+    ("section", "fields"): 2000,
+    ("header", "text"): 150,
+    ("context", "elements"): 3000,
+    ("button", "text"): 75,
+    ("confirm", "title"): 100,
+    ("confirm", "text"): 300,
+    ("confirm", "confirm"): 30,
+    ("confirm", "deny"): 30,
+}
+_PLAIN_ONLY = {("header", "text"), ("button", "text"), ("confirm", "title"), ("confirm", "confirm"),
+               ("confirm", "deny")}
+_MAX_ITEMS = {("section", "fields"): 10, ("context", "elements"): 10, ("actions", "elements"): 25}
+_STRING_LIMITS = {"block_id": 255, "action_id": 255, "value": 2000, "url": 3000}
+
+
+def _check_blocks(blocks: list[Any]) -> None:
+    """Raise invalid_blocks, as Slack does, naming the first limit broken (Slack's json-pointer form)."""
+    if len(blocks) > MAX_BLOCKS:
+        raise _api_error("invalid_blocks", f"no more than {MAX_BLOCKS} items allowed [json-pointer:/blocks]")
+    for i, block in enumerate(blocks):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise _api_error("invalid_blocks", f"missing required field: type [json-pointer:/blocks/{i}]")
+        _check_element(block, f"/blocks/{i}")
+
+
+def _check_element(element: JsonDict, where: str) -> None:
+    kind = str(element.get("type"))
+    for name, most in _STRING_LIMITS.items():
+        value = element.get(name)
+        if isinstance(value, str) and len(value) > most:
+            raise _api_error("invalid_blocks", f"must be less than {most + 1} characters [json-pointer:{where}/{name}]")
+    for (owner, name), most in _MAX_ITEMS.items():
+        items = element.get(name)
+        if owner == kind and isinstance(items, list) and len(items) > most:
+            raise _api_error("invalid_blocks", f"no more than {most} items allowed [json-pointer:{where}/{name}]")
+    for (owner, name), most in _TEXT_LIMITS.items():
+        if owner != kind or name not in element:
+            continue
+        value = element[name]
+        objects = value if isinstance(value, list) else [value]
+        for j, obj in enumerate(objects):
+            at = f"{where}/{name}/{j}" if isinstance(value, list) else f"{where}/{name}"
+            if isinstance(obj, dict) and obj.get("type") in ("plain_text", "mrkdwn"):
+                _check_text(obj, at, most, plain_only=(owner, name) in _PLAIN_ONLY)
+    confirm = element.get("confirm")
+    if kind != "confirm" and isinstance(confirm, dict):
+        _check_element({**confirm, "type": "confirm"}, f"{where}/confirm")
+    for j, child in enumerate(element.get("elements") or []):
+        if kind == "actions" and isinstance(child, dict):
+            _check_element(child, f"{where}/elements/{j}")
+
+
+def _check_text(obj: JsonDict, where: str, most: int, *, plain_only: bool) -> None:
+    text = obj.get("text")
+    if plain_only and obj.get("type") != "plain_text":
+        raise _api_error("invalid_blocks", f"must be a plain_text object [json-pointer:{where}]")
+    if not isinstance(text, str) or not text:
+        raise _api_error("invalid_blocks", f"must be more than 0 characters [json-pointer:{where}/text]")
+    if len(text) > most:
+        raise _api_error("invalid_blocks", f"must be less than {most + 1} characters [json-pointer:{where}/text]")
 
 
 def _tz_offset(tz: str) -> int:

@@ -236,6 +236,60 @@ def test_response_url_five_posts_then_used(sim: SlackSimulator) -> None:
     assert WebhookClient(url).send(text="late").body == "expired_url"
 
 
+def _section_fields(*texts: str) -> list[dict[str, Any]]:
+    return [{"type": "section", "fields": [{"type": "mrkdwn", "text": t} for t in texts]}]
+
+
+BUTTON = {"type": "button", "action_id": "a", "value": "v", "text": {"type": "plain_text", "text": "Go"}}
+OVER_THE_LIMIT = {
+    "field-2001": (_section_fields("x" * 2001), "/blocks/0/fields/0/text"),
+    "eleven-fields": (_section_fields(*["x"] * 11), "/blocks/0/fields"),
+    "section-3001": ([{"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3001}}], "/blocks/0/text/text"),
+    "empty-section": ([{"type": "section", "text": {"type": "mrkdwn", "text": ""}}], "/blocks/0/text/text"),
+    "header-151": ([{"type": "header", "text": {"type": "plain_text", "text": "x" * 151}}], "/blocks/0/text/text"),
+    "header-mrkdwn": ([{"type": "header", "text": {"type": "mrkdwn", "text": "x"}}], "/blocks/0/text"),
+    "51-blocks": ([{"type": "divider"}] * 51, "/blocks"),
+    "button-label-76": ([{"type": "actions", "elements": [{**BUTTON, "text": {"type": "plain_text",
+                                                                              "text": "x" * 76}}]}],
+                        "/blocks/0/elements/0/text/text"),
+    "button-value-2001": ([{"type": "actions", "elements": [{**BUTTON, "value": "x" * 2001}]}],
+                          "/blocks/0/elements/0/value"),
+    "confirm-text-301": ([{"type": "actions", "elements": [{**BUTTON, "confirm": {
+        "title": {"type": "plain_text", "text": "t"}, "text": {"type": "plain_text", "text": "x" * 301},
+        "confirm": {"type": "plain_text", "text": "y"}, "deny": {"type": "plain_text", "text": "n"}}}]}],
+        "/blocks/0/elements/0/confirm/text/text"),
+}
+
+
+@pytest.mark.parametrize("case", list(OVER_THE_LIMIT))
+def test_blocks_over_block_kits_limits_are_invalid_blocks(sim: SlackSimulator, case: str) -> None:
+    """As Slack: a message over a Block Kit limit is refused whole (invalid_blocks), i.e. it is lost."""
+    blocks, pointer = OVER_THE_LIMIT[case]
+    with pytest.raises(SlackApiError) as err:
+        client(sim).chat_postMessage(channel="C0ALERTS", text="t", blocks=blocks)
+    assert err.value.response["error"] == "invalid_blocks"
+    assert f"[json-pointer:{pointer}]" in err.value.response["response_metadata"]["messages"][0]
+    ts = client(sim).chat_postMessage(channel="C0ALERTS", text="t")["ts"]
+    with pytest.raises(SlackApiError, match="invalid_blocks"):
+        client(sim).chat_update(channel="C0ALERTS", ts=ts, text="t", blocks=blocks)
+    url = sim.new_response_url()
+    assert (WebhookClient(url).send(text="t", blocks=blocks).status_code, sim.responses(url)) == (400, [])
+    assert [m["ts"] for m in sim.messages("C0ALERTS")] == [ts] and "blocks" not in sim.messages("C0ALERTS")[0]
+
+
+def test_blocks_at_block_kits_limits_are_accepted(sim: SlackSimulator) -> None:
+    at_limit = [
+        {"type": "header", "text": {"type": "plain_text", "text": "x" * 150}},
+        *_section_fields(*["x" * 2000] * 10),
+        {"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3000}},
+        {"type": "actions", "elements": [{**BUTTON, "text": {"type": "plain_text", "text": "x" * 75},
+                                          "value": "x" * 2000}]},
+        *[{"type": "divider"}] * 46,
+    ]
+    assert len(at_limit) == 50
+    assert client(sim).chat_postMessage(channel="C0ALERTS", text="t", blocks=at_limit)["ok"] is True
+
+
 def test_response_url_replace_original(sim: SlackSimulator) -> None:
     ts = client(sim).chat_postMessage(channel="C0ALERTS", text="Restart alice-nb?")["ts"]
     url = sim.new_response_url(channel="C0ALERTS", message_ts=ts)
