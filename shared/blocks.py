@@ -21,6 +21,7 @@ ACTION_STOP = "medic_stop"
 ACTION_RESIZE = "medic_resize"  # value: "<instance full name>|<machine type>|<requester slack id or empty>"
 ACTION_RESIZE_DENY = "medic_resize_deny"
 ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP, ACTION_RESIZE, ACTION_RESIZE_DENY)
+FIELD_MAX = 2000  # Block Kit: characters in one of a section's fields
 
 
 def resize_value(ref: InstanceRef, machine_type: str, requester: str = "") -> str:
@@ -41,7 +42,7 @@ def parse_resize_value(value: str) -> tuple[InstanceRef, str, str]:
 class AlertFacts:
     title: str  # already worded (messages.text)
     instance: InstanceRef | None
-    owner: str = ""  # a mention, or the email
+    owner: str = ""  # a mention, or the email as mrkdwn-safe text (SlackNotifier.mention)
     process: str = ""
     pid: int | None = None
     anon_rss_kb: int | None = None
@@ -101,8 +102,8 @@ def alert_blocks(
     fields: list[dict[str, Any]] = []
 
     def add(label_key: str, value: str) -> None:
-        if value:
-            fields.append({"type": "mrkdwn", "text": f"*{text(label_key, lang)}*\n{value}"})
+        if value:  # Block Kit refuses a field over 2000 characters, and with it the whole alert
+            fields.append({"type": "mrkdwn", "text": f"*{text(label_key, lang)}*\n{value}"[:FIELD_MAX]})
 
     ref = facts.instance
     if ref is not None:

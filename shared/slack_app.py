@@ -40,6 +40,7 @@ from shared.config import Settings
 from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 from shared.queue import PublishUnconfirmedError, RestartQueue
+from shared.slack_notify import SHOWN_MAX
 from shared.workbench import Workbench, utcnow
 
 if TYPE_CHECKING:
@@ -298,9 +299,10 @@ class SlackService:
             view = row.instance
             state = messages.text("status.paused", lang) if row.paused else view.state.value
             last = messages.local_time(row.last_kill, self.settings.tz)[5:16] if row.last_kill else never
+            owner = " ".join((row.owner or "-").split())[:SHOWN_MAX]  # proxy-user-mail: outside text
             lines.append(f"{view.ref.name} | {state} | {view.health_state.replace('HEALTH_STATE_', '')} | "
-                         f"{last} | {row.restarts} | {row.owner or '-'}")
-        table = messages.escape("\n".join(lines))
+                         f"{last} | {row.restarts} | {owner}")
+        table = messages.escape("\n".join(lines).replace("```", "'''"))  # it stays inside the code block
         return {
             "text": title,
             "blocks": [

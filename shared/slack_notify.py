@@ -8,9 +8,26 @@ and swallowed, because Slack being down must never stop a restart.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
+from shared.messages import escape
+
 log = logging.getLogger(__name__)
+# What an email address can look like (RFC 5321's 64 + 255), with nothing Slack's mrkdwn would read as markup
+# (<, >, &, |) and no spacing: the owner's email comes from instance metadata, which is outside text.
+_EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
+SHOWN_MAX = 254  # longest email address: more than that is shown cut
+
+
+def looks_like_email(value: str) -> bool:
+    return len(value) <= SHOWN_MAX and _EMAIL.fullmatch(value) is not None
+
+
+def as_text(value: str) -> str:
+    """Outside text for mrkdwn: on one line, cut at SHOWN_MAX, escaped (no mention, link or markup of its own)."""
+    line = " ".join(value.split())
+    return escape(line[:SHOWN_MAX]) + ("…" if len(line) > SHOWN_MAX else "")
 
 
 class SlackNotifier:
@@ -69,8 +86,11 @@ class SlackNotifier:
         return self._api("chat.update", **args) is not None
 
     def user_id_for(self, email: str) -> str | None:
-        """Slack user id for an email (users.lookupByEmail), cached for the life of the process."""
+        """Slack user id for an email (users.lookupByEmail), cached for the life of the process; None for
+        anything not shaped like an email (it is outside text, and Slack would only say users_not_found)."""
         key = email.lower()
+        if not looks_like_email(key):
+            return None
         if key not in self._user_ids:
             data = self._api("users.lookupByEmail", email=key)
             user = data.get("user") if data else None
@@ -80,10 +100,15 @@ class SlackNotifier:
         return self._user_ids[key]
 
     def mention(self, email: str | None) -> str:
+        """The owner for mrkdwn: a mention when Slack knows the email, else the value as plain text.
+
+        The email is the instance's proxy-user-mail, set by whoever can edit the instance: raw, a value like
+        `<!channel> <https://evil.example|...>` would ping the channel and show a disguised link, and a long
+        one would break Block Kit's 2000 characters a field (Slack refuses the whole alert)."""
         if not email:
             return ""
         user_id = self.user_id_for(email)
-        return f"<@{user_id}>" if user_id else email
+        return f"<@{user_id}>" if user_id else as_text(email)
 
     def email_of(self, user_id: str) -> str | None:
         """The profile email of a Slack user (users.info, scope users:read.email)."""

@@ -9,8 +9,9 @@ import pytest
 from slack_sdk import WebClient
 
 from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
+from tests.integration.helpers import ZONE, kill, wait_alert
 
 pytestmark = pytest.mark.wire
 ORGANIZER = ("U0ORG", "org@contest.example")
@@ -296,3 +297,21 @@ def test_button_with_a_slow_publish_is_answered_in_time_and_honestly(stack: Loca
         stack.pubsub.latency_s = 0.0
     assert response.status == 200 and response.elapsed_s < 2.7, response.elapsed_s
     assert any("may or may not" in r.get("text", "") for r in stack.slack.responses(url)), stack.slack.responses(url)
+
+
+METADATA_OWNERS = {  # proxy-user-mail as anyone who can edit the instance may set it
+    "mentions-and-link": "<!channel> <https://evil.example|reset your password>",
+    "huge": "<!here>" * 1000,
+}
+
+
+@pytest.mark.parametrize("owner", list(METADATA_OWNERS))
+def test_owner_from_instance_metadata_reaches_the_alert_as_plain_text(stack: LocalStack, owner: str) -> None:
+    """The Owner field of the alert an OOM kill brings: no channel ping, no disguised link, and within
+    Block Kit's 2000 characters (over it, Slack refuses the whole alert: it would be lost)."""
+    name = f"wb-owner-{owner}"
+    full = stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=METADATA_OWNERS[owner])
+    kill(stack, full, name)
+    alert = wait_alert(stack, name, "Restarted", timeout=40)
+    [field] = [f["text"] for b in alert["blocks"] for f in b.get("fields", []) if f["text"].startswith("*Owner*")]
+    assert len(field) <= 2000 and "<!" not in field and "<http" not in field, field[:300]

@@ -1,0 +1,99 @@
+"""The owner's email comes from instance metadata (proxy-user-mail): outside text, shown in the alert.
+
+SlackNotifier (the real WebClient) against the Slack simulator in this process, which refuses blocks over
+Block Kit's limits as Slack does (invalid_blocks: the alert would be lost).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from shared.blocks import AlertFacts, alert_blocks
+from shared.models import InstanceRef
+from shared.slack_notify import SlackNotifier
+from simulators.slack import SlackSimulator
+
+TOKEN = "xoxb-unit-token"
+CHANNEL = "C0ALERTS"
+REF = InstanceRef.parse("projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice")
+HOSTILE = {
+    "mentions-and-link": "<!channel> <https://evil.example|reset your password>",
+    "entity": "a&amp;b@contest.example",
+    "newlines": "alice@contest.example\n*Owner*\n<!here>",
+    "email-shaped-but-huge": "a" * 5000 + "@contest.example",
+    "huge": "<!here>" * 1000,
+    "user-mention": "<@U0ORG>",
+}
+
+
+@pytest.fixture(scope="module")
+def slack() -> Iterator[tuple[SlackSimulator, SlackNotifier]]:
+    with SlackSimulator(bot_token=TOKEN) as sim:
+        sim.add_channel(CHANNEL, "alerts")
+        sim.add_user("U0ALICE", "alice", "alice@contest.example")
+        yield sim, SlackNotifier(token=TOKEN, base_url=sim.api_url, timeout_s=2)
+
+
+def owner_field(blocks: list[dict[str, object]]) -> str:
+    fields = [f["text"] for b in blocks for f in b.get("fields", [])]  # type: ignore[attr-defined]
+    [owner] = [f for f in fields if f.startswith("*Owner*")]
+    return str(owner)
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_an_owner_that_is_not_a_slack_user_is_shown_as_plain_bounded_text(
+    slack: tuple[SlackSimulator, SlackNotifier], case: str
+) -> None:
+    sim, notifier = slack
+    shown = notifier.mention(HOSTILE[case])
+    assert "<" not in shown and ">" not in shown and "\n" not in shown, shown
+    fallback, blocks = alert_blocks(AlertFacts(title="wb-alice ran out of memory", instance=REF, owner=shown),
+                                    lang="en", tz=ZoneInfo("UTC"), console_url="https://console.example",
+                                    crashloop_limit=3, window_s=3600)
+    ts = notifier.post(CHANNEL, fallback, blocks)
+    assert ts is not None, "the alert was refused: lost"
+    [posted] = [m for m in sim.messages(CHANNEL) if m["ts"] == ts]
+    field = owner_field(posted["blocks"])
+    assert len(field) <= 2000 and "<!" not in field and "<http" not in field and "<@" not in field, field[:200]
+
+
+def test_an_owner_who_is_a_slack_user_is_mentioned_and_lookups_are_only_for_emails(
+    slack: tuple[SlackSimulator, SlackNotifier]
+) -> None:
+    sim, notifier = slack
+    assert notifier.mention("alice@contest.example") == "<@U0ALICE>"
+    assert notifier.mention("nobody@contest.example") == "nobody@contest.example"
+    before = len(sim.calls_to("users.lookupByEmail"))
+    for value in HOSTILE.values():
+        notifier.mention(value)
+        assert notifier.user_id_for(value) is None
+    assert len(sim.calls_to("users.lookupByEmail")) == before  # outside text is not sent to Slack as an email
+    assert json.dumps(notifier.mention("")) == '""'
+
+
+def test_status_table_keeps_a_hostile_owner_on_its_row_and_inside_the_code_block() -> None:
+    """`/restart-notebook status` lists owners in a code block: escaped, one line each, no ``` to end it."""
+    from shared.commands import Caller  # noqa: PLC0415
+    from shared.config import Need, load_settings  # noqa: PLC0415
+    from shared.models import InstanceState, InstanceView  # noqa: PLC0415
+    from shared.queue import RestartQueue  # noqa: PLC0415
+    from shared.slack_app import SlackService  # noqa: PLC0415
+    from shared.workbench import Workbench  # noqa: PLC0415
+
+    env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "notebook-restarts", "SLACK_BOT_TOKEN": TOKEN,
+           "SLACK_ALERT_CHANNEL": CHANNEL, "SLACK_SIGNING_SECRET": "s", "ORGANIZER_EMAILS": "org@contest.example",
+           "WORKBENCH_ZONES": "asia-northeast1-a"}
+    settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
+    service = SlackService(settings, None, Workbench(), RestartQueue(settings.restart_topic))
+    owners = ["```\n<!channel> *bold* <https://evil.example|x>", "x" * 5000, *HOSTILE.values()]
+    views = [InstanceView(InstanceRef.parse(f"{REF.full_name}-{i}"), InstanceState.ACTIVE, "HEALTHY", {}, owner,
+                          "e2-standard-4") for i, owner in enumerate(owners)]
+    answer = service._status(Caller("U0ORG", "org@contest.example", True), views, {})
+    table = answer["blocks"][1]["text"]["text"]
+    assert table.startswith("```") and table.endswith("```") and table.count("```") == 2, table[:300]
+    assert "<" not in table and len(table) <= 3000
+    assert len(table.strip("`").splitlines()) == 1 + len(owners)  # a header, then one line per instance
