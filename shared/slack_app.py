@@ -378,7 +378,8 @@ class SlackService:
         original = _obj(body.get("message")).get("blocks")
         original = original if isinstance(original, list) else []
         if action is None:  # Deny: only Slack changes, right here
-            self._deny_resize(body, ref, asked_by, tuple(b for b in original if isinstance(b, dict)), caller)
+            self._deny_resize(body, ref, asked_by, tuple(b for b in original if isinstance(b, dict)), caller,
+                              deadline)
             self._audit("resize denied", fields)
             return
         request = RestartRequest(
@@ -404,17 +405,30 @@ class SlackService:
 
     def _deny_resize(
         self, body: dict[str, Any], ref: InstanceRef, asked_by: str, original: tuple[dict[str, Any], ...],
-        caller: Caller,
+        caller: Caller, deadline: Deadline,
     ) -> None:
-        container = body.get("container") or {}
+        """Only Slack changes, before the ack: each call is started only while a whole client timeout is
+        left, so what does not fit is left out (and logged) rather than holding the press past Slack's 3 s."""
+
+        def time_for(what: str) -> bool:
+            if deadline.left() >= SLACK_CALL_S:
+                return True
+            log.warning("a denied resize not reported in %s: no time left before the ack", what)
+            return False
+
+        container = _obj(body.get("container"))
         line = messages.text("resize.denied_by", self.lang, who=f"<@{caller.slack_user_id}>",
                              time=messages.slack_date(self.clock(), self.settings.tz))
         try:
+            if not time_for("the request's message"):
+                return
             self.client.chat_update(channel=str(container.get("channel_id", "")),
                                     ts=str(container.get("message_ts", "")), text=line,
                                     blocks=without_buttons(original, line))
-            if asked_by:
-                dm = self.client.conversations_open(users=asked_by)["channel"]["id"]
+            if not asked_by or not time_for("the participant's DM"):
+                return
+            dm = self.client.conversations_open(users=asked_by)["channel"]["id"]
+            if time_for("the participant's DM"):
                 self.client.chat_postMessage(channel=dm, text=messages.text("resize.denied_dm", self.lang,
                                                                              instance=ref.name))
         except Exception as exc:  # noqa: BLE001 - best effort: the decision stands either way
