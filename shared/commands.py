@@ -13,7 +13,7 @@ from enum import StrEnum
 
 from shared.history import AutoMode, History
 from shared.models import InstanceState, InstanceView, is_valid_instance_name
-from shared.policy import PolicyConfig, crashloop_count, live_inflight
+from shared.policy import PolicyConfig, believable, crashloop_count, live_inflight
 
 
 class Verb(StrEnum):
@@ -135,7 +135,7 @@ def authorize_restart(
 def _restartable(
     caller: Caller, instance: InstanceView, now: datetime, policy: PolicyConfig, min_interval: timedelta
 ) -> Authorization:
-    history = History.from_labels(instance.labels)
+    history = believable(History.from_labels(instance.labels), now, policy)  # a time set ahead refuses nothing
     if live_inflight(history, now, policy) is not None:
         return Authorization(Answer.ALREADY_RESTARTING, instance)
     if instance.state in (InstanceState.STARTING, InstanceState.PROVISIONING, InstanceState.INITIALIZING):

@@ -122,6 +122,12 @@ def test_rate_limit_for_participants() -> None:
     assert auth(ORG, "wb-a", recent).allowed
 
 
+def test_a_last_restart_set_ahead_by_hand_does_not_refuse_for_ever() -> None:
+    """A medic-last-restart a year ahead (typed in, or a clock gone wrong) reads as absent, not as 'too soon'."""
+    ahead = [inst("wb-a", "alice@example.com", history=History(last_restart=NOW + timedelta(days=365)))]
+    assert auth(ALICE, "wb-a", ahead).allowed
+
+
 def test_status_puts_trouble_first() -> None:
     fleet = [
         inst("wb-calm", "a@example.com"),
