@@ -125,6 +125,8 @@ class Worker:
             return self._alert_unresolved(request)
         ref = InstanceRef.parse(request.instance)
         if is_too_old(request, self.clock(), self.policy):
+            if request.action is Action.WARN:  # "your memory is nearly full", hours late, warns of nothing
+                return WorkOutcome(ack=True, verdict="ignored", detail="memory warning too old to be worth sending")
             return self._too_old(request, ref)
         deadline = started + self.settings.worker_budget.total_seconds()
         reserve = min(180.0, self.settings.worker_budget.total_seconds() / 2)

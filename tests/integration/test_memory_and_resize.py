@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.models import Action, RestartRequest, Trigger
 from simulators.entries import oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
@@ -85,6 +87,20 @@ def test_memory_incident_for_a_vm_that_is_no_notebook_stays_quiet(stack: LocalSt
     assert not [c for c in stack.slack.calls[before:] if c.method.startswith("chat.")]
     assert any(r.get("decision") == "ignored" and "not a notebook" in r.get("outcome", "")
                for r in stack.audit_records())
+
+
+def test_memory_warning_that_aged_in_the_queue_is_dropped_not_reported_as_a_kill(stack: LocalStack) -> None:
+    """A WARN older than MAX_EVENT_AGE_SECONDS by the time the worker sees it says nothing to anyone."""
+    full, name = new_instance(stack, "wb-mem-old", slack_user="U0MEMOLD")
+    request = RestartRequest(action=Action.WARN, trigger=Trigger.MEMORY, instance=full,
+                             requested_at=datetime.now(UTC) - timedelta(hours=3), event_id="memory-old",
+                             memory_percent=95.0, incident_open=True)
+    before = len(stack.slack.calls)
+    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "warn", "instance": name}, ordering_key=full)
+    assert stack.wait_idle(20)
+    assert not [c for c in stack.slack.calls[before:] if c.method.startswith(("chat.", "conversations."))]
+    [record] = [r for r in stack.audit_records() if r.get("instance") == name]
+    assert record["decision"] == "ignored" and "too old" in record["outcome"]
 
 
 def bigger_request(stack: LocalStack, slack: SlackRequester, user: str, name: str) -> dict:
