@@ -78,6 +78,7 @@ def handle_event(
             kill=kill_to_json(result),
         )
         kind, detail = "kill", f"{result.process} pid {result.pid} on {result.instance.name}"
+        provenance: dict[str, Any] = {"named_by": result.named_by, "vm_id": result.vm_id}
     else:
         assert isinstance(result, UnresolvedKill)
         request = RestartRequest(
@@ -90,6 +91,7 @@ def handle_event(
             note=result.reason,
         )
         kind, detail = "unresolved", result.reason
+        provenance = {}
 
     try:
         message_id = queue.publish(request)
@@ -104,5 +106,5 @@ def handle_event(
         raise
     audit("OOM kill queued" if kind == "kill" else "unresolved kill queued for an alert",
           decision="queued", kind=kind, reason=detail, event_id=request.event_id,
-          instance=request.instance.rsplit("/", 1)[-1], message_id=message_id)
+          instance=request.instance.rsplit("/", 1)[-1], message_id=message_id, **provenance)
     return IntakeOutcome(kind, detail, message_id)

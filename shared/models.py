@@ -68,6 +68,11 @@ class OomKill:
     insert_id: str
     form: str  # "modern", "legacy" or "cgroup": which kernel wording matched
     line: str
+    # Who vouches for the name: "label" (the agent's resource_name label) or "syslog host" (the line's own
+    # text, which whoever has root on the VM writes). vm_id is resource.labels.instance_id, set by Logging
+    # for the VM that wrote the entry: the audit keeps both, so a kill that names another VM can be traced.
+    named_by: str = "label"
+    vm_id: str = ""
 
 
 class Trigger(StrEnum):
@@ -214,6 +219,8 @@ def kill_to_json(kill: OomKill) -> dict[str, Any]:
         "insert_id": kill.insert_id,
         "form": kill.form,
         "line": kill.line[:500],
+        "named_by": kill.named_by,
+        "vm_id": kill.vm_id,
     }
 
 

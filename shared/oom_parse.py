@@ -182,7 +182,23 @@ def parse_log_entry(
         insert_id=insert_id,
         form=form,
         line=kill_text[:500],
+        named_by="label" if _name_label(entry) else "syslog host",
+        vm_id=_vm_id(entry),
     )
+
+
+def _name_label(entry: dict[str, Any]) -> str:
+    labels = entry.get("labels")
+    name = labels.get(VM_NAME_LABEL) if isinstance(labels, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def _vm_id(entry: dict[str, Any]) -> str:
+    """resource.labels.instance_id when it is what Compute Engine issues (digits), else empty."""
+    resource = entry.get("resource")
+    labels = resource.get("labels") if isinstance(resource, dict) else None
+    value = labels.get("instance_id") if isinstance(labels, dict) else None
+    return value if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20 else ""
 
 
 def resolve_instance(entry: dict[str, Any], line: str) -> InstanceRef | str:
@@ -201,9 +217,8 @@ def resolve_instance(entry: dict[str, Any], line: str) -> InstanceRef | str:
     if resource_type not in (None, "gce_instance"):
         return f"the entry is from a {str(resource_type)[:60]!r} resource, not a Compute Engine VM"
 
-    labels = entry.get("labels")
-    name = labels.get(VM_NAME_LABEL) if isinstance(labels, dict) else None
-    if not isinstance(name, str) or not name:
+    name: str | None = _name_label(entry)
+    if not name:
         host = _SYSLOG_HOST.match(line)
         name = host["host"].split(".")[0].lower() if host else None
     if not name:

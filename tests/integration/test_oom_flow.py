@@ -36,6 +36,9 @@ def test_kill_with_jupyter_down_is_reset_once_and_reported(stack: LocalStack, fo
     assert dm and "ran out of memory" in dm[-1]["text"] and "it is back" in dm[-1]["text"]
     labels = stack.workbench.get(full)["labels"]
     assert "medic-last-restart" in labels and "medic-inflight" not in labels
+    # on_oom's audit says who named the VM and which VM wrote the entry (a forged kill can be traced).
+    [queued] = [r for r in stack.audit_records("on_oom") if r.get("instance") == name]
+    assert queued["named_by"] == "label" and queued["vm_id"] == entry["resource"]["labels"]["instance_id"]
 
 
 def test_kill_in_oom_kill_allocating_task_mode_is_forwarded_and_reset(stack: LocalStack) -> None:

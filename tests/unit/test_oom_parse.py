@@ -45,6 +45,7 @@ def test_modern_ops_agent_line_fields() -> None:
     assert kill.anon_rss_kb == 15235516 and kill.total_vm_kb == 31458120
     assert kill.killed_at == datetime(2026, 11, 20, 4, 12, 33, 518204, tzinfo=UTC)
     assert kill.insert_id == "1x9f0a2g1abc3d"
+    assert (kill.named_by, kill.vm_id) == ("label", "4410287765349125621")
 
 
 def test_legacy_line_has_no_memory_figures() -> None:
@@ -65,6 +66,8 @@ def test_missing_vm_label_falls_back_to_syslog_host() -> None:
     kill = parse_log_entry(sample("oom-serial-console-no-label.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill)
     assert kill.instance.name == "wb-erin"
+    # Named by the line's own text, which root on any VM can write: said so, with the VM that wrote it.
+    assert (kill.named_by, kill.vm_id) == ("syslog host", "99")
     # nanosecond timestamps are cut to microseconds
     assert kill.killed_at == datetime(2026, 11, 20, 7, 0, 0, 123456, tzinfo=UTC)
 
