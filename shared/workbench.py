@@ -71,7 +71,11 @@ def may_have_been_applied(exc: BaseException) -> bool:
 
     if isinstance(exc, rexc.ConnectTimeout):  # never connected: never sent
         return False
-    return isinstance(exc, (rexc.Timeout, gexc.DeadlineExceeded, gexc.GatewayTimeout))
+    # 500 and 502 may come after the work was done (Google's predicate for non-idempotent calls retries
+    # only 429 and 503); the redelivery then looks for the reset among the operations before sending one.
+    return isinstance(
+        exc, (rexc.Timeout, gexc.DeadlineExceeded, gexc.GatewayTimeout, gexc.InternalServerError, gexc.BadGateway)
+    )
 
 
 def describe_error(exc: BaseException) -> str:
@@ -234,8 +238,9 @@ class Workbench:
         )
 
     def reset(self, ref: InstanceRef) -> Any:
-        """Start a reset. Not retried on timeouts: a timed-out reset may have been applied."""
-        return self._start_lro("reset_instance", ref)
+        """Start a reset. Retried only on 429 and 503 (refused, so not done): a reset that timed out or met a
+        500/502 may have been applied, and a second one would restart the notebook twice."""
+        return self._start_lro("reset_instance", ref, refused_only=True)
 
     def stop(self, ref: InstanceRef) -> Any:
         return self._start_lro("stop_instance", ref)
@@ -243,14 +248,15 @@ class Workbench:
     def start(self, ref: InstanceRef) -> Any:
         return self._start_lro("start_instance", ref)
 
-    def _start_lro(self, method: str, ref: InstanceRef) -> Any:
+    def _start_lro(self, method: str, ref: InstanceRef, *, refused_only: bool = False) -> Any:
         from google.api_core import exceptions as gexc  # noqa: PLC0415
         from google.api_core import retry as gretry  # noqa: PLC0415
 
         self.client  # noqa: B018 - builds the client and its retry
+        refused = (gexc.TooManyRequests, gexc.ServiceUnavailable)
         safe = gretry.Retry(
             predicate=gretry.if_exception_type(
-                gexc.TooManyRequests, gexc.ServiceUnavailable, gexc.InternalServerError, gexc.BadGateway
+                *refused, *(() if refused_only else (gexc.InternalServerError, gexc.BadGateway))
             ),
             initial=0.5,
             maximum=8.0,

@@ -84,7 +84,8 @@ TRANSIENT = [
     pytest.param("http", 500, id="500"),
     pytest.param("http", 503, id="503"),
 ]
-TRANSIENT_ON_RESET = [p for p in TRANSIENT if p.id != "timeout"]  # a timed-out reset may have been applied
+# A reset that timed out or met a 500 may have been applied: only a refusal (429, 503) is retried in the call.
+TRANSIENT_ON_RESET = [p for p in TRANSIENT if p.id in ("429", "503")]
 
 
 def owner_channel(name: str) -> str:
@@ -130,6 +131,22 @@ def test_transient_reset_fault_is_retried_within_the_call(stack: LocalStack, kin
     assert workbench_calls(stack, name, "reset") == 3
     [delivery] = restart_deliveries(stack, name)
     assert delivery.acked
+    assert len(alerts_for(stack, name)) == 1
+
+
+def test_reset_answered_500_is_not_sent_again_until_it_is_clear_it_was_not_done(stack: LocalStack) -> None:
+    """A 500 (gRPC INTERNAL) on a non-idempotent call may come after the work was done: no second reset in
+    the call. The redelivery follows the intent, finds no reset among the operations, and sends it once
+    none sent under that intent can still arrive."""
+    full, name = new_instance(stack, "reset-ambiguous")
+    inject(stack, name, "reset", "http", 500, 1)
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=40)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert workbench_calls(stack, name, "reset") == 2  # the refused one, and the one sent after looking
+    deliveries = restart_deliveries(stack, name)
+    assert not deliveries[0].acked and deliveries[-1].acked
+    assert worker_logs(stack, f"{name}: no reset was sent under the intent")
     assert len(alerts_for(stack, name)) == 1
 
 
