@@ -414,9 +414,19 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":x: I could not restart *{instance}*: {error}. The organizers have been told.",
         "ja": ":x: *{instance}* を再起動できませんでした: {error}。運営に通知しました。",
     },
-    "reply.skipped": {
-        "en": ":information_source: *{instance}* was not restarted: {reason}",
-        "ja": ":information_source: *{instance}* は再起動しませんでした: {reason}",
+    "reply.skipped": {  # the reason is an outcome line, which already says "Not restarted"
+        "en": "*{instance}*: {reason}",
+        "ja": "*{instance}*: {reason}",
+    },
+    "reply.not_resized": {
+        "en": ":pause_button: *{instance}* was not resized: it is {state}. Press Approve again once it is "
+              "ACTIVE or STOPPED.",
+        "ja": ":pause_button: *{instance}* のマシンタイプは変更しませんでした: {state} 状態です。ACTIVE か STOPPED に"
+              "なってから、もう一度 Approve を押してください。",
+    },
+    "reply.not_stopped": {
+        "en": ":pause_button: *{instance}* was not stopped: it is {state}.",
+        "ja": ":pause_button: *{instance}* は停止しませんでした: {state} 状態です。",
     },
     "reply.done": {"en": ":white_check_mark: {what}", "ja": ":white_check_mark: {what}"},
 }

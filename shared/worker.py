@@ -24,7 +24,7 @@ from shared.config import Settings
 from shared.history import AutoMode, History
 from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
-from shared.policy import Decision, Reason, Verdict, decide, is_too_old, restart_key
+from shared.policy import Decision, Reason, Verdict, crashloop_count, decide, is_too_old, restart_key
 from shared.resize import Resizer
 from shared.slack_notify import SlackNotifier
 from shared.workbench import (
@@ -190,9 +190,13 @@ class Worker:
             facts = self._facts(request, view, new_history, decision, outcome=outcome)
             self._post_alert(facts)
             self._dm_owner(request, view, decision)
-        else:
-            reason = messages.text("reply.skipped", self.lang, instance=ref.name, reason=outcome)
-            self.slack.respond(request.response_url, reason)
+        else:  # a person asked: the reply names what they asked for
+            key = {Action.RESIZE: "reply.not_resized", Action.STOP: "reply.not_stopped"}.get(request.action)
+            reply = (
+                messages.text(key, self.lang, instance=ref.name, state=view.state.value) if key
+                else messages.text("reply.skipped", self.lang, instance=ref.name, reason=outcome)
+            )
+            self.slack.respond(request.response_url, reply)
         return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)
 
     def _restart(
@@ -208,7 +212,11 @@ class Worker:
         automatic = request.trigger is Trigger.OOM
         resuming = decision.verdict is Verdict.FOLLOW
         start_time = history.inflight_since if resuming and history.inflight_since else self.clock()
-        restarts = decision.restarts_in_window + (1 if automatic else 0)
+        # FOLLOW is decided before anything is counted: its history (the intent included) says how many.
+        restarts = (
+            crashloop_count(history, self.clock(), self.policy) if resuming
+            else decision.restarts_in_window + (1 if automatic else 0)
+        )
 
         def facts(outcome: str) -> AlertFacts:  # built when needed: the owner's mention is a Slack call
             return self._facts(request, view, history, decision, outcome=outcome, restarts=restarts)

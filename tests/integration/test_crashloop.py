@@ -133,7 +133,8 @@ def test_burst_of_twenty_kill_lines_through_two_workers_is_one_reset(two_workers
 def test_worker_killed_mid_restart_is_followed_by_the_survivor(two_workers: LocalStack) -> None:
     stack = two_workers
     assert stack.balancer is not None
-    full, name = new_instance(stack, "crash-mid")
+    earlier = str(int(time.time()) - 300)  # an automatic restart 5 minutes ago: this one is the second
+    full, name = new_instance(stack, "crash-mid", labels={"medic-restarts": earlier, "medic-last-restart": earlier})
     assert stack.wait_idle(20)
     workers = stack.functions["restart_worker"]
     handler = workers[stack.balancer._next % len(workers)]  # the balancer's next pick takes the first delivery
@@ -153,6 +154,7 @@ def test_worker_killed_mid_restart_is_followed_by_the_survivor(two_workers: Loca
         assert follow["decision"] == "follow"
         [alert] = alerts_for(stack, name)  # one alert, posted by the survivor once the restart was seen through
         assert "Restarted in" in alert_text(alert)
+        assert "2 in the last 1 hour" in alert_text(alert)  # counted from the intent, though FOLLOW counts nothing
         assert not stack.slack.calls_to("chat.update")  # the killed worker had said nothing yet: nothing to amend
         after = labels(stack, full)
         assert after.get("medic-last-restart") and after.get("medic-restarts")

@@ -191,6 +191,24 @@ def test_organizer_buttons_work_and_others_are_refused(stack: LocalStack, slack:
     )
 
 
+def test_buttons_on_a_stopped_instance_say_what_was_not_done(stack: LocalStack, slack: SlackRequester) -> None:
+    """The reply names what was asked for (stop, restart), once, with the state that prevented it."""
+    full, name = new_instance(stack, "wb-btn-stopped", owner="alice@contest.example", state="STOPPED")
+    bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text=f"{name} ran out of memory")["ts"]
+    said = {}
+    for action in ("medic_stop", "medic_restart"):
+        url = stack.slack.new_response_url()
+        slack.block_action(ORGANIZER[0], action, full, response_url=url, message_ts=ts)
+        assert stack.slack.wait_for(
+            lambda u=url: any("STOPPED" in r.get("text", "") for r in stack.slack.responses(u)), timeout=20
+        )
+        said[action] = next(r["text"] for r in stack.slack.responses(url) if "STOPPED" in r.get("text", ""))
+    assert said["medic_stop"] == f":pause_button: *{name}* was not stopped: it is STOPPED."
+    assert said["medic_restart"] == f"*{name}*: :pause_button: Not restarted: the instance is STOPPED"
+    assert stack.workbench.get(full)["state"] == "STOPPED" and stack.workbench.resets(full) == 0
+
+
 def test_button_with_forged_value_does_nothing(stack: LocalStack, slack: SlackRequester) -> None:
     before = restart_requests(stack)
     for value in ("projects/x/locations/../instances/y", "wb-alice", "'; DROP TABLE", ""):
