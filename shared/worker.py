@@ -235,8 +235,8 @@ class Worker:
                     lambda until: self.workbench.follow(found, ref, deadline=until), deadline, facts
                 )
             else:  # the intent landed but its reset never did: send it now, under the same intent
-                sent = self._reset_and_follow(request, ref, view, history.without_inflight(), decision, deadline,
-                                              facts)
+                sent = self._reset_and_follow(request, ref, view, history, decision, deadline, facts,
+                                              attempted_at=start_time, undo=False)
                 if isinstance(sent, WorkOutcome):
                     return sent
                 result, alert_ts = sent
@@ -252,7 +252,8 @@ class Worker:
                     return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
                 return self._api_failure(request, ref, exc)
             view = replace(view, labels=intent.to_labels(view.labels))  # the labels the instance now carries
-            sent = self._reset_and_follow(request, ref, view, history, decision, deadline, facts)
+            sent = self._reset_and_follow(request, ref, view, history, decision, deadline, facts,
+                                          attempted_at=start_time, undo=True)
             if isinstance(sent, WorkOutcome):
                 return sent
             result, alert_ts = sent
@@ -295,13 +296,18 @@ class Worker:
         request: RestartRequest,
         ref: InstanceRef,
         view: InstanceView,
-        undo: History,
+        history: History,
         decision: Decision,
         deadline: float,
         facts: Callable[[str], AlertFacts],
+        *,
+        attempted_at: datetime,
+        undo: bool,
     ) -> tuple[OperationOutcome, str | None] | WorkOutcome:
-        """The reset, under an intent already on the instance; `undo` is what the labels go back to if the
-        API refused it. A WorkOutcome when the request ends here (retried, or reported as failed)."""
+        """The reset, under an intent already on the instance (written at `attempted_at`). A WorkOutcome when
+        the request ends here: retried, or reported as failed. `history` is what the labels go back to if the
+        API refuses the reset, when `undo`: the history before the intent. After a crash (FOLLOW) there is no
+        such history and nothing is undone: the redelivery follows the intent again and finds no reset."""
         try:
             operation = self.workbench.reset(ref)
         except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report
@@ -309,15 +315,17 @@ class Worker:
                 # A reset that timed out may still happen: keep the intent, so that the redelivery
                 # looks for it (Verdict.FOLLOW) instead of starting a second one.
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-            try:
-                self._save(ref, view, undo)
-            except Exception as undo_exc:  # noqa: BLE001 - a redelivery finds no reset under it and sends one
-                log.error("could not take back the intent on %s: %s", ref.name, describe_error(undo_exc))
-            if isinstance(exc, transient_errors()):  # said once the redelivery knows how it ended
+            transient = isinstance(exc, transient_errors())
+            if undo:
+                try:
+                    self._save(ref, view, history)
+                except Exception as undo_exc:  # noqa: BLE001 - the redelivery finds no reset under it, sends one
+                    log.error("could not take back the intent on %s: %s", ref.name, describe_error(undo_exc))
+            if transient:  # said once the redelivery knows how it ended
                 log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-            return self._finish_failed(request, ref, view, undo, decision, facts(""), None, describe_error(exc),
-                                       self.clock())
+            return self._finish_failed(request, ref, view, history, decision, facts(""), None, describe_error(exc),
+                                       attempted_at)
         return self._see_through(lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts)
 
     def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float) -> Any:

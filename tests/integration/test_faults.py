@@ -150,6 +150,30 @@ def test_reset_answered_500_is_not_sent_again_until_it_is_clear_it_was_not_done(
     assert len(alerts_for(stack, name)) == 1
 
 
+def test_reset_refused_after_a_crash_is_sent_again_not_forgotten(stack: LocalStack) -> None:
+    """The redelivery's own reset (after a 500) is refused until its retries give up: the intent stays, so
+    the next redelivery follows it again and sends the reset. The kill is not folded into an attempt that
+    never reached the API."""
+    full, name = new_instance(stack, "follow-refused")
+    inject(stack, name, "reset", "http", 500, 1)  # the first reset: ambiguous, the intent is kept
+    inject(stack, name, "reset", "http", 503, -1)  # the one sent after looking: refused until retries give up
+    kill(stack, full, name)
+    assert wait_for(lambda: bool(worker_logs(stack, "the request will be redelivered")), timeout=60)
+    stack.workbench.clear_faults()
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert labels(stack, full).get("medic-restarts", "").count("_") == 0  # one attempt counted, once
+
+
+def test_reset_refused_for_good_after_a_crash_counts_one_attempt(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "follow-400")
+    inject(stack, name, "reset", "http", 500, 1)
+    inject(stack, name, "reset", "http", 400, 1)
+    kill(stack, full, name)
+    wait_alert(stack, name, "Restart failed", timeout=60)
+    assert_incident_closed(stack, full, name, resets=0, says="BAD_REQUEST")
+    assert labels(stack, full).get("medic-restarts", "").count("_") == 0  # not counted twice
+
+
 def _kill_with_fault_until_first_nack(
     stack: LocalStack, full: str, name: str, verb: str, kind: str, status: int
 ) -> None:
