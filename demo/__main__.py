@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from demo import render
+from shared.oom_parse import SINK_FILTER
 from simulators.entries import noise_entry, oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, PROJECT, SIGNING_SECRET, LocalStack
+from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, SIGNING_SECRET, LocalStack
 
 ZONE = "asia-northeast1-a"
 PEOPLE = {  # slack id: (name, email)
@@ -204,10 +205,14 @@ def replay(stack: LocalStack, transcript: Transcript, path: Path, keep_time: boo
     resource = (entry.get("resource") or {}).get("labels") or {}
     name = labels.get("compute.googleapis.com/resource_name")
     if name and resource.get("zone") and resource.get("project_id"):
-        full = stack.workbench.add_instance(resource["project_id"], resource["zone"], name,
-                                            owner_email=f"{name}@contest.example")
-        stack.slack.add_user("U0OWNER", name, f"{name}@contest.example")
-        transcript.say("workbench", f"seeded {name} in {resource['zone']}; JupyterLab goes down after the kill")
+        full = f"projects/{resource['project_id']}/locations/{resource['zone']}/instances/{name}"
+        try:
+            stack.workbench.get(full)  # one of the demo's own (the samples name wb-alice too)
+        except KeyError:
+            stack.workbench.add_instance(resource["project_id"], resource["zone"], name,
+                                         owner_email=f"{name}@contest.example")
+            stack.slack.add_user("U0OWNER", name, f"{name}@contest.example")
+        transcript.say("workbench", f"{name} in {resource['zone']}; JupyterLab goes down after the kill")
     else:
         full = ""
     if not keep_time:
@@ -217,7 +222,11 @@ def replay(stack: LocalStack, transcript: Transcript, path: Path, keep_time: boo
     if full:
         stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.3)
     transcript.say("logging", f"sink -> {path}")
-    stack.sink(entry)
+    if not stack.sink(entry):  # the question replay answers is often "why was my kill not picked up?"
+        transcript.say("logging", f"not selected by the sink's filter: the real sink would not forward it. "
+                                  f"Filter: {SINK_FILTER}")
+        transcript.say("replay", "published to the OOM topic by hand, to show what on_oom would make of it")
+        stack.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
     settle(stack, transcript)
     for record in stack.audit_records("on_oom"):
         transcript.say("on_oom", f"{record.get('decision')}: {record.get('reason', '')}")
