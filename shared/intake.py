@@ -22,6 +22,22 @@ class IntakeOutcome:
     message_id: str = ""
 
 
+def acknowledge_unreadable_bodies() -> None:
+    """For the CloudEvent function importing this: a body nobody can read is logged and answered 200, as the
+    function's own rejections end. Eventarc pushes from Pub/Sub, where any other answer is a failure that
+    redelivers the same unreadable body again and again. Binary mode fails in cloudevents'
+    DataUnmarshallerError; structured mode (application/cloudevents+json) in json.loads' own RecursionError
+    or UnicodeDecodeError, which the framework does not catch."""
+    import functions_framework  # noqa: PLC0415 - only the functions need it, and only at start-up
+    from cloudevents.exceptions import DataUnmarshallerError  # noqa: PLC0415
+
+    def unreadable_event(error: Exception) -> tuple[str, int]:
+        return (reject_unreadable(error).detail, 200)
+
+    for error in (DataUnmarshallerError, RecursionError, UnicodeDecodeError):
+        functions_framework.errorhandler(error)(unreadable_event)
+
+
 def reject_unreadable(error: Exception) -> IntakeOutcome:
     """A body the framework could not unmarshal before the function ran (JSON nested past the parser's
     depth, bytes that are not UTF-8): logged as a rejection, and then acknowledged like one.

@@ -6,17 +6,17 @@ Run locally: PYTHONPATH=. functions-framework --source functions/on_oom/main.py 
 from __future__ import annotations
 
 import functions_framework
-from cloudevents.exceptions import DataUnmarshallerError
 from cloudevents.http.event import CloudEvent
 
 from shared.audit import setup_logging
 from shared.config import Need, load_settings
-from shared.intake import handle_event, reject_unreadable
+from shared.intake import acknowledge_unreadable_bodies, handle_event
 from shared.queue import RestartQueue
 
 setup_logging()
 SETTINGS = load_settings({Need.PUBLISH})
 QUEUE = RestartQueue(SETTINGS.restart_topic)
+acknowledge_unreadable_bodies()
 
 
 @functions_framework.cloud_event
@@ -30,13 +30,3 @@ def on_oom(event: CloudEvent) -> None:
         policy=SETTINGS.policy,
     )
 
-
-# Flask's errorhandler, re-exported untyped. Binary mode: DataUnmarshallerError; structured mode
-# (application/cloudevents+json): json.loads' own RecursionError or UnicodeDecodeError, uncaught by the framework.
-@functions_framework.errorhandler(DataUnmarshallerError)  # type: ignore[untyped-decorator]
-@functions_framework.errorhandler(RecursionError)  # type: ignore[untyped-decorator]
-@functions_framework.errorhandler(UnicodeDecodeError)  # type: ignore[untyped-decorator]
-def unreadable_event(error: Exception) -> tuple[str, int]:
-    """A body nobody can read: 200, as the function's own rejections end. Eventarc pushes from Pub/Sub,
-    where any other answer is a failure and redelivers the same unreadable body again and again."""
-    return (reject_unreadable(error).detail, 200)
