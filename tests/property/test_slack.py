@@ -53,6 +53,10 @@ from tests.property.hostile import (
 
 Record = Callable[[str, object], None]
 ALICE_FULL = full_name("wb-alice")
+# The answers of a request cut short by Slack's 3 s budget (shared/messages.py, "queue.unconfirmed" and
+# "deny.unavailable"): honest under load, so the oracle reads them instead of calling them failures.
+UNCONFIRMED = "may or may not be carried out"
+UNREACHABLE = "couldn't reach"
 MENTIONS = ("<!channel>", "<!here>", "<!everyone>")  # the bot never says these; typed ones must not come back
 
 
@@ -160,12 +164,21 @@ def test_parse_command_only_targets_valid_names(record_property: Record) -> None
 def check_command(slack: Slack, body: dict[str, Any], answer: Any, before: int, records: list[dict[str, Any]]
                   ) -> None:
     user_id, text = str(body.get("user_id", "")), str(body.get("text", ""))
-    queued = slack.queued_since(before)
     target = restart_target(user_id, text)
-    assert [r.instance for r in queued] == ([target] if target else []), (user_id, text[:80], queued)
+    expected = [target] if target else []
+    reply = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+    if UNCONFIRMED in reply:  # the publish outlasted Slack's budget (a loaded machine): it may still land
+        deadline = time.monotonic() + 10
+        while not slack.queued_since(before) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        queued = slack.queued_since(before)
+        assert [r.instance for r in queued] in ([], expected), (user_id, text[:80], queued)
+    else:  # "couldn't reach …" queues nothing; every other answer queues exactly what was asked
+        queued = slack.queued_since(before)
+        wanted = [] if UNREACHABLE in reply else expected
+        assert [r.instance for r in queued] == wanted, (user_id, text[:80], reply[:200], queued)
     for request in queued:
         assert request.requester is not None and request.requester.slack_user_id == user_id
-    reply = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
     assert reply.strip(), "an empty acknowledgement"
     assert not any(mention in reply for mention in MENTIONS), reply[:300]
     assert len(records) == 1, records

@@ -114,7 +114,8 @@ def test_cloudevents_over_the_wire(stack: LocalStack, record_property: Record) -
         before = published(stack)
         status, body = post_cloudevent(url, event)
         assert 200 <= status < 500, (status, body[:300])
-        if isinstance(parse_cloudevent(event_type, data, event_time=NOW), (Rejected, NotAKill)):
+        seen_type = header(event_type).strip(" \t") or "x"  # HTTP drops a header value's surrounding blanks
+        if isinstance(parse_cloudevent(seen_type, data, event_time=NOW), (Rejected, NotAKill)):
             assert published(stack) == before, "a rejected or ignored event was published"
 
     run("cloudevent", "wire", CLOUDEVENTS, check, record_property)
