@@ -152,7 +152,8 @@ def _join(moments: tuple[datetime, ...]) -> str:
 
 # Every time we write is a worker's "now": none can be older than this bot (2020 predates it and Workbench
 # Instances) or later than 2100. A value outside was mangled. Checking the bounds before converting also keeps
-# fromtimestamp() far from what it can't represent (ValueError past year 9999, OverflowError/OSError past time_t).
+# fromtimestamp() far from what it can't represent (ValueError past year 9999, OverflowError/OSError past time_t),
+# so within them it cannot raise.
 _EARLIEST = int(datetime(2020, 1, 1, tzinfo=UTC).timestamp())
 _LATEST = int(datetime(2100, 1, 1, tzinfo=UTC).timestamp())  # exclusive
 
@@ -162,12 +163,7 @@ def _time(text: str) -> datetime | None:
     if not re.fullmatch(r"[0-9]{1,10}", text):  # ASCII only: str.isdigit() also passes "²", which int() refuses
         return None
     seconds = int(text)
-    if not _EARLIEST <= seconds < _LATEST:
-        return None
-    try:
-        return datetime.fromtimestamp(seconds, tz=UTC)
-    except (ValueError, OverflowError, OSError):  # unreachable within the bounds; kept so the promise can't break
-        return None
+    return datetime.fromtimestamp(seconds, tz=UTC) if _EARLIEST <= seconds < _LATEST else None
 
 
 def _label_text(text: str) -> str:
