@@ -259,8 +259,7 @@ def test_intent_that_lands_late_is_followed_by_the_one_reset_it_announced(stack:
 def test_intent_refused_by_the_api_is_reported_not_retried(stack: LocalStack) -> None:
     """A label update the API refuses (403) is a permanent failure: an alert says so, and nothing loops."""
     full, name = new_instance(stack, "intent-403")
-    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind="http", status=403,
-                                 count=-1)
+    inject(stack, name, "PATCH", "http", 403, -1)
     kill(stack, full, name)
     wait_alert(stack, name, "Not restarted: the Workbench API said")
     assert_incident_closed(stack, full, name, resets=0, says="FORBIDDEN")
@@ -515,8 +514,7 @@ def test_stopped_instance_is_reported_not_reset(stack: LocalStack) -> None:
 def test_record_refused_before_a_skip_alert_still_alerts_once(stack: LocalStack) -> None:
     """No reset, and the labels can't be written (403): the alert still says why, and nothing loops."""
     full, name = new_instance(stack, "stopped-403", state="STOPPED")
-    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind="http", status=403,
-                                 count=-1)
+    inject(stack, name, "PATCH", "http", 403, -1)
     kill(stack, full, name)
     wait_alert(stack, name, "Not restarted")
     assert_incident_closed(stack, full, name, resets=0, says="the instance is STOPPED")
