@@ -91,6 +91,11 @@ resource "google_workbench_instance" "participant" {
   }
 
   lifecycle {
+    # After creation the machine type and the running state belong to notebook-medic (an approved
+    # resize, an organizer's Stop): a later apply, e.g. for a late participant, must not stop a
+    # resized notebook to put it back on the CSV's machine type, or start one that was stopped.
+    ignore_changes = [gce_setup[0].machine_type, desired_state]
+
     precondition {
       condition     = can(regex("^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$", each.key))
       error_message = "participants.csv: name ${each.key} is not a valid Workbench instance name (lowercase letters, digits, hyphens; starts with a letter)."

@@ -81,3 +81,11 @@ def test_participants_see_only_their_own_notebook() -> None:
     project_grants = CONTEST.of_type("google_project_iam_member")
     for name, body in project_grants.items():
         assert "each.value.owner_email" not in str(body), f"{name}: participants get no project-level role"
+
+
+def test_applying_again_leaves_the_bots_changes_alone() -> None:
+    """A later apply (a late participant) must not undo an approved resize or an organizer's Stop: the
+    provider changes machine_type by stopping the VM, and desired_state would start a stopped one."""
+    names = INSTANCE["lifecycle"][0]["ignore_changes"]
+    ignored = {hcl.unquote(name).removeprefix("${").removesuffix("}") for name in names}
+    assert ignored == {"gce_setup[0].machine_type", "desired_state"}
