@@ -152,8 +152,9 @@ variable "extra_environment" {
       "BACKOFF_INITIAL_SECONDS", "BACKOFF_CAP_SECONDS", "CRASHLOOP_LIMIT", "CRASHLOOP_WINDOW_SECONDS",
       "CRASHLOOP_RESET_AFTER_SECONDS", "SLACK_TIMEOUT_SECONDS", "WORKBENCH_TIMEOUT_SECONDS",
       "WORKBENCH_RETRY_SECONDS", "SLOW_RESTART_ALERT_SECONDS", "CONSOLE_URL",
+      "MACHINE_LADDER", "MACHINE_PRICES", "RESIZE_SUGGEST_KILLS", "MEMORY_WARNING_QUIET_SECONDS",
     ], k)])
-    error_message = "extra_environment may only set tunables of shared/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, ...); the others have their own variables."
+    error_message = "extra_environment may only set tunables of shared/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }
 }
 

@@ -77,6 +77,19 @@ def test_every_name_terraform_sets_is_read_by_the_code() -> None:
     assert set_names - known == set(), "Terraform sets variables shared/config.py never reads"
 
 
+# Read by the code but never set in a deployment: they point a function at a local simulator.
+LOCAL_ONLY = {"SLACK_API_URL", "WORKBENCH_API_ENDPOINT"}
+
+
+def test_every_setting_the_code_reads_can_be_set_through_terraform() -> None:
+    """README documents every variable as configuration; one Terraform can't set is a promise broken."""
+    settable = common_environment_names() | extra_environment_names()
+    for body in FUNCTIONS.values():
+        settable |= secret_names(body)
+    unsettable = names_config_reads() - settable - LOCAL_ONLY
+    assert unsettable == set(), f"add to var.extra_environment's list or give them a variable: {unsettable}"
+
+
 def test_secrets_only_come_from_secret_manager() -> None:
     plain = common_environment_names() | extra_environment_names()
     assert not {name for name in plain if "TOKEN" in name or "SECRET" in name}
