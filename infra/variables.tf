@@ -124,9 +124,12 @@ variable "max_event_age_seconds" {
   type        = number
   default     = 3600
 
+  # At most 23 h: Eventarc retries a kill and the restart subscription keeps a request for 24 h. An
+  # event must reach this age, and be dropped with the logged ERROR the dropped-kills alert counts,
+  # while a delivery (backoff up to 10 min) can still happen, never expire silently before it.
   validation {
-    condition     = var.max_event_age_seconds >= 300 && var.max_event_age_seconds <= 86400
-    error_message = "max_event_age_seconds must be between 300 and 86400."
+    condition     = var.max_event_age_seconds >= 300 && var.max_event_age_seconds <= 82800
+    error_message = "max_event_age_seconds must be between 300 and 82800 (23 h): older than Eventarc's and the restart subscription's 24 h, an event would vanish without the alert."
   }
 }
 

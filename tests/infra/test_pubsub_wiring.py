@@ -3,6 +3,8 @@ bounded deliveries into a dead-letter topic that keeps what it gets and alerts t
 
 from __future__ import annotations
 
+import re
+
 from tests.infra import hcl
 
 BOT = hcl.load_module(hcl.INFRA)
@@ -34,6 +36,17 @@ def test_redelivery_backs_off_and_ends_in_the_dead_letter_topic() -> None:
     kept = BOT.resource("google_pubsub_subscription", "dead_letter")
     assert kept["topic"] == "${google_pubsub_topic.dead_letter.id}"
     assert "push_config" not in kept, "dead letters wait for a person; they are not pushed back to the worker"
+
+
+def test_an_event_ages_out_with_an_alert_before_pubsub_forgets_it() -> None:
+    """Past MAX_EVENT_AGE an event is dropped with the ERROR the dropped-kills alert counts; an event the
+    restart subscription (or Eventarc, also 24 h) discards first would vanish with no alert at all."""
+    condition = BOT.variables["max_event_age_seconds"]["validation"][0]["condition"]
+    longest_age = int(re.search(r"max_event_age_seconds <= (\d+)", condition).group(1))  # type: ignore[union-attr]
+    retention = int(hcl.literal(SUB["message_retention_duration"]).removesuffix("s"))
+    longest_backoff = int(hcl.literal(SUB["retry_policy"][0]["maximum_backoff"]).removesuffix("s"))
+    assert retention <= 86400, "Eventarc keeps an undelivered kill for 24 h whatever this says"
+    assert longest_age + 2 * longest_backoff <= retention
 
 
 def test_subscriptions_never_expire() -> None:
