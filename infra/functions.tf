@@ -115,7 +115,7 @@ resource "google_cloudfunctions2_function" "restart_worker" {
     # Half a vCPU: the worker mostly waits on Workbench and Slack, and CPU is billed while it waits.
     available_memory = "512Mi"
     available_cpu    = "0.5"
-    # WORKER_BUDGET_SECONDS (480) < timeout (540) < the subscription's ack deadline (600).
+    # WORKER_BUDGET_SECONDS (420) < timeout (540) < the subscription's ack deadline (600).
     timeout_seconds = local.worker_timeout_seconds
     # One restart per instance: requests for different notebooks run side by side, each request
     # blocks its own instance of the function while it follows the reset.

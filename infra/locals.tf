@@ -3,8 +3,12 @@ locals {
 
   # The restart worker's run fits inside its timeout, which fits inside the push subscription's ack
   # deadline (600 s is Pub/Sub's maximum): a push that is still running is never redelivered twice.
+  # The budget bounds the waiting (health, the reset); what follows it must fit in the other 120 s:
+  # the alert's update and the owner's DM (5 s per Slack call, retried on 429/5xx and once after a
+  # timeout), the requester's reply, and the label record (20 s per attempt, retried for 30 s).
+  # Were it to overrun, the timeout would cut it and the redelivery would report the restart twice.
   worker_timeout_seconds = 540
-  worker_budget_seconds  = local.worker_timeout_seconds - 60
+  worker_budget_seconds  = local.worker_timeout_seconds - 120
   push_ack_deadline      = 600
 
   # The Logging filter of the sink. It must equal shared/oom_parse.py SINK_FILTER character for

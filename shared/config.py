@@ -51,7 +51,7 @@ class Settings:
     message_language: str = "en"
     display_timezone: str = "UTC"
     console_url: str = "https://console.cloud.google.com"
-    worker_budget: timedelta = timedelta(seconds=480)
+    worker_budget: timedelta = timedelta(seconds=420)
     # A restart is reported once, when its outcome is known; one still running after this long is
     # announced then (and the message updated at the end), so organizers hear of a slow one in time.
     slow_restart_alert: timedelta = timedelta(seconds=90)
@@ -185,7 +185,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         message_language=language,
         display_timezone=timezone,
         console_url=get("CONSOLE_URL", "https://console.cloud.google.com").rstrip("/"),
-        worker_budget=parse("WORKER_BUDGET_SECONDS", timedelta(seconds=480), _seconds, "seconds"),
+        worker_budget=parse("WORKER_BUDGET_SECONDS", timedelta(seconds=420), _seconds, "seconds"),
         slow_restart_alert=parse("SLOW_RESTART_ALERT_SECONDS", timedelta(seconds=90), _seconds, "seconds"),
         manual_restart_interval=parse(
             "MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60), _seconds, "seconds"

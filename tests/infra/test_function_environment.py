@@ -122,7 +122,7 @@ def test_function_starts_with_the_environment_terraform_gives_it(function: str) 
 def test_worker_budget_fits_its_timeout_and_the_ack_deadline() -> None:
     locals_ = BOT.locals
     assert locals_["worker_timeout_seconds"] == 540  # the maximum for event-driven work
-    assert locals_["worker_budget_seconds"] == "${local.worker_timeout_seconds - 60}"
+    assert locals_["worker_budget_seconds"] == "${local.worker_timeout_seconds - 120}"
     assert locals_["push_ack_deadline"] == 600
     worker = FUNCTIONS["restart_worker"]["service_config"][0]
     assert worker["timeout_seconds"] == "${local.worker_timeout_seconds}"
