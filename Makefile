@@ -4,14 +4,21 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv test lint typecheck unit demo replay bench fuzz package checkov provider-schema clean
+.PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt -c requirements.lock
 	touch $(STAMP)
+
+# requirements.lock: requirements.txt's whole closure, resolved in a clean venv (what the functions get).
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+	{ sed -n '1,3p' requirements.lock; .venv-lock/bin/pip freeze --disable-pip-version-check; } > requirements.lock.new
+	mv requirements.lock.new requirements.lock && rm -rf .venv-lock
 
 lint: venv
 	$(VENV)/bin/ruff check .

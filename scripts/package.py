@@ -2,10 +2,10 @@
 """Build the deployable source of every function: dist/<function>/ and dist/<function>.zip.
 
 Each folder holds, at its root, what Cloud Functions needs: the function's main.py (and anything else in
-functions/<function>/), the shared/ package, and requirements.txt (a copy of the repository's pinned
-runtime requirements). The zip is what Terraform uploads (infra/functions.tf); it is byte-for-byte
-reproducible (sorted entries, fixed timestamps and modes), so its MD5 changes only when the source does,
-and only then does Terraform redeploy the function.
+functions/<function>/), the shared/ package, and requirements.txt (a copy of requirements.lock: the whole
+runtime closure pinned, the versions the tests ran on). The zip is what Terraform uploads
+(infra/functions.tf); it is byte-for-byte reproducible (sorted entries, fixed timestamps and modes), so
+its MD5 changes only when the source does, and only then does Terraform redeploy the function.
 
     python3 scripts/package.py              # every folder in functions/
     python3 scripts/package.py --out /tmp/d on_oom
@@ -55,7 +55,7 @@ def build(function: str, out: Path) -> tuple[Path, Path]:
         destination = target / "shared" / path.relative_to(ROOT / "shared")
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, destination)
-    shutil.copy2(ROOT / "requirements.txt", target / "requirements.txt")
+    shutil.copy2(ROOT / "requirements.lock", target / "requirements.txt")
 
     archive = out / f"{function}.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle:

@@ -71,7 +71,7 @@ def test_every_function_folder_is_packaged(dist: Path) -> None:
             names = set(bundle.namelist())
         assert {"main.py", "requirements.txt", "shared/__init__.py", "shared/config.py"} <= names
         assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
-        assert (dist / function / "requirements.txt").read_bytes() == (ROOT / "requirements.txt").read_bytes()
+        assert (dist / function / "requirements.txt").read_bytes() == (ROOT / "requirements.lock").read_bytes()
 
 
 def test_zips_are_reproducible(dist: Path, tmp_path: Path) -> None:
