@@ -251,6 +251,8 @@ class InstanceView:
     owner_email: str | None
     machine_type: str
     labels: dict[str, str] = field(default_factory=dict)
+    # gce_setup.accelerator_configs as (type, core_count), e.g. (("NVIDIA_TESLA_T4", 1),): GPUs a resize must keep.
+    accelerators: tuple[tuple[str, int], ...] = ()
 
     @property
     def health_updated(self) -> datetime | None:

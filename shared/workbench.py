@@ -376,6 +376,7 @@ def to_view(instance: Any) -> InstanceView:
         owner_email=owner.strip().lower() if owner else None,
         machine_type=gce.machine_type.rsplit("/", 1)[-1],
         labels=dict(pb.labels),
+        accelerators=tuple((_enum_name(a, "type_"), int(a.core_count)) for a in gce.accelerator_configs),
     )
 
 

@@ -25,7 +25,9 @@ Surface (routed on the path; the query string only carries options)
 - ``PATCH .../instances/{name}?updateMask=labels,gceSetup.machineType`` -> operation.
   Only the masked fields are applied (when the operation completes); any other mask
   path, or an empty mask, is 400 INVALID_ARGUMENT. Changing the machine type needs a
-  STOPPED instance (400 FAILED_PRECONDITION otherwise), as on the live API.
+  STOPPED instance (400 FAILED_PRECONDITION otherwise), as on the live API; a name that is
+  no machine type's, or a family that takes no GPUs (e2, n2, n2d, c2...) on an instance
+  with ``acceleratorConfigs``, is 400 INVALID_ARGUMENT.
 - ``GET  /v2/projects/{p}/locations/{zone}/operations/{op}``.
 - ``GET  /v2/projects/{p}/locations/{zone}/operations`` -- ListOperations, oldest first,
   ``pageSize`` / ``pageToken`` as for instances; ``filter`` is accepted and IGNORED (the
@@ -139,6 +141,19 @@ DISK_TYPE_VALUES: dict[str, int] = {
     "PD_BALANCED": 3,
     "PD_EXTREME": 4,
 }
+ACCELERATOR_TYPE_VALUES: dict[str, int] = {
+    "ACCELERATOR_TYPE_UNSPECIFIED": 0,
+    "NVIDIA_TESLA_P100": 2,
+    "NVIDIA_TESLA_V100": 3,
+    "NVIDIA_TESLA_P4": 4,
+    "NVIDIA_TESLA_T4": 5,
+    "NVIDIA_TESLA_A100": 11,
+    "NVIDIA_A100_80GB": 12,
+    "NVIDIA_L4": 13,
+    "NVIDIA_TESLA_T4_VWS": 8,
+    "NVIDIA_TESLA_P100_VWS": 9,
+    "NVIDIA_TESLA_P4_VWS": 10,
+}
 DISK_ENCRYPTION_VALUES: dict[str, int] = {
     "DISK_ENCRYPTION_UNSPECIFIED": 0,
     "GMEK": 1,
@@ -168,6 +183,15 @@ GRPC_CODES: dict[str, int] = {name: code for name, code in HTTP_TO_GRPC.values()
 }
 
 FAULT_KINDS = ("http", "timeout", "op_error", "op_never_done")
+# Compute Engine machine type names: predefined (e2-standard-4, a2-highgpu-1g, c3-standard-4-lssd,
+# e2-medium) and custom (custom-4-16384, n2-custom-8-65536-ext).
+MACHINE_TYPE_NAME = re.compile(
+    r"^(?:[a-z][a-z0-9]*-[a-z]+-\d+[a-z]?(?:-lssd|-metal)?"
+    r"|[a-z][a-z0-9]*-(?:micro|small|medium)"
+    r"|(?:[a-z][a-z0-9]*-)?custom-\d+-\d+(?:-ext)?)$"
+)
+# Families that take accelerator_configs: GPUs attach to N1 (and its custom types), and come with these.
+GPU_FAMILIES = frozenset({"n1", "a2", "a3", "a4", "g2", "g4"})
 TIMEOUT_FAULT_SECONDS = 30.0
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
@@ -285,6 +309,25 @@ def _machine_type_url(project: str, zone: str, machine_type: str) -> str:
     return f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{zone}/machineTypes/{short}"
 
 
+def _check_machine_type(machine_type: str, gce_setup: Json, zone: str) -> None:
+    """What the API refuses in an update of gce_setup.machine_type: a name no machine type can have, and
+    a family that takes no GPUs on an instance with accelerator_configs (GPUs attach to N1 and come with
+    the accelerator-optimized families). Both 400 INVALID_ARGUMENT, at the request, in Google's words."""
+    short = machine_type.rsplit("/", 1)[-1]
+    field_name = "instance.gce_setup.machine_type"
+    if not MACHINE_TYPE_NAME.fullmatch(short) or ("/" in machine_type and "/machineTypes/" not in machine_type):
+        raise SimulatorError(
+            400, f"Invalid value for field '{field_name}': '{machine_type}'. "
+                 f"Machine type with name '{short}' does not exist in zone '{zone}'.")
+    accelerators = gce_setup.get("acceleratorConfigs") or []
+    family = short.split("-", 1)[0]
+    if accelerators and family not in GPU_FAMILIES | {"custom"}:  # a bare custom-N-M is an N1
+        kinds = ", ".join(str(a.get("type", "")) for a in accelerators)
+        raise SimulatorError(
+            400, f"Invalid value for field '{field_name}': '{short}'. Machine type '{short}' does not support "
+                 f"accelerators, and the instance has accelerator_configs ({kinds}).")
+
+
 def _page(names: list[str], query: dict[str, list[str]]) -> tuple[list[str], str]:
     """One page of a list and the token of the next (empty on the last): ``pageSize``, ``pageToken``."""
     try:
@@ -322,6 +365,9 @@ def _encode_enums(data: Json, *, as_int: bool) -> Json:
     if "healthState" in out:
         out["healthState"] = HEALTH_STATE_VALUES[out["healthState"]]
     gce = out.get("gceSetup", {})
+    for accelerator in gce.get("acceleratorConfigs", []):
+        if "type" in accelerator:
+            accelerator["type"] = ACCELERATOR_TYPE_VALUES[accelerator["type"]]
     disks = [gce["bootDisk"]] if "bootDisk" in gce else []
     disks += gce.get("dataDisks", [])
     for disk in disks:
@@ -443,9 +489,13 @@ class WorkbenchSimulator:
         machine_type: str = "e2-standard-4",
         state: str = "ACTIVE",
         labels: dict[str, str] | None = None,
+        accelerators: dict[str, int] | None = None,
     ) -> str:
+        """`accelerators`: GPUs as gce_setup.accelerator_configs, e.g. {"NVIDIA_TESLA_T4": 1}."""
         if state not in STATE_VALUES:
             raise ValueError(f"unknown state {state!r}")
+        if any(kind not in ACCELERATOR_TYPE_VALUES for kind in accelerators or {}):
+            raise ValueError(f"unknown accelerator type in {accelerators!r}")
         full = f"projects/{project}/locations/{zone}/instances/{name}"
         now = time.time()
         region = zone.rsplit("-", 1)[0]
@@ -494,6 +544,10 @@ class WorkbenchSimulator:
         }
         if not data["labels"]:
             del data["labels"]
+        if accelerators:  # int64 core_count: a JSON string, as the API sends it
+            data["gceSetup"]["acceleratorConfigs"] = [
+                {"type": kind, "coreCount": str(count)} for kind, count in accelerators.items()
+            ]
         if state == "ACTIVE":
             data["healthState"] = "HEALTHY"
             data["healthInfo"] = _health_info(now, jupyter_up=True)
@@ -901,6 +955,7 @@ class WorkbenchSimulator:
             machine_type = gce.get("machineType") if isinstance(gce, dict) else None
             if not isinstance(machine_type, str) or not machine_type:
                 raise SimulatorError(400, "gce_setup.machine_type must be set.")
+            _check_machine_type(machine_type, inst.data["gceSetup"], _split_name(full)[1])
             if inst.data.get("state") != "STOPPED":
                 raise SimulatorError(
                     400,

@@ -131,6 +131,20 @@ def test_errors_arrive_as_grpc_status_codes(
         call(client, full)
 
 
+def test_a_machine_type_without_gpus_on_an_instance_with_accelerators_is_invalid_argument(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
+) -> None:
+    full = add(sim, "g", machine_type="n1-standard-8", accelerators={"NVIDIA_TESLA_T4": 1}, state="STOPPED")
+    [accelerator] = client.get_instance(name=full).gce_setup.accelerator_configs
+    assert accelerator.type_ is notebooks_v2.AcceleratorConfig.AcceleratorType.NVIDIA_TESLA_T4
+    assert accelerator.core_count == 1
+    for machine_type in ("e2-highmem-8", "not a machine type"):
+        with pytest.raises(gexc.InvalidArgument, match=r"instance\.gce_setup\.machine_type"):
+            client.update_instance(request={"instance": {"name": full, "gce_setup": {"machine_type": machine_type}},
+                                            "update_mask": {"paths": ["gce_setup.machine_type"]}})
+    assert sim.get(full)["gceSetup"]["machineType"].endswith("/n1-standard-8")
+
+
 @pytest.mark.parametrize(
     ("status", "error"),
     [

@@ -300,6 +300,34 @@ def test_update_rejects_unknown_mask_and_running_machine_type_change(
     assert result.gce_setup.machine_type.endswith("/machineTypes/n2-standard-8")
 
 
+def test_update_refuses_a_machine_type_the_instance_cannot_have(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
+) -> None:
+    """As the live API: a name no machine type has, or a family without GPUs under accelerator_configs."""
+    gpu = plain_sim.add_instance(PROJECT, ZONE, "gpu", owner_email="a@example.com", machine_type="n1-standard-8",
+                                 accelerators={"NVIDIA_TESLA_T4": 1}, state="STOPPED")
+    plain = plain_sim.add_instance(PROJECT, ZONE, "cpu", owner_email="b@example.com", state="STOPPED")
+    read = plain_client.get_instance(name=gpu)
+    assert [(a.type_.name, a.core_count) for a in read.gce_setup.accelerator_configs] == [("NVIDIA_TESLA_T4", 1)]
+
+    def change(full: str, machine_type: str) -> notebooks_v2.Instance:
+        return plain_client.update_instance(request={
+            "instance": {"name": full, "gce_setup": {"machine_type": machine_type}},
+            "update_mask": {"paths": ["gce_setup.machine_type"]},
+        }).result(timeout=5, polling=FAST_POLLING)
+
+    for full, machine_type in [(plain, "a bigger one"), (plain, "e2-highmem"), (gpu, "e2-highmem-8"),
+                               (gpu, "n2-highmem-16"), (gpu, "n2-custom-8-65536")]:
+        with pytest.raises(gexc.BadRequest) as info:
+            change(full, machine_type)
+        assert error_status(info.value) == "INVALID_ARGUMENT", machine_type
+        assert "Invalid value for field 'instance.gce_setup.machine_type'" in str(info.value)
+    assert "does not support accelerators" in str(info.value)
+    assert plain_sim.get(gpu)["gceSetup"]["machineType"].endswith("/n1-standard-8")
+    assert change(gpu, "n1-highmem-8").gce_setup.machine_type.endswith("/machineTypes/n1-highmem-8")
+    assert change(plain, "e2-highmem-4").gce_setup.machine_type.endswith("/machineTypes/e2-highmem-4")
+
+
 # --- faults -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("status", "exc_class", "grpc_status"),

@@ -48,3 +48,13 @@ def test_enum_values_newer_than_the_protos_do_not_crash() -> None:
     pb.health_state = 43
     view = to_view(newer)
     assert view.state is InstanceState.STATE_UNSPECIFIED and view.health_state == "43"
+
+
+def test_reads_the_gpus_a_resize_must_keep() -> None:
+    accelerator = notebooks_v2.AcceleratorConfig(
+        type_=notebooks_v2.AcceleratorConfig.AcceleratorType.NVIDIA_TESLA_T4, core_count=2)
+    gpu = instance()
+    gpu.gce_setup.accelerator_configs = [accelerator]
+    view = to_view(gpu)
+    assert view.accelerators == (("NVIDIA_TESLA_T4", 2),)
+    assert to_view(instance()).accelerators == ()
