@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from shared.machines import DEFAULT_LADDER
+from shared.machines import DEFAULT_LADDER, memory_kib, vcpus
 from shared.models import MACHINE_TYPE_RE
 from shared.policy import PolicyConfig, RestartPolicy
 
@@ -169,6 +169,10 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     ladder = tuple(m.strip() for m in get("MACHINE_LADDER").split(",") if m.strip()) or DEFAULT_LADDER
     if any(not MACHINE_TYPE_RE.fullmatch(m) for m in ladder) or len(set(ladder)) != len(ladder):
         problems.append("MACHINE_LADDER must list distinct machine types, smallest first")
+    elif unknown := [m for m in ladder if memory_kib(m) is None or vcpus(m) is None]:
+        # A rung whose size is unknown could never be shown to be bigger: it would silently never be offered.
+        problems.append(f"MACHINE_LADDER: the memory or vCPUs of {', '.join(unknown)} are unknown to "
+                        "notebook-medic (shared/machines.py); use known or custom-CPUS-MIB types")
     prices = parse("MACHINE_PRICES", {}, _prices, "type=USD_per_hour pairs, comma-separated")
     settings = Settings(
         project=project,

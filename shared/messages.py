@@ -275,6 +275,19 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":information_source: *{instance}* is already on {current}, the largest machine on the ladder; ask an organizer.",
         "ja": ":information_source: *{instance}* はすでに最大のマシン {current} です。運営に相談してください。",
     },
+    # No offer for a type off the ladder, or one whose every later rung would cut vCPUs or GPUs.
+    "resize.no_offer": {
+        "en": ":information_source: I have no bigger machine to offer *{instance}* ({current}): {why}, and I only offer one with more memory, at least as many vCPUs and the same GPUs. Ask an organizer.",
+        "ja": ":information_source: *{instance}* ({current}) に提案できる大きいマシンがありません: {why}。提案するのは、メモリが多く、vCPU 数が同じ以上で、同じ GPU を持つマシンだけです。運営に相談してください。",
+    },
+    "resize.why.off_ladder": {
+        "en": "{current} is not on the ladder of machines I move notebooks along ({ladder})",
+        "ja": "{current} は変更先マシンの一覧 ({ladder}) にありません",
+    },
+    "resize.why.no_fit": {
+        "en": "no machine after {current} on the ladder ({ladder}) fits it",
+        "ja": "一覧 ({ladder}) で {current} より後のマシンはどれも条件を満たしません",
+    },
     "button.approve": {"en": "Approve", "ja": "承認"},
     "button.deny": {"en": "Deny", "ja": "却下"},
     "button.ack.resize": {"en": "Resizing `{name}`…", "ja": "`{name}` のマシンタイプを変更しています…"},

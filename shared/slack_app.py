@@ -236,10 +236,15 @@ class SlackService:
             return self._denial(found.answer, caller, target, found)
         instance = found.instance
         current = instance.machine_type
-        bigger = next_size(current, self.settings.machine_ladder)
+        ladder = self.settings.machine_ladder
+        bigger = next_size(current, ladder, gpus=bool(instance.accelerators))
         if bigger is None:
-            self._audit("bigger: already largest", fields, instance=instance.ref.name)
-            return messages.text("resize.largest", self.lang, instance=instance.ref.name, current=current)
+            self._audit("bigger: nothing to offer", fields, instance=instance.ref.name, machine_type=current)
+            if current == ladder[-1]:
+                return messages.text("resize.largest", self.lang, instance=instance.ref.name, current=current)
+            why = messages.text("resize.why.no_fit" if current in ladder else "resize.why.off_ladder", self.lang,
+                                current=current, ladder=", ".join(ladder))
+            return messages.text("resize.no_offer", self.lang, instance=instance.ref.name, current=current, why=why)
         params = {
             "instance": instance.ref.name, "current": current, "next": bigger,
             "current_mem": memory_text(current), "next_mem": memory_text(bigger),

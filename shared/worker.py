@@ -519,7 +519,7 @@ class Worker:
         kills_today = history.kills_within(timedelta(days=1), self.clock())
         if history.auto_mode is not AutoMode.PAUSED and kills_today < self.settings.resize_suggest_kills:
             return "", ""
-        bigger = next_size(view.machine_type, self.settings.machine_ladder)
+        bigger = next_size(view.machine_type, self.settings.machine_ladder, gpus=bool(view.accelerators))
         if bigger is None:
             return "", ""
         cost = cost_text(view.machine_type, bigger, self.settings.machine_prices, self.lang)

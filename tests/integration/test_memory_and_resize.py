@@ -150,6 +150,43 @@ def test_bigger_request_reaches_organizers_and_only_they_approve(stack: LocalSta
     assert not any(b["type"] == "actions" for b in decided["blocks"])
 
 
+@pytest.mark.parametrize(
+    ("machine", "gpus", "expected"),
+    [
+        ("n2-highmem-16", None, "the largest machine on the ladder"),
+        ("e2-highmem-16", None, "e2-highmem-16 is not on the ladder"),
+        ("n1-highmem-32", None, "n1-highmem-32 is not on the ladder"),  # memory unknown: was offered 16 GiB
+        ("n1-standard-8", {"NVIDIA_TESLA_T4": 1}, "n1-standard-8 is not on the ladder"),  # was offered an E2
+        ("g2-standard-8", None, "g2-standard-8 is not on the ladder"),
+    ],
+    ids=["top-rung", "off-ladder", "unknown-memory", "n1-with-t4", "g2"],
+)
+def test_bigger_offers_nothing_that_would_shrink_the_machine_or_drop_its_gpus(
+    stack: LocalStack, slack: SlackRequester, machine: str, gpus: dict[str, int] | None, expected: str
+) -> None:
+    _, name = new_instance(stack, "wb-nobig", machine_type=machine, accelerators=gpus)
+    before = len(stack.alerts())
+    answer = slack.slash_command(f"U{name.upper().replace('-', '')}", f"bigger {name}",
+                                 response_url=stack.slack.new_response_url())
+    assert expected in answer.body, answer.body
+    assert "asked the organizers" not in answer.body
+    assert ("largest" in answer.body) == (machine == "n2-highmem-16"), answer.body
+    assert len(stack.alerts()) == before  # no request reached the organizers
+
+
+def test_repeated_kills_of_a_gpu_notebook_offer_no_machine_without_its_gpus(stack: LocalStack) -> None:
+    now = int(time.time())
+    earlier = {"medic-kills": f"{now - 5 * 3600}_{now - 3 * 3600}", "medic-last-kill": str(now - 3 * 3600)}
+    full, name = new_instance(stack, "wb-gpu", slack_user="U0GPU", labels=earlier, machine_type="g2-standard-8")
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    stack.sink(oom_entry(PROJECT, ZONE, name))
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    [alert] = [m for m in stack.alerts() if name in json.dumps(m.get("blocks", []))]
+    assert "medic_restart" in json.dumps(alert["blocks"])
+    assert "medic_resize" not in json.dumps(alert["blocks"])  # was: g2-standard-8 → e2-highmem-8
+
+
 def test_deny_tells_the_participant_and_changes_nothing(stack: LocalStack, slack: SlackRequester) -> None:
     full, name = new_instance(stack, "wb-deny", slack_user="U0DENY")
     request = bigger_request(stack, slack, "U0DENY", name)

@@ -102,3 +102,6 @@ def test_machine_ladder_and_prices() -> None:
     assert settings.machine_prices == {"e2-standard-2": 0.067, "e2-standard-4": 0.134}
     with pytest.raises(ConfigError, match=r"MACHINE_LADDER.*MACHINE_PRICES"):
         load_settings(set(Need), {**GOOD, "MACHINE_LADDER": "x,x", "MACHINE_PRICES": "e2-standard-2=cheap"})
+    # A rung whose size is unknown could never be shown to be bigger: said at start, not silently never offered.
+    with pytest.raises(ConfigError, match=r"MACHINE_LADDER: the memory or vCPUs of n1-highmem-32 are unknown"):
+        load_settings(set(Need), {**GOOD, "MACHINE_LADDER": "e2-standard-4,n1-highmem-32,custom-16-262144"})
