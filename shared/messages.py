@@ -363,6 +363,23 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":tada: Your notebook *{instance}* now has more memory: {next} ({memory}). It was restarted to apply it.",
         "ja": ":tada: ノートブック *{instance}* のメモリを増やしました: {next} ({memory})。反映のため再起動しました。",
     },
+    # An Approve that has nothing left to do, or no instance to do it on: the request is closed with these.
+    "resize.already_that_size": {
+        "en": ":information_source: *{instance}* is already on {machine} ({memory}): nothing to resize, no restart.",
+        "ja": ":information_source: *{instance}* はすでに {machine} ({memory}) です。変更も再起動もしません。",
+    },
+    "resize.already_bigger": {
+        "en": ":information_source: *{instance}* is already on {current} ({memory}), at least what was asked ({target}, {target_memory}): not resized, no restart.",
+        "ja": ":information_source: *{instance}* はすでに {current} ({memory}) で、依頼された {target} ({target_memory}) 以上です。変更も再起動もしません。",
+    },
+    "resize.size_unknown": {
+        "en": ":warning: *{instance}* is now on {current}, whose memory I don't know, so I did not move it to {target} ({target_memory}): that could make it smaller. Change it in the Cloud console if it needs more.",
+        "ja": ":warning: *{instance}* は現在 {current} で、そのメモリ量が分からないため {target} ({target_memory}) には変更しませんでした (小さくなるおそれがあります)。増やす必要があれば Cloud コンソールで変更してください。",
+    },
+    "resize.unreadable": {
+        "en": ":x: *{instance}* was not resized: I could not read it ({error}).",
+        "ja": ":x: *{instance}* のマシンタイプは変更していません: インスタンスを取得できませんでした ({error})。",
+    },
     "resize.step_name.stop": {"en": "stopping", "ja": "停止"},
     "resize.step_name.update": {"en": "changing the machine type", "ja": "マシンタイプ変更"},
     "resize.step_name.start": {"en": "starting", "ja": "起動"},

@@ -41,6 +41,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from shared.history import AutoMode, History, event_key
+from shared.machines import is_bigger
 from shared.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
 
 
@@ -114,6 +115,7 @@ class Reason(StrEnum):
     RESUMING = "resuming"
     QUIET_PERIOD = "quiet-period"
     ALREADY_THAT_SIZE = "already-that-size"
+    NOT_BIGGER = "not-bigger"  # a resize whose target has no more memory than the instance has now
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,10 @@ def decide(
     if request.action is Action.RESIZE:
         if instance.machine_type == request.machine_type:
             return Decision(Verdict.SKIP_DUPLICATE, Reason.ALREADY_THAT_SIZE)
+        if not is_bigger(request.machine_type, instance.machine_type):
+            # An Approve on an older request, pressed after the instance moved up (or to a type of unknown
+            # size): its "bigger" would now shrink the machine.
+            return Decision(Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)
         if instance.state not in (InstanceState.ACTIVE, InstanceState.STOPPED):
             return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
         return Decision(Verdict.RESIZE, Reason.REQUESTED)

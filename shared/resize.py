@@ -19,6 +19,7 @@ from typing import Any
 from shared import messages
 from shared.blocks import ACTION_RESIZE, memory_text, without_buttons
 from shared.config import Settings
+from shared.machines import memory_kib
 from shared.models import InstanceRef, InstanceState, InstanceView, RestartRequest
 from shared.slack_notify import SlackNotifier
 from shared.workbench import OperationOutcome, ResetResult, Workbench, describe_error
@@ -103,6 +104,28 @@ class Resizer:
                                                           next=target, memory=memory))
         self.slack.respond(request.response_url, line)
         return ResizeOutcome(done=True)
+
+    def already(self, request: RestartRequest, view: InstanceView) -> None:
+        """An Approve with nothing left to do (pressed twice, or after the instance moved up): the organizer
+        is told so in resize's words, and the request is closed."""
+        current, target = view.machine_type, request.machine_type
+        params = {"instance": view.ref.name, "current": current, "target": target,
+                  "target_memory": memory_text(target), "memory": memory_text(current)}
+        if current == target:
+            line = messages.text("resize.already_that_size", self.lang, machine=current, **params)
+        elif memory_kib(current) is None:
+            line = messages.text("resize.size_unknown", self.lang, **params)
+        else:
+            line = messages.text("resize.already_bigger", self.lang, **params)
+        self._close_request(request, line)
+        self.slack.respond(request.response_url, line)
+
+    def unreadable(self, request: RestartRequest, error: str) -> None:
+        """An Approve for an instance the API will not show (deleted, no permission): nothing was done."""
+        name = request.instance.rsplit("/", 1)[-1]
+        line = messages.text("resize.unreadable", self.lang, instance=name, error=messages.escape(error))
+        self._close_request(request, line)
+        self.slack.respond(request.response_url, line)
 
     def _failed(self, request: RestartRequest, thread: str, step: str, outcome: OperationOutcome, left: str,
                 current: str, target: str) -> ResizeOutcome:

@@ -138,6 +138,9 @@ class Worker:
             except Exception as exc:  # noqa: BLE001 - NOT_FOUND, PERMISSION_DENIED...: permanent, report
                 if request.action is Action.WARN:  # memory alerts cover every VM, not only notebooks: stay quiet
                     return WorkOutcome(ack=True, verdict="ignored", detail=f"not a notebook: {describe_error(exc)}")
+                if request.action is Action.RESIZE:  # in resize's words, and the request is closed
+                    Resizer(self.settings, self.workbench, self.slack).unreadable(request, describe_error(exc))
+                    return WorkOutcome(ack=True, verdict="api-error", detail=describe_error(exc))
                 return self._api_failure(request, ref, exc)
             history = History.from_labels(view.labels)
             decision = decide(request, view, history, self.clock(), self.policy)
@@ -161,6 +164,9 @@ class Worker:
         deadline: float,
     ) -> WorkOutcome:
         verdict = decision.verdict
+        if verdict is Verdict.SKIP_DUPLICATE and request.action is Action.RESIZE:  # already that size or bigger
+            Resizer(self.settings, self.workbench, self.slack).already(request, view)
+            return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)
         if verdict is Verdict.SKIP_DUPLICATE:
             self._reply_duplicate(request, ref, history, decision)
             return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)

@@ -8,12 +8,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from slack_sdk import WebClient
 
-from shared.models import Action, RestartRequest, Trigger
+from shared.blocks import resize_request_blocks
+from shared.models import Action, InstanceRef, RestartRequest, Trigger
 from simulators.entries import oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 
 pytestmark = pytest.mark.wire
@@ -185,6 +187,75 @@ def test_repeated_kills_of_a_gpu_notebook_offer_no_machine_without_its_gpus(stac
     [alert] = [m for m in stack.alerts() if name in json.dumps(m.get("blocks", []))]
     assert "medic_restart" in json.dumps(alert["blocks"])
     assert "medic_resize" not in json.dumps(alert["blocks"])  # was: g2-standard-8 → e2-highmem-8
+
+
+def posted_request(stack: LocalStack, full: str, machine_type: str, asker: str) -> dict:
+    """A participant's request message as `bigger` posts it, for a target of the test's choosing."""
+    ref = InstanceRef.parse(full)
+    line = f"<@{asker}> asks for more memory for *{ref.name}*: → {machine_type}"
+    blocks = resize_request_blocks(line, ref, machine_type, asker, "en")
+    bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text=line, blocks=blocks)["ts"]
+    return next(m for m in stack.alerts() if m["ts"] == ts)
+
+
+def replies(stack: LocalStack, url: str) -> list[str]:
+    return [r["text"] for r in stack.slack.responses(url)]
+
+
+def closed(stack: LocalStack, ts: str) -> str:
+    """The request message once decided: no buttons left; what it says."""
+    [message] = [m for m in stack.alerts() if m["ts"] == ts]
+    assert not any(b["type"] == "actions" for b in message["blocks"]), message["blocks"]
+    return json.dumps(message["blocks"], ensure_ascii=False)
+
+
+def test_approve_pressed_twice_resizes_once_and_says_it_is_already_that_size(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = new_instance(stack, "wb-twice", slack_user="U0TWICE")
+    request = bigger_request(stack, slack, "U0TWICE", name)
+    press(stack, slack, ORGANIZER[0], "medic_resize", request)
+    second = press(stack, slack, ORGANIZER[0], "medic_resize", request)  # queued behind the first
+    assert stack.slack.wait_for(lambda: len(replies(stack, second)) == 2, timeout=30), replies(stack, second)
+    assert stack.wait_idle(30)
+    answer = replies(stack, second)[-1]
+    assert "is already on e2-highmem-4 (32.0 GiB)" in answer and "restart" in answer, answer
+    assert "Already restarted" not in answer
+    assert lifecycle_calls(stack, name) == ["POST stop", "PATCH", "POST start"]  # one resize
+    assert stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-highmem-4")
+    assert "already on e2-highmem-4" in closed(stack, request["ts"])
+
+
+def test_an_approve_on_an_older_request_does_not_shrink_a_machine_that_moved_up(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = new_instance(stack, "wb-movedup", slack_user="U0MOVEDUP", machine_type="e2-highmem-8")
+    request = posted_request(stack, full, "e2-highmem-4", "U0MOVEDUP")  # asked for while it was smaller
+    url = press(stack, slack, ORGANIZER[0], "medic_resize", request)
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=30), replies(stack, url)
+    assert stack.wait_idle(30)
+    answer = replies(stack, url)[-1]
+    assert "already on e2-highmem-8 (64.0 GiB), at least what was asked (e2-highmem-4, 32.0 GiB)" in answer, answer
+    assert stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-highmem-8")
+    assert stack.workbench.get(full)["state"] == "ACTIVE" and lifecycle_calls(stack, name) == []
+    assert "at least what was asked" in closed(stack, request["ts"])
+
+
+def test_approve_for_a_deleted_notebook_says_it_was_not_resized_and_closes_the_request(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    gone = f"projects/{PROJECT}/locations/{ZONE}/instances/wb-deleted-since"
+    request = posted_request(stack, gone, "e2-highmem-4", "U0GONE")
+    alerts_before = len(stack.alerts())
+    url = press(stack, slack, ORGANIZER[0], "medic_resize", request)
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=30), replies(stack, url)
+    assert stack.wait_idle(30)
+    answer = replies(stack, url)[-1]
+    assert answer.startswith(":x: *wb-deleted-since* was not resized") and "NOT_FOUND" in answer, answer
+    assert "restart" not in answer
+    assert len(stack.alerts()) == alerts_before  # no "restart requested by ..." alert
+    assert "was not resized" in closed(stack, request["ts"])
 
 
 def test_deny_tells_the_participant_and_changes_nothing(stack: LocalStack, slack: SlackRequester) -> None:

@@ -353,6 +353,24 @@ def test_other_actions() -> None:
     assert decide(replace(base, action=Action.STOP), stopped, History(), NOW, CONFIG).verdict is Verdict.SKIP_NOT_ACTIVE
 
 
+@pytest.mark.parametrize(
+    ("now_on", "asked", "expected"),
+    [
+        ("e2-standard-4", "e2-highmem-4", (Verdict.RESIZE, Reason.REQUESTED)),
+        ("e2-highmem-4", "e2-highmem-4", (Verdict.SKIP_DUPLICATE, Reason.ALREADY_THAT_SIZE)),
+        # An Approve on an older request, pressed after the instance moved up: it would shrink it.
+        ("e2-highmem-8", "e2-highmem-4", (Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)),
+        ("n2-standard-8", "e2-standard-8", (Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)),  # as much, not more
+        ("n1-highmem-32", "e2-highmem-4", (Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)),  # size unknown
+    ],
+)
+def test_a_resize_only_ever_moves_up(now_on: str, asked: str, expected: tuple[Verdict, Reason]) -> None:
+    request = replace(manual(NOW, organizer=True), action=Action.RESIZE, trigger=Trigger.BUTTON, machine_type=asked)
+    instance = replace(view(), machine_type=now_on)
+    decision = decide(request, instance, History(), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == expected
+
+
 def test_age_limit() -> None:
     assert not is_too_old(oom(), KILL + timedelta(minutes=59), CONFIG)
     assert is_too_old(oom(), KILL + timedelta(minutes=61), CONFIG)
