@@ -380,6 +380,18 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":x: *{instance}* was not resized: I could not read it ({error}).",
         "ja": ":x: *{instance}* のマシンタイプは変更していません: インスタンスを取得できませんでした ({error})。",
     },
+    "resize.dm_stopping": {
+        "en": ":hourglass_flowing_sand: The organizers approved more memory for your notebook *{instance}*: I'm stopping it now to move it to {next} ({memory}) and will start it again right after (a few minutes). Anything only in memory is lost: save what you can right away.",
+        "ja": ":hourglass_flowing_sand: ノートブック *{instance}* のメモリ増設が承認されました。{next} ({memory}) に変更するため今から停止し、終わり次第起動します (数分かかります)。メモリ上のデータは失われるので、保存できるものはすぐに保存してください。",
+    },
+    "resize.asker_done": {
+        "en": ":tada: The organizers approved your request: *{instance}* now runs on {next} ({memory}). It was restarted to apply it.",
+        "ja": ":tada: 依頼が承認されました: *{instance}* は {next} ({memory}) で稼働しています。反映のため再起動しました。",
+    },
+    "resize.dm_failed": {
+        "en": ":warning: The organizers approved more memory for *{instance}*, but the move to {next} did not finish as it should. They have been told and will look at it; `/restart-notebook status` shows its state.",
+        "ja": ":warning: *{instance}* のメモリ増設は承認されましたが、{next} への変更が正常に完了しませんでした。運営に通知済みで、対応します。状態は `/restart-notebook status` で確認できます。",
+    },
     "resize.step_name.stop": {"en": "stopping", "ja": "停止"},
     "resize.step_name.update": {"en": "changing the machine type", "ja": "マシンタイプ変更"},
     "resize.step_name.start": {"en": "starting", "ja": "起動"},

@@ -18,6 +18,7 @@ INSTANCE_NAME_RE = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
 PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 MACHINE_TYPE_RE = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]{1,40}$")
+SLACK_USER_RE = re.compile(r"^[UW][A-Z0-9]{2,20}$")
 FULL_NAME_RE = re.compile(
     r"^projects/(?P<project>[^/]+)/locations/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)$"
 )
@@ -118,6 +119,7 @@ class RestartRequest:
     note: str = ""
     alert_blocks: tuple[dict[str, Any], ...] = ()  # the alert a button sat on, to amend rather than replace
     machine_type: str = ""  # RESIZE: the machine type to move to
+    asked_by: str = ""  # RESIZE: the Slack user id of the participant who asked, told how it ended
     memory_percent: float | None = None  # WARN: how full memory is
     incident_open: bool = True  # WARN: Monitoring's incident state
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
@@ -169,6 +171,7 @@ class RestartRequest:
                 note=_str(data, "note", ""),
                 alert_blocks=tuple(alert_blocks[:50]),
                 machine_type=_str(data, "machine_type", ""),
+                asked_by=_str(data, "asked_by", ""),
                 memory_percent=_percent(data.get("memory_percent")),
                 incident_open=bool(data.get("incident_open", True)),
             )
@@ -178,6 +181,8 @@ class RestartRequest:
             InstanceRef.parse(request.instance)
         if request.machine_type and not MACHINE_TYPE_RE.fullmatch(request.machine_type):
             raise ValueError("machine_type is not a machine type name")
+        if request.asked_by and not SLACK_USER_RE.fullmatch(request.asked_by):
+            raise ValueError("asked_by is not a Slack user id")
         if request.kill is not None and isinstance(request.kill.get("killed_at"), str):
             parse_time(request.kill["killed_at"])  # kill_time: a killed_at that is no time fails here, not mid-restart
         return request

@@ -63,34 +63,41 @@ class Resizer:
                 return OperationOutcome(ResetResult.FAILED, 0.0, describe_error(exc))
 
         # Below, "" for what the instance was left as means a step is still running: _failed reads it.
-        if view.state is InstanceState.ACTIVE:
+        was_running = view.state is InstanceState.ACTIVE  # a failure puts back only what was running
+        if was_running:
+            if view.owner_email and self.settings.owner_dm:  # approved already: news, not a question
+                self.slack.dm(view.owner_email, messages.text("resize.dm_stopping", self.lang, instance=ref.name,
+                                                              next=target, memory=memory_text(target)))
             say("resize.step.stopping", instance=ref.name, current=current)
             stopped = step(lambda: self.workbench.stop(ref))
             if stopped.result is not ResetResult.DONE:
                 left = "unchanged" if stopped.result is ResetResult.FAILED else ""
-                return self._failed(request, thread, "stop", stopped, left, current, target)
+                return self._failed(request, view, thread, "stop", stopped, left, target)
         say("resize.step.updating", next=target)
         updated = step(lambda: self.workbench.set_machine_type(ref, target))
         if updated.result is ResetResult.UNCONFIRMED:
             # The change may still land: a start now could come up on either type. Leave it stopped.
-            return self._failed(request, thread, "update", updated, "", current, target)
+            return self._failed(request, view, thread, "update", updated, "", target)
         if updated.result is not ResetResult.DONE:
-            restarted = step(lambda: self.workbench.start(ref))
-            left = _left(restarted, done="running-old", failed="stopped-old")
-            return self._failed(request, thread, "update", updated, left, current, target)
+            left = "stopped-old"
+            if was_running:
+                left = _left(step(lambda: self.workbench.start(ref)), done="running-old", failed="stopped-old")
+            return self._failed(request, view, thread, "update", updated, left, target)
         say("resize.step.starting", instance=ref.name, machine=target)
         started_new = step(lambda: self.workbench.start(ref))
         if started_new.result is ResetResult.UNCONFIRMED:
             # Still starting, on the new type, and it may yet come up: no revert (it needs a STOPPED instance).
-            return self._failed(request, thread, "start", started_new, "", current, target)
+            return self._failed(request, view, thread, "start", started_new, "", target)
         if started_new.result is not ResetResult.DONE:
             # The new type may not be available (quota, stock-out): go back to what ran before.
             reverted = step(lambda: self.workbench.set_machine_type(ref, current))
-            if reverted.result is ResetResult.DONE:  # back on the old type, whether or not it starts
+            if reverted.result is ResetResult.DONE and not was_running:
+                left = "stopped-old"
+            elif reverted.result is ResetResult.DONE:  # back on the old type, whether or not it starts
                 left = _left(step(lambda: self.workbench.start(ref)), done="running-old", failed="stopped-old")
             else:
                 left = "stopped-new" if reverted.result is ResetResult.FAILED else ""
-            return self._failed(request, thread, "start", started_new, left, current, target)
+            return self._failed(request, view, thread, "start", started_new, left, target)
 
         seconds = round(time.monotonic() - started)
         memory = memory_text(target)
@@ -99,9 +106,9 @@ class Resizer:
                              seconds=seconds)
         self.slack.post(channel, line, thread_ts=thread)
         self._close_request(request, line)
-        if view.owner_email and self.settings.owner_dm:
-            self.slack.dm(view.owner_email, messages.text("resize.dm_done", self.lang, instance=ref.name,
-                                                          next=target, memory=memory))
+        params = {"instance": ref.name, "next": target, "memory": memory}
+        self._tell_participants(request, view, messages.text("resize.dm_done", self.lang, **params),
+                                messages.text("resize.asker_done", self.lang, **params))
         self.slack.respond(request.response_url, line)
         return ResizeOutcome(done=True)
 
@@ -127,10 +134,21 @@ class Resizer:
         self._close_request(request, line)
         self.slack.respond(request.response_url, line)
 
-    def _failed(self, request: RestartRequest, thread: str, step: str, outcome: OperationOutcome, left: str,
-                current: str, target: str) -> ResizeOutcome:
+    def _tell_participants(self, request: RestartRequest, view: InstanceView, to_owner: str, to_asker: str) -> None:
+        """The owner (when OWNER_DM) and the participant who asked (always: "you'll hear from me" was a
+        promise), each once: an owner who asked gets the owner's words."""
+        owner = view.owner_email if self.settings.owner_dm else None
+        if owner:
+            self.slack.dm(owner, to_owner)
+        asker = request.asked_by
+        if asker and not (owner and self.slack.user_id_for(owner) == asker):
+            self.slack.post(asker, to_asker)  # a user id: the app's DM with them
+
+    def _failed(self, request: RestartRequest, view: InstanceView, thread: str, step: str, outcome: OperationOutcome,
+                left: str, target: str) -> ResizeOutcome:
         """Report a resize that did not finish; with no `left`, a step is still running and the instance
         is read to say where it is heading, never assumed."""
+        current = view.machine_type
         retry = False
         if left:
             state_key, machine = {
@@ -154,6 +172,8 @@ class Resizer:
         self.slack.post(self.settings.slack_alert_channel, line, thread_ts=thread)
         self._close_request(request, line, keep_buttons=retry)
         self.slack.respond(request.response_url, line)
+        told = messages.text("resize.dm_failed", self.lang, instance=view.ref.name, next=target)
+        self._tell_participants(request, view, told, told)
         log.warning("resize of %s failed at %s: %s (left %s)", request.instance, step, error, left)
         return ResizeOutcome(done=False, failed_step=step, error=error, left_state=left)
 

@@ -399,6 +399,7 @@ class SlackService:
             alert_channel=str(container.get("channel_id", "") or _obj(body.get("channel")).get("id", "")),
             alert_blocks=tuple(b for b in original if isinstance(b, dict))[:50],
             machine_type=machine_type,
+            asked_by=asked_by,
         )
         fields["action"] = action.value
         unsent = self._publish(request, deadline, fields)

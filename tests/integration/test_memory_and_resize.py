@@ -147,7 +147,10 @@ def test_bigger_request_reaches_organizers_and_only_they_approve(stack: LocalSta
     steps = thread(stack, request["ts"])
     assert [s.split()[0] for s in steps[:3]] == [":stop_button:", ":gear:", ":arrow_forward:"]
     assert "now runs on e2-highmem-4" in steps[-1]
-    assert any("more memory" in m["text"] for m in dms(stack, "U0GROW"))
+    # The owner (who asked) hears it is being stopped, then that it is back: once each, nothing twice.
+    told = [m["text"] for m in dms(stack, "U0GROW")]
+    assert len(told) == 2 and "stopping it now to move it to e2-highmem-4" in told[0], told
+    assert "now has more memory" in told[1], told
     [decided] = [m for m in stack.alerts() if m["ts"] == request["ts"]]
     assert not any(b["type"] == "actions" for b in decided["blocks"])
 
@@ -292,6 +295,51 @@ def test_a_failed_step_leaves_the_old_machine_running_and_says_so(
     assert expected in report, report
     instance = stack.workbench.get(full)
     assert instance["gceSetup"]["machineType"].endswith(f"/{left}") and instance["state"] == state
+    # "You'll hear from me when they decide": the participant who asked hears that it did not work out.
+    assert stack.slack.wait_for(lambda: any("did not finish" in m["text"] for m in dms(stack, "U0FAIL")))
+
+
+@pytest.mark.parametrize(
+    ("fault", "calls"),
+    [
+        ({"method": "patch", "kind": "http", "status": 400}, ["PATCH"]),
+        ({"method": "start", "kind": "op_error"}, ["PATCH", "POST start", "PATCH"]),
+    ],
+    ids=["update-fails", "start-fails"],
+)
+def test_a_failed_resize_of_a_stopped_notebook_leaves_it_stopped(
+    stack: LocalStack, slack: SlackRequester, fault: dict, calls: list[str]
+) -> None:
+    """Put back as it was: a notebook that was not running is not started (and billed) by a failed resize."""
+    full, name = new_instance(stack, "wb-asleep", slack_user="U0ASLEEP", state="STOPPED")
+    request = bigger_request(stack, slack, "U0ASLEEP", name)
+    stack.workbench.inject_fault(path_contains=name, count=1, **fault)
+    press(stack, slack, ORGANIZER[0], "medic_resize", request)
+    assert stack.slack.wait_for(lambda: any("Resize failed" in t for t in thread(stack, request["ts"])), timeout=30)
+    assert stack.wait_idle(30)
+    report = next(t for t in thread(stack, request["ts"]) if "Resize failed" in t)
+    assert "STOPPED on e2-standard-4" in report, report
+    instance = stack.workbench.get(full)
+    assert instance["state"] == "STOPPED" and instance["gceSetup"]["machineType"].endswith("/e2-standard-4")
+    assert lifecycle_calls(stack, name) == calls
+    assert not any("stopping it now" in m["text"] for m in dms(stack, "U0ASLEEP"))  # nothing was stopped
+
+
+def test_a_participant_who_asked_for_someone_elses_notebook_hears_the_outcome_and_the_owner_too(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = new_instance(stack, "wb-helped", slack_user="U0HELPED")
+    stack.slack.add_user("U0HELPER", "helper", "helper@contest.example")
+    request = posted_request(stack, full, "e2-highmem-4", "U0HELPER")
+    press(stack, slack, ORGANIZER[0], "medic_resize", request)
+    assert stack.slack.wait_for(lambda: any("approved your request" in m["text"] for m in dms(stack, "U0HELPER")),
+                                timeout=30)
+    assert stack.wait_idle(30)
+    assert [m["text"] for m in dms(stack, "U0HELPER")] == [
+        f":tada: The organizers approved your request: *{name}* now runs on e2-highmem-4 (32.0 GiB). "
+        "It was restarted to apply it."]
+    owner = [m["text"] for m in dms(stack, "U0HELPED")]
+    assert len(owner) == 2 and "stopping it now" in owner[0] and "now has more memory" in owner[1], owner
 
 
 def test_repeated_kills_make_the_alert_offer_more_memory(stack: LocalStack) -> None:

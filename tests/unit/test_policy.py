@@ -371,6 +371,14 @@ def test_a_resize_only_ever_moves_up(now_on: str, asked: str, expected: tuple[Ve
     assert (decision.verdict, decision.reason) == expected
 
 
+def test_a_resize_request_carries_who_asked_for_it() -> None:
+    request = replace(manual(NOW, organizer=True), action=Action.RESIZE, machine_type="e2-highmem-4",
+                      asked_by="U0ASKER")
+    assert RestartRequest.from_json(request.to_json()).asked_by == "U0ASKER"
+    with pytest.raises(ValueError, match="asked_by"):
+        RestartRequest.from_json(replace(request, asked_by="<!channel>").to_json())
+
+
 def test_age_limit() -> None:
     assert not is_too_old(oom(), KILL + timedelta(minutes=59), CONFIG)
     assert is_too_old(oom(), KILL + timedelta(minutes=61), CONFIG)
