@@ -139,8 +139,9 @@ def alert_blocks(
     if ref is not None and facts.buttons:
         buttons = _buttons(ref, facts.paused, lang)
         if facts.resize_to:
-            buttons["elements"].insert(1, _button(ACTION_RESIZE, facts.resize_label[:75],
-                                                  resize_value(ref, facts.resize_to)))
+            label = facts.resize_label[:75]
+            button = _button(ACTION_RESIZE, label, resize_value(ref, facts.resize_to))
+            buttons["elements"].insert(1, _with_resize_confirm(button, label, ref, facts.resize_to, lang))
         blocks.append(buttons)
     fallback = " - ".join(part for part in (_plain(facts.title), _plain(facts.outcome)) if part)
     return fallback, blocks
@@ -188,11 +189,40 @@ def resize_request_blocks(text_line: str, ref: InstanceRef, machine_type: str, r
             "type": "actions",
             "block_id": "medic_resize",
             "elements": [
-                _button(ACTION_RESIZE, text("button.approve", lang), value, style="primary"),
+                _with_resize_confirm(_button(ACTION_RESIZE, text("button.approve", lang), value, style="primary"),
+                                     text("button.approve", lang), ref, machine_type, lang),
                 _button(ACTION_RESIZE_DENY, text("button.deny", lang), value, style="danger"),
             ],
         },
     ]
+
+
+def _with_resize_confirm(button: dict[str, Any], title: str, ref: InstanceRef, machine_type: str,
+                         lang: Lang) -> dict[str, Any]:
+    """A resize stops the notebook: Slack asks "are you sure?" first, as for Stop."""
+    return {
+        **button,
+        "confirm": {
+            "title": {"type": "plain_text", "text": title[:100]},
+            "text": {"type": "plain_text",
+                     "text": text("button.resize.confirm", lang, instance=ref.name, machine=machine_type)[:300]},
+            "confirm": {"type": "plain_text", "text": text("button.confirm", lang)},
+            "deny": {"type": "plain_text", "text": text("button.cancel", lang)},
+        },
+    }
+
+
+def resize_button_label(blocks: tuple[dict[str, Any], ...]) -> str:
+    """The label of the resize button on a message ("Approve", or an alert's "Give it more memory: …");
+    "" when it has none: what a reply tells organizers to press must be there."""
+    for block in blocks:
+        if block.get("type") != "actions":
+            continue
+        for element in block.get("elements", ()):
+            label = element.get("text") if isinstance(element, dict) else None
+            if element.get("action_id") == ACTION_RESIZE and isinstance(label, dict):
+                return str(label.get("text", ""))
+    return ""
 
 
 def without_buttons(original: tuple[dict[str, Any], ...], line: str) -> list[dict[str, Any]]:

@@ -153,6 +153,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": "Stop {instance}? The participant loses everything in memory.",
         "ja": "{instance} を停止しますか? メモリ上の作業はすべて失われます。",
     },
+    "button.resize.confirm": {
+        "en": "Move {instance} to {machine}? It is stopped and started again: the participant loses everything in memory.",
+        "ja": "{instance} を {machine} に変更しますか? 停止して再起動するため、メモリ上の作業はすべて失われます。",
+    },
     "button.confirm": {"en": "Yes", "ja": "はい"},
     "button.cancel": {"en": "Cancel", "ja": "キャンセル"},
     # ---- /restart-notebook ---------------------------------------------------------------------
@@ -183,6 +187,19 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     "cmd.choose": {
         "en": "You have several notebooks; name the one to restart: {names}",
         "ja": "ノートブックが複数あります。再起動するものを指定してください: {names}",
+    },
+    # `bigger` asks for a machine; it restarts nothing, and its refusals must not read as a restart's.
+    "cmd.choose_bigger": {
+        "en": "You have several notebooks; name the one to enlarge: `/restart-notebook bigger NAME` with one of {names}",
+        "ja": "ノートブックが複数あります。大きくするものを指定してください: `/restart-notebook bigger 名前` ({names} のいずれか)",
+    },
+    "cmd.bigger_name_it": {
+        "en": "Name the notebook to enlarge: `/restart-notebook bigger NAME`.",
+        "ja": "大きくするノートブックを指定してください: `/restart-notebook bigger 名前`",
+    },
+    "deny.not_yours_bigger": {
+        "en": ":no_entry: `{name}` is not your notebook, so you can't ask for a bigger machine for it.",
+        "ja": ":no_entry: `{name}` はあなたのノートブックではないため、大きいマシンを依頼できません。",
     },
     "deny.no_email": {
         "en": ":no_entry: Your Slack profile has no email address, so I can't tell which notebook is yours. Ask an organizer.",
@@ -268,8 +285,8 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":arrow_up: {requester} さんが *{instance}* のメモリ増設を依頼しています: {current} ({current_mem}) → {next} ({next_mem}){cost}。",
     },
     "resize.asked": {
-        "en": ":incoming_envelope: I asked the organizers to move *{instance}* from {current} to {next}. You'll hear from me when they decide.",
-        "ja": ":incoming_envelope: *{instance}* を {current} から {next} に変更するよう運営に依頼しました。決まり次第お知らせします。",
+        "en": ":incoming_envelope: I asked the organizers to move *{instance}* from {current} to {next}. You'll hear from me when they decide. If they approve, the notebook is stopped and started again on the new machine: anything only in memory is lost, so save your work.",
+        "ja": ":incoming_envelope: *{instance}* を {current} から {next} に変更するよう運営に依頼しました。決まり次第お知らせします。承認されるとノートブックは停止し、新しいマシンで再起動します。メモリ上のデータは失われるので、作業を保存しておいてください。",
     },
     "resize.largest": {
         "en": ":information_source: *{instance}* is already on {current}, the largest machine on the ladder; ask an organizer.",
@@ -461,10 +478,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": "*{instance}*: {reason}",
     },
     "reply.not_resized": {
-        "en": ":pause_button: *{instance}* was not resized: it is {state}. Press Approve again once it is "
+        "en": ":pause_button: *{instance}* was not resized: it is {state}. Press {button} again once it is "
               "ACTIVE or STOPPED.",
         "ja": ":pause_button: *{instance}* のマシンタイプは変更しませんでした: {state} 状態です。ACTIVE か STOPPED に"
-              "なってから、もう一度 Approve を押してください。",
+              "なってから、もう一度「{button}」を押してください。",
     },
     "reply.not_stopped": {
         "en": ":pause_button: *{instance}* was not stopped: it is {state}.",

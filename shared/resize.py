@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shared import messages
-from shared.blocks import ACTION_RESIZE, memory_text, without_buttons
+from shared.blocks import memory_text, resize_button_label, without_buttons
 from shared.config import Settings
 from shared.machines import memory_kib
 from shared.models import InstanceRef, InstanceState, InstanceView, RestartRequest
@@ -192,10 +192,9 @@ class Resizer:
             return messages.text("resize.now.unknown", self.lang, instance=ref.name,
                                  error=messages.escape(error)), f"unknown ({error})", False
         machine, state = view.machine_type, view.state
-        retry = (state in (InstanceState.STOPPING, InstanceState.STOPPED) and machine != target
-                 and self._has_approve(request))
-        then = (messages.text("resize.then.approve", self.lang, button=messages.text("button.approve", self.lang),
-                              target=target, machine=machine)
+        button = resize_button_label(request.alert_blocks) if self._on_request_message(request) else ""
+        retry = state in (InstanceState.STOPPING, InstanceState.STOPPED) and machine != target and bool(button)
+        then = (messages.text("resize.then.approve", self.lang, button=button, target=target, machine=machine)
                 if retry else messages.text("resize.then.console", self.lang))
         key = {
             InstanceState.STOPPING: "resize.now.stopping",
@@ -207,13 +206,6 @@ class Resizer:
         }.get(state, "resize.now.other")
         text = messages.text(key, self.lang, instance=ref.name, machine=machine, state=state.value, then=then)
         return text, f"{state.value} on {machine}", retry
-
-    def _has_approve(self, request: RestartRequest) -> bool:
-        return self._on_request_message(request) and any(
-            element.get("action_id") == ACTION_RESIZE
-            for block in request.alert_blocks if block.get("type") == "actions"
-            for element in block.get("elements", ())
-        )
 
     def _on_request_message(self, request: RestartRequest) -> bool:
         return bool(request.alert_ts and request.alert_blocks

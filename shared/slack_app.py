@@ -233,7 +233,7 @@ class SlackService:
         fields["answer"] = found.answer.value
         if not found.allowed or found.instance is None:
             self._audit("bigger denied", fields, reason=found.answer.value)
-            return self._denial(found.answer, caller, target, found)
+            return self._denial(found.answer, caller, target, found, verb=Verb.BIGGER)
         instance = found.instance
         current = instance.machine_type
         ladder = self.settings.machine_ladder
@@ -261,9 +261,18 @@ class SlackService:
         self._audit("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)
         return messages.text("resize.asked", self.lang, **params)
 
-    def _denial(self, answer: Answer, caller: Caller, target: str | None, decision: Any) -> str:
+    def _denial(self, answer: Answer, caller: Caller, target: str | None, decision: Any,
+                *, verb: Verb = Verb.RESTART) -> str:
         name = target or (decision.instance.ref.name if decision.instance else "")
         lang = self.lang
+        if verb is Verb.BIGGER:  # asks for a machine, restarts nothing: refused in its own words
+            names = ", ".join(f"`{i.ref.name}`" for i in decision.choices)
+            if answer is Answer.CHOOSE:
+                return messages.text("cmd.choose_bigger", lang, names=names)
+            if answer is Answer.NO_INSTANCE and caller.is_organizer:  # organizers own none: they name one
+                return messages.text("cmd.bigger_name_it", lang)
+            if answer is Answer.NOT_YOURS:
+                return messages.text("deny.not_yours_bigger", lang, name=name)
         if answer is Answer.CHOOSE:
             return messages.text("cmd.choose", lang, names=", ".join(f"`{i.ref.name}`" for i in decision.choices))
         if answer is Answer.NO_EMAIL:

@@ -19,7 +19,7 @@ from typing import Any
 
 from shared import messages
 from shared.audit import audit
-from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text
+from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
 from shared.config import Settings
 from shared.history import AutoMode, History
 from shared.machines import next_size
@@ -198,8 +198,9 @@ class Worker:
             self._dm_owner(request, view, decision)
         else:  # a person asked: the reply names what they asked for
             key = {Action.RESIZE: "reply.not_resized", Action.STOP: "reply.not_stopped"}.get(request.action)
+            button = resize_button_label(request.alert_blocks) or messages.text("button.approve", self.lang)
             reply = (
-                messages.text(key, self.lang, instance=ref.name, state=view.state.value) if key
+                messages.text(key, self.lang, instance=ref.name, state=view.state.value, button=button) if key
                 else messages.text("reply.skipped", self.lang, instance=ref.name, reason=outcome)
             )
             self.slack.respond(request.response_url, reply)

@@ -109,7 +109,27 @@ def bigger_request(stack: LocalStack, slack: SlackRequester, user: str, name: st
     answer = slack.slash_command(user, f"bigger {name}", response_url=stack.slack.new_response_url())
     assert "asked the organizers" in answer.body
     assert "e2-standard-4 to e2-highmem-4" in answer.body
-    return next(m for m in stack.alerts() if name in m.get("text", "") and "more memory" in m.get("text", ""))
+    assert "stopped and started again" in answer.body  # what an approval will do to unsaved work
+    request = next(m for m in stack.alerts() if name in m.get("text", "") and "more memory" in m.get("text", ""))
+    [approve] = [e for b in request["blocks"] if b["type"] == "actions" for e in b["elements"]
+                 if e["action_id"] == "medic_resize"]
+    assert f"Move {name} to e2-highmem-4?" in approve["confirm"]["text"]["text"]  # Slack asks before the stop
+    return request
+
+
+def test_bigger_is_refused_in_its_own_words_not_a_restarts(stack: LocalStack, slack: SlackRequester) -> None:
+    """`bigger` restarts nothing: its refusals must not tell anyone how to restart (which would do it)."""
+    _, first = new_instance(stack, "wb-two", owner="two@contest.example", slack_user="U0TWO")
+    _, second = new_instance(stack, "wb-two", owner="two@contest.example", slack_user="U0TWO")
+    _, other = new_instance(stack, "wb-other")
+    url = stack.slack.new_response_url()
+    several = slack.slash_command("U0TWO", "bigger", response_url=url).body
+    assert "name the one to enlarge: `/restart-notebook bigger NAME`" in several, several
+    assert first in several and second in several and "restart:" not in several
+    not_mine = slack.slash_command("U0TWO", f"bigger {other}", response_url=url).body
+    assert "can't ask for a bigger machine for it" in not_mine and "restart" not in not_mine, not_mine
+    organizer = slack.slash_command(ORGANIZER[0], "bigger", response_url=url).body
+    assert organizer == "Name the notebook to enlarge: `/restart-notebook bigger NAME`.", organizer
 
 
 def press(stack: LocalStack, slack: SlackRequester, user: str, action: str, message: dict) -> str:
@@ -355,6 +375,9 @@ def test_repeated_kills_make_the_alert_offer_more_memory(stack: LocalStack) -> N
     assert "medic_resize" in json.dumps(alert["blocks"])
     assert "Give it more memory: e2-standard-4 → e2-highmem-4 (+$0.047/h)" in json.dumps(alert["blocks"],
                                                                                       ensure_ascii=False)
+    [offer] = [e for b in alert["blocks"] if b["type"] == "actions" for e in b["elements"]
+               if e["action_id"] == "medic_resize"]
+    assert "It is stopped and started again" in offer["confirm"]["text"]["text"]
 
 
 def resize_report(stack: LocalStack, ts: str) -> str:
@@ -397,6 +420,32 @@ def test_a_stop_still_running_at_the_deadline_is_reported_as_where_it_ends(
     assert instance["state"] == "ACTIVE" and instance["gceSetup"]["machineType"].endswith("/e2-highmem-4")
     [closed] = [m for m in slow.alerts() if m["ts"] == request["ts"]]
     assert not any(b["type"] == "actions" for b in closed["blocks"])
+
+
+def test_a_report_from_the_alerts_button_names_that_button_to_press_again(
+    slow: LocalStack, slow_slack: SlackRequester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The alert has no Approve: its "Give it more memory" button is what finishes the resize."""
+    now = int(time.time())
+    earlier = {"medic-kills": f"{now - 5 * 3600}_{now - 3 * 3600}", "medic-last-kill": str(now - 3 * 3600)}
+    full, name = new_instance(slow, "wb-slowoffer", slack_user="U0SLOWOFFER", labels=earlier)
+    slow.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    slow.sink(oom_entry(PROJECT, ZONE, name))
+    assert slow.workbench.wait_until(lambda: slow.workbench.resets(full) == 1, timeout=20)
+    assert slow.wait_idle(30)
+    [alert] = [m for m in slow.alerts() if name in json.dumps(m.get("blocks", []))]
+    monkeypatch.setattr(slow.workbench, "stop_seconds", SLOW_S)
+    press(slow, slow_slack, ORGANIZER[0], "medic_resize", alert)
+    report = resize_report(slow, alert["ts"])
+    assert "press Give it more memory: e2-standard-4 → e2-highmem-4 again" in report, report
+    assert "Approve" not in report, report
+    [kept] = [m for m in slow.alerts() if m["ts"] == alert["ts"]]  # pressed again while still STOPPING
+    url = press(slow, slow_slack, ORGANIZER[0], "medic_resize", kept)
+    assert slow.slack.wait_for(lambda: len(slow.slack.responses(url)) == 2, timeout=10)
+    again = slow.slack.responses(url)[-1]["text"]
+    assert "Press Give it more memory: e2-standard-4 → e2-highmem-4 again once it is ACTIVE" in again, again
+    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED", timeout=SLOW_S + 5)
+    assert slow.wait_idle(10)
 
 
 @pytest.mark.parametrize(
