@@ -191,7 +191,7 @@ class Worker:
         retry = self._record_before_saying(ref, view, new_history)
         if retry is not None:
             return retry
-        outcome = self._outcome_text(decision, view)
+        outcome = self._outcome_text(request, decision, view)
         if request.trigger is Trigger.OOM:
             facts = self._facts(request, view, new_history, decision, outcome=outcome)
             self._post_alert(facts)
@@ -532,7 +532,7 @@ class Worker:
         cost = cost_text(view.machine_type, bigger, self.settings.machine_prices, self.lang)
         return bigger, messages.text("resize.offer", self.lang, current=view.machine_type, next=bigger, cost=cost)
 
-    def _outcome_text(self, decision: Decision, view: InstanceView) -> str:
+    def _outcome_text(self, request: RestartRequest, decision: Decision, view: InstanceView) -> str:
         lang = self.lang
         verdict, reason = decision.verdict, decision.reason
         if verdict is Verdict.NOTIFY_ONLY:
@@ -549,7 +549,8 @@ class Worker:
         if verdict is Verdict.DRY_RUN:
             key = REASONS_WITH_WORDS.get(reason, "reason.policy-always")
             grace = messages.human_duration(self.policy.health_grace.total_seconds(), lang)
-            return messages.text("outcome.dry_run", lang, reason=messages.text(key, lang, who="", grace=grace))
+            reason_text = messages.text(key, lang, who=self._who(request), grace=grace)
+            return messages.text("outcome.dry_run", lang, reason=reason_text)
         return str(verdict)
 
     def _post_alert(self, facts: AlertFacts, ts: str | None = None) -> str | None:

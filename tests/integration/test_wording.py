@@ -1,0 +1,83 @@
+"""What organizers and participants are told, over the wire: every sentence true to what happened.
+
+Two stacks: `stack` as deployed by default, and `quiet` with OWNER_DM=false, DRY_RUN=true and a short
+worker budget (a stop that never finishes is reported within it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from slack_sdk import WebClient
+
+from simulators.slack import SlackRequester
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, LocalStack
+from tests.integration.conftest import new_instance
+
+pytestmark = pytest.mark.wire
+ORGANIZER = ("U0ORG", "org@contest.example")
+QUIET_BUDGET_S = 4.0
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack(slack_app=True, memory_alerts=True) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
+
+
+@pytest.fixture(scope="module")
+def slack(stack: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+
+
+@pytest.fixture(scope="module")
+def quiet() -> Iterator[LocalStack]:
+    with LocalStack(
+        slack_app=True,
+        memory_alerts=True,
+        env={"OWNER_DM": "false", "DRY_RUN": "true", "WORKER_BUDGET_SECONDS": str(QUIET_BUDGET_S)},
+    ) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
+
+
+@pytest.fixture(scope="module")
+def quiet_slack(quiet: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, quiet.functions["slack_app"][0].url)
+
+
+def user_of(name: str) -> str:
+    """The Slack user new_instance() makes for the instance's owner (also the id of their DM)."""
+    return f"U{name.upper().replace('-', '')}"
+
+
+def replies(stack: LocalStack, url: str) -> list[str]:
+    return [str(r.get("text", "")) for r in stack.slack.responses(url)]
+
+
+def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = 20.0) -> str:
+    """The first reply through the response_url that contains `needle`, waiting for it."""
+    assert stack.slack.wait_for(lambda: any(needle in t for t in replies(stack, url)), timeout=timeout), (
+        needle, replies(stack, url))
+    return next(t for t in replies(stack, url) if needle in t)
+
+
+def post_alert(stack: LocalStack, text: str, blocks: list[dict] | None = None) -> dict:
+    """An alert in the channel, as the bot posts it, for a button to sit on."""
+    bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    posted = bot.chat_postMessage(channel=ALERT_CHANNEL, text=text, blocks=blocks)
+    return {"ts": posted["ts"], "text": text, "blocks": blocks or []}
+
+
+# ---- dry run ------------------------------------------------------------------------------------
+
+
+def test_dry_run_reply_names_who_asked(quiet: LocalStack, quiet_slack: SlackRequester) -> None:
+    full, name = new_instance(quiet, "wb-dry")
+    url = quiet.slack.new_response_url()
+    assert "Restarting" in quiet_slack.slash_command(user_of(name), name, response_url=url).body
+    said = wait_reply(quiet, url, "Dry run")
+    assert f"requested by <@{user_of(name)}>" in said, said
+    assert quiet.workbench.resets(full) == 0
