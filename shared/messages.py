@@ -117,6 +117,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":link: Already restarted at {time}; no second restart",
         "ja": ":link: {time} に再起動済みのため、重ねて再起動しません",
     },
+    "outcome.coalesced_inflight": {
+        "en": ":link: Restarting since {time}; no second restart",
+        "ja": ":link: {time} から再起動中のため、重ねて再起動しません",
+    },
     "outcome.paused_by": {
         "en": ":pause_button: Automatic restarts paused by {who} at {time}",
         "ja": ":pause_button: {time} に {who} さんが自動再起動を一時停止しました",

@@ -638,13 +638,13 @@ class Worker:
     ) -> None:
         if not request.response_url:
             return
-        if decision.reason is Reason.DURING_RESTART:
-            when = history.inflight_since or self.clock()
+        if decision.reason is Reason.DURING_RESTART:  # still restarting: not "already restarted"
+            when, key = history.inflight_since or self.clock(), "outcome.coalesced_inflight"
         else:
-            when = history.last_restart or self.clock()
+            when, key = history.last_restart or self.clock(), "outcome.coalesced"
         self.slack.respond(
             request.response_url,
-            messages.text("outcome.coalesced", self.lang, time=messages.slack_date(when, self.settings.tz)),
+            messages.text(key, self.lang, time=messages.slack_date(when, self.settings.tz)),
         )
 
     def _alert_unresolved(self, request: RestartRequest) -> WorkOutcome:

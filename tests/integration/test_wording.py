@@ -6,6 +6,7 @@ worker budget (a stop that never finishes is reported within it).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -81,3 +82,21 @@ def test_dry_run_reply_names_who_asked(quiet: LocalStack, quiet_slack: SlackRequ
     said = wait_reply(quiet, url, "Dry run")
     assert f"requested by <@{user_of(name)}>" in said, said
     assert quiet.workbench.resets(full) == 0
+
+
+# ---- a second restart while one is in flight ------------------------------------------------------
+
+
+def test_restart_pressed_while_one_is_in_flight_says_it_is_still_restarting(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    since = int(time.time()) - 20
+    full, name = new_instance(stack, "wb-inflight", labels={"medic-inflight": str(since),
+                                                             "medic-inflight-event": "0123456789abcdef"})
+    alert = post_alert(stack, f"{name} ran out of memory")
+    url = stack.slack.new_response_url()
+    slack.block_action(ORGANIZER[0], "medic_restart", full, response_url=url, message_ts=alert["ts"])
+    said = wait_reply(stack, url, "no second restart")
+    assert said.startswith(":link: Restarting since <!date^" + str(since)), said
+    assert "Already restarted" not in said
+    assert stack.wait_idle(20) and stack.workbench.resets(full) == 0
