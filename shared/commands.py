@@ -84,6 +84,7 @@ class Authorization:
     instance: InstanceView | None = None
     choices: tuple[InstanceView, ...] = ()
     retry_after: timedelta | None = None
+    since: datetime | None = None  # ALREADY_RESTARTING: when the restart in flight began, if the labels say
 
     @property
     def allowed(self) -> bool:
@@ -136,8 +137,9 @@ def _restartable(
     caller: Caller, instance: InstanceView, now: datetime, policy: PolicyConfig, min_interval: timedelta
 ) -> Authorization:
     history = believable(History.from_labels(instance.labels), now, policy)  # a time set ahead refuses nothing
-    if live_inflight(history, now, policy) is not None:
-        return Authorization(Answer.ALREADY_RESTARTING, instance)
+    inflight = live_inflight(history, now, policy)
+    if inflight is not None:
+        return Authorization(Answer.ALREADY_RESTARTING, instance, since=inflight)
     if instance.state in (InstanceState.STARTING, InstanceState.PROVISIONING, InstanceState.INITIALIZING):
         return Authorization(Answer.ALREADY_RESTARTING, instance)
     if instance.state is not InstanceState.ACTIVE:

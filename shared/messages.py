@@ -233,9 +233,18 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":no_entry: Restarts of `{name}` are paused because it kept crashing; an organizer will look at it.",
         "ja": ":no_entry: `{name}` はクラッシュを繰り返したため再起動を一時停止しています。運営が確認します。",
     },
+    # Nothing is queued for these: no promise of a follow-up.
     "deny.already": {
-        "en": ":hourglass_flowing_sand: `{name}` is already restarting — you'll hear when it's done.",
-        "ja": ":hourglass_flowing_sand: `{name}` はすでに再起動中です。完了したらお知らせします。",
+        "en": ":hourglass_flowing_sand: `{name}` is already restarting (since {time}), so I queued nothing more. "
+        "Try your notebook in a minute; if it isn't back by then, ask again.",
+        "ja": ":hourglass_flowing_sand: `{name}` はすでに再起動中です ({time} から)。追加の再起動は行いません。"
+        "1 分ほどしてからノートブックを確認し、戻っていなければもう一度お試しください。",
+    },
+    "deny.starting": {
+        "en": ":hourglass_flowing_sand: `{name}` is {state} right now, so I queued no restart. "
+        "Try your notebook in a minute; if it isn't back by then, ask again.",
+        "ja": ":hourglass_flowing_sand: `{name}` は現在 {state} 状態のため、再起動は行いません。"
+        "1 分ほどしてからノートブックを確認し、戻っていなければもう一度お試しください。",
     },
     "deny.too_soon": {
         "en": ":hourglass: `{name}` was restarted a moment ago; you can restart it again in {seconds} s.",

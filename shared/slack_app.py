@@ -291,7 +291,10 @@ class SlackService:
         if answer is Answer.PAUSED:
             return messages.text("deny.paused", lang, name=name)
         if answer is Answer.ALREADY_RESTARTING:
-            return messages.text("deny.already", lang, name=name)
+            if decision.since is None:  # STARTING and the like, with no restart of ours on record
+                return messages.text("deny.starting", lang, name=name, state=decision.instance.state.value)
+            return messages.text("deny.already", lang, name=name,
+                                 time=messages.slack_date(decision.since, self.settings.tz))
         seconds = int((decision.retry_after or timedelta(0)).total_seconds()) + 1
         return messages.text("deny.too_soon", lang, name=name, seconds=seconds)
 

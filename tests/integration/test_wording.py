@@ -100,3 +100,15 @@ def test_restart_pressed_while_one_is_in_flight_says_it_is_still_restarting(
     assert said.startswith(":link: Restarting since <!date^" + str(since)), said
     assert "Already restarted" not in said
     assert stack.wait_idle(20) and stack.workbench.resets(full) == 0
+
+
+def test_restart_command_while_restarting_promises_no_follow_up(stack: LocalStack, slack: SlackRequester) -> None:
+    """Nothing is queued for it, so nobody will say when it is done: the answer says when to look instead."""
+    since = int(time.time()) - 30
+    _, name = new_instance(stack, "wb-already", labels={"medic-inflight": str(since)})
+    said = slack.slash_command(user_of(name), name, response_url=stack.slack.new_response_url()).body
+    assert f"already restarting (since <!date^{since}^" in said and "try your notebook in a minute" in said.lower()
+    assert "you'll hear" not in said
+    _, starting = new_instance(stack, "wb-starting", state="STARTING")
+    said = slack.slash_command(user_of(starting), starting, response_url=stack.slack.new_response_url()).body
+    assert "is STARTING right now" in said and "you'll hear" not in said

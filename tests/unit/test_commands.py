@@ -109,6 +109,15 @@ def test_starting_or_inflight_is_already_restarting() -> None:
     assert auth(ALICE, "wb-a", [inflight]).answer is Answer.ALREADY_RESTARTING
 
 
+def test_already_restarting_says_since_when_the_labels_know() -> None:
+    """The denial says how long the restart has been running; nothing is queued, so nobody follows up."""
+    since = NOW - timedelta(seconds=20)
+    inflight = inst("wb-a", "alice@example.com", history=History().with_inflight(since, "k"))
+    assert auth(ALICE, "wb-a", [inflight]).since == since
+    starting = inst("wb-a", "alice@example.com", state=InstanceState.STARTING)
+    assert auth(ALICE, "wb-a", [starting]).since is None
+
+
 def test_paused_refuses_participants_only() -> None:
     paused = [inst("wb-a", "alice@example.com", history=History(auto_mode=AutoMode.PAUSED))]
     assert auth(ALICE, "wb-a", paused).answer is Answer.PAUSED
