@@ -158,7 +158,7 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     print(render.message({"text": answer.body}, transcript.name_of), flush=True)
     transcript.say("workbench", f"resets of wb-carol so far: {stack.workbench.resets(_full('wb-carol'))}")
 
-    transcript.heading("6. The organizer presses [Pause auto-restart] on wb-alice's alert")
+    transcript.heading("6. The organizer presses [Pause restarts] on wb-alice's alert")
     alert = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "wb-alice" in json.dumps(m.get("blocks")))
     url = stack.slack.new_response_url()
     denied = slack.block_action("U0BOB", "medic_pause", _full("wb-alice"), response_url=url, message_ts=alert["ts"],

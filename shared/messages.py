@@ -82,15 +82,18 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":no_entry_sign: Not restarted: automatic restarts are off for this instance (label medic-auto=off)",
         "ja": ":no_entry_sign: 再起動せず: このインスタンスは自動再起動が無効です (ラベル medic-auto=off)",
     },
+    # The labels say that restarts are paused, not who paused them (the bot after a crash loop, or an organizer).
     "outcome.paused": {
-        "en": ":no_entry_sign: Not restarted: automatic restarts are paused after a crash loop; a person must look",
-        "ja": ":no_entry_sign: 再起動せず: クラッシュループのため自動再起動を一時停止中です。担当者の確認が必要です",
+        "en": ":no_entry_sign: Not restarted: restarts of this instance are paused (after a crash loop, or by an "
+        "organizer); a person must look",
+        "ja": ":no_entry_sign: 再起動せず: このインスタンスの再起動は一時停止中です (クラッシュループ後、または運営による停止)。"
+        "担当者の確認が必要です",
     },
     "outcome.crash_loop": {
         "en": ":octagonal_sign: Crash loop: {count} automatic restarts in {window}. "
-        "Automatic restarts are paused for this instance; it needs a person",
+        "Restarts of this instance are paused, the owner's included; it needs a person",
         "ja": ":octagonal_sign: クラッシュループ: {window} で {count} 回自動再起動しました。"
-        "このインスタンスの自動再起動を一時停止しました。担当者の対応が必要です",
+        "このインスタンスの再起動 (所有者によるものを含む) を一時停止しました。担当者の対応が必要です",
     },
     "outcome.dry_run": {
         "en": ":test_tube: Dry run: I would have restarted it ({reason})",
@@ -122,12 +125,14 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":link: {time} から再起動中のため、重ねて再起動しません",
     },
     "outcome.paused_by": {
-        "en": ":pause_button: Automatic restarts paused by {who} at {time}",
-        "ja": ":pause_button: {time} に {who} さんが自動再起動を一時停止しました",
+        "en": ":pause_button: Restarts paused by {who} at {time}: no automatic ones, none by the owner "
+        "(organizers still can)",
+        "ja": ":pause_button: {time} に {who} さんが再起動を一時停止しました: 自動再起動も所有者による再起動も行いません"
+        " (運営は再起動できます)",
     },
     "outcome.resumed_by": {
-        "en": ":arrow_forward: Automatic restarts resumed by {who} at {time}",
-        "ja": ":arrow_forward: {time} に {who} さんが自動再起動を再開しました",
+        "en": ":arrow_forward: Restarts resumed by {who} at {time}",
+        "ja": ":arrow_forward: {time} に {who} さんが再起動を再開しました",
     },
     "outcome.stopped_by": {
         "en": ":stop_button: Instance stopped by {who} at {time}",
@@ -150,8 +155,9 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     "reason.requested": {"en": "requested by {who}", "ja": "{who} さんの依頼"},
     # ---- buttons ------------------------------------------------------------------------------
     "button.restart": {"en": "Restart now", "ja": "今すぐ再起動"},
-    "button.pause": {"en": "Pause auto-restart", "ja": "自動再起動を停止"},
-    "button.resume": {"en": "Resume auto-restart", "ja": "自動再起動を再開"},
+    # A pause holds the owner's /restart-notebook too, not only automatic restarts (organizers may override).
+    "button.pause": {"en": "Pause restarts", "ja": "再起動を一時停止"},
+    "button.resume": {"en": "Resume restarts", "ja": "再起動を再開"},
     "button.stop": {"en": "Stop instance", "ja": "インスタンスを停止"},
     "button.stop.confirm": {
         "en": "Stop {instance}? The participant loses everything in memory.",
@@ -230,8 +236,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":no_entry: `{name}` は {state} 状態で起動していないため、今は再起動できません。",
     },
     "deny.paused": {
-        "en": ":no_entry: Restarts of `{name}` are paused because it kept crashing; an organizer will look at it.",
-        "ja": ":no_entry: `{name}` はクラッシュを繰り返したため再起動を一時停止しています。運営が確認します。",
+        "en": ":no_entry: Restarts of `{name}` are paused (after a crash loop, or by an organizer); ask an organizer "
+        "if you need it restarted.",
+        "ja": ":no_entry: `{name}` の再起動は一時停止中です (クラッシュループ後、または運営による停止)。"
+        "再起動が必要な場合は運営に相談してください。",
     },
     # Nothing is queued for these: no promise of a follow-up.
     "deny.already": {
@@ -263,8 +271,8 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":no_entry: このボタンは運営のみ使用できます。",
     },
     "button.ack.restart": {"en": "Restarting `{name}`…", "ja": "`{name}` を再起動しています…"},
-    "button.ack.pause": {"en": "Pausing automatic restarts of `{name}`…", "ja": "`{name}` の自動再起動を停止しています…"},
-    "button.ack.resume": {"en": "Resuming automatic restarts of `{name}`…", "ja": "`{name}` の自動再起動を再開しています…"},
+    "button.ack.pause": {"en": "Pausing restarts of `{name}`…", "ja": "`{name}` の再起動を一時停止しています…"},
+    "button.ack.resume": {"en": "Resuming restarts of `{name}`…", "ja": "`{name}` の再起動を再開しています…"},
     "button.ack.stop": {"en": "Stopping `{name}`…", "ja": "`{name}` を停止しています…"},
     "status.title.mine": {"en": "Your notebooks", "ja": "あなたのノートブック"},
     "status.title.fleet": {
@@ -465,9 +473,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     },
     "dm.paused": {
         "en": "Your notebook *{instance}* keeps running out of memory ({count} restarts in {window}). "
-        "I stopped restarting it automatically and asked the organizers to look.\n{advice}",
+        "I stopped restarting it automatically and asked the organizers to look; until they do, "
+        "`/restart-notebook` can't restart it either.\n{advice}",
         "ja": "ノートブック *{instance}* がメモリ不足を繰り返しています ({window} で {count} 回再起動)。"
-        "自動再起動を止め、運営に確認を依頼しました。\n{advice}",
+        "自動再起動を止め、運営に確認を依頼しました。確認が済むまでは `/restart-notebook` でも再起動できません。\n{advice}",
     },
     "dm.advice": {
         "en": "Tips: read large files in chunks (`pd.read_csv(..., chunksize=...)`, `usecols`, smaller `dtype`s "

@@ -9,7 +9,7 @@ Rules, in the order they are applied to an OOM kill:
    (notify-only, opted out or paused, not active, dry run) repeats what the
    incident's alert said: skip it. At-least-once delivery and bursts of kill
    lines fold here.
-2. Opt-out and pause: `medic-auto=off` (an organizer) or `paused` (a crash loop):
+2. Opt-out and pause: `medic-auto=off` (an organizer) or `paused` (a crash loop, or an organizer's button):
    no restart; the organizers are told.
 3. Only ACTIVE instances are reset; any other state is reported, not acted on.
 4. Restart only what is down (RESTART_POLICY=when-unhealthy): health reported

@@ -80,7 +80,7 @@ def test_crash_loop_backs_off_then_pauses_and_asks_for_a_person(crashloop: Local
     kill(stack, full, name)
     paused = wait_alert(stack, name, "Crash loop")
     assert "needs a person" in alert_text(paused)
-    assert "Resume auto-restart" in alert_text(paused)  # the organizers' way out
+    assert "Resume restarts" in alert_text(paused)  # the organizers' way out
     assert wait_for(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=10)
     assert stack.slack.wait_for(
         lambda: any("keeps running out of memory" in m["text"] for m in stack.slack.messages(owner_dm)), timeout=10
@@ -91,8 +91,8 @@ def test_crash_loop_backs_off_then_pauses_and_asks_for_a_person(crashloop: Local
     # A later kill: not reset, and the alert says why.
     time.sleep(0.6)  # past the (short) incident cooldown
     kill(stack, full, name)
-    wait_alert(stack, name, "automatic restarts are paused")
-    assert_incident_closed(stack, full, name, resets=2, says="automatic restarts are paused")
+    wait_alert(stack, name, "restarts of this instance are paused")
+    assert_incident_closed(stack, full, name, resets=2, says="restarts of this instance are paused")
     assert labels(stack, full).get("medic-auto") == "paused"
     decisions = [r.get("decision") for r in audits_for(stack, name)]
     assert decisions.count("reset") == 2 and "pause" in decisions and "skip-disabled" in decisions

@@ -15,6 +15,7 @@ from slack_sdk import WebClient
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
+from tests.integration.helpers import alert_text, kill, wait_alert
 
 pytestmark = pytest.mark.wire
 ORGANIZER = ("U0ORG", "org@contest.example")
@@ -112,3 +113,28 @@ def test_restart_command_while_restarting_promises_no_follow_up(stack: LocalStac
     _, starting = new_instance(stack, "wb-starting", state="STARTING")
     said = slack.slash_command(user_of(starting), starting, response_url=stack.slack.new_response_url()).body
     assert "is STARTING right now" in said and "you'll hear" not in said
+
+
+# ---- pause ----------------------------------------------------------------------------------------
+
+
+def test_an_organizers_pause_is_worded_as_what_it_does(stack: LocalStack, slack: SlackRequester) -> None:
+    """Paused by a button, not by a crash loop: nobody is told it kept crashing. The pause holds the owner's
+    /restart-notebook too, and the buttons say "restarts", not "auto-restart"."""
+    full, name = new_instance(stack, "wb-held")
+    alert = post_alert(stack, f"{name} ran out of memory")
+    url = stack.slack.new_response_url()
+    slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, message_ts=alert["ts"])
+    wait_reply(stack, url, "paused by <@U0ORG>")
+    assert stack.wait_idle(20)
+    [amended] = [m for m in stack.alerts() if m["ts"] == alert["ts"]]
+    labels = [e["text"]["text"] for b in amended["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert "Resume restarts" in labels, labels
+
+    refused = slack.slash_command(user_of(name), name, response_url=stack.slack.new_response_url()).body
+    assert "paused" in refused and "kept crashing" not in refused, refused
+
+    kill(stack, full, name)
+    said = alert_text(wait_alert(stack, name, "Not restarted"))
+    assert "paused" in said and "paused after a crash loop" not in said, said
+    assert stack.workbench.resets(full) == 0
