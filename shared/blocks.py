@@ -52,6 +52,7 @@ class AlertFacts:
     outcome: str = ""
     reason: str = ""
     paused: bool = False
+    stopped: bool = False  # a stop confirmed: Restart now and Stop instance would only be refused
     buttons: bool = True
     raw_entry: str = ""
     resize_to: str = ""  # offer organizers a bigger machine (a crash loop, or repeated kills)
@@ -137,7 +138,7 @@ def alert_blocks(
     if context:
         blocks.append({"type": "context", "elements": context[:10]})
     if ref is not None and facts.buttons:
-        buttons = _buttons(ref, facts.paused, lang)
+        buttons = _buttons(ref, facts.paused, lang, stopped=facts.stopped)
         if facts.resize_to:
             label = facts.resize_label[:75]
             button = _button(ACTION_RESIZE, label, resize_value(ref, facts.resize_to))
@@ -148,24 +149,29 @@ def alert_blocks(
 
 
 def amend_alert(
-    original: tuple[dict[str, Any], ...], line: str, ref: InstanceRef, *, paused: bool, lang: Lang
+    original: tuple[dict[str, Any], ...], line: str, ref: InstanceRef, *, paused: bool, lang: Lang,
+    stopped: bool = False,
 ) -> list[dict[str, Any]]:
     """An alert after a button: everything it said, one more line saying who did what, buttons that fit the state."""
     kept = [block for block in original if block.get("type") != "actions"]
     kept.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line[:3000]}]})
-    kept.append(_buttons(ref, paused, lang))
+    kept.append(_buttons(ref, paused, lang, stopped=stopped))
     return kept[-50:]
 
 
-def _buttons(ref: InstanceRef, paused: bool, lang: Lang) -> dict[str, Any]:
+def _buttons(ref: InstanceRef, paused: bool, lang: Lang, *, stopped: bool = False) -> dict[str, Any]:
+    """Restart, pause or resume, stop; a stopped instance keeps only pause or resume (the others are refused)."""
     value = ref.full_name
     toggle = (ACTION_RESUME, "button.resume") if paused else (ACTION_PAUSE, "button.pause")
+    toggle_button = _button(toggle[0], text(toggle[1], lang), value)
+    if stopped:
+        return {"type": "actions", "block_id": "medic_actions", "elements": [toggle_button]}
     return {
         "type": "actions",
         "block_id": "medic_actions",
         "elements": [
             _button(ACTION_RESTART, text("button.restart", lang), value, style="primary"),
-            _button(toggle[0], text(toggle[1], lang), value),
+            toggle_button,
             {
                 **_button(ACTION_STOP, text("button.stop", lang), value, style="danger"),
                 "confirm": {

@@ -138,6 +138,12 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":stop_button: Instance stopped by {who} at {time}",
         "ja": ":stop_button: {time} に {who} さんがインスタンスを停止しました",
     },
+    "outcome.stop_unconfirmed": {
+        "en": ":warning: Stop sent by {who} at {time}, but I could not confirm within {seconds} s that the instance "
+        "stopped: check the instance",
+        "ja": ":warning: {time} に {who} さんの依頼で停止を送信しましたが、{seconds} 秒以内に停止を確認できませんでした。"
+        "インスタンスを確認してください",
+    },
     "outcome.stop_failed": {"en": ":x: Stop failed: {error}", "ja": ":x: 停止に失敗しました: {error}"},
     "outcome.restarted_by": {
         "en": ":white_check_mark: Restarted by {who} in {seconds} s",
@@ -462,6 +468,18 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "was only in memory is lost.",
         "ja": "{who} がノートブック *{instance}* を {time} に再起動しました。JupyterLab のタブを再読み込みしてください。"
         "メモリ上にしかなかったデータは失われています。",
+    },
+    "dm.stopped_for_you": {
+        "en": "{who} stopped your notebook *{instance}* at {time}. Anything that was only in memory is lost; "
+        "ask the organizers if you need it started again.",
+        "ja": "{who} がノートブック *{instance}* を {time} に停止しました。メモリ上にしかなかったデータは失われています。"
+        "再び起動する必要があれば運営に相談してください。",
+    },
+    "dm.stopping_for_you": {
+        "en": "{who} is stopping your notebook *{instance}* (since {time}). Anything that is only in memory will be "
+        "lost; ask the organizers if you need it started again.",
+        "ja": "{who} がノートブック *{instance}* を停止しています ({time} から)。メモリ上にしかないデータは失われます。"
+        "再び起動する必要があれば運営に相談してください。",
     },
     "dm.kernel_only": {
         "en": "The kernel of your notebook *{instance}* was killed for using too much memory at {time} "

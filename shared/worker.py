@@ -431,14 +431,19 @@ class Worker:
             if isinstance(exc, transient_errors()):
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
             result = OperationOutcome(ResetResult.FAILED, 0.0, describe_error(exc))
+        when = messages.slack_date(now, self.settings.tz)
         if result.result is ResetResult.FAILED:
             line = messages.text("outcome.stop_failed", self.lang, error=messages.escape(result.error))
+        elif result.result is ResetResult.UNCONFIRMED:
+            line = messages.text("outcome.stop_unconfirmed", self.lang, who=self._who(request), time=when,
+                                 seconds=round(result.seconds))
         else:
-            line = messages.text(
-                "outcome.stopped_by", self.lang, who=self._who(request), time=messages.slack_date(now, self.settings.tz)
-            )
-        self._update_button_alert(request, view, history, line)
+            line = messages.text("outcome.stopped_by", self.lang, who=self._who(request), time=when)
+        stopped = result.result is ResetResult.DONE
+        self._update_button_alert(request, view, history, line, stopped=stopped)
         self.slack.respond(request.response_url, line)
+        if result.result is not ResetResult.FAILED:
+            self._tell_owner_of_stop(request, view, now, confirmed=stopped)
         return WorkOutcome(ack=True, verdict=Verdict.STOP, detail=str(result.result))
 
     def _set_mode(
@@ -568,7 +573,7 @@ class Worker:
         return self.slack.post(channel, fallback, blocks)
 
     def _update_button_alert(
-        self, request: RestartRequest, view: InstanceView, history: History, line: str
+        self, request: RestartRequest, view: InstanceView, history: History, line: str, *, stopped: bool = False
     ) -> None:
         """Buttons: the alert they sit on gains a line saying who did what, and its buttons follow the state."""
         facts = AlertFacts(
@@ -578,11 +583,13 @@ class Worker:
             machine_type=view.machine_type,
             outcome=line,
             paused=history.auto_mode is AutoMode.PAUSED,
+            stopped=stopped,
         )
         channel = self.settings.slack_alert_channel
         on_alert = bool(request.alert_ts) and request.alert_channel == channel
         if on_alert and request.alert_blocks:
-            blocks = amend_alert(request.alert_blocks, line, view.ref, paused=facts.paused, lang=self.lang)
+            blocks = amend_alert(request.alert_blocks, line, view.ref, paused=facts.paused, lang=self.lang,
+                                 stopped=stopped)
             self.slack.update(channel, request.alert_ts, f"{facts.title} - {line}", blocks)
         elif on_alert:
             self._post_alert(facts, request.alert_ts)
@@ -631,6 +638,19 @@ class Worker:
         self.slack.dm(owner, messages.text(
             "dm.restarted_for_you", self.lang, who=self._who(request), instance=view.ref.name,
             time=messages.slack_date(when, self.settings.tz),
+        ))
+
+    def _tell_owner_of_stop(
+        self, request: RestartRequest, view: InstanceView, when: datetime, *, confirmed: bool
+    ) -> None:
+        """An organizer stopped a participant's notebook: like a restart, the owner hears it from us first."""
+        requester = request.requester
+        owner = view.owner_email
+        if not self.settings.owner_dm or not owner or requester is None or requester.email.lower() == owner:
+            return
+        self.slack.dm(owner, messages.text(
+            "dm.stopped_for_you" if confirmed else "dm.stopping_for_you", self.lang, who=self._who(request),
+            instance=view.ref.name, time=messages.slack_date(when, self.settings.tz),
         ))
 
     def _reply_duplicate(

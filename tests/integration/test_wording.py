@@ -6,12 +6,16 @@ worker budget (a stop that never finishes is reported within it).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
+from zoneinfo import ZoneInfo
 
 import pytest
 from slack_sdk import WebClient
 
+from shared.blocks import AlertFacts, alert_blocks
+from shared.models import InstanceRef
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -71,6 +75,21 @@ def post_alert(stack: LocalStack, text: str, blocks: list[dict] | None = None) -
     bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
     posted = bot.chat_postMessage(channel=ALERT_CHANNEL, text=text, blocks=blocks)
     return {"ts": posted["ts"], "text": text, "blocks": blocks or []}
+
+
+def post_oom_alert(stack: LocalStack, full: str) -> dict:
+    """An OOM alert with its buttons, as the worker lays it out."""
+    ref = InstanceRef.parse(full)
+    _, blocks = alert_blocks(AlertFacts(title=f"{ref.name} ran out of memory", instance=ref, outcome="Restarted"),
+                             lang="en", tz=ZoneInfo("UTC"), console_url="https://console.cloud.google.com",
+                             crashloop_limit=3, window_s=3600)
+    return post_alert(stack, f"{ref.name} ran out of memory", blocks)
+
+
+def buttons(stack: LocalStack, ts: str) -> list[str]:
+    """The action ids on the alert at ts, as it reads now."""
+    [message] = [m for m in stack.alerts() if m["ts"] == ts]
+    return [e["action_id"] for b in message.get("blocks", []) if b["type"] == "actions" for e in b["elements"]]
 
 
 # ---- dry run ------------------------------------------------------------------------------------
@@ -138,3 +157,36 @@ def test_an_organizers_pause_is_worded_as_what_it_does(stack: LocalStack, slack:
     said = alert_text(wait_alert(stack, name, "Not restarted"))
     assert "paused" in said and "paused after a crash loop" not in said, said
     assert stack.workbench.resets(full) == 0
+
+
+# ---- stop -----------------------------------------------------------------------------------------
+
+
+def test_a_confirmed_stop_drops_the_buttons_it_ends_and_tells_the_owner(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = new_instance(stack, "wb-stop")
+    alert = post_oom_alert(stack, full)
+    url = stack.slack.new_response_url()
+    slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"], message=alert)
+    wait_reply(stack, url, "Instance stopped by <@U0ORG>")
+    assert stack.wait_idle(20) and stack.workbench.get(full)["state"] == "STOPPED"
+    assert buttons(stack, alert["ts"]) == ["medic_pause"]  # Restart now and Stop would only be refused now
+    told = [m["text"] for m in stack.slack.messages(user_of(name))]
+    assert any(f"<@U0ORG> stopped your notebook *{name}*" in t for t in told), told
+
+
+def test_a_stop_not_seen_to_finish_is_not_reported_as_done(quiet: LocalStack, quiet_slack: SlackRequester) -> None:
+    full, name = new_instance(quiet, "wb-slowstop")
+    quiet.workbench.inject_fault(method="stop", path_contains=f"/instances/{name}", kind="op_never_done")
+    alert = post_oom_alert(quiet, full)
+    url = quiet.slack.new_response_url()
+    quiet_slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"],
+                             message=alert)
+    said = wait_reply(quiet, url, "could not confirm", timeout=QUIET_BUDGET_S + 15)
+    assert "stopped by" not in said, said
+    assert quiet.wait_idle(20)
+    [amended] = [m for m in quiet.alerts() if m["ts"] == alert["ts"]]
+    assert "could not confirm" in json.dumps(amended["blocks"]) and "Instance stopped by" not in json.dumps(amended)
+    assert buttons(quiet, alert["ts"]) == ["medic_restart", "medic_pause", "medic_stop"]  # not known to be stopped
+    assert not quiet.slack.messages(user_of(name))  # OWNER_DM=false: no DM to the owner
