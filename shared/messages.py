@@ -301,6 +301,24 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":chart_with_upwards_trend: {instance} is at {percent} memory; I warned {owner}.",
         "ja": ":chart_with_upwards_trend: {instance} のメモリ使用率が {percent} です。{owner} さんに警告しました。",
     },
+    "warn.channel.unreached": {
+        "en": ":chart_with_upwards_trend: {instance} is at {percent} memory; I could not reach its owner {owner} "
+        "by DM.",
+        "ja": ":chart_with_upwards_trend: {instance} のメモリ使用率が {percent} です。所有者 {owner} さんに DM "
+        "を送れませんでした。",
+    },
+    "warn.channel.no_owner": {
+        "en": ":chart_with_upwards_trend: {instance} is at {percent} memory; it has no owner to warn "
+        "(no proxy-user-mail).",
+        "ja": ":chart_with_upwards_trend: {instance} のメモリ使用率が {percent} です。警告する所有者がいません "
+        "(proxy-user-mail なし)。",
+    },
+    "warn.channel.no_dm": {
+        "en": ":chart_with_upwards_trend: {instance} is at {percent} memory; its owner {owner} was not messaged "
+        "(OWNER_DM=false).",
+        "ja": ":chart_with_upwards_trend: {instance} のメモリ使用率が {percent} です。所有者 {owner} さんには "
+        "連絡していません (OWNER_DM=false)。",
+    },
     "warn.unknown_percent": {"en": "a high share", "ja": "高い割合"},
     "resize.offer": {
         "en": "Give it more memory: {current} → {next}{cost}",

@@ -475,14 +475,19 @@ class Worker:
             f"{request.memory_percent:.0f}%" if request.memory_percent is not None
             else messages.text("warn.unknown_percent", self.lang)
         )
-        warned = False
-        if view.owner_email:
-            warned = self.slack.dm(view.owner_email, messages.text("warn.dm", self.lang, instance=ref.name,
-                                                                   percent=percent))
-        owner = self.slack.mention(view.owner_email) or messages.text("owner.unknown", self.lang)
+        # The channel line says what became of the DM: sent, not sent (OWNER_DM=false), or not delivered.
+        if not view.owner_email:
+            key, detail = "warn.channel.no_owner", "no owner"
+        elif not self.settings.owner_dm:
+            key, detail = "warn.channel.no_dm", "owner DMs off"
+        elif self.slack.dm(view.owner_email, messages.text("warn.dm", self.lang, instance=ref.name, percent=percent)):
+            key, detail = "warn.channel", "owner warned"
+        else:
+            key, detail = "warn.channel.unreached", "owner not reachable"
+        owner = self.slack.mention(view.owner_email)
         self.slack.post(self.settings.slack_alert_channel,
-                        messages.text("warn.channel", self.lang, instance=ref.name, percent=percent, owner=owner))
-        return WorkOutcome(ack=True, verdict=Verdict.WARN, detail="owner warned" if warned else "owner not reachable")
+                        messages.text(key, self.lang, instance=ref.name, percent=percent, owner=owner))
+        return WorkOutcome(ack=True, verdict=Verdict.WARN, detail=detail)
 
     # ---- reporting -------------------------------------------------------------------------
     def _facts(

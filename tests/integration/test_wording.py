@@ -16,10 +16,11 @@ from slack_sdk import WebClient
 
 from shared.blocks import AlertFacts, alert_blocks
 from shared.models import InstanceRef
+from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, LocalStack
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import alert_text, kill, wait_alert
+from tests.integration.helpers import ZONE, alert_text, kill, wait_alert
 
 pytestmark = pytest.mark.wire
 ORGANIZER = ("U0ORG", "org@contest.example")
@@ -190,3 +191,38 @@ def test_a_stop_not_seen_to_finish_is_not_reported_as_done(quiet: LocalStack, qu
     assert "could not confirm" in json.dumps(amended["blocks"]) and "Instance stopped by" not in json.dumps(amended)
     assert buttons(quiet, alert["ts"]) == ["medic_restart", "medic_pause", "medic_stop"]  # not known to be stopped
     assert not quiet.slack.messages(user_of(name))  # OWNER_DM=false: no DM to the owner
+
+
+# ---- memory warnings --------------------------------------------------------------------------------
+
+
+def memory_line(stack: LocalStack, name: str) -> str:
+    """The alert channel's line about a memory warning for the instance, waiting for it."""
+    def line() -> str:
+        return next((m["text"] for m in stack.alerts() if m["text"].startswith(f":chart_with_upwards_trend: {name} ")),
+                    "")
+
+    assert stack.slack.wait_for(lambda: bool(line()), timeout=20), [m["text"][:200] for m in stack.alerts()[-5:]]
+    return line()
+
+
+@pytest.mark.parametrize(("owner", "said"), [
+    ("nobody-in-slack@contest.example", "could not reach its owner nobody-in-slack@contest.example by DM"),
+    (None, "has no owner to warn"),
+])
+def test_memory_warning_line_says_whether_the_owner_was_reached(
+    stack: LocalStack, owner: str | None, said: str
+) -> None:
+    name = f"wb-unwarned-{'none' if owner is None else 'ghost'}"
+    stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=owner)
+    stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=94.0))
+    line = memory_line(stack, name)
+    assert said in line and "I warned" not in line, line
+
+
+def test_memory_warning_sends_no_dm_when_owner_dms_are_off(quiet: LocalStack) -> None:
+    _, name = new_instance(quiet, "wb-nodm")
+    quiet.monitoring(memory_incident(PROJECT, ZONE, name, percent=94.0))
+    line = memory_line(quiet, name)
+    assert "was not messaged (OWNER_DM=false)" in line and "I warned" not in line, line
+    assert quiet.wait_idle(20) and not quiet.slack.messages(user_of(name))
