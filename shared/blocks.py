@@ -53,6 +53,7 @@ class AlertFacts:
     reason: str = ""
     paused: bool = False
     stopped: bool = False  # a stop confirmed: Restart now and Stop instance would only be refused
+    instance_read: bool = True  # False: the instance was never read, so there is no owner to show, not even "unknown"
     buttons: bool = True
     raw_entry: str = ""
     resize_to: str = ""  # offer organizers a bigger machine (a crash loop, or repeated kills)
@@ -109,7 +110,8 @@ def alert_blocks(
     ref = facts.instance
     if ref is not None:
         add("field.instance", f"`{ref.name}`")
-        add("field.owner", facts.owner or text("owner.unknown", lang))
+        if facts.instance_read:
+            add("field.owner", facts.owner or text("owner.unknown", lang))
         add("field.zone", ref.zone)
     add("field.process", process_text(facts, lang))
     if facts.killed_at is not None:

@@ -32,6 +32,11 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":wrench: {instance}: {action} requested by {requester}",
         "ja": ":wrench: {instance}: {requester} さんが「{action}」を実行しました",
     },
+    # {action} of alert.title.action: what a button asked for
+    "action.pause": {"en": "pause restarts", "ja": "再起動の一時停止"},
+    "action.resume": {"en": "resume restarts", "ja": "再起動の再開"},
+    "action.stop": {"en": "stop", "ja": "停止"},
+    "action.resize": {"en": "resize", "ja": "マシンタイプ変更"},
     "field.instance": {"en": "Instance", "ja": "インスタンス"},
     "field.owner": {"en": "Owner", "ja": "所有者"},
     "field.zone": {"en": "Zone", "ja": "ゾーン"},
@@ -103,6 +108,12 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":warning: Not restarted: this event is {age} old, older than the {limit} I act on. Check the instance",
         "ja": ":warning: 再起動せず: このイベントは {age} 前のもので、対応上限 {limit} を超えています。"
         "インスタンスを確認してください",
+    },
+    "outcome.too_old_request": {
+        "en": ":warning: Not done: this request is {age} old, older than the {limit} I act on. "
+        "Press the button again if it is still wanted",
+        "ja": ":warning: 実行せず: この依頼は {age} 前のもので、対応上限 {limit} を超えています。"
+        "まだ必要であればもう一度ボタンを押してください",
     },
     "outcome.gave_up": {
         "en": ":x: Gave up after retrying for {age}: {error}",

@@ -686,12 +686,13 @@ class Worker:
     def _too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
         age = (self.clock() - request.requested_at).total_seconds()
         outcome = messages.text(
-            "outcome.too_old", self.lang, age=messages.human_duration(age, self.lang),
+            "outcome.too_old" if request.action is Action.RESTART else "outcome.too_old_request", self.lang,
+            age=messages.human_duration(age, self.lang),
             limit=messages.human_duration(self.policy.max_event_age.total_seconds(), self.lang),
         )
         self._post_alert(AlertFacts(
-            title=messages.text("alert.title", self.lang, instance=ref.name), instance=ref,
-            killed_at=request.kill_time, outcome=outcome, buttons=True,
+            title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome,
+            buttons=True, instance_read=False,
         ))
         self.slack.respond(request.response_url, outcome)
         return WorkOutcome(ack=True, verdict=Verdict.GIVE_UP, detail=f"{int(age)} s old")
@@ -701,6 +702,7 @@ class Worker:
         outcome = messages.text("outcome.api_error", self.lang, error=messages.escape(error))
         self._post_alert(AlertFacts(
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
+            instance_read=False,
         ))
         self.slack.respond(request.response_url, messages.text("reply.failed", self.lang, instance=ref.name,
                                                                error=error))
@@ -739,8 +741,13 @@ class Worker:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
 
     def _title(self, request: RestartRequest, ref: InstanceRef) -> str:
-        """An alert's header: plain text (Slack header blocks mention no one), so a requester by email."""
+        """An alert's header: plain text (Slack header blocks mention no one), so a requester by email; a button
+        other than Restart is named by what it asked for."""
         if request.trigger is Trigger.OOM:
             return messages.text("alert.title", self.lang, instance=ref.name)
         requester = request.requester.email if request.requester else "notebook-medic"
+        if request.action is not Action.RESTART and f"action.{request.action.value}" in messages.CATALOGUE:
+            action = messages.text(f"action.{request.action.value}", self.lang)
+            return messages.text("alert.title.action", self.lang, instance=ref.name, action=action,
+                                 requester=requester)
         return messages.text("alert.title.manual", self.lang, instance=ref.name, requester=requester)

@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 from slack_sdk import WebClient
 
 from shared.blocks import AlertFacts, alert_blocks
-from shared.models import InstanceRef
+from shared.models import Action, InstanceRef, Requester, RestartRequest, Trigger
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, SIGNING_SECRET, LocalStack
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ZONE, alert_text, kill, wait_alert
 
@@ -226,3 +227,39 @@ def test_memory_warning_sends_no_dm_when_owner_dms_are_off(quiet: LocalStack) ->
     line = memory_line(quiet, name)
     assert "was not messaged (OWNER_DM=false)" in line and "I warned" not in line, line
     assert quiet.wait_idle(20) and not quiet.slack.messages(user_of(name))
+
+
+# ---- alerts about requests the worker could not act on ---------------------------------------------
+
+
+def header(message: dict) -> str:
+    return next(b["text"]["text"] for b in message["blocks"] if b["type"] == "header")
+
+
+def field_names(message: dict) -> list[str]:
+    return [f["text"].split("\n", 1)[0] for b in message["blocks"] for f in b.get("fields", [])]
+
+
+def test_a_pause_press_that_aged_in_the_queue_is_not_reported_as_a_kill(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "wb-oldpause")
+    url = stack.slack.new_response_url()
+    request = RestartRequest(action=Action.PAUSE, trigger=Trigger.BUTTON, instance=full,
+                             requested_at=datetime.now(UTC) - timedelta(hours=2), event_id="button-old",
+                             requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url)
+    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "pause", "instance": name}, ordering_key=full)
+    alert = wait_alert(stack, name, "Not done: this request is")
+    assert header(alert) == f":wrench: {name}: pause restarts requested by {ORGANIZER[1]}", header(alert)
+    assert "ran out of memory" not in alert_text(alert) and "Not restarted" not in alert_text(alert)
+    assert "*Owner*" not in field_names(alert)  # never read: no "unknown (no proxy-user-mail)"
+    assert stack.workbench.get(full).get("labels", {}).get("medic-auto") is None
+
+
+def test_an_api_failure_on_a_button_is_titled_by_the_button(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-denied")
+    stack.workbench.inject_fault(method="get", path_contains=f"/instances/{name}", kind="http", status=403)
+    alert = post_oom_alert(stack, full)
+    slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=stack.slack.new_response_url(),
+                       message_ts=alert["ts"], message=alert)
+    failure = wait_alert(stack, name, "Workbench API said")
+    assert header(failure) == f":wrench: {name}: stop requested by {ORGANIZER[1]}", header(failure)
+    assert "*Owner*" not in field_names(failure)
