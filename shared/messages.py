@@ -542,6 +542,28 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":x: I could not restart *{instance}*: {error}. The organizers have been told.",
         "ja": ":x: *{instance}* を再起動できませんでした: {error}。運営に通知しました。",
     },
+    # A button's failure, answered to the organizer who pressed it.
+    "reply.failed.pause": {
+        "en": ":x: I could not pause restarts of *{instance}*: {error}.",
+        "ja": ":x: *{instance}* の再起動を一時停止できませんでした: {error}。",
+    },
+    "reply.failed.resume": {
+        "en": ":x: I could not resume restarts of *{instance}*: {error}.",
+        "ja": ":x: *{instance}* の再起動を再開できませんでした: {error}。",
+    },
+    "reply.failed.stop": {
+        "en": ":x: I could not stop *{instance}*: {error}.",
+        "ja": ":x: *{instance}* を停止できませんでした: {error}。",
+    },
+    "reply.failed.resize": {
+        "en": ":x: I could not resize *{instance}*: {error}.",
+        "ja": ":x: *{instance}* のマシンタイプを変更できませんでした: {error}。",
+    },
+    # What a participant is told of an API error: its status, not the API's message (permissions, resource paths).
+    "error.short": {
+        "en": "the Workbench API answered {status}",
+        "ja": "Workbench API のエラー ({status})",
+    },
     "reply.skipped": {  # the reason is an outcome line, which already says "Not restarted"
         "en": "*{instance}*: {reason}",
         "ja": "*{instance}*: {reason}",

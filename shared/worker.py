@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -394,9 +395,7 @@ class Worker:
         self._post_alert(replace(facts, outcome=outcome), alert_ts)
         if request.trigger is Trigger.OOM:
             self._dm_owner(request, view, decision, restart=OperationOutcome(ResetResult.FAILED, 0.0, error))
-        self.slack.respond(
-            request.response_url, messages.text("reply.failed", self.lang, instance=ref.name, error=error)
-        )
+        self.slack.respond(request.response_url, self._failed_reply(request, ref, error))
         return WorkOutcome(ack=True, verdict="failed", detail=error)
 
     def _await_active(self, ref: InstanceRef, since: datetime, deadline: float) -> OperationOutcome:
@@ -456,8 +455,7 @@ class Worker:
         except Exception as exc:  # noqa: BLE001
             if isinstance(exc, transient_errors()):
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-            self.slack.respond(request.response_url, messages.text(
-                "reply.failed", self.lang, instance=ref.name, error=describe_error(exc)))
+            self.slack.respond(request.response_url, self._failed_reply(request, ref, describe_error(exc)))
             return WorkOutcome(ack=True, verdict="failed", detail=describe_error(exc))
         key = "outcome.paused_by" if paused else "outcome.resumed_by"
         line = messages.text(key, self.lang, who=self._who(request),
@@ -627,7 +625,7 @@ class Worker:
             )
         elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW) and restart is not None:
             key = DM_BY_RESULT.get(restart.result, "dm.restarted")
-            body = messages.text(key, self.lang, error=messages.escape(restart.error), **params)
+            body = messages.text(key, self.lang, error=self._short_error(restart.error), **params)
         else:
             return
         self.slack.dm(view.owner_email, body)
@@ -704,8 +702,7 @@ class Worker:
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
             instance_read=False,
         ))
-        self.slack.respond(request.response_url, messages.text("reply.failed", self.lang, instance=ref.name,
-                                                               error=error))
+        self.slack.respond(request.response_url, self._failed_reply(request, ref, error))
         return WorkOutcome(ack=True, verdict="api-error", detail=error)
 
     # ---- small helpers ---------------------------------------------------------------------
@@ -736,6 +733,22 @@ class Worker:
             self._save(ref, view, history, confirm=False)
         except Exception as exc:  # noqa: BLE001 - the report matters more than the bookkeeping here
             log.error("could not record history on %s: %s", ref.name, describe_error(exc))
+
+    def _failed_reply(self, request: RestartRequest, ref: InstanceRef, error: str) -> str:
+        """The requester's answer to a failure, naming what they asked for: organizers get the API's words,
+        participants only its status (its message names permissions and resource paths); both escaped."""
+        key = f"reply.failed.{request.action.value}"
+        if request.action is Action.RESTART or key not in messages.CATALOGUE:
+            key = "reply.failed"
+        organizer = request.requester is not None and request.requester.is_organizer
+        shown = messages.escape(error) if organizer else self._short_error(error)
+        return messages.text(key, self.lang, instance=ref.name, error=shown)
+
+    def _short_error(self, error: str) -> str:
+        """describe_error()'s status alone ("PERMISSION_DENIED: Permission … on resource '//…'" -> the first word)."""
+        status = error.split(":", 1)[0].strip()
+        status = status if re.fullmatch(r"[A-Za-z_]{1,40}", status) else "an error"
+        return messages.text("error.short", self.lang, status=status)
 
     def _who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"

@@ -263,3 +263,32 @@ def test_an_api_failure_on_a_button_is_titled_by_the_button(stack: LocalStack, s
     failure = wait_alert(stack, name, "Workbench API said")
     assert header(failure) == f":wrench: {name}: stop requested by {ORGANIZER[1]}", header(failure)
     assert "*Owner*" not in field_names(failure)
+
+
+# ---- API errors as the requester reads them -------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["get", "reset"])
+def test_a_participant_reads_the_errors_status_not_the_apis_message(
+    stack: LocalStack, slack: SlackRequester, verb: str
+) -> None:
+    """The alert keeps the API's words for the organizers; the participant's reply says only the status."""
+    full, name = new_instance(stack, f"wb-err-{verb}")
+    path = f"/instances/{name}" + (":reset" if verb == "reset" else "")
+    stack.workbench.inject_fault(method=verb, path_contains=path, kind="http", status=403)
+    url = stack.slack.new_response_url()
+    assert "Restarting" in slack.slash_command(user_of(name), name, response_url=url).body
+    said = wait_reply(stack, url, "could not restart")
+    assert "FORBIDDEN" in said and "Simulated fault" not in said and "projects/" not in said, said
+    assert "Simulated fault" in alert_text(wait_alert(stack, name, "FORBIDDEN"))
+    assert stack.workbench.resets(full) == 0
+
+
+def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-nopause")
+    stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind="http", status=403)
+    url = stack.slack.new_response_url()
+    slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, message_ts=post_alert(stack, "x")["ts"])
+    said = wait_reply(stack, url, ":x:")
+    assert said.startswith(f":x: I could not pause restarts of *{name}*: FORBIDDEN"), said  # an organizer
+    assert "could not restart" not in said
