@@ -98,7 +98,7 @@ def process_text(facts: AlertFacts, lang: Lang) -> str:
 
 
 def alert_blocks(
-    facts: AlertFacts, *, lang: Lang, tz: ZoneInfo, console_url: str, crashloop_limit: int, window_s: float
+    facts: AlertFacts, *, lang: Lang, tz: ZoneInfo, console_url: str, crashloop_limit: int, reset_after_s: float
 ) -> tuple[str, list[dict[str, Any]]]:
     """(fallback text, blocks) for the alert; rebuilt whole on every update."""
     fields: list[dict[str, Any]] = []
@@ -119,7 +119,7 @@ def alert_blocks(
     if facts.restarts_in_window is not None:
         add(
             "field.restarts",
-            text("restarts.count", lang, count=facts.restarts_in_window, window=human_duration(window_s, lang),
+            text("restarts.count", lang, count=facts.restarts_in_window, gap=human_duration(reset_after_s, lang),
                  limit=crashloop_limit),
         )
     blocks: list[dict[str, Any]] = [

@@ -55,9 +55,11 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": "{process} (pid {pid}) が {total} 中 {rss} を使用",
     },
     "process.plain": {"en": "{process} (pid {pid})", "ja": "{process} (pid {pid})"},
+    # The count is the current run (policy.crashloop_count), which is what the pause counts: not every restart
+    # in the window (three an hour apart are three runs of one).
     "restarts.count": {
-        "en": "{count} in the last {window} (pause at {limit})",
-        "ja": "直近 {window} で {count} 回 (上限 {limit} 回)",
+        "en": "{count} in a row (pause at {limit}; {gap} without one starts the count over)",
+        "ja": "連続 {count} 回 (上限 {limit} 回。{gap} 再起動がなければ数え直し)",
     },
     "logs.link": {"en": "<{url}|Logs in the Cloud console>", "ja": "<{url}|Cloud コンソールのログ>"},
     "raw.entry": {"en": "Raw entry:\n```{raw}```", "ja": "元のログエントリ:\n```{raw}```"},

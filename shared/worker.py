@@ -568,7 +568,7 @@ class Worker:
             tz=self.settings.tz,
             console_url=self.settings.console_url,
             crashloop_limit=self.policy.crashloop_limit,
-            window_s=self.policy.crashloop_window.total_seconds(),
+            reset_after_s=self.policy.crashloop_reset_after.total_seconds(),
         )
         channel = self.settings.slack_alert_channel
         if ts:

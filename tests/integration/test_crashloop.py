@@ -154,7 +154,7 @@ def test_worker_killed_mid_restart_is_followed_by_the_survivor(two_workers: Loca
         assert follow["decision"] == "follow"
         [alert] = alerts_for(stack, name)  # one alert, posted by the survivor once the restart was seen through
         assert "Restarted in" in alert_text(alert)
-        assert "2 in the last 1 hour" in alert_text(alert)  # counted from the intent, though FOLLOW counts nothing
+        assert "2 in a row" in alert_text(alert)  # counted from the intent, though FOLLOW counts nothing
         assert not stack.slack.calls_to("chat.update")  # the killed worker had said nothing yet: nothing to amend
         after = labels(stack, full)
         assert after.get("medic-last-restart") and after.get("medic-restarts")

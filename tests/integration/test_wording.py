@@ -84,7 +84,7 @@ def post_oom_alert(stack: LocalStack, full: str) -> dict:
     ref = InstanceRef.parse(full)
     _, blocks = alert_blocks(AlertFacts(title=f"{ref.name} ran out of memory", instance=ref, outcome="Restarted"),
                              lang="en", tz=ZoneInfo("UTC"), console_url="https://console.cloud.google.com",
-                             crashloop_limit=3, window_s=3600)
+                             crashloop_limit=3, reset_after_s=600)
     return post_alert(stack, f"{ref.name} ran out of memory", blocks)
 
 

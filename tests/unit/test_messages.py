@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from shared.blocks import AlertFacts, alert_blocks, log_url
+from shared.history import History
 from shared.machines import memory_kib, next_size
 from shared.messages import CATALOGUE, escape, human_bytes, human_duration, placeholders, slack_date, text
 from shared.models import InstanceRef
+from shared.policy import PolicyConfig, crashloop_count
 
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
 
@@ -45,19 +47,32 @@ def test_alert_shows_memory_against_the_machine() -> None:
                        machine_type="e2-standard-4", killed_at=datetime(2026, 11, 20, tzinfo=UTC),
                        restarts_in_window=1, outcome="done")
     fallback, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="https://console.cloud.google.com",
-                                    crashloop_limit=3, window_s=3600)
+                                    crashloop_limit=3, reset_after_s=600)
     body = str(blocks)
     assert "python (pid 1) used 14.5 GiB of 16.0 GiB" in body
-    assert "1 in the last 1 hour (pause at 3)" in body
+    assert "1 in a row (pause at 3; 10 minutes without one starts the count over)" in body
     assert {b["type"] for b in blocks} >= {"header", "section", "context", "actions"}
     assert fallback == "t - done"
 
 
 def test_paused_alert_offers_resume() -> None:
     facts = AlertFacts(title="t", instance=REF, paused=True)
-    _, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="c", crashloop_limit=3, window_s=60)
+    _, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="c", crashloop_limit=3, reset_after_s=60)
     actions = [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
     assert actions == ["medic_restart", "medic_resume", "medic_stop"]
+
+
+def test_restart_count_is_labelled_as_the_run_the_pause_counts() -> None:
+    """Three automatic restarts 20 minutes apart are three runs of one (CRASHLOOP_RESET_AFTER 10 min): the
+    alert shows 1, and must not call it "1 in the last hour"."""
+    now = datetime(2026, 11, 20, 5, 0, tzinfo=UTC)
+    history = History(auto_restarts=tuple(now - timedelta(minutes=m) for m in (40, 20, 0)))
+    run = crashloop_count(history, now, PolicyConfig())
+    facts = AlertFacts(title="t", instance=REF, restarts_in_window=run)
+    _, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="c", crashloop_limit=3,
+                             reset_after_s=PolicyConfig().crashloop_reset_after.total_seconds())
+    [field] = [f["text"] for b in blocks for f in b.get("fields", []) if f["text"].startswith("*Automatic restarts*")]
+    assert field == "*Automatic restarts*\n1 in a row (pause at 3; 10 minutes without one starts the count over)"
 
 
 def test_log_link_queries_the_instance() -> None:

@@ -53,7 +53,7 @@ def test_an_owner_that_is_not_a_slack_user_is_shown_as_plain_bounded_text(
     assert "<" not in shown and ">" not in shown and "\n" not in shown, shown
     fallback, blocks = alert_blocks(AlertFacts(title="wb-alice ran out of memory", instance=REF, owner=shown),
                                     lang="en", tz=ZoneInfo("UTC"), console_url="https://console.example",
-                                    crashloop_limit=3, window_s=3600)
+                                    crashloop_limit=3, reset_after_s=600)
     ts = notifier.post(CHANNEL, fallback, blocks)
     assert ts is not None, "the alert was refused: lost"
     [posted] = [m for m in sim.messages(CHANNEL) if m["ts"] == ts]
