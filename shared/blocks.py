@@ -22,6 +22,8 @@ ACTION_RESIZE = "medic_resize"  # value: "<instance full name>|<machine type>|<r
 ACTION_RESIZE_DENY = "medic_resize_deny"
 ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP, ACTION_RESIZE, ACTION_RESIZE_DENY)
 FIELD_MAX = 2000  # Block Kit: characters in one of a section's fields
+SECTION_MAX = 3000  # Block Kit: characters in a section's text
+MAX_BLOCKS = 50  # Block Kit: blocks in one message
 
 
 def resize_value(ref: InstanceRef, machine_type: str, requester: str = "") -> str:
@@ -185,6 +187,32 @@ def _buttons(ref: InstanceRef, paused: bool, lang: Lang, *, stopped: bool = Fals
             },
         ],
     }
+
+
+def table_blocks(lines: list[str], *, max_blocks: int) -> tuple[list[dict[str, Any]], int]:
+    """Lines (mrkdwn-safe already) as code-block sections within SECTION_MAX each, cut only between lines, in at
+    most max_blocks sections: (the sections, how many lines did not fit)."""
+    fences = len("``````")
+    blocks: list[dict[str, Any]] = []
+    chunk: list[str] = []
+    size = fences
+    for index, line in enumerate(lines):
+        cut = line[: SECTION_MAX - fences]  # only a line longer than a whole section is cut
+        if chunk and size + 1 + len(cut) > SECTION_MAX:
+            blocks.append(_code_section(chunk))
+            chunk, size = [], fences
+            if len(blocks) >= max_blocks:
+                return blocks, len(lines) - index
+        size += len(cut) + (1 if chunk else 0)
+        chunk.append(cut)
+    if chunk:
+        blocks.append(_code_section(chunk))
+    return blocks, 0
+
+
+def _code_section(lines: list[str]) -> dict[str, Any]:
+    joined = "\n".join(lines)
+    return {"type": "section", "text": {"type": "mrkdwn", "text": f"```{joined}```"}}
 
 
 def resize_request_blocks(text_line: str, ref: InstanceRef, machine_type: str, requester: str,

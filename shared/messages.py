@@ -303,7 +303,11 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": "NAME | STATE | HEALTH | LAST OOM | RESTARTS | OWNER",
         "ja": "名前 | 状態 | ヘルス | 最終OOM | 再起動 | 所有者",
     },
-    "status.paused": {"en": "PAUSED", "ja": "停止中"},
+    "status.paused": {"en": "{state} (restarts paused)", "ja": "{state} (再起動一時停止中)"},
+    "status.more": {
+        "en": "…and {count} more, none needing attention more than those above.",
+        "ja": "…ほか {count} 台 (上記より対応が必要なものはありません)。",
+    },
     "status.never": {"en": "never", "ja": "なし"},
     # ---- memory pressure and bigger machines (before and after the kill) ----------------------
     "warn.dm": {

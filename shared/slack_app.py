@@ -29,10 +29,12 @@ from shared.blocks import (
     ACTION_RESUME,
     ACTION_STOP,
     ALL_ACTIONS,
+    MAX_BLOCKS,
     cost_text,
     memory_text,
     parse_resize_value,
     resize_request_blocks,
+    table_blocks,
     without_buttons,
 )
 from shared.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command, status_rows
@@ -66,6 +68,7 @@ PUBLISH_S = 1.0  # the publish to the restart topic: one attempt, the RPC and th
 REPLY_S = 1.0  # one response_url post before the ack (WebhookClient's own default is 30 s)
 SLACK_CALL_S = 1  # the app's WebClient timeout (whole seconds): any other Slack call before the ack
 MIN_CALL_S = 0.1  # less time left than this: a call is not started
+STATUS_ROWS = 60  # `status` shows the instances needing attention most; it says how many more there are
 
 
 class Deadline:
@@ -312,21 +315,23 @@ class SlackService:
         rows = status_rows(shown, self.clock(), self.settings.policy)
         never = messages.text("status.never", lang)
         lines = [messages.text("status.header", lang)]
-        for row in rows[:60]:
+        for row in rows[:STATUS_ROWS]:
             view = row.instance
-            state = messages.text("status.paused", lang) if row.paused else view.state.value
-            last = messages.local_time(row.last_kill, self.settings.tz)[5:16] if row.last_kill else never
+            # Paused is a mark beside the state, not a state: a paused instance may be ACTIVE or STOPPED.
+            state = messages.text("status.paused", lang, state=view.state.value) if row.paused else view.state.value
+            # A code block shows no Slack dates: the time in DISPLAY_TIMEZONE, with its zone.
+            last = row.last_kill.astimezone(self.settings.tz).strftime("%m-%d %H:%M %Z") if row.last_kill else never
             owner = " ".join((row.owner or "-").split())[:SHOWN_MAX]  # proxy-user-mail: outside text
             lines.append(f"{view.ref.name} | {state} | {view.health_state.replace('HEALTH_STATE_', '')} | "
                          f"{last} | {row.restarts} | {owner}")
-        table = messages.escape("\n".join(lines).replace("```", "'''"))  # it stays inside the code block
-        return {
-            "text": title,
-            "blocks": [
-                {"type": "section", "text": {"type": "mrkdwn", "text": f"*{title}*"}},
-                {"type": "section", "text": {"type": "mrkdwn", "text": f"```{table[:2900]}```"}},
-            ],
-        }
+        safe = [messages.escape(line.replace("```", "'''")) for line in lines]  # they stay inside the code block
+        table, left_out = table_blocks(safe, max_blocks=MAX_BLOCKS - 2)  # the title before, "…and N more" after
+        left_out += len(rows) - min(len(rows), STATUS_ROWS)
+        blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": f"*{title}*"}}, *table]
+        if left_out:
+            more = messages.text("status.more", lang, count=left_out)
+            blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": more}]})
+        return {"text": title, "blocks": blocks}
 
     # ---- organizer buttons -----------------------------------------------------------------
     def replier(self, response_url: Any, deadline: Deadline) -> Callable[..., None]:

@@ -292,3 +292,41 @@ def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester
     said = wait_reply(stack, url, ":x:")
     assert said.startswith(f":x: I could not pause restarts of *{name}*: FORBIDDEN"), said  # an organizer
     assert "could not restart" not in said
+
+
+# ---- organizer status --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fleet() -> Iterator[LocalStack]:
+    """A stack of its own: a hundred instances would slow every other test's instances.list."""
+    with LocalStack(slack_app=True) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
+
+
+def test_status_of_a_large_fleet_cuts_between_rows_and_says_how_many_more(fleet: LocalStack) -> None:
+    killed = int(time.time()) - 600
+    fleet.workbench.add_instance(PROJECT, ZONE, "wb-paused", owner_email="p@contest.example", state="STOPPED",
+                                 labels={"medic-auto": "paused", "medic-last-kill": str(killed)})
+    for i in range(103):
+        fleet.workbench.add_instance(PROJECT, ZONE, f"wb-participant-{i:03d}",
+                                     owner_email=f"participant{i:03d}@contest-participants.example")
+    slack = SlackRequester(SIGNING_SECRET, fleet.functions["slack_app"][0].url, timeout_s=10)
+    response = slack.slash_command(ORGANIZER[0], "status", response_url=fleet.slack.new_response_url())
+    assert response.status == 200
+    message = json.loads(response.body)
+    assert message["text"].startswith("All notebooks (104)")
+    blocks = message["blocks"]
+    assert len(blocks) <= 50
+    tables = [b["text"]["text"] for b in blocks if b["type"] == "section" and b["text"]["text"].startswith("```")]
+    assert all(len(t) <= 3000 and t.endswith("```") for t in tables)
+    lines = [line for t in tables for line in t.strip("`").split("\n")]
+    assert all(line.count(" | ") == 5 for line in lines), [line for line in lines if line.count(" | ") != 5]
+    rows = lines[1:]  # under the header
+    assert all(row.endswith(".example") for row in rows), rows[-1]  # no row cut in its last cell either
+    more = [e["text"] for b in blocks if b["type"] == "context" for e in b["elements"]]
+    assert more == [f"…and {104 - len(rows)} more, none needing attention more than those above."], more
+    [paused] = [row for row in rows if row.startswith("wb-paused |")]
+    assert paused.split(" | ")[1] == "STOPPED (restarts paused)", paused
+    assert paused.split(" | ")[3].endswith(" UTC"), paused  # LAST OOM: in DISPLAY_TIMEZONE, which it names

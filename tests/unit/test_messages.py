@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.blocks import AlertFacts, alert_blocks, log_url
+from shared.blocks import SECTION_MAX, AlertFacts, alert_blocks, log_url, table_blocks
 from shared.history import History
 from shared.machines import memory_kib, next_size
 from shared.messages import CATALOGUE, escape, human_bytes, human_duration, placeholders, slack_date, text
@@ -73,6 +73,16 @@ def test_restart_count_is_labelled_as_the_run_the_pause_counts() -> None:
                              reset_after_s=PolicyConfig().crashloop_reset_after.total_seconds())
     [field] = [f["text"] for b in blocks for f in b.get("fields", []) if f["text"].startswith("*Automatic restarts*")]
     assert field == "*Automatic restarts*\n1 in a row (pause at 3; 10 minutes without one starts the count over)"
+
+
+@pytest.mark.parametrize(("count", "max_blocks"), [(0, 5), (1, 5), (29, 5), (30, 5), (400, 5), (400, 48)])
+def test_table_blocks_cut_between_lines_within_block_kit_limits(count: int, max_blocks: int) -> None:
+    lines = [f"row-{i:04d} | " + "x" * 90 for i in range(count)]
+    blocks, left_out = table_blocks(lines, max_blocks=max_blocks)
+    texts = [b["text"]["text"] for b in blocks]
+    assert len(blocks) <= max_blocks and all(len(t) <= SECTION_MAX for t in texts)
+    shown = [line for t in texts for line in t.removeprefix("```").removesuffix("```").split("\n")]
+    assert shown == lines[: len(shown)] and len(shown) + left_out == count  # whole lines, in order, none lost
 
 
 def test_log_link_queries_the_instance() -> None:
