@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import timedelta
 from typing import Any
 
 from shared.messages import escape
@@ -18,6 +19,7 @@ log = logging.getLogger(__name__)
 # (<, >, &, |) and no spacing: the owner's email comes from instance metadata, which is outside text.
 _EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
 SHOWN_MAX = 254  # longest email address: more than that is shown cut
+RESPONSE_URL_LIFE = timedelta(minutes=30)  # Slack takes responses on a response_url this long after the command
 
 
 def looks_like_email(value: str) -> bool:

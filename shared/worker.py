@@ -27,7 +27,7 @@ from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.policy import Decision, Reason, Verdict, crashloop_count, decide, is_too_old, restart_key
 from shared.resize import Resizer
-from shared.slack_notify import SlackNotifier
+from shared.slack_notify import RESPONSE_URL_LIFE, SlackNotifier
 from shared.workbench import (
     LabelsNotConfirmedError,
     OperationOutcome,
@@ -204,7 +204,7 @@ class Worker:
                 messages.text(key, self.lang, instance=ref.name, state=view.state.value, button=button) if key
                 else messages.text("reply.skipped", self.lang, instance=ref.name, reason=outcome)
             )
-            self.slack.respond(request.response_url, reply)
+            self._reply(request, reply)
         return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)
 
     def _restart(
@@ -295,7 +295,7 @@ class Worker:
                 if result.result is ResetResult.DONE
                 else outcome
             )
-            self.slack.respond(request.response_url, reply)
+            self._reply(request, reply)
         self._try_save(ref, view, new_history)  # no redelivery if it fails: that would repeat the alert
         return WorkOutcome(ack=True, verdict=decision.verdict, detail=f"{result.result} in {seconds} s")
 
@@ -395,7 +395,7 @@ class Worker:
         self._post_alert(replace(facts, outcome=outcome), alert_ts)
         if request.trigger is Trigger.OOM:
             self._dm_owner(request, view, decision, restart=OperationOutcome(ResetResult.FAILED, 0.0, error))
-        self.slack.respond(request.response_url, self._failed_reply(request, ref, error))
+        self._reply(request, self._failed_reply(request, ref, error))
         return WorkOutcome(ack=True, verdict="failed", detail=error)
 
     def _await_active(self, ref: InstanceRef, since: datetime, deadline: float) -> OperationOutcome:
@@ -440,7 +440,7 @@ class Worker:
             line = messages.text("outcome.stopped_by", self.lang, who=self._who(request), time=when)
         stopped = result.result is ResetResult.DONE
         self._update_button_alert(request, view, history, line, stopped=stopped)
-        self.slack.respond(request.response_url, line)
+        self._reply(request, line)
         if result.result is not ResetResult.FAILED:
             self._tell_owner_of_stop(request, view, now, confirmed=stopped)
         return WorkOutcome(ack=True, verdict=Verdict.STOP, detail=str(result.result))
@@ -455,13 +455,13 @@ class Worker:
         except Exception as exc:  # noqa: BLE001
             if isinstance(exc, transient_errors()):
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
-            self.slack.respond(request.response_url, self._failed_reply(request, ref, describe_error(exc)))
+            self._reply(request, self._failed_reply(request, ref, describe_error(exc)))
             return WorkOutcome(ack=True, verdict="failed", detail=describe_error(exc))
         key = "outcome.paused_by" if paused else "outcome.resumed_by"
         line = messages.text(key, self.lang, who=self._who(request),
                              time=messages.slack_date(self.clock(), self.settings.tz))
         self._update_button_alert(request, view, new_history, line)
-        self.slack.respond(request.response_url, messages.text("reply.done", self.lang, what=line))
+        self._reply(request, messages.text("reply.done", self.lang, what=line))
         return WorkOutcome(ack=True, verdict=verdict, detail="paused" if paused else "resumed")
 
     def _warn(self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome:
@@ -665,10 +665,7 @@ class Worker:
             when, key = history.inflight_since or self.clock(), "outcome.coalesced_inflight"
         else:
             when, key = history.last_restart or self.clock(), "outcome.coalesced"
-        self.slack.respond(
-            request.response_url,
-            messages.text(key, self.lang, time=messages.slack_date(when, self.settings.tz)),
-        )
+        self._reply(request, messages.text(key, self.lang, time=messages.slack_date(when, self.settings.tz)))
 
     def _alert_unresolved(self, request: RestartRequest) -> WorkOutcome:
         facts = AlertFacts(
@@ -692,7 +689,7 @@ class Worker:
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome,
             buttons=True, instance_read=False,
         ))
-        self.slack.respond(request.response_url, outcome)
+        self._reply(request, outcome)
         return WorkOutcome(ack=True, verdict=Verdict.GIVE_UP, detail=f"{int(age)} s old")
 
     def _api_failure(self, request: RestartRequest, ref: InstanceRef, exc: BaseException) -> WorkOutcome:
@@ -702,7 +699,7 @@ class Worker:
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
             instance_read=False,
         ))
-        self.slack.respond(request.response_url, self._failed_reply(request, ref, error))
+        self._reply(request, self._failed_reply(request, ref, error))
         return WorkOutcome(ack=True, verdict="api-error", detail=error)
 
     # ---- small helpers ---------------------------------------------------------------------
@@ -749,6 +746,16 @@ class Worker:
         status = error.split(":", 1)[0].strip()
         status = status if re.fullmatch(r"[A-Za-z_]{1,40}", status) else "an error"
         return messages.text("error.short", self.lang, status=status)
+
+    def _reply(self, request: RestartRequest, text: str) -> None:
+        """The answer to whoever asked: through the request's response_url while Slack still takes it, by DM
+        after (Slack expires a response_url 30 minutes after the command; requests are acted on for longer)."""
+        requester = request.requester
+        late = self.clock() - request.requested_at > RESPONSE_URL_LIFE - timedelta(minutes=1)
+        if late and request.response_url and requester is not None and requester.slack_user_id:
+            self.slack.post(requester.slack_user_id, text)
+        else:
+            self.slack.respond(request.response_url, text)
 
     def _who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"

@@ -330,3 +330,23 @@ def test_status_of_a_large_fleet_cuts_between_rows_and_says_how_many_more(fleet:
     [paused] = [row for row in rows if row.startswith("wb-paused |")]
     assert paused.split(" | ")[1] == "STOPPED (restarts paused)", paused
     assert paused.split(" | ")[3].endswith(" UTC"), paused  # LAST OOM: in DISPLAY_TIMEZONE, which it names
+
+
+# ---- replies after Slack's response_url has expired ---------------------------------------------------
+
+
+def test_a_command_answered_after_its_response_url_expired_is_answered_by_dm(stack: LocalStack) -> None:
+    """Slack takes a response_url for 30 minutes; the worker acts on requests for up to MAX_EVENT_AGE (1 h)."""
+    full, name = new_instance(stack, "wb-late")
+    url = stack.slack.new_response_url()
+    stack.slack.expire_response_url(url)
+    request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
+                             requested_at=datetime.now(UTC) - timedelta(minutes=45), event_id="slack-late",
+                             requester=Requester(user_of(name), f"{name}@contest.example", False), response_url=url)
+    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "restart", "instance": name},
+                         ordering_key=full)
+    assert stack.slack.wait_for(
+        lambda: any(f"*{name}* was restarted" in m["text"] for m in stack.slack.messages(user_of(name))), timeout=20
+    ), stack.slack.messages(user_of(name))
+    assert stack.workbench.resets(full) == 1
+    assert not [c for c in stack.slack.calls_to("response_url") if c.error == "expired_url"]  # not tried in vain
