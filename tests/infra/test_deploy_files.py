@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from shared.commands import Verb, parse_command
 from shared.slack_app import COMMAND
 from tests.infra import hcl
 
@@ -96,6 +97,15 @@ def test_manifest_has_the_required_parts() -> None:
     assert MANIFEST["settings"]["interactivity"]["is_enabled"] is True
     assert MANIFEST["settings"]["interactivity"]["request_url"] == commands[COMMAND]["url"]
     assert MANIFEST["settings"].get("socket_mode_enabled") is False
+
+
+def test_manifest_usage_hint_names_every_word_the_command_serves() -> None:
+    """Slack shows usage_hint as people type the command: a verb missing from it is one nobody finds."""
+    [command] = [c for c in MANIFEST["features"]["slash_commands"] if c["command"] == COMMAND]
+    words = re.findall(r"[a-z]+", command["usage_hint"])
+    served = {parse_command(word).verb for word in words} - {Verb.RESTART, Verb.USAGE}
+    assert served == {Verb.STATUS, Verb.HELP, Verb.BIGGER}, command["usage_hint"]
+    assert "bigger" in command["description"], command["description"]
 
 
 def test_manifest_url_is_the_slack_function() -> None:
