@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-LABEL_PREFIX = "medic-"
 AUTO = "medic-auto"
 RESTARTS = "medic-restarts"
 KILLS = "medic-kills"
@@ -28,6 +27,13 @@ INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
+# The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
+# (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
+OWN_KEYS = frozenset({RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED})
+RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
+BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
+# What a person may type to opt an instance out: anything that obviously means off.
+OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
 
 
 class AutoMode(StrEnum):
@@ -50,12 +56,8 @@ class History:
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
         """Tolerant: a label an organizer mangled reads as absent, never as an error."""
-        try:
-            mode = AutoMode(labels.get(AUTO, AutoMode.ON.value))
-        except ValueError:
-            mode = AutoMode.ON
         return cls(
-            auto_mode=mode,
+            auto_mode=_auto_mode(labels.get(AUTO)),
             auto_restarts=_times(labels.get(RESTARTS, "")),
             kills=_times(labels.get(KILLS, "")),
             last_restart=_time(labels.get(LAST_RESTART, "")),
@@ -66,9 +68,14 @@ class History:
         )
 
     def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
-        """The instance's labels with ours replaced; labels that aren't ours are kept as they are."""
-        labels = {k: v for k, v in existing.items() if not k.startswith(LABEL_PREFIX)}
-        if self.auto_mode is not AutoMode.ON:
+        """The instance's labels with ours replaced; labels that aren't ours are kept as they are.
+
+        AUTO is shared with people: kept as written while it reads as this history's mode (`false` stays
+        `false`, a value the bot doesn't know stays too), rewritten only when the mode changes."""
+        labels = {k: v for k, v in existing.items() if k not in BOT_KEYS}
+        if AUTO in existing and _auto_mode(existing[AUTO]) is self.auto_mode:
+            labels[AUTO] = existing[AUTO]
+        elif self.auto_mode is not AutoMode.ON:
             labels[AUTO] = self.auto_mode.value
         if self.auto_restarts:
             labels[RESTARTS] = _join(self.auto_restarts)
@@ -156,6 +163,16 @@ def _join(moments: tuple[datetime, ...]) -> str:
 # so within them it cannot raise.
 _EARLIEST = int(datetime(2020, 1, 1, tzinfo=UTC).timestamp())
 _LATEST = int(datetime(2100, 1, 1, tzinfo=UTC).timestamp())  # exclusive
+
+
+def _auto_mode(text: str | None) -> AutoMode:
+    """The mode a medic-auto value says: the obvious spellings of off are off; a value the bot doesn't know
+    reads as on, as no label does (and to_labels keeps it)."""
+    if text is None:
+        return AutoMode.ON
+    if text in OFF_VALUES:
+        return AutoMode.OFF
+    return AutoMode.PAUSED if text == AutoMode.PAUSED.value else AutoMode.ON
 
 
 def _time(text: str) -> datetime | None:

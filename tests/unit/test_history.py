@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.history import (
+    AUTO,
     INFLIGHT,
     KILLS,
     LAST_KILL,
@@ -33,10 +35,33 @@ def test_round_trip_keeps_foreign_labels() -> None:
         .with_restart(T0 + timedelta(seconds=5), T0 + timedelta(seconds=70), automatic=True)
         .with_inflight(T0 + timedelta(seconds=80), event_key("abc/DEF=="))
     )
-    labels = history.to_labels({"team": "red", "medic-old": "x"})
-    assert labels["team"] == "red" and "medic-old" not in labels
+    labels = history.to_labels({"team": "red", "medic-pending": "x"})  # a key an earlier version wrote
+    assert labels["team"] == "red" and "medic-pending" not in labels
     assert all(LABEL_VALUE.fullmatch(v) for v in labels.values())
     assert History.from_labels(labels) == history
+
+
+def test_a_persons_medic_label_is_kept() -> None:
+    """Only the bot's own keys are replaced: `medic-team` is someone's label that happens to start with medic-."""
+    full = History(auto_mode=AutoMode.PAUSED, kills=(T0,), last_kill=T0).with_inflight(T0, "k")
+    for history in (History(), full):
+        assert history.to_labels({"medic-team": "cardio", "team": "red"})["medic-team"] == "cardio"
+
+
+@pytest.mark.parametrize("value", ["off", "false", "no", "0", "disabled"])
+def test_obvious_spellings_of_off_opt_out_and_stay_as_written(value: str) -> None:
+    history = History.from_labels({AUTO: value})
+    assert history.auto_mode is AutoMode.OFF
+    assert history.with_kill(T0).to_labels({AUTO: value, "team": "red"})[AUTO] == value
+
+
+def test_a_medic_auto_value_the_bot_does_not_know_is_kept() -> None:
+    """It reads as on, as before, but is never deleted: only a change of mode (a pause) rewrites it."""
+    history = History.from_labels({AUTO: "maybe"})
+    assert history.auto_mode is AutoMode.ON
+    assert history.with_kill(T0).to_labels({AUTO: "maybe"})[AUTO] == "maybe"
+    assert replace(history, auto_mode=AutoMode.PAUSED).to_labels({AUTO: "maybe"})[AUTO] == "paused"
+    assert AUTO not in History.from_labels({AUTO: "paused"}).resumed().to_labels({AUTO: "paused"})
 
 
 def test_lists_are_capped_to_fit_a_label() -> None:
