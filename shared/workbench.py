@@ -13,6 +13,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -41,6 +42,9 @@ class OperationOutcome:
     result: ResetResult
     seconds: float
     error: str = ""
+    # The instance's labels as the operation's end showed them (the Instance it returned, or the read that
+    # confirmed it): fresher than any read before it, at no cost. None when nothing was seen.
+    labels: dict[str, str] | None = None
 
 
 class LabelsNotConfirmedError(RuntimeError):
@@ -146,15 +150,21 @@ class Workbench:
         return views
 
     # -- writes -----------------------------------------------------------------------------
-    def set_labels(self, ref: InstanceRef, labels: dict[str, str], *, confirm: bool = True) -> None:
+    def set_labels(
+        self, ref: InstanceRef, labels: dict[str, str], *, own: Collection[str], confirm: bool = True
+    ) -> dict[str, str]:
         """update_instance with exactly the "labels" mask: nothing else on the instance changes.
 
         Confirmed by reading the instance, not the operation: the read is what the next
         request sees, and it costs one call where the operation costs a poll and, on the
         REST transport's ParseError (facts.md), a read all the same. The operation is
         consulted only while the labels have not appeared, to learn of one that failed.
-        `confirm=False` returns once the API has accepted the update: for a record whose
-        late arrival or loss the next request can live with.
+        Confirmed on `own`, the keys the caller keeps: those it sent carry its values, the
+        others are gone. The rest may differ from what was sent (the API may add or strip
+        labels of its own; a person may edit theirs meanwhile) without the write being lost.
+        Returns the labels read back; `confirm=False` returns those sent once the API has
+        accepted the update: for a record whose late arrival or loss the next request can
+        live with.
         """
         from google.protobuf import json_format  # noqa: PLC0415
 
@@ -163,13 +173,15 @@ class Workbench:
             {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}},
         )
         if not confirm:
-            return
+            return labels
+        wanted = {key: labels.get(key) for key in own}
         deadline = time.monotonic() + self._retry_deadline
         delay = 0.1
         while True:
             try:
-                if self.get(ref).labels == labels:
-                    return
+                seen = self.get(ref).labels
+                if {key: seen.get(key) for key in own} == wanted:
+                    return seen
                 if operation.done(retry=None) and operation.exception() is not None:
                     raise RuntimeError(f"label update failed: {describe_error(operation.exception())}")
             except json_format.ParseError:
@@ -296,8 +308,8 @@ class Workbench:
             if remaining <= 0:
                 return OperationOutcome(ResetResult.UNCONFIRMED, time.monotonic() - started)
             try:
-                operation.result(timeout=max(0.1, min(remaining, 60.0)), polling=poll)  # type: ignore[no-untyped-call]
-                return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
+                response = operation.result(timeout=max(0.1, min(remaining, 60.0)), polling=poll)  # type: ignore[no-untyped-call]
+                return OperationOutcome(ResetResult.DONE, time.monotonic() - started, labels=_labels_of(response))
             except json_format.ParseError:
                 log.info("operation on %s returned fields this library doesn't know; confirming", ref.name)
                 return self._confirm(ref, started, deadline)
@@ -317,8 +329,9 @@ class Workbench:
     def _confirm(self, ref: InstanceRef, started: float, deadline: float) -> OperationOutcome:
         while time.monotonic() < deadline:
             try:
-                if _settled(self.get(ref)):
-                    return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
+                view = self.get(ref)
+                if _settled(view):
+                    return OperationOutcome(ResetResult.DONE, time.monotonic() - started, labels=view.labels)
             except transient_errors():
                 pass
             time.sleep(0.5)
@@ -347,6 +360,12 @@ def _client(notebooks_v2: Any, endpoint: str) -> Any:
         credentials=AnonymousCredentials(),  # type: ignore[no-untyped-call]
         client_options=ClientOptions(api_endpoint=endpoint),
     )
+
+
+def _labels_of(response: Any) -> dict[str, str] | None:
+    """An operation's Instance's labels; None for a response that isn't an Instance."""
+    labels = getattr(response, "labels", None)
+    return {str(k): str(v) for k, v in labels.items()} if labels is not None else None
 
 
 def _settled(view: InstanceView) -> bool:

@@ -22,7 +22,7 @@ from shared import messages
 from shared.audit import audit
 from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
 from shared.config import Settings
-from shared.history import AutoMode, History
+from shared.history import BOT_KEYS, AutoMode, History
 from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.policy import Decision, Reason, Verdict, crashloop_count, decide, is_too_old, restart_key
@@ -253,13 +253,13 @@ class Worker:
                 start_time, restart_key(request), killed_at=request.kill_time, automatic=automatic
             )
             try:  # the intent, on the object, before acting: a crash from here on is recognised
-                self._save(ref, view, intent)
+                labels = self._save(ref, view, intent)
             except Exception as exc:  # noqa: BLE001 - nothing was reset; say so, or try again
                 if isinstance(exc, (*transient_errors(), LabelsNotConfirmedError)):
                     # The intent may still land: the redelivery then finds no reset and sends it (FOLLOW).
                     return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
                 return self._api_failure(request, ref, exc)
-            view = replace(view, labels=intent.to_labels(view.labels))  # the labels the instance now carries
+            view = replace(view, labels=labels)  # the labels the instance now carries, as read back
             sent = self._reset_and_follow(request, ref, view, history, decision, deadline, facts,
                                           attempted_at=start_time, undo=True)
             if isinstance(sent, WorkOutcome):
@@ -267,6 +267,7 @@ class Worker:
             result, alert_ts = sent
 
         finished = self.clock()
+        view = self._freshest(ref, view, result, start_time)
         if result.result is ResetResult.FAILED:
             return self._finish_failed(request, ref, view, history, decision, facts(""), alert_ts, result.error,
                                        start_time)
@@ -411,7 +412,7 @@ class Worker:
                 # `since` comes from a label in whole seconds: health stamped in that second may predate the restart.
                 fresh = updated is None or updated >= since + timedelta(seconds=1)
                 if view.state is InstanceState.ACTIVE and fresh and not down:
-                    return OperationOutcome(ResetResult.DONE, time.monotonic() - started)
+                    return OperationOutcome(ResetResult.DONE, time.monotonic() - started, labels=view.labels)
             except transient_errors():
                 pass
             remaining = deadline - time.monotonic()
@@ -703,10 +704,30 @@ class Worker:
         return WorkOutcome(ack=True, verdict="api-error", detail=error)
 
     # ---- small helpers ---------------------------------------------------------------------
-    def _save(self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True) -> None:
+    def _save(
+        self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True
+    ) -> dict[str, str]:
+        """The history over the view's labels; returns the labels after (read back when confirmed)."""
         labels = history.to_labels(view.labels)
-        if labels != view.labels:
-            self.workbench.set_labels(ref, labels, confirm=confirm)
+        if labels == view.labels:
+            return labels
+        return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
+
+    def _freshest(
+        self, ref: InstanceRef, view: InstanceView, result: OperationOutcome, since: datetime
+    ) -> InstanceView:
+        """The view with the freshest labels to write a restart's record over: those the reset's end showed,
+        at no cost, if they carry this restart's intent; otherwise (a failed or unconfirmed reset, a response
+        without labels, an organizer who cleared them) a read. A record written over the labels read before the
+        reset, minutes older, would undo what people changed meanwhile (medic-auto=off, labels of their own)."""
+        seen = result.labels
+        if seen is not None and History.from_labels(seen).inflight_since == since.replace(microsecond=0):
+            return replace(view, labels=seen)
+        try:
+            return replace(view, labels=self.workbench.get(ref).labels)
+        except Exception as exc:  # noqa: BLE001 - the record is bookkeeping: older labels beat none
+            log.warning("could not re-read the labels of %s: %s", ref.name, describe_error(exc))
+            return view
 
     def _record_before_saying(self, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome | None:
         """The record that folds an incident's other lines into it, written before the alert: a retry while
@@ -725,7 +746,9 @@ class Worker:
         restart and its kill; until this lands, a duplicate of the incident still reads as one (its kill is
         before the restart in flight). Only a redelivery of the very message would follow the restart again,
         and Pub/Sub redelivers an acknowledged message only after an ack deadline, by when this has landed.
-        If it is lost, the in-flight mark expires by itself (PolicyConfig.inflight_timeout)."""
+        If it is lost, the in-flight mark expires by itself (PolicyConfig.inflight_timeout). medic-auto is
+        kept as `view` says: a restart never changes it, and an organizer may have opted out while it ran."""
+        history = replace(history, auto_mode=History.from_labels(view.labels).auto_mode)
         try:
             self._save(ref, view, history, confirm=False)
         except Exception as exc:  # noqa: BLE001 - the report matters more than the bookkeeping here

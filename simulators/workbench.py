@@ -43,11 +43,12 @@ first applies the events that are due, so nothing depends on timer threads)
   the answer to the reset); ``health_delay_s`` later HEALTHY, healthInfo all "1", ``updated`` = that moment.
 - stop (ACTIVE only): STOPPING, then STOPPED (no healthState, empty healthInfo).
 - start (STOPPED only): STARTING, then ACTIVE, then HEALTHY as after a reset.
-- update: done after ``update_seconds`` (0.1 s).
+- update: done after ``update_seconds`` (0.1 s). ``system_labels`` (none by default) are set on every
+  label update whatever it sent, as an API that keeps labels of its own would.
 - Faults: ``op_error`` -- the operation ends with ``error`` after its normal duration and
-  the instance returns to the state and health it had before; ``op_never_done`` -- the
-  operation never completes and the instance stays in its transitional state (a stuck
-  reset leaves it STARTING for ever).
+  the instance returns to the state and health it had before (labels updated meanwhile stay);
+  ``op_never_done`` -- the operation never completes and the instance stays in its
+  transitional state (a stuck reset leaves it STARTING for ever).
 - ``latency_s`` is added to every request.
 
 What the installed client (google-cloud-notebooks 1.18, google-api-core 2.44) does
@@ -399,6 +400,7 @@ class WorkbenchSimulator:
         self.health_delay_s = health_delay_s
         self.unknown_fields = unknown_fields
         self.update_seconds = update_seconds
+        self.system_labels: dict[str, str] = {}
 
         self.calls: list[tuple[str, str]] = []  # every request, on either transport
         self.grpc_requests = 0  # of which came over gRPC
@@ -896,9 +898,13 @@ class WorkbenchSimulator:
         def finish(due: float) -> None:
             inst.busy = False
             op.end_time = due
-            if fault is not None:  # op_error: back to how it was
+            if fault is not None:  # op_error: back to how it was, but for labels updated meanwhile
                 op.error = self._op_error(fault, verb)
+                labels = inst.data.get("labels")
                 inst.data = before
+                inst.data.pop("labels", None)
+                if labels:
+                    inst.data["labels"] = labels
                 return
             inst.data["updateTime"] = _rfc3339(due)
             if verb == "stop":
@@ -974,8 +980,9 @@ class WorkbenchSimulator:
                 op.error = self._op_error(fault, "update")
                 return
             if labels is not None:
-                if labels:
-                    inst.data["labels"] = dict(labels)
+                applied = {**labels, **self.system_labels}
+                if applied:
+                    inst.data["labels"] = applied
                 else:
                     inst.data.pop("labels", None)
             if machine_type is not None:
