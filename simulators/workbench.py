@@ -24,7 +24,10 @@ Surface (routed on the path; the query string only carries options)
 - ``POST .../instances/{name}:reset`` / ``:start`` / ``:stop`` -> long-running operation.
 - ``PATCH .../instances/{name}?updateMask=labels,gceSetup.machineType`` -> operation.
   Only the masked fields are applied (when the operation completes); any other mask
-  path, or an empty mask, is 400 INVALID_ARGUMENT. Changing the machine type needs a
+  path, or an empty mask, is 400 INVALID_ARGUMENT. Labels are checked as GCP checks them
+  (at most 64; keys 1-63 characters, starting with a lowercase letter; keys and values of
+  lowercase letters, international ones included, digits, ``_`` and ``-``; values up to 63):
+  400 INVALID_ARGUMENT otherwise. Changing the machine type needs a
   STOPPED instance (400 FAILED_PRECONDITION otherwise), as on the live API; a name that is
   no machine type's, or a family that takes no GPUs (e2, n2, n2d, c2...) on an instance
   with ``acceleratorConfigs``, is 400 INVALID_ARGUMENT.
@@ -183,6 +186,8 @@ GRPC_CODES: dict[str, int] = {name: code for name, code in HTTP_TO_GRPC.values()
     "UNKNOWN": 2,
 }
 
+MAX_LABELS = 64  # GCP's limit on one resource's labels
+MAX_LABEL_LENGTH = 63
 FAULT_KINDS = ("http", "timeout", "op_error", "op_never_done")
 # Compute Engine machine type names: predefined (e2-standard-4, a2-highgpu-1g, c3-standard-4-lssd,
 # e2-medium) and custom (custom-4-16384, n2-custom-8-65536-ext).
@@ -347,6 +352,31 @@ def _page(names: list[str], query: dict[str, list[str]]) -> tuple[list[str], str
             raise SimulatorError(400, "Invalid page token.") from None
     end = offset + page_size
     return names[offset:end], (base64.urlsafe_b64encode(f"o:{end}".encode()).decode() if end < len(names) else "")
+
+
+def _label_problem(labels: dict[str, str]) -> str:
+    """What GCP would refuse in a resource's labels (its words paraphrased); "" when they are fine."""
+    if len(labels) > MAX_LABELS:
+        return f"{len(labels)} labels; a resource can have at most {MAX_LABELS}."
+    for key, value in labels.items():
+        if not 1 <= len(key) <= MAX_LABEL_LENGTH or not _label_letter(key[0]) or not all(map(_label_char, key)):
+            return (f"label key '{key}' violates format constraints. The key must start with a lowercase letter, "
+                    f"can only contain lowercase letters, numeric characters, underscores and dashes, and can be "
+                    f"at most {MAX_LABEL_LENGTH} characters long. International characters are allowed.")
+        if len(value) > MAX_LABEL_LENGTH or not all(map(_label_char, value)):
+            return (f"label value '{value}' of key '{key}' violates format constraints. The value can only contain "
+                    f"lowercase letters, numeric characters, underscores and dashes, and can be at most "
+                    f"{MAX_LABEL_LENGTH} characters long. International characters are allowed.")
+    return ""
+
+
+def _label_letter(char: str) -> bool:
+    """A lowercase letter, or one of a script without case (international characters are allowed)."""
+    return char.isalpha() and not char.isupper()
+
+
+def _label_char(char: str) -> bool:
+    return _label_letter(char) or char.isdecimal() or char in "_-"
 
 
 def _split_name(full_name: str) -> tuple[str, str, str]:
@@ -956,6 +986,9 @@ class WorkbenchSimulator:
             ):
                 raise SimulatorError(400, "Invalid value at 'instance.labels'.")
             labels = dict(raw_labels)
+            problem = _label_problem(labels)
+            if problem:
+                raise SimulatorError(400, f"Invalid value at 'instance.labels': {problem}")
         if "gceSetup.machineType" in masked:
             gce = patch.get("gceSetup", {})
             machine_type = gce.get("machineType") if isinstance(gce, dict) else None

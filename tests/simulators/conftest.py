@@ -15,6 +15,23 @@ ZONE = "europe-west4-a"
 # The client's default LRO polling waits 1 s between polls; poll faster to keep tests quick.
 FAST_POLLING = DEFAULT_POLLING.with_delay(initial=0.05, maximum=0.2, multiplier=1.5)
 FAST: dict[str, Any] = {"reset_seconds": 0.2, "start_seconds": 0.2, "stop_seconds": 0.2, "health_delay_s": 0.15}
+# Labels GCP refuses on any resource, and some at the edge of what it takes.
+BAD_LABELS = [
+    pytest.param({f"k{i}": "" for i in range(65)}, id="65-labels"),
+    pytest.param({"Team": "red"}, id="uppercase-key"),
+    pytest.param({"1team": "red"}, id="key-starting-with-a-digit"),
+    pytest.param({"": "red"}, id="empty-key"),
+    pytest.param({"k" * 64: "red"}, id="64-character-key"),
+    pytest.param({"team.name": "red"}, id="dot-in-key"),
+    pytest.param({"team": "Red"}, id="uppercase-value"),
+    pytest.param({"team": "v" * 64}, id="64-character-value"),
+    pytest.param({"team": "a b"}, id="space-in-value"),
+]
+GOOD_LABELS = [
+    pytest.param({f"k{i}": "" for i in range(64)}, id="64-labels"),
+    pytest.param({"k" * 63: "v" * 63, "team_1-x": "0_a-b"}, id="63-characters"),
+    pytest.param({"équipe": "チーム"}, id="international"),
+]
 
 
 @pytest.fixture

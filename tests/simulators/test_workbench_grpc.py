@@ -15,7 +15,7 @@ from google.protobuf import unknown_fields
 
 import simulators.workbench
 from simulators.workbench import WorkbenchSimulator
-from tests.simulators.conftest import FAST_POLLING, PROJECT, ZONE
+from tests.simulators.conftest import BAD_LABELS, FAST_POLLING, GOOD_LABELS, PROJECT, ZONE
 
 pytestmark = pytest.mark.wire
 
@@ -109,6 +109,29 @@ def test_update_applies_only_the_masked_labels(
     assert sim.get(full)["gceSetup"]["machineType"].endswith("/e2-standard-4")  # not in the mask: untouched
     with pytest.raises(gexc.InvalidArgument, match="update_mask"):
         client.update_instance(request={"instance": {"name": full}, "update_mask": {"paths": []}})
+
+
+@pytest.mark.parametrize("labels", BAD_LABELS)
+def test_update_refuses_labels_gcp_refuses_with_invalid_argument(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient, labels: dict[str, str]
+) -> None:
+    full = add(sim, "u", labels={"team": "ml"})
+    with pytest.raises(gexc.InvalidArgument, match=r"instance\.labels"):
+        client.update_instance(
+            request={"instance": {"name": full, "labels": labels}, "update_mask": {"paths": ["labels"]}}
+        )
+    assert sim.get(full)["labels"] == {"team": "ml"}
+
+
+@pytest.mark.parametrize("labels", GOOD_LABELS)
+def test_update_takes_labels_gcp_takes(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient, labels: dict[str, str]
+) -> None:
+    full = add(sim, "u")
+    operation = client.update_instance(
+        request={"instance": {"name": full, "labels": labels}, "update_mask": {"paths": ["labels"]}}
+    )
+    assert dict(operation.result(timeout=5, polling=FAST_POLLING).labels) == labels
 
 
 @pytest.mark.parametrize(

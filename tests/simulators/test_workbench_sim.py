@@ -25,7 +25,7 @@ from google.cloud.notebooks_v2.services.notebook_service.transports import Noteb
 from google.protobuf import json_format
 
 from simulators.workbench import WorkbenchSimulator
-from tests.simulators.conftest import FAST, FAST_POLLING, PROJECT, ZONE
+from tests.simulators.conftest import BAD_LABELS, FAST, FAST_POLLING, GOOD_LABELS, PROJECT, ZONE
 
 pytestmark = pytest.mark.wire
 
@@ -280,6 +280,29 @@ def test_update_labels_applies_only_masked_fields(
     assert plain_sim.calls[0][0] == "PATCH"
 
 
+@pytest.mark.parametrize("labels", BAD_LABELS)
+def test_update_refuses_labels_gcp_refuses(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient, labels: dict[str, str]
+) -> None:
+    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com", labels={"team": "ml"})
+    with pytest.raises(gexc.BadRequest) as info:
+        plain_client.update_instance(request={"instance": {"name": full, "labels": labels},
+                                              "update_mask": {"paths": ["labels"]}})
+    assert error_status(info.value) == "INVALID_ARGUMENT"
+    assert "instance.labels" in str(info.value.message)
+    assert plain_sim.get(full)["labels"] == {"team": "ml"}
+
+
+@pytest.mark.parametrize("labels", GOOD_LABELS)
+def test_update_takes_labels_gcp_takes(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient, labels: dict[str, str]
+) -> None:
+    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
+    op = plain_client.update_instance(request={"instance": {"name": full, "labels": labels},
+                                               "update_mask": {"paths": ["labels"]}})
+    assert dict(op.result(timeout=5, polling=FAST_POLLING).labels) == labels
+
+
 def test_update_rejects_unknown_mask_and_running_machine_type_change(
     plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
 ) -> None:
@@ -436,6 +459,20 @@ def test_op_error_on_update_leaves_labels_alone(
     with pytest.raises(gexc.ServiceUnavailable):  # 503 -> gRPC 14 UNAVAILABLE
         op.result(timeout=5, polling=FAST_POLLING)
     assert plain_sim.get(full)["labels"] == {"keep": "me"}
+
+
+def test_op_error_on_reset_keeps_labels_updated_while_it_ran(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
+) -> None:
+    """The failed reset takes back state and health, not what someone wrote meanwhile."""
+    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com", labels={"team": "ml"})
+    plain_sim.inject_fault(kind="op_error")
+    op = plain_client.reset_instance(request={"name": full})
+    plain_client.update_instance(request={"instance": {"name": full, "labels": {"team": "cv"}},
+                                          "update_mask": {"paths": ["labels"]}}).result(timeout=5, polling=FAST_POLLING)
+    with pytest.raises(gexc.InternalServerError):
+        op.result(timeout=5, polling=FAST_POLLING)
+    assert plain_sim.get(full)["labels"] == {"team": "cv"}
 
 
 def test_op_never_done_keeps_instance_starting(
