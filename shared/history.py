@@ -34,6 +34,8 @@ RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
 # What a person may type to opt an instance out: anything that obviously means off.
 OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
+MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write of more (INVALID_ARGUMENT)
+ROOM_NEEDED = len(OWN_KEYS) + 1  # every label of ours at once, medic-auto included
 
 
 class AutoMode(StrEnum):
@@ -163,6 +165,11 @@ def _join(moments: tuple[datetime, ...]) -> str:
 # so within them it cannot raise.
 _EARLIEST = int(datetime(2020, 1, 1, tzinfo=UTC).timestamp())
 _LATEST = int(datetime(2100, 1, 1, tzinfo=UTC).timestamp())  # exclusive
+
+
+def foreign_count(labels: dict[str, str]) -> int:
+    """The labels that aren't the bot's: what leaves it too little room under MAX_LABELS."""
+    return sum(1 for key in labels if key not in BOT_KEYS)
 
 
 def _auto_mode(text: str | None) -> AutoMode:

@@ -125,6 +125,18 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":x: Not restarted: the Workbench API said {error}",
         "ja": ":x: 再起動せず: Workbench API のエラー: {error}",
     },
+    "outcome.labels_full": {
+        "en": "`{instance}` carries {count} labels; notebook-medic needs {needed} free of GCP's 64 for its own: "
+        "remove at least {excess}, or it can't keep count of restarts on this instance",
+        "ja": "`{instance}` にはラベルが {count} 個あります。notebook-medic は GCP の上限 64 個のうち {needed} 個を"
+        "自分用に必要とします。{excess} 個以上削除しないと、このインスタンスの再起動を記録できません",
+    },
+    "outcome.not_recorded": {
+        "en": ":label: Not restarted: I can't record an automatic restart on this instance, and one I can't record "
+        "could repeat without end. {labels}. If JupyterLab is down, restart it with the button",
+        "ja": ":label: 再起動せず: このインスタンスには自動再起動を記録できず、記録できない自動再起動は"
+        "際限なく繰り返すおそれがあります。{labels}。JupyterLab が停止していればボタンで再起動してください",
+    },
     "outcome.unresolved": {
         "en": ":mag: Not restarted: {reason}. Please find the instance and restart it by hand if needed",
         "ja": ":mag: 再起動せず: {reason}。該当インスタンスを確認し、必要なら手動で再起動してください",

@@ -22,7 +22,7 @@ from shared import messages
 from shared.audit import audit
 from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
 from shared.config import Settings
-from shared.history import BOT_KEYS, AutoMode, History
+from shared.history import BOT_KEYS, MAX_LABELS, ROOM_NEEDED, AutoMode, History, foreign_count
 from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.policy import Decision, Reason, Verdict, crashloop_count, decide, is_too_old, restart_key
@@ -53,6 +53,10 @@ REASONS_WITH_WORDS = {
 }
 
 DM_BY_RESULT = {ResetResult.FAILED: "dm.restart_failed", ResetResult.UNCONFIRMED: "dm.restart_unconfirmed"}
+
+
+class LabelsFullError(RuntimeError):
+    """The history doesn't fit in GCP's 64 labels beside the instance's others: the API would refuse it."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +197,8 @@ class Worker:
         if retry is not None:
             return retry
         outcome = self._outcome_text(request, decision, view)
+        if no_room := self._no_room(ref, view, new_history):  # unrecorded: the incident's next line says it again
+            outcome = f"{outcome}\n{no_room}"
         if request.trigger is Trigger.OOM:
             facts = self._facts(request, view, new_history, decision, outcome=outcome)
             self._post_alert(facts)
@@ -230,6 +236,7 @@ class Worker:
             return self._facts(request, view, history, decision, outcome=outcome, restarts=restarts)
 
         alert_ts: str | None = None
+        no_room = ""  # the intent did not fit in the instance's labels: a restart a person asked for, unrecorded
         if resuming:  # after a crash, or a reset whose answer was lost: did the reset reach the API?
             found = self._find_earlier_reset(ref, start_time, deadline)
             if found is _LOOKING:
@@ -254,6 +261,11 @@ class Worker:
             )
             try:  # the intent, on the object, before acting: a crash from here on is recognised
                 labels = self._save(ref, view, intent)
+            except LabelsFullError as exc:
+                if automatic:
+                    return self._not_recorded(request, view, history, decision, self._no_room(ref, view, intent))
+                log.warning("restarting %s unrecorded: %s", ref.name, exc)
+                labels, no_room = view.labels, self._no_room(ref, view, intent)
             except Exception as exc:  # noqa: BLE001 - nothing was reset; say so, or try again
                 if isinstance(exc, (*transient_errors(), LabelsNotConfirmedError)):
                     # The intent may still land: the redelivery then finds no reset and sends it (FOLLOW).
@@ -261,7 +273,7 @@ class Worker:
                 return self._api_failure(request, ref, exc)
             view = replace(view, labels=labels)  # the labels the instance now carries, as read back
             sent = self._reset_and_follow(request, ref, view, history, decision, deadline, facts,
-                                          attempted_at=start_time, undo=True)
+                                          attempted_at=start_time, undo=not no_room)
             if isinstance(sent, WorkOutcome):
                 return sent
             result, alert_ts = sent
@@ -278,6 +290,8 @@ class Worker:
             outcome = messages.text("outcome.restarted_by", self.lang, who=self._who(request), seconds=seconds)
         else:
             outcome = messages.text("outcome.restarted", self.lang, seconds=seconds)
+        if no_room:
+            outcome = f"{outcome}\n{no_room}"
         # Said before it is recorded: a crash in between repeats the alert (FOLLOW), it never loses it.
         self._post_alert(facts(outcome), alert_ts)
         new_history = history.with_restart(start_time, finished, automatic=automatic)
@@ -711,7 +725,31 @@ class Worker:
         labels = history.to_labels(view.labels)
         if labels == view.labels:
             return labels
+        if len(labels) > MAX_LABELS:  # the API would refuse it (INVALID_ARGUMENT): not worth a call
+            raise LabelsFullError(f"{ref.name}: {foreign_count(labels)} labels leave no room for {ROOM_NEEDED} of ours")
         return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
+
+    def _no_room(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
+        """What organizers must do when this history doesn't fit in the instance's labels; "" when it does."""
+        labels = history.to_labels(view.labels)
+        if len(labels) <= MAX_LABELS:
+            return ""
+        count = foreign_count(labels)
+        return messages.text("outcome.labels_full", self.lang, instance=ref.name, count=count, needed=ROOM_NEEDED,
+                             excess=count + ROOM_NEEDED - MAX_LABELS)
+
+    def _not_recorded(
+        self, request: RestartRequest, view: InstanceView, history: History, decision: Decision, no_room: str
+    ) -> WorkOutcome:
+        """An automatic restart whose intent doesn't fit in the instance's labels is not made. Unrecorded,
+        nothing would fold the incident's other kill lines into it (each would reset the notebook again), a
+        crash mid-restart would go unseen, and the crash-loop count would never grow: nothing would stop a
+        notebook that keeps dying from being reset for ever. The organizers are told why and how to make room,
+        with the Restart button beside it: a restart a person asks for goes ahead unrecorded, since it is one
+        restart, which they chose."""
+        outcome = messages.text("outcome.not_recorded", self.lang, labels=no_room)
+        self._post_alert(self._facts(request, view, history, decision, outcome=outcome))
+        return WorkOutcome(ack=True, verdict="not-recorded", detail="no room for the intent in the labels")
 
     def _freshest(
         self, ref: InstanceRef, view: InstanceView, result: OperationOutcome, since: datetime

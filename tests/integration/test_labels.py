@@ -14,15 +14,25 @@ import pytest
 
 from shared.models import InstanceRef
 from shared.workbench import Workbench
-from simulators.stack import LocalStack
+from simulators.slack import SlackRequester
+from simulators.stack import SIGNING_SECRET, LocalStack
 from simulators.workbench import classify
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import assert_incident_closed, kill, labels, restart_deliveries, wait_alert
+from tests.integration.helpers import (
+    alert_text,
+    assert_incident_closed,
+    kill,
+    labels,
+    restart_deliveries,
+    wait_alert,
+    workbench_calls,
+)
 
 pytestmark = pytest.mark.wire
 
 RESET_S = 2.0  # long enough for a console edit to land while the reset runs
 ENV = {"WORKBENCH_TIMEOUT_SECONDS": "1.5", "WORKBENCH_RETRY_SECONDS": "2.5", "SLOW_RESTART_ALERT_SECONDS": "30"}
+ORGANIZER = ("U0ORG", "org@contest.example")
 
 
 @pytest.fixture(scope="module", params=["grpc", "rest"])
@@ -92,3 +102,54 @@ def test_labels_the_api_adds_of_its_own_do_not_hold_up_a_write(stack: LocalStack
     [delivery] = restart_deliveries(stack, name)  # the intent confirmed at once: no redelivery
     assert delivery.acked
     assert labels(stack, full)["goog-managed"] == "true"
+
+
+# ---- GCP's 64 labels -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app() -> Iterator[LocalStack]:
+    with LocalStack(env=ENV, slack_app=True) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
+
+
+def crowd(count: int) -> dict[str, str]:
+    return {f"team-{i}": "x" for i in range(count)}
+
+
+def test_automatic_restart_with_no_room_for_its_intent_is_not_made_and_says_why(app: LocalStack) -> None:
+    """60 labels of the instance's own + the intent's 5 > 64: the API would refuse the intent. Unrecorded, an
+    automatic restart could repeat without end (nothing folds the incident's lines, nothing counts toward the
+    crash-loop pause): no reset, and the alert says how many labels to remove."""
+    full, name = new_instance(app, "crowded-auto", labels=crowd(60))
+    kill(app, full, name)
+    alert = wait_alert(app, name, "Not restarted: I can't record an automatic restart")
+    assert_incident_closed(app, full, name, resets=0, says="carries 60 labels; notebook-medic needs 8 free of GCP's 64")
+    assert "remove at least 4" in alert_text(alert) and "medic_restart" in alert_text(alert)  # the button
+    assert workbench_calls(app, name, "patch") == 0  # a write the API would refuse is not sent
+    assert labels(app, full) == crowd(60)
+
+
+def test_kill_jupyterlab_survived_on_a_crowded_instance_says_it_was_not_recorded(app: LocalStack) -> None:
+    full, name = new_instance(app, "crowded-survivor", labels=crowd(63))
+    kill(app, full, name, jupyter_survives=True)
+    alert = wait_alert(app, name, "JupyterLab survived")
+    assert "carries 63 labels" in alert_text(alert) and "remove at least 7" in alert_text(alert)
+    assert_incident_closed(app, full, name, resets=0, says="JupyterLab survived")
+
+
+def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(app: LocalStack) -> None:
+    """63 labels + the intent's 2 > 64. A person asked: one restart, which they chose, made without the intent;
+    the alert says why nothing was recorded. The record after it (one label) fits and is written."""
+    full, name = new_instance(app, "crowded-manual", labels=crowd(63))
+    slack = SlackRequester(SIGNING_SECRET, app.functions["slack_app"][0].url)
+    response = slack.slash_command(ORGANIZER[0], name, response_url=app.slack.new_response_url())
+    assert "Restarting" in response.body, response.body
+    alert = wait_alert(app, name, "Restarted by")
+    assert "carries 63 labels" in alert_text(alert)
+    assert app.wait_idle(30)
+    assert app.workbench.resets(full) == 1
+    after = labels(app, full)
+    assert "medic-last-restart" in after and "medic-inflight" not in after
+    assert {k: v for k, v in after.items() if not k.startswith("medic-")} == crowd(63)

@@ -19,9 +19,11 @@ from shared.history import (
     MAX_LIST,
     MEMORY_WARNED,
     RESTARTS,
+    ROOM_NEEDED,
     AutoMode,
     History,
     event_key,
+    foreign_count,
 )
 
 T0 = datetime(2026, 11, 20, 4, 0, tzinfo=UTC)
@@ -62,6 +64,16 @@ def test_a_medic_auto_value_the_bot_does_not_know_is_kept() -> None:
     assert history.with_kill(T0).to_labels({AUTO: "maybe"})[AUTO] == "maybe"
     assert replace(history, auto_mode=AutoMode.PAUSED).to_labels({AUTO: "maybe"})[AUTO] == "paused"
     assert AUTO not in History.from_labels({AUTO: "paused"}).resumed().to_labels({AUTO: "paused"})
+
+
+def test_room_needed_is_every_label_the_bot_writes_at_once() -> None:
+    """What the alert asks organizers to leave free must cover the fullest history, not just today's."""
+    fullest = History(
+        auto_mode=AutoMode.PAUSED, auto_restarts=(T0,), kills=(T0,), last_restart=T0, last_kill=T0,
+        inflight_since=T0, inflight_event="k", memory_warned=T0,
+    )
+    labels = fullest.to_labels({"team": "red", "medic-team": "cardio"})
+    assert foreign_count(labels) == 2 and len(labels) == 2 + ROOM_NEEDED
 
 
 def test_lists_are_capped_to_fit_a_label() -> None:
