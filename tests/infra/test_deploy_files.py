@@ -99,6 +99,13 @@ def test_manifest_has_the_required_parts() -> None:
     assert MANIFEST["settings"].get("socket_mode_enabled") is False
 
 
+def test_manifest_shows_the_messages_tab_the_owners_dms_land_in() -> None:
+    """chat.postMessage to a user id lands in the app's Messages tab: it is shown on purpose."""
+    app_home = MANIFEST["features"]["app_home"]
+    assert app_home["messages_tab_enabled"] is True
+    assert app_home["messages_tab_read_only_enabled"] is True, "nothing reads messages typed to the bot"
+
+
 def test_manifest_usage_hint_names_every_word_the_command_serves() -> None:
     """Slack shows usage_hint as people type the command: a verb missing from it is one nobody finds."""
     [command] = [c for c in MANIFEST["features"]["slash_commands"] if c["command"] == COMMAND]
