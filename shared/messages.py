@@ -633,16 +633,21 @@ def human_bytes(kib: int) -> str:
 
 
 def human_duration(seconds: float, lang: Lang) -> str:
-    seconds = round(seconds)
-    if seconds >= 3600 and seconds % 3600 == 0:
-        value, unit_en, unit_ja = seconds // 3600, "hour", "時間"
-    elif seconds >= 60 and seconds % 60 == 0:
-        value, unit_en, unit_ja = seconds // 60, "minute", "分"
+    """A duration as people say it: its two largest units, rounded to the smaller ("1 h 20 min", "45 s"),
+    never "7201 seconds"."""
+    total = max(0, round(seconds))
+    if total >= 3600:
+        hours, minutes = divmod(round(total / 60), 60)
+        parts = ((hours, "h"), (minutes, "min"))
     else:
-        value, unit_en, unit_ja = seconds, "second", "秒"
-    if lang == "ja":
-        return f"{value} {unit_ja}"
-    return f"{value} {unit_en}{'' if value == 1 else 's'}"
+        minutes, rest = divmod(total, 60)
+        parts = ((minutes, "min"), (rest, "s"))
+    units = _UNITS_JA if lang == "ja" else _UNITS_EN
+    return " ".join(f"{value} {units[unit]}" for value, unit in parts if value) or f"0 {units['s']}"
+
+
+_UNITS_EN: Final[dict[str, str]] = {"h": "h", "min": "min", "s": "s"}
+_UNITS_JA: Final[dict[str, str]] = {"h": "時間", "min": "分", "s": "秒"}
 
 
 def escape(user_text: str) -> str:

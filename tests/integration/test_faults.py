@@ -497,7 +497,7 @@ def test_old_kill_is_reported_not_acted_on(stack: LocalStack) -> None:
     full, name = new_instance(stack, "too-old")
     kill(stack, full, name, at=datetime.now(UTC) - timedelta(hours=2))
     wait_alert(stack, name, "Not restarted")
-    assert_incident_closed(stack, full, name, resets=0, says="old, older than the 1 hour")
+    assert_incident_closed(stack, full, name, resets=0, says="is 2 h old, older than the 1 h I act on")
 
 
 def test_stopped_instance_is_reported_not_reset(stack: LocalStack) -> None:

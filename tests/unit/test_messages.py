@@ -38,8 +38,24 @@ def test_slack_date_has_a_fallback_in_the_display_zone() -> None:
 
 def test_human_units() -> None:
     assert human_bytes(15_235_516) == "14.5 GiB"
-    assert human_duration(3600, "en") == "1 hour" and human_duration(120, "ja") == "2 分"
+    assert human_duration(3600, "en") == "1 h" and human_duration(120, "ja") == "2 分"
     assert escape("<!channel> & <@U1>") == "&lt;!channel&gt; &amp; &lt;@U1&gt;"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "en", "ja"),
+    [
+        (7201, "2 h", "2 時間"),  # was "7201 seconds": not a whole number of hours
+        (4810, "1 h 20 min", "1 時間 20 分"),
+        (45, "45 s", "45 秒"),
+        (90, "1 min 30 s", "1 分 30 秒"),
+        (3599, "59 min 59 s", "59 分 59 秒"),
+        (0, "0 s", "0 秒"),
+    ],
+)
+def test_durations_read_as_people_say_them(seconds: float, en: str, ja: str) -> None:
+    """Ages of too-old requests are whatever they are: never "7201 seconds old"."""
+    assert human_duration(seconds, "en") == en and human_duration(seconds, "ja") == ja
 
 
 def test_alert_shows_memory_against_the_machine() -> None:
@@ -50,7 +66,7 @@ def test_alert_shows_memory_against_the_machine() -> None:
                                     crashloop_limit=3, reset_after_s=600)
     body = str(blocks)
     assert "python (pid 1) used 14.5 GiB of 16.0 GiB" in body
-    assert "1 in a row (pause at 3; 10 minutes without one starts the count over)" in body
+    assert "1 in a row (pause at 3; 10 min without one starts the count over)" in body
     assert {b["type"] for b in blocks} >= {"header", "section", "context", "actions"}
     assert fallback == "t - done"
 
@@ -72,7 +88,7 @@ def test_restart_count_is_labelled_as_the_run_the_pause_counts() -> None:
     _, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="c", crashloop_limit=3,
                              reset_after_s=PolicyConfig().crashloop_reset_after.total_seconds())
     [field] = [f["text"] for b in blocks for f in b.get("fields", []) if f["text"].startswith("*Automatic restarts*")]
-    assert field == "*Automatic restarts*\n1 in a row (pause at 3; 10 minutes without one starts the count over)"
+    assert field == "*Automatic restarts*\n1 in a row (pause at 3; 10 min without one starts the count over)"
 
 
 @pytest.mark.parametrize(("count", "max_blocks"), [(0, 5), (1, 5), (29, 5), (30, 5), (400, 5), (400, 48)])
