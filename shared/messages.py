@@ -311,9 +311,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": "全ノートブック ({count} 台、要対応のものから)",
     },
     "status.none": {"en": "No notebooks found.", "ja": "ノートブックが見つかりません。"},
+    # The count is the alert's: the current run of automatic restarts (policy.crashloop_count), not every restart.
     "status.header": {
-        "en": "NAME | STATE | HEALTH | LAST OOM | RESTARTS | OWNER",
-        "ja": "名前 | 状態 | ヘルス | 最終OOM | 再起動 | 所有者",
+        "en": "NAME | STATE | HEALTH | LAST OOM | AUTO RESTARTS IN A ROW | OWNER",
+        "ja": "名前 | 状態 | ヘルス | 最終OOM | 連続自動再起動 | 所有者",
     },
     "status.paused": {"en": "{state} (restarts paused)", "ja": "{state} (再起動一時停止中)"},
     "status.more": {

@@ -97,3 +97,30 @@ def test_status_table_keeps_a_hostile_owner_on_its_row_and_inside_the_code_block
     assert table.startswith("```") and table.endswith("```") and table.count("```") == 2, table[:300]
     assert "<" not in table and len(table) <= 3000
     assert len(table.strip("`").splitlines()) == 1 + len(owners)  # a header, then one line per instance
+
+
+def test_status_header_names_the_count_its_column_shows() -> None:
+    """The RESTARTS column shows the alert's count, the current run of automatic restarts: three restarts 20
+    minutes apart (CRASHLOOP_RESET_AFTER 10 min) show 1, under a header that says what that 1 counts."""
+    import time  # noqa: PLC0415
+
+    from shared.commands import Caller  # noqa: PLC0415
+    from shared.config import Need, load_settings  # noqa: PLC0415
+    from shared.models import InstanceState, InstanceView  # noqa: PLC0415
+    from shared.queue import RestartQueue  # noqa: PLC0415
+    from shared.slack_app import SlackService  # noqa: PLC0415
+    from shared.workbench import Workbench  # noqa: PLC0415
+
+    env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "notebook-restarts", "SLACK_BOT_TOKEN": TOKEN,
+           "SLACK_ALERT_CHANNEL": CHANNEL, "SLACK_SIGNING_SECRET": "s", "ORGANIZER_EMAILS": "org@contest.example",
+           "WORKBENCH_ZONES": "asia-northeast1-a"}
+    settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
+    service = SlackService(settings, None, Workbench(), RestartQueue(settings.restart_topic))
+    now = int(time.time())
+    restarts = "_".join(str(now - minutes * 60) for minutes in (40, 20, 1))
+    view = InstanceView(REF, InstanceState.ACTIVE, "HEALTHY", {}, "alice@contest.example", "e2-standard-4",
+                        labels={"medic-restarts": restarts})
+    answer = service._status(Caller("U0ORG", "org@contest.example", True), [view], {})
+    header, row = answer["blocks"][1]["text"]["text"].strip("`").splitlines()
+    assert header.split(" | ")[4] == "AUTO RESTARTS IN A ROW", header
+    assert row.split(" | ")[4] == "1", row
