@@ -36,10 +36,13 @@ class ResizeOutcome:
 
 
 class Resizer:
-    def __init__(self, settings: Settings, workbench: Workbench, slack: SlackNotifier) -> None:
+    def __init__(self, settings: Settings, workbench: Workbench, slack: SlackNotifier,
+                 reply: Callable[[RestartRequest, str], None]) -> None:
+        """`reply` answers whoever pressed Approve: the worker's, which alone decides response_url or DM."""
         self.settings = settings
         self.workbench = workbench
         self.slack = slack
+        self.reply = reply
         self.lang = settings.message_language
 
     def run(self, request: RestartRequest, view: InstanceView, deadline: float) -> ResizeOutcome:
@@ -109,7 +112,7 @@ class Resizer:
         params = {"instance": ref.name, "next": target, "memory": memory}
         self._tell_participants(request, view, messages.text("resize.dm_done", self.lang, **params),
                                 messages.text("resize.asker_done", self.lang, **params))
-        self.slack.respond(request.response_url, line)
+        self.reply(request, line)
         return ResizeOutcome(done=True)
 
     def already(self, request: RestartRequest, view: InstanceView) -> None:
@@ -125,14 +128,14 @@ class Resizer:
         else:
             line = messages.text("resize.already_bigger", self.lang, **params)
         self._close_request(request, line)
-        self.slack.respond(request.response_url, line)
+        self.reply(request, line)
 
     def unreadable(self, request: RestartRequest, error: str) -> None:
         """An Approve for an instance the API will not show (deleted, no permission): nothing was done."""
         name = request.instance.rsplit("/", 1)[-1]
         line = messages.text("resize.unreadable", self.lang, instance=name, error=messages.escape(error))
         self._close_request(request, line)
-        self.slack.respond(request.response_url, line)
+        self.reply(request, line)
 
     def _tell_participants(self, request: RestartRequest, view: InstanceView, to_owner: str, to_asker: str) -> None:
         """The owner (when OWNER_DM) and the participant who asked (always: "you'll hear from me" was a
@@ -171,7 +174,7 @@ class Resizer:
                                  state=state)
         self.slack.post(self.settings.slack_alert_channel, line, thread_ts=thread)
         self._close_request(request, line, keep_buttons=retry)
-        self.slack.respond(request.response_url, line)
+        self.reply(request, line)
         told = messages.text("resize.dm_failed", self.lang, instance=view.ref.name, next=target)
         self._tell_participants(request, view, told, told)
         log.warning("resize of %s failed at %s: %s (left %s)", request.instance, step, error, left)

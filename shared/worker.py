@@ -144,7 +144,7 @@ class Worker:
                 if request.action is Action.WARN:  # memory alerts cover every VM, not only notebooks: stay quiet
                     return WorkOutcome(ack=True, verdict="ignored", detail=f"not a notebook: {describe_error(exc)}")
                 if request.action is Action.RESIZE:  # in resize's words, and the request is closed
-                    Resizer(self.settings, self.workbench, self.slack).unreadable(request, describe_error(exc))
+                    self._resizer().unreadable(request, describe_error(exc))
                     return WorkOutcome(ack=True, verdict="api-error", detail=describe_error(exc))
                 return self._api_failure(request, ref, exc)
             history = History.from_labels(view.labels)
@@ -170,7 +170,7 @@ class Worker:
     ) -> WorkOutcome:
         verdict = decision.verdict
         if verdict is Verdict.SKIP_DUPLICATE and request.action is Action.RESIZE:  # already that size or bigger
-            Resizer(self.settings, self.workbench, self.slack).already(request, view)
+            self._resizer().already(request, view)
             return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)
         if verdict is Verdict.SKIP_DUPLICATE:
             self._reply_duplicate(request, ref, history, decision)
@@ -184,7 +184,7 @@ class Worker:
         if verdict is Verdict.WARN:
             return self._warn(request, ref, view, history)
         if verdict is Verdict.RESIZE:
-            done = Resizer(self.settings, self.workbench, self.slack).run(request, view, deadline)
+            done = self._resizer().run(request, view, deadline)
             detail = "resized" if done.done else f"failed at {done.failed_step}; left {done.left_state}"
             return WorkOutcome(ack=True, verdict=verdict, detail=detail)
 
@@ -817,6 +817,10 @@ class Worker:
             self.slack.post(requester.slack_user_id, text)
         else:
             self.slack.respond(request.response_url, text)
+
+    def _resizer(self) -> Resizer:
+        """Resize's steps and reports, answering through _reply like every other request."""
+        return Resizer(self.settings, self.workbench, self.slack, self._reply)
 
     def _who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"

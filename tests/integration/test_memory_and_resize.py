@@ -11,7 +11,7 @@ import pytest
 from slack_sdk import WebClient
 
 from shared.blocks import resize_request_blocks
-from shared.models import Action, InstanceRef, RestartRequest, Trigger
+from shared.models import Action, InstanceRef, Requester, RestartRequest, Trigger
 from simulators.entries import oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
@@ -279,6 +279,27 @@ def test_approve_for_a_deleted_notebook_says_it_was_not_resized_and_closes_the_r
     assert "restart" not in answer
     assert len(stack.alerts()) == alerts_before  # no "restart requested by ..." alert
     assert "was not resized" in closed(stack, request["ts"])
+
+
+def test_an_approve_acted_on_after_its_response_url_expired_is_answered_by_dm(stack: LocalStack) -> None:
+    """Slack takes a response_url for 30 minutes; the worker acts on an Approve for up to MAX_EVENT_AGE (1 h):
+    later than that, the organizer who pressed it hears how it ended by DM, as every other reply does."""
+    full, name = new_instance(stack, "wb-lateapprove", slack_user="U0LATEAPPROVE")
+    message = posted_request(stack, full, "e2-highmem-4", "U0LATEAPPROVE")
+    url = stack.slack.new_response_url()
+    stack.slack.expire_response_url(url)
+    request = RestartRequest(
+        action=Action.RESIZE, trigger=Trigger.BUTTON, instance=full,
+        requested_at=datetime.now(UTC) - timedelta(minutes=45), event_id="button-late-approve",
+        requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url, alert_ts=message["ts"],
+        alert_channel=ALERT_CHANNEL, alert_blocks=tuple(message["blocks"]), machine_type="e2-highmem-4",
+        asked_by="U0LATEAPPROVE")
+    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "resize", "instance": name}, ordering_key=full)
+    assert stack.slack.wait_for(
+        lambda: any(f"{name} now runs on e2-highmem-4" in m["text"] for m in dms(stack, ORGANIZER[0])), timeout=30
+    ), [m["text"] for m in dms(stack, ORGANIZER[0])]
+    assert stack.wait_idle(30)
+    assert not [c for c in stack.slack.calls_to("response_url") if c.error == "expired_url"]  # not tried in vain
 
 
 def test_deny_tells_the_participant_and_changes_nothing(stack: LocalStack, slack: SlackRequester) -> None:
