@@ -117,7 +117,10 @@ class Resizer:
 
     def already(self, request: RestartRequest, view: InstanceView) -> None:
         """An Approve with nothing left to do (pressed twice, or after the instance moved up): the organizer
-        is told so in resize's words, and the request is closed."""
+        is told so in resize's words. The request is closed, unless the instance is already on exactly the
+        target: then this press was queued behind the resize that put it there (Approve pressed twice), which
+        closed the request with its outcome; rebuilt from the blocks this press carried, the message would
+        lose that outcome to "already on …"."""
         current, target = view.machine_type, request.machine_type
         params = {"instance": view.ref.name, "current": current, "target": target,
                   "target_memory": memory_text(target), "memory": memory_text(current)}
@@ -127,7 +130,8 @@ class Resizer:
             line = messages.text("resize.size_unknown", self.lang, **params)
         else:
             line = messages.text("resize.already_bigger", self.lang, **params)
-        self._close_request(request, line)
+        if current != target:
+            self._close_request(request, line)
         self.reply(request, line)
 
     def unreadable(self, request: RestartRequest, error: str) -> None:
