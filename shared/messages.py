@@ -349,6 +349,13 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":chart_with_upwards_trend: {instance} のメモリ使用率が {percent} です。所有者 {owner} さんには "
         "連絡していません (OWNER_DM=false)。",
     },
+    # The quiet period is a label: on an instance with no room for it, every memory alert warns again.
+    "warn.not_recorded": {
+        "en": ":label: I can't record this warning on the instance, so its quiet period doesn't hold: the warning "
+        "repeats at every memory alert. {labels}.",
+        "ja": ":label: この警告をインスタンスに記録できないため、再通知までの待機期間が効かず、メモリアラートのたびに"
+        "警告を繰り返します。{labels}。",
+    },
     "warn.unknown_percent": {"en": "a high share", "ja": "高い割合"},
     "resize.offer": {
         "en": "Give it more memory: {current} → {next}{cost}",

@@ -467,6 +467,11 @@ class Worker:
         new_history = replace(history, auto_mode=AutoMode.PAUSED) if paused else history.resumed()
         try:
             self._save(ref, view, new_history)
+        except LabelsFullError:  # the mode is a label: in the alerts' words, how many to remove
+            no_room = self._no_room(ref, view, new_history)
+            self._reply(request, messages.text(f"reply.failed.{request.action.value}", self.lang, instance=ref.name,
+                                               error=no_room))
+            return WorkOutcome(ack=True, verdict="not-recorded", detail="no room for the mode in the labels")
         except Exception as exc:  # noqa: BLE001
             if isinstance(exc, transient_errors()):
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
@@ -481,7 +486,8 @@ class Worker:
 
     def _warn(self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome:
         """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels)."""
-        retry = self._record_before_saying(ref, view, replace(history, memory_warned=self.clock()))
+        warned = replace(history, memory_warned=self.clock())
+        retry = self._record_before_saying(ref, view, warned)
         if retry is not None:
             return retry
         percent = (
@@ -498,8 +504,10 @@ class Worker:
         else:
             key, detail = "warn.channel.unreached", "owner not reachable"
         owner = self.slack.mention(view.owner_email)
-        self.slack.post(self.settings.slack_alert_channel,
-                        messages.text(key, self.lang, instance=ref.name, percent=percent, owner=owner))
+        line = messages.text(key, self.lang, instance=ref.name, percent=percent, owner=owner)
+        if no_room := self._no_room(ref, view, warned):  # no quiet period: every alert of the incident warns again
+            line = f"{line}\n{messages.text('warn.not_recorded', self.lang, labels=no_room)}"
+        self.slack.post(self.settings.slack_alert_channel, line)
         return WorkOutcome(ack=True, verdict=Verdict.WARN, detail=detail)
 
     # ---- reporting -------------------------------------------------------------------------

@@ -9,13 +9,14 @@ would be silently reverted.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
-from shared.models import InstanceRef
+from shared.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.workbench import Workbench
 from simulators.slack import SlackRequester
-from simulators.stack import SIGNING_SECRET, LocalStack
+from simulators.stack import ALERT_CHANNEL, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from simulators.workbench import classify
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import (
@@ -153,3 +154,33 @@ def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(a
     after = labels(app, full)
     assert "medic-last-restart" in after and "medic-inflight" not in after
     assert {k: v for k, v in after.items() if not k.startswith("medic-")} == crowd(63)
+
+
+def test_pause_with_no_room_for_its_label_says_how_many_to_remove(app: LocalStack) -> None:
+    """Pausing is writing medic-auto=paused: on 64 labels of the instance's own the API would refuse it. The
+    organizer who pressed Pause reads what the alerts say (how many labels to remove), not the exception."""
+    full, name = new_instance(app, "crowded-pause", labels=crowd(64))
+    slack = SlackRequester(SIGNING_SECRET, app.functions["slack_app"][0].url)
+    url = app.slack.new_response_url()
+    slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, channel_id=ALERT_CHANNEL)
+    assert app.slack.wait_for(lambda: any(":x:" in r["text"] for r in app.slack.responses(url)), timeout=20)
+    said = next(r["text"] for r in app.slack.responses(url) if ":x:" in r["text"])
+    assert said == (f":x: I could not pause restarts of *{name}*: `{name}` carries 64 labels; notebook-medic needs "
+                    "8 free of GCP's 64 for its own: remove at least 8, or it can't keep count of restarts on this "
+                    "instance."), said
+    assert app.wait_idle(20)
+    assert workbench_calls(app, name, "patch") == 0 and labels(app, full) == crowd(64)
+
+
+def test_memory_warning_with_no_room_for_its_quiet_period_says_it_will_repeat(app: LocalStack) -> None:
+    """The quiet period between warnings is a label: with no room for it, every memory alert warns again. The
+    channel line says so, and how many labels to remove."""
+    full, name = new_instance(app, "crowded-memory", labels=crowd(64))
+    request = RestartRequest(action=Action.WARN, trigger=Trigger.MEMORY, instance=full,
+                             requested_at=datetime.now(UTC), event_id="memory-crowded", memory_percent=95.0,
+                             incident_open=True)
+    app.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "warn", "instance": name}, ordering_key=full)
+    line = wait_alert(app, name, "is at 95% memory")["text"]
+    assert "I can't record this warning on the instance" in line and "repeats at every memory alert" in line, line
+    assert f"`{name}` carries 64 labels" in line and "remove at least 8" in line, line
+    assert labels(app, full) == crowd(64)
