@@ -26,16 +26,20 @@ LAST_KILL = "medic-last-kill"
 INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
+UNCONFIRMED = "medic-unconfirmed"
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
-OWN_KEYS = frozenset({RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED})
+OWN_KEYS = frozenset(
+    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED}
+)
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
 # What a person may type to opt an instance out: anything that obviously means off.
 OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
 MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write of more (INVALID_ARGUMENT)
-ROOM_NEEDED = len(OWN_KEYS) + 1  # every label of ours at once, medic-auto included
+# Every label of ours at once, medic-auto included; UNCONFIRMED is never written beside INFLIGHT.
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED}) + 1
 
 
 class AutoMode(StrEnum):
@@ -54,6 +58,10 @@ class History:
     inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
     inflight_event: str = ""  # policy.restart_key() of the request that started it: its Pub/Sub message
     memory_warned: datetime | None = None  # the owner's last memory-pressure warning
+    # When the last restart was sent, if its end was not seen (the reset still running when the worker's time
+    # ran out): last_restart is when the bot stopped watching it, not when it finished. Words only: no decision
+    # reads it. Cleared by the next restart's intent.
+    unconfirmed_since: datetime | None = None
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -67,6 +75,7 @@ class History:
             inflight_since=_time(labels.get(INFLIGHT, "")),
             memory_warned=_time(labels.get(MEMORY_WARNED, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
+            unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
         )
 
     def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
@@ -88,6 +97,7 @@ class History:
             (LAST_KILL, self.last_kill),
             (INFLIGHT, self.inflight_since),
             (MEMORY_WARNED, self.memory_warned),
+            (UNCONFIRMED, self.unconfirmed_since if self.inflight_since is None else None),
         ):
             if moment is not None:
                 labels[key] = str(int(moment.timestamp()))
@@ -104,7 +114,7 @@ class History:
 
     def with_inflight(self, started_at: datetime, event_key: str) -> History:
         """The intent, written before the reset: a crash mid-restart is recognised on redelivery."""
-        return replace(self, inflight_since=started_at, inflight_event=event_key)
+        return replace(self, inflight_since=started_at, inflight_event=event_key, unconfirmed_since=None)
 
     def with_intent(
         self, started_at: datetime, event_key: str, *, killed_at: datetime | None, automatic: bool
@@ -120,10 +130,15 @@ class History:
     def without_inflight(self) -> History:
         return replace(self, inflight_since=None, inflight_event="")
 
-    def with_restart(self, started_at: datetime, finished_at: datetime, *, automatic: bool) -> History:
-        """A finished restart; manual ones count in last_restart but not toward the crash-loop pause."""
+    def with_restart(
+        self, started_at: datetime, finished_at: datetime, *, automatic: bool, confirmed: bool = True
+    ) -> History:
+        """A finished restart; manual ones count in last_restart but not toward the crash-loop pause. One not
+        `confirmed` (its end not seen by `finished_at`) is recorded alike, and marked so that what is said of it
+        stays true."""
         restarts = _tail((*self.auto_restarts, started_at)) if automatic else self.auto_restarts
-        return replace(self.without_inflight(), auto_restarts=restarts, last_restart=finished_at)
+        return replace(self.without_inflight(), auto_restarts=restarts, last_restart=finished_at,
+                       unconfirmed_since=None if confirmed else started_at)
 
     def as_of(self, latest: datetime) -> History:
         """Without the times that can't have been recorded by `latest` (a label set ahead by hand): read as they
@@ -141,6 +156,7 @@ class History:
             inflight_since=inflight,
             inflight_event=self.inflight_event if inflight is not None else "",
             memory_warned=seen(self.memory_warned),
+            unconfirmed_since=seen(self.unconfirmed_since),
         )
 
     def restarts_within(self, window: timedelta, now: datetime) -> int:

@@ -149,6 +149,13 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":link: Restarting since {time}; no second restart",
         "ja": ":link: {time} から再起動中のため、重ねて再起動しません",
     },
+    # A restart whose end was not seen (the reset still running when the worker's time ran out).
+    "outcome.coalesced_unconfirmed": {
+        "en": ":link: A restart was sent at {time} and not yet seen to finish; no second restart. If the notebook "
+        "isn't back in a few minutes, ask again",
+        "ja": ":link: {time} に再起動を送信しましたが、まだ完了を確認できていないため、重ねて再起動しません。"
+        "数分たっても戻らなければ、もう一度依頼してください",
+    },
     "outcome.paused_by": {
         "en": ":pause_button: Restarts paused by {who} at {time}: no automatic ones, none by the owner "
         "(organizers still can)",

@@ -294,7 +294,8 @@ class Worker:
             outcome = f"{outcome}\n{no_room}"
         # Said before it is recorded: a crash in between repeats the alert (FOLLOW), it never loses it.
         self._post_alert(facts(outcome), alert_ts)
-        new_history = history.with_restart(start_time, finished, automatic=automatic)
+        new_history = history.with_restart(start_time, finished, automatic=automatic,
+                                           confirmed=result.result is ResetResult.DONE)
         kill_time = request.kill_time
         if kill_time is not None:
             new_history = new_history.with_kill(kill_time)
@@ -686,6 +687,8 @@ class Worker:
             return
         if decision.reason is Reason.DURING_RESTART:  # still restarting: not "already restarted"
             when, key = history.inflight_since or self.clock(), "outcome.coalesced_inflight"
+        elif history.unconfirmed_since is not None:  # recorded as done when the worker stopped watching it
+            when, key = history.unconfirmed_since, "outcome.coalesced_unconfirmed"
         else:
             when, key = history.last_restart or self.clock(), "outcome.coalesced"
         self._reply(request, messages.text(key, self.lang, time=messages.slack_date(when, self.settings.tz)))

@@ -22,8 +22,9 @@ import pytest
 
 import simulators.slack
 import simulators.workbench
+from shared.models import Action, Requester, RestartRequest, Trigger
 from simulators.entries import oom_entry
-from simulators.stack import OOM_TOPIC, PROJECT, LocalStack
+from simulators.stack import OOM_TOPIC, PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import (
     ZONE,
@@ -319,6 +320,37 @@ def test_operation_that_ends_in_error_alerts_restart_failed(stack: LocalStack) -
     assert stack.wait_idle(40)
     assert stack.workbench.resets(full) == 1 and len(alerts_for(stack, name)) == 1
     assert [r["decision"] for r in audits_for(stack, name)] == ["failed", "skip-duplicate"]
+
+
+def test_a_request_queued_behind_a_restart_not_seen_to_finish_is_not_told_it_restarted(stack: LocalStack) -> None:
+    """The worker records a restart whose end it did not see as finished when it stopped watching (the policy's
+    reading, unchanged). A Restart pressed while it ran, answered once that record is written, is coalesced
+    into it: the answer must not be "Already restarted at …", since the instance may well still be restarting."""
+    full, name = new_instance(stack, "op-unseen")
+    inject(stack, name, "reset", "op_never_done", 0, 1)
+    organizer = Requester("U0ORG", "org@contest.example", True)
+
+    def press(event_id: str, at: datetime) -> str:
+        url = stack.slack.new_response_url()
+        request = RestartRequest(action=Action.RESTART, trigger=Trigger.BUTTON, instance=full, requested_at=at,
+                                 event_id=event_id, requester=organizer, response_url=url)
+        stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "restart", "instance": name},
+                             ordering_key=full)
+        return url
+
+    first = press("button-unseen-1", datetime.now(UTC))
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=10)
+    pressed = datetime.now(UTC)  # while the reset runs
+    assert stack.slack.wait_for(lambda: bool(stack.slack.responses(first)), timeout=BUDGET_S + 15)
+    assert "could not confirm" in stack.slack.responses(first)[-1]["text"]
+    assert wait_for(lambda: "medic-last-restart" in labels(stack, full) and "medic-inflight" not in labels(stack, full))
+    second = press("button-unseen-2", pressed)
+    assert stack.slack.wait_for(lambda: bool(stack.slack.responses(second)), timeout=20)
+    assert stack.wait_idle(20)
+    [said] = [r["text"] for r in stack.slack.responses(second)]
+    assert said.startswith(":link: A restart was sent at <!date^") and "not yet seen to finish" in said, said
+    assert "Already restarted" not in said
+    assert stack.workbench.resets(full) == 1 and stack.workbench.get(full)["state"] == "STARTING"
 
 
 def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalStack) -> None:

@@ -20,6 +20,7 @@ from shared.history import (
     MEMORY_WARNED,
     RESTARTS,
     ROOM_NEEDED,
+    UNCONFIRMED,
     AutoMode,
     History,
     event_key,
@@ -74,6 +75,25 @@ def test_room_needed_is_every_label_the_bot_writes_at_once() -> None:
     )
     labels = fullest.to_labels({"team": "red", "medic-team": "cardio"})
     assert foreign_count(labels) == 2 and len(labels) == 2 + ROOM_NEEDED
+    # A restart not seen to finish is marked once it is recorded; never beside one in flight.
+    unconfirmed = replace(fullest.without_inflight(), unconfirmed_since=T0)
+    assert len(unconfirmed.to_labels({})) < ROOM_NEEDED
+    assert UNCONFIRMED not in replace(fullest, unconfirmed_since=T0).to_labels({})
+
+
+def test_a_restart_not_seen_to_finish_is_recorded_as_such() -> None:
+    """Recorded as finished when the worker stopped watching (what the policy reads, unchanged), and marked with
+    when it was sent: what a request queued behind it is told must not be "already restarted"."""
+    started, gave_up = T0, T0 + timedelta(minutes=9)
+    sent = History().with_intent(started, event_key("e"), killed_at=None, automatic=False)
+    unconfirmed = History.from_labels(sent.with_restart(started, gave_up, automatic=False, confirmed=False)
+                                      .to_labels({}))
+    assert unconfirmed.last_restart == gave_up and unconfirmed.unconfirmed_since == started
+    assert unconfirmed.inflight_since is None
+    later = T0 + timedelta(minutes=20)
+    assert unconfirmed.with_inflight(later, "k").unconfirmed_since is None  # the next restart starts afresh
+    confirmed = unconfirmed.with_inflight(later, "k").with_restart(later, later, automatic=False)
+    assert UNCONFIRMED not in confirmed.to_labels({}) and confirmed.unconfirmed_since is None
 
 
 def test_lists_are_capped_to_fit_a_label() -> None:
@@ -102,7 +122,7 @@ def test_mangled_labels_read_as_absent() -> None:
     assert history.auto_restarts == (T0,)
 
 
-TIME_LABELS = (LAST_RESTART, LAST_KILL, INFLIGHT, MEMORY_WARNED, RESTARTS, KILLS)
+TIME_LABELS = (LAST_RESTART, LAST_KILL, INFLIGHT, MEMORY_WARNED, RESTARTS, KILLS, UNCONFIRMED)
 
 
 @pytest.mark.parametrize(
@@ -147,7 +167,8 @@ def test_any_time_label_reads_without_error(key: str, value: str) -> None:
     """However an organizer (or a script) mangles a medic-* time, reading the labels never raises."""
     history = History.from_labels({key: value})
     moments = [
-        m for m in (history.last_restart, history.last_kill, history.inflight_since, history.memory_warned)
+        m for m in (history.last_restart, history.last_kill, history.inflight_since, history.memory_warned,
+                    history.unconfirmed_since)
         if m is not None
     ]
     for moment in (*moments, *history.auto_restarts, *history.kills):

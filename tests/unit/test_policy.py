@@ -333,6 +333,14 @@ def test_manual_request_satisfied_by_a_later_restart_is_coalesced() -> None:
     assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.ALREADY_RESTARTED)
 
 
+@pytest.mark.parametrize("at", [NOW - timedelta(seconds=3), NOW + timedelta(seconds=3)])
+def test_a_restart_not_seen_to_finish_is_decided_on_as_one_that_finished(at: datetime) -> None:
+    """Its mark changes what a coalesced request is told, never what is decided."""
+    history = History(last_restart=NOW)
+    marked = replace(history, unconfirmed_since=NOW - timedelta(minutes=5))
+    assert decide(manual(at), view(), marked, NOW, CONFIG) == decide(manual(at), view(), history, NOW, CONFIG)
+
+
 def test_paused_instance_refuses_participants_but_not_organizers() -> None:
     history = History(auto_mode=AutoMode.PAUSED)
     assert decide(manual(NOW), view(), history, NOW, CONFIG).reason is Reason.PAUSED
