@@ -102,6 +102,14 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":octagonal_sign: クラッシュループ: {window} で {count} 回自動再起動しました。"
         "このインスタンスの再起動 (所有者によるものを含む) を一時停止しました。担当者の対応が必要です",
     },
+    # A crash loop whose pause could not be written (medic-auto is a label): nothing is paused, so say so.
+    "outcome.crash_loop_unpaused": {
+        "en": ":octagonal_sign: Crash loop: {count} automatic restarts in {window}. Not restarted, and not paused: "
+        "I could not record a pause on this instance, so its owner can still restart it. {why}. It needs a person",
+        "ja": ":octagonal_sign: クラッシュループ: {window} で {count} 回自動再起動しました。再起動はしていませんが、"
+        "一時停止もできていません: このインスタンスに一時停止を記録できないため、所有者はまだ再起動できます。{why}。"
+        "担当者の対応が必要です",
+    },
     "outcome.dry_run": {
         "en": ":test_tube: Dry run: I would have restarted it ({reason})",
         "ja": ":test_tube: ドライラン: 通常なら再起動していました ({reason})",
@@ -557,6 +565,13 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "`/restart-notebook` can't restart it either.\n{advice}",
         "ja": "ノートブック *{instance}* がメモリ不足を繰り返しています ({window} で {count} 回再起動)。"
         "自動再起動を止め、運営に確認を依頼しました。確認が済むまでは `/restart-notebook` でも再起動できません。\n{advice}",
+    },
+    "dm.crash_loop_unpaused": {
+        "en": "Your notebook *{instance}* keeps running out of memory ({count} restarts in {window}). "
+        "I did not restart it this time and asked the organizers to look; until they do, `/restart-notebook` "
+        "still restarts it if you need it.\n{advice}",
+        "ja": "ノートブック *{instance}* がメモリ不足を繰り返しています ({window} で {count} 回再起動)。"
+        "今回は再起動せず、運営に確認を依頼しました。それまでの間も、必要なら `/restart-notebook` で再起動できます。\n{advice}",
     },
     "dm.advice": {
         "en": "Tips: read large files in chunks (`pd.read_csv(..., chunksize=...)`, `usecols`, smaller `dtype`s "

@@ -193,16 +193,26 @@ class Worker:
         new_history = history.with_kill(kill_time) if kill_time is not None else history
         if verdict is Verdict.PAUSE:
             new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
-        retry = self._record_before_saying(ref, view, new_history)
-        if retry is not None:
-            return retry
-        outcome = self._outcome_text(request, decision, view)
-        if no_room := self._no_room(ref, view, new_history):  # unrecorded: the incident's next line says it again
-            outcome = f"{outcome}\n{no_room}"
+        unsaved = self._record_before_saying(ref, view, new_history)
+        if isinstance(unsaved, WorkOutcome):
+            return unsaved
+        no_room = self._no_room(ref, view, new_history)  # unrecorded: the incident's next line says it again
+        unpaused = verdict is Verdict.PAUSE and bool(unsaved)
+        if unpaused:  # the pause is a label: unwritten, nothing is paused (the owner can still restart it)
+            new_history = replace(new_history, auto_mode=history.auto_mode)
+            outcome = messages.text(
+                "outcome.crash_loop_unpaused", self.lang, count=decision.restarts_in_window,
+                window=messages.human_duration(self.policy.crashloop_window.total_seconds(), self.lang),
+                why=no_room or messages.escape(unsaved),
+            )
+        else:
+            outcome = self._outcome_text(request, decision, view)
+            if no_room:
+                outcome = f"{outcome}\n{no_room}"
         if request.trigger is Trigger.OOM:
             facts = self._facts(request, view, new_history, decision, outcome=outcome)
             self._post_alert(facts)
-            self._dm_owner(request, view, decision)
+            self._dm_owner(request, view, decision, paused=not unpaused)
         else:  # a person asked: the reply names what they asked for
             key = {Action.RESIZE: "reply.not_resized", Action.STOP: "reply.not_stopped"}.get(request.action)
             button = resize_button_label(request.alert_blocks) or messages.text("button.approve", self.lang)
@@ -489,7 +499,7 @@ class Worker:
         """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels)."""
         warned = replace(history, memory_warned=self.clock())
         retry = self._record_before_saying(ref, view, warned)
-        if retry is not None:
+        if isinstance(retry, WorkOutcome):
             return retry
         percent = (
             f"{request.memory_percent:.0f}%" if request.memory_percent is not None
@@ -630,8 +640,10 @@ class Worker:
         decision: Decision,
         *,
         restart: OperationOutcome | None = None,
+        paused: bool = True,
     ) -> None:
-        """The owner hears how their incident ended, restarted or not (restart: the reset's outcome, if one ran)."""
+        """The owner hears how their incident ended, restarted or not (restart: the reset's outcome, if one ran;
+        paused: whether a crash loop's pause was recorded, without which their /restart-notebook still works)."""
         if not self.settings.owner_dm or not view.owner_email:
             return
         kill = request.kill or {}
@@ -644,7 +656,8 @@ class Worker:
             body = messages.text("dm.kernel_only", self.lang, **params)
         elif decision.verdict is Verdict.PAUSE:
             body = messages.text(
-                "dm.paused", self.lang, instance=view.ref.name, count=decision.restarts_in_window,
+                "dm.paused" if paused else "dm.crash_loop_unpaused", self.lang, instance=view.ref.name,
+                count=decision.restarts_in_window,
                 window=messages.human_duration(self.policy.crashloop_window.total_seconds(), self.lang), advice=advice,
             )
         elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW) and restart is not None:
@@ -778,17 +791,19 @@ class Worker:
             log.warning("could not re-read the labels of %s: %s", ref.name, describe_error(exc))
             return view
 
-    def _record_before_saying(self, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome | None:
+    def _record_before_saying(self, ref: InstanceRef, view: InstanceView, history: History) -> WorkOutcome | str:
         """The record that folds an incident's other lines into it, written before the alert: a retry while
         nothing has been said and the failure may pass; otherwise the alert goes out unrecorded (logged),
-        since a repeated alert beats a request that loops until Pub/Sub gives up on it."""
+        since a repeated alert beats a request that loops until Pub/Sub gives up on it. Returns the retry,
+        or why the record was not written: "" when it was."""
         try:
             self._save(ref, view, history)
         except Exception as exc:  # noqa: BLE001
             if isinstance(exc, transient_errors()):
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
             log.error("could not record history on %s: %s", ref.name, describe_error(exc))
-        return None
+            return describe_error(exc)
+        return ""
 
     def _try_save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
         """The record of a restart that has ended, sent and not waited for. The intent already counted the

@@ -8,6 +8,7 @@ would be silently reverted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
@@ -184,3 +185,26 @@ def test_memory_warning_with_no_room_for_its_quiet_period_says_it_will_repeat(ap
     assert "I can't record this warning on the instance" in line and "repeats at every memory alert" in line, line
     assert f"`{name}` carries 64 labels" in line and "remove at least 8" in line, line
     assert labels(app, full) == crowd(64)
+
+
+def test_crash_loop_with_no_room_for_its_pause_is_not_announced_as_a_pause(app: LocalStack) -> None:
+    """The pause is the label medic-auto=paused: on an instance with no room for it, nothing is paused and the
+    owner's /restart-notebook still works. The alert and the owner's DM say what happened, not a pause: no
+    "Restarts of this instance are paused", no Resume button, no "/restart-notebook can't restart it"."""
+    now = int(time.time())
+    runs = [now - 540, now - 360, now - 180]  # three automatic restarts in a row: the next kill trips the pause
+    history = {"medic-restarts": "_".join(map(str, runs)), "medic-kills": "_".join(str(t - 30) for t in runs),
+               "medic-last-restart": str(runs[-1] + 40), "medic-last-kill": str(runs[-1] - 30),
+               "medic-mem-warned": str(now - 7200)}  # 59 + 5 = 64 labels: no room for a 65th, medic-auto
+    full, name = new_instance(app, "crowded-loop", labels={**crowd(59), **history})
+    kill(app, full, name)
+    alert = alert_text(wait_alert(app, name, "Crash loop"))
+    assert "Not restarted, and not paused" in alert and "so its owner can still restart it" in alert, alert
+    assert "carries 59 labels" in alert and "remove at least 3" in alert, alert
+    assert "Restarts of this instance are paused" not in alert, alert
+    assert "medic_resume" not in alert and "medic_pause" in alert, alert  # the buttons of an instance not paused
+    assert app.wait_idle(20)
+    [dm] = [m["text"] for m in app.slack.messages(f"U{name.upper().replace('-', '')}")]
+    assert "keeps running out of memory" in dm and "still restarts it" in dm and "can't restart" not in dm, dm
+    assert app.workbench.resets(full) == 0
+    assert labels(app, full) == {**crowd(59), **history}
