@@ -491,7 +491,8 @@ class Worker:
         key = "outcome.paused_by" if paused else "outcome.resumed_by"
         line = messages.text(key, self.lang, who=self._who(request),
                              time=messages.slack_date(self.clock(), self.settings.tz))
-        self._update_button_alert(request, view, new_history, line)
+        # A stopped instance keeps only Pause/Resume, as the confirmed stop left it (Restart and Stop are refused).
+        self._update_button_alert(request, view, new_history, line, stopped=view.state is InstanceState.STOPPED)
         self._reply(request, messages.text("reply.done", self.lang, what=line))
         return WorkOutcome(ack=True, verdict=verdict, detail="paused" if paused else "resumed")
 

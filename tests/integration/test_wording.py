@@ -178,6 +178,27 @@ def test_a_confirmed_stop_drops_the_buttons_it_ends_and_tells_the_owner(
     assert any(f"<@U0ORG> stopped your notebook *{name}*" in t for t in told), told
 
 
+def test_pause_and_resume_on_a_stopped_instance_keep_its_alert_without_restart_and_stop(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    """The confirmed stop dropped Restart now and Stop instance: a Pause or Resume pressed after it does not bring
+    them back (both would only be refused on a STOPPED instance)."""
+    full, _ = new_instance(stack, "wb-stop-pause")
+    alert = post_oom_alert(stack, full)
+    url = stack.slack.new_response_url()
+    slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"], message=alert)
+    wait_reply(stack, url, "Instance stopped by")
+    assert stack.wait_idle(20) and buttons(stack, alert["ts"]) == ["medic_pause"]
+    presses = (("medic_pause", "paused by", "medic_resume"), ("medic_resume", "resumed by", "medic_pause"))
+    for action, said, after in presses:
+        [message] = [m for m in stack.alerts() if m["ts"] == alert["ts"]]
+        url = stack.slack.new_response_url()
+        slack.block_action(ORGANIZER[0], action, full, response_url=url, message_ts=alert["ts"], message=message)
+        wait_reply(stack, url, said)
+        assert stack.wait_idle(20)
+        assert buttons(stack, alert["ts"]) == [after], (action, buttons(stack, alert["ts"]))
+
+
 def test_a_stop_not_seen_to_finish_is_not_reported_as_done(quiet: LocalStack, quiet_slack: SlackRequester) -> None:
     full, name = new_instance(quiet, "wb-slowstop")
     quiet.workbench.inject_fault(method="stop", path_contains=f"/instances/{name}", kind="op_never_done")
