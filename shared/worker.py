@@ -358,6 +358,8 @@ class Worker:
             if transient:  # said once the redelivery knows how it ended
                 log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            if decision.verdict is Verdict.FOLLOW:  # read before waiting for the earlier attempt's reset: re-read
+                view = self._freshest(ref, view, OperationOutcome(ResetResult.FAILED, 0.0), attempted_at)
             return self._finish_failed(request, ref, view, history, decision, facts(""), None, describe_error(exc),
                                        attempted_at)
         return self._see_through(lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts)
