@@ -30,7 +30,7 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     },
     "alert.title.action": {
         "en": ":wrench: {instance}: {action} requested by {requester}",
-        "ja": ":wrench: {instance}: {requester} さんが「{action}」を実行しました",
+        "ja": ":wrench: {instance}: {requester} さんが「{action}」を依頼しました",
     },
     # {action} of alert.title.action: what a button asked for
     "action.pause": {"en": "pause restarts", "ja": "再起動の一時停止"},
@@ -132,6 +132,19 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
     "outcome.api_error": {
         "en": ":x: Not restarted: the Workbench API said {error}",
         "ja": ":x: 再起動せず: Workbench API のエラー: {error}",
+    },
+    # A button other than Restart: its alert is titled by the button, and says what was not done.
+    "outcome.api_error.stop": {
+        "en": ":x: Not stopped: the Workbench API said {error}",
+        "ja": ":x: 停止せず: Workbench API のエラー: {error}",
+    },
+    "outcome.api_error.pause": {
+        "en": ":x: Restarts not paused: the Workbench API said {error}",
+        "ja": ":x: 再起動を一時停止せず: Workbench API のエラー: {error}",
+    },
+    "outcome.api_error.resume": {
+        "en": ":x: Restarts not resumed: the Workbench API said {error}",
+        "ja": ":x: 再起動を再開せず: Workbench API のエラー: {error}",
     },
     "outcome.labels_full": {
         "en": "`{instance}` carries {count} labels; notebook-medic needs {needed} free of GCP's 64 for its own: "
@@ -612,6 +625,8 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": "the Workbench API answered {status}",
         "ja": "Workbench API のエラー ({status})",
     },
+    # ...and of a failure of the bot's own (no answer of the API's): the organizers' alert has the detail.
+    "error.internal": {"en": "an internal error", "ja": "内部エラー"},
     "reply.skipped": {  # the reason is an outcome line, which already says "Not restarted"
         "en": "*{instance}*: {reason}",
         "ja": "*{instance}*: {reason}",

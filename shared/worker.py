@@ -736,7 +736,9 @@ class Worker:
 
     def _api_failure(self, request: RestartRequest, ref: InstanceRef, exc: BaseException) -> WorkOutcome:
         error = describe_error(exc)
-        outcome = messages.text("outcome.api_error", self.lang, error=messages.escape(error))
+        key = f"outcome.api_error.{request.action.value}"  # what was not done: the button's, not a restart
+        outcome = messages.text(key if key in messages.CATALOGUE else "outcome.api_error", self.lang,
+                                error=messages.escape(error))
         self._post_alert(AlertFacts(
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
             instance_read=False,
@@ -832,9 +834,11 @@ class Worker:
         return messages.text(key, self.lang, instance=ref.name, error=shown)
 
     def _short_error(self, error: str) -> str:
-        """describe_error()'s status alone ("PERMISSION_DENIED: Permission … on resource '//…'" -> the first word)."""
+        """describe_error()'s status alone ("PERMISSION_DENIED: Permission … on resource '//…'" -> the first word).
+        An exception's class name (RuntimeError, LabelsFullError) is no answer of the API's: an internal error."""
         status = error.split(":", 1)[0].strip()
-        status = status if re.fullmatch(r"[A-Za-z_]{1,40}", status) else "an error"
+        if not re.fullmatch(r"[A-Z][A-Z_]{1,39}", status):
+            return messages.text("error.internal", self.lang)
         return messages.text("error.short", self.lang, status=status)
 
     def _reply(self, request: RestartRequest, text: str) -> None:

@@ -284,6 +284,8 @@ def test_an_api_failure_on_a_button_is_titled_by_the_button(stack: LocalStack, s
     failure = wait_alert(stack, name, "Workbench API said")
     assert header(failure) == f":wrench: {name}: stop requested by {ORGANIZER[1]}", header(failure)
     assert "*Owner*" not in field_names(failure)
+    assert ":x: Not stopped: the Workbench API said" in alert_text(failure), alert_text(failure)
+    assert "Not restarted" not in alert_text(failure)  # a stop was asked for: no restart was to be made
 
 
 # ---- API errors as the requester reads them -------------------------------------------------------
@@ -303,6 +305,21 @@ def test_a_participant_reads_the_errors_status_not_the_apis_message(
     assert "FORBIDDEN" in said and "Simulated fault" not in said and "projects/" not in said, said
     assert "Simulated fault" in alert_text(wait_alert(stack, name, "FORBIDDEN"))
     assert stack.workbench.resets(full) == 0
+
+
+def test_a_participant_reads_a_failure_of_the_bots_own_as_an_internal_error(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    """The intent's label update ends in error: the bot raises its own RuntimeError, which the API never answered.
+    The participant reads "an internal error"; the organizers' alert keeps the detail."""
+    full, name = new_instance(stack, "wb-err-own")
+    stack.workbench.inject_fault(method="update", path_contains=f"/instances/{name}", kind="op_error")
+    url = stack.slack.new_response_url()
+    assert "Restarting" in slack.slash_command(user_of(name), name, response_url=url).body
+    said = wait_reply(stack, url, "could not restart")
+    assert said == f":x: I could not restart *{name}*: an internal error. The organizers have been told.", said
+    assert "label update failed" in alert_text(wait_alert(stack, name, "RuntimeError"))
+    assert stack.wait_idle(20) and stack.workbench.resets(full) == 0
 
 
 def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester) -> None:

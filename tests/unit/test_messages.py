@@ -29,6 +29,12 @@ def test_japanese_is_used_when_asked() -> None:
     assert "ran out of memory" in text("alert.title", "en", instance="wb-alice")
 
 
+def test_an_alert_titled_by_a_button_says_it_was_asked_for_not_that_it_was_done() -> None:
+    """The title heads alerts where nothing was done (the API refused, the request aged in the queue)."""
+    ja = text("alert.title.action", "ja", instance="wb-alice", action="停止", requester="org@contest.example")
+    assert ja.endswith("org@contest.example さんが「停止」を依頼しました") and "実行しました" not in ja, ja
+
+
 def test_slack_date_has_a_fallback_in_the_display_zone() -> None:
     moment = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
     rendered = slack_date(moment, ZoneInfo("Asia/Tokyo"))
