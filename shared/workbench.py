@@ -88,8 +88,22 @@ def describe_error(exc: BaseException) -> str:
     message = str(getattr(exc, "message", None) or exc)
     # REST errors lead with the request ("GET https://...?$alt=json...: "): drop it, keep the API's words.
     message = _REQUEST_PREFIX.sub("", message, count=1)
-    status = getattr(code, "name", None) or (str(code) if code else type(exc).__name__)
+    status = _api_status(exc) or getattr(code, "name", None) or (str(code) if code else type(exc).__name__)
     return f"{status}: {message[:200]}"
+
+
+def _api_status(exc: BaseException) -> str | None:
+    """The status the API answered (FAILED_PRECONDITION), not the HTTP one google.api_core names the exception's
+    class by (BAD_REQUEST, shared by INVALID_ARGUMENT and FAILED_PRECONDITION): gRPC errors carry it as
+    grpc_status_code, REST errors in their body (facts.md). None for an exception that carries neither."""
+    name = getattr(getattr(exc, "grpc_status_code", None), "name", None)
+    if isinstance(name, str):
+        return name
+    try:  # REST: {"error": {"code": 400, "message": ..., "status": "FAILED_PRECONDITION"}}
+        status = getattr(exc, "response", None).json()["error"]["status"]  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001 - no response, or none in Google's error format
+        return None
+    return status if isinstance(status, str) and re.fullmatch(r"[A-Z_]{1,40}", status) else None
 
 
 class Workbench:

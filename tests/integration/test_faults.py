@@ -101,9 +101,11 @@ def health_report(*, jupyter_up: bool) -> dict[str, str]:
             "jupyterlab_status": status, "updated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")}
 
 
-def inject(stack: LocalStack, name: str, verb: str, kind: str, status: int, count: int) -> None:
+def inject(stack: LocalStack, name: str, verb: str, kind: str, status: int, count: int,
+           grpc_status: str | None = None) -> None:
     path = f"/instances/{name}" + (":reset" if verb == "reset" else "")
-    stack.workbench.inject_fault(method=verb, path_contains=path, kind=kind, status=status, count=count)
+    stack.workbench.inject_fault(method=verb, path_contains=path, kind=kind, status=status, count=count,
+                                 grpc_status=grpc_status)
 
 
 # ---- Workbench: transient faults ----------------------------------------------------------------
@@ -171,7 +173,7 @@ def test_reset_refused_for_good_after_a_crash_counts_one_attempt(stack: LocalSta
     inject(stack, name, "reset", "http", 400, 1)
     kill(stack, full, name)
     wait_alert(stack, name, "Restart failed", timeout=60)
-    assert_incident_closed(stack, full, name, resets=0, says="BAD_REQUEST")
+    assert_incident_closed(stack, full, name, resets=0, says="INVALID_ARGUMENT")
     assert labels(stack, full).get("medic-restarts", "").count("_") == 0  # not counted twice
 
 
@@ -263,7 +265,7 @@ def test_intent_refused_by_the_api_is_reported_not_retried(stack: LocalStack) ->
     inject(stack, name, "PATCH", "http", 403, -1)
     kill(stack, full, name)
     wait_alert(stack, name, "Not restarted: the Workbench API said")
-    assert_incident_closed(stack, full, name, resets=0, says="FORBIDDEN")
+    assert_incident_closed(stack, full, name, resets=0, says="PERMISSION_DENIED")
     [delivery] = restart_deliveries(stack, name)
     assert delivery.acked
     assert workbench_calls(stack, name, "reset") == 0
@@ -271,16 +273,21 @@ def test_intent_refused_by_the_api_is_reported_not_retried(stack: LocalStack) ->
 
 # ---- Workbench: permanent faults ---------------------------------------------------------------
 
+# The status the API answered, not the HTTP one the client library names the exception by (FORBIDDEN, and
+# BAD_REQUEST for both INVALID_ARGUMENT and FAILED_PRECONDITION).
 PERMANENT = [
-    pytest.param(404, "NOT_FOUND", id="404-not-found"),
-    pytest.param(403, "FORBIDDEN", id="403-permission-denied"),  # REST: Forbidden, not PermissionDenied
+    pytest.param(404, None, "NOT_FOUND", id="404-not-found"),
+    pytest.param(403, None, "PERMISSION_DENIED", id="403-permission-denied"),
+    pytest.param(400, "FAILED_PRECONDITION", "FAILED_PRECONDITION", id="400-failed-precondition"),
 ]
 
 
-@pytest.mark.parametrize(("status", "said"), PERMANENT)
-def test_permanent_get_fault_alerts_without_retry(stack: LocalStack, status: int, said: str) -> None:
+@pytest.mark.parametrize(("status", "grpc_status", "said"), PERMANENT)
+def test_permanent_get_fault_alerts_without_retry(
+    stack: LocalStack, status: int, grpc_status: str | None, said: str
+) -> None:
     full, name = new_instance(stack, f"get-{status}")
-    inject(stack, name, "get", "http", status, 1)
+    inject(stack, name, "get", "http", status, 1, grpc_status)
     kill(stack, full, name)
     alert = wait_alert(stack, name, "Not restarted: the Workbench API said")
     assert_incident_closed(stack, full, name, resets=0, says=f"{said}: Simulated fault on GET")  # the API's words
@@ -290,10 +297,12 @@ def test_permanent_get_fault_alerts_without_retry(stack: LocalStack, status: int
     assert delivery.acked
 
 
-@pytest.mark.parametrize(("status", "said"), PERMANENT)
-def test_permanent_reset_fault_alerts_without_retry(stack: LocalStack, status: int, said: str) -> None:
+@pytest.mark.parametrize(("status", "grpc_status", "said"), PERMANENT)
+def test_permanent_reset_fault_alerts_without_retry(
+    stack: LocalStack, status: int, grpc_status: str | None, said: str
+) -> None:
     full, name = new_instance(stack, f"reset-{status}")
-    inject(stack, name, "reset", "http", status, 1)
+    inject(stack, name, "reset", "http", status, 1, grpc_status)
     kill(stack, full, name)
     wait_alert(stack, name, "Restart failed")
     assert_incident_closed(stack, full, name, resets=0, says=f"{said}: Simulated fault on POST")

@@ -71,11 +71,18 @@ def test_reset_that_times_out_but_was_applied_is_followed_not_repeated(stack: Lo
     assert any(r.get("decision") == "follow" for r in audits_for(stack, name))
 
 
-def test_permission_denied_reset_alerts_once_without_retry(stack: LocalStack) -> None:
-    full, name = new_instance(stack, "rest-403")
-    stack.workbench.inject_fault(method="reset", path_contains=f"/instances/{name}:reset", kind="http", status=403)
+@pytest.mark.parametrize(("status", "grpc_status", "said"), [
+    pytest.param(403, None, "PERMISSION_DENIED", id="403"),  # raised as Forbidden: named as the API answered
+    pytest.param(400, "FAILED_PRECONDITION", "FAILED_PRECONDITION", id="400-failed-precondition"),  # BadRequest
+])
+def test_refused_reset_alerts_once_without_retry_in_the_apis_status(
+    stack: LocalStack, status: int, grpc_status: str | None, said: str
+) -> None:
+    full, name = new_instance(stack, f"rest-{status}")
+    stack.workbench.inject_fault(method="reset", path_contains=f"/instances/{name}:reset", kind="http", status=status,
+                                 grpc_status=grpc_status)
     kill(stack, full, name)
     wait_alert(stack, name, "Restart failed")
-    assert_incident_closed(stack, full, name, resets=0, says="FORBIDDEN: Simulated fault on POST")
+    assert_incident_closed(stack, full, name, resets=0, says=f"{said}: Simulated fault on POST")
     [delivery] = restart_deliveries(stack, name)
     assert delivery.acked

@@ -302,8 +302,8 @@ def test_a_participant_reads_the_errors_status_not_the_apis_message(
     url = stack.slack.new_response_url()
     assert "Restarting" in slack.slash_command(user_of(name), name, response_url=url).body
     said = wait_reply(stack, url, "could not restart")
-    assert "FORBIDDEN" in said and "Simulated fault" not in said and "projects/" not in said, said
-    assert "Simulated fault" in alert_text(wait_alert(stack, name, "FORBIDDEN"))
+    assert "PERMISSION_DENIED" in said and "Simulated fault" not in said and "projects/" not in said, said
+    assert "Simulated fault" in alert_text(wait_alert(stack, name, "PERMISSION_DENIED"))
     assert stack.workbench.resets(full) == 0
 
 
@@ -328,7 +328,7 @@ def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester
     url = stack.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, message_ts=post_alert(stack, "x")["ts"])
     said = wait_reply(stack, url, ":x:")
-    assert said.startswith(f":x: I could not pause restarts of *{name}*: FORBIDDEN"), said  # an organizer
+    assert said.startswith(f":x: I could not pause restarts of *{name}*: PERMISSION_DENIED"), said  # an organizer
     assert "could not restart" not in said
 
 
