@@ -515,6 +515,34 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":tada: The organizers approved your request: *{instance}* now runs on {next} ({memory}). It was restarted to apply it.",
         "ja": ":tada: 依頼が承認されました: *{instance}* は {next} ({memory}) で稼働しています。反映のため再起動しました。",
     },
+    # The participant who asked, when the request ends without a resize: a reason below, in their terms.
+    "resize.asker_not_resized": {
+        "en": ":information_source: *{instance}* was not resized: {reason}.",
+        "ja": ":information_source: *{instance}* のマシンタイプは変更されませんでした: {reason}。",
+    },
+    "resize.why_not.already_bigger": {
+        "en": "it is already on {current} ({memory}), at least what you asked for ({target}, {target_memory})",
+        "ja": "すでに {current} ({memory}) で、依頼された {target} ({target_memory}) 以上です",
+    },
+    "resize.why_not.size_unknown": {
+        "en": "it is now on {current}, whose memory I don't know, so I did not move it to {target} "
+        "({target_memory}); ask an organizer if it needs more",
+        "ja": "現在の {current} のメモリ量が分からないため、{target} ({target_memory}) には変更しませんでした。"
+        "さらに必要であれば運営に相談してください",
+    },
+    "resize.why_not.unreadable": {
+        "en": "I could not read the notebook ({error})",
+        "ja": "ノートブックの情報を取得できませんでした ({error})",
+    },
+    "resize.why_not.not_active": {
+        "en": "it was {state} when the organizers approved; they can approve again once it is running or stopped",
+        "ja": "承認の時点で {state} 状態でした。起動または停止した後に、運営が再度承認できます",
+    },
+    "resize.why_not.too_old": {
+        "en": "the organizers' approval reached me {age} after they gave it, later than the {limit} I act on; "
+        "they can approve again",
+        "ja": "運営の承認が届いたのは {age} 後で、対応上限 {limit} を超えていました。運営は再度承認できます",
+    },
     "resize.dm_failed": {
         "en": ":warning: The organizers approved more memory for *{instance}*, but the move to {next} did not finish as it should. They have been told and will look at it; `/restart-notebook status` shows its state.",
         "ja": ":warning: *{instance}* のメモリ増設は承認されましたが、{next} への変更が正常に完了しませんでした。運営に通知済みで、対応します。状態は `/restart-notebook status` で確認できます。",

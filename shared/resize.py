@@ -133,13 +133,27 @@ class Resizer:
         if current != target:
             self._close_request(request, line)
         self.reply(request, line)
+        if current != target:  # on the target, the resize that put it there told the participant
+            why = "resize.why_not.size_unknown" if memory_kib(current) is None else "resize.why_not.already_bigger"
+            self.tell_asker(request, messages.text(why, self.lang, **params))
 
-    def unreadable(self, request: RestartRequest, error: str) -> None:
-        """An Approve for an instance the API will not show (deleted, no permission): nothing was done."""
+    def unreadable(self, request: RestartRequest, error: str, short_error: str) -> None:
+        """An Approve for an instance the API will not show (deleted, no permission): nothing was done. The
+        participant who asked reads only the error's status (`short_error`), as for any request of theirs."""
         name = request.instance.rsplit("/", 1)[-1]
         line = messages.text("resize.unreadable", self.lang, instance=name, error=messages.escape(error))
         self._close_request(request, line)
         self.reply(request, line)
+        self.tell_asker(request, messages.text("resize.why_not.unreadable", self.lang, error=short_error))
+
+    def tell_asker(self, request: RestartRequest, reason: str) -> None:
+        """The participant who asked hears that their request ended without a resize ("you'll hear from me when
+        they decide" was a promise), unless they pressed the button themselves and have had the reply."""
+        asker = request.asked_by
+        if not asker or (request.requester is not None and request.requester.slack_user_id == asker):
+            return
+        name = request.instance.rsplit("/", 1)[-1]
+        self.slack.post(asker, messages.text("resize.asker_not_resized", self.lang, instance=name, reason=reason))
 
     def _tell_participants(self, request: RestartRequest, view: InstanceView, to_owner: str, to_asker: str) -> None:
         """The owner (when OWNER_DM) and the participant who asked (always: "you'll hear from me" was a

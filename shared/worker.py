@@ -144,8 +144,9 @@ class Worker:
                 if request.action is Action.WARN:  # memory alerts cover every VM, not only notebooks: stay quiet
                     return WorkOutcome(ack=True, verdict="ignored", detail=f"not a notebook: {describe_error(exc)}")
                 if request.action is Action.RESIZE:  # in resize's words, and the request is closed
-                    self._resizer().unreadable(request, describe_error(exc))
-                    return WorkOutcome(ack=True, verdict="api-error", detail=describe_error(exc))
+                    error = describe_error(exc)
+                    self._resizer().unreadable(request, error, self._short_error(error))
+                    return WorkOutcome(ack=True, verdict="api-error", detail=error)
                 return self._api_failure(request, ref, exc)
             history = History.from_labels(view.labels)
             decision = decide(request, view, history, self.clock(), self.policy)
@@ -221,6 +222,9 @@ class Worker:
                 else messages.text("reply.skipped", self.lang, instance=ref.name, reason=outcome)
             )
             self._reply(request, reply)
+            if request.action is Action.RESIZE:
+                self._resizer().tell_asker(request, messages.text("resize.why_not.not_active", self.lang,
+                                                                  state=view.state.value))
         return WorkOutcome(ack=True, verdict=verdict, detail=decision.reason)
 
     def _restart(
@@ -722,16 +726,19 @@ class Worker:
 
     def _too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
         age = (self.clock() - request.requested_at).total_seconds()
+        durations = {"age": messages.human_duration(age, self.lang),
+                     "limit": messages.human_duration(self.policy.max_event_age.total_seconds(), self.lang)}
         outcome = messages.text(
             "outcome.too_old" if request.action is Action.RESTART else "outcome.too_old_request", self.lang,
-            age=messages.human_duration(age, self.lang),
-            limit=messages.human_duration(self.policy.max_event_age.total_seconds(), self.lang),
+            **durations,
         )
         self._post_alert(AlertFacts(
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome,
             buttons=True, instance_read=False,
         ))
         self._reply(request, outcome)
+        if request.action is Action.RESIZE:
+            self._resizer().tell_asker(request, messages.text("resize.why_not.too_old", self.lang, **durations))
         return WorkOutcome(ack=True, verdict=Verdict.GIVE_UP, detail=f"{int(age)} s old")
 
     def _api_failure(self, request: RestartRequest, ref: InstanceRef, exc: BaseException) -> WorkOutcome:

@@ -264,12 +264,16 @@ def test_an_approve_on_an_older_request_does_not_shrink_a_machine_that_moved_up(
     assert stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-highmem-8")
     assert stack.workbench.get(full)["state"] == "ACTIVE" and lifecycle_calls(stack, name) == []
     assert "at least what was asked" in closed(stack, request["ts"])
+    told = [m["text"] for m in dms(stack, "U0MOVEDUP")]  # "You'll hear from me when they decide"
+    assert told == [f":information_source: *{name}* was not resized: it is already on e2-highmem-8 (64.0 GiB), at "
+                    "least what you asked for (e2-highmem-4, 32.0 GiB)."], told
 
 
 def test_approve_for_a_deleted_notebook_says_it_was_not_resized_and_closes_the_request(
     stack: LocalStack, slack: SlackRequester
 ) -> None:
     gone = f"projects/{PROJECT}/locations/{ZONE}/instances/wb-deleted-since"
+    stack.slack.add_user("U0GONE", "gone", "gone@contest.example")
     request = posted_request(stack, gone, "e2-highmem-4", "U0GONE")
     alerts_before = len(stack.alerts())
     url = press(stack, slack, ORGANIZER[0], "medic_resize", request)
@@ -280,6 +284,50 @@ def test_approve_for_a_deleted_notebook_says_it_was_not_resized_and_closes_the_r
     assert "restart" not in answer
     assert len(stack.alerts()) == alerts_before  # no "restart requested by ..." alert
     assert "was not resized" in closed(stack, request["ts"])
+    told = [m["text"] for m in dms(stack, "U0GONE")]  # the participant reads the status, not the API's words
+    assert told == [":information_source: *wb-deleted-since* was not resized: I could not read the notebook (the "
+                    "Workbench API answered NOT_FOUND)."], told
+
+
+def test_approve_for_a_notebook_still_starting_tells_the_participant_it_was_not_resized(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = new_instance(stack, "wb-notyet", slack_user="U0NOTYET", state="STARTING")
+    url = press(stack, slack, ORGANIZER[0], "medic_resize", posted_request(stack, full, "e2-highmem-4", "U0NOTYET"))
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=30), replies(stack, url)
+    assert stack.wait_idle(30)
+    assert "was not resized: it is STARTING" in replies(stack, url)[-1]
+    told = [m["text"] for m in dms(stack, "U0NOTYET")]
+    assert told == [f":information_source: *{name}* was not resized: it was STARTING when the organizers approved; "
+                    "they can approve again once it is running or stopped."], told
+
+
+def test_an_approve_too_old_to_act_on_tells_the_participant_it_was_not_resized(stack: LocalStack) -> None:
+    full, name = new_instance(stack, "wb-oldapprove", slack_user="U0OLDAPPROVE")
+    message = posted_request(stack, full, "e2-highmem-4", "U0OLDAPPROVE")
+    request = RestartRequest(
+        action=Action.RESIZE, trigger=Trigger.BUTTON, instance=full,
+        requested_at=datetime.now(UTC) - timedelta(hours=2), event_id="button-old-approve",
+        requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=stack.slack.new_response_url(),
+        alert_ts=message["ts"], alert_channel=ALERT_CHANNEL, alert_blocks=tuple(message["blocks"]),
+        machine_type="e2-highmem-4", asked_by="U0OLDAPPROVE")
+    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "resize", "instance": name}, ordering_key=full)
+    assert stack.slack.wait_for(lambda: bool(dms(stack, "U0OLDAPPROVE")), timeout=30)
+    assert stack.wait_idle(30)
+    told = [m["text"] for m in dms(stack, "U0OLDAPPROVE")]
+    assert told == [f":information_source: *{name}* was not resized: the organizers' approval reached me 2 h after "
+                    "they gave it, later than the 1 h I act on; they can approve again."], told
+    assert lifecycle_calls(stack, name) == []
+
+
+def test_an_organizer_who_asked_and_approved_is_answered_once(stack: LocalStack, slack: SlackRequester) -> None:
+    """The asker pressed Approve themselves: the reply answers them; no DM says it again."""
+    full, _ = new_instance(stack, "wb-ownask", machine_type="e2-highmem-8")
+    url = press(stack, slack, ORGANIZER[0], "medic_resize", posted_request(stack, full, "e2-highmem-4", ORGANIZER[0]))
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=30), replies(stack, url)
+    assert stack.wait_idle(30)
+    assert "at least what was asked" in replies(stack, url)[-1]
+    assert not [m["text"] for m in dms(stack, ORGANIZER[0]) if "was not resized" in m["text"]]
 
 
 def test_an_approve_acted_on_after_its_response_url_expired_is_answered_by_dm(stack: LocalStack) -> None:
