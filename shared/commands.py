@@ -84,7 +84,9 @@ class Authorization:
     instance: InstanceView | None = None
     choices: tuple[InstanceView, ...] = ()
     retry_after: timedelta | None = None
-    since: datetime | None = None  # ALREADY_RESTARTING: when the restart in flight began, if the labels say
+    # ALREADY_RESTARTING: when the restart in flight began, if the labels say; TOO_SOON: when the last restart was
+    # sent, if its end was not seen (medic-unconfirmed): it may not have finished, so not "restarted a moment ago"
+    since: datetime | None = None
 
     @property
     def allowed(self) -> bool:
@@ -149,7 +151,7 @@ def _restartable(
     if not caller.is_organizer and history.last_restart is not None:
         ready = history.last_restart + min_interval
         if now < ready:
-            return Authorization(Answer.TOO_SOON, instance, retry_after=ready - now)
+            return Authorization(Answer.TOO_SOON, instance, retry_after=ready - now, since=history.unconfirmed_since)
     return Authorization(Answer.ALLOW, instance)
 
 

@@ -317,6 +317,12 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":hourglass: `{name}` was restarted a moment ago; you can restart it again in {seconds} s.",
         "ja": ":hourglass: `{name}` は先ほど再起動したばかりです。{seconds} 秒後にもう一度お試しください。",
     },
+    "deny.too_soon_unconfirmed": {
+        "en": ":hourglass: A restart of `{name}` was sent at {time} and not yet seen to finish; if your notebook "
+        "isn't back, you can restart it again in {seconds} s.",
+        "ja": ":hourglass: `{name}` の再起動を {time} に送信しましたが、まだ完了を確認できていません。"
+        "ノートブックが戻らない場合は、{seconds} 秒後にもう一度再起動できます。",
+    },
     "queue.unconfirmed": {
         "en": ":warning: I couldn't confirm in time that the request for *{name}* was queued: it may or may not be carried out. If it was, I'll tell you here when it's done; if you hear nothing within a few minutes, please try again.",
         "ja": ":warning: *{name}* へのリクエストがキューに入ったことを時間内に確認できませんでした。実行される場合も、されない場合もあります。キューに入っていれば、終わったときにここでお知らせします。数分たっても連絡がなければ、もう一度お試しください。",

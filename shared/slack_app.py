@@ -299,6 +299,9 @@ class SlackService:
             return messages.text("deny.already", lang, name=name,
                                  time=messages.slack_date(decision.since, self.settings.tz))
         seconds = int((decision.retry_after or timedelta(0)).total_seconds()) + 1
+        if decision.since is not None:  # the last restart's end was not seen: not "restarted a moment ago"
+            return messages.text("deny.too_soon_unconfirmed", lang, name=name, seconds=seconds,
+                                 time=messages.slack_date(decision.since, self.settings.tz))
         return messages.text("deny.too_soon", lang, name=name, seconds=seconds)
 
     def _status(self, caller: Caller, instances: list[InstanceView], fields: dict[str, Any]) -> dict[str, Any]:

@@ -136,6 +136,19 @@ def test_restart_command_while_restarting_promises_no_follow_up(stack: LocalStac
     assert "is STARTING right now" in said and "you'll hear" not in said
 
 
+def test_restart_command_soon_after_a_restart_not_seen_to_finish_does_not_say_it_restarted(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    """medic-unconfirmed: the worker's time ran out before the reset was seen to finish. Within the minimum
+    interval the owner is told when it was sent and that its end was not seen, not "restarted a moment ago"."""
+    now = int(time.time())
+    _, name = new_instance(stack, "wb-unseen", labels={"medic-last-restart": str(now - 10),
+                                                         "medic-unconfirmed": str(now - 40)})
+    said = slack.slash_command(user_of(name), name, response_url=stack.slack.new_response_url()).body
+    assert said.startswith(f":hourglass: A restart of `{name}` was sent at <!date^{now - 40}^"), said
+    assert "not yet seen to finish" in said and "restart it again in" in said and "a moment ago" not in said, said
+
+
 # ---- pause ----------------------------------------------------------------------------------------
 
 

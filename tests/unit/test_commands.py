@@ -131,6 +131,16 @@ def test_rate_limit_for_participants() -> None:
     assert auth(ORG, "wb-a", recent).allowed
 
 
+def test_too_soon_after_a_restart_not_seen_to_finish_says_when_it_was_sent() -> None:
+    """medic-unconfirmed: the last restart was sent, not seen to finish: the denial must not say it restarted."""
+    sent = NOW - timedelta(seconds=50)
+    unseen = History().with_restart(sent, NOW - timedelta(seconds=20), automatic=False, confirmed=False)
+    decision = auth(ALICE, "wb-a", [inst("wb-a", "alice@example.com", history=unseen)])
+    assert decision.answer is Answer.TOO_SOON and decision.since == sent
+    seen = History().with_restart(sent, NOW - timedelta(seconds=20), automatic=False)
+    assert auth(ALICE, "wb-a", [inst("wb-a", "alice@example.com", history=seen)]).since is None
+
+
 def test_a_last_restart_set_ahead_by_hand_does_not_refuse_for_ever() -> None:
     """A medic-last-restart a year ahead (typed in, or a clock gone wrong) reads as absent, not as 'too soon'."""
     ahead = [inst("wb-a", "alice@example.com", history=History(last_restart=NOW + timedelta(days=365)))]
