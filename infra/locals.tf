@@ -3,9 +3,13 @@ locals {
 
   # The restart worker's run fits inside its timeout, which fits inside the push subscription's ack
   # deadline (600 s is Pub/Sub's maximum): a push that is still running is never redelivered twice.
-  # The budget bounds the waiting (health, the reset); what follows it must fit in the other 120 s:
-  # the alert's update and the owner's DM (5 s per Slack call, retried on 429/5xx and once after a
-  # timeout), the requester's reply, and the label record (20 s per attempt, retried for 30 s).
+  # The budget bounds the waiting (health, the reset); what follows it must fit in the other 120 s.
+  # At most, after a reset not seen to finish by the deadline: the labels' re-read for the record (one
+  # attempt, 20 s: the worker retries it only while the retries fit in the budget); three Slack calls,
+  # the alert, the button's alert or the owner's DM, and the requester's reply (5 s per try, up to 15 s
+  # with slack_sdk's retries on 429/5xx and a dropped connection; 20 s for a post sent once more after a
+  # timeout); and the label record (20 s per attempt, retried for 30 s: up to 50 s, an attempt begun near
+  # the end running its 20 s). 20 + 50 + 50 = 120 s. A re-read retried like the record would add 30 s.
   # Were it to overrun, the timeout would cut it and the redelivery would report the restart twice.
   worker_timeout_seconds = 540
   worker_budget_seconds  = local.worker_timeout_seconds - 120

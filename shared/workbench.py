@@ -149,8 +149,9 @@ class Workbench:
         )
 
     # -- reads ------------------------------------------------------------------------------
-    def get(self, ref: InstanceRef) -> InstanceView:
-        return to_view(self._call("get_instance", {"name": ref.full_name}))
+    def get(self, ref: InstanceRef, *, retry: bool = True) -> InstanceView:
+        """`retry=False`: one attempt, bounded by the call's timeout alone."""
+        return to_view(self._call("get_instance", {"name": ref.full_name}, retry=retry))
 
     def list(self, project: str, zones: tuple[str, ...]) -> list[InstanceView]:
         views: list[InstanceView] = []

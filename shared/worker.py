@@ -293,7 +293,7 @@ class Worker:
             result, alert_ts = sent
 
         finished = self.clock()
-        view = self._freshest(ref, view, result, start_time)
+        view = self._freshest(ref, view, result, start_time, deadline)
         if result.result is ResetResult.FAILED:
             return self._finish_failed(request, ref, view, history, decision, facts(""), alert_ts, result.error,
                                        start_time)
@@ -363,7 +363,7 @@ class Worker:
                 log.warning("reset of %s: %s; the request will be redelivered", ref.name, describe_error(exc))
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
             if decision.verdict is Verdict.FOLLOW:  # read before waiting for the earlier attempt's reset: re-read
-                view = self._freshest(ref, view, OperationOutcome(ResetResult.FAILED, 0.0), attempted_at)
+                view = self._freshest(ref, view, OperationOutcome(ResetResult.FAILED, 0.0), attempted_at, deadline)
             return self._finish_failed(request, ref, view, history, decision, facts(""), None, describe_error(exc),
                                        attempted_at)
         return self._see_through(lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts)
@@ -788,17 +788,20 @@ class Worker:
         return WorkOutcome(ack=True, verdict="not-recorded", detail="no room for the intent in the labels")
 
     def _freshest(
-        self, ref: InstanceRef, view: InstanceView, result: OperationOutcome, since: datetime
+        self, ref: InstanceRef, view: InstanceView, result: OperationOutcome, since: datetime, deadline: float
     ) -> InstanceView:
         """The view with the freshest labels to write a restart's record over: those the reset's end showed,
         at no cost, if they carry this restart's intent; otherwise (a failed or unconfirmed reset, a response
         without labels, an organizer who cleared them) a read. A record written over the labels read before the
-        reset, minutes older, would undo what people changed meanwhile (medic-auto=off, labels of their own)."""
+        reset, minutes older, would undo what people changed meanwhile (medic-auto=off, labels of their own).
+        The read is retried only while the retries fit in the budget: past it (a reset not seen to finish by
+        the deadline), one attempt, so that what follows the budget fits the time kept for it (infra/locals.tf)."""
         seen = result.labels
         if seen is not None and History.from_labels(seen).inflight_since == since.replace(microsecond=0):
             return replace(view, labels=seen)
+        retry = time.monotonic() + self.settings.workbench_retry.total_seconds() <= deadline
         try:
-            return replace(view, labels=self.workbench.get(ref).labels)
+            return replace(view, labels=self.workbench.get(ref, retry=retry).labels)
         except Exception as exc:  # noqa: BLE001 - the record is bookkeeping: older labels beat none
             log.warning("could not re-read the labels of %s: %s", ref.name, describe_error(exc))
             return view

@@ -380,6 +380,24 @@ def test_operation_that_never_ends_runs_out_the_budget_and_says_so(stack: LocalS
     assert "could not see it come back" in dm["text"]
 
 
+def test_labels_read_after_a_reset_not_seen_to_finish_are_not_retried_past_the_budget(stack: LocalStack) -> None:
+    """The budget is spent when the reset is not seen to finish: the labels' re-read for the record is one
+    attempt, not WORKBENCH_RETRY_SECONDS of retries on top of the reports and the record (infra/locals.tf)."""
+    full, name = new_instance(stack, "op-stuck-reread")
+    inject(stack, name, "reset", "op_never_done", 0, 1)
+    kill(stack, full, name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    reads_before = workbench_calls(stack, name, "get")
+    inject(stack, name, "get", "http", 503, -1)  # every read from now on refused: retried, were it retried
+    wait_alert(stack, name, "could not confirm", timeout=BUDGET_S + 15)
+    assert stack.wait_idle(20)
+    stack.workbench.clear_faults()
+    assert workbench_calls(stack, name, "get") - reads_before == 1
+    [record] = audits_for(stack, name)
+    assert record["latency_ms"] < (BUDGET_S + 1.5) * 1000
+    assert "medic-unconfirmed" in labels(stack, full)  # recorded all the same, over the labels read before
+
+
 @pytest.mark.parametrize(
     ("kind", "status", "logged"),
     [
