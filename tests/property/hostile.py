@@ -100,16 +100,18 @@ def valid_machine_type(value: str) -> bool:
     )
 
 
+def valid_user_id(value: Any) -> bool:
+    """A Slack user id, or none (""): U or W, then 2 to 20 ASCII capitals and digits."""
+    return isinstance(value, str) and (value == "" or (
+        2 < len(value) <= 21 and value[0] in "UW" and set(value[1:]) <= set(string.ascii_uppercase + string.digits)))
+
+
 def valid_button_value(action_id: str, value: str) -> bool:
     """What an organizer button may carry: an instance name; for a resize, `name|machine type|requester`."""
     if action_id not in ("medic_resize", "medic_resize_deny"):
         return valid_full_name(value)
     parts = value.split("|")
-    return (
-        len(parts) == 3 and valid_full_name(parts[0]) and valid_machine_type(parts[1])
-        and (parts[2] == "" or (2 < len(parts[2]) <= 21 and parts[2][0] in "UW"
-                                and set(parts[2][1:]) <= set(string.ascii_uppercase + string.digits)))
-    )
+    return len(parts) == 3 and valid_full_name(parts[0]) and valid_machine_type(parts[1]) and valid_user_id(parts[2])
 
 
 def full_name(name: str, zone: str = ZONE, project: str = PROJECT) -> str:
@@ -695,7 +697,7 @@ REQUEST_TEMPLATES: tuple[dict[str, Any], ...] = (
      "note": "the entry names no VM"},
     {"action": "warn", "trigger": "memory", "instance": _NOBODY, "requested_at": "2026-11-20T04:12:33Z",
      "event_id": "incident-1", "memory_percent": 93.5, "incident_open": True},
-    {"action": "resize", **_BUTTON, "machine_type": "n2-highmem-8"},
+    {"action": "resize", **_BUTTON, "machine_type": "n2-highmem-8", "asked_by": "U0ALICE"},
 )
 _LIST_OF_BLOCKS = st.lists(st.dictionaries(st.sampled_from(INTERESTING_KEYS), JUNK, max_size=3), max_size=3)
 
@@ -706,6 +708,22 @@ def _blocks(rng: random.Random) -> list[Any]:
 
 
 _REQUEST_TEMPLATE = st.sampled_from(REQUEST_TEMPLATES)
+_USER_IDS = ("U0ALICE", "U0ORG", "W0BOB")
+
+
+def _user_id(rng: random.Random) -> str:
+    """Where a Slack user id belongs (a resize's asker): a few valid ones; near misses (lowercase, a look-alike,
+    one too long, 10 kB); injections and arbitrary Unicode."""
+    roll = rng.random()
+    if roll < 0.15:
+        return rng.choice(_USER_IDS)
+    if roll < 0.3:
+        user = rng.choice(_USER_IDS)
+        return rng.choice((user.lower(), user.title(), user[:2], user + "X" * 15, f"<@{user}>", f" {user}",
+                           user.replace("0", "\uff10"), user.replace("A", "\u0410"), user.replace("O", "\u041e")))
+    if roll < 0.6:
+        return _edited(rng.choice(_USER_IDS), rng.randrange(2**32))
+    return _text(rng)
 
 
 def restart_requests(instances: st.SearchStrategy[str], response_urls: tuple[str, ...],
@@ -732,6 +750,7 @@ def restart_requests(instances: st.SearchStrategy[str], response_urls: tuple[str
         (("note",), _text),
         (("raw_entry",), _text),
         (("machine_type",), _text),
+        (("asked_by",), _user_id),
         (("memory_percent",), _junk),
         (("incident_open",), _junk),
     )

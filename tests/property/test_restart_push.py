@@ -9,6 +9,8 @@ stop, start or label update, and every path it requested names a valid instance.
 
 from __future__ import annotations
 
+import base64
+import json
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +33,7 @@ from tests.property.hostile import (
     restart_requests,
     valid_name,
     valid_project,
+    valid_user_id,
     valid_zone,
 )
 
@@ -67,6 +70,15 @@ def assert_only_valid_paths(calls: list[tuple[str, str]]) -> None:
             assert len(parts) == 8 and valid_name(parts[7].split(":")[0]), path
 
 
+def asked_by_in(body: Any) -> tuple[bool, Any]:
+    """(whether the request in a push body carries asked_by, its value), for a body whose data decodes."""
+    try:
+        request = json.loads(base64.b64decode(body["message"]["data"], validate=True))
+    except Exception:  # a broken envelope: rejected before any field is read
+        return False, None
+    return (True, request["asked_by"]) if isinstance(request, dict) and "asked_by" in request else (False, None)
+
+
 @pytest.fixture(scope="module")
 def worker(sims: Sims) -> Worker:
     sims.workbench.add_instance(PROJECT, ZONE, "wb-alice", owner_email="alice@contest.example")
@@ -78,8 +90,10 @@ def test_push_bodies_never_reset_and_say_why(
     sims: Sims, worker: Worker, audit_log: AuditCapture, record_property: Record
 ) -> None:
     bodies = push_bodies(restart_requests(FULL_NAMES.filter(lambda v: v != ALICE_FULL), response_urls(sims)))
+    hostile_askers = 0
 
     def check(body: Any) -> None:
+        nonlocal hostile_askers
         calls_before = len(sims.workbench.calls)
         audit_log.take()
         outcome = worker.handle_push(body)
@@ -95,6 +109,11 @@ def test_push_bodies_never_reset_and_say_why(
         assert records and all(r.get("decision") for r in records), records
         if outcome.verdict == "rejected":
             assert len(records) == 1 and has_reason(records[0]), records
+        carried, asker = asked_by_in(body)
+        if carried and not valid_user_id(asker):  # the DM's address: refused before anything is read or sent
+            hostile_askers += 1
+            assert outcome.verdict == "rejected" and not calls, (outcome, calls)
 
     run("push", "handle_push", bodies, check, record_property)
+    assert hostile_askers, "no request carried a hostile asked_by"
     assert sims.resets() == 0 and sims.published() == 0
