@@ -318,7 +318,7 @@ class Worker:
         if automatic:
             self._dm_owner(request, view, decision, restart=result)
         elif result.result is ResetResult.DONE:
-            self._tell_owner_of_restart_by_someone_else(request, view, finished)
+            self._tell_owner_of_organizers_act(request, view, "dm.restarted_for_you", finished)
         if request.response_url:
             reply = (
                 messages.text("reply.restarted", self.lang, instance=ref.name, seconds=seconds)
@@ -474,7 +474,9 @@ class Worker:
         self._update_button_alert(request, view, history, line, stopped=stopped)
         self._reply(request, line)
         if result.result is not ResetResult.FAILED:
-            self._tell_owner_of_stop(request, view, now, confirmed=stopped)
+            self._tell_owner_of_organizers_act(
+                request, view, "dm.stopped_for_you" if stopped else "dm.stopping_for_you", now
+            )
         return WorkOutcome(ack=True, verdict=Verdict.STOP, detail=str(result.result))
 
     def _set_mode(
@@ -674,30 +676,18 @@ class Worker:
             return
         self.slack.dm(view.owner_email, body)
 
-    def _tell_owner_of_restart_by_someone_else(
-        self, request: RestartRequest, view: InstanceView, when: datetime
+    def _tell_owner_of_organizers_act(
+        self, request: RestartRequest, view: InstanceView, key: str, when: datetime
     ) -> None:
-        """An organizer restarted a participant's notebook: the participant should not find out from an error page."""
+        """An organizer restarted or stopped a participant's notebook: the participant should hear it from us
+        first, not find out from an error page."""
         requester = request.requester
         owner = view.owner_email
         if not self.settings.owner_dm or not owner or requester is None or requester.email.lower() == owner:
             return
         self.slack.dm(owner, messages.text(
-            "dm.restarted_for_you", self.lang, who=self._who(request), instance=view.ref.name,
+            key, self.lang, who=self._who(request), instance=view.ref.name,
             time=messages.slack_date(when, self.settings.tz),
-        ))
-
-    def _tell_owner_of_stop(
-        self, request: RestartRequest, view: InstanceView, when: datetime, *, confirmed: bool
-    ) -> None:
-        """An organizer stopped a participant's notebook: like a restart, the owner hears it from us first."""
-        requester = request.requester
-        owner = view.owner_email
-        if not self.settings.owner_dm or not owner or requester is None or requester.email.lower() == owner:
-            return
-        self.slack.dm(owner, messages.text(
-            "dm.stopped_for_you" if confirmed else "dm.stopping_for_you", self.lang, who=self._who(request),
-            instance=view.ref.name, time=messages.slack_date(when, self.settings.tz),
         ))
 
     def _reply_duplicate(
