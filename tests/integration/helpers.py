@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -17,6 +18,17 @@ from simulators.entries import oom_entry
 from simulators.pubsub import Delivery
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from simulators.workbench import classify
+
+# The organizer of every local stack (ORGANIZER_EMAILS in simulators/stack.py), as a Slack user.
+ORGANIZER = ("U0ORG", "org@contest.example")
+
+
+@contextmanager
+def stack_with_organizer(**options: Any) -> Iterator[LocalStack]:
+    """A local stack with the Slack function, whose Slack knows the organizer."""
+    with LocalStack(slack_app=True, **options) as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
 
 ZONE = "asia-northeast1-a"
 

@@ -21,11 +21,13 @@ from simulators.stack import ALERT_CHANNEL, RESTART_TOPIC, SIGNING_SECRET, Local
 from simulators.workbench import classify
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import (
+    ORGANIZER,
     alert_text,
     assert_incident_closed,
     kill,
     labels,
     restart_deliveries,
+    stack_with_organizer,
     wait_alert,
     workbench_calls,
 )
@@ -34,7 +36,6 @@ pytestmark = pytest.mark.wire
 
 RESET_S = 2.0  # long enough for a console edit to land while the reset runs
 ENV = {"WORKBENCH_TIMEOUT_SECONDS": "1.5", "WORKBENCH_RETRY_SECONDS": "2.5", "SLOW_RESTART_ALERT_SECONDS": "30"}
-ORGANIZER = ("U0ORG", "org@contest.example")
 
 
 @pytest.fixture(scope="module", params=["grpc", "rest"])
@@ -138,8 +139,7 @@ def test_labels_the_api_adds_of_its_own_do_not_hold_up_a_write(stack: LocalStack
 
 @pytest.fixture(scope="module")
 def app() -> Iterator[LocalStack]:
-    with LocalStack(env=ENV, slack_app=True) as running:
-        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+    with stack_with_organizer(env=ENV) as running:
         yield running
 
 

@@ -17,23 +17,21 @@ from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
+from tests.integration.helpers import ORGANIZER, stack_with_organizer
 
 pytestmark = pytest.mark.wire
 ZONE = "asia-northeast1-a"
-ORGANIZER = ("U0ORG", "org@contest.example")
 SLOW_BUDGET_S = 5.0  # the worker's budget on the `slow` stack
 SLOW_S = 8.0  # a stop or start that outlasts that budget, then finishes
 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    with LocalStack(
-        slack_app=True,
+    with stack_with_organizer(
         memory_alerts=True,
         workbench_options={"stop_seconds": 0.3, "start_seconds": 0.3},
         env={"MEMORY_WARNING_QUIET_SECONDS": "600", "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181"},
     ) as running:
-        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
         yield running
 
 
@@ -45,12 +43,10 @@ def slack(stack: LocalStack) -> SlackRequester:
 @pytest.fixture(scope="module")
 def slow() -> Iterator[LocalStack]:
     """A worker whose budget ends while a step is still running; each test makes its step slow."""
-    with LocalStack(
-        slack_app=True,
+    with stack_with_organizer(
         workbench_options={"stop_seconds": 0.3, "start_seconds": 0.3},
         env={"WORKER_BUDGET_SECONDS": str(SLOW_BUDGET_S)},
     ) as running:
-        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
         yield running
 
 

@@ -13,10 +13,9 @@ from shared.models import InstanceRef
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import ZONE, kill, wait_alert
+from tests.integration.helpers import ORGANIZER, ZONE, kill, stack_with_organizer, wait_alert
 
 pytestmark = pytest.mark.wire
-ORGANIZER = ("U0ORG", "org@contest.example")
 ALICE = ("U0ALICE", "Alice@Contest.example")  # mixed case on purpose: owners compare case-insensitively
 BOB = ("U0BOB", "bob@contest.example")
 NOMAIL = "U0NOMAIL"
@@ -25,8 +24,7 @@ GHOST = "U0GHOST"  # not in the workspace: users.info says user_not_found
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    with LocalStack(slack_app=True, env={"MANUAL_RESTART_INTERVAL_SECONDS": "60"}) as running:
-        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+    with stack_with_organizer(env={"MANUAL_RESTART_INTERVAL_SECONDS": "60"}) as running:
         running.slack.add_user(ALICE[0], "alice", ALICE[1])
         running.slack.add_user(BOB[0], "bob", BOB[1])
         running.slack.add_user(NOMAIL, "nomail", None)

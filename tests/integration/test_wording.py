@@ -21,17 +21,15 @@ from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import ZONE, alert_text, kill, wait_alert
+from tests.integration.helpers import ORGANIZER, ZONE, alert_text, kill, stack_with_organizer, wait_alert
 
 pytestmark = pytest.mark.wire
-ORGANIZER = ("U0ORG", "org@contest.example")
 QUIET_BUDGET_S = 4.0
 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    with LocalStack(slack_app=True, memory_alerts=True) as running:
-        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+    with stack_with_organizer(memory_alerts=True) as running:
         yield running
 
 
@@ -42,12 +40,10 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 @pytest.fixture(scope="module")
 def quiet() -> Iterator[LocalStack]:
-    with LocalStack(
-        slack_app=True,
+    with stack_with_organizer(
         memory_alerts=True,
         env={"OWNER_DM": "false", "DRY_RUN": "true", "WORKER_BUDGET_SECONDS": str(QUIET_BUDGET_S)},
     ) as running:
-        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
         yield running
 
 
@@ -351,8 +347,7 @@ def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester
 @pytest.fixture(scope="module")
 def fleet() -> Iterator[LocalStack]:
     """A stack of its own: a hundred instances would slow every other test's instances.list."""
-    with LocalStack(slack_app=True) as running:
-        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+    with stack_with_organizer() as running:
         yield running
 
 
