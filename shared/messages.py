@@ -686,6 +686,12 @@ def text(key: str, lang: Lang, **params: Any) -> str:
     return template.format(**params)
 
 
+def variant(key: str, case: str) -> str:
+    """`key.case` where the catalogue words that case apart (a failed stop, not a failed restart), else `key`."""
+    specific = f"{key}.{case}"
+    return specific if specific in CATALOGUE else key
+
+
 def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 

@@ -733,9 +733,8 @@ class Worker:
 
     def _api_failure(self, request: RestartRequest, ref: InstanceRef, exc: BaseException) -> WorkOutcome:
         error = describe_error(exc)
-        key = f"outcome.api_error.{request.action.value}"  # what was not done: the button's, not a restart
-        outcome = messages.text(key if key in messages.CATALOGUE else "outcome.api_error", self.lang,
-                                error=messages.escape(error))
+        key = messages.variant("outcome.api_error", request.action.value)  # what was not done: the button's
+        outcome = messages.text(key, self.lang, error=messages.escape(error))
         self._post_alert(AlertFacts(
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
             instance_read=False,
@@ -826,9 +825,7 @@ class Worker:
     def _failed_reply(self, request: RestartRequest, ref: InstanceRef, error: str) -> str:
         """The requester's answer to a failure, naming what they asked for: organizers get the API's words,
         participants only its status (its message names permissions and resource paths); both escaped."""
-        key = f"reply.failed.{request.action.value}"
-        if request.action is Action.RESTART or key not in messages.CATALOGUE:
-            key = "reply.failed"
+        key = messages.variant("reply.failed", request.action.value)
         organizer = request.requester is not None and request.requester.is_organizer
         shown = messages.escape(error) if organizer else self._short_error(error)
         return messages.text(key, self.lang, instance=ref.name, error=shown)

@@ -10,7 +10,7 @@ import pytest
 from shared.blocks import SECTION_MAX, AlertFacts, alert_blocks, log_url, table_blocks
 from shared.history import History
 from shared.machines import memory_kib, next_size
-from shared.messages import CATALOGUE, escape, human_bytes, human_duration, placeholders, slack_date, text
+from shared.messages import CATALOGUE, escape, human_bytes, human_duration, placeholders, slack_date, text, variant
 from shared.models import InstanceRef
 from shared.policy import PolicyConfig, crashloop_count
 
@@ -122,3 +122,9 @@ def test_machine_sizes() -> None:
     assert next_size("e2-standard-4") == "e2-highmem-4"
     assert next_size("n2-highmem-16") is None
     assert next_size("n1-standard-4") == "e2-standard-4"  # 15 GiB -> the first rung with more
+
+
+def test_variant_words_a_case_apart_only_where_the_catalogue_does() -> None:
+    assert variant("reply.failed", "stop") == "reply.failed.stop"
+    assert variant("reply.failed", "restart") == "reply.failed"
+    assert variant("outcome.api_error", "resize") == "outcome.api_error"
