@@ -56,7 +56,8 @@ DM_BY_RESULT = {ResetResult.FAILED: "dm.restart_failed", ResetResult.UNCONFIRMED
 
 
 class LabelsFullError(RuntimeError):
-    """The history doesn't fit in GCP's 64 labels beside the instance's others: the API would refuse it."""
+    """The history doesn't fit in GCP's 64 labels beside the instance's others: the API would refuse it.
+    Its text is what organizers must do about it (Worker._no_room)."""
 
 
 @dataclass(frozen=True)
@@ -277,9 +278,9 @@ class Worker:
                 labels = self._save(ref, view, intent)
             except LabelsFullError as exc:
                 if automatic:
-                    return self._not_recorded(request, view, history, decision, self._no_room(ref, view, intent))
+                    return self._not_recorded(request, view, history, decision, str(exc))
                 log.warning("restarting %s unrecorded: %s", ref.name, exc)
-                labels, no_room = view.labels, self._no_room(ref, view, intent)
+                labels, no_room = view.labels, str(exc)
             except Exception as exc:  # noqa: BLE001 - nothing was reset; say so, or try again
                 if isinstance(exc, (*transient_errors(), LabelsNotConfirmedError)):
                     # The intent may still land: the redelivery then finds no reset and sends it (FOLLOW).
@@ -486,10 +487,9 @@ class Worker:
         new_history = replace(history, auto_mode=AutoMode.PAUSED) if paused else history.resumed()
         try:
             self._save(ref, view, new_history)
-        except LabelsFullError:  # the mode is a label: in the alerts' words, how many to remove
-            no_room = self._no_room(ref, view, new_history)
+        except LabelsFullError as exc:  # the mode is a label: in the alerts' words, how many to remove
             self._reply(request, messages.text(f"reply.failed.{request.action.value}", self.lang, instance=ref.name,
-                                               error=no_room))
+                                               error=str(exc)))
             return WorkOutcome(ack=True, verdict="not-recorded", detail="no room for the mode in the labels")
         except Exception as exc:  # noqa: BLE001
             if isinstance(exc, transient_errors()):
@@ -750,8 +750,8 @@ class Worker:
         labels = history.to_labels(view.labels)
         if labels == view.labels:
             return labels
-        if len(labels) > MAX_LABELS:  # the API would refuse it (INVALID_ARGUMENT): not worth a call
-            raise LabelsFullError(f"{ref.name}: {foreign_count(labels)} labels leave no room for {ROOM_NEEDED} of ours")
+        if no_room := self._no_room(ref, view, history):  # the API would refuse it (INVALID_ARGUMENT): no call
+            raise LabelsFullError(no_room)
         return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
 
     def _no_room(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
