@@ -124,18 +124,14 @@ class Resizer:
         current, target = view.machine_type, request.machine_type
         params = {"instance": view.ref.name, "current": current, "target": target,
                   "target_memory": memory_text(target), "memory": memory_text(current)}
-        if current == target:
-            line = messages.text("resize.already_that_size", self.lang, machine=current, **params)
-        elif memory_kib(current) is None:
-            line = messages.text("resize.size_unknown", self.lang, **params)
-        else:
-            line = messages.text("resize.already_bigger", self.lang, **params)
-        if current != target:
-            self._close_request(request, line)
+        if current == target:  # the resize that put it there closed the request and told the participant
+            self.reply(request, messages.text("resize.already_that_size", self.lang, machine=current, **params))
+            return
+        case = "size_unknown" if memory_kib(current) is None else "already_bigger"
+        line = messages.text(f"resize.{case}", self.lang, **params)
+        self._close_request(request, line)
         self.reply(request, line)
-        if current != target:  # on the target, the resize that put it there told the participant
-            why = "resize.why_not.size_unknown" if memory_kib(current) is None else "resize.why_not.already_bigger"
-            self.tell_asker(request, messages.text(why, self.lang, **params))
+        self.tell_asker(request, messages.text(f"resize.why_not.{case}", self.lang, **params))
 
     def unreadable(self, request: RestartRequest, error: str, short_error: str) -> None:
         """An Approve for an instance the API will not show (deleted, no permission): nothing was done. The
