@@ -1,8 +1,8 @@
 """Hostile-input property tests: hypothesis profiles, the example budget, in-process simulators, audit capture.
 
 Profiles (HYPOTHESIS_PROFILE selects one; "default" otherwise):
-  default  the suite's: every entry point gets >= 10,000 generated inputs in total, fixed seeds (reproducible in CI)
-  fuzz     ten times as many, fresh seeds each run (set HYPOTHESIS_SEED to replay one)
+  default  the suite's: every entry point gets >= 1,000 generated inputs in total, fixed seeds (reproducible in CI)
+  fuzz     a hundred times as many (100,000 per entry point), fresh seeds each run (set HYPOTHESIS_SEED to replay one)
 Each test runs its share of an entry point's budget (tests/property/budget.py) and asserts afterwards that
 hypothesis really ran that many examples; the shares add up to the target (test_budget.py checks that).
 The run ends with the count per entry point (when this conftest is loaded by the controller, e.g.
@@ -40,7 +40,7 @@ _COMMON: dict[str, Any] = {
 }
 # max_examples is the unit budget.py scales every share by (100 = the shares as written).
 settings.register_profile("default", max_examples=100, **_COMMON)
-settings.register_profile("fuzz", max_examples=1000, **_COMMON)
+settings.register_profile("fuzz", max_examples=10_000, **_COMMON)  # 100x: 100,000 inputs per entry point
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "default")
 settings.load_profile(PROFILE)
 
@@ -57,7 +57,7 @@ _PARTS: dict[str, list[tuple[str, int]]] = defaultdict(list)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """pytest-timeout's 120 s (pyproject.toml) per test, times the profile's scale (fuzz runs 10x as long)."""
+    """pytest-timeout's 120 s (pyproject.toml) per test, times the profile's scale (fuzz runs 100x as long)."""
     scale = max(1, settings().max_examples // 100)
     for item in items:
         if item.path.is_relative_to(HERE) and scale > 1:

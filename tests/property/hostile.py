@@ -128,7 +128,7 @@ def encodable(value: str) -> bool:
 
 
 # ---- building blocks -------------------------------------------------------------------------
-# Speed: hypothesis spends ~25 us per draw and ~0.3 ms per example, and 10,000 inputs per entry point must
+# Speed: hypothesis spends ~25 us per draw and ~0.3 ms per example, and 100,000 inputs per entry point (make fuzz) must
 # run in seconds. So hypothesis draws the structure (which field, which kind of attack, which name) and a
 # seed; a seeded random.Random fills in the bulk (edits, junk values, kernel lines). Every strategy is
 # built once, at import: building strategies inside a draw costs more than the draw.
