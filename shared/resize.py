@@ -107,8 +107,8 @@ class Resizer:
         who = f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
         line = messages.text("resize.done", self.lang, instance=ref.name, next=target, memory=memory, who=who,
                              seconds=seconds)
+        self._close_request(request, line)  # first: whoever reads the thread's last word finds the request closed
         self.slack.post(channel, line, thread_ts=thread)
-        self._close_request(request, line)
         params = {"instance": ref.name, "next": target, "memory": memory}
         self._tell_participants(request, view, messages.text("resize.dm_done", self.lang, **params),
                                 messages.text("resize.asker_done", self.lang, **params))
@@ -186,8 +186,8 @@ class Resizer:
             error = outcome.error or str(outcome.result)
             line = messages.text("resize.failed", self.lang, step=step_name, error=messages.escape(error),
                                  state=state)
+        self._close_request(request, line, keep_buttons=retry)  # before the thread's last word, as in run()
         self.slack.post(self.settings.slack_alert_channel, line, thread_ts=thread)
-        self._close_request(request, line, keep_buttons=retry)
         self.reply(request, line)
         told = messages.text("resize.dm_failed", self.lang, instance=view.ref.name, next=target)
         self._tell_participants(request, view, told, told)
