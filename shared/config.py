@@ -8,6 +8,7 @@ can't reach a log line by accident.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -78,6 +79,7 @@ class Settings:
 _EMAIL = re.compile(r"^[^@\s,]+@[^@\s,]+\.[^@\s,]+$")
 _TOPIC = re.compile(r"^[A-Za-z][\w.~+%-]{2,254}$")
 _TOPIC_PATH = re.compile(r"^projects/[^/]+/topics/[A-Za-z][\w.~+%-]{2,254}$")
+_CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{6,}$")  # as infra/variables.tf checks slack_alert_channel
 _ZONE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$|^-$")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -122,6 +124,9 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     if token and not token.startswith("xoxb-"):
         problems.append("SLACK_BOT_TOKEN does not look like a bot token (xoxb-...)")
     channel = get("SLACK_ALERT_CHANNEL", required=slack)
+    if channel and not _CHANNEL_ID.fullmatch(channel):
+        problems.append(f"SLACK_ALERT_CHANNEL={channel[:40]!r} is not a channel ID: Slack's API needs the ID "
+                        "(C... or G..., at the bottom of the channel's details), not its name")
     api_url = get("SLACK_API_URL")
     if api_url and not re.fullmatch(r"https?://\S+/", api_url):
         problems.append(f"SLACK_API_URL={api_url[:60]!r} must be a URL ending in /")
@@ -209,6 +214,16 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
             "notebook-medic cannot start; fix these environment variables: " + "; ".join(problems)
         )
     return settings
+
+
+def settings_or_exit(needs: Collection[Need]) -> Settings:
+    """load_settings for a function's start-up: a configuration error is one logged line and exit status 1,
+    not a traceback through functions-framework's import machinery that hides the one line that matters."""
+    try:
+        return load_settings(needs)
+    except ConfigError as exc:
+        logging.getLogger(__name__).critical("%s", exc)
+        raise SystemExit(1) from None
 
 
 def _seconds(raw: str) -> timedelta:

@@ -40,6 +40,7 @@ from shared.blocks import (
 from shared.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command, status_rows
 from shared.config import Settings
 from shared.machines import next_size
+from shared.misconfig import note_unsigned
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 from shared.queue import PublishUnconfirmedError, RestartQueue
 from shared.slack_notify import SHOWN_MAX
@@ -534,6 +535,7 @@ def answer(
 
     deadline = Deadline()  # from the moment the request is ours
     if not signed_by_slack(verifier, raw_body, headers):
+        note_unsigned()
         return BoltResponse(status=401, body={"error": "invalid request"})  # Bolt's own answer, word for word
     try:
         request = bolt_request(raw_body, headers=headers, query=query)

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from shared.messages import escape
+from shared.misconfig import Throttle, slack_fix
 
 log = logging.getLogger(__name__)
 # What an email address can look like (RFC 5321's 64 + 255), with nothing Slack's mrkdwn would read as markup
@@ -33,7 +34,8 @@ def as_text(value: str) -> str:
 
 
 class SlackNotifier:
-    def __init__(self, *, token: str, base_url: str = "", timeout_s: float = 5.0) -> None:
+    def __init__(self, *, token: str, base_url: str = "", timeout_s: float = 5.0, alert_channel: str = "",
+                 throttle: Throttle | None = None) -> None:
         from slack_sdk import WebClient  # noqa: PLC0415 - lazy: cold start
         from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
             ConnectionErrorRetryHandler,
@@ -52,6 +54,8 @@ class SlackNotifier:
         self.client = WebClient(**kwargs, retry_handlers=self._retry_handlers)
         self._timeout = timeout_s
         self._user_ids: dict[str, str | None] = {}
+        self._alert_channel = alert_channel
+        self._misconfigured = throttle or Throttle()
 
     def _api(self, method: str, *, again_after_timeout: bool = False, **kwargs: Any) -> dict[str, Any] | None:
         from slack_sdk.errors import SlackApiError  # noqa: PLC0415
@@ -62,7 +66,12 @@ class SlackNotifier:
             )
             return dict(response.data) if isinstance(response.data, dict) else None
         except SlackApiError as exc:
-            log.warning("Slack %s failed: %s", method, exc.response.get("error", "unknown error"))
+            error = str(exc.response.get("error", "unknown error"))
+            fix = slack_fix(error, channel=str(kwargs.get("channel", "")), alert_channel=self._alert_channel)
+            if fix is None:
+                log.warning("Slack %s failed: %s", method, error)
+            elif self._misconfigured.due(fix) is not None:
+                log.error("Slack %s failed: %s: %s", method, error, fix)  # once an hour: every call fails alike
         except TimeoutError as exc:
             log.warning("Slack %s failed: %s%s", method, type(exc).__name__, "; trying once more" * again_after_timeout)
             if again_after_timeout:  # it may have been posted all the same: a repeated alert beats a lost one
@@ -123,7 +132,8 @@ class SlackNotifier:
     def dm(self, email: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
         user_id = self.user_id_for(email)
         if not user_id:
-            log.info("no Slack user for the owner's email; direct message skipped")
+            if email.lower() in self._user_ids or not looks_like_email(email.lower()):  # a failed lookup is logged
+                log.info("no Slack user for the owner's email; direct message skipped")
             return False
         # Posting to the user id lands in the app's DM with them: one call fewer than conversations.open.
         return self.post(user_id, text, blocks) is not None

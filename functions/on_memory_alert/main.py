@@ -9,13 +9,13 @@ import functions_framework
 from cloudevents.http.event import CloudEvent
 
 from shared.audit import setup_logging
-from shared.config import Need, load_settings
+from shared.config import Need, settings_or_exit
 from shared.intake import acknowledge_unreadable_bodies
 from shared.memory_intake import handle_memory_event
 from shared.queue import RestartQueue
 
 setup_logging()
-SETTINGS = load_settings({Need.PUBLISH})
+SETTINGS = settings_or_exit({Need.PUBLISH})
 QUEUE = RestartQueue(SETTINGS.restart_topic)
 acknowledge_unreadable_bodies()
 

@@ -11,13 +11,13 @@ import flask
 import functions_framework
 
 from shared.audit import setup_logging
-from shared.config import Need, load_settings
+from shared.config import Need, settings_or_exit
 from shared.slack_notify import SlackNotifier
 from shared.workbench import Workbench
 from shared.worker import Worker
 
 setup_logging()
-SETTINGS = load_settings({Need.WORKBENCH, Need.SLACK})
+SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK})
 WORKER = Worker(
     SETTINGS,
     Workbench(
@@ -29,6 +29,7 @@ WORKER = Worker(
         token=SETTINGS.slack_bot_token,
         base_url=SETTINGS.slack_api_url,
         timeout_s=SETTINGS.slack_timeout.total_seconds(),
+        alert_channel=SETTINGS.slack_alert_channel,
     ),
 )
 

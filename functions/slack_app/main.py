@@ -14,13 +14,13 @@ from slack_bolt.adapter.flask.handler import to_flask_response
 from slack_sdk.signature import SignatureVerifier
 
 from shared.audit import setup_logging
-from shared.config import Need, load_settings
+from shared.config import Need, settings_or_exit
 from shared.queue import RestartQueue
 from shared.slack_app import PUBLISH_S, READS_S, SlackService, answer, build_app
 from shared.workbench import Workbench
 
 setup_logging()
-SETTINGS = load_settings({Need.PUBLISH, Need.SLACK_APP})
+SETTINGS = settings_or_exit({Need.PUBLISH, Need.SLACK_APP})
 
 
 def _service(client: Any) -> SlackService:
