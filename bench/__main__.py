@@ -1,7 +1,9 @@
 """`make bench` (python -m bench): measure, compare with the targets, write bench/results.md and results.json.
 
 Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
-under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event. Each
+under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event, and a
+kill's wait for its reset under the live services' costs (every call's latency, label updates seen
+when their operation ends). Each
 runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
 resets, events that never reached a reset); a target missed is reported, not an error.
 """
@@ -18,7 +20,7 @@ from typing import Any
 from bench import bot_time, imports, report, slack_ack, storm
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "storm", "bot")
+PHASES = ("imports", "slack", "storm", "bot", "live")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -44,6 +46,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     st.add_argument("--seed", type=int, default=3, help="shuffle of the storm's events")
     bot = parser.add_argument_group("bot time")
     bot.add_argument("--bot-incidents", type=int, default=200)
+    live = parser.add_argument_group("kill -> reset under the live services' costs")
+    live.add_argument("--live-incidents", type=int, default=20)
+    live.add_argument("--label-update-seconds", type=float, default=3.0,
+                      help="a label update's operation ends (and its labels are seen) this long after it is sent")
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
     parser.add_argument("--out", type=Path, default=BENCH_DIR, help="where results.md and results.json go")
     args = parser.parse_args(argv)
@@ -71,8 +77,9 @@ def sound(results: dict[str, Any]) -> list[str]:
             problems.append("slack cold: unexpected answers")
     if results.get("storm") and not results["storm"]["checks"]["ok"]:
         problems.append(f"storm: {results['storm']['checks']}")
-    if results.get("bot_time") and results["bot_time"]["failed"]:
-        problems.append(f"bot time: {results['bot_time']['failed']} events never reached a reset")
+    for phase in ("bot_time", "live_time"):
+        if results.get(phase) and results[phase]["failed"]:
+            problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
     return problems
 
 
@@ -103,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         results["bot_time"] = bot_time.run(args.bot_incidents)
         watch.lap("bot", started)
+    if "live" in phases:
+        started = time.monotonic()
+        results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
+        watch.lap("live", started)
 
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

@@ -27,7 +27,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bench.common import ZERO, log, summary, timed_slack, timed_stack, timed_workbench
+from bench.common import ZERO, Latency, TimedCall, log, summary, timed_slack, timed_stack, timed_workbench
 from simulators.entries import oom_entry
 from simulators.pubsub import Delivery
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
@@ -59,7 +59,9 @@ def _one(stack: LocalStack, index: int) -> dict[str, float] | None:
     start = intake.started
     served = sum(c.service_s for c in list(workbench.timed) if start <= c.at < reset_at)
     served += sum(c.service_s for c in list(timed_slack(stack).timed) if start <= c.at < reset_at)
+    spent = _spent_on(workbench.timed, name, work.started, reset_at)
     return {
+        **{f"worker_{verb}_s": seconds for verb, seconds in spent.items()},
         "bot_s": reset_at - start,
         "simulators_service_s": served,
         "bot_minus_simulators_s": reset_at - start - served,
@@ -72,15 +74,34 @@ def _one(stack: LocalStack, index: int) -> dict[str, float] | None:
     }
 
 
+def _spent_on(calls: list[TimedCall], name: str, begun: float, reset_at: float) -> dict[str, float]:
+    """The worker's time from its push to the reset, by the Workbench call it was in or waiting on: each call
+    is charged until the next one begins (a read of the instance that follows a label update is the wait for that
+    update to be seen), and what precedes the first call is the worker's own."""
+    during = [c for c in list(calls) if begun <= c.at < reset_at]
+    mine = sorted((c for c in during if f"/instances/{name}" in c.path or c.verb == "get_operation"),
+                  key=lambda c: c.at)
+    spent: dict[str, float] = {"own": (mine[0].at if mine else reset_at) - begun}
+    for call, following in zip(mine, [*mine[1:], None], strict=True):
+        verb = "confirm" if call.verb in ("get", "get_operation") and any(
+            c.verb == "patch" for c in mine if c.at < call.at) else call.verb
+        spent[verb] = spent.get(verb, 0.0) + ((following.at if following else reset_at) - call.at)
+    return spent
+
+
 def _first_acked(deliveries: list[Delivery], message_id: str) -> Delivery | None:
     return next((d for d in deliveries if d.message_id == message_id and d.acked), None)
 
 
-def run(incidents: int) -> dict[str, Any]:
-    stack = timed_stack(ZERO, workers=1, workbench_options={"reset_seconds": 0.0, "health_delay_s": 0.0,
-                                                            "update_seconds": 0.0})
+def run(incidents: int, latency: Latency = ZERO, *, label_update_s: float = 0.0) -> dict[str, Any]:
+    """Zero latency by default (the bot's own time); with `latency` and `label_update_s`, the time a kill waits
+    for its reset under the live services' costs: every call's latency, and label updates seen only when their
+    operation ends (the simulator's default, docs/fidelity.md)."""
+    operations = {"reset_seconds": 0.0, "health_delay_s": 0.0, "update_seconds": label_update_s}
+    stack = timed_stack(latency, workers=1, workbench_options=operations)
     with stack:
-        log(f"bot time: {WARMUP} warm-up events, then {incidents} incidents one at a time")
+        log(f"{'live' if label_update_s or latency != ZERO else 'bot'} time: {WARMUP} warm-up events, then "
+            f"{incidents} incidents one at a time")
         samples: list[dict[str, float]] = []
         failed = 0
         first: dict[str, float] | None = None
@@ -92,9 +113,12 @@ def run(incidents: int) -> dict[str, Any]:
                 failed += 1
             elif i >= WARMUP:
                 samples.append(sample)
+    spent = sorted({key for s in samples for key in s if key.startswith("worker_") and key != "worker_s"})
     return {
         "policy": "RESTART_POLICY=when-unhealthy, health fresh (stamped after the kill) before the event is sent",
-        "simulators": "latency 0; label update, reset and health operations complete at once",
+        "simulators": (f"latency per call: Workbench {latency.workbench * 1000:g} ms, Slack {latency.slack * 1000:g}"
+                       f" ms, Pub/Sub {latency.pubsub * 1000:g} ms; a label update's operation ends (and its labels "
+                       f"are seen) after {label_update_s:g} s; reset and health complete at once"),
         "incidents": len(samples),
         "failed": failed,
         "bot_ms": summary([s["bot_s"] for s in samples]),
@@ -104,6 +128,8 @@ def run(incidents: int) -> dict[str, Any]:
         "on_oom_to_publish_ms": summary([s["on_oom_to_publish_s"] for s in samples]),
         "pubsub_handoff_ms": summary([s["handoff_s"] for s in samples]),
         "worker_to_reset_ms": summary([s["worker_s"] for s in samples]),
+        "worker_spent_ms": {key.removeprefix("worker_").removesuffix("_s"): summary([s.get(key, 0.0) for s in samples])
+                            for key in spent},
         "sink_to_reset_ms": summary([s["sink_to_reset_s"] for s in samples]),
         "redeliveries": int(sum(s["redeliveries"] for s in samples)),
         "first_event_ms": {k.removesuffix("_s"): round(v * 1000, 1) for k, v in (first or {}).items()
