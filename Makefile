@@ -42,8 +42,8 @@ fuzz: venv
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -n 2 -q tests/property
 
 replay: venv
-	@test -n "$(FILE)" || { echo "usage: make replay FILE=entry.json"; exit 2; }
-	PYTHONPATH=. $(PY) -m demo --replay "$(FILE)"
+	@test -n "$(FILE)" || { echo "usage: make replay FILE=x.json (a LogEntry, gcloud logging read --format=json output, a CloudEvent or a Pub/Sub message)"; exit 2; }
+	@PYTHONPATH=. $(PY) -m demo --replay "$(FILE)"
 
 package:
 	$(PYTHON) scripts/package.py

@@ -1,276 +1,37 @@
 """`make demo` (python -m demo): OOM kills detected, notebooks reset, alerts posted; then /restart-notebook.
 
 Everything runs here: simulators of the Workbench API, Pub/Sub and Slack, and the
-three functions under the real functions-framework, talking over sockets.
-`make replay FILE=entry.json` pushes one LogEntry through the same stack.
+four functions under the real functions-framework, talking over sockets.
+`make replay FILE=…` pushes what you have (a LogEntry, `gcloud logging read --format=json` output, a
+CloudEvent or a Pub/Sub message) through the same stack.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import threading
-import time
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from demo import render
-from shared.oom_parse import SINK_FILTER
-from simulators.entries import noise_entry, oom_entry
-from simulators.incidents import memory_incident
-from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, SIGNING_SECRET, LocalStack
-
-ZONE = "asia-northeast1-a"
-PEOPLE = {  # slack id: (name, email)
-    "U0ALICE": ("alice", "alice@contest.example"),
-    "U0BOB": ("bob", "bob@contest.example"),
-    "U0CAROL": ("carol", "carol@contest.example"),
-    "U0ORG": ("organizer", "org@contest.example"),
-}
-
-
-class Transcript:
-    def __init__(self, stack: LocalStack) -> None:
-        self.stack = stack
-        self.t0 = time.monotonic()
-        self.lock = threading.Lock()
-        self.seen_alerts: dict[str, str] = {}
-        self.seen_dms: dict[str, int] = {}
-        self.seen_audit = 0
-
-    def say(self, who: str, text: str) -> None:
-        with self.lock:
-            print(f"[{time.monotonic() - self.t0:6.2f}s] {who:<10} {text}", flush=True)
-
-    def heading(self, text: str) -> None:
-        with self.lock:
-            print(f"\n=== {text} " + "=" * max(0, 76 - len(text)), flush=True)
-
-    def name_of(self, user_id: str) -> str:
-        return PEOPLE.get(user_id, (user_id, ""))[0]
-
-    def show_new(self) -> None:
-        """Decisions from the functions' audit logs, then Slack messages that are new or changed."""
-        records = self.stack.audit_records("restart_worker")
-        for record in records[self.seen_audit:]:
-            detail = f" ({record['outcome']})" if record.get("outcome") else ""
-            who = f" by {record['requester']}" if record.get("requester") else ""
-            self.say("decision", f"{record.get('instance', '?')}: {record.get('trigger')}{who} -> "
-                                 f"{record.get('decision')}{detail}")
-        self.seen_audit = len(records)
-        for msg in self.stack.slack.messages(ALERT_CHANNEL):
-            key = json.dumps(msg.get("blocks") or msg.get("text"), sort_keys=True)
-            if self.seen_alerts.get(msg["ts"]) != key:
-                verb = "updated" if msg["ts"] in self.seen_alerts else "posted"
-                if msg.get("thread_ts") not in (None, msg["ts"]):
-                    verb = "thread reply"
-                self.seen_alerts[msg["ts"]] = key
-                self.say("slack", f"#notebook-alerts ({verb}):")
-                print(render.message(msg, self.name_of), flush=True)
-        for user_id, (name, _) in PEOPLE.items():
-            dms = self.stack.slack.messages(user_id) if user_id in self.stack.slack._users else []
-            for msg in dms[self.seen_dms.get(user_id, 0):]:
-                self.say("slack", f"DM to @{name}:")
-                print(render.message(msg, self.name_of), flush=True)
-            self.seen_dms[user_id] = len(dms)
-
-
-def watch_states(stack: LocalStack, transcript: Transcript, stop: threading.Event) -> None:
-    last: dict[str, str] = {}
-    while not stop.is_set():
-        for name in ("wb-alice", "wb-bob", "wb-carol"):
-            try:
-                instance = stack.workbench.get(f"projects/{PROJECT}/locations/{ZONE}/instances/{name}")
-            except KeyError:
-                continue
-            state = f"{instance['state']} / {instance.get('healthState', '-')}"
-            if last.get(name) not in (None, state):
-                transcript.say("workbench", f"{name}: {last[name]} -> {state}")
-            last[name] = state
-        time.sleep(0.05)
-
-
-def settle(stack: LocalStack, transcript: Transcript, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        time.sleep(0.3)
-        transcript.show_new()
-        if stack.wait_idle(0.1):
-            time.sleep(0.3)
-            transcript.show_new()
-            return
-
-
-def kill(stack: LocalStack, transcript: Transcript, name: str, *, survives: bool, process: str, rss_kb: int,
-         repeat: int = 1) -> None:
-    full = f"projects/{PROJECT}/locations/{ZONE}/instances/{name}"
-    entry = oom_entry(PROJECT, ZONE, name, process=process, anon_rss_kb=rss_kb)
-    line = entry["jsonPayload"]["message"]
-    transcript.say("kernel", f"{name}: {line.split('kernel: ', 1)[-1][:110]}")
-    stack.workbench.oom_kill(full, jupyter_survives=survives, health_delay_s=0.3)
-    for _ in range(repeat):
-        stack.sink(entry)
-    if repeat > 1:
-        transcript.say("logging", f"the sink delivered that entry {repeat} times (at-least-once)")
-
-
-def scenario(stack: LocalStack, transcript: Transcript) -> None:
-    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
-
-    transcript.heading("0. Memory pressure before the kill: the owner is warned while there is time to save")
-    transcript.say("monitoring", "alert policy: wb-alice memory 93.4% > 90% for 2 minutes -> incident opened")
-    stack.monitoring(memory_incident(PROJECT, ZONE, "wb-alice", percent=93.4))
-    settle(stack, transcript)
-
-    transcript.heading("1. An OOM kill takes JupyterLab down: the notebook is reset")
-    kill(stack, transcript, "wb-alice", survives=False, process="python", rss_kb=15_235_516, repeat=3)
-    settle(stack, transcript)
-
-    transcript.heading("2. Only the kernel died, JupyterLab lives: no reset, the owner is told")
-    kill(stack, transcript, "wb-bob", survives=True, process="ipykernel_launc", rss_kb=7_654_321)
-    settle(stack, transcript)
-
-    transcript.heading("3. Lines that look like OOM but are not kills: the sink never selects them")
-    for line in ("python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0",
-                 "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"):
-        transcript.say("logging", f"wb-carol: {line[:80]}")
-        forwarded = stack.sink(noise_entry(PROJECT, ZONE, "wb-carol", line))
-        transcript.say("logging", "  forwarded to on_oom (on_oom would ignore it)" if forwarded
-                       else "  not selected by the sink's filter: nothing is published, on_oom never runs")
-    settle(stack, transcript)
-
-    transcript.heading("4. carol: /restart-notebook  (her own notebook)")
-    url = stack.slack.new_response_url()
-    answer = slack.slash_command("U0CAROL", "", response_url=url)
-    transcript.say("slack", f"ack in {answer.elapsed_s * 1000:.0f} ms (ephemeral to carol):")
-    print(render.message({"text": answer.body}, transcript.name_of), flush=True)
-    settle(stack, transcript)
-    for reply in stack.slack.responses(url):
-        transcript.say("slack", "reply to carol:")
-        print(render.message(reply, transcript.name_of), flush=True)
-
-    transcript.heading("5. bob: /restart-notebook wb-carol  (not his)")
-    answer = slack.slash_command("U0BOB", "wb-carol", response_url=stack.slack.new_response_url())
-    transcript.say("slack", f"ack in {answer.elapsed_s * 1000:.0f} ms (ephemeral to bob):")
-    print(render.message({"text": answer.body}, transcript.name_of), flush=True)
-    transcript.say("workbench", f"resets of wb-carol so far: {stack.workbench.resets(_full('wb-carol'))}")
-
-    transcript.heading("6. The organizer presses [Pause restarts] on wb-alice's alert")
-    alert = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "wb-alice" in json.dumps(m.get("blocks")))
-    url = stack.slack.new_response_url()
-    denied = slack.block_action("U0BOB", "medic_pause", _full("wb-alice"), response_url=url, message_ts=alert["ts"],
-                                message=alert)
-    settle(stack, transcript, 5)
-    transcript.say("slack", f"bob pressed it first ({denied.status}); reply to bob: "
-                            f"{render.mrkdwn(stack.slack.responses(url)[-1]['text'], transcript.name_of)}")
-    url = stack.slack.new_response_url()
-    slack.block_action("U0ORG", "medic_pause", _full("wb-alice"), response_url=url, message_ts=alert["ts"],
-                       message=alert)
-    settle(stack, transcript)
-    labels = stack.workbench.get(_full("wb-alice")).get("labels", {})
-    transcript.say("workbench", f"wb-alice labels: {json.dumps(labels)}")
-
-    transcript.heading("7. bob: /restart-notebook bigger — the organizer approves, the thread tells each step")
-    answer = slack.slash_command("U0BOB", "bigger", response_url=stack.slack.new_response_url())
-    transcript.say("slack", f"ack in {answer.elapsed_s * 1000:.0f} ms (ephemeral to bob):")
-    print(render.message({"text": answer.body}, transcript.name_of), flush=True)
-    settle(stack, transcript, 5)
-    request = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "more memory" in m.get("text", ""))
-    approve = next(e["value"] for b in request["blocks"] if b["type"] == "actions" for e in b["elements"]
-                   if e["action_id"] == "medic_resize")
-    transcript.say("slack", "the organizer presses [Approve]")
-    slack.block_action("U0ORG", "medic_resize", approve, response_url=stack.slack.new_response_url(),
-                       message_ts=request["ts"], message=request)
-    settle(stack, transcript)
-    machine = stack.workbench.get(_full("wb-bob"))["gceSetup"]["machineType"].rsplit("/", 1)[-1]
-    transcript.say("workbench", f"wb-bob now runs on {machine}")
-
-    transcript.heading("Summary")
-    for name in ("wb-alice", "wb-bob", "wb-carol"):
-        transcript.say("workbench", f"{name}: {stack.workbench.resets(_full(name))} reset(s)")
-    transcript.say("slack", f"{len(stack.slack.messages(ALERT_CHANNEL))} alerts, "
-                            f"{len(stack.slack.calls)} Slack API calls in all")
-
-
-def _full(name: str) -> str:
-    return f"projects/{PROJECT}/locations/{ZONE}/instances/{name}"
-
-
-def replay(stack: LocalStack, transcript: Transcript, path: Path, keep_time: bool) -> int:
-    entry: dict[str, Any] = json.loads(path.read_text())
-    labels = entry.get("labels") or {}
-    resource = (entry.get("resource") or {}).get("labels") or {}
-    name = labels.get("compute.googleapis.com/resource_name")
-    if name and resource.get("zone") and resource.get("project_id"):
-        full = f"projects/{resource['project_id']}/locations/{resource['zone']}/instances/{name}"
-        try:
-            stack.workbench.get(full)  # one of the demo's own (the samples name wb-alice too)
-        except KeyError:
-            stack.workbench.add_instance(resource["project_id"], resource["zone"], name,
-                                         owner_email=f"{name}@contest.example")
-            stack.slack.add_user("U0OWNER", name, f"{name}@contest.example")
-        transcript.say("workbench", f"{name} in {resource['zone']}; JupyterLab goes down after the kill")
-    else:
-        full = ""
-    if not keep_time:
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        entry["timestamp"] = entry["receiveTimestamp"] = now
-        transcript.say("replay", "timestamps set to now (use --keep-time to replay them as they are)")
-    if full:
-        stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.3)
-    transcript.say("logging", f"sink -> {path}")
-    if not stack.sink(entry):  # the question replay answers is often "why was my kill not picked up?"
-        transcript.say("logging", f"not selected by the sink's filter: the real sink would not forward it. "
-                                  f"Filter: {SINK_FILTER}")
-        transcript.say("replay", "published to the OOM topic by hand, to show what on_oom would make of it")
-        stack.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
-    settle(stack, transcript)
-    for record in stack.audit_records("on_oom"):
-        transcript.say("on_oom", f"{record.get('decision')}: {record.get('reason', '')}")
-    return 0
+from demo.replay import ReplayFileError, load_entries
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__)
-    parser.add_argument("--replay", type=Path, help="push one LogEntry JSON file through the stack")
-    parser.add_argument("--keep-time", action="store_true", help="with --replay: keep the entry's own timestamps")
+    parser = argparse.ArgumentParser(prog="python -m demo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--replay", type=Path, metavar="FILE",
+                        help="replay a LogEntry, an array of them, a CloudEvent or a Pub/Sub message")
+    parser.add_argument("--keep-time", action="store_true", help="with --replay: keep the entries' own timestamps")
     args = parser.parse_args(argv)
+    entries = None
+    if args.replay:
+        try:  # before anything starts: a wrong file is one line and a second, not a stack start and a traceback
+            entries = load_entries(args.replay)
+        except ReplayFileError as exc:
+            print(f"make replay: {exc}", file=sys.stderr)
+            return 2
+    from demo.story import run  # noqa: PLC0415 - the simulators and the stack: only once the file is good
 
-    print("Starting the local stack: Workbench, Pub/Sub and Slack simulators; on_oom, on_memory_alert, "
-          "restart_worker and slack_app under functions-framework…", flush=True)
-    stack = LocalStack(
-        slack_app=True,
-        memory_alerts=True,
-        workbench_options={"reset_seconds": 2.0, "stop_seconds": 1.0, "start_seconds": 1.5, "health_delay_s": 0.5,
-                           "latency_s": 0.02},
-        slack_options={"latency_s": 0.02},
-        env={"HEALTH_GRACE_SECONDS": "10", "DISPLAY_TIMEZONE": "Asia/Tokyo",
-             "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181"},
-    )
-    started = time.monotonic()
-    with stack:
-        print(f"Stack up in {time.monotonic() - started:.1f} s. Pub/Sub at {stack.pubsub.host}, "
-              f"Workbench at {stack.workbench.grpc_endpoint}, Slack at {stack.slack.base_url}", flush=True)
-        for user_id, (name, email) in PEOPLE.items():
-            stack.slack.add_user(user_id, name, email)
-        for name in ("wb-alice", "wb-bob", "wb-carol"):
-            person = name.removeprefix("wb-")
-            stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=f"{person}@contest.example",
-                                         machine_type="e2-standard-4")
-        transcript = Transcript(stack)
-        stop = threading.Event()
-        watcher = threading.Thread(target=watch_states, args=(stack, transcript, stop), daemon=True)
-        watcher.start()
-        try:
-            if args.replay:
-                return replay(stack, transcript, args.replay, args.keep_time)
-            scenario(stack, transcript)
-        finally:
-            stop.set()
-    return 0
+    return run(entries, keep_time=args.keep_time)
 
 
 if __name__ == "__main__":

@@ -1,35 +1,114 @@
-"""`make replay FILE=entry.json`: one LogEntry through the local stack, as the question "why was my kill
-(not) picked up?" needs it answered."""
+"""`make replay FILE=…`: what a user has in hand through the local stack, as the question "why was my kill
+(not) picked up?" needs it answered; and a file that cannot be replayed said in one line, before any start."""
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from demo.replay import ReplayFileError, load_entries
+
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.wire
+DATA = ROOT / "tests" / "data"
 
 
-def replay(sample: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "demo", "--replay", str(ROOT / "tests" / "data" / sample)],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120, check=False,
+def run_replay(path: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "demo", "--replay", str(path)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=timeout,
+        check=False,
     )
+
+
+def replayed(path: Path) -> list[str]:
+    """The transcript of each entry in turn."""
+    done = run_replay(path)
     assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+    return done.stdout.split("\n=== entry ")[1:]
 
 
-def test_an_entry_the_sink_would_not_forward_is_said_so_and_still_explained() -> None:
-    out = replay("not-oom-memoryerror.json")
-    assert "not selected by the sink's filter" in out
-    assert "ignored: a Python MemoryError is not a kernel kill" in out
+def sample(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((DATA / name).read_text())
+    return loaded
 
 
-def test_a_kill_is_queued_and_reset() -> None:
-    out = replay("oom-ops-agent-modern.json")
-    assert "not selected" not in out
-    assert "queued" in out and "reset" in out.lower()
+@pytest.mark.wire
+def test_gcloud_logging_read_output_is_replayed_entry_by_entry(tmp_path: Path) -> None:
+    """An array as `gcloud logging read --format=json` prints it: a labelled kill, a kill on a VM the stack
+    does not know named only by its syslog host, and a line the sink never selects."""
+    path = tmp_path / "read.json"
+    path.write_text(json.dumps([sample("oom-ops-agent-modern.json"), sample("oom-serial-console-no-label.json"),
+                                sample("not-oom-memoryerror.json")]))
+    labelled, by_host, not_a_kill = replayed(path)
+    assert labelled.startswith("1 of 3 (a LogEntry)")
+    for section, name in ((labelled, "wb-alice"), (by_host, "wb-erin")):
+        assert "selected by the sink's filter" in section and "not selected" not in section
+        assert f"{name} ran out of memory" in section and "Restarted in" in section, section
+    assert "named by its syslog host" in by_host
+    assert "Owner:" in by_host and "@erin" in by_host and "@U0" not in by_host  # the owner as a name
+    assert "not selected by the sink's filter" in not_a_kill
+    assert "a Python MemoryError is not a kernel kill" in not_a_kill
+
+
+@pytest.mark.wire
+def test_a_cloudevent_is_unwrapped_to_its_log_entry() -> None:
+    [section] = replayed(DATA / "cloudevent-oom-ops-agent-modern.json")
+    assert section.startswith("1 of 1 (a CloudEvent)")
+    assert "selected by the sink's filter" in section and "not selected" not in section
+    assert "wb-alice ran out of memory" in section and "Restarted in" in section
+
+
+def test_each_form_a_user_has_reads_as_the_same_log_entry(tmp_path: Path) -> None:
+    event = sample("cloudevent-oom-ops-agent-modern.json")
+    message = event["data"]["message"]
+    entry = json.loads(base64.b64decode(message["data"]))
+    forms = {
+        "a LogEntry": entry,
+        "a CloudEvent": event,
+        "a Pub/Sub push body": event["data"],
+        "a Pub/Sub message": message,
+    }
+    for came_as, document in forms.items():
+        path = tmp_path / "form.json"
+        path.write_text(json.dumps(document))
+        [loaded] = load_entries(path)
+        assert (loaded.came_as, loaded.log_entry) == (came_as, entry)
+    pulled = [{"ackId": "a1", "message": message}, {"ackId": "a2", "message": message}]  # gcloud pubsub pull
+    path.write_text(json.dumps(pulled))
+    assert [e.came_as for e in load_entries(path)] == ["a Pub/Sub push body"] * 2
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    (None, "no such file"),
+    ('{"insertId": "x", ', "not JSON (line 1"),
+    ("[]", "an empty array"),
+    ('"Out of memory: Killed process 1 (python)"', "a JSON str, not a LogEntry"),
+    ('{"hello": "world"}', "neither a LogEntry"),
+    ('[{"textPayload": "x"}, 7]', "item 1: a JSON int"),
+    ('{"specversion": "1.0", "type": "google.cloud.pubsub.topic.v1.messagePublished", "data": {"message": '
+     '{"data": "bm90IGpzb24="}}}', "a CloudEvent whose LogEntry cannot be read: the message data is not JSON"),
+])
+def test_a_file_that_cannot_be_replayed_is_one_line_in_under_a_second(
+    tmp_path: Path, content: str | None, says: str
+) -> None:
+    path = tmp_path / "entry.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ReplayFileError, match="^" + str(path)):
+        load_entries(path)
+    started = time.monotonic()
+    done = run_replay(path, timeout=10)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2
+    assert done.stdout == ""  # nothing started
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"make replay: {path}: ") and says in line, line
+    assert elapsed < 1.0, elapsed
