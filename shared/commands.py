@@ -2,7 +2,9 @@
 
 Ownership is decided here, server-side, from the instance's own metadata
 (`proxy-user-mail`) and the caller's Slack profile email: the one rule IAM
-cannot express ("restart your own instance only").
+cannot express ("restart your own instance only"). Emails are compared as
+identities (shared/identity.py), and only a member of the app's own workspace
+who is a person, not deactivated, with a confirmed email, is anyone at all.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from shared.history import AutoMode, History
+from shared.identity import same_person
 from shared.models import InstanceState, InstanceView, is_valid_instance_name
 from shared.policy import PolicyConfig, believable, crashloop_count, live_inflight
 
@@ -60,6 +64,7 @@ def parse_command(raw: str) -> Command:
 class Answer(StrEnum):
     ALLOW = "allow"
     CHOOSE = "choose"  # several instances: name one
+    REFUSED = "refused"  # Caller.refused: not a member who may act here at all
     NO_EMAIL = "no-email"
     NO_INSTANCE = "no-instance"  # the caller owns none
     NOT_FOUND = "not-found"
@@ -71,11 +76,40 @@ class Answer(StrEnum):
     TOO_SOON = "too-soon"
 
 
+class Refusal(StrEnum):
+    """Why a Slack user is nobody to this bot, whatever their email says."""
+
+    DEACTIVATED = "deactivated"
+    BOT = "bot"
+    FOREIGN_TEAM = "another workspace"
+    UNCONFIRMED_EMAIL = "email not confirmed"
+    UNKNOWN_WORKSPACE = "the app's own workspace is unknown"
+
+
 @dataclass(frozen=True)
 class Caller:
     slack_user_id: str
-    email: str | None
+    email: str | None  # the profile email as an identity (shared/identity.py), or None
     is_organizer: bool
+    refused: Refusal | None = None  # set: nobody, refused before anything is read or decided
+    email_not_plain: bool = False  # the profile has an email, but not a plain ASCII one: it names nobody
+
+
+def refusal(user: dict[str, Any], workspace: str | None) -> Refusal | None:
+    """Why this users.info `user` may not act here, or None. A user of another workspace (Slack Connect), a
+    bot, a deactivated account, or an email Slack says is unconfirmed is refused; `is_email_confirmed` is
+    checked only where Slack reports it (the field is optional in Slack's own types)."""
+    if not workspace:
+        return Refusal.UNKNOWN_WORKSPACE
+    if user.get("deleted") is not False:  # Slack always sends both flags: absent or not false is not known good
+        return Refusal.DEACTIVATED
+    if user.get("is_bot") is not False:
+        return Refusal.BOT
+    if user.get("team_id") != workspace:
+        return Refusal.FOREIGN_TEAM
+    if "is_email_confirmed" in user and user["is_email_confirmed"] is not True:
+        return Refusal.UNCONFIRMED_EMAIL
+    return None
 
 
 @dataclass(frozen=True)
@@ -94,11 +128,13 @@ class Authorization:
 
 
 def is_owner(caller: Caller, instance: InstanceView) -> bool:
-    return bool(caller.email) and instance.owner_email == (caller.email or "").lower()
+    return caller.refused is None and same_person(caller.email, instance.owner_email)
 
 
 def find_target(caller: Caller, target: str | None, instances: list[InstanceView]) -> Authorization:
     """Which instance a command is about, and whether the caller may act on it (ownership only)."""
+    if caller.refused is not None:
+        return Authorization(Answer.REFUSED)
     if not caller.email and not caller.is_organizer:
         return Authorization(Answer.NO_EMAIL)
     if target is None:

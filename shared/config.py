@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from shared.identity import identity
 from shared.machines import DEFAULT_LADDER, memory_kib, vcpus
 from shared.models import MACHINE_TYPE_RE
 from shared.policy import PolicyConfig, RestartPolicy
@@ -134,8 +135,9 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     app = Need.SLACK_APP in needs
     secret = get("SLACK_SIGNING_SECRET", required=app)
     organizers_raw = get("ORGANIZER_EMAILS", required=app)
-    organizers = frozenset(e.strip().lower() for e in organizers_raw.split(",") if e.strip())
-    bad = sorted(e for e in organizers if not _EMAIL.fullmatch(e))
+    written = [e.strip() for e in organizers_raw.split(",") if e.strip()]
+    organizers = frozenset(e for e in map(identity, written) if e)  # compared as identities (shared/identity.py)
+    bad = sorted(e for e in written if identity(e) is None or not _EMAIL.fullmatch(e))
     if bad:
         problems.append(f"ORGANIZER_EMAILS has entries that are not emails: {', '.join(bad)[:80]}")
     zones = tuple(z.strip() for z in get("WORKBENCH_ZONES", required=app).split(",") if z.strip())

@@ -274,6 +274,18 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":no_entry: Your Slack profile has no email address, so I can't tell which notebook is yours. Ask an organizer.",
         "ja": ":no_entry: Slack プロフィールにメールアドレスがないため、どのノートブックがあなたのものか判断できません。運営に連絡してください。",
     },
+    "deny.email_not_plain": {
+        "en": ":no_entry: The email address in your Slack profile is not a plain ASCII address, so I can't tell which notebook is yours. Ask an organizer.",
+        "ja": ":no_entry: Slack プロフィールのメールアドレスが半角英数字だけのアドレスではないため、どのノートブックがあなたのものか判断できません。運営に連絡してください。",
+    },
+    "deny.not_member": {
+        "en": ":no_entry: This Slack account can't use /restart-notebook here: only active members of this workspace can, not bots, deactivated accounts or members of other organizations.",
+        "ja": ":no_entry: この Slack アカウントはここで /restart-notebook を使えません。使えるのはこのワークスペースの有効なメンバーだけです（ボット、無効化されたアカウント、他の組織のメンバーは使えません）。",
+    },
+    "deny.unconfirmed_email": {
+        "en": ":no_entry: Slack says the email address in your profile is not confirmed yet. Confirm it in Slack, then try again.",
+        "ja": ":no_entry: Slack によると、プロフィールのメールアドレスがまだ確認されていません。Slack で確認してから、もう一度お試しください。",
+    },
     "deny.no_instance": {
         "en": ":no_entry: I found no notebook owned by {email}. Ask an organizer if that's wrong.",
         "ja": ":no_entry: {email} が所有するノートブックが見つかりません。誤りであれば運営に連絡してください。",

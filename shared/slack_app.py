@@ -37,8 +37,20 @@ from shared.blocks import (
     table_blocks,
     without_buttons,
 )
-from shared.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command, status_rows
+from shared.commands import (
+    Answer,
+    Caller,
+    Refusal,
+    Verb,
+    authorize_restart,
+    find_target,
+    is_owner,
+    parse_command,
+    refusal,
+    status_rows,
+)
 from shared.config import Settings
+from shared.identity import identity
 from shared.machines import next_size
 from shared.misconfig import note_unsigned
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
@@ -94,19 +106,25 @@ class SlackService:
         queue: RestartQueue,
         *,
         clock: Callable[[], datetime] = utcnow,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.client = client
         self.workbench = workbench
         self.queue = queue
         self.clock = clock
+        self.monotonic = monotonic
         self.lang = settings.message_language
-        self._group: tuple[float, frozenset[str]] = (0.0, frozenset())
+        self._group: tuple[float, frozenset[str]] = (float("-inf"), frozenset())  # never read yet
         self._pool = ThreadPoolExecutor(max_workers=4 + len(settings.workbench_zones), thread_name_prefix="reads")
 
     # ---- who is asking ---------------------------------------------------------------------
-    def caller(self, user_id: str) -> Caller:
-        """Identity from the Slack profile email (users.info, scope users:read.email). Raises if Slack is down."""
+    def caller(self, user_id: str, workspace: str | None) -> Caller:
+        """Identity from the Slack profile email (users.info, scope users:read.email). Raises if Slack is down.
+
+        `workspace` is the app's own team (auth.test, which Bolt makes and keeps in the request's context):
+        a member of another one (Slack Connect), a bot, a deactivated account or an unconfirmed email is
+        refused whatever its email says; an email that is not plain ASCII names nobody (shared/identity.py)."""
         from slack_sdk.errors import SlackApiError  # noqa: PLC0415
 
         try:
@@ -115,29 +133,45 @@ class SlackService:
             if exc.response.get("error") in ("user_not_found", "user_not_visible"):
                 return Caller(user_id, None, False)  # an answer, not an outage: nobody we can identify
             raise
-        profile = (response.get("user") or {}).get("profile") or {}
-        email = profile.get("email")
-        email = email.strip().lower() if isinstance(email, str) and email.strip() else None
+        user = _obj(response.get("user"))
+        refused = refusal(user, workspace)
+        if refused is not None:
+            log.warning("Slack user %s refused: %s", user_id, refused.value)
+            return Caller(user_id, None, False, refused)
+        written = _obj(user.get("profile")).get("email")
+        email = identity(written)
+        not_plain = email is None and isinstance(written, str) and bool(written.strip())
+        if not_plain:
+            log.warning("Slack user %s has a profile email that is not plain ASCII: it names nobody", user_id)
         organizer = bool(email and email in self.settings.organizer_emails) or self._in_organizer_group(user_id)
-        return Caller(user_id, email, organizer)
+        return Caller(user_id, email, organizer, email_not_plain=not_plain)
 
     def _in_organizer_group(self, user_id: str) -> bool:
+        """ORGANIZER_USERGROUP's members, read at most every USERGROUP_TTL_S. Fails closed: when the list
+        can't be refreshed, nobody is an organizer through the group (ORGANIZER_EMAILS still counts) until
+        it can, so someone removed from the group is not kept on by an outage."""
         group = self.settings.organizer_usergroup
         if not group:
             return False
         fetched, members = self._group
-        if time.monotonic() - fetched > USERGROUP_TTL_S:
+        if self.monotonic() - fetched > USERGROUP_TTL_S:
             try:
                 users = self.client.usergroups_users_list(usergroup=group).get("users") or []
                 members = frozenset(str(u) for u in users)
-                self._group = (time.monotonic(), members)
-            except Exception as exc:  # noqa: BLE001 - fall back to ORGANIZER_EMAILS alone
-                log.warning("could not read the organizer user group: %s", type(exc).__name__)
+                self._group = (self.monotonic(), members)
+            except Exception as exc:  # noqa: BLE001 - nobody, and asked again on the next request
+                log.warning("could not read the organizer user group; nobody is an organizer through it: %s",
+                            type(exc).__name__)
+                self._group = (float("-inf"), frozenset())
+                return False
         return user_id in members
 
     # ---- /restart-notebook -----------------------------------------------------------------
-    def command(self, body: dict[str, Any], deadline: Deadline | None = None) -> str | dict[str, Any]:
-        """The acknowledgement to send (text, or a message dict with blocks), ready before the deadline."""
+    def command(
+        self, body: dict[str, Any], deadline: Deadline | None = None, *, workspace: str | None
+    ) -> str | dict[str, Any]:
+        """The acknowledgement to send (text, or a message dict with blocks), ready before the deadline.
+        `workspace`: the app's own team id (see caller)."""
         deadline = deadline or Deadline()
         user_id = str(body.get("user_id", ""))
         raw = str(body.get("text", ""))
@@ -154,7 +188,7 @@ class SlackService:
         # Who is asking and what exists are independent reads: make them at once (the 3-second budget).
         if parsed.verb is Verb.RESTART and not self.queue.ready:
             self._pool.submit(self._make_publisher_during_reads)
-        caller_future = self._pool.submit(self.caller, user_id)
+        caller_future = self._pool.submit(self.caller, user_id, workspace)
         zone_futures = [
             self._pool.submit(self.workbench.list, self.settings.project, (zone,))
             for zone in self.settings.workbench_zones
@@ -167,6 +201,9 @@ class SlackService:
             self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="Slack")
         fields.update(requester=caller.email, organizer=caller.is_organizer)
+        if caller.refused is not None:
+            self._audit("denied", fields, reason=f"Slack user refused: {caller.refused.value}")
+            return self._refused(caller.refused)
         try:
             instances = [view for future in zone_futures for view in future.result(timeout=reads.left())]
         except Exception as exc:  # noqa: BLE001 - Workbench failing or slow: say so, do nothing
@@ -280,7 +317,7 @@ class SlackService:
         if answer is Answer.CHOOSE:
             return messages.text("cmd.choose", lang, names=", ".join(f"`{i.ref.name}`" for i in decision.choices))
         if answer is Answer.NO_EMAIL:
-            return messages.text("deny.no_email", lang)
+            return messages.text("deny.email_not_plain" if caller.email_not_plain else "deny.no_email", lang)
         if answer is Answer.NO_INSTANCE:
             return messages.text("deny.no_instance", lang, email=caller.email or "")
         if answer is Answer.NOT_FOUND:
@@ -305,13 +342,17 @@ class SlackService:
                                  time=messages.slack_date(decision.since, self.settings.tz))
         return messages.text("deny.too_soon", lang, name=name, seconds=seconds)
 
+    def _refused(self, why: Refusal) -> str:
+        key = "deny.unconfirmed_email" if why is Refusal.UNCONFIRMED_EMAIL else "deny.not_member"
+        return messages.text(key, self.lang)
+
     def _status(self, caller: Caller, instances: list[InstanceView], fields: dict[str, Any]) -> dict[str, Any]:
         lang = self.lang
         if caller.is_organizer:
             shown = instances
             title = messages.text("status.title.fleet", lang, count=len(instances))
         else:
-            shown = [i for i in instances if caller.email and i.owner_email == caller.email]
+            shown = [i for i in instances if is_owner(caller, i)]
             title = messages.text("status.title.mine", lang)
         self._audit("status", fields, shown=len(shown))
         if not shown:
@@ -358,8 +399,12 @@ class SlackService:
 
         return reply
 
-    def button(self, body: dict[str, Any], reply: Callable[..., Any], deadline: Deadline | None = None) -> None:
-        """An organizer's press: checked, queued for the worker, and answered through `reply` (see replier)."""
+    def button(
+        self, body: dict[str, Any], reply: Callable[..., Any], deadline: Deadline | None = None, *,
+        workspace: str | None,
+    ) -> None:
+        """An organizer's press: checked, queued for the worker, and answered through `reply` (see replier).
+        `workspace`: the app's own team id (see caller)."""
         deadline = deadline or Deadline()
 
         def respond(**kwargs: Any) -> None:
@@ -390,12 +435,16 @@ class SlackService:
             self._audit("button rejected", fields, reason="unknown action")
             return
         try:
-            caller = self._pool.submit(self.caller, user_id).result(timeout=deadline.left(READS_S))
+            caller = self._pool.submit(self.caller, user_id, workspace).result(timeout=deadline.left(READS_S))
         except Exception as exc:  # noqa: BLE001 - Slack failing or slow
             self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
             respond(text=messages.text("deny.unavailable", self.lang, service="Slack"), replace_original=False)
             return
         fields.update(requester=caller.email, organizer=caller.is_organizer)
+        if caller.refused is not None:
+            self._audit("denied", fields, reason=f"Slack user refused: {caller.refused.value}")
+            respond(text=self._refused(caller.refused), replace_original=False)
+            return
         if not caller.is_organizer:
             self._audit("denied", fields, reason="not an organizer")
             respond(text=messages.text("deny.organizers_only", self.lang), replace_original=False)
@@ -486,7 +535,7 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     @app.command(COMMAND)
     def restart_notebook(ack: Callable[..., None], body: dict[str, Any], context: dict[str, Any]) -> None:
         context[LISTENER_RAN] = True
-        reply = service.command(body, _deadline(context))
+        reply = service.command(body, _deadline(context), workspace=_workspace(context))
         if isinstance(reply, dict):
             ack(**reply)
         else:
@@ -497,7 +546,8 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
         context[LISTENER_RAN] = True
         ack()
         deadline = _deadline(context)
-        service.button(body, service.replier(body.get("response_url"), deadline), deadline)
+        service.button(body, service.replier(body.get("response_url"), deadline), deadline,
+                       workspace=_workspace(context))
 
     @app.error
     def unroutable_payload(error: Exception, context: dict[str, Any]) -> Any:
@@ -547,6 +597,14 @@ def answer(
         return BoltResponse(status=400, body="bad request")
     request.context[ACK_DEADLINE] = deadline
     return app.dispatch(request)
+
+
+def _workspace(context: Mapping[str, Any]) -> str | None:
+    """The app's own team id, from the auth.test Bolt makes (SingleTeamAuthorization keeps its result in the
+    context as authorize_result); None, and so nobody may act, when Bolt has none."""
+    result = context.get("authorize_result")
+    team = getattr(result, "team_id", None)
+    return team if isinstance(team, str) and team else None
 
 
 def _deadline(context: Mapping[str, Any]) -> Deadline:

@@ -12,6 +12,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
+from shared.identity import identity
 from shared.messages import escape
 from shared.misconfig import Throttle, slack_fix
 
@@ -99,8 +100,8 @@ class SlackNotifier:
     def user_id_for(self, email: str) -> str | None:
         """Slack user id for an email (users.lookupByEmail), cached for the life of the process; None for
         anything not shaped like an email (it is outside text, and Slack would only say users_not_found)."""
-        key = email.lower()
-        if not looks_like_email(key):
+        key = identity(email)  # a look-alike (U+212A for k) must not be mentioned as, or DM, the person it mimics
+        if key is None or not looks_like_email(key):
             return None
         if key not in self._user_ids:
             data = self._api("users.lookupByEmail", email=key)
@@ -120,14 +121,6 @@ class SlackNotifier:
             return ""
         user_id = self.user_id_for(email)
         return f"<@{user_id}>" if user_id else as_text(email)
-
-    def email_of(self, user_id: str) -> str | None:
-        """The profile email of a Slack user (users.info, scope users:read.email)."""
-        data = self._api("users.info", user=user_id)
-        user = data.get("user") if data else None
-        profile = user.get("profile") if isinstance(user, dict) else None
-        email = profile.get("email") if isinstance(profile, dict) else None
-        return email.strip().lower() if isinstance(email, str) and email.strip() else None
 
     def dm(self, email: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
         user_id = self.user_id_for(email)

@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from shared.identity import shown
 from shared.models import InstanceRef, InstanceState, InstanceView
 
 if TYPE_CHECKING:
@@ -407,7 +408,7 @@ def to_view(instance: Any) -> InstanceView:
         state=state,
         health_state=_enum_name(pb, "health_state"),
         health_info=dict(pb.health_info),
-        owner_email=owner.strip().lower() if owner else None,
+        owner_email=shown(owner),  # compared only as an identity (shared/identity.py): a look-alike owns nothing
         machine_type=gce.machine_type.rsplit("/", 1)[-1],
         labels=dict(pb.labels),
         accelerators=tuple((_enum_name(a, "type_"), int(a.core_count)) for a in gce.accelerator_configs),

@@ -265,29 +265,48 @@ class SlackSimulator:
         real_name: str | None = None,
         tz: str = "Asia/Tokyo",
         deleted: bool = False,
+        is_bot: bool = False,
+        team_id: str | None = None,
+        email_confirmed: bool | None = True,
     ) -> None:
+        """A member as users.info returns one. Fields and their meaning: the users.info method page
+        (api.slack.com/methods/users.info, "Typical success response": id, team_id, deleted, is_bot,
+        is_app_user, profile.email) and the user object as the official Node SDK types it from real responses
+        (@slack/web-api src/types/response/UsersInfoResponse.ts: `is_email_confirmed?: boolean`, optional,
+        so `email_confirmed=None` leaves it out). `team_id` other than the workspace's: a Slack Connect
+        member of another organisation (api.slack.com/apis/connect, "External members")."""
         real = real_name if real_name is not None else name
+        team = team_id or self.team_id
         profile: JsonDict = {
             "real_name": real,
             "real_name_normalized": real,
             "display_name": name,
             "display_name_normalized": name,
-            "team": self.team_id,
+            "team": team,
         }
         if email is not None:
             profile["email"] = email
+        if is_bot:  # a bot user's profile names its bot (users.info on a bot user)
+            profile.update(bot_id=f"B{user_id[1:]}", api_app_id=f"A{user_id[1:]}", always_active=True)
         user: JsonDict = {
             "id": user_id,
-            "team_id": self.team_id,
+            "team_id": team,
             "name": name,
             "deleted": deleted,
             "real_name": real,
             "tz": tz,
             "tz_offset": _tz_offset(tz),
-            "is_bot": False,
+            "is_admin": False,
+            "is_owner": False,
+            "is_restricted": False,
+            "is_ultra_restricted": False,
+            "is_bot": is_bot,
             "is_app_user": False,
+            "updated": int(time.time()),
             "profile": profile,
         }
+        if email_confirmed is not None:
+            user["is_email_confirmed"] = email_confirmed
         with self._lock:
             self._users[user_id] = user
 

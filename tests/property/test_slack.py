@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import json
 import time
+import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
-from shared.commands import Verb, parse_command
+from shared.commands import Caller, Verb, is_owner, parse_command
 from shared.config import Need, load_settings
-from shared.models import RestartRequest
+from shared.identity import identity, same_person, shown
+from shared.models import InstanceRef, InstanceState, InstanceView, RestartRequest
 from shared.queue import RestartQueue
 from shared.slack_app import SlackService, answer, build_app
 from shared.workbench import Workbench
@@ -191,7 +195,7 @@ def test_slash_commands_in_process(slack: Slack, audit_log: AuditCapture, record
     def check(body: dict[str, Any]) -> None:
         before = slack.published()
         audit_log.take()
-        answer = slack.service.command(body)
+        answer = slack.service.command(body, workspace="T0CONTEST")
         check_command(slack, body, answer, before, audit_log.take())
 
     run("slash", "service", slash_bodies(response_urls(slack)), check, record_property)
@@ -244,7 +248,7 @@ def test_buttons_in_process(slack: Slack, audit_log: AuditCapture, record_proper
     def check(payload: dict[str, Any]) -> None:
         before = slack.published()
         audit_log.take()
-        slack.service.button(payload, respond)
+        slack.service.button(payload, respond, workspace="T0CONTEST")
         check_button(slack, payload, before, audit_log.take())
         for said in responses:
             assert str(said.get("text", "")).strip(), said
@@ -299,3 +303,84 @@ def test_payload_shapes_through_bolt(slack: Slack, audit_log: AuditCapture, reco
     run("button", "shapes", payload_shapes(callers), check, record_property)
     check_no_resets(slack)
 
+
+
+# ---- (f) look-alike emails -------------------------------------------------------------------
+# Characters that read as (or fold to) an ASCII letter or sign: .lower() folds U+212A to k, casefold() folds
+# U+017F to s, NFKC folds full-width forms, ligatures and mathematical letters; the others only look alike.
+CONFUSABLES = {
+    "k": "\u212a\uff4b\u043a\U0001d424", "s": "\u017f\u0455\uff53", "a": "\u0430\u03b1\uff41", "e": "\u0435\uff45",
+    "o": "\u043e\u03bf\u0ce6\uff4f", "i": "\u0131\u0456\uff49", "c": "\u0441\u217d", "p": "\u0440", "x": "\u0445",
+    "fi": "\ufb01", "ss": "\u00df", "@": "\uff20\ufe6b", ".": "\uff0e\u2024", "-": "\u2010\u2212",
+}
+MARKS = "\u0301\u0307\u0338\u200d\u00ad\u200b"  # combining marks, and the invisible joiners and hyphen
+ASCII_EMAILS = st.from_regex(r"[a-z0-9][a-z0-9._-]{0,10}(fi|ss|k|s)?@[a-z0-9-]{1,10}\.[a-z]{2,6}", fullmatch=True)
+
+
+@st.composite
+def look_alikes(draw: st.DrawFn, emails: st.SearchStrategy[str] = ASCII_EMAILS) -> tuple[str, str]:
+    """(an ASCII email, the same read by eye): confusables swapped in, marks added, the case changed."""
+    email = draw(emails)
+    variant = email
+    for _ in range(draw(st.integers(1, 3))):
+        edit = draw(st.sampled_from(("confusable", "mark", "case")))
+        if edit == "confusable":
+            spots = [plain for plain in CONFUSABLES if plain in variant]
+            if spots:
+                plain = draw(st.sampled_from(spots))
+                variant = variant.replace(plain, draw(st.sampled_from(CONFUSABLES[plain])), 1)
+        elif edit == "mark":
+            at = draw(st.integers(1, len(variant)))
+            variant = variant[:at] + draw(st.sampled_from(MARKS)) + variant[at:]
+        else:
+            variant = "".join(c.upper() if draw(st.booleans()) else c for c in variant)
+    return email, variant
+
+
+@settings(max_examples=3000)
+@given(look_alikes())
+def test_a_look_alike_email_is_never_the_person(pair: tuple[str, str]) -> None:
+    """Only the same ASCII letters, in any case, are the same person: owner, organizer, or Slack mention."""
+    email, variant = pair
+    plain = variant.isascii()
+    assert same_person(variant, email) is (plain and variant.casefold() == email.casefold())
+    assert (identity(variant) is None) is not plain
+    instance = InstanceView(InstanceRef(PROJECT, ZONE, "wb-x"), InstanceState.ACTIVE, "HEALTHY", {},
+                            shown(email), "e2-standard-4")
+    for caller_email, owner in ((variant, email), (email, variant)):
+        caller = Caller("U1", identity(caller_email), False)
+        spoofed = replace(instance, owner_email=shown(owner))
+        assert is_owner(caller, spoofed) is plain, (caller_email, owner)
+        assert (identity(caller_email) in frozenset({identity(owner)} - {None})) is plain
+
+
+@settings(max_examples=2000)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_only_plain_ascii_is_anyone(a: str, b: str) -> None:
+    """Whatever the text: an identity is ASCII and NFKC leaves it as it is; two match only when equal folded."""
+    for text in (a, b):
+        key = identity(text)
+        assert key is None or (key.isascii() and unicodedata.normalize("NFKC", key) == key)
+    if same_person(a, b):
+        assert a.strip().isascii() and a.strip().casefold() == b.strip().casefold()
+
+
+def test_look_alikes_of_an_organizer_through_users_info(slack: Slack) -> None:
+    """The service reading users.info (the real WebClient, the simulator): no look-alike of the organizer's
+    email is an organizer; the organizer's own, in any case, is."""
+    seen = 0
+
+    @settings(max_examples=200, deadline=None)
+    @given(look_alikes(st.just("org@contest.example")))
+    def check(pair: tuple[str, str]) -> None:
+        nonlocal seen
+        _, variant = pair
+        seen += 1
+        user = f"U0LOOK{seen}"
+        slack.sims.slack.add_user(user, "look", variant)
+        caller = slack.service.caller(user, "T0CONTEST")
+        assert caller.is_organizer is variant.isascii(), variant
+        assert caller.email_not_plain is not variant.isascii()
+
+    check()
+    assert seen >= 200

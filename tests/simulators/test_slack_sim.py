@@ -206,6 +206,28 @@ def test_users_info_and_lookup_by_email(sim: SlackSimulator) -> None:
         c.users_info(user="U0WHO")
     assert unknown.value.response["error"] == "user_not_found"
 
+    assert user["is_email_confirmed"] is True and user["is_app_user"] is False
+
+
+def test_users_info_says_who_may_not_be_trusted(sim: SlackSimulator) -> None:
+    """The fields the bot refuses on (users.info; @slack/web-api UsersInfoResponse.ts): a bot, a member of
+    another organisation, an unconfirmed email, and a user Slack says nothing about confirmation for."""
+    sim.add_user("U0BOTTY", "botty", None, is_bot=True)
+    sim.add_user("U0EXT", "ext", "ext@other.example", team_id="T0OTHER")
+    sim.add_user("U0NEW", "new", "new@example.com", email_confirmed=False)
+    sim.add_user("U0OLD", "old", "old@example.com", email_confirmed=None)
+    c = client(sim)
+    bot = c.users_info(user="U0BOTTY")["user"]
+    assert bot["is_bot"] is True and bot["profile"]["bot_id"].startswith("B")
+    external = c.users_info(user="U0EXT")["user"]
+    assert external["team_id"] == "T0OTHER" != c.auth_test()["team_id"]
+    assert c.users_info(user="U0NEW")["user"]["is_email_confirmed"] is False
+    assert "is_email_confirmed" not in c.users_info(user="U0OLD")["user"]
+
+
+def test_users_lookup_by_email(sim: SlackSimulator) -> None:
+    c = client(sim)
+    user = c.users_info(user="U0ALICE")["user"]
     found = c.users_lookupByEmail(email="alice@EXAMPLE.com")["user"]
     assert found == user
     for email in ("nobody@example.com", "gone@example.com"):  # deactivated: not found

@@ -6,8 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.commands import Answer, Caller, Verb, authorize_restart, parse_command, status_rows
+from shared.commands import Answer, Caller, Refusal, Verb, authorize_restart, parse_command, refusal, status_rows
 from shared.history import AutoMode, History
+from shared.identity import identity, shown
 from shared.models import InstanceRef, InstanceState, InstanceView
 from shared.policy import PolicyConfig
 
@@ -156,3 +157,36 @@ def test_status_puts_trouble_first() -> None:
     ]
     assert [r.instance.ref.name for r in status_rows(fleet, NOW, POLICY)] == [
         "wb-paused", "wb-off", "wb-looping", "wb-calm"]
+
+
+MEMBER = {"id": "U9", "team_id": "T1", "deleted": False, "is_bot": False, "profile": {"email": "a@example.com"}}
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({}, None),
+    ({"is_email_confirmed": True}, None),
+    ({"deleted": True}, Refusal.DEACTIVATED),
+    ({"deleted": None}, Refusal.DEACTIVATED),
+    ({"is_bot": True}, Refusal.BOT),
+    ({"team_id": "T2"}, Refusal.FOREIGN_TEAM),
+    ({"team_id": None}, Refusal.FOREIGN_TEAM),
+    ({"is_email_confirmed": False}, Refusal.UNCONFIRMED_EMAIL),
+    ({"is_email_confirmed": "true"}, Refusal.UNCONFIRMED_EMAIL),
+])
+def test_who_is_a_member_who_may_act(change: dict[str, object], expected: Refusal | None) -> None:
+    assert refusal({**MEMBER, **change}, "T1") is expected
+    assert refusal({**MEMBER, **change}, None) is Refusal.UNKNOWN_WORKSPACE
+
+
+def test_a_refused_caller_owns_nothing_and_finds_nothing() -> None:
+    refused = Caller("U1", "alice@example.com", True, Refusal.FOREIGN_TEAM)
+    assert auth(refused, "wb-alice").answer is Answer.REFUSED
+    assert auth(refused, None).answer is Answer.REFUSED
+
+
+@pytest.mark.parametrize("email", ["\uff41lice@example.com", "a\u0301lice@example.com", "alice@\u212axample.com"])
+def test_look_alike_owners_and_callers_never_match(email: str) -> None:
+    assert identity(email) is None
+    assert auth(Caller("U9", email, False), "wb-alice").answer is Answer.NOT_YOURS  # even taken as it is written
+    spoofed = [inst("wb-alice", shown(email))]
+    assert auth(ALICE, "wb-alice", spoofed).answer is Answer.NOT_YOURS

@@ -75,6 +75,19 @@ def test_an_owner_who_is_a_slack_user_is_mentioned_and_lookups_are_only_for_emai
     assert json.dumps(notifier.mention("")) == '""'
 
 
+@pytest.mark.parametrize("owner", ["a\u0301lice@contest.example",
+                                   "\uff41lice@contest.example", "alice@contest.exampl\u0435"])
+def test_a_look_alike_owner_is_never_mentioned_or_looked_up_as_the_person_it_mimics(
+    slack: tuple[SlackSimulator, SlackNotifier], owner: str
+) -> None:
+    """proxy-user-mail `\uff41lice@…` must not ping (or be DM'd as) alice: shown as written, never sent to Slack."""
+    sim, notifier = slack
+    before = len(sim.calls_to("users.lookupByEmail"))
+    assert notifier.mention(owner) == owner and notifier.user_id_for(owner) is None
+    assert not notifier.dm(owner, "your notebook ran out of memory")
+    assert len(sim.calls_to("users.lookupByEmail")) == before
+
+
 def test_status_table_keeps_a_hostile_owner_on_its_row_and_inside_the_code_block() -> None:
     """`/restart-notebook status` lists owners in a code block: escaped, one line each, no ``` to end it."""
     from shared.commands import Caller  # noqa: PLC0415

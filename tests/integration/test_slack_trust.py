@@ -1,0 +1,165 @@
+"""The Slack side of the trust boundary, over the wire: who is somebody, and a signed request acts once.
+
+Look-alike emails (U+212A KELVIN SIGN, full-width letters, other scripts' letters, combining marks) are
+never an organizer or an owner; a deactivated, bot or other-workspace Slack user, or one whose email Slack
+says is unconfirmed, is refused with an ephemeral answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from slack_sdk import WebClient
+
+from shared.config import Need, load_settings
+from shared.queue import RestartQueue
+from shared.slack_app import USERGROUP_TTL_S, SlackService
+from shared.workbench import Workbench
+from simulators.slack import SlackRequester, SlackSimulator
+from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from tests.integration.conftest import new_instance
+from tests.integration.helpers import stack_with_organizer
+
+pytestmark = pytest.mark.wire
+KATE = "kate@contest.example"  # an organizer (ORGANIZER_EMAILS below) and the owner of her own notebook
+PARTICIPANT = "kaito@contest.example"  # owns a notebook, organizes nothing
+LOOK_ALIKES: dict[str, Callable[[str], str]] = {  # each, lowered, NFKC'd or read by eye, is the address given
+    "kelvin-sign": lambda email: email.replace("k", "\u212a", 1),  # .lower() folds it to k
+    "full-width-k": lambda email: email.replace("k", "\uff4b", 1),  # NFKC folds it to k
+    "full-width-at": lambda email: email.replace("@", "\uff20"),
+    "cyrillic-a": lambda email: email.replace("a", "\u0430", 1),
+    "combining-acute": lambda email: email.replace("a", "a\u0301", 1),
+    "cyrillic-e-in-domain": lambda email: email[:-1] + "\u0435",
+}
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with stack_with_organizer(env={"ORGANIZER_EMAILS": f"org@contest.example,{KATE}"}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def slack(stack: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+
+
+def queued(stack: LocalStack) -> int:
+    return len(stack.pubsub.published(RESTART_TOPIC))
+
+
+@pytest.mark.parametrize("kind", list(LOOK_ALIKES))
+def test_a_look_alike_of_an_organizers_email_is_not_an_organizer(
+    stack: LocalStack, slack: SlackRequester, kind: str
+) -> None:
+    """The KELVIN SIGN case restarted someone else's notebook: `.lower()` folded it onto the organizer."""
+    full, name = new_instance(stack, "wb-victim")
+    user = f"U0LOOK{kind.upper().replace('-', '')}"
+    stack.slack.add_user(user, "mallory", LOOK_ALIKES[kind](KATE))
+    before = queued(stack)
+    response = slack.slash_command(user, name, response_url=stack.slack.new_response_url())
+    assert response.status == 200 and "Restarting" not in response.body, response.body
+    assert "plain ASCII" in response.body  # told why, in the refusal's own words
+    fleet = slack.slash_command(user, "status", response_url=stack.slack.new_response_url())
+    assert "All notebooks" not in fleet.body and name not in fleet.body
+    assert queued(stack) == before
+    assert stack.wait_idle(30) and stack.workbench.resets(full) == 0
+
+
+@pytest.mark.parametrize("kind", list(LOOK_ALIKES))
+def test_a_look_alike_owner_owns_nothing_either_way(stack: LocalStack, slack: SlackRequester, kind: str) -> None:
+    """proxy-user-mail is set by whoever can edit the instance: a look-alike there makes it nobody's, and the
+    person it mimics can't restart it, nor can a look-alike Slack email restart the real owner's."""
+    spoofed, spoofed_name = new_instance(stack, "wb-spoofed", owner=LOOK_ALIKES[kind](PARTICIPANT),
+                                         slack_user=f"U0SP{kind.upper().replace('-', '')}")
+    real, real_name = new_instance(stack, "wb-kaitos", owner=PARTICIPANT, slack_user="U0KAITOX")
+    stack.slack.add_user("U0KAITO", "kaito", PARTICIPANT)
+    impostor = f"U0IMP{kind.upper().replace('-', '')}"
+    stack.slack.add_user(impostor, "mallory", LOOK_ALIKES[kind](PARTICIPANT))
+    before = queued(stack)
+    as_owner = slack.slash_command("U0KAITO", spoofed_name, response_url=stack.slack.new_response_url())
+    assert "is not your notebook" in as_owner.body, as_owner.body
+    as_impostor = slack.slash_command(impostor, real_name, response_url=stack.slack.new_response_url())
+    assert "plain ASCII" in as_impostor.body, as_impostor.body
+    assert queued(stack) == before
+    assert stack.workbench.resets(spoofed) == 0 and stack.workbench.resets(real) == 0
+
+
+def test_the_organizer_and_the_owner_themselves_still_act(stack: LocalStack, slack: SlackRequester) -> None:
+    """The same rules leave real people their rights: case is not identity, letters are."""
+    stack.slack.add_user("U0KATE", "kate", "Kate@Contest.Example")
+    full, name = new_instance(stack, "wb-other")
+    response = slack.slash_command("U0KATE", name, response_url=stack.slack.new_response_url())
+    assert "Restarting" in response.body, response.body
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+
+
+REFUSED_USERS = {  # users.info says (fields as Slack returns them; simulators/slack.py add_user)
+    "deactivated": ({"deleted": True}, "only active members"),
+    "bot": ({"is_bot": True}, "only active members"),
+    "other-workspace": ({"team_id": "T0OTHERORG"}, "only active members"),
+    "unconfirmed-email": ({"email_confirmed": False}, "not confirmed"),
+}
+
+
+@pytest.mark.parametrize("kind", list(REFUSED_USERS))
+def test_a_user_who_is_not_an_active_member_here_is_refused(
+    stack: LocalStack, slack: SlackRequester, kind: str
+) -> None:
+    """Even with the organizer's own email, and for the command and a button alike."""
+    options, says = REFUSED_USERS[kind]
+    full, name = new_instance(stack, "wb-member")
+    user = f"U0REF{kind.upper().replace('-', '')}"
+    stack.slack.add_user(user, kind, "org@contest.example", **options)  # type: ignore[arg-type]
+    before = queued(stack)
+    response = slack.slash_command(user, name, response_url=stack.slack.new_response_url())
+    assert response.status == 200 and says in response.body, response.body
+    url = stack.slack.new_response_url()
+    pressed = slack.block_action(user, "medic_restart", full, response_url=url)
+    assert pressed.status == 200
+    assert stack.slack.wait_for(lambda: any(says in r.get("text", "") for r in stack.slack.responses(url)))
+    assert queued(stack) == before
+    assert stack.wait_idle(30) and stack.workbench.resets(full) == 0
+    [record] = [r for r in stack.audit_records("slack_app") if r.get("user") == user and "target" in r]
+    assert record["reason"].startswith("Slack user refused")
+
+
+def test_an_email_confirmed_where_slack_does_not_say_is_taken(stack: LocalStack, slack: SlackRequester) -> None:
+    """`is_email_confirmed` is optional in Slack's user object: absent, the email stands (the other variant)."""
+    full, name = new_instance(stack, "wb-noflag", owner="noflag@contest.example", slack_user="U0NOFLAGX")
+    stack.slack.add_user("U0NOFLAG", "noflag", "noflag@contest.example", email_confirmed=None)
+    response = slack.slash_command("U0NOFLAG", name, response_url=stack.slack.new_response_url())
+    assert "Restarting" in response.body, response.body
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+
+
+def test_the_organizer_group_fails_closed_when_it_cannot_be_read() -> None:
+    """Someone removed from ORGANIZER_USERGROUP is not kept on by an outage of usergroups.users.list: past
+    the cache's life, a list that can't be read is empty. In process, on a clock of our own (the cache
+    lives 5 minutes), with the real WebClient against the Slack simulator."""
+    env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "projects/contest-prj/topics/restarts",
+           "SLACK_BOT_TOKEN": "xoxb-t", "SLACK_ALERT_CHANNEL": "C0ALERTS", "SLACK_SIGNING_SECRET": "s",
+           "ORGANIZER_EMAILS": "org@contest.example", "ORGANIZER_USERGROUP": "S0ORGS",
+           "WORKBENCH_ZONES": "asia-northeast1-a"}
+    settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
+    now = [0.0]
+    with SlackSimulator(bot_token="xoxb-t").start() as sim:
+        sim.add_user("U0HELPER", "helper", "helper@contest.example")
+        sim.add_usergroup("S0ORGS", ["U0HELPER"])
+        client = WebClient(token="xoxb-t", base_url=sim.api_url, timeout=2, retry_handlers=[])
+        service = SlackService(settings, client, Workbench(), RestartQueue(settings.restart_topic),
+                               monotonic=lambda: now[0])
+        assert service.caller("U0HELPER", sim.team_id).is_organizer
+        sim.add_usergroup("S0ORGS", [])  # removed from the group
+        sim.inject_fault("usergroups.users.list", "server_error", count=100)
+        assert service.caller("U0HELPER", sim.team_id).is_organizer  # within the cache's 5 minutes: as read
+        now[0] += USERGROUP_TTL_S + 1
+        assert not service.caller("U0HELPER", sim.team_id).is_organizer  # can't refresh: nobody
+        assert not service.caller("U0HELPER", sim.team_id).is_organizer  # and asked again, not cached
+        assert len(sim.calls_to("usergroups.users.list")) == 3
+        sim.clear_faults()
+        sim.add_usergroup("S0ORGS", ["U0HELPER"])
+        assert service.caller("U0HELPER", sim.team_id).is_organizer  # back as soon as it can be read
