@@ -27,6 +27,18 @@ resource "google_logging_metric" "dropped_kills" {
   }
 }
 
+# A log-based metric is not at once visible to Cloud Monitoring: an alert policy created right after
+# it fails with 404 "Cannot find metric(s) that match type" for minutes (terraform-provider-google
+# issue 11102). Wait after the metric is created (and again whenever it is replaced), as Google's
+# modules do with time_sleep.
+resource "time_sleep" "dropped_kills_metric" {
+  create_duration = "180s"
+
+  triggers = {
+    metric = google_logging_metric.dropped_kills.id
+  }
+}
+
 resource "google_monitoring_alert_policy" "dropped_kills" {
   display_name = "notebook-medic: OOM kills dropped"
   combiner     = "OR"
@@ -35,7 +47,8 @@ resource "google_monitoring_alert_policy" "dropped_kills" {
     display_name = "on_oom dropped a kill it could not queue"
 
     condition_threshold {
-      filter          = "metric.type = \"logging.googleapis.com/user/${google_logging_metric.dropped_kills.name}\""
+      # The API demands a resource type for a log-based metric: the type of the entries it counts.
+      filter          = "resource.type = \"cloud_run_revision\" AND metric.type = \"logging.googleapis.com/user/${google_logging_metric.dropped_kills.name}\""
       comparison      = "COMPARISON_GT"
       threshold_value = 0
       duration        = "0s"
@@ -51,10 +64,7 @@ resource "google_monitoring_alert_policy" "dropped_kills" {
     }
   }
 
-  notification_channels = concat(
-    [for channel in google_monitoring_notification_channel.organizers : channel.id],
-    var.extra_notification_channels,
-  )
+  notification_channels = local.organizer_channels
 
   documentation {
     mime_type = "text/markdown"
@@ -73,4 +83,6 @@ resource "google_monitoring_alert_policy" "dropped_kills" {
   alert_strategy {
     auto_close = "86400s"
   }
+
+  depends_on = [time_sleep.dropped_kills_metric]
 }

@@ -1,6 +1,8 @@
 # The functions (Cloud Functions 2nd gen, Python 3.11; on_memory_alert is in memory.tf), built from the zips `make package`
 # writes to dist/<function>.zip: main.py, the shared/ package and requirements.txt at the root.
 # The object name carries the zip's MD5, so a changed source (and only a changed source) redeploys.
+# The zips are byte-for-byte reproducible, so a release is its commit: rolling back is building the
+# previous commit and applying it, which brings back the very same object names (infra/README.md).
 
 resource "google_storage_bucket" "sources" {
   #checkov:skip=CKV_GCP_62:Access logs of a bucket that holds only the bot's own source zips (written by Terraform, read by Cloud Build) would log nothing anyone reviews; Cloud Audit Logs already record admin access.
@@ -9,17 +11,22 @@ resource "google_storage_bucket" "sources" {
 
   uniform_bucket_level_access = true
   public_access_prevention    = "enforced"
-  force_destroy               = false
+  # `terraform destroy` empties and deletes it: a teardown leaves nothing billed (infra/README.md).
+  # The bucket holds only zips `make package` rebuilds from any commit.
+  force_destroy = true
 
   versioning {
     enabled = true
   }
 
-  # Old sources are replaced objects (new names), so keep only a few archived versions around.
+  # Each release uploads objects under new names (the zip's MD5) and Terraform deletes the old ones,
+  # which versioning keeps as noncurrent. No object ever gets a newer version of its own name, so a
+  # num_newer_versions rule would never match: delete noncurrent versions 30 days after they stop
+  # being current instead.
   lifecycle_rule {
     condition {
-      num_newer_versions = 3
-      with_state         = "ARCHIVED"
+      days_since_noncurrent_time = 30
+      with_state                 = "ARCHIVED"
     }
     action {
       type = "Delete"
@@ -81,6 +88,7 @@ resource "google_cloudfunctions2_function" "on_oom" {
     google_project_iam_member.build_gcf_buckets,
     google_storage_bucket_iam_member.build_reads_sources,
     google_pubsub_topic_iam_member.on_oom_publishes_restarts,
+    time_sleep.service_agents, # the Eventarc trigger
   ]
 }
 
@@ -127,7 +135,7 @@ resource "google_cloudfunctions2_function" "restart_worker" {
 
     secret_environment_variables {
       key        = "SLACK_BOT_TOKEN"
-      project_id = var.project_id
+      project_id = data.google_project.this.number # the provider prefers the number
       secret     = google_secret_manager_secret.slack_bot_token.secret_id
       version    = "latest"
     }
@@ -185,14 +193,14 @@ resource "google_cloudfunctions2_function" "slack_app" {
 
     secret_environment_variables {
       key        = "SLACK_BOT_TOKEN"
-      project_id = var.project_id
+      project_id = data.google_project.this.number # the provider prefers the number
       secret     = google_secret_manager_secret.slack_bot_token.secret_id
       version    = "latest"
     }
 
     secret_environment_variables {
       key        = "SLACK_SIGNING_SECRET"
-      project_id = var.project_id
+      project_id = data.google_project.this.number # the provider prefers the number
       secret     = google_secret_manager_secret.slack_signing_secret.secret_id
       version    = "latest"
     }

@@ -11,6 +11,8 @@ resource "google_service_account" "functions" {
 
   account_id   = "${var.name_prefix}-${replace(each.key, "_", "-")}"
   display_name = "notebook-medic: ${each.key} function"
+
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_project_iam_custom_role" "workbench" {
@@ -20,6 +22,8 @@ resource "google_project_iam_custom_role" "workbench" {
   title       = "notebook-medic ${each.key}: Workbench calls"
   description = "Exactly the Workbench API calls of notebook-medic's ${each.key} function (kept in step with the code by tests/infra/test_iam.py)."
   permissions = each.value
+
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_project_iam_member" "workbench" {
@@ -35,6 +39,8 @@ resource "google_project_iam_member" "workbench" {
 resource "google_service_account" "trigger" {
   account_id   = "${var.name_prefix}-trigger"
   display_name = "notebook-medic: Eventarc triggers of on_oom and on_memory_alert"
+
+  depends_on = [google_project_service.apis]
 }
 
 # Builds the functions' images from the zipped sources (Cloud Build), instead of the project's
@@ -45,6 +51,8 @@ resource "google_service_account" "trigger" {
 resource "google_service_account" "build" {
   account_id   = "${var.name_prefix}-build"
   display_name = "notebook-medic: builds the function images"
+
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_project_iam_member" "build" {

@@ -22,6 +22,11 @@ locals {
   # "Out of memory (oom_kill_allocating_task): Killed process" (vm.oom_kill_allocating_task=1).
   oom_filter = "resource.type=\"gce_instance\" AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\" OR textPayload:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.message:\"out of memory (oom_kill_allocating_task): kill\")"
 
+  # The Ops Agent's memory metric: the memory warning's threshold and the no-reports alert (memory.tf).
+  memory_metric = "agent.googleapis.com/memory/percent_used"
+  # How long a notebook may send no memory metric before the organizers hear of it.
+  agent_silence_seconds = 900
+
   # One environment for every function: the same policy must hold on both sides of the restart topic.
   # Secrets are not here; they come from Secret Manager (secret_environment_variables).
   common_environment = merge(var.extra_environment, {
@@ -41,7 +46,14 @@ locals {
     WORKER_BUDGET_SECONDS           = tostring(local.worker_budget_seconds)
   })
 
-  pubsub_service_agent = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+  # Google's service agents this module grants roles to or relies on, by the API they belong to.
+  # service_agents.tf makes each one exist (and waits) before any grant or trigger uses it.
+  service_agents = {
+    "eventarc.googleapis.com"   = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-eventarc.iam.gserviceaccount.com"
+    "monitoring.googleapis.com" = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com"
+    "pubsub.googleapis.com"     = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+  }
+  pubsub_service_agent = local.service_agents["pubsub.googleapis.com"]
 
   # The Workbench permissions each function's code calls, and nothing else. tests/infra/test_iam.py
   # derives the same sets from the NotebookServiceClient calls reachable from functions/<name>/main.py

@@ -9,6 +9,12 @@ resource "google_logging_project_sink" "oom" {
 
   # The sink gets its own service account, which may publish to this one topic and nothing else.
   unique_writer_identity = true
+
+  # The off switch (variables.tf automatic_actions): a disabled sink exports nothing, so no kill
+  # reaches on_oom and nothing is restarted automatically; /restart-notebook still works.
+  disabled = !var.automatic_actions
+
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_pubsub_topic_iam_member" "sink_publishes_oom" {

@@ -19,27 +19,29 @@ resource "google_monitoring_notification_channel" "memory_alerts" {
   }
 }
 
-# Monitoring publishes notifications as its own service agent, which it creates with the project's
-# first Pub/Sub channel: grant after the channel exists, and only then attach the channel to a policy.
-# (If the grant fails because the agent is missing: gcloud beta services identity create
-# --service=monitoring.googleapis.com, then apply again.)
+# Monitoring publishes notifications as its own service agent (service-N@gcp-sa-monitoring-notification),
+# which a fresh project may not have yet: service_agents.tf creates it (what `gcloud beta services
+# identity create --service=monitoring.googleapis.com` does) and waits. Grant after the channel exists,
+# and only then attach the channel to a policy.
 resource "google_pubsub_topic_iam_member" "monitoring_publishes_memory_alerts" {
   topic  = google_pubsub_topic.memory_alerts.id
   role   = "roles/pubsub.publisher"
-  member = "serviceAccount:service-${data.google_project.this.number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com"
+  member = local.service_agents["monitoring.googleapis.com"]
 
-  depends_on = [google_monitoring_notification_channel.memory_alerts]
+  depends_on = [google_monitoring_notification_channel.memory_alerts, time_sleep.service_agents]
 }
 
 resource "google_monitoring_alert_policy" "memory_pressure" {
   display_name = "notebook-medic: notebook memory pressure"
   combiner     = "OR"
+  # The off switch (variables.tf automatic_actions): no warnings while automatic actions are off.
+  enabled = var.automatic_actions
 
   conditions {
     display_name = "Memory used above ${var.memory_alert_percent}% for ${var.memory_alert_duration_seconds}s"
 
     condition_threshold {
-      filter          = "resource.type = \"gce_instance\" AND metric.type = \"agent.googleapis.com/memory/percent_used\" AND metric.labels.state = \"used\""
+      filter          = "resource.type = \"gce_instance\" AND metric.type = \"${local.memory_metric}\" AND metric.labels.state = \"used\""
       comparison      = "COMPARISON_GT"
       threshold_value = var.memory_alert_percent
       duration        = "${var.memory_alert_duration_seconds}s"
@@ -110,6 +112,7 @@ resource "google_cloudfunctions2_function" "on_memory_alert" {
     google_project_iam_member.build_gcf_buckets,
     google_storage_bucket_iam_member.build_reads_sources,
     google_pubsub_topic_iam_member.on_memory_alert_publishes_restarts,
+    time_sleep.service_agents, # the Eventarc trigger
   ]
 }
 
@@ -124,4 +127,54 @@ resource "google_pubsub_topic_iam_member" "on_memory_alert_publishes_restarts" {
   topic  = google_pubsub_topic.restart.id
   role   = "roles/pubsub.publisher"
   member = google_service_account.functions["on_memory_alert"].member
+}
+
+# A dead agent must not be silent: a notebook whose Ops Agent stopped sending the memory metric gets
+# no memory warning, and its kill lines no longer arrive through syslog. When a notebook that did
+# report memory has reported none for 15 minutes, the organizers are told, on the same channels as
+# the dead-letter and dropped-kill alerts (their email, plus extra_notification_channels): it is
+# theirs to fix (infra/contest installs the agent at every start), not the participant's, so it does
+# not go through on_memory_alert. It is a notification, not an automatic action: automatic_actions
+# leaves it on. A notebook stopped or deleted on purpose also stops reporting: close that incident.
+resource "google_monitoring_alert_policy" "memory_reports_missing" {
+  display_name = "notebook-medic: a notebook stopped reporting memory"
+  combiner     = "OR"
+
+  conditions {
+    display_name = "No ${local.memory_metric} from a notebook for ${local.agent_silence_seconds}s"
+
+    condition_absent {
+      filter   = "resource.type = \"gce_instance\" AND metric.type = \"${local.memory_metric}\" AND metric.labels.state = \"used\""
+      duration = "${local.agent_silence_seconds}s"
+
+      aggregations {
+        alignment_period   = "300s"
+        per_series_aligner = "ALIGN_MEAN"
+      }
+
+      trigger {
+        count = 1
+      }
+    }
+  }
+
+  notification_channels = local.organizer_channels
+
+  documentation {
+    mime_type = "text/markdown"
+    content   = <<-EOT
+      A Workbench notebook (the VM named in this incident) sent no memory metric for
+      ${local.agent_silence_seconds / 60} minutes. Either it was stopped or deleted (then close this incident), or its Ops
+      Agent is not running: it gets no memory warning, and its OOM kills reach notebook-medic only through
+      the serial console. In the notebook's terminal (or over SSH):
+
+          sudo systemctl status google-cloud-ops-agent
+
+      Restarting the notebook runs infra/contest's post-startup script, which installs and starts the agent.
+    EOT
+  }
+
+  alert_strategy {
+    auto_close = "86400s"
+  }
 }

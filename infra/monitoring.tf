@@ -17,6 +17,15 @@ resource "google_monitoring_notification_channel" "organizers" {
   depends_on = [google_project_service.apis]
 }
 
+# Where every alert meant for the organizers goes: dead letters, dropped kills, a notebook that stopped
+# reporting memory.
+locals {
+  organizer_channels = concat(
+    [for channel in google_monitoring_notification_channel.organizers : channel.id],
+    var.extra_notification_channels,
+  )
+}
+
 resource "google_monitoring_alert_policy" "dead_letters" {
   display_name = "notebook-medic: restart requests dead-lettered"
   combiner     = "OR"
@@ -41,10 +50,7 @@ resource "google_monitoring_alert_policy" "dead_letters" {
     }
   }
 
-  notification_channels = concat(
-    [for channel in google_monitoring_notification_channel.organizers : channel.id],
-    var.extra_notification_channels,
-  )
+  notification_channels = local.organizer_channels
 
   documentation {
     mime_type = "text/markdown"

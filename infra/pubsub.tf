@@ -31,6 +31,8 @@ resource "google_pubsub_topic" "dead_letter" {
 resource "google_service_account" "push" {
   account_id   = "${var.name_prefix}-push"
   display_name = "notebook-medic: Pub/Sub push to restart_worker"
+
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_pubsub_subscription" "restart_worker" {
@@ -88,17 +90,22 @@ resource "google_pubsub_subscription" "dead_letter" {
 }
 
 # --- what the Pub/Sub service agent needs --------------------------------------------------------
+# Each grant waits until the agent exists and IAM knows it (service_agents.tf).
 # Dead-lettering: publish to the dead-letter topic and acknowledge on the source subscription.
 resource "google_pubsub_topic_iam_member" "dead_letter_publisher" {
   topic  = google_pubsub_topic.dead_letter.id
   role   = "roles/pubsub.publisher"
   member = local.pubsub_service_agent
+
+  depends_on = [time_sleep.service_agents]
 }
 
 resource "google_pubsub_subscription_iam_member" "dead_letter_subscriber" {
   subscription = google_pubsub_subscription.restart_worker.id
   role         = "roles/pubsub.subscriber"
   member       = local.pubsub_service_agent
+
+  depends_on = [time_sleep.service_agents]
 }
 
 # OIDC tokens for authenticated push (projects created before April 2021 need this explicitly),
@@ -107,12 +114,16 @@ resource "google_service_account_iam_member" "pubsub_signs_push_tokens" {
   service_account_id = google_service_account.push.name
   role               = "roles/iam.serviceAccountTokenCreator"
   member             = local.pubsub_service_agent
+
+  depends_on = [time_sleep.service_agents]
 }
 
 resource "google_service_account_iam_member" "pubsub_signs_trigger_tokens" {
   service_account_id = google_service_account.trigger.name
   role               = "roles/iam.serviceAccountTokenCreator"
   member             = local.pubsub_service_agent
+
+  depends_on = [time_sleep.service_agents]
 }
 
 # --- publishers -----------------------------------------------------------------------------------

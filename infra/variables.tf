@@ -85,6 +85,12 @@ variable "restart_policy" {
   }
 }
 
+variable "automatic_actions" {
+  description = "The off switch. false disables the OOM log sink (no kill reaches the bot, so nothing is restarted automatically) and the memory-pressure alert (no warnings); /restart-notebook and the alert buttons keep working. `terraform apply -var automatic_actions=false` switches off, `=true` back on."
+  type        = bool
+  default     = true
+}
+
 variable "dry_run" {
   description = "DRY_RUN: decide and report, but never reset or stop an instance. Useful for a rehearsal before the contest."
   type        = bool

@@ -10,6 +10,16 @@ terraform {
       # tests/infra/provider_schema.json was extracted from 6.50.0 (scripts/extract_provider_schema.py).
       version = "~> 6.50"
     }
+    # google_project_service_identity (service_agents.tf) exists only in google-beta in 6.x.
+    google-beta = {
+      source  = "hashicorp/google-beta"
+      version = "~> 6.50"
+    }
+    # time_sleep: the waits Google's own modules use where an API is eventually consistent.
+    time = {
+      source  = "hashicorp/time"
+      version = "~> 0.13"
+    }
   }
 
   # State lives in a GCS bucket created once, out of band (README step 2), so that every apply —
@@ -25,6 +35,14 @@ provider "google" {
   default_labels = merge(var.labels, { app = "notebook-medic" })
 }
 
+provider "google-beta" {
+  project = var.project_id
+  region  = var.region
+
+  default_labels = merge(var.labels, { app = "notebook-medic" })
+}
+
+# Needs cloudresourcemanager.googleapis.com, enabled before the first apply (README step 1).
 data "google_project" "this" {
   project_id = var.project_id
 }

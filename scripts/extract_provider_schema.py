@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""Extract the google provider's schema for the resource types infra/ uses into tests/infra/provider_schema.json.
+"""Extract the schemas of the providers infra/ uses (google, google-beta, time) into tests/infra/provider_schema.json.
 
 No Terraform binary or provider plugin can be installed on the machines this project runs on, so the
 schema comes from the PyPI package cdktf-cdktf-provider-google: it ships a jsii assembly (a JSON type
 system generated from the provider's schema) and the generated JavaScript, which name every argument,
 nested block and computed attribute with its Terraform spelling.
 
-    .venv/bin/python scripts/extract_provider_schema.py            # pip-downloads the pinned wheel
-    .venv/bin/python scripts/extract_provider_schema.py --wheel path/to/cdktf_cdktf_provider_google-*.whl
+    .venv/bin/python scripts/extract_provider_schema.py            # pip-downloads the pinned wheels
+    .venv/bin/python scripts/extract_provider_schema.py --wheels DIR   # wheels already downloaded into DIR
 
 Only the types used under infra/ (found by parsing every .tf file) are written, so the data file stays
-small; rerun after adding a resource type. The tests read the JSON and never need cdktf installed.
+small; rerun after adding a resource type. A resource with `provider = google-beta` is looked up in the
+google-beta package (google_project_service_identity exists only there in 6.x), a `time_*` resource in
+the time provider's (time_sleep). The tests read the JSON and never need cdktf installed.
 """
 
 from __future__ import annotations
@@ -29,12 +31,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = "cdktf-cdktf-provider-google"
-DEFAULT_VERSION = "16.12.1"  # ships hashicorp/google 6.50.0; infra/versions.tf pins "~> 6.50"
-PREFIX = "@cdktf/provider-google."
+# Terraform provider name -> (PyPI package, version, jsii type prefix). The google packages ship
+# hashicorp/google(-beta) 6.50.0 (infra/versions.tf pins "~> 6.50"); the time package hashicorp/time 0.13.1.
+PROVIDERS = {
+    "google": ("cdktf-cdktf-provider-google", "16.12.1", "@cdktf/provider-google."),
+    "google-beta": ("cdktf-cdktf-provider-google-beta", "16.12.1", "@cdktf/provider-google-beta."),
+    "time": ("cdktf-cdktf-provider-time", "11.0.1", "@cdktf/provider-time."),
+}
 _REPRESENTS = re.compile(
-    r"Represents a \{@link https://registry\.terraform\.io/providers/hashicorp/google/(?P<version>[\d.]+)/docs/"
-    r"(?P<kind>resources|data-sources)/\w+ (?P<type>google_\w+)\}"
+    r"Represents a \{@link https://registry\.terraform\.io/providers/hashicorp/[\w-]+/(?P<version>[\d.]+)/docs/"
+    r"(?P<kind>resources|data-sources)/\w+ (?P<type>[a-z]+_\w+)\}"
 )
 _ANCHOR = re.compile(r"#(?P<name>\w+) \w+#\w+\}")
 _JS_CLASS = re.compile(r"^class (\w+) extends ", re.MULTILINE)
@@ -48,34 +54,52 @@ def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def used_types(infra: Path) -> tuple[set[str], set[str]]:
+def provider_of(rtype: str, body: Json) -> str:
+    """The provider a block belongs to: its `provider` meta-argument, else the type's prefix."""
+    explicit = str(body.get("provider", "")).strip('"${}')
+    return explicit.split(".")[0] if explicit else rtype.split("_", maxsplit=1)[0]
+
+
+def used_types(infra: Path) -> dict[str, tuple[set[str], set[str]]]:
+    """Provider -> (resource types, data source types) used under infra/."""
     import hcl2  # noqa: PLC0415 - only needed when the types come from infra/
 
-    resources: set[str] = set()
-    data_sources: set[str] = set()
+    used: dict[str, tuple[set[str], set[str]]] = {name: (set(), set()) for name in PROVIDERS}
     for path in sorted(infra.rglob("*.tf")):
         if ".terraform" in path.parts:
             continue
         doc = hcl2.loads(path.read_text())
-        for kind, target in (("resource", resources), ("data", data_sources)):
+        for index, kind in enumerate(("resource", "data")):
             for block in doc.get(kind, []):
-                for quoted in block:
+                for quoted, named in block.items():
                     name = quoted.strip('"')
-                    if name.startswith("google_"):
-                        target.add(name)
-    return resources, data_sources
+                    if name.startswith("__"):
+                        continue
+                    for key, body in named.items():
+                        if key.startswith("__"):
+                            continue
+                        provider = provider_of(name, body)
+                        if provider not in used:
+                            raise SystemExit(f"{path}: {name} belongs to provider {provider}: add it to PROVIDERS")
+                        used[provider][index].add(name)
+    return used
 
 
-def download_wheel(version: str, into: Path) -> Path:
+def wheel_file(provider: str, into: Path, wheels: Path | None) -> Path:
+    package, version, _ = PROVIDERS[provider]
+    pattern = f"{package.replace('-', '_')}-{version}-*.whl"
+    if wheels is not None:
+        return next(wheels.glob(pattern))
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(into), f"{PACKAGE}=={version}"],
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "-d", str(into), f"{package}=={version}"],
         check=True,
     )
-    return next(into.glob("cdktf_cdktf_provider_google-*.whl"))
+    return next(into.glob(pattern))
 
 
 class Assembly:
-    def __init__(self, wheel: Path) -> None:
+    def __init__(self, wheel: Path, prefix: str) -> None:
+        self.prefix = prefix
         with zipfile.ZipFile(wheel) as wheel_zip:
             name = next(n for n in wheel_zip.namelist() if n.endswith(".jsii.tgz"))
             tgz = tarfile.open(fileobj=io.BytesIO(wheel_zip.read(name)))  # noqa: SIM115 - read lazily, kept open
@@ -116,7 +140,7 @@ class Assembly:
         """(struct fqn, is a list/set block) when the property is a nested block, else None."""
         if "fqn" in type_ref:
             target = self.types.get(type_ref["fqn"])
-            if target and target.get("datatype") and type_ref["fqn"].startswith(PREFIX):
+            if target and target.get("datatype") and type_ref["fqn"].startswith(self.prefix):
                 return type_ref["fqn"], False
             return None
         if "collection" in type_ref:
@@ -172,37 +196,47 @@ class Assembly:
     def type_schema(self, kind: str, tf_type: str) -> Json:
         fqn = self.by_tf_type.get((kind, tf_type))
         if fqn is None:
-            raise SystemExit(f"{tf_type} is not a {kind} type of the google provider in this package")
+            raise SystemExit(f"{tf_type} is not a {kind} type of the provider in this package ({self.prefix})")
         return self.schema(fqn + "Config", fqn)
+
+
+def provider_document(assembly: Assembly, provider: str, types: tuple[set[str], set[str]], wheel: Path) -> Json:
+    package, _, prefix = PROVIDERS[provider]
+    config = next(
+        fqn for fqn in assembly.types if fqn.startswith(prefix + "provider.") and fqn.endswith("ProviderConfig")
+    )
+    resources, data_sources = types
+    return {
+        "source": f"{package}=={wheel.name.split('-')[1]}",
+        "provider": f"hashicorp/{provider} {assembly.provider_version}",
+        "provider_config": assembly.schema(config, ""),
+        "resources": {t: assembly.type_schema("resources", t) for t in sorted(resources)},
+        "data_sources": {t: assembly.type_schema("data-sources", t) for t in sorted(data_sources)},
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wheel", type=Path, help="a downloaded cdktf-cdktf-provider-google wheel")
-    parser.add_argument("--version", default=DEFAULT_VERSION, help="package version to pip-download")
+    parser.add_argument("--wheels", type=Path, help="a folder holding the downloaded cdktf provider wheels")
     parser.add_argument("--infra", type=Path, default=ROOT / "infra")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "infra" / "provider_schema.json")
-    parser.add_argument("--type", action="append", default=[], help="extra resource type to include")
     args = parser.parse_args()
 
-    resources, data_sources = used_types(args.infra)
-    resources.update(args.type)
+    used = used_types(args.infra)
+    documents: dict[str, Json] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        wheel = args.wheel or download_wheel(args.version, Path(tmp))
-        assembly = Assembly(wheel)
-        version = re.search(r"-(\d[\w.]*)-py3", wheel.name)
-        document = {
-            "comment": "Generated by scripts/extract_provider_schema.py; do not edit by hand.",
-            "source": f"{PACKAGE}=={version.group(1) if version else args.version}",
-            "provider": f"hashicorp/google {assembly.provider_version}",
-            "provider_config": assembly.schema(PREFIX + "provider.GoogleProviderConfig", ""),
-            "resources": {t: assembly.type_schema("resources", t) for t in sorted(resources)},
-            "data_sources": {t: assembly.type_schema("data-sources", t) for t in sorted(data_sources)},
-        }
+        for provider, types in used.items():
+            if provider != "google" and not any(types):
+                continue
+            wheel = wheel_file(provider, Path(tmp), args.wheels)
+            documents[provider] = provider_document(Assembly(wheel, PROVIDERS[provider][2]), provider, types, wheel)
+    # The google provider's schema stays at the top level (what most tests read); the others beside it.
+    document = {"comment": "Generated by scripts/extract_provider_schema.py; do not edit by hand.",
+                **documents.pop("google"), "other_providers": documents}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n")
-    print(f"wrote {args.out}: {len(resources)} resource and {len(data_sources)} data source types "
-          f"of {document['provider']}")
+    counts = ", ".join(f"{d['provider']}" for d in [document, *documents.values()])
+    print(f"wrote {args.out}: {counts}")
     return 0
 
 

@@ -3,27 +3,30 @@ locals {
   # ("duplicate object key"); every other rule is a precondition on the instance below.
   participants = { for row in csvdecode(file("${path.module}/${var.participants_csv}")) : row.name => row }
 
-  # Instance metadata. proxy-mode/proxy-user-mail make JupyterLab single-user (only the owner gets
-  # through the proxy) and are where notebook-medic reads the owner back (instance_owners is
-  # input-only). The rest ships what the bot needs to see:
-  #   install-monitoring-agent   installs the Ops Agent, which sends syslog (the kernel's
-  #                              "Out of memory: Killed process" lines) to Cloud Logging: logs/syslog,
-  #                              and the memory metric the bot's memory-pressure alert watches
-  #   serial-port-logging-enable kernel messages on the serial console also reach Cloud Logging,
-  #                              a second path when the agent itself is starved by the OOM
-  #   enable-guest-attributes,   the health agent's report (health_state, health_info), which the
-  #   report-event-health        worker reads to decide whether Jupyter came back by itself
+  # Instance metadata: only keys Workbench lets the owner of an instance set. Workbench owns its
+  # protected keys ("Protected metadata keys" on the Workbench "manage metadata" page; the provider's
+  # WorkbenchInstanceProvidedMetadata list: install-monitoring-agent, serial-port-logging-enable,
+  # proxy-mode, proxy-user-mail, enable-guest-attributes, ...) and overwrites them; provider 6.x even
+  # drops install-monitoring-agent from the plan. So:
+  #   - single user: instance_owners below; Workbench itself then sets proxy-mode=mail and
+  #     proxy-user-mail=<owner>, which is where notebook-medic reads the owner back;
+  #   - the Ops Agent (syslog with the kernel's OOM lines, and the memory metric): the documented
+  #     post-startup script, install-ops-agent.sh, from the bucket below, at every start;
+  #   - report-event-health: the health agent's report the worker reads after a reset.
+  region = regex("^(.+)-[a-z]$", var.zone)[0]
+
   base_metadata = {
-    "install-monitoring-agent"   = tostring(var.install_ops_agent)
-    "serial-port-logging-enable" = "true"
-    "enable-guest-attributes"    = "true"
-    "report-event-health"        = "true"
-    "proxy-mode"                 = "mail"
+    "report-event-health" = "true"
   }
+  ops_agent_metadata = {
+    "post-startup-script"          = "gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.install_ops_agent.name}"
+    "post-startup-script-behavior" = "download_and_run_every_start"
+  }
+  metadata = merge(local.base_metadata, var.install_ops_agent ? local.ops_agent_metadata : {})
 }
 
 resource "google_project_service" "apis" {
-  for_each = toset(["compute.googleapis.com", "notebooks.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com"])
+  for_each = toset(["compute.googleapis.com", "iam.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "notebooks.googleapis.com", "storage.googleapis.com"])
 
   project            = var.project_id
   service            = each.value
@@ -35,6 +38,35 @@ resource "google_project_service" "apis" {
 resource "google_service_account" "notebook_vm" {
   account_id   = "${var.contest_name}-notebooks"
   display_name = "${var.contest_name}: Workbench notebooks' VM identity"
+
+  depends_on = [google_project_service.apis]
+}
+
+# The post-startup script every notebook runs (install-ops-agent.sh), readable by the notebooks only.
+resource "google_storage_bucket" "setup" {
+  #checkov:skip=CKV_GCP_62:The bucket holds one setup script from this repository; access logs of it would record only the notebooks reading it at start.
+  #checkov:skip=CKV_GCP_78:The script is in git; versions of it in the bucket add nothing a checkout does not have.
+  name     = "${var.project_id}-${var.contest_name}-setup"
+  location = local.region
+
+  uniform_bucket_level_access = true
+  public_access_prevention    = "enforced"
+  # Destroying the contest removes the script with the bucket: nothing is left billed.
+  force_destroy = true
+
+  depends_on = [google_project_service.apis]
+}
+
+resource "google_storage_bucket_object" "install_ops_agent" {
+  name   = "install-ops-agent.sh"
+  bucket = google_storage_bucket.setup.name
+  source = "${path.module}/install-ops-agent.sh"
+}
+
+resource "google_storage_bucket_iam_member" "notebook_vm_reads_setup" {
+  bucket = google_storage_bucket.setup.name
+  role   = "roles/storage.objectViewer"
+  member = google_service_account.notebook_vm.member
 }
 
 resource "google_project_iam_member" "notebook_vm" {
@@ -59,7 +91,7 @@ resource "google_workbench_instance" "participant" {
   gce_setup {
     machine_type      = each.value.machine_type
     disable_public_ip = var.disable_public_ip
-    metadata          = merge(local.base_metadata, { "proxy-user-mail" = lower(each.value.owner_email) })
+    metadata          = local.metadata
 
     service_accounts {
       email = google_service_account.notebook_vm.email
@@ -110,7 +142,11 @@ resource "google_workbench_instance" "participant" {
     }
   }
 
-  depends_on = [google_project_service.apis, google_project_iam_member.notebook_vm]
+  depends_on = [
+    google_project_service.apis,
+    google_project_iam_member.notebook_vm,
+    google_storage_bucket_iam_member.notebook_vm_reads_setup,
+  ]
 }
 
 # --- who may do what --------------------------------------------------------------------------------

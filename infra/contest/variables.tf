@@ -24,9 +24,11 @@ variable "contest_name" {
   type        = string
   default     = "contest"
 
+  # At most 20: the VM service account is "<contest_name>-notebooks" and an account id has at most
+  # 30 characters (tests/infra/test_fresh_project.py checks every name built from an input).
   validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{2,20}$", var.contest_name))
-    error_message = "contest_name must be 3-21 lowercase letters, digits or hyphens, starting with a letter."
+    condition     = can(regex("^[a-z][a-z0-9-]{1,18}[a-z0-9]$", var.contest_name))
+    error_message = "contest_name must be 3-20 lowercase letters, digits or hyphens, starting with a letter and not ending with a hyphen (the VM service account <contest_name>-notebooks has at most 30 characters)."
   }
 }
 
@@ -76,7 +78,7 @@ variable "subnet" {
 }
 
 variable "install_ops_agent" {
-  description = "Install the Ops Agent on every notebook: syslog (OOM lines) to Cloud Logging and the memory metric for the bot's early warnings. Its host metrics are billed by Cloud Monitoring (infra/README.md, cost); without it, OOM lines still arrive through serial-port logging but memory warnings don't."
+  description = "Install the Ops Agent on every notebook (a post-startup script, install-ops-agent.sh): syslog (OOM lines) to Cloud Logging and the memory metric for the bot's early warnings and its no-memory-reports alert. Its host metrics are billed by Cloud Monitoring (infra/README.md, cost); without it, OOM lines still arrive through serial-port logging where Workbench enables it, but memory warnings don't."
   type        = bool
   default     = true
 }

@@ -45,6 +45,18 @@ def provider_schema() -> dict[str, Any]:
     return schema
 
 
+def provider_of(rtype: str, body: dict[str, Any]) -> str:
+    """The provider a resource belongs to: its `provider` meta-argument, else its type's prefix."""
+    explicit = str(body.get("provider", "")).strip('"${}')
+    return explicit.split(".")[0] if explicit else rtype.split("_", maxsplit=1)[0]
+
+
+def schema_of(provider: str) -> dict[str, Any]:
+    """One provider's schema from provider_schema.json (google at the top level, the others beside it)."""
+    schema = provider_schema()
+    return schema if provider == "google" else schema["other_providers"][provider]
+
+
 def is_block(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, dict) and v.get("__is_block__") for v in value)
 

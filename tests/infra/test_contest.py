@@ -32,21 +32,68 @@ def test_instances_come_from_the_csv() -> None:
     assert INSTANCE["instance_owners"] == ["${lower(each.value.owner_email)}"]
 
 
-def test_metadata_makes_it_single_user_and_ships_system_logs() -> None:
-    base = {
-        key.strip('"'): value if hcl.expression(value) else hcl.literal(value)
-        for key, value in hcl.body_items(CONTEST.locals["base_metadata"])
+# Metadata keys Workbench owns and overwrites ("Protected metadata keys" on the Workbench "manage
+# metadata" page; the provider's list: WorkbenchInstanceProvidedMetadata in magic-modules
+# mmv1/templates/terraform/constants/workbench_instance.go.tmpl). Provider 6.x drops
+# install-monitoring-agent from the plan, so setting it silently installs nothing.
+PROTECTED_METADATA = {
+    "disable-swap-binaries", "enable-guest-attributes", "proxy-backend-id", "proxy-registration-url",
+    "agent-health-check-interval-seconds", "agent-health-check-path", "container", "data-disk-uri",
+    "dataproc-allow-custom-clusters", "dataproc-cluster-name", "dataproc-configs", "dataproc-default-subnet",
+    "dataproc-locations-list", "dataproc-machine-types-list", "dataproc-notebooks-url", "dataproc-region",
+    "dataproc-service-account", "disable-check-xsrf", "framework", "gcs-data-bucket", "generate-diagnostics-bucket",
+    "generate-diagnostics-file", "generate-diagnostics-options", "image-url", "install-monitoring-agent",
+    "install-nvidia-driver", "installed-extensions", "notebooks-api", "notebooks-api-version",
+    "notebooks-examples-location", "notebooks-location", "nvidia-driver-gcs-path", "proxy-mode", "proxy-status",
+    "proxy-url", "proxy-user-mail", "report-container-health", "report-notebook-metrics", "report-system-health",
+    "report-system-status", "restriction", "serial-port-logging-enable", "shutdown-script", "title",
+    "use-collaborative", "version", "enable-oslogin",
+}
+SCRIPT = hcl.INFRA / "contest" / "install-ops-agent.sh"
+
+
+def metadata_maps() -> dict[str, dict[str, str]]:
+    return {
+        name: {key.strip('"'): value for key, value in hcl.body_items(CONTEST.locals[name])}
+        for name in ("base_metadata", "ops_agent_metadata")
     }
-    assert base == {
-        "install-monitoring-agent": "${tostring(var.install_ops_agent)}",
-        "serial-port-logging-enable": "true",
-        "enable-guest-attributes": "true",
-        "report-event-health": "true",
-        "proxy-mode": "mail",
-    }
+
+
+def test_metadata_sets_no_protected_key() -> None:
+    maps = metadata_maps()
+    protected = {name: sorted(set(keys) & PROTECTED_METADATA) for name, keys in maps.items()}
+    assert protected == {"base_metadata": [], "ops_agent_metadata": []}
+    assert INSTANCE["gce_setup"][0]["metadata"] == "${local.metadata}"
+    assert CONTEST.locals["metadata"] == (
+        "${merge(local.base_metadata, var.install_ops_agent ? local.ops_agent_metadata : {})}"
+    )
+    assert hcl.literal(maps["base_metadata"]["report-event-health"]) == "true"
+
+
+def test_single_user_comes_from_instance_owners() -> None:
+    """Workbench sets proxy-mode=mail and proxy-user-mail (where the bot reads the owner) from instance_owners."""
+    assert INSTANCE["instance_owners"] == ["${lower(each.value.owner_email)}"]
+    assert OWNER_METADATA_KEY in PROTECTED_METADATA, "the owner key is Workbench's to write"
+
+
+def test_ops_agent_comes_from_the_post_startup_script() -> None:
+    ops = metadata_maps()["ops_agent_metadata"]
+    assert ops["post-startup-script"] == (
+        '"gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.install_ops_agent.name}"'
+    )
+    assert hcl.literal(ops["post-startup-script-behavior"]) == "download_and_run_every_start"
     assert CONTEST.variables["install_ops_agent"]["default"] is True
-    metadata = INSTANCE["gce_setup"][0]["metadata"]
-    assert metadata == '${merge(local.base_metadata, {"' + OWNER_METADATA_KEY + '" = lower(each.value.owner_email)})}'
+    obj = CONTEST.resource("google_storage_bucket_object", "install_ops_agent")
+    assert obj["source"] == '"${path.module}/install-ops-agent.sh"'
+    reader = CONTEST.resource("google_storage_bucket_iam_member", "notebook_vm_reads_setup")
+    assert reader["member"] == "${google_service_account.notebook_vm.member}"
+    assert hcl.literal(reader["role"]) == "roles/storage.objectViewer"
+    assert "${google_storage_bucket_iam_member.notebook_vm_reads_setup}" in INSTANCE["depends_on"]
+    text = SCRIPT.read_text()
+    assert text.startswith("#!/bin/bash\n") and "set -euo pipefail" in text
+    assert "https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh" in text
+    assert "--also-install" in text and "systemctl enable --now google-cloud-ops-agent" in text
+    assert "systemctl is-active --quiet google-cloud-ops-agent" in text, "every start after the first only checks"
 
 
 def test_vm_identity_can_write_logs_and_nothing_more() -> None:

@@ -136,6 +136,7 @@ def test_alert_on_the_metric_reaches_the_organizers() -> None:
     assert condition["comparison"] == '"COMPARISON_GT"' and condition["threshold_value"] == 0
     dead_letters = BOT.resource("google_monitoring_alert_policy", "dead_letters")
     assert policy["notification_channels"] == dead_letters["notification_channels"]
-    assert "google_monitoring_notification_channel.organizers" in policy["notification_channels"]
+    assert policy["notification_channels"] == "${local.organizer_channels}"
+    assert "google_monitoring_notification_channel.organizers" in BOT.locals["organizer_channels"]
     descriptor = BOT.resource("google_logging_metric", "dropped_kills")["metric_descriptor"][0]
     assert (hcl.literal(descriptor["metric_kind"]), hcl.literal(descriptor["value_type"])) == ("DELTA", "INT64")

@@ -49,6 +49,7 @@ ALLOWED_ROLES = {
     "roles/artifactregistry.writer",
     "roles/storage.objectViewer",
     "roles/storage.objectAdmin",  # only with the gcf-v2-* bucket condition (test_build_roles)
+    "roles/eventarc.serviceAgent",  # only to Eventarc's own service agent (test_eventarc_agent_role)
 }
 
 
@@ -223,9 +224,22 @@ def test_only_narrow_roles_are_granted() -> None:
         if roles is None or not set(roles) <= ALLOWED_ROLES:
             problems.append(f"{rtype}.{name} grants {body['role']} ({roles})")
     assert not problems, "\n".join(problems)
-    # Project-level grants are the custom roles and the build account's; nothing else.
+    # Project-level grants are the custom roles, the build account's and Eventarc's agent's; nothing else.
     project_level = {name for rtype, name, _ in all_grants() if rtype == "google_project_iam_member"}
-    assert project_level == {"workbench", "build", "build_gcf_buckets"}
+    assert project_level == {"workbench", "build", "build_gcf_buckets", "eventarc_agent"}
+
+
+def test_eventarc_agent_role() -> None:
+    """A fresh project's Eventarc agent may lack its role (terraform-provider-google 25294): grant it, to it alone."""
+    grant = BOT.resource("google_project_iam_member", "eventarc_agent")
+    assert hcl.literal(grant["role"]) == "roles/eventarc.serviceAgent"
+    assert grant["member"] == '${local.service_agents["eventarc.googleapis.com"]}'
+    agent = hcl.literal(BOT.locals["service_agents"]['"eventarc.googleapis.com"'].replace(
+        "${data.google_project.this.number}", "N"))
+    assert agent == "serviceAccount:service-N@gcp-sa-eventarc.iam.gserviceaccount.com"
+    for (rtype, name), body in BOT.resources.items():
+        if "eventarc.serviceAgent" in str(body.get("role")):
+            assert (rtype, name) == ("google_project_iam_member", "eventarc_agent")
 
 
 def _role_literals(text: str) -> list[str]:

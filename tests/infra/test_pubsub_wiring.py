@@ -77,7 +77,8 @@ def test_dead_letters_alert_the_organizers() -> None:
     condition = policy["conditions"][0]["condition_threshold"][0]
     assert "${google_pubsub_subscription.dead_letter.name}" in condition["filter"]
     assert "subscription/num_undelivered_messages" in condition["filter"]
-    assert "google_monitoring_notification_channel.organizers" in policy["notification_channels"]
+    assert policy["notification_channels"] == "${local.organizer_channels}"
+    assert "google_monitoring_notification_channel.organizers" in BOT.locals["organizer_channels"]
 
 
 def test_on_oom_trigger_retries_and_reads_the_oom_topic() -> None:
@@ -100,10 +101,13 @@ def test_memory_alerts_reach_on_memory_alert() -> None:
     assert channel["labels"]["topic"] == "${google_pubsub_topic.memory_alerts.id}"
     policy = BOT.resource("google_monitoring_alert_policy", "memory_pressure")
     assert policy["notification_channels"] == ["${google_monitoring_notification_channel.memory_alerts.id}"]
-    assert "agent.googleapis.com/memory/percent_used" in policy["conditions"][0]["condition_threshold"][0]["filter"]
+    assert hcl.literal(BOT.locals["memory_metric"]) == "agent.googleapis.com/memory/percent_used"
+    assert 'metric.type = \\"${local.memory_metric}\\"' in policy["conditions"][0]["condition_threshold"][0]["filter"]
     publisher = BOT.resource("google_pubsub_topic_iam_member", "monitoring_publishes_memory_alerts")
     assert publisher["topic"] == "${google_pubsub_topic.memory_alerts.id}"
-    assert "gcp-sa-monitoring-notification.iam.gserviceaccount.com" in publisher["member"]
+    assert publisher["member"] == '${local.service_agents["monitoring.googleapis.com"]}'
+    assert "gcp-sa-monitoring-notification.iam.gserviceaccount.com" in BOT.locals["service_agents"][
+        '"monitoring.googleapis.com"']
     trigger = BOT.resource("google_cloudfunctions2_function", "on_memory_alert")["event_trigger"][0]
     assert trigger["pubsub_topic"] == "${google_pubsub_topic.memory_alerts.id}"
     assert hcl.literal(trigger["event_type"]) == "google.cloud.pubsub.topic.v1.messagePublished"

@@ -17,7 +17,7 @@ from tests.infra import hcl
 _STRING_WITHOUT_TEMPLATE = re.compile(r'"(?:[^"\\$]|\\.|\$(?!\{))*"')
 _SIMPLE = re.compile(r"(?<![\w.\"])(var|local)\.([A-Za-z_][\w-]*)")
 _DATA = re.compile(r"(?<![\w.\"])data\.([A-Za-z_]\w*)\.([A-Za-z_][\w-]*)((?:\[[^\]]*\]|\.[A-Za-z_]\w*)*)")
-_RESOURCE = re.compile(r"(?<![\w.\"/])(google_[a-z0-9_]+)\.([A-Za-z_][\w-]*)((?:\[[^\]]*\]|\.[A-Za-z_]\w*)*)")
+_RESOURCE = re.compile(r"(?<![\w.\"/])((?:google|time)_[a-z0-9_]+)\.([A-Za-z_][\w-]*)((?:\[[^\]]*\]|\.[A-Za-z_]\w*)*)")
 _SEGMENT = re.compile(r"\[[^\]]*\]|\.([A-Za-z_]\w*)")
 
 # Variables that are free-form by nature (paths, self links): no validation can say more than the API.
@@ -74,8 +74,10 @@ def test_references_resolve(module_dir: Path) -> None:
         for rtype, name, path in _RESOURCE.findall(text):
             if (rtype, name) not in module.resources:
                 problems.append(f"{where}: {rtype}.{name} is not declared in {module_dir.name}/")
-            elif rtype in schema["resources"]:
-                problems += attribute_problems(schema["resources"][rtype], path, f"{where}: {rtype}.{name}{path}")
+                continue
+            table = hcl.schema_of(hcl.provider_of(rtype, module.resources[(rtype, name)]))["resources"]
+            if rtype in table:
+                problems += attribute_problems(table[rtype], path, f"{where}: {rtype}.{name}{path}")
     assert not problems, "\n".join(problems)
 
 
