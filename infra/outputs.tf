@@ -40,3 +40,8 @@ output "secret_ids" {
     SLACK_SIGNING_SECRET = google_secret_manager_secret.slack_signing_secret.secret_id
   }
 }
+
+output "source_objects" {
+  description = "The source object (named by its zip's MD5) each function was built from: what is deployed, for a rollback (README)."
+  value       = { for name, source in google_storage_bucket_object.source : name => source.name }
+}
