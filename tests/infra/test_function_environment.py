@@ -57,12 +57,16 @@ def secret_names(body: dict[str, object]) -> set[str]:
     return {hcl.literal(s["key"]) for s in service.get("secret_environment_variables", [])}
 
 
+# How a function reads its configuration: settings_or_exit wraps load_settings (one line, no traceback).
+SETTINGS_LOADERS = {"load_settings", "settings_or_exit"}
+
+
 def needs_of(function: str) -> set[Need]:
     tree = ast.parse((ROOT / "functions" / function / "main.py").read_text())
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "load_settings":
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SETTINGS_LOADERS:
             return {Need[element.attr] for element in node.args[0].elts}  # type: ignore[attr-defined]
-    raise AssertionError(f"functions/{function}/main.py does not call load_settings")
+    raise AssertionError(f"functions/{function}/main.py calls none of {sorted(SETTINGS_LOADERS)}")
 
 
 def test_config_names_are_found() -> None:
