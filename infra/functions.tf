@@ -147,6 +147,7 @@ resource "google_cloudfunctions2_function" "restart_worker" {
     google_storage_bucket_iam_member.build_reads_sources,
     google_secret_manager_secret_iam_member.bot_token,
     google_project_iam_member.workbench,
+    google_pubsub_topic_iam_member.restart_worker_publishes_restarts,
   ]
 }
 

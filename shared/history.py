@@ -27,19 +27,21 @@ INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
 UNCONFIRMED = "medic-unconfirmed"
+WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
-    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED}
+    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
 # What a person may type to opt an instance out: anything that obviously means off.
 OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
 MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write of more (INVALID_ARGUMENT)
-# Every label of ours at once, medic-auto included; UNCONFIRMED is never written beside INFLIGHT.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED}) + 1
+# Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
+# and INFLIGHT_EVENT, so two of those four at most.
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING}) + 1
 
 
 class AutoMode(StrEnum):
@@ -62,6 +64,9 @@ class History:
     # ran out): last_restart is when the bot stopped watching it, not when it finished. Words only: no decision
     # reads it. Cleared by the next restart's intent.
     unconfirmed_since: datetime | None = None
+    # waiting.Marker's label text: which wait for health the incident's kill lines fold into. A restart in flight
+    # answers every kill before it, so the marker is not written beside it.
+    waiting: str = ""
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -76,6 +81,7 @@ class History:
             memory_warned=_time(labels.get(MEMORY_WARNED, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
             unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
+            waiting=_label_text(labels.get(WAITING, "")),
         )
 
     def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
@@ -103,6 +109,8 @@ class History:
                 labels[key] = str(int(moment.timestamp()))
         if self.inflight_since is not None and self.inflight_event:
             labels[INFLIGHT_EVENT] = self.inflight_event
+        if self.waiting and self.inflight_since is None:
+            labels[WAITING] = self.waiting
         return labels
 
     def resumed(self) -> History:

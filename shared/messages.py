@@ -119,6 +119,12 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":warning: 再起動せず: このイベントは {age} 前のもので、対応上限 {limit} を超えています。"
         "インスタンスを確認してください",
     },
+    "outcome.wait_ended": {
+        "en": ":warning: Not restarted: I was still waiting ({reason}) after {count} rounds, longer than any wait "
+        "should take. Check the instance, and restart it if it is down",
+        "ja": ":warning: 再起動せず: {count} 回確認しても待機 ({reason}) が終わらず、想定より長くかかっています。"
+        "インスタンスを確認し、停止していれば再起動してください",
+    },
     "outcome.too_old_request": {
         "en": ":warning: Not done: this request is {age} old, older than the {limit} I act on. "
         "Press the button again if it is still wanted",

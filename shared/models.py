@@ -122,6 +122,11 @@ class RestartRequest:
     asked_by: str = ""  # RESIZE: the Slack user id of the participant who asked, told how it ended
     memory_percent: float | None = None  # WARN: how full memory is
     incident_open: bool = True  # WARN: Monitoring's incident state
+    # An automatic incident waiting for health or a backoff yields the instance's ordering key between polls
+    # (worker.py): it re-publishes itself. `chain` is the Pub/Sub message id of the first message of that wait
+    # (the same on every continuation), `yields` how many times it has re-published itself (bounded).
+    chain: str = ""
+    yields: int = 0
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
     # a second message about the same event (a sink duplicate) does not.
     delivery_id: str = ""
@@ -174,6 +179,8 @@ class RestartRequest:
                 asked_by=_str(data, "asked_by", ""),
                 memory_percent=_percent(data.get("memory_percent")),
                 incident_open=bool(data.get("incident_open", True)),
+                chain=_str(data, "chain", ""),
+                yields=_count(data.get("yields", 0)),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
@@ -181,6 +188,8 @@ class RestartRequest:
             InstanceRef.parse(request.instance)
         if request.machine_type and not MACHINE_TYPE_RE.fullmatch(request.machine_type):
             raise ValueError("machine_type is not a machine type name")
+        if len(request.chain) > 128:
+            raise ValueError("chain is not a Pub/Sub message id")
         if request.asked_by and not SLACK_USER_RE.fullmatch(request.asked_by):
             raise ValueError("asked_by is not a Slack user id")
         if request.kill is not None and isinstance(request.kill.get("killed_at"), str):
@@ -200,6 +209,12 @@ def _percent(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
         raise TypeError("memory_percent")
     return float(value)
+
+
+def _count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000:
+        raise TypeError("yields")
+    return value
 
 
 def _str(data: Any, key: str, default: str | None = None) -> str:

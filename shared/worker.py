@@ -5,6 +5,19 @@ history labels it reads are the ones it last wrote. Every request ends in one
 of two ways the push subscription understands: ack (done, or nothing more can
 be done: the organizers were told why) or retry (a transient failure on a
 request young enough to be worth another delivery).
+
+Ordering rules. A person is never queued behind a machine: an automatic incident
+that must wait (for fresh health, or out a backoff) holds its instance's key for
+one short poll at most, then yields it (waiting.py): it publishes its own
+continuation to the restart topic under the same ordering key, which puts it
+behind anything queued meanwhile (the owner's /restart-notebook, a button), and
+only then acks. Published before the ack, so a crash between the two loses
+nothing: the unacked message is redelivered and publishes again. The duplicate
+that can leave is harmless: both copies are the same incident (same kill, same
+chain), the first to act restarts, and the other's kill is then before that
+restart, a duplicate (policy rule 1). For the same reason a continuation of an
+incident that a manual restart answered meanwhile folds into that restart
+instead of resetting again: one restart per incident.
 """
 
 from __future__ import annotations
@@ -16,9 +29,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
-from shared import messages
+from shared import messages, waiting
 from shared.audit import audit
 from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
 from shared.config import Settings
@@ -68,6 +81,12 @@ class WorkOutcome:
     owner: str = ""
 
 
+class Publisher(Protocol):
+    """The restart topic (queue.RestartQueue): where a waiting incident's continuation goes."""
+
+    def publish(self, request: RestartRequest) -> str: ...
+
+
 class Worker:
     def __init__(
         self,
@@ -75,12 +94,14 @@ class Worker:
         workbench: Workbench,
         slack: SlackNotifier,
         *,
+        queue: Publisher,
         clock: Callable[[], datetime] = utcnow,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.settings = settings
         self.workbench = workbench
         self.slack = slack
+        self.queue = queue
         self.clock = clock
         self.sleep = sleep
         self.lang = settings.message_language
@@ -134,8 +155,10 @@ class Worker:
             if request.action is Action.WARN:  # "your memory is nearly full", hours late, warns of nothing
                 return WorkOutcome(ack=True, verdict="ignored", detail="memory warning too old to be worth sending")
             return self._too_old(request, ref)
+        if request.trigger is Trigger.OOM:
+            request = waiting.as_received(request)
         deadline = started + self.settings.worker_budget.total_seconds()
-        reserve = min(180.0, self.settings.worker_budget.total_seconds() / 2)
+        held = False  # this delivery has held the instance's key for its one poll
         while True:
             try:
                 view = self.workbench.get(ref)
@@ -153,12 +176,47 @@ class Worker:
             decision = decide(request, view, history, self.clock(), self.policy)
             if decision.verdict is not Verdict.WAIT:
                 break
-            wait = (decision.recheck_after or timedelta(seconds=5)).total_seconds()
-            if time.monotonic() + wait > deadline - reserve:
-                return WorkOutcome(ack=False, verdict="wait", detail=f"{decision.reason}; redeliver later")
+            if held:
+                return self._yield_key(request, ref, view, history, decision)
+            if waiting.join(request, waiting.Marker.parse(history.waiting), self.clock(), self.policy) is None:
+                return WorkOutcome(ack=True, verdict="folded", detail=f"folded into the wait {history.waiting}")
+            wait = waiting.hold(decision, self.policy)
             log.info("%s: %s; re-reading in %.1f s", ref.name, decision.reason, wait)
             self.sleep(wait)
+            held = True
+        if waiting.answers(request, decision, waiting.Marker.parse(history.waiting)):
+            history = replace(history, waiting="")  # the wait ends here: the record this writes clears its label
         return replace(self._act(request, ref, view, history, decision, deadline), owner=view.owner_email or "")
+
+    def _yield_key(
+        self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, decision: Decision
+    ) -> WorkOutcome:
+        """Still waiting after one poll: hand the instance's key on (waiting.py). The wait is named on the
+        instance first, so that the incident's other lines fold into it; then the continuation is published,
+        and only then is this message acked (ordering rules, above)."""
+        if request.yields >= waiting.max_yields(self.policy):
+            return self._wait_ended(request, ref, view, history, decision)
+        marker = waiting.own_marker(request)
+        if history.waiting != marker.label:
+            try:
+                self._save(ref, view, replace(history, waiting=marker.label))
+            except Exception as exc:  # noqa: BLE001 - unnamed, the wait still ends; only its lines don't fold
+                log.warning("could not name the wait on %s: %s", ref.name, describe_error(exc))
+        try:
+            message_id = self.queue.publish(waiting.continuation(request))
+        except Exception as exc:  # noqa: BLE001 - not handed on: this message is redelivered, and waits again
+            return WorkOutcome(ack=False, verdict="retry", detail=f"continuation not published: {describe_error(exc)}")
+        return WorkOutcome(ack=True, verdict="yielded",
+                           detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")
+
+    def _wait_ended(
+        self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, decision: Decision
+    ) -> WorkOutcome:
+        """A wait longer than any the policy makes (waiting.max_yields): said, with the Restart button, and ended."""
+        outcome = messages.text("outcome.wait_ended", self.lang, count=request.yields, reason=str(decision.reason))
+        self._post_alert(self._facts(request, view, history, decision, outcome=outcome))
+        log.error("%s: still waiting (%s) after %d continuations; stopped", ref.name, decision.reason, request.yields)
+        return WorkOutcome(ack=True, verdict="wait-ended", detail=str(decision.reason))
 
     # ---- acting on a decision --------------------------------------------------------------
     def _act(

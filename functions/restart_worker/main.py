@@ -1,7 +1,8 @@
 """restart_worker: Pub/Sub push from the restart topic -> observe, decide, act, report.
 
 2xx acknowledges the message; 503 asks Pub/Sub to redeliver it (only for
-transient failures on requests younger than MAX_EVENT_AGE_SECONDS).
+transient failures on requests younger than MAX_EVENT_AGE_SECONDS). A waiting
+incident re-publishes itself to RESTART_TOPIC before its 2xx (shared/waiting.py).
 Run locally: PYTHONPATH=. functions-framework --source functions/restart_worker/main.py --target restart_worker
 """
 
@@ -12,12 +13,14 @@ import functions_framework
 
 from shared.audit import setup_logging
 from shared.config import Need, settings_or_exit
+from shared.queue import RestartQueue
 from shared.slack_notify import SlackNotifier
 from shared.workbench import Workbench
 from shared.worker import Worker
 
 setup_logging()
-SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK})
+# PUBLISH: a waiting incident hands its instance's ordering key on by re-publishing itself (shared/waiting.py).
+SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH})
 WORKER = Worker(
     SETTINGS,
     Workbench(
@@ -31,6 +34,7 @@ WORKER = Worker(
         timeout_s=SETTINGS.slack_timeout.total_seconds(),
         alert_channel=SETTINGS.slack_alert_channel,
     ),
+    queue=RestartQueue(SETTINGS.restart_topic),
 )
 
 

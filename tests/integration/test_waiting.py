@@ -1,0 +1,81 @@
+"""A person is never queued behind a machine (issue 15, items 1 and 2), over the wire.
+
+An automatic incident that waits for fresh health holds its instance's ordering key for one poll at most,
+then re-publishes itself behind whatever was queued meanwhile (shared/waiting.py). The stack's clocks: a
+health grace of 8 s and a poll of 1 s, so a wait that held the key would hold it for 8 s.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from simulators.slack import SlackRequester
+from simulators.stack import SIGNING_SECRET, LocalStack
+from tests.integration.conftest import new_instance
+from tests.integration.helpers import alerts_for, audits_for, kill, labels, stack_with_organizer, wait_for
+
+pytestmark = pytest.mark.wire
+
+GRACE_S = 8.0
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with stack_with_organizer(env={"HEALTH_GRACE_SECONDS": str(GRACE_S), "HEALTH_POLL_SECONDS": "1"}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def slack(stack: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+
+
+def decisions(stack: LocalStack, name: str) -> list[str]:
+    return [str(r.get("decision")) for r in audits_for(stack, name)]
+
+
+def test_the_owners_restart_is_not_queued_behind_an_incident_waiting_for_health(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = new_instance(stack, "wb-wait")
+    user = f"U{name.upper().replace('-', '')}"
+    kill(stack, full, name, health=False)  # the agent says nothing: the incident waits out the grace
+    assert wait_for(lambda: "yielded" in decisions(stack, name), timeout=GRACE_S)  # it is waiting
+    response = slack.slash_command(user, name, response_url=stack.slack.new_response_url())
+    acknowledged = time.monotonic()
+    assert response.status == 200 and f"Restarting *{name}*" in response.body, response.body
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30)
+    took = time.monotonic() - acknowledged
+    assert took < 4.0, f"the owner's restart waited {took:.1f} s behind the incident"  # one 1 s poll, at most
+    assert took < GRACE_S / 2
+    # The waiting incident's next continuation folds into that restart: exactly one reset, no second alert.
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == 1
+    seen = decisions(stack, name)
+    assert seen[-1] == "skip-duplicate" and seen.count("reset") == 1, seen
+    assert not [a for a in alerts_for(stack, name) if "Restarted in" in str(a) and "by <@" not in str(a)]
+    assert "medic-inflight" not in labels(stack, full)
+
+
+def test_a_kill_dated_a_day_ahead_is_acted_on_at_its_receipt_and_holds_nothing(
+    stack: LocalStack, slack: SlackRequester
+) -> None:
+    full, name = new_instance(stack, "wb-ahead")
+    sunk = time.monotonic()
+    kill(stack, full, name, health=False, at=datetime.now(UTC) + timedelta(days=1) - timedelta(minutes=1))
+    assert wait_for(lambda: "yielded" in decisions(stack, name), timeout=GRACE_S)
+    # Meanwhile nothing waits on it: another instance's kill is reset at once (the owner's own request is the
+    # test above).
+    other, other_name = new_instance(stack, "wb-ahead")
+    kill(stack, other, other_name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(other) == 1, timeout=10)
+    # The grace counts from the receipt, not from the day ahead: no fresh health by then, so it is reset.
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=GRACE_S + 15)
+    assert time.monotonic() - sunk < GRACE_S + 6
+    assert stack.wait_idle(20)
+    assert decisions(stack, name).count("reset") == 1
+    assert "medic-waiting" not in labels(stack, full)  # the wait's name went with the restart's record
