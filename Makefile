@@ -1,24 +1,40 @@
 # One command each: `make test` and `make demo` work on a fresh machine (they make their own venv).
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
+# Every requirements*.txt (the runtime's, the dev tools', and any other group) goes into the venv.
+REQUIREMENTS := requirements.txt $(filter-out requirements.txt,$(wildcard requirements*.txt))
+PIP_TOOLS    := pip-tools==7.6.2
 
 .PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean
 
 venv: $(STAMP)
 
-$(STAMP): requirements.txt requirements-dev.txt requirements.lock
+# Installs exactly requirements-dev.lock, every package pinned with its hashes (--require-hashes):
+# a package whose file differs from the one locked is refused.
+$(STAMP): requirements-dev.lock
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt -c requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-dev.lock
 	touch $(STAMP)
 
-# requirements.lock: requirements.txt's whole closure, resolved in a clean venv (what the functions get).
+# The one way to regenerate the locks, after changing any requirements*.txt (then: make clean test).
+#   requirements.lock      requirements.txt's whole closure with hashes: what every function installs
+#                          (scripts/package.py ships it as each function's requirements.txt)
+#   requirements-dev.lock  every requirements*.txt's closure with hashes, the runtime pinned as in
+#                          requirements.lock: what make venv installs
+# pip-compile keeps the versions already locked unless a requirement asks for another
+# (make lock UPGRADE=1 moves everything to the newest versions allowed).
 lock:
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
-	{ sed -n '1,3p' requirements.lock; .venv-lock/bin/pip freeze --disable-pip-version-check; } > requirements.lock.new
-	mv requirements.lock.new requirements.lock && rm -rf .venv-lock
+	.venv-lock/bin/pip install --quiet --disable-pip-version-check $(PIP_TOOLS)
+	CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	  --no-emit-find-links $(if $(UPGRADE),--upgrade) \
+	  --output-file requirements.lock requirements.txt
+	CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+	  --no-emit-find-links $(if $(UPGRADE),--upgrade) \
+	  --constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)
+	rm -rf .venv-lock
 
 lint: venv
 	$(VENV)/bin/ruff check .
@@ -55,4 +71,4 @@ provider-schema: venv
 	$(PY) scripts/extract_provider_schema.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-checkov .venv-lock dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

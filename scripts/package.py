@@ -3,7 +3,8 @@
 
 Each folder holds, at its root, what Cloud Functions needs: the function's main.py (and anything else in
 functions/<function>/), the shared/ package, and requirements.txt (a copy of requirements.lock: the whole
-runtime closure pinned, the versions the tests ran on). The zip is what Terraform uploads
+runtime closure pinned with the hashes of its files, the versions the tests ran on; pip installs it in
+hash-checking mode, so a file that differs from the one locked is refused). The zip is what Terraform uploads
 (infra/functions.tf); it is byte-for-byte reproducible (sorted entries, fixed timestamps and modes), so
 its MD5 changes only when the source does, and only then does Terraform redeploy the function.
 

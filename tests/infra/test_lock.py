@@ -1,44 +1,110 @@
-"""requirements.lock is what every function installs: it pins requirements.txt's whole closure, the
-tests run on exactly those versions, and every library the deployed code imports is in it."""
+"""The locks are what gets installed, byte for byte.
+
+requirements.lock pins requirements.txt's whole closure with the hashes of each package's files: every
+function installs it (scripts/package.py ships it as the function's requirements.txt; pip switches to
+hash-checking mode when a requirement carries a hash). requirements-dev.lock pins every requirements*.txt
+the same way, the runtime packages exactly as in requirements.lock: `make venv` installs it with
+--require-hashes, so a package file that differs from the one locked is refused. `make lock` is the one
+way to regenerate both (pip-compile --generate-hashes).
+"""
 
 from __future__ import annotations
 
 import ast
 import re
 import sys
+from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
 from tests.infra import hcl
 
 ROOT = hcl.ROOT
+MAKEFILE = (ROOT / "Makefile").read_text()
+_PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)")
+_HASH = re.compile(r"--hash=sha256:([0-9a-f]{64})")
 
 
 def _normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def pins(path: str) -> dict[str, str]:
-    found = {}
-    for raw in (ROOT / path).read_text().splitlines():
+@dataclass(frozen=True)
+class Locked:
+    version: str
+    hashes: frozenset[str]
+
+
+def read_lock(path: Path) -> dict[str, Locked]:
+    """name -> (version, hashes) from a pip-compile --generate-hashes file (a pin, then its --hash lines)."""
+    found: dict[str, Locked] = {}
+    text = path.read_text().replace("\\\n", " ")
+    for raw in text.splitlines():
         line = raw.split("#", 1)[0].strip()
-        if line:
-            name, _, version = line.partition("==")
-            assert version, f"{path}: {line!r} is not pinned with =="
-            found[_normalized(name)] = version.strip()
+        if not line:
+            continue
+        pin = _PIN.match(line)
+        assert pin, f"{path.name}: {line[:80]!r} is not pinned with =="
+        found[_normalized(pin[1])] = Locked(pin[2], frozenset(_HASH.findall(line)))
     return found
 
 
-LOCK = pins("requirements.lock")
+def direct_requirements(path: Path) -> dict[str, str | None]:
+    """name -> pinned version (None where requirements*.txt leaves it free)."""
+    found: dict[str, str | None] = {}
+    for raw in path.read_text().splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            name = re.split(r"[=<>!~\[; ]", line, maxsplit=1)[0]
+            pin = _PIN.match(line)
+            found[_normalized(name)] = pin[2] if pin else None
+    return found
+
+
+LOCK = read_lock(ROOT / "requirements.lock")
+DEV_LOCK = read_lock(ROOT / "requirements-dev.lock")
+REQUIREMENT_FILES = sorted(ROOT.glob("requirements*.txt"))
+
+
+def test_every_locked_package_has_its_hashes() -> None:
+    for name, lock in (("requirements.lock", LOCK), ("requirements-dev.lock", DEV_LOCK)):
+        unhashed = [package for package, locked in lock.items() if not locked.hashes]
+        assert lock and not unhashed, f"{name}: no --hash for {unhashed}"
 
 
 def test_the_lock_keeps_the_direct_pins() -> None:
-    direct = pins("requirements.txt")
-    assert {name: LOCK.get(name) for name in direct} == direct
+    direct = direct_requirements(ROOT / "requirements.txt")
+    assert all(direct.values()), "requirements.txt pins every runtime library with =="
+    assert {name: LOCK[name].version if name in LOCK else None for name in direct} == direct
+
+
+def test_the_dev_lock_covers_every_requirements_file() -> None:
+    assert {p.name for p in REQUIREMENT_FILES} >= {"requirements.txt", "requirements-dev.txt"}
+    for path in REQUIREMENT_FILES:
+        for name, version in direct_requirements(path).items():
+            assert name in DEV_LOCK, f"{path.name}: {name} is not in requirements-dev.lock: make lock"
+            assert version in (None, DEV_LOCK[name].version), f"{path.name}: {name}=={version}: make lock"
+
+
+def test_the_dev_lock_installs_the_runtime_exactly_as_deployed() -> None:
+    differ = {name: (LOCK[name], DEV_LOCK.get(name)) for name in LOCK if DEV_LOCK.get(name) != LOCK[name]}
+    assert not differ, "requirements-dev.lock must pin the runtime as requirements.lock does: make lock"
+
+
+def test_installs_require_the_hashes() -> None:
+    venv_rule = MAKEFILE[MAKEFILE.index("$(STAMP):") : MAKEFILE.index("touch $(STAMP)")]
+    assert "requirements-dev.lock" in venv_rule.splitlines()[0], "the venv is rebuilt when the lock changes"
+    assert re.search(r"pip install .*--require-hashes .*-r requirements-dev\.lock", venv_rule)
+    lock_rule = MAKEFILE[MAKEFILE.index("\nlock:") : MAKEFILE.index("\nlint:")]
+    assert lock_rule.count("--generate-hashes") == 2
+    assert "--output-file requirements.lock requirements.txt" in lock_rule
+    assert "--constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)" in lock_rule
 
 
 def test_the_tests_run_on_the_locked_versions() -> None:
-    installed = {name: metadata.version(name) for name in LOCK}
-    assert installed == LOCK, "the venv differs from requirements.lock: make clean test (or make lock)"
+    installed = {name: metadata.version(name) for name in DEV_LOCK}
+    locked = {name: locked.version for name, locked in DEV_LOCK.items()}
+    assert installed == locked, "the venv differs from requirements-dev.lock: make clean test (or make lock)"
 
 
 def test_everything_the_deployed_code_imports_is_locked() -> None:
@@ -61,3 +127,19 @@ def test_everything_the_deployed_code_imports_is_locked() -> None:
                 if not any(d in LOCK for d in distributions.get(top, [])):
                     missing[top] = str(path.relative_to(ROOT))
     assert missing == {}, "imported but not in requirements.lock"
+
+
+def test_the_reader_sees_a_missing_hash(tmp_path: Path) -> None:
+    lock = tmp_path / "x.lock"
+    lock.write_text(
+        "# header\n"
+        "Flask==3.1.3 \\\n"
+        f"    --hash=sha256:{'a' * 64} \\\n"
+        f"    --hash=sha256:{'b' * 64}\n"
+        "    # via functions-framework\n"
+        "click==8.5.1\n"
+    )
+    assert read_lock(lock) == {
+        "flask": Locked("3.1.3", frozenset({"a" * 64, "b" * 64})),
+        "click": Locked("8.5.1", frozenset()),
+    }

@@ -88,7 +88,8 @@ def test_entry_points_import_from_dist_in_a_clean_venv(
     requirements = {(dist / f / "requirements.txt").read_text() for f in FUNCTIONS}
     assert len(requirements) == 1, "every function ships the same requirements.txt"
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        # --require-hashes: what Cloud Functions' pip does for a requirements.txt whose pins carry hashes.
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes",
          "-r", str(dist / FUNCTIONS[0] / "requirements.txt")],
         capture_output=True, text=True, timeout=300, check=False,
     )
