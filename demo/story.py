@@ -8,8 +8,10 @@ import threading
 import time
 from datetime import UTC, datetime
 
-from demo import render
+from demo import render, words
 from demo.replay import Entry
+from shared.machines import memory_kib
+from shared.messages import human_bytes
 from shared.models import InstanceRef, OomKill
 from shared.oom_parse import SINK_FILTER, parse_log_entry
 from simulators.entries import noise_entry, oom_entry
@@ -18,6 +20,8 @@ from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, SIGNING_SECRET, LocalStack
 
 ZONE = "asia-northeast1-a"
+NEXT = ("next: `make test` (the whole suite, on this machine), then deploy: docs/operations.md "
+        "(make doctor checks a deployment)")
 PEOPLE = {  # slack id: (name, email)
     "U0ALICE": ("alice", "alice@contest.example"),
     "U0BOB": ("bob", "bob@contest.example"),
@@ -50,11 +54,9 @@ class Transcript:
     def show_new(self) -> None:
         """Decisions from the functions' audit logs, then Slack messages that are new or changed."""
         records = self.stack.audit_records("restart_worker")
+        names = {email: name for name, email in self.people.values()}
         for record in records[self.seen_audit:]:
-            detail = f" ({record['outcome']})" if record.get("outcome") else ""
-            who = f" by {record['requester']}" if record.get("requester") else ""
-            self.say("decision", f"{record.get('instance', '?')}: {record.get('trigger')}{who} -> "
-                                 f"{record.get('decision')}{detail}")
+            self.say("bot", words.decision(record, names))
         self.seen_audit = len(records)
         for msg in self.stack.slack.messages(ALERT_CHANNEL):
             key = json.dumps(msg.get("blocks") or msg.get("text"), sort_keys=True)
@@ -81,9 +83,9 @@ def watch_states(stack: LocalStack, transcript: Transcript, stop: threading.Even
                 instance = stack.workbench.get(f"projects/{PROJECT}/locations/{ZONE}/instances/{name}")
             except KeyError:
                 continue
-            state = f"{instance['state']} / {instance.get('healthState', '-')}"
+            state = words.state(instance)
             if last.get(name) not in (None, state):
-                transcript.say("workbench", f"{name}: {last[name]} -> {state}")
+                transcript.say("notebook", f"{name}: {last[name]} → {state}")
             last[name] = state
         time.sleep(0.05)
 
@@ -103,44 +105,45 @@ def kill(stack: LocalStack, transcript: Transcript, name: str, *, survives: bool
          repeat: int = 1) -> None:
     full = f"projects/{PROJECT}/locations/{ZONE}/instances/{name}"
     entry = oom_entry(PROJECT, ZONE, name, process=process, anon_rss_kb=rss_kb)
-    line = entry["jsonPayload"]["message"]
-    transcript.say("kernel", f"{name}: {line.split('kernel: ', 1)[-1][:110]}")
+    transcript.say("kernel", f"{name}: out of memory, the kernel kills {process} "
+                             f"({human_bytes(rss_kb)} in use)")
     stack.workbench.oom_kill(full, jupyter_survives=survives, health_delay_s=0.3)
     for _ in range(repeat):
         stack.sink(entry)
     if repeat > 1:
-        transcript.say("logging", f"the sink delivered that entry {repeat} times (at-least-once)")
+        transcript.say("logs", f"Cloud Logging delivers that kill {repeat} times (it may repeat itself): "
+                               "the bot must restart once")
 
 
 def scenario(stack: LocalStack, transcript: Transcript) -> None:
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
 
-    transcript.heading("0. Memory pressure before the kill: the owner is warned while there is time to save")
-    transcript.say("monitoring", "alert policy: wb-alice memory 93.4% > 90% for 2 minutes -> incident opened")
+    transcript.heading("0. Memory nearly full: the owner is warned while there is time to save")
+    transcript.say("monitoring", "wb-alice has used over 90% of its memory for 2 minutes (93.4%): an alert opens")
     stack.monitoring(memory_incident(PROJECT, ZONE, "wb-alice", percent=93.4))
     settle(stack, transcript)
 
-    transcript.heading("1. An OOM kill takes JupyterLab down: the notebook is reset")
+    transcript.heading("1. A notebook runs out of memory and JupyterLab goes down: the bot restarts it")
     kill(stack, transcript, "wb-alice", survives=False, process="python", rss_kb=15_235_516, repeat=3)
     settle(stack, transcript)
 
-    transcript.heading("2. Only the kernel died, JupyterLab lives: no reset, the owner is told")
+    transcript.heading("2. Only the kernel died, JupyterLab lives: no restart, the owner is told")
     kill(stack, transcript, "wb-bob", survives=True, process="ipykernel_launc", rss_kb=7_654_321)
     settle(stack, transcript)
 
-    transcript.heading("3. Lines that look like OOM but are not kills: the sink never selects them")
+    transcript.heading("3. Log lines that look like running out of memory but kill nothing: ignored")
     for line in ("python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0",
                  "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"):
-        transcript.say("logging", f"wb-carol: {line[:80]}")
+        transcript.say("logs", f"wb-carol: {line[:80]}")
         forwarded = stack.sink(noise_entry(PROJECT, ZONE, "wb-carol", line))
-        transcript.say("logging", "  forwarded to on_oom (on_oom would ignore it)" if forwarded
-                       else "  not selected by the sink's filter: nothing is published, on_oom never runs")
+        transcript.say("logs", "  passed to the bot, which ignores it" if forwarded
+                       else "  not a kill: the log filter never passes it to the bot")
     settle(stack, transcript)
 
     transcript.heading("4. carol: /restart-notebook  (her own notebook)")
     url = stack.slack.new_response_url()
     answer = slack.slash_command("U0CAROL", "", response_url=url)
-    transcript.say("slack", f"ack in {answer.elapsed_s * 1000:.0f} ms (ephemeral to carol):")
+    transcript.say("slack", f"answered in {answer.elapsed_s:.1f} s, seen only by carol:")
     print(render.message({"text": answer.body}, transcript.name_of), flush=True)
     settle(stack, transcript)
     for reply in stack.slack.responses(url):
@@ -149,28 +152,31 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
 
     transcript.heading("5. bob: /restart-notebook wb-carol  (not his)")
     answer = slack.slash_command("U0BOB", "wb-carol", response_url=stack.slack.new_response_url())
-    transcript.say("slack", f"ack in {answer.elapsed_s * 1000:.0f} ms (ephemeral to bob):")
+    transcript.say("slack", f"answered in {answer.elapsed_s:.1f} s, seen only by bob:")
     print(render.message({"text": answer.body}, transcript.name_of), flush=True)
-    transcript.say("workbench", f"resets of wb-carol so far: {stack.workbench.resets(_full('wb-carol'))}")
+    transcript.say("notebook", f"wb-carol restarted {_times(stack.workbench.resets(_full('wb-carol')))} so far: "
+                               "bob's request did nothing")
 
-    transcript.heading("6. The organizer presses [Pause restarts] on wb-alice's alert")
+    transcript.heading("6. [Pause restarts] on wb-alice's alert: bob tries first, then the organizer")
     alert = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "wb-alice" in json.dumps(m.get("blocks")))
     url = stack.slack.new_response_url()
-    denied = slack.block_action("U0BOB", "medic_pause", _full("wb-alice"), response_url=url, message_ts=alert["ts"],
+    slack.block_action("U0BOB", "medic_pause", _full("wb-alice"), response_url=url, message_ts=alert["ts"],
                                 message=alert)
     settle(stack, transcript, 5)
-    transcript.say("slack", f"bob pressed it first ({denied.status}); reply to bob: "
+    transcript.say("slack", f"bob presses it; only bob sees the reply: "
                             f"{render.mrkdwn(stack.slack.responses(url)[-1]['text'], transcript.name_of)}")
     url = stack.slack.new_response_url()
     slack.block_action("U0ORG", "medic_pause", _full("wb-alice"), response_url=url, message_ts=alert["ts"],
                        message=alert)
     settle(stack, transcript)
-    labels = stack.workbench.get(_full("wb-alice")).get("labels", {})
-    transcript.say("workbench", f"wb-alice labels: {json.dumps(labels)}")
+    kept = "paused" in json.dumps(stack.workbench.get(_full("wb-alice")).get("labels", {}))
+    transcript.say("notebook", "wb-alice: automatic restarts paused; the pause is written on the instance itself "
+                               "(its labels), so it holds across redeploys" if kept else
+                               "wb-alice: the pause is NOT written on the instance")
 
     transcript.heading("7. bob: /restart-notebook bigger — the organizer approves, the thread tells each step")
     answer = slack.slash_command("U0BOB", "bigger", response_url=stack.slack.new_response_url())
-    transcript.say("slack", f"ack in {answer.elapsed_s * 1000:.0f} ms (ephemeral to bob):")
+    transcript.say("slack", f"answered in {answer.elapsed_s:.1f} s, seen only by bob:")
     print(render.message({"text": answer.body}, transcript.name_of), flush=True)
     settle(stack, transcript, 5)
     request = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "more memory" in m.get("text", ""))
@@ -181,13 +187,17 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
                        message_ts=request["ts"], message=request)
     settle(stack, transcript)
     machine = stack.workbench.get(_full("wb-bob"))["gceSetup"]["machineType"].rsplit("/", 1)[-1]
-    transcript.say("workbench", f"wb-bob now runs on {machine}")
+    transcript.say("notebook", f"wb-bob now runs on {machine} ({human_bytes(memory_kib(machine) or 0)} of memory)")
 
     transcript.heading("Summary")
     for name in ("wb-alice", "wb-bob", "wb-carol"):
-        transcript.say("workbench", f"{name}: {stack.workbench.resets(_full(name))} reset(s)")
-    transcript.say("slack", f"{len(stack.slack.messages(ALERT_CHANNEL))} alerts, "
-                            f"{len(stack.slack.calls)} Slack API calls in all")
+        transcript.say("notebook", f"{name}: restarted {_times(stack.workbench.resets(_full(name)))}")
+    transcript.say("slack", f"{len(stack.slack.messages(ALERT_CHANNEL))} messages in #notebook-alerts")
+    print(f"\n{NEXT}", flush=True)
+
+
+def _times(count: int) -> str:
+    return {0: "not at all", 1: "once", 2: "twice"}.get(count, f"{count} times")
 
 
 def _full(name: str) -> str:
@@ -242,8 +252,7 @@ def _ensure_instance(stack: LocalStack, transcript: Transcript, ref: InstanceRef
 
 def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
     """The demo's story, or the replay of `entries` (already read and checked)."""
-    print("Starting the local stack: Workbench, Pub/Sub and Slack simulators; on_oom, on_memory_alert, "
-          "restart_worker and slack_app under functions-framework…", flush=True)
+    print("Starting the bot's four functions, with stand-ins for Workbench, Pub/Sub and Slack…", flush=True)
     stack = LocalStack(
         slack_app=True,
         memory_alerts=True,
@@ -255,8 +264,8 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
     )
     started = time.monotonic()
     with stack:
-        print(f"Stack up in {time.monotonic() - started:.1f} s. Pub/Sub at {stack.pubsub.host}, "
-              f"Workbench at {stack.workbench.grpc_endpoint}, Slack at {stack.slack.base_url}", flush=True)
+        print(f"Ready in {time.monotonic() - started:.1f} s. Everything runs on this machine: no Google Cloud "
+              "project, no Slack workspace.", flush=True)
         for user_id, (name, email) in PEOPLE.items():
             stack.slack.add_user(user_id, name, email)
         for name in ("wb-alice", "wb-bob", "wb-carol"):

@@ -1,0 +1,107 @@
+"""The demo's narration in an organizer's words: what the bot decided and why, and what state a notebook is in.
+
+The product's own sentences (alerts, DMs, replies) come from shared/messages.py; these are the demo's
+commentary on the audit records and on the simulator, for someone who has never read the code. A code
+the tables do not know (policy grows) reads as its words, never as a crash.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_VERDICT = {
+    "reset": "restarted",
+    "notify-only": "not restarted",
+    "skip-duplicate": "nothing more to do",
+    "skip-not-active": "not restarted: the instance is not running",
+    "skip-disabled": "not restarted: automatic restarts are off for it",
+    "wait": "waiting before deciding",
+    "pause": "automatic restarts paused",
+    "set-paused": "automatic restarts paused",
+    "set-resumed": "automatic restarts resumed",
+    "dry-run": "would have restarted (dry run)",
+    "give-up": "too old to act on; organizers told",
+    "stop": "stopped",
+    "alert": "organizers told",
+    "follow": "finishing a restart that was interrupted",
+    "warn": "owner warned",
+    "resize": "moved to a bigger machine",
+    "rejected": "refused",
+    "ignored": "ignored",
+    "queued": "passed on to be handled",
+    "failed": "failed",
+}
+_REASON = {
+    "same-incident": "the same incident as the last one",
+    "before-last-restart": "the kill happened before the last restart",
+    "during-restart": "the same kill, reported again while it was restarting",
+    "already-restarted": "the last restart already took care of it",
+    "opted-out": "the owner opted out",
+    "paused": "an organizer paused automatic restarts",
+    "not-active": "the instance is not running",
+    "jupyter-down": "JupyterLab is down",
+    "unhealthy": "the instance reports a problem",
+    "no-agent": "the instance's health agent is silent",
+    "notebook-survived": "JupyterLab survived, only the kernel died; the owner is told",
+    "policy-always": "the policy says always restart",
+    "backoff": "too soon after the last restart",
+    "crash-loop": "it keeps running out of memory; restarts paused",
+    "requested": "someone asked",
+    "too-old": "the kill is too old to act on",
+    "quiet-period": "warned recently",
+}
+_SAYS_THE_VERDICT_AGAIN = {"paused", "resumed", "owner warned", "resized", "stopped"}
+_DONE_IN = re.compile(r"^(done|timeout|\w+) in (\d+) s$")
+_HEALTH = {
+    "HEALTHY": "JupyterLab up",
+    "UNHEALTHY": "JupyterLab down",
+    "AGENT_NOT_RUNNING": "JupyterLab not reporting yet",
+    "AGENT_NOT_INSTALLED": "no health agent",
+    "HEALTH_STATE_UNSPECIFIED": "health unknown",
+}
+_STATE = {
+    "ACTIVE": "running", "STARTING": "starting", "STOPPING": "stopping", "STOPPED": "stopped",
+    "PROVISIONING": "being created", "SUSPENDED": "suspended", "UPGRADING": "upgrading",
+    "INITIALIZING": "initializing", "DELETED": "deleted",
+}
+
+
+def _plain(code: str) -> str:
+    return code.replace("-", " ").replace("_", " ").lower()
+
+
+def outcome(detail: str) -> str:
+    """An audit record's outcome detail, in words ("done in 2 s" -> "took 2 s")."""
+    match = _DONE_IN.match(detail)
+    if match:
+        return f"took {match[2]} s" if match[1] == "done" else f"{_plain(match[1])} after {match[2]} s"
+    return _REASON.get(detail, detail)
+
+
+def decision(record: dict[str, Any], name_of_email: dict[str, str]) -> str:
+    """One audit record as a sentence: the notebook, what started it, what the bot did and why."""
+    trigger = str(record.get("trigger", ""))
+    who = name_of_email.get(str(record.get("requester", "")), "someone")
+    cause = {
+        "oom": "ran out of memory",
+        "memory": "memory nearly full",
+        "slash-command": f"{who} asked for a restart",
+        "button": f"{who} pressed a button",
+        "unresolved": "a kill on a machine that could not be named",
+    }.get(trigger, _plain(trigger))
+    verdict = str(record.get("decision", ""))
+    did = _VERDICT.get(verdict, _plain(verdict))
+    detail = str(record.get("outcome") or "")
+    why = "" if detail in _SAYS_THE_VERDICT_AGAIN else outcome(detail)
+    return f"{record.get('instance', '?')}: {cause} → {did}" + (f" ({why})" if why else "")
+
+
+def state(instance: dict[str, Any]) -> str:
+    """A notebook's state as an organizer says it: "running, JupyterLab down"."""
+    lifecycle = str(instance.get("state", ""))
+    words = _STATE.get(lifecycle, _plain(lifecycle))
+    health = instance.get("healthState")
+    if lifecycle == "ACTIVE" and health:
+        return f"{words}, {_HEALTH.get(str(health), _plain(str(health)))}"
+    return words
