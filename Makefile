@@ -51,8 +51,9 @@ unit: venv
 demo: venv
 	PYTHONPATH=. $(PY) -m demo
 
+# Results go to a temporary directory; `make bench RECORD=1` writes the tracked bench/results.md and .json.
 bench: venv
-	PYTHONPATH=. $(PY) -m bench
+	PYTHONPATH=. $(PY) -m bench $(if $(RECORD),--record)
 
 fuzz: venv
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -n 2 -q tests/property

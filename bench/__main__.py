@@ -1,4 +1,8 @@
-"""`make bench` (python -m bench): measure, compare with the targets, write bench/results.md and results.json.
+"""`make bench` (python -m bench): measure, compare with the targets, write results.md and results.json.
+
+They go to a fresh directory under the system's temporary one, so a run leaves the tree clean;
+`make bench RECORD=1` (--record) writes the tracked bench/results.md and results.json, which the
+README quotes.
 
 Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
 under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event, and a
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,8 +56,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     live.add_argument("--label-update-seconds", type=float, default=3.0,
                       help="a label update's operation ends (and its labels are seen) this long after it is sent")
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
-    parser.add_argument("--out", type=Path, default=BENCH_DIR, help="where results.md and results.json go")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--record", action="store_true",
+                       help="write bench/results.md and results.json, the run the README quotes")
+    where.add_argument("--out", type=Path, help="where results.md and results.json go (default: a new temporary "
+                                                "directory, so the tree stays clean)")
     args = parser.parse_args(argv)
+    if args.record:
+        args.out = BENCH_DIR
+    elif args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="notebook-medic-bench-"))
     unknown = set(args.only.split(",")) - set(PHASES)
     if unknown:
         parser.error(f"--only: unknown phase(s) {', '.join(sorted(unknown))}")
@@ -122,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         "run_seconds": watch.total(),
         "phase_seconds": watch.phases,
         "loadavg": watch.load,
-        "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "out"},
+        "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
+                      if k not in ("out", "record")},
     }
     table = report.metrics(results)
     args.out.mkdir(parents=True, exist_ok=True)
