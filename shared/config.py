@@ -23,6 +23,11 @@ from shared.machines import DEFAULT_LADDER, memory_kib, vcpus
 from shared.models import MACHINE_TYPE_RE
 from shared.policy import PolicyConfig, RestartPolicy
 
+# Where Slack's response_urls point (api.slack.com/interactivity/handling#message_responses: "https://hooks.slack.com/
+# actions/…"; slash commands "https://hooks.slack.com/commands/…"). SLACK_RESPONSE_URL_BASE says otherwise only for
+# a local Slack (the simulator's /response/): the one place a response_url may lead.
+SLACK_RESPONSE_URL_BASE = "https://hooks.slack.com/"
+
 
 class ConfigError(RuntimeError):
     pass
@@ -46,6 +51,7 @@ class Settings:
     slack_signing_secret: str = field(default="", repr=False)
     slack_alert_channel: str = ""
     slack_api_url: str = ""
+    slack_response_url_base: str = SLACK_RESPONSE_URL_BASE  # response_urls are used only under it
     organizer_emails: frozenset[str] = frozenset()
     organizer_usergroup: str = ""
     workbench_zones: tuple[str, ...] = ()
@@ -131,6 +137,9 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     api_url = get("SLACK_API_URL")
     if api_url and not re.fullmatch(r"https?://\S+/", api_url):
         problems.append(f"SLACK_API_URL={api_url[:60]!r} must be a URL ending in /")
+    response_base = get("SLACK_RESPONSE_URL_BASE", SLACK_RESPONSE_URL_BASE)
+    if not re.fullmatch(r"https?://[^/\s@]+/\S*/|https?://[^/\s@]+/", response_base):
+        problems.append(f"SLACK_RESPONSE_URL_BASE={response_base[:60]!r} must be a URL ending in /")
 
     app = Need.SLACK_APP in needs
     secret = get("SLACK_SIGNING_SECRET", required=app)
@@ -189,6 +198,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         slack_signing_secret=secret,
         slack_alert_channel=channel,
         slack_api_url=api_url,
+        slack_response_url_base=response_base,
         organizer_emails=organizers,
         organizer_usergroup=get("ORGANIZER_USERGROUP"),
         workbench_zones=zones,

@@ -55,7 +55,7 @@ from shared.machines import next_size
 from shared.misconfig import note_unsigned
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 from shared.queue import PublishUnconfirmedError, RestartQueue
-from shared.slack_notify import SHOWN_MAX
+from shared.slack_notify import SHOWN_MAX, is_slack_response_url
 from shared.workbench import Workbench, utcnow
 
 if TYPE_CHECKING:
@@ -230,7 +230,7 @@ class SlackService:
             requested_at=self.clock(),
             event_id=f"slack-{body.get('trigger_id') or user_id + str(time.time_ns())}",
             requester=Requester(user_id, caller.email or "", caller.is_organizer),
-            response_url=str(body.get("response_url", "")),
+            response_url=self._response_url(body.get("response_url")),
         )
         fields["instance"] = instance.ref.name
         unsent = self._publish(request, deadline, fields)
@@ -386,18 +386,29 @@ class SlackService:
 
         def reply(**message: Any) -> None:
             seconds = deadline.left(REPLY_S)
-            if not isinstance(response_url, str) or not response_url or seconds < MIN_CALL_S:
-                log.warning("response_url post skipped: %s", "no time left" if response_url else "no response_url")
+            url = self._response_url(response_url)
+            if not url or seconds < MIN_CALL_S:
+                log.warning("response_url post skipped: %s", "no time left" if url else "no Slack response_url")
                 return
             from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
 
             # urllib takes a float; slack_sdk annotates int.
-            client = WebhookClient(response_url, timeout=cast(int, seconds), retry_handlers=[])
+            client = WebhookClient(url, timeout=cast(int, seconds), retry_handlers=[])
             status = client.send_dict(message).status_code
             if status != 200:
                 log.warning("response_url post answered %s", status)
 
         return reply
+
+    def _response_url(self, value: Any) -> str:
+        """The body's response_url when it is one Slack issues (under SLACK_RESPONSE_URL_BASE), else "": no
+        answer is posted, and none is queued for the worker to post, anywhere else."""
+        if not value:
+            return ""
+        if not is_slack_response_url(value, self.settings.slack_response_url_base):
+            log.warning("a request's response_url is not under SLACK_RESPONSE_URL_BASE: nothing will be posted to it")
+            return ""
+        return str(value)
 
     def button(
         self, body: dict[str, Any], reply: Callable[..., Any], deadline: Deadline | None = None, *,
@@ -464,7 +475,7 @@ class SlackService:
             requested_at=self.clock(),
             event_id=f"button-{actions[0].get('action_ts') or time.time_ns()}-{user_id}",
             requester=Requester(user_id, caller.email or "", True),
-            response_url=str(body.get("response_url", "")),
+            response_url=self._response_url(body.get("response_url")),
             alert_ts=str(container.get("message_ts", "")),
             alert_channel=str(container.get("channel_id", "") or _obj(body.get("channel")).get("id", "")),
             alert_blocks=tuple(b for b in original if isinstance(b, dict))[:50],

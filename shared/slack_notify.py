@@ -12,6 +12,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
+from shared.config import SLACK_RESPONSE_URL_BASE
 from shared.identity import identity
 from shared.messages import escape
 from shared.misconfig import Throttle, slack_fix
@@ -22,6 +23,24 @@ log = logging.getLogger(__name__)
 _EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
 SHOWN_MAX = 254  # longest email address: more than that is shown cut
 RESPONSE_URL_LIFE = timedelta(minutes=30)  # Slack takes responses on a response_url this long after the command
+_URL_TEXT = re.compile(r"[!-~]{1,2000}")  # printable ASCII, no spacing: what a URL Slack wrote looks like
+
+
+def is_slack_response_url(url: object, base: str = SLACK_RESPONSE_URL_BASE) -> bool:
+    """Whether `url` is one Slack could have issued: the scheme, host and port of `base`, its path under
+    base's, and no user part. The worker posts only there: a request body is not a place to learn URLs from."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    if not isinstance(url, str) or not _URL_TEXT.fullmatch(url) or "\\" in url:
+        return False
+    try:
+        got, allowed = urlsplit(url), urlsplit(base)
+        same_port = got.port == allowed.port
+    except ValueError:  # a port that is no number, a bracketed host that is no address
+        return False
+    return (same_port and got.scheme == allowed.scheme and got.hostname == allowed.hostname
+            and got.username is None and got.password is None and got.path.startswith(allowed.path)
+            and "/../" not in got.path + "/")
 
 
 def looks_like_email(value: str) -> bool:
@@ -36,7 +55,7 @@ def as_text(value: str) -> str:
 
 class SlackNotifier:
     def __init__(self, *, token: str, base_url: str = "", timeout_s: float = 5.0, alert_channel: str = "",
-                 throttle: Throttle | None = None) -> None:
+                 throttle: Throttle | None = None, response_url_base: str = SLACK_RESPONSE_URL_BASE) -> None:
         from slack_sdk import WebClient  # noqa: PLC0415 - lazy: cold start
         from slack_sdk.http_retry.builtin_handlers import (  # noqa: PLC0415
             ConnectionErrorRetryHandler,
@@ -56,6 +75,7 @@ class SlackNotifier:
         self._timeout = timeout_s
         self._user_ids: dict[str, str | None] = {}
         self._alert_channel = alert_channel
+        self._response_url_base = response_url_base
         self._misconfigured = throttle or Throttle()
 
     def _api(self, method: str, *, again_after_timeout: bool = False, **kwargs: Any) -> dict[str, Any] | None:
@@ -134,6 +154,9 @@ class SlackNotifier:
     def respond(self, response_url: str, text: str, *, replace_original: bool = False) -> bool:
         """Answer a slash command or button through its response_url (ephemeral to the requester)."""
         if not response_url:
+            return False
+        if not is_slack_response_url(response_url, self._response_url_base):
+            log.warning("response_url refused: not under SLACK_RESPONSE_URL_BASE, so not Slack's")
             return False
         from slack_sdk.webhook import WebhookClient  # noqa: PLC0415
 

@@ -254,6 +254,11 @@ class SlackSimulator:
     def api_url(self) -> str:
         return f"{self.base_url}/api/"
 
+    @property
+    def response_url_base(self) -> str:
+        """Where every response_url this simulator issues points (Slack's: https://hooks.slack.com/)."""
+        return f"{self.base_url}/response/"
+
     # ------------------------------------------------------------------ workspace setup
 
     def add_user(
@@ -333,7 +338,7 @@ class SlackSimulator:
         token = secrets.token_urlsafe(18)
         with self._lock:
             self._response_urls[token] = _ResponseUrl(token, channel, message_ts)
-        return f"{self.base_url}/response/{token}"
+        return f"{self.response_url_base}{token}"
 
     def expire_response_url(self, response_url: str) -> None:
         """Make a response_url answer 404 ``expired_url`` (Slack expires them after 30 min)."""

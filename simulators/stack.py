@@ -304,6 +304,7 @@ class LocalStack:
             "SLACK_BOT_TOKEN": BOT_TOKEN,
             "SLACK_ALERT_CHANNEL": ALERT_CHANNEL,
             "SLACK_API_URL": self.slack.api_url,
+            "SLACK_RESPONSE_URL_BASE": self.slack.response_url_base,
             "SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "ORGANIZER_EMAILS": "org@contest.example",
             "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",

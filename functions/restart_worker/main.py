@@ -33,6 +33,7 @@ WORKER = Worker(
         base_url=SETTINGS.slack_api_url,
         timeout_s=SETTINGS.slack_timeout.total_seconds(),
         alert_channel=SETTINGS.slack_alert_channel,
+        response_url_base=SETTINGS.slack_response_url_base,
     ),
     queue=RestartQueue(SETTINGS.restart_topic),
 )

@@ -7,19 +7,24 @@ says is unconfirmed, is refused with an ephemeral answer.
 
 from __future__ import annotations
 
+import http.server
+import threading
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import ClassVar
 
 import pytest
 from slack_sdk import WebClient
 
 from shared.config import Need, load_settings
+from shared.models import Action, Requester, RestartRequest, Trigger
 from shared.queue import RestartQueue
 from shared.slack_app import USERGROUP_TTL_S, SlackService
 from shared.workbench import Workbench
 from simulators.slack import SlackRequester, SlackSimulator
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import stack_with_organizer
+from tests.integration.helpers import ORGANIZER, labels, stack_with_organizer, worker_logs
 
 pytestmark = pytest.mark.wire
 KATE = "kate@contest.example"  # an organizer (ORGANIZER_EMAILS below) and the owner of her own notebook
@@ -163,3 +168,56 @@ def test_the_organizer_group_fails_closed_when_it_cannot_be_read() -> None:
         sim.clear_faults()
         sim.add_usergroup("S0ORGS", ["U0HELPER"])
         assert service.caller("U0HELPER", sim.team_id).is_organizer  # back as soon as it can be read
+
+
+# ---- the worker posts only to Slack ---------------------------------------------------------------
+class _Counter(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.hits.append(self.path)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def foreign() -> Iterator[tuple[str, list[str]]]:
+    """A server that is not Slack, and the requests it received."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Counter)
+    _Counter.hits = []
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/response/stolen", _Counter.hits
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_foreign_response_url_is_never_posted_to(
+    stack: LocalStack, slack: SlackRequester, foreign: tuple[str, list[str]]
+) -> None:
+    """A command, a button, and a request put on the topic directly, each carrying a response_url that is not
+    Slack's: the restarts happen, and nothing reaches the other server (the simulator's host, another port)."""
+    url, hits = foreign
+    full, name = new_instance(stack, "wb-foreign", owner="foreign@contest.example", slack_user="U0FOREIGN")
+    response = slack.slash_command("U0FOREIGN", name, response_url=url)
+    assert "Restarting" in response.body, response.body
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    pressed = slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url)
+    assert pressed.status == 200
+    assert stack.workbench.wait_until(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=20)
+    request = RestartRequest(
+        action=Action.RESUME, trigger=Trigger.BUTTON, instance=full, requested_at=datetime.now(UTC),
+        event_id="button-forged-1", requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url,
+    )
+    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "resume", "instance": name}, ordering_key=full)
+    assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=20)
+    assert stack.wait_idle(30)
+    assert hits == []
+    assert worker_logs(stack, "not under SLACK_RESPONSE_URL_BASE")

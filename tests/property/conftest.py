@@ -116,6 +116,7 @@ def sims() -> Iterator[Sims]:
         "SLACK_BOT_TOKEN": BOT_TOKEN,
         "SLACK_ALERT_CHANNEL": ALERT_CHANNEL,
         "SLACK_API_URL": slack.api_url,
+        "SLACK_RESPONSE_URL_BASE": slack.response_url_base,
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "ORGANIZER_EMAILS": "org@contest.example",
         "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",

@@ -60,7 +60,8 @@ def make_worker(sims: Sims) -> Worker:
         settings,
         Workbench(endpoint=sims.workbench.endpoint, timeout=settings.workbench_timeout,
                   retry_deadline=settings.workbench_retry),
-        SlackNotifier(token=BOT_TOKEN, base_url=sims.slack.api_url, timeout_s=2),
+        SlackNotifier(token=BOT_TOKEN, base_url=sims.slack.api_url, timeout_s=2,
+                      response_url_base=settings.slack_response_url_base),
         queue=Continuations(),
         clock=lambda: NOW,
     )

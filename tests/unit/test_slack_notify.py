@@ -14,7 +14,7 @@ import pytest
 
 from shared.blocks import AlertFacts, alert_blocks
 from shared.models import InstanceRef
-from shared.slack_notify import SlackNotifier
+from shared.slack_notify import SlackNotifier, is_slack_response_url
 from simulators.slack import SlackSimulator
 
 TOKEN = "xoxb-unit-token"
@@ -35,7 +35,8 @@ def slack() -> Iterator[tuple[SlackSimulator, SlackNotifier]]:
     with SlackSimulator(bot_token=TOKEN) as sim:
         sim.add_channel(CHANNEL, "alerts")
         sim.add_user("U0ALICE", "alice", "alice@contest.example")
-        yield sim, SlackNotifier(token=TOKEN, base_url=sim.api_url, timeout_s=2)
+        yield sim, SlackNotifier(token=TOKEN, base_url=sim.api_url, timeout_s=2,
+                                 response_url_base=sim.response_url_base)
 
 
 def owner_field(blocks: list[dict[str, object]]) -> str:
@@ -137,3 +138,45 @@ def test_status_header_names_the_count_its_column_shows() -> None:
     header, row = answer["blocks"][1]["text"]["text"].strip("`").splitlines()
     assert header.split(" | ")[4] == "AUTO RESTARTS IN A ROW", header
     assert row.split(" | ")[4] == "1", row
+
+
+SLACK_URLS = ("https://hooks.slack.com/commands/T0CONTEST/1234/abcd", "https://hooks.slack.com/actions/T0/1/x",
+              "https://HOOKS.slack.com/actions/T0/1/x")
+NOT_SLACK_URLS = (
+    "http://hooks.slack.com/actions/T0/1/x",  # not https
+    "https://hooks.slack.com.evil.example/actions/x",
+    "https://evil.example/hooks.slack.com/actions/x",
+    "https://hooks.slack.com@evil.example/actions/x",
+    "https://evil.example#@hooks.slack.com/actions/x",
+    "https://evil.example\\@hooks.slack.com/actions/x",
+    "https://hooks.slack.com:8443/actions/x",
+    "https://hooks.slack.com:notaport/actions/x",
+    "https://hooks.slack.com/actions/x\nHost: evil.example",
+    " https://hooks.slack.com/actions/x",
+    "https://hooks.slack.co\u043c/actions/x",
+    "//hooks.slack.com/actions/x",
+    "hooks.slack.com/actions/x",
+    "",
+)
+
+
+def test_only_slacks_response_urls_are_slacks() -> None:
+    assert all(is_slack_response_url(url) for url in SLACK_URLS)
+    assert not any(is_slack_response_url(url) for url in NOT_SLACK_URLS), [u for u in NOT_SLACK_URLS
+                                                                           if is_slack_response_url(u)]
+    local = "http://127.0.0.1:8090/response/"
+    assert is_slack_response_url(local + "tok", local)
+    for url in ("http://127.0.0.1:8091/response/tok", "http://127.0.0.1:8090/api/chat.postMessage",
+                "http://127.0.0.1:8090/response/../api/x", SLACK_URLS[0]):
+        assert not is_slack_response_url(url, local), url
+    assert not is_slack_response_url(None) and not is_slack_response_url(["https://hooks.slack.com/a"])
+
+
+def test_respond_posts_nothing_to_a_url_that_is_not_slacks(slack: tuple[SlackSimulator, SlackNotifier]) -> None:
+    sim, notifier = slack
+    issued = sim.new_response_url()
+    assert notifier.respond(issued, "done")
+    before = len(sim.calls)
+    assert not notifier.respond(issued.replace("/response/", "/api/"), "done")
+    assert not notifier.respond(issued.replace("127.0.0.1", "localhost"), "done")
+    assert len(sim.calls) == before
