@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed-stamp
 REQUIREMENTS := requirements.txt $(filter-out requirements.txt,$(wildcard requirements*.txt))
 PIP_TOOLS    := pip-tools==7.6.2
 
-.PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean
+.PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean doctor
 
 venv: $(STAMP)
 
@@ -64,6 +64,13 @@ replay: venv
 
 package:
 	$(PYTHON) scripts/package.py
+
+# make doctor: checks a deployment (read-only) with the settings in the functions' environment variables
+# (GOOGLE_CLOUD_PROJECT, WORKBENCH_ZONES, SLACK_BOT_TOKEN, ...) and Application Default Credentials; flags in
+# ARGS, e.g. make doctor ARGS="--project P --zones us-central1-a --json", or ARGS=--local for the local stack.
+# Its client libraries (requirements-doctor.txt) are in the dev venv, never in a function's package.
+doctor: venv
+	PYTHONPATH=. $(PY) -m tools.doctor $(ARGS)
 
 checkov:
 	scripts/checkov.sh

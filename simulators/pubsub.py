@@ -246,6 +246,9 @@ class PubSubSimulator:
         self._server: Any = None
         self._executor: futures.ThreadPoolExecutor | None = None
         self._scheduler: threading.Thread | None = None
+        #: More gRPC services on this port, added before start(): e.g. google.iam.v1.IAMPolicy for topics'
+        #: and subscriptions' IAM (simulators/gcp_admin.py), which Pub/Sub serves on its own endpoint.
+        self.extra_handlers: list[Any] = []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -262,7 +265,7 @@ class PubSubSimulator:
                 ("grpc.so_reuseport", 0),
             ],
         )
-        server.add_generic_rpc_handlers((self._publisher_handler(), self._subscriber_handler()))
+        server.add_generic_rpc_handlers((self._publisher_handler(), self._subscriber_handler(), *self.extra_handlers))
         bound = server.add_insecure_port(f"127.0.0.1:{port}")
         if bound == 0:
             raise OSError(f"could not bind 127.0.0.1:{port}")
@@ -317,6 +320,7 @@ class PubSubSimulator:
         dead_letter_topic: str | None = None,
         min_backoff_s: float | None = None,
         max_backoff_s: float | None = None,
+        oidc_token: tuple[str, str] | None = None,
     ) -> None:
         """Create a push subscription. Unlike the gRPC path, small ack deadlines and
         ``max_delivery_attempts`` below Pub/Sub's minimum of 5 are accepted (tests)."""
@@ -339,6 +343,10 @@ class PubSubSimulator:
             enable_message_ordering=ordering,
             labels={_PUSH_FORMAT_LABEL: push_format} if push_format != "pubsub" else {},
         )
+        if oidc_token is not None:  # (service account, audience): recorded for GetSubscription; no token is sent
+            proto.push_config.oidc_token = PushConfig.OidcToken(
+                service_account_email=oidc_token[0], audience=oidc_token[1]
+            )
         if dead_letter_topic is not None and max_delivery_attempts is not None:
             proto.dead_letter_policy = DeadLetterPolicy(
                 dead_letter_topic=dead_letter_topic, max_delivery_attempts=max_delivery_attempts

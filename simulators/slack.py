@@ -62,6 +62,11 @@ RESPONSE_URL_MAX_POSTS = 5
 TIMEOUT_FAULT_S = 30.0
 
 _TS_RE = re.compile(r"^\d+\.\d+$")
+# The bot scopes notebook-medic's manifest.yaml declares: what an installed app's token holds by default.
+DEFAULT_SCOPES = ("commands", "chat:write", "im:write", "users:read", "users:read.email", "usergroups:read")
+# Scopes a method demands beyond those (api.slack.com/methods/conversations.info: channels:read for a public
+# channel, groups:read for a private one); without them Slack answers missing_scope with needed/provided.
+_EXTRA_SCOPES = {"conversations.info": ("channels:read", "groups:read")}
 
 
 @dataclass
@@ -183,8 +188,12 @@ class SlackSimulator:
         bot_id: str = "B0MEDIC",
         app_id: str = "A0MEDIC",
         on_call: Callable[[ApiCall], None] | None = None,
+        scopes: tuple[str, ...] = DEFAULT_SCOPES,
     ) -> None:
         self.bot_token = bot_token
+        #: The token's scopes: sent in the x-oauth-scopes header of every Web API answer to the bot's token, as
+        #: Slack does (api.slack.com/authentication/oauth-v2: "the X-OAuth-Scopes header"); a test may change it.
+        self.scopes = scopes
         self.latency_s = latency_s
         self.team_id = team_id
         self.team_domain = team_domain
@@ -521,6 +530,11 @@ class SlackSimulator:
             return _Reply.json(200, {"ok": False, "error": "invalid_auth"})
         if not args_ok:
             return _Reply.json(200, {"ok": False, "error": "invalid_json"})
+        scope_header = {"x-oauth-scopes": ",".join(self.scopes)}
+        needed = _EXTRA_SCOPES.get(method, ())
+        if needed and not set(needed) & set(self.scopes):
+            return _Reply.json(200, {"ok": False, "error": "missing_scope", "needed": ",".join(needed),
+                                     "provided": ",".join(self.scopes)}, scope_header)
         try:
             with self._lock:
                 data = impl(args)
@@ -528,8 +542,8 @@ class SlackSimulator:
             body: JsonDict = {"ok": False, "error": err.error}
             if err.detail:
                 body["response_metadata"] = {"messages": [f"[ERROR] {err.detail}"]}
-            return _Reply.json(200, body)
-        return _Reply.json(200, {"ok": True, **data})
+            return _Reply.json(200, body, scope_header)
+        return _Reply.json(200, {"ok": True, **data}, scope_header)
 
     def _methods(self) -> dict[str, Callable[[JsonDict], JsonDict]]:
         return {
@@ -541,6 +555,7 @@ class SlackSimulator:
             "users.lookupByEmail": self._users_lookup_by_email,
             "usergroups.users.list": self._usergroups_users_list,
             "conversations.open": self._conversations_open,
+            "conversations.info": self._conversations_info,
         }
 
     def _auth_test(self, args: JsonDict) -> JsonDict:
@@ -666,6 +681,14 @@ class SlackSimulator:
         if group not in self._usergroups:
             raise _api_error("no_such_subteam")
         return {"users": list(self._usergroups[group])}
+
+    def _conversations_info(self, args: JsonDict) -> JsonDict:
+        """api.slack.com/methods/conversations.info: the channel object, with is_member for the caller."""
+        channel = self._channels.get(_str_arg(args, "channel") or "")
+        if channel is None:
+            raise _api_error("channel_not_found")
+        return {"channel": {"id": channel["id"], "name": channel["name"], "is_channel": True,
+                            "is_member": bool(channel.get("is_member", True))}}
 
     def _conversations_open(self, args: JsonDict) -> JsonDict:
         raw_channel = _str_arg(args, "channel")

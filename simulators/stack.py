@@ -205,6 +205,9 @@ class LocalStack:
     # The functions' Workbench transport: gRPC, the client library's default and so production's;
     # "rest" for the REST transport and its traps (facts.md).
     workbench_transport: str = "grpc"
+    # The push subscription's OIDC identity, as infra/pubsub.tf sets it (audience = the worker's URL); recorded
+    # on the subscription (what make doctor reads), not sent.
+    push_service_account: str = ""
 
     def __post_init__(self) -> None:
         if self.workbench_transport not in ("grpc", "rest"):
@@ -276,6 +279,7 @@ class LocalStack:
             push_format="pubsub", ordering=True, ack_deadline_s=self.push_ack_deadline_s,
             max_delivery_attempts=self.max_delivery_attempts,
             dead_letter_topic=DEAD_LETTER_TOPIC if self.max_delivery_attempts else None,
+            oidc_token=(self.push_service_account, worker_endpoint) if self.push_service_account else None,
         )
 
     def stop(self) -> None:

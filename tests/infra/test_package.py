@@ -71,7 +71,20 @@ def test_every_function_folder_is_packaged(dist: Path) -> None:
             names = set(bundle.namelist())
         assert {"main.py", "requirements.txt", "shared/__init__.py", "shared/config.py"} <= names
         assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
+        assert not any(name.startswith(("tools/", "tests/", "simulators/")) for name in names), "not deployed code"
         assert (dist / function / "requirements.txt").read_bytes() == (ROOT / "requirements.lock").read_bytes()
+
+
+def test_the_doctors_libraries_are_not_shipped() -> None:
+    """make doctor's client libraries (requirements-doctor.txt) must not reach a function: no cold start pays
+    for them. A function ships requirements.lock, the closure of requirements.txt alone."""
+    def names(path: Path) -> set[str]:
+        lines = (line.split("#")[0].strip() for line in path.read_text().splitlines())
+        return {line.split("==")[0].lower().replace("_", "-") for line in lines if line and not line.startswith("-")}
+
+    doctor_only = names(ROOT / "requirements-doctor.txt") - names(ROOT / "requirements.txt")
+    assert doctor_only, "requirements-doctor.txt lists nothing of its own"
+    assert not doctor_only & names(ROOT / "requirements.lock"), "a doctor library is in the functions' lock"
 
 
 def test_zips_are_reproducible(dist: Path, tmp_path: Path) -> None:

@@ -1,0 +1,252 @@
+"""The Google Cloud admin APIs `make doctor` reads, served locally over gRPC with the real protos.
+
+No other simulator serves these, so this one answers each method in its documented response shape and the
+real client libraries (google-cloud-service-usage, -logging, -functions, -eventarc, -resource-manager, -iam,
+-monitoring) read it unmodified over a plaintext channel. Read-only methods only: the state is set by the
+test or by tools/doctor/local.py the way `terraform apply` would leave it, and a test breaks a piece by
+changing it. Every method names its API reference beside it.
+
+Pub/Sub resources' IAM (google.iam.v1.IAMPolicy on pubsub.googleapis.com) is served on the Pub/Sub
+simulator's own port (`iam_policy_handler`, added to it by simulators/stack.py), reading `policies` here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent import futures
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import grpc
+from google.cloud import eventarc_v1, functions_v2, monitoring_v3, resourcemanager_v3, service_usage_v1
+from google.cloud.iam_admin_v1 import types as iam_types
+from google.cloud.logging_v2.types import logging_config
+from google.iam.v1 import iam_policy_pb2, policy_pb2
+
+Handler = Callable[[Any, Any], Any]
+
+
+class _AbortError(Exception):
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _not_found(what: str) -> _AbortError:
+    return _AbortError(grpc.StatusCode.NOT_FOUND, what)
+
+
+@dataclass
+class CloudProject:
+    """One project's admin state. Policies are {resource: {role: {member, ...}}}."""
+
+    project: str
+    number: str = "415104041262"
+    enabled_services: set[str] = field(default_factory=set)
+    sinks: dict[str, logging_config.LogSink] = field(default_factory=dict)
+    functions: dict[str, functions_v2.Function] = field(default_factory=dict)
+    triggers: dict[str, eventarc_v1.Trigger] = field(default_factory=dict)
+    roles: dict[str, list[str]] = field(default_factory=dict)  # custom role name -> permissions
+    policies: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    caller_permissions: set[str] = field(default_factory=set)
+    memory_points: dict[str, datetime] = field(default_factory=dict)  # VM name -> its latest point
+    alert_policies: list[monitoring_v3.AlertPolicy] = field(default_factory=list)
+    channels: dict[str, monitoring_v3.NotificationChannel] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return f"projects/{self.project}"
+
+    def grant(self, resource: str, role: str, member: str) -> None:
+        self.policies.setdefault(resource, {}).setdefault(role, set()).add(member)
+
+    def revoke(self, resource: str, role: str, member: str) -> None:
+        self.policies.get(resource, {}).get(role, set()).discard(member)
+
+    def policy(self, resource: str) -> policy_pb2.Policy:
+        if resource not in self.policies:
+            raise _not_found(f"Resource {resource} not found (or it has no IAM policy).")
+        bindings = [policy_pb2.Binding(role=role, members=sorted(members))
+                    for role, members in sorted(self.policies[resource].items()) if members]
+        return policy_pb2.Policy(version=1, bindings=bindings, etag=b"BwY=")
+
+
+class GcpAdminSimulator:
+    def __init__(self, project: CloudProject) -> None:
+        self.state = project
+        self.calls: list[str] = []
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self.port = 0
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> GcpAdminSimulator:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="gcp-admin-sim"),
+                             options=[("grpc.so_reuseport", 0)])
+        server.add_generic_rpc_handlers(self._handlers())
+        self.port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self._server = server
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(grace=None)
+            self._server = None
+
+    def __enter__(self) -> GcpAdminSimulator:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    # ---- plumbing -------------------------------------------------------------------------------------
+    def _method(self, name: str, request_type: Any, handler: Handler, response_type: Any) -> Any:
+        def behaviour(request: Any, context: Any) -> Any:
+            with self._lock:
+                self.calls.append(name)
+            try:
+                return handler(request, context)
+            except _AbortError as abort:
+                context.abort(abort.code, abort.message)
+
+        deserialize = getattr(request_type, "deserialize", None) or request_type.FromString
+        serialize = getattr(response_type, "serialize", None) or response_type.SerializeToString
+        return grpc.unary_unary_rpc_method_handler(behaviour, request_deserializer=deserialize,
+                                                   response_serializer=serialize)
+
+    def _service(self, service: str, methods: dict[str, tuple[Any, Handler, Any]]) -> Any:
+        return grpc.method_handlers_generic_handler(
+            service, {name: self._method(f"{service}/{name}", *spec) for name, spec in methods.items()})
+
+    def iam_policy_handler(self) -> Any:
+        """google.iam.v1.IAMPolicy, for another simulator's server (Pub/Sub topics' and subscriptions' IAM)."""
+        return self._service("google.iam.v1.IAMPolicy", {
+            "GetIamPolicy": (iam_policy_pb2.GetIamPolicyRequest, self._resource_policy, policy_pb2.Policy),
+        })
+
+    def _handlers(self) -> tuple[Any, ...]:
+        su, lc, fn, ev = service_usage_v1, logging_config, functions_v2, eventarc_v1
+        rm, mon = resourcemanager_v3, monitoring_v3
+        return (
+            # https://cloud.google.com/service-usage/docs/reference/rpc/google.api.serviceusage.v1#serviceusage
+            self._service("google.api.serviceusage.v1.ServiceUsage", {
+                "BatchGetServices": (su.BatchGetServicesRequest, self._batch_get_services,
+                                     su.BatchGetServicesResponse)}),
+            # https://cloud.google.com/logging/docs/reference/v2/rpc/google.logging.v2#configservicev2
+            self._service("google.logging.v2.ConfigServiceV2", {
+                "GetSink": (lc.GetSinkRequest, self._get_sink, lc.LogSink)}),
+            # https://cloud.google.com/functions/docs/reference/rpc/google.cloud.functions.v2#functionservice
+            self._service("google.cloud.functions.v2.FunctionService", {
+                "GetFunction": (fn.GetFunctionRequest, self._get_function, fn.Function)}),
+            # https://cloud.google.com/eventarc/docs/reference/rpc/google.cloud.eventarc.v1#eventarc
+            self._service("google.cloud.eventarc.v1.Eventarc", {
+                "GetTrigger": (ev.GetTriggerRequest, self._get_trigger, ev.Trigger)}),
+            # https://cloud.google.com/resource-manager/reference/rpc/google.cloud.resourcemanager.v3#projects
+            self._service("google.cloud.resourcemanager.v3.Projects", {
+                "GetProject": (rm.GetProjectRequest, self._get_project, rm.Project),
+                "GetIamPolicy": (iam_policy_pb2.GetIamPolicyRequest, self._resource_policy, policy_pb2.Policy),
+                "TestIamPermissions": (iam_policy_pb2.TestIamPermissionsRequest, self._test_permissions,
+                                       iam_policy_pb2.TestIamPermissionsResponse)}),
+            # https://cloud.google.com/iam/docs/reference/rpc/google.iam.admin.v1#iam
+            self._service("google.iam.admin.v1.IAM", {
+                "GetRole": (iam_types.GetRoleRequest, self._get_role, iam_types.Role),
+                "GetIamPolicy": (iam_policy_pb2.GetIamPolicyRequest, self._resource_policy, policy_pb2.Policy)}),
+            # https://cloud.google.com/monitoring/api/ref_v3/rpc/google.monitoring.v3#metricservice
+            self._service("google.monitoring.v3.MetricService", {
+                "ListTimeSeries": (mon.ListTimeSeriesRequest, self._list_time_series, mon.ListTimeSeriesResponse)}),
+            # https://cloud.google.com/monitoring/api/ref_v3/rpc/google.monitoring.v3#alertpolicyservice
+            self._service("google.monitoring.v3.AlertPolicyService", {
+                "ListAlertPolicies": (mon.ListAlertPoliciesRequest, self._list_alert_policies,
+                                      mon.ListAlertPoliciesResponse)}),
+            # https://cloud.google.com/monitoring/api/ref_v3/rpc/google.monitoring.v3#notificationchannelservice
+            self._service("google.monitoring.v3.NotificationChannelService", {
+                "GetNotificationChannel": (mon.GetNotificationChannelRequest, self._get_channel,
+                                           mon.NotificationChannel)}),
+        )
+
+    # ---- methods --------------------------------------------------------------------------------------
+    def _batch_get_services(self, request: Any, _context: Any) -> Any:
+        """Every name is answered, ENABLED or DISABLED (a service is known whether or not it is on)."""
+        services = [
+            service_usage_v1.Service(name=name, parent=self.state.name, state=(
+                service_usage_v1.State.ENABLED if name.rsplit("/", 1)[-1] in self.state.enabled_services
+                else service_usage_v1.State.DISABLED))
+            for name in request.names
+        ]
+        return service_usage_v1.BatchGetServicesResponse(services=services)
+
+    def _get_sink(self, request: Any, _context: Any) -> Any:
+        sink = self.state.sinks.get(request.sink_name)
+        if sink is None:
+            raise _not_found(f"Sink {request.sink_name.rsplit('/', 1)[-1]} does not exist")
+        return sink
+
+    def _get_function(self, request: Any, _context: Any) -> Any:
+        found = self.state.functions.get(request.name)
+        if found is None:
+            raise _not_found(f"Resource '{request.name}' was not found")
+        return found
+
+    def _get_trigger(self, request: Any, _context: Any) -> Any:
+        found = self.state.triggers.get(request.name)
+        if found is None:
+            raise _not_found(f"Resource '{request.name}' was not found")
+        return found
+
+    def _get_project(self, request: Any, _context: Any) -> Any:
+        if request.name not in (self.state.name, f"projects/{self.state.number}"):
+            raise _AbortError(grpc.StatusCode.PERMISSION_DENIED, f"Permission denied on resource '{request.name}'")
+        return resourcemanager_v3.Project(name=f"projects/{self.state.number}", project_id=self.state.project,
+                                          state=resourcemanager_v3.Project.State.ACTIVE)
+
+    def _resource_policy(self, request: Any, _context: Any) -> Any:
+        return self.state.policy(request.resource)
+
+    def _test_permissions(self, request: Any, _context: Any) -> Any:
+        held = [p for p in request.permissions if p in self.state.caller_permissions]
+        return iam_policy_pb2.TestIamPermissionsResponse(permissions=held)
+
+    def _get_role(self, request: Any, _context: Any) -> Any:
+        permissions = self.state.roles.get(request.name)
+        if permissions is None:
+            raise _not_found(f"The role named {request.name} was not found.")
+        return iam_types.Role(name=request.name, included_permissions=sorted(permissions))
+
+    def _list_time_series(self, request: Any, _context: Any) -> Any:
+        """Only series with a point inside the interval come back; Monitoring adds the VM's name as
+        metadata.system_labels.name for gce_instance series (documented for system metadata labels)."""
+        start = request.interval.start_time
+        end = request.interval.end_time or datetime.now(UTC)
+        if 'metric.type = "agent.googleapis.com/memory/percent_used"' not in request.filter:
+            return monitoring_v3.ListTimeSeriesResponse()
+        series = []
+        for vm, latest in sorted(self.state.memory_points.items()):
+            if start <= latest <= end:
+                one = monitoring_v3.TimeSeries(
+                    metric={"type": "agent.googleapis.com/memory/percent_used", "labels": {"state": "used"}},
+                    resource={"type": "gce_instance", "labels": {"project_id": self.state.project,
+                                                                 "instance_id": str(abs(hash(vm)) % 10**18)}},
+                )
+                one.metadata.system_labels.update({"name": vm})
+                series.append(one)
+        return monitoring_v3.ListTimeSeriesResponse(time_series=series)
+
+    def _list_alert_policies(self, request: Any, _context: Any) -> Any:
+        return monitoring_v3.ListAlertPoliciesResponse(alert_policies=list(self.state.alert_policies),
+                                                       total_size=len(self.state.alert_policies))
+
+    def _get_channel(self, request: Any, _context: Any) -> Any:
+        found = self.state.channels.get(request.name)
+        if found is None:
+            raise _not_found(f"Notification channel {request.name} does not exist.")
+        return found
+
+
+def recent(minutes: float = 1.0) -> datetime:
+    return datetime.now(UTC) - timedelta(minutes=minutes)

@@ -1,0 +1,64 @@
+"""The command line: settings from the functions' variables, JSON for CI, the exit status, and the whole
+local run of a 50-notebook fleet in under 30 s with a progress line."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+
+import pytest
+
+from tools.doctor.cli import deployment_from, main, parse_args, prefix_of, report
+from tools.doctor.model import Status, fail, ok, warn
+
+
+def test_settings_come_from_the_functions_environment() -> None:
+    env = {"GOOGLE_CLOUD_PROJECT": "prj", "WORKBENCH_ZONES": "us-central1-a, us-central1-b",
+           "RESTART_TOPIC": "projects/prj/topics/medic-restart", "SLACK_BOT_TOKEN": "xoxb-1",
+           "SLACK_ALERT_CHANNEL": "C0X", "ORGANIZER_EMAILS": "A@x.org,b@x.org", "SLACK_SIGNING_SECRET": "s" * 32}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        dep = deployment_from(parse_args([]), env)
+    assert dep.project == "prj" and dep.zones == ("us-central1-a", "us-central1-b")
+    assert dep.names.restart_topic == "projects/prj/topics/medic-restart"
+    assert dep.names.worker_subscription == "projects/prj/subscriptions/medic-restart-worker"
+    assert dep.organizer_emails == {"a@x.org", "b@x.org"}
+    assert "s" * 32 not in repr(dep) and "xoxb-1" not in repr(dep)
+
+
+def test_the_prefix_defaults_to_terraforms() -> None:
+    assert prefix_of("") == "notebook-medic"
+    assert prefix_of("projects/p/topics/nm2-restart") == "nm2"
+
+
+def test_without_a_project_it_says_what_to_give() -> None:
+    err = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
+        patch.delenv("WORKBENCH_ZONES", raising=False)
+        assert main([], out=io.StringIO(), err=err) == 2
+    assert "--project" in err.getvalue()
+
+
+def test_the_report_puts_the_fix_under_each_warning_and_failure() -> None:
+    text = report([ok("a", "fine"), warn("b", "odd", "do x"), fail("c", "broken", "do y")], 1.0, as_json=False)
+    assert text.splitlines()[:5] == ["✓ fine", "⚠ odd", "    fix: do x", "✗ broken", "    fix: do y"]
+    assert "1 ✓  1 ⚠  1 ✗" in text
+    doc = json.loads(report([fail("c", "broken", "do y")], 1.0, as_json=True))
+    assert doc["ok"] is False and doc["checks"][0] == {"key": "c", "status": "fail", "what": "broken", "fix": "do y"}
+
+
+@pytest.mark.wire
+def test_the_local_stack_of_50_notebooks_passes_in_under_30_seconds() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    code = main(["--local", "--fleet", "50", "--json"], out=out, err=err)
+    total = time.monotonic() - started
+    doc = json.loads(out.getvalue())
+    failing = [c for c in doc["checks"] if c["status"] != Status.OK.value]
+    assert code == 0 and doc["ok"] and not failing, failing
+    assert doc["seconds"] < 30, f"the checks took {doc['seconds']} s ({total:.1f} s with the stack's start)"
+    assert "doctor: " in err.getvalue() and "reads done" in err.getvalue()  # the progress line
+    assert any("50 Workbench instances" in c["what"] for c in doc["checks"])

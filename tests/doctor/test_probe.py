@@ -1,0 +1,88 @@
+"""--probe: the interpretation on both label semantics (pure), and the probe itself over the wire."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from shared.models import InstanceRef
+from shared.workbench import Workbench
+from simulators import stack as local_stack
+from tools.doctor.local import LocalDeployment
+from tools.doctor.model import Status
+from tools.doctor.probe import (
+    PROBE_A,
+    ROW_MERGE,
+    ROW_RESET,
+    ROW_VISIBLE,
+    ProbeObservation,
+    ResetSeen,
+    interpret,
+    run_probe,
+)
+
+NAME = "projects/p/locations/us-central1-a/instances/spare"
+RESET = ResetSeen("reset", NAME, "Reset")
+
+
+def observation(**changes: object) -> ProbeObservation:
+    base = {"instance": NAME, "kept_after_omitted": True, "visible_before_done": False, "seconds_to_visible": 3.2,
+            "restored": True, "resets": (RESET,)}
+    return ProbeObservation(**{**base, **changes})  # type: ignore[arg-type]
+
+
+def by_key(seen: ProbeObservation) -> dict[str, tuple[Status, str]]:
+    return {r.key: (r.status, r.what) for r in interpret(seen)}
+
+
+def test_merging_labels_confirm_the_row() -> None:
+    status, what = by_key(observation())["probe.labels"]
+    assert status is Status.OK and "MERGE" in what and f"confirms {ROW_MERGE}" in what
+
+
+def test_replacing_labels_refute_the_row() -> None:
+    status, what = by_key(observation(kept_after_omitted=False))["probe.labels"]
+    assert status is Status.WARN and "REPLACE" in what and f"refutes {ROW_MERGE}" in what
+
+
+@pytest.mark.parametrize(("early", "words"), [(False, "confirms"), (True, "refutes the default of"),
+                                              (None, "stays open")])
+def test_visibility_in_each_variant(early: bool | None, words: str) -> None:
+    _, what = by_key(observation(visible_before_done=early))["probe.visibility"]
+    assert words in what and ROW_VISIBLE in what
+
+
+def test_a_reset_with_another_verb_refutes_and_none_leaves_it_open() -> None:
+    assert by_key(observation())["probe.reset"][0] is Status.OK
+    assert f"confirms {ROW_RESET}" in by_key(observation())["probe.reset"][1]
+    other = observation(resets=(ResetSeen("restart", NAME, "Reset"),))
+    assert by_key(other)["probe.reset"][0] is Status.FAIL
+    assert by_key(observation(resets=()))["probe.reset"][0] is Status.WARN
+
+
+def test_left_over_labels_fail_with_the_command_that_removes_them() -> None:
+    results = {r.key: r for r in interpret(observation(restored=False, leftover={PROBE_A: "1"}))}
+    assert results["probe.cleanup"].status is Status.FAIL
+    assert f"--remove-labels={PROBE_A}" in results["probe.cleanup"].fix
+
+
+def test_an_api_error_is_one_failed_line() -> None:
+    [result] = interpret(observation(error="PERMISSION_DENIED: notebooks.instances.update"))
+    assert result.status is Status.FAIL and "PERMISSION_DENIED" in result.what
+
+
+@pytest.mark.wire
+def test_the_probe_over_the_wire_leaves_the_labels_as_they_were(local: LocalDeployment) -> None:
+    full = f"projects/{local_stack.PROJECT}/locations/{local.deployment.zones[0]}/instances/nb-00"
+    workbench = Workbench(endpoint=local.deployment.endpoints.workbench, retry_deadline=timedelta(seconds=5))
+    ref = InstanceRef.parse(full)
+    workbench.set_labels(ref, {"team": "red"}, own=["team"])
+    workbench.reset(ref).result(timeout=10)
+    results = {r.key: r for r in run_probe(local.deployment, full)}
+    assert results["probe.labels"].status in (Status.OK, Status.WARN)
+    assert results["probe.reset"].status is Status.OK, results["probe.reset"].what
+    assert "verb='reset'" in results["probe.reset"].what
+    assert results["probe.cleanup"].status is Status.OK
+    assert workbench.get(ref).labels.get("team") == "red"
+    assert PROBE_A not in workbench.get(ref).labels

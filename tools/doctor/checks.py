@@ -1,0 +1,540 @@
+"""The checks: pure functions of what was read (Observed) and what the deployment should be (Deployment).
+
+Each returns CheckResults, one line each; a ⚠ or ✗ carries the exact fix (a command, a console page, a
+Terraform variable). A read that failed turns its check ✗ with what the failure says, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+
+from shared.history import MAX_LABELS, ROOM_NEEDED, foreign_count
+from shared.oom_parse import SINK_FILTER
+from tools.doctor.deployment import (
+    EVENT_FUNCTIONS,
+    FUNCTION_SECRETS,
+    FUNCTIONS,
+    MEMORY_METRIC,
+    MEMORY_POLICY_NAME,
+    Deployment,
+    required_apis,
+    slack_scopes,
+    workbench_permissions,
+)
+from tools.doctor.model import (
+    Binding,
+    CheckResult,
+    Instance,
+    Observed,
+    ReadError,
+    SlackUser,
+    fail,
+    ok,
+    warn,
+)
+
+HEALTH_KEYS = ("jupyterlab_status", "jupyterlab_api_status", "updated")  # what shared/policy.py reads
+HEALTH_FRESH = timedelta(minutes=5)  # the agent reports about every 30 s (facts.md)
+MEMORY_FRESH = timedelta(minutes=10)
+BROAD_ROLES = frozenset({"roles/owner", "roles/editor", "roles/notebooks.admin", "roles/notebooks.runner",
+                         "roles/notebooks.legacyAdmin", "roles/compute.admin", "roles/iam.serviceAccountUser"})
+CONSOLE = "https://console.cloud.google.com"
+SLACK_APPS = "https://api.slack.com/apps"
+APPLY = "terraform -chdir=infra apply"
+
+
+def _names(items: Iterable[str], most: int = 8) -> str:
+    listed = sorted(items)
+    more = f" and {len(listed) - most} more" if len(listed) > most else ""
+    return ", ".join(listed[:most]) + more
+
+
+def _unread(key: str, what: str, error: ReadError, fix: str) -> CheckResult:
+    """A read that failed: ✗ with what the API said; the fix is the viewer role that reads it (docs/doctor.md)."""
+    return fail(key, f"{what}: could not read it ({error.what[:160]})", fix)
+
+
+def _absent_or_unread(key: str, error: ReadError | None, absent: str, what: str, viewer: str,
+                      create: str = APPLY) -> CheckResult:
+    """A resource read that failed: NOT_FOUND means it is not there (create it); anything else is the caller's
+    access or the network, said as it was."""
+    error = error or ReadError("not read")
+    if "NOT_FOUND" in error.what:
+        return fail(key, absent, create)
+    return _unread(key, what, error, viewer)
+
+
+def _members(policy: list[Binding], role: str) -> frozenset[str]:
+    return frozenset(m for b in policy if b.role == role and not b.condition for m in b.members)
+
+
+# ---- Slack ---------------------------------------------------------------------------------------------
+def slack_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    auth = seen.slack_auth
+    token_fix = (f"put the app's Bot User OAuth Token ({SLACK_APPS} -> OAuth & Permissions) in Secret Manager: "
+                 f"printf %s \"$TOKEN\" | gcloud secrets versions add {dep.names.bot_token_secret} --data-file=- "
+                 f"--project {dep.project}; and export SLACK_BOT_TOKEN for make doctor")
+    if not dep.bot_token:
+        results.append(fail("slack.auth", "Slack bot token: SLACK_BOT_TOKEN is not set", token_fix))
+    elif isinstance(auth, ReadError) or auth is None:
+        results.append(fail("slack.auth", f"Slack auth.test: {auth.what if auth else 'not read'}", token_fix))
+    elif not auth.ok:
+        results.append(fail("slack.auth", f"Slack auth.test refused the token ({auth.error})", token_fix))
+    else:
+        results.append(ok("slack.auth", f"Slack auth.test passes (workspace {auth.team}, bot user {auth.user_id})"))
+        results.append(_scopes(auth.scopes))
+    results.append(_channel(dep, seen))
+    results.append(_signing_secret(dep))
+    return results
+
+
+def _scopes(granted: frozenset[str] | None) -> CheckResult:
+    needed = slack_scopes()
+    if granted is None:
+        return warn("slack.scopes", "Slack token scopes: Slack sent no x-oauth-scopes header to read them from",
+                    f"compare the app's Bot Token Scopes ({SLACK_APPS} -> OAuth & Permissions) with manifest.yaml")
+    missing = needed - granted
+    if missing:
+        return fail("slack.scopes", f"Slack token lacks the scopes {_names(missing)} that the code uses",
+                    f"add them under {SLACK_APPS} -> your app -> OAuth & Permissions -> Bot Token Scopes (or "
+                    "re-create the app from manifest.yaml), reinstall the app, and store the new token")
+    return ok("slack.scopes", f"Slack token has every scope the code uses ({_names(needed, 10)})")
+
+
+def _channel(dep: Deployment, seen: Observed) -> CheckResult:
+    channel = seen.slack_channel
+    where = f"alert channel {dep.alert_channel or '(SLACK_ALERT_CHANNEL not set)'}"
+    invite = f"in Slack, open the channel and type /invite @notebook-medic (channel id {dep.alert_channel})"
+    if not dep.alert_channel:
+        return fail("slack.channel", where, "set the Terraform variable slack_alert_channel (a C... channel ID) "
+                    "and export SLACK_ALERT_CHANNEL for make doctor")
+    if channel is None or isinstance(channel, ReadError):
+        return fail("slack.channel", f"{where}: {channel.what if channel else 'not read'}", invite)
+    if channel.error == "missing_scope":
+        return warn("slack.channel", f"{where}: cannot tell whether the bot is a member (conversations.info needs "
+                    "channels:read, or groups:read for a private channel, which the bot itself does not use)",
+                    f"look at the channel's member list, or {invite}")
+    if not channel.found:
+        return fail("slack.channel", f"{where} not found ({channel.error})",
+                    "set the Terraform variable slack_alert_channel to the channel's ID (channel details -> "
+                    "bottom of the About tab), then terraform apply")
+    if not channel.is_member:
+        return fail("slack.channel", f"the bot is not a member of #{channel.name} ({dep.alert_channel}): "
+                    "its alerts would fail with not_in_channel", invite)
+    return ok("slack.channel", f"the bot is a member of the alert channel #{channel.name} ({dep.alert_channel})")
+
+
+def _signing_secret(dep: Deployment) -> CheckResult:
+    fix = (f"copy the Signing Secret ({SLACK_APPS} -> Basic Information -> App Credentials) into Secret Manager: "
+           f"printf %s \"$SECRET\" | gcloud secrets versions add {dep.names.signing_secret_secret} --data-file=- "
+           f"--project {dep.project}; export SLACK_SIGNING_SECRET for make doctor")
+    secret = dep.signing_secret
+    if not secret:
+        return fail("slack.signing_secret", "Slack signing secret: SLACK_SIGNING_SECRET is not set", fix)
+    if secret.startswith("xox") or len(secret) < 16:
+        return fail("slack.signing_secret", f"Slack signing secret is set but does not look like one "
+                    f"({len(secret)} characters; the value is not shown)", fix)
+    return ok("slack.signing_secret", f"Slack signing secret is set ({len(secret)} characters; value not shown)")
+
+
+def people_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """Every owner and organizer email resolves to a Slack user: the owner rule checked, not assumed."""
+    results: list[CheckResult] = []
+    instances = seen.instances if isinstance(seen.instances, list) else []
+    owners: dict[str, list[str]] = {}
+    for instance in instances:
+        if instance.owner:
+            owners.setdefault(instance.owner, []).append(instance.name)
+    unresolved = {email: names for email, names in owners.items() if not _resolved(seen, email)}
+    if unresolved:
+        listed = "; ".join(f"{_names(names, 3)} ({email})" for email, names in sorted(unresolved.items())[:10])
+        results.append(fail(
+            "slack.owners", f"{len(unresolved)} owner email(s) match no Slack user, so those participants get "
+            f"no DM and /restart-notebook finds no notebook for them: {listed}",
+            "each participant's Slack profile email must equal the notebook's owner (proxy-user-mail): ask them "
+            "to set it in Slack (Profile -> Edit -> Email), or recreate the instance with their Slack email "
+            "(infra/contest participants.csv)"))
+    elif owners:
+        results.append(ok("slack.owners", f"all {len(owners)} owner emails resolve to Slack users"))
+    organizers = sorted(dep.organizer_emails)
+    missing = [email for email in organizers if not _resolved(seen, email)]
+    if not organizers:
+        results.append(fail("slack.organizers", "no organizers (ORGANIZER_EMAILS is empty)",
+                            "set the Terraform variable organizer_emails and export ORGANIZER_EMAILS"))
+    elif missing:
+        results.append(fail("slack.organizers", f"organizer email(s) with no Slack user: {_names(missing)}: "
+                            "they could not use the organizer buttons",
+                            "fix the Terraform variable organizer_emails to the organizers' Slack profile emails"))
+    else:
+        results.append(ok("slack.organizers", f"all {len(organizers)} organizers resolve to Slack users"))
+    return results
+
+
+def _resolved(seen: Observed, email: str) -> bool:
+    user = seen.slack_users.get(email)
+    return isinstance(user, SlackUser) and bool(user.user_id)
+
+
+# ---- Workbench fleet -----------------------------------------------------------------------------------
+def fleet_checks(dep: Deployment, seen: Observed, now: datetime) -> list[CheckResult]:
+    instances = seen.instances
+    if instances is None or isinstance(instances, ReadError):
+        error = instances or ReadError("not read")
+        return [_unread("workbench.list", f"Workbench instances in {', '.join(dep.zones)}", error,
+                        f"enable notebooks.googleapis.com and grant yourself roles/notebooks.viewer on {dep.project}")]
+    states = Counter(i.state for i in instances)
+    summary = ", ".join(f"{count} {state}" for state, count in sorted(states.items())) or "none"
+    results = [ok("workbench.list", f"{len(instances)} Workbench instances in {', '.join(dep.zones)}: {summary}")]
+    if not instances:
+        results[0] = warn("workbench.list", f"no Workbench instances in {', '.join(dep.zones)}",
+                          "check the Terraform variable zones (WORKBENCH_ZONES) against where the notebooks are")
+        return results
+
+    no_owner = [i.name for i in instances if not i.owner]
+    results.append(
+        warn("workbench.owners", f"{len(no_owner)} instance(s) have no owner (proxy-user-mail): {_names(no_owner)}; "
+             "nobody is told when they restart and nobody can restart them from Slack",
+             "create contest notebooks with an owner (infra/contest participants.csv sets proxy-user-mail)")
+        if no_owner else ok("workbench.owners", f"every instance has an owner ({len(instances)})"))
+
+    crowded = [i.name for i in instances if foreign_count(i.labels) + ROOM_NEEDED > MAX_LABELS]
+    results.append(
+        fail("workbench.labels", f"{len(crowded)} instance(s) have no room for the bot's {ROOM_NEEDED} labels "
+             f"(limit {MAX_LABELS}): {_names(crowded)}",
+             f"remove labels until at most {MAX_LABELS - ROOM_NEEDED} are not medic-*: gcloud workbench instances "
+             "update NAME --location ZONE --labels=... (or the console's LABELS tab)")
+        if crowded else ok("workbench.labels", f"every instance has room for the bot's {ROOM_NEEDED} labels"))
+
+    active = [i for i in instances if i.state == "ACTIVE"]
+    stale = [i.name for i in active if not _fresh(i, now)]
+    keys = sorted({k for i in active for k in i.health_info})
+    lacking = [i.name for i in active if _fresh(i, now) and not set(HEALTH_KEYS) <= set(i.health_info)]
+    if stale:
+        results.append(fail(
+            "workbench.health", f"{len(stale)} ACTIVE instance(s) reported no health in the last "
+            f"{int(HEALTH_FRESH.total_seconds() // 60)} minutes: {_names(stale)}; the bot cannot tell whether "
+            "JupyterLab survived a kill there and will reset after its grace period",
+            "check the instance's guest agent (report-event-health metadata; console -> Workbench -> instance -> "
+            "HEALTH tab) or reset the instance once"))
+    elif lacking:
+        results.append(warn(
+            "workbench.health", f"{len(lacking)} ACTIVE instance(s) report health without the JupyterLab keys "
+            f"({', '.join(HEALTH_KEYS)}): {_names(lacking)}; their health counts as unknown",
+            "update the Workbench image (the health agent of older images reports fewer keys)"))
+    elif active:
+        results.append(ok("workbench.health", f"every ACTIVE instance ({len(active)}) reported health in the last "
+                          f"{int(HEALTH_FRESH.total_seconds() // 60)} minutes; health_info keys: {', '.join(keys)}"))
+    return results
+
+
+def _fresh(instance: Instance, now: datetime) -> bool:
+    return instance.health_updated is not None and now - instance.health_updated <= HEALTH_FRESH
+
+
+# ---- Pub/Sub --------------------------------------------------------------------------------------------
+def pubsub_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    missing, errors = [], []
+    for which in ("oom", "restart", "dead-letter", "memory"):
+        state = seen.topics.get(dep.names.topic(which))
+        if isinstance(state, ReadError):
+            errors.append(f"{which}: {state.what[:80]}")
+        elif not state:
+            missing.append(dep.names.topic(which))
+    if errors:
+        results.append(fail("pubsub.topics", f"Pub/Sub topics could not be read: {'; '.join(errors)}",
+                            f"grant yourself roles/pubsub.viewer on {dep.project}"))
+    elif missing:
+        results.append(fail("pubsub.topics", f"Pub/Sub topic(s) missing: {_names(missing)}", APPLY))
+    else:
+        results.append(ok("pubsub.topics", "Pub/Sub topics exist: OOM, restart, dead-letter, memory alerts"))
+    results += _subscription(dep, seen)
+    results += _agent_grants(dep, seen)
+    return results
+
+
+def _subscription(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    sub = seen.subscription
+    name = dep.names.worker_subscription
+    if sub is None or isinstance(sub, ReadError):
+        return [_absent_or_unread("pubsub.subscription", sub, f"push subscription {name} does not exist",
+                                  f"push subscription {name}", f"grant yourself roles/pubsub.viewer on {dep.project}")]
+    worker = seen.functions.get("restart_worker")
+    worker_url = worker.uri if worker is not None and not isinstance(worker, ReadError) else ""
+    results = [ok("pubsub.subscription", f"push subscription {name} exists")]
+    results.append(
+        ok("pubsub.ordering", "the push subscription delivers in order (one request per instance at a time)")
+        if sub.ordering else
+        fail("pubsub.ordering", "the push subscription has message ordering off: two requests for one instance "
+             "could run at once", "message ordering can't be turned on in place: terraform -chdir=infra apply "
+             "-replace=google_pubsub_subscription.restart_worker"))
+    if not worker_url:
+        results.append(warn("pubsub.endpoint", f"push endpoint {sub.push_endpoint or '(none)'}: the worker's URL "
+                            "could not be read to compare", "see the functions lines below"))
+    elif sub.push_endpoint.rstrip("/") != worker_url.rstrip("/"):
+        endpoint = sub.push_endpoint or "(none: a pull subscription)"
+        results.append(fail("pubsub.endpoint", f"the push endpoint {endpoint} is not the worker's URL {worker_url}",
+                            APPLY))
+    else:
+        results.append(ok("pubsub.endpoint", f"push endpoint = the worker's URL ({worker_url})"))
+    if not sub.oidc_service_account:
+        results.append(fail("pubsub.oidc", "the push carries no OIDC token: the private worker would answer "
+                            "every push 403", APPLY))
+    elif sub.oidc_service_account != dep.names.push_account or (
+            worker_url and sub.oidc_audience.rstrip("/") != worker_url.rstrip("/")):
+        results.append(fail("pubsub.oidc", f"push OIDC token of {sub.oidc_service_account} for audience "
+                            f"{sub.oidc_audience or '(default)'}; expected {dep.names.push_account} for "
+                            f"{worker_url or 'the worker URL'}", APPLY))
+    else:
+        results.append(ok("pubsub.oidc", f"push OIDC token of {sub.oidc_service_account}, audience = the worker URL"))
+    if sub.dead_letter_topic != dep.names.dead_letter_topic:
+        results.append(fail("pubsub.dead_letter", f"dead-letter topic is {sub.dead_letter_topic or '(none)'}, not "
+                            f"{dep.names.dead_letter_topic}: a request that keeps failing would be retried "
+                            "for a day and then dropped silently", APPLY))
+    else:
+        results.append(ok("pubsub.dead_letter", f"dead-letter topic set (after {sub.max_delivery_attempts} "
+                          "attempts)"))
+    return results
+
+
+def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """Google's own agents may do what the wiring needs: the Pub/Sub agent dead-letters and signs the push
+    token, the sink's writer publishes kills, the Monitoring agent publishes memory alerts."""
+    number = seen.project_number
+    if not isinstance(number, str):
+        return [_unread("pubsub.agents", "Google service agents' grants", number or ReadError("not read"),
+                        f"grant yourself roles/browser on {dep.project}")]
+    pubsub_agent = f"serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+    monitoring_agent = f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com"
+    sink = seen.sink
+    writer = sink.writer_identity if sink is not None and not isinstance(sink, ReadError) else ""
+    wanted = [
+        ("pubsub.agent_dead_letter", dep.names.dead_letter_topic, "roles/pubsub.publisher", pubsub_agent,
+         "the Pub/Sub service agent may publish to the dead-letter topic"),
+        ("pubsub.agent_subscriber", dep.names.worker_subscription, "roles/pubsub.subscriber", pubsub_agent,
+         "the Pub/Sub service agent may acknowledge on the push subscription (dead-lettering)"),
+        ("pubsub.agent_token", f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}",
+         "roles/iam.serviceAccountTokenCreator", pubsub_agent,
+         "the Pub/Sub service agent may sign the push's OIDC token"),
+        ("sink.writer", dep.names.oom_topic, "roles/pubsub.publisher", writer,
+         "the log sink's writer identity may publish to the OOM topic"),
+        ("memory.agent", dep.names.memory_topic, "roles/pubsub.publisher", monitoring_agent,
+         "the Monitoring notification agent may publish memory alerts"),
+    ]
+    results = []
+    for key, resource, role, member, what in wanted:
+        policy = seen.resource_policies.get(resource)
+        if not member:
+            results.append(fail(key, f"{what}: the sink's writer identity is unknown (see the sink line)", APPLY))
+        elif policy is None or isinstance(policy, ReadError):
+            results.append(_unread(key, what, policy or ReadError("not read"),
+                                   "grant yourself roles/pubsub.viewer and roles/iam.securityReviewer"))
+        elif member not in _members(policy, role):
+            fix = APPLY
+            if key == "memory.agent":
+                fix = (f"gcloud beta services identity create --service=monitoring.googleapis.com --project "
+                       f"{dep.project}, then {APPLY}")
+            results.append(fail(key, f"{what}: {member.removeprefix('serviceAccount:')} lacks {role} on "
+                                f"{resource}", fix))
+        else:
+            results.append(ok(key, what))
+    return results
+
+
+# ---- Google Cloud: APIs, sink, functions, triggers, IAM, memory path ------------------------------------
+def api_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    enabled = seen.enabled_apis
+    if enabled is None or isinstance(enabled, ReadError):
+        return [_unread("gcp.apis", "enabled APIs", enabled or ReadError("not read"),
+                        f"gcloud services enable serviceusage.googleapis.com --project {dep.project}")]
+    missing = required_apis() - enabled
+    if missing:
+        return [fail("gcp.apis", f"APIs not enabled: {_names(missing)}",
+                     f"gcloud services enable {' '.join(sorted(missing))} --project {dep.project}")]
+    return [ok("gcp.apis", f"the {len(required_apis())} APIs the bot needs are enabled")]
+
+
+def sink_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    sink = seen.sink
+    name = dep.names.sink
+    if sink is None or isinstance(sink, ReadError):
+        return [_absent_or_unread("sink.exists", sink, f"log sink {name} does not exist: no OOM kill reaches the bot",
+                                  f"log sink {name}", f"grant yourself roles/logging.viewer on {dep.project}")]
+    destination = f"pubsub.googleapis.com/{dep.names.oom_topic}"
+    if sink.disabled:
+        return [fail("sink.exists", f"log sink {name} is disabled", f"gcloud logging sinks update "
+                     f"{name.rsplit('/', 1)[-1]} --no-disabled --project {dep.project} (or {APPLY})")]
+    if sink.destination != destination:
+        return [fail("sink.exists", f"log sink {name} writes to {sink.destination}, not {destination}", APPLY)]
+    if sink.filter != SINK_FILTER:
+        return [fail("sink.exists", f"log sink {name}'s filter differs from the one the bot expects "
+                     "(infra/locals.tf oom_filter = shared/oom_parse.py SINK_FILTER): some kills would not "
+                     "reach the bot", APPLY)]
+    return [ok("sink.exists", f"log sink {name} -> the OOM topic, with the expected filter")]
+
+
+def function_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    for function in FUNCTIONS:
+        key = f"function.{function}"
+        found = seen.functions.get(function)
+        name = dep.names.functions[function]
+        if found is None or isinstance(found, ReadError):
+            results.append(_absent_or_unread(key, found, f"function {name} is not deployed", f"function {name}",
+                                             f"grant yourself roles/cloudfunctions.viewer on {dep.project}",
+                                             f"make package && {APPLY}"))
+            continue
+        problems = []
+        if found.state != "ACTIVE":
+            problems.append(f"state {found.state}" + (f" ({found.state_messages[0][:120]})"
+                                                       if found.state_messages else ""))
+        if found.service_account != dep.names.service_accounts[function]:
+            problems.append(f"runs as {found.service_account or 'the default account'}, not "
+                            f"{dep.names.service_accounts[function]}")
+        if missing := FUNCTION_SECRETS[function] - found.secrets:
+            problems.append(f"secrets not mounted: {_names(missing)}")
+        if problems:
+            results.append(fail(key, f"function {name}: {'; '.join(problems)}",
+                                f"gcloud functions logs read {name.rsplit('/', 1)[-1]} --region "
+                                f"{dep.names.region} --project {dep.project}; then make package && {APPLY}"))
+        else:
+            secrets = f", secrets {', '.join(sorted(found.secrets))}" if found.secrets else ""
+            results.append(ok(key, f"function {name.rsplit('/', 1)[-1]} ACTIVE, revision {found.revision or '?'}"
+                              f"{secrets}"))
+    return results
+
+
+def trigger_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    for function, topic in EVENT_FUNCTIONS.items():
+        key = f"trigger.{function}"
+        found = seen.functions.get(function)
+        if found is None or isinstance(found, ReadError):
+            continue  # the function's own line says why
+        expected_topic = dep.names.topic(topic)
+        trigger = seen.triggers.get(found.trigger) if found.trigger else None
+        if not found.trigger or trigger is None:
+            results.append(fail(key, f"{function} has no Eventarc trigger", APPLY))
+        elif isinstance(trigger, ReadError):
+            results.append(_unread(key, f"Eventarc trigger of {function}", trigger,
+                                   f"grant yourself roles/eventarc.viewer on {dep.project}"))
+        elif trigger.topic != expected_topic:
+            results.append(fail(key, f"{function}'s Eventarc trigger reads {trigger.topic or '(no topic)'}, not "
+                                f"{expected_topic}", APPLY))
+        elif trigger.service_account != dep.names.trigger_account:
+            results.append(fail(key, f"{function}'s Eventarc trigger runs as {trigger.service_account}, not "
+                                f"{dep.names.trigger_account} (the only account that may invoke it)", APPLY))
+        else:
+            results.append(ok(key, f"{function}'s Eventarc trigger reads {expected_topic.rsplit('/', 1)[-1]}"))
+    return results
+
+
+def iam_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """Each function's account holds its custom role, exactly the permissions the code uses, and nothing
+    broader at the project level."""
+    policy = seen.project_policy
+    if policy is None or isinstance(policy, ReadError):
+        return [_unread("iam.roles", "the project's IAM policy", policy or ReadError("not read"),
+                        f"grant yourself roles/iam.securityReviewer on {dep.project}")]
+    results: list[CheckResult] = []
+    needed = workbench_permissions()
+    for function in FUNCTIONS:
+        member = f"serviceAccount:{dep.names.service_accounts[function]}"
+        held = {b.role for b in policy if member in b.members}
+        role = dep.names.custom_roles.get(function)
+        key = f"iam.{function}"
+        expected = {role} if role else set()
+        problems = []
+        if broad := held & BROAD_ROLES:
+            problems.append(f"holds broad role(s) {_names(broad)}")
+        if extra := held - expected - BROAD_ROLES:
+            problems.append(f"holds project role(s) it does not need: {_names(extra)}")
+        if role and role not in held:
+            problems.append(f"lacks its custom role {role}")
+        if role:
+            granted = seen.role_permissions.get(role)
+            if isinstance(granted, ReadError) or granted is None:
+                problems.append(f"custom role {role} could not be read ({granted.what[:80] if granted else '-'})")
+            elif granted != needed[function]:
+                missing, unused = needed[function] - granted, granted - needed[function]
+                problems.append(f"custom role {role.rsplit('/', 1)[-1]}: missing {_names(missing) or '-'}, "
+                                f"unneeded {_names(unused) or '-'}")
+        if problems:
+            results.append(fail(key, f"{dep.names.service_accounts[function]}: {'; '.join(problems)}",
+                                f"{APPLY} (it grants the custom roles of infra/locals.tf workbench_permissions); "
+                                f"remove other grants: gcloud projects remove-iam-policy-binding {dep.project} "
+                                f"--member={member} --role=ROLE"))
+        else:
+            results.append(ok(key, f"{function}'s account holds " + (f"exactly its custom role "
+                              f"({len(needed[function])} permissions)" if role else "no project role")))
+    return results
+
+
+def caller_checks(dep: Deployment, seen: Observed, wanted: frozenset[str]) -> list[CheckResult]:
+    granted = seen.caller_permissions
+    if granted is None or isinstance(granted, ReadError):
+        return [_unread("doctor.access", "your own permissions (testIamPermissions)",
+                        granted or ReadError("not read"), f"grant yourself roles/browser on {dep.project}")]
+    missing = wanted - granted
+    if missing:
+        return [warn("doctor.access", f"you lack {_names(missing)}: the lines that read them are incomplete",
+                     f"ask for roles/viewer and roles/iam.securityReviewer on {dep.project} (docs/doctor.md)")]
+    return [ok("doctor.access", f"you hold the {len(wanted)} read permissions make doctor uses")]
+
+
+def memory_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    results: list[CheckResult] = []
+    reporting = seen.memory_reporting
+    instances = seen.instances if isinstance(seen.instances, list) else []
+    active = sorted(i.name for i in instances if i.state == "ACTIVE")
+    if reporting is None or isinstance(reporting, ReadError):
+        results.append(_unread("memory.metric", f"{MEMORY_METRIC} time series", reporting or ReadError("not read"),
+                               f"grant yourself roles/monitoring.viewer on {dep.project}"))
+    else:
+        silent = [name for name in active if name not in reporting]
+        results.append(
+            fail("memory.metric", f"{len(silent)} ACTIVE instance(s) sent no {MEMORY_METRIC} point in the last "
+                 f"{int(MEMORY_FRESH.total_seconds() // 60)} minutes: {_names(silent)}; their owners get no "
+                 "memory warning", "install the Ops Agent on them (docs/doctor.md: Ops Agent), or check that it "
+                 "runs: sudo systemctl status google-cloud-ops-agent")
+            if silent else
+            ok("memory.metric", f"every ACTIVE instance ({len(active)}) reported {MEMORY_METRIC} in the last "
+               f"{int(MEMORY_FRESH.total_seconds() // 60)} minutes"))
+    policies = seen.alert_policies
+    if policies is None or isinstance(policies, ReadError):
+        results.append(_unread("memory.policy", "Monitoring alert policies", policies or ReadError("not read"),
+                               f"grant yourself roles/monitoring.viewer on {dep.project}"))
+        return results
+    policy = next((p for p in policies if p.display_name == MEMORY_POLICY_NAME), None)
+    if policy is None:
+        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' does not exist", APPLY))
+        return results
+    channels = [seen.channels.get(c) for c in policy.channels]
+    to_topic = [c for c in channels if c is not None and not isinstance(c, ReadError)
+                and c.type == "pubsub" and c.topic == dep.names.memory_topic and c.enabled]
+    if not policy.enabled:
+        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' is disabled",
+                            f"{CONSOLE}/monitoring/alerting?project={dep.project} -> enable it (or {APPLY})"))
+    elif not to_topic:
+        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' notifies no Pub/Sub channel "
+                            f"on {dep.names.memory_topic}", APPLY))
+    else:
+        results.append(ok("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' notifies the memory topic"))
+    return results
+
+
+CHECKS: tuple[Callable[[Deployment, Observed], list[CheckResult]], ...] = (
+    api_checks, slack_checks, people_checks, pubsub_checks, sink_checks, function_checks, trigger_checks,
+    iam_checks, memory_checks,
+)
+
+
+def run_checks(dep: Deployment, seen: Observed, now: datetime, caller_wanted: frozenset[str]) -> list[CheckResult]:
+    results = caller_checks(dep, seen, caller_wanted)
+    for check in CHECKS:
+        results += check(dep, seen)
+    results += fleet_checks(dep, seen, now)
+    return results

@@ -1,0 +1,133 @@
+"""The command line: settings from flags or the functions' own environment variables, a progress line on
+stderr while the reads run, one line per check on stdout (or JSON), exit 1 on any ✗."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TextIO
+
+from tools.doctor.checks import run_checks
+from tools.doctor.deployment import Deployment, Endpoints, Names
+from tools.doctor.model import CheckResult, Status
+from tools.doctor.readers import CALLER_PERMISSIONS, read_all
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    env = os.environ
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.doctor",
+        description="Check a notebook-medic deployment against everything the bot assumes (read-only unless "
+                    "--probe). Defaults come from the functions' environment variables.")
+    parser.add_argument("--project", default=env.get("GOOGLE_CLOUD_PROJECT", ""))
+    parser.add_argument("--zones", default=env.get("WORKBENCH_ZONES", ""), help="comma-separated")
+    parser.add_argument("--region", default=env.get("FUNCTION_REGION", "us-central1"),
+                        help="the functions' region (Terraform variable region)")
+    parser.add_argument("--name-prefix", default="", help="Terraform variable name_prefix (default: from "
+                        "RESTART_TOPIC, else notebook-medic)")
+    parser.add_argument("--channel", default=env.get("SLACK_ALERT_CHANNEL", ""))
+    parser.add_argument("--organizers", default=env.get("ORGANIZER_EMAILS", ""), help="comma-separated emails")
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout, for CI")
+    parser.add_argument("--probe", metavar="INSTANCE", help="also write and remove a test label on this "
+                        "instance (NAME or projects/P/locations/ZONE/instances/NAME) and read its operations")
+    parser.add_argument("--local", action="store_true", help="start the local stack and check it")
+    parser.add_argument("--fleet", type=int, default=50, help="--local: how many notebooks to seed")
+    return parser.parse_args(argv)
+
+
+def prefix_of(restart_topic: str) -> str:
+    match = re.fullmatch(r"projects/[^/]+/topics/(.+)-restart", restart_topic)
+    return match.group(1) if match else "notebook-medic"
+
+
+def deployment_from(args: argparse.Namespace, env: Mapping[str, str]) -> Deployment:
+    prefix = args.name_prefix or prefix_of(env.get("RESTART_TOPIC", ""))
+    return Deployment(
+        names=Names.for_prefix(args.project, args.region, prefix),
+        zones=tuple(z.strip() for z in args.zones.split(",") if z.strip()),
+        alert_channel=args.channel,
+        organizer_emails=frozenset(e.strip().lower() for e in args.organizers.split(",") if e.strip()),
+        bot_token=env.get("SLACK_BOT_TOKEN", ""),
+        signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
+        endpoints=Endpoints(workbench=env.get("WORKBENCH_API_ENDPOINT", ""),
+                            slack_api_url=env.get("SLACK_API_URL", "")),
+    )
+
+
+class Progress:
+    """One line on stderr, rewritten in place on a terminal (a line per read otherwise, e.g. in CI logs)."""
+
+    def __init__(self, stream: TextIO, quiet: bool = False) -> None:
+        self.stream, self.quiet = stream, quiet
+        self.tty = stream.isatty()
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, label: str) -> None:
+        if self.quiet:
+            return
+        with self._lock:
+            self.count += 1
+            text = f"doctor: {self.count} reads done ({label[:50]})"
+            self.stream.write(f"\r\x1b[K{text}" if self.tty else f"{text}\n")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.tty and not self.quiet:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def report(results: list[CheckResult], seconds: float, as_json: bool) -> str:
+    counts = {status: sum(1 for r in results if r.status is status) for status in Status}
+    if as_json:
+        return json.dumps({"ok": counts[Status.FAIL] == 0, "seconds": round(seconds, 2),
+                           "counts": {s.value: n for s, n in counts.items()},
+                           "checks": [r.as_json() for r in results]}, indent=2, ensure_ascii=False)
+    lines = [r.line() for r in results]
+    lines.append(f"\n{counts[Status.OK]} ✓  {counts[Status.WARN]} ⚠  {counts[Status.FAIL]} ✗   ({seconds:.1f} s)")
+    return "\n".join(lines)
+
+
+def diagnose(dep: Deployment, progress: Progress, probe: str | None = None,
+             now: datetime | None = None) -> list[CheckResult]:
+    seen = read_all(dep, progress, now=now)
+    results = run_checks(dep, seen, now or datetime.now(UTC), CALLER_PERMISSIONS)
+    if probe:
+        from tools.doctor.probe import run_probe  # noqa: PLC0415 - the only code that writes
+
+        results += run_probe(dep, probe)
+    return results
+
+
+@contextlib.contextmanager
+def _target(args: argparse.Namespace) -> Iterator[Deployment]:
+    if not args.local:
+        yield deployment_from(args, os.environ)
+        return
+    from tools.doctor.local import local_deployment  # noqa: PLC0415 - simulators only with --local
+
+    with local_deployment(args.fleet) as local:
+        yield local.deployment
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    args = parse_args(argv)
+    if not args.local and (not args.project or not args.zones):
+        err.write("doctor: give --project and --zones (or GOOGLE_CLOUD_PROJECT and WORKBENCH_ZONES), or --local\n")
+        return 2
+    with _target(args) as dep:
+        started = time.monotonic()
+        progress = Progress(err)
+        results = diagnose(dep, progress, args.probe)
+        progress.done()
+        out.write(report(results, time.monotonic() - started, args.json) + "\n")
+    return 1 if any(r.status is Status.FAIL for r in results) else 0

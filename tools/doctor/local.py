@@ -1,0 +1,156 @@
+"""`--local`: the local stack as a deployment. Starts simulators.stack.LocalStack (the real functions under
+functions-framework, the Workbench, Pub/Sub and Slack simulators) and simulators.gcp_admin for the admin APIs,
+and sets up what `terraform apply` would have (infra/*.tf), so `make doctor --local` reads a whole deployment
+over the wire and every line passes; tests break one piece at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from google.cloud import eventarc_v1, functions_v2, monitoring_v3
+from google.cloud.logging_v2.types import logging_config
+
+from shared.oom_parse import SINK_FILTER
+from simulators import stack as local_stack
+from simulators.gcp_admin import CloudProject, GcpAdminSimulator
+from simulators.slack import DEFAULT_SCOPES
+from tools.doctor.deployment import (
+    EVENT_FUNCTIONS,
+    FUNCTION_SECRETS,
+    FUNCTIONS,
+    MEMORY_POLICY_NAME,
+    Deployment,
+    Endpoints,
+    Names,
+    required_apis,
+    workbench_permissions,
+)
+from tools.doctor.readers import CALLER_PERMISSIONS
+
+REGION = "us-central1"
+ORGANIZER = "org@contest.example"
+
+
+@dataclass
+class LocalDeployment:
+    deployment: Deployment
+    stack: local_stack.LocalStack
+    cloud: CloudProject
+    admin: GcpAdminSimulator
+
+
+def local_names() -> Names:
+    project = local_stack.PROJECT
+    return dataclasses.replace(
+        Names.for_prefix(project, REGION),
+        oom_topic=local_stack.OOM_TOPIC, restart_topic=local_stack.RESTART_TOPIC,
+        dead_letter_topic=local_stack.DEAD_LETTER_TOPIC, memory_topic=local_stack.MEMORY_TOPIC,
+        worker_subscription=f"projects/{project}/subscriptions/restart-worker-push",
+    )
+
+
+def seed_fleet(stack: local_stack.LocalStack, zones: tuple[str, ...], size: int) -> None:
+    """`size` contest notebooks, spread over the zones, each owned by a participant with a Slack account."""
+    for index in range(size):
+        email = f"participant-{index:02d}@contest.example"
+        stack.workbench.add_instance(local_stack.PROJECT, zones[index % len(zones)], f"nb-{index:02d}",
+                                     owner_email=email)
+        stack.slack.add_user(f"U{index:08d}", f"participant-{index:02d}", email)
+
+
+def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str], vms: list[str]) -> None:
+    """What infra/*.tf creates, in the admin APIs' own shapes."""
+    project, number = cloud.project, cloud.number
+    pubsub_agent = f"serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
+    writer = f"serviceAccount:service-{number}@gcp-sa-logging.iam.gserviceaccount.com"
+    cloud.enabled_services = set(required_apis())
+    cloud.sinks[names.sink] = logging_config.LogSink(
+        name=names.sink.rsplit("/", 1)[-1], destination=f"pubsub.googleapis.com/{names.oom_topic}",
+        filter=SINK_FILTER, writer_identity=writer)
+    for function in FUNCTIONS:
+        full = names.functions[function]
+        short = full.rsplit("/", 1)[-1]
+        found = functions_v2.Function(
+            name=full, state=functions_v2.Function.State.ACTIVE, environment=functions_v2.Environment.GEN_2,
+            service_config=functions_v2.ServiceConfig(
+                uri=urls[function], service=f"projects/{project}/locations/{REGION}/services/{short}",
+                revision=f"{short}-00001-loc", service_account_email=names.service_accounts[function],
+                secret_environment_variables=[
+                    functions_v2.SecretEnvVar(key=key, project_id=project, secret=key.lower(), version="latest")
+                    for key in sorted(FUNCTION_SECRETS[function])]),
+        )
+        if function in EVENT_FUNCTIONS:
+            trigger = f"projects/{project}/locations/{REGION}/triggers/{short}-trigger"
+            topic = names.topic(EVENT_FUNCTIONS[function])
+            found.event_trigger = functions_v2.EventTrigger(
+                trigger=trigger, pubsub_topic=topic, service_account_email=names.trigger_account,
+                event_type="google.cloud.pubsub.topic.v1.messagePublished")
+            cloud.triggers[trigger] = eventarc_v1.Trigger(
+                name=trigger, service_account=names.trigger_account,
+                transport=eventarc_v1.Transport(pubsub=eventarc_v1.Pubsub(topic=topic)),
+                destination=eventarc_v1.Destination(cloud_run=eventarc_v1.CloudRun(service=short, region=REGION)))
+        cloud.functions[full] = found
+    for function, permissions in workbench_permissions().items():
+        role = names.custom_roles[function]
+        cloud.roles[role] = sorted(permissions)
+        cloud.grant(cloud.name, role, f"serviceAccount:{names.service_accounts[function]}")
+    build = f"serviceAccount:{names.service_accounts['on_oom'].replace('on-oom', 'build')}"
+    cloud.grant(cloud.name, "roles/logging.logWriter", build)
+    cloud.grant(names.dead_letter_topic, "roles/pubsub.publisher", pubsub_agent)
+    cloud.grant(names.worker_subscription, "roles/pubsub.subscriber", pubsub_agent)
+    cloud.grant(f"projects/{project}/serviceAccounts/{names.push_account}", "roles/iam.serviceAccountTokenCreator",
+                pubsub_agent)
+    cloud.grant(names.oom_topic, "roles/pubsub.publisher", writer)
+    cloud.grant(names.memory_topic, "roles/pubsub.publisher",
+                f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com")
+    for function in ("on_oom", "slack_app", "on_memory_alert"):
+        cloud.grant(names.restart_topic, "roles/pubsub.publisher", f"serviceAccount:{names.service_accounts[function]}")
+    cloud.caller_permissions = set(CALLER_PERMISSIONS)
+    now = datetime.now(UTC)
+    cloud.memory_points = {vm: now - timedelta(minutes=1) for vm in vms}
+    channel = f"projects/{project}/notificationChannels/1234567890"
+    cloud.channels[channel] = monitoring_v3.NotificationChannel(
+        name=channel, type_="pubsub", labels={"topic": names.memory_topic}, enabled=True)
+    cloud.alert_policies = [monitoring_v3.AlertPolicy(
+        name=f"projects/{project}/alertPolicies/987654321", display_name=MEMORY_POLICY_NAME, enabled=True,
+        notification_channels=[channel], combiner=monitoring_v3.AlertPolicy.ConditionCombinerType.OR)]
+
+
+@contextlib.contextmanager
+def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
+    names = local_names()
+    stack = local_stack.LocalStack(
+        slack_app=True, memory_alerts=True, max_delivery_attempts=5, push_service_account=names.push_account,
+        # The doctor's own look at the alert channel needs channels:read (docs/doctor.md), granted here.
+        slack_options={"scopes": (*DEFAULT_SCOPES, "channels:read")},
+    )
+    cloud = CloudProject(local_stack.PROJECT)
+    admin = GcpAdminSimulator(cloud)
+    stack.pubsub.extra_handlers.append(admin.iam_policy_handler())
+    admin.start()
+    try:
+        with stack:
+            env = stack.function_env()
+            zones = tuple(env["WORKBENCH_ZONES"].split(","))
+            seed_fleet(stack, zones, fleet)
+            stack.slack.add_user("U0ORGANIZER", "organizer", ORGANIZER)
+            urls = {name: procs[0].url for name, procs in stack.functions.items()}
+            if stack.balancer is not None:
+                urls["restart_worker"] = stack.balancer.url
+            vms = [f"nb-{index:02d}" for index in range(fleet)]
+            seed_like_terraform(cloud, names, urls, vms)
+            deployment = Deployment(
+                names=names, zones=zones, alert_channel=env["SLACK_ALERT_CHANNEL"],
+                organizer_emails=frozenset(env["ORGANIZER_EMAILS"].split(",")),
+                bot_token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"],
+                endpoints=Endpoints(google=admin.address, pubsub=stack.pubsub.host,
+                                    workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url),
+            )
+            yield LocalDeployment(deployment, stack, cloud, admin)
+    finally:
+        admin.stop()
