@@ -1,8 +1,11 @@
-"""cloudbuild.yaml and manifest.yaml: they parse, and they say what the rest of the repository does.
+"""cloudbuild.yaml, cloudbuild-deploy.yaml and manifest.yaml: they parse, and they say what the rest of the
+repository does.
 
-The build runs test, package and deploy in that order, with Terraform as the only deployer. The Slack
-manifest declares the command the code serves, both URLs the function answers on, and exactly the bot
-scopes the Slack methods called by shared/ and functions/ need.
+Two builds: the test build (test, package) runs as an account with no deploy rights; the deploy build
+runs as the deployer, checks that a test build of the same commit succeeded, installs and tests nothing,
+and applies Terraform, the only deployer. The Slack manifest declares the command the code serves, both
+URLs the function answers on, and exactly the bot scopes the Slack methods called by shared/ and
+functions/ need.
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from shared.slack_app import COMMAND
 from tests.infra import hcl
 
 ROOT = hcl.ROOT
-BUILD: dict[str, Any] = yaml.safe_load((ROOT / "cloudbuild.yaml").read_text())
+TEST_BUILD_FILE = ROOT / "cloudbuild.yaml"
+DEPLOY_BUILD_FILE = ROOT / "cloudbuild-deploy.yaml"
+BUILD: dict[str, Any] = yaml.safe_load(TEST_BUILD_FILE.read_text())
+DEPLOY: dict[str, Any] = yaml.safe_load(DEPLOY_BUILD_FILE.read_text())
 MANIFEST: dict[str, Any] = yaml.safe_load((ROOT / "manifest.yaml").read_text())
 BOT = hcl.load_module(hcl.INFRA)
 
@@ -39,26 +45,53 @@ _METHOD_STRING = re.compile(rf'"((?:{_FAMILIES})\.[A-Za-z.]+)"')
 _METHOD_CALL = re.compile(rf"\.((?:{_FAMILIES})_[A-Za-z_]+)\(")
 
 
-def step(step_id: str) -> dict[str, Any]:
-    return next(s for s in BUILD["steps"] if s.get("id") == step_id)
+def step(build: dict[str, Any], step_id: str) -> dict[str, Any]:
+    return next(s for s in build["steps"] if s.get("id") == step_id)
 
 
-def script(step_id: str) -> str:
-    return "\n".join(str(arg) for arg in step(step_id).get("args", []))
+def script(build: dict[str, Any], step_id: str) -> str:
+    return "\n".join(str(arg) for arg in step(build, step_id).get("args", []))
 
 
-def test_build_runs_test_then_package_then_deploy() -> None:
-    ids = [s["id"] for s in BUILD["steps"]]
-    assert ids.index("test") < ids.index("package") < ids.index("deploy")
-    assert all("waitFor" not in s for s in BUILD["steps"]), "steps run one after the other"
-    assert "make test" in script("test")
-    assert "make package" in script("package")
+def account(build: dict[str, Any], resource: str) -> None:
+    """The build runs as the service account infra/cloudbuild.tf creates for it."""
+    account_id = hcl.literal(BOT.resource("google_service_account", resource)["account_id"].replace(
+        "${var.name_prefix}", "NAME_PREFIX"))
+    expected = f"projects/$PROJECT_ID/serviceAccounts/{account_id}@$PROJECT_ID.iam.gserviceaccount.com"
+    assert build["serviceAccount"].replace("${_NAME_PREFIX}", "NAME_PREFIX") == expected
+    assert build["substitutions"]["_NAME_PREFIX"] == hcl.literal(BOT.variables["name_prefix"]["default"])
+    assert build["options"]["logging"] == "CLOUD_LOGGING_ONLY", "required with a user-specified account"
+
+
+def test_the_test_build_runs_as_an_account_that_cannot_deploy() -> None:
+    assert [s["id"] for s in BUILD["steps"]] == ["test", "package"]
+    assert "make test" in script(BUILD, "test")
+    assert "make package" in script(BUILD, "package")
+    account(BUILD, "ci_test")
+    assert "notebook-medic-test" in BUILD["tags"]
+    assert "terraform" not in TEST_BUILD_FILE.read_text().split("steps:", 1)[1]
+
+
+def test_the_deploy_build_runs_only_after_a_test_build_of_the_same_commit() -> None:
+    ids = [s["id"] for s in DEPLOY["steps"]]
+    assert ids == ["tested", "package", "fetch-tfvars", "deploy"]
+    assert all("waitFor" not in s for s in DEPLOY["steps"]), "steps run one after the other"
+    account(DEPLOY, "deployer")
+    gate = script(DEPLOY, "tested")
+    assert 'tags="notebook-medic-test" AND status="SUCCESS" AND substitutions._COMMIT="${_COMMIT}"' in gate
+    assert 'test -n "$passed" ||' in gate
+    # It installs and tests nothing: packaging uses the standard library only.
+    assert step(DEPLOY, "package")["args"] == ["scripts/package.py"]
+    assert "make" not in DEPLOY_BUILD_FILE.read_text().split("steps:", 1)[1].replace("make package", "")
+    package_source = (ROOT / "scripts" / "package.py").read_text()
+    imported = set(re.findall(r"^(?:import|from) (\w+)", package_source, re.MULTILINE))
+    assert imported <= {"__future__", "argparse", "shutil", "sys", "zipfile", "pathlib"}, imported
 
 
 def test_deploy_is_terraform_from_infra() -> None:
-    deploy = step("deploy")
+    deploy = step(DEPLOY, "deploy")
     assert deploy["dir"] == "infra"
-    text = script("deploy")
+    text = script(DEPLOY, "deploy")
     assert 'terraform init -input=false -backend-config="bucket=${_TF_STATE_BUCKET}"' in text
     assert '-var "project_id=$PROJECT_ID"' in text
     assert '-var "region=${_REGION}"' in text
@@ -66,16 +99,18 @@ def test_deploy_is_terraform_from_infra() -> None:
 
 
 def test_terraform_is_the_only_deployer() -> None:
-    text = (ROOT / "cloudbuild.yaml").read_text()
-    for command in ("gcloud functions deploy", "gcloud run deploy", "gcloud pubsub", "gcloud logging sinks"):
-        assert command not in text, f"{command}: resources have one owner, Terraform"
+    for path in (TEST_BUILD_FILE, DEPLOY_BUILD_FILE):
+        text = path.read_text()
+        for command in ("gcloud functions deploy", "gcloud run deploy", "gcloud pubsub", "gcloud logging sinks"):
+            assert command not in text, f"{path.name}: {command}: resources have one owner, Terraform"
 
 
 def test_substitutions_are_declared() -> None:
-    text = (ROOT / "cloudbuild.yaml").read_text()
-    used = set(re.findall(r"\$\{?(_[A-Z0-9_]+)", text))
-    assert used <= set(BUILD["substitutions"]), f"undeclared: {used - set(BUILD['substitutions'])}"
-    assert {"_REGION", "_TF_STATE_BUCKET"} <= set(BUILD["substitutions"])
+    for path, build in ((TEST_BUILD_FILE, BUILD), (DEPLOY_BUILD_FILE, DEPLOY)):
+        used = set(re.findall(r"\$\{?(_[A-Z0-9_]+)", path.read_text()))
+        assert used <= set(build["substitutions"]), f"{path.name} undeclared: {used - set(build['substitutions'])}"
+        assert "_COMMIT" in build["substitutions"]
+    assert {"_REGION", "_TF_STATE_BUCKET"} <= set(DEPLOY["substitutions"])
 
 
 def slack_methods_called() -> set[str]:

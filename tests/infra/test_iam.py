@@ -215,9 +215,16 @@ def roles_granted(body: dict[str, object]) -> list[str] | None:
     return None
 
 
+# The deploy build's identity applies infra/ and so holds broad roles by design (infra/cloudbuild.tf);
+# test_cloud_build_identities holds it to exactly those, and nothing else to any of them.
+DEPLOYER_GRANT = ("google_project_iam_member", "deployer")
+
+
 def test_only_narrow_roles_are_granted() -> None:
     problems = []
     for rtype, name, body in all_grants():
+        if (rtype, name) == DEPLOYER_GRANT:
+            continue
         if rtype.endswith(("_iam_binding", "_iam_policy")):
             problems.append(f"{rtype}.{name}: authoritative IAM resources would remove others' grants")
         roles = roles_granted(body)
@@ -226,7 +233,31 @@ def test_only_narrow_roles_are_granted() -> None:
     assert not problems, "\n".join(problems)
     # Project-level grants are the custom roles, the build account's and Eventarc's agent's; nothing else.
     project_level = {name for rtype, name, _ in all_grants() if rtype == "google_project_iam_member"}
-    assert project_level == {"workbench", "build", "build_gcf_buckets", "eventarc_agent"}
+    assert project_level == {
+        "workbench", "build", "build_gcf_buckets", "eventarc_agent", "ci_test_logs", "ci_test_reads_source", "deployer",
+    }
+
+
+def test_cloud_build_identities() -> None:
+    """The test build may write logs and read its uploaded source; only the deploy build may deploy."""
+    ci_grants = {
+        (rtype, name): body for rtype, name, body in all_grants()
+        if body.get("member") == "${google_service_account.ci_test.member}"
+    }
+    assert {name: hcl.literal(body["role"]) for (_, name), body in ci_grants.items()} == {
+        "ci_test_logs": "roles/logging.logWriter", "ci_test_reads_source": "roles/storage.objectViewer"}
+    condition = hcl.literal(BOT.resource("google_project_iam_member", "ci_test_reads_source")["condition"][0][
+        "expression"].replace("${var.project_id}", "P"))
+    assert condition == 'resource.name.startsWith("projects/_/buckets/P_cloudbuild")', "only the source bucket"
+    deployer_roles = set(_role_literals(str(BOT.locals["deployer_roles"])))
+    assert {"roles/resourcemanager.projectIamAdmin", "roles/cloudfunctions.admin"} <= deployer_roles
+    deployer = BOT.resource(*DEPLOYER_GRANT)
+    assert deployer["member"] == "${google_service_account.deployer.member}"
+    assert deployer["for_each"] == "${local.deployer_roles}"
+    for rtype, name, body in all_grants():
+        if (rtype, name) != DEPLOYER_GRANT:
+            assert "deployer" not in str(body.get("member")), f"{rtype}.{name} grants the deployer more"
+            assert not set(roles_granted(body) or []) & (deployer_roles - ALLOWED_ROLES), f"{rtype}.{name}"
 
 
 def test_eventarc_agent_role() -> None:
