@@ -60,6 +60,7 @@ class AlertFacts:
     raw_entry: str = ""
     resize_to: str = ""  # offer organizers a bigger machine (a crash loop, or repeated kills)
     resize_label: str = ""
+    repeats: str = ""  # a grouped alert (alert_groups.py): how many times it was seen in its window
 
 
 def log_url(console_url: str, ref: InstanceRef, killed_at: datetime | None) -> str:
@@ -136,6 +137,8 @@ def alert_blocks(
         raw = escape(facts.raw_entry.replace("```", "'''"))[:2500]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text("raw.entry", lang, raw=raw)}})
     context: list[dict[str, Any]] = []
+    if facts.repeats:
+        context.append({"type": "mrkdwn", "text": facts.repeats[:3000]})
     if ref is not None:
         link = text("logs.link", lang, url=log_url(console_url, ref, facts.killed_at))
         context.append({"type": "mrkdwn", "text": link})
@@ -148,7 +151,7 @@ def alert_blocks(
             button = _button(ACTION_RESIZE, label, resize_value(ref, facts.resize_to))
             buttons["elements"].insert(1, _with_resize_confirm(button, label, ref, facts.resize_to, lang))
         blocks.append(buttons)
-    fallback = " - ".join(part for part in (_plain(facts.title), _plain(facts.outcome)) if part)
+    fallback = " - ".join(part for part in (_plain(facts.title), _plain(facts.outcome), _plain(facts.repeats)) if part)
     return fallback, blocks
 
 

@@ -71,6 +71,10 @@ class Settings:
     machine_ladder: tuple[str, ...] = DEFAULT_LADDER
     machine_prices: dict[str, float] = field(default_factory=dict)  # USD per hour, when configured
     resize_suggest_kills: int = 3  # kills in a day that make the alert offer a bigger machine
+    # Alerts about input the bot can't act on (alert_groups.py): one message per group per window, updated with a
+    # count; at most alert_daily_limit messages per group in 24 hours.
+    alert_group_window: timedelta = timedelta(minutes=5)
+    alert_daily_limit: int = 20
 
     @property
     def reset_settle(self) -> timedelta:
@@ -220,6 +224,8 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         machine_ladder=ladder,
         machine_prices=prices,
         resize_suggest_kills=parse("RESIZE_SUGGEST_KILLS", 3, _positive_int, "a positive whole number"),
+        alert_group_window=parse("ALERT_GROUP_WINDOW_SECONDS", timedelta(minutes=5), _seconds, "seconds"),
+        alert_daily_limit=parse("ALERT_DAILY_LIMIT", 20, _positive_int, "a positive whole number"),
     )
     if problems:
         raise ConfigError(

@@ -20,6 +20,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":rotating_light: {instance} ran out of memory",
         "ja": ":rotating_light: {instance} がメモリ不足になりました",
     },
+    "alert.repeats": {
+        "en": ":repeat: Seen {count} times since {since} (grouped: one message per {window})",
+        "ja": ":repeat: {since} 以降 {count} 回発生 (まとめて表示: {window} ごとに 1 件)",
+    },
     "alert.title.unresolved": {
         "en": ":rotating_light: An OOM kill I could not tie to an instance",
         "ja": ":rotating_light: インスタンスを特定できない OOM Kill",

@@ -102,20 +102,46 @@ class SlackNotifier:
         return None
 
     def post(self, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
-             *, thread_ts: str = "") -> str | None:
+             *, thread_ts: str = "", metadata: dict[str, Any] | None = None) -> str | None:
         args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
         if blocks:
             args["blocks"] = blocks
         if thread_ts:
             args["thread_ts"] = thread_ts
+        if metadata:
+            args["metadata"] = metadata
         data = self._api("chat.postMessage", again_after_timeout=True, **args)
         return str(data["ts"]) if data and "ts" in data else None
 
-    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None,
+               *, metadata: dict[str, Any] | None = None) -> bool:
         args: dict[str, Any] = {"channel": channel, "ts": ts, "text": text}
         if blocks:
             args["blocks"] = blocks
+        if metadata:
+            args["metadata"] = metadata
         return self._api("chat.update", **args) is not None
+
+    def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
+        """The channel's messages since `oldest` (epoch seconds), newest first, with their metadata
+        (conversations.history, include_all_metadata; scopes channels:history / groups:history). At most
+        `pages` pages of 200: a day of alerts. None when Slack can't be read."""
+        messages: list[dict[str, Any]] = []
+        cursor = ""
+        for _ in range(pages):
+            args: dict[str, Any] = {"channel": channel, "oldest": f"{oldest:.6f}", "limit": 200,
+                                    "include_all_metadata": "true"}
+            if cursor:
+                args["cursor"] = cursor
+            data = self._api("conversations.history", **args)
+            if data is None:
+                return None
+            messages += [m for m in data.get("messages", []) if isinstance(m, dict)]
+            meta = data.get("response_metadata")
+            cursor = str(meta.get("next_cursor") or "") if isinstance(meta, dict) else ""
+            if not data.get("has_more") or not cursor:
+                break
+        return messages
 
     def user_id_for(self, email: str) -> str | None:
         """Slack user id for an email (users.lookupByEmail), cached for the life of the process; None for

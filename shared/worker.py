@@ -31,7 +31,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from shared import messages, waiting
+from shared import alert_groups, messages, waiting
+from shared.alert_groups import Cause
 from shared.audit import audit
 from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
 from shared.config import Settings
@@ -662,7 +663,9 @@ class Worker:
             return messages.text("outcome.dry_run", lang, reason=reason_text)
         return str(verdict)
 
-    def _post_alert(self, facts: AlertFacts, ts: str | None = None) -> str | None:
+    def _post_alert(
+        self, facts: AlertFacts, ts: str | None = None, *, metadata: dict[str, Any] | None = None
+    ) -> str | None:
         fallback, blocks = alert_blocks(
             facts,
             lang=self.lang,
@@ -673,8 +676,34 @@ class Worker:
         )
         channel = self.settings.slack_alert_channel
         if ts:
-            return ts if self.slack.update(channel, ts, fallback, blocks) else None
-        return self.slack.post(channel, fallback, blocks)
+            return ts if self.slack.update(channel, ts, fallback, blocks, metadata=metadata) else None
+        return self.slack.post(channel, fallback, blocks, metadata=metadata)
+
+    def _post_grouped(self, facts: AlertFacts, cause: Cause, instance: str) -> str:
+        """An alert about input the bot can't act on, folded into its group's message (alert_groups.py):
+        posted, the open window's message updated with the count, or over the day's limit, only logged.
+        Returns which. Slack's history unreadable: posted, since a repeated alert beats a lost one."""
+        key = alert_groups.group_key(cause, instance)
+        now = self.clock()
+        window = self.settings.alert_group_window
+        channel = self.settings.slack_alert_channel
+        seen = self.slack.history(channel, oldest=(now - alert_groups.DAY).timestamp())
+        step = alert_groups.plan(alert_groups.read_groups(seen or []), key, now, window=window,
+                                 daily_limit=self.settings.alert_daily_limit)
+        if isinstance(step, alert_groups.Hold):
+            log.warning("alert not posted (%s, %s): %d alerts of this group in 24 hours, the most there are: %s",
+                        cause.value, key, step.posted_today, facts.outcome[:300])
+            return "held"
+        if isinstance(step, alert_groups.Update):
+            repeats = messages.text("alert.repeats", self.lang, count=step.count,
+                                    since=messages.slack_date(step.opened, self.settings.tz),
+                                    window=messages.human_duration(window.total_seconds(), self.lang))
+            grouped = replace(facts, repeats=repeats)
+            if self._post_alert(grouped, step.ts, metadata=alert_groups.metadata(key, cause, step.count, step.opened)):
+                return "updated"
+            log.warning("could not update the grouped alert %s; posting a new one", step.ts)
+        self._post_alert(facts, metadata=alert_groups.metadata(key, cause, 1, now))
+        return "posted"
 
     def _update_button_alert(
         self, request: RestartRequest, view: InstanceView, history: History, line: str, *, stopped: bool = False
@@ -769,8 +798,8 @@ class Worker:
             outcome=messages.text("outcome.unresolved", self.lang, reason=messages.escape(request.note)),
             raw_entry=request.raw_entry,
         )
-        self._post_alert(facts)
-        return WorkOutcome(ack=True, verdict="alert", detail=request.note)
+        said = self._post_grouped(facts, Cause.UNRESOLVED, request.instance)
+        return WorkOutcome(ack=True, verdict="alert", detail=f"{request.note} (alert {said})")
 
     def _too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
         age = (self.clock() - request.requested_at).total_seconds()
@@ -780,10 +809,10 @@ class Worker:
             "outcome.too_old" if request.action is Action.RESTART else "outcome.too_old_request", self.lang,
             **durations,
         )
-        self._post_alert(AlertFacts(
+        self._post_grouped(AlertFacts(
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome,
             buttons=True, instance_read=False,
-        ))
+        ), Cause.TOO_OLD, ref.full_name)
         self._reply(request, outcome)
         if request.action is Action.RESIZE:
             self._resizer().tell_asker(request, messages.text("resize.why_not.too_old", self.lang, **durations))
@@ -793,10 +822,11 @@ class Worker:
         error = describe_error(exc)
         key = messages.variant("outcome.api_error", request.action.value)  # what was not done: the button's
         outcome = messages.text(key, self.lang, error=messages.escape(error))
-        self._post_alert(AlertFacts(
+        cause = Cause.NOT_FOUND if error.startswith("NOT_FOUND") else Cause.API_ERROR
+        self._post_grouped(AlertFacts(
             title=self._title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
             instance_read=False,
-        ))
+        ), cause, ref.full_name)
         self._reply(request, self._failed_reply(request, ref, error))
         return WorkOutcome(ack=True, verdict="api-error", detail=error)
 

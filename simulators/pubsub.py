@@ -17,7 +17,9 @@ Push delivery runs in background threads, per subscription:
 * Ack on HTTP 102/200/201/202/204; anything else, a connection error or no answer within the
   ack deadline is a nack, redelivered after exponential backoff.
 * With ordering on, at most one outstanding message per ordering key; a nacked message is
-  redelivered before later messages of its key.
+  redelivered before later messages of its key, and the key's messages go out in publish order, so a
+  message published while one of its key is outstanding comes after those already queued
+  (cloud.google.com/pubsub/docs/ordering).
 * With a dead-letter policy, after ``max_delivery_attempts`` failed attempts the message is
   published to the dead-letter topic (with Pub/Sub's ``CloudPubSubDeadLetterSource*``
   attributes) and no longer redelivered.

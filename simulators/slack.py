@@ -556,6 +556,7 @@ class SlackSimulator:
             "usergroups.users.list": self._usergroups_users_list,
             "conversations.open": self._conversations_open,
             "conversations.info": self._conversations_info,
+            "conversations.history": self._conversations_history,
         }
 
     def _auth_test(self, args: JsonDict) -> JsonDict:
@@ -587,6 +588,7 @@ class SlackSimulator:
                 parent = found if found is not None else parent
         ts = self._next_ts()
         message = self._bot_message(ts, text, blocks, attachments)
+        # `metadata` (event_type, event_payload): docs.slack.dev/reference/methods/chat.postMessage
         metadata = args.get("metadata")
         if isinstance(metadata, str) and metadata:
             metadata = _json_field(metadata, "metadata")
@@ -626,6 +628,16 @@ class SlackSimulator:
                 message.pop("blocks", None)
         if "attachments" in args:
             message["attachments"] = attachments
+        # chat.update's `metadata` (docs.slack.dev/reference/methods/chat.update; slack_sdk WebClient.chat_update):
+        # left out, the message keeps its metadata; an empty object removes it.
+        metadata = args.get("metadata")
+        if isinstance(metadata, str) and metadata:
+            metadata = _json_field(metadata, "metadata")
+        if isinstance(metadata, dict):
+            if metadata:
+                message["metadata"] = metadata
+            else:
+                message.pop("metadata", None)
         message["edited"] = {"user": self.bot_user_id, "ts": self._next_ts()}
         return {
             "channel": channel,
@@ -722,6 +734,37 @@ class SlackSimulator:
         return result
 
     # ------------------------------------------------------------------ Web API helpers
+
+    def _conversations_history(self, args: JsonDict) -> JsonDict:
+        """conversations.history (docs.slack.dev/reference/methods/conversations.history): a channel's messages,
+        newest first, between `oldest` and `latest` (exclusive unless `inclusive`), `limit` a page (default 100,
+        at most 999), `cursor` from the previous page's response_metadata.next_cursor. Messages carry their
+        `metadata` only with include_all_metadata=true. Thread replies are not listed (conversations.replies)."""
+        channel = self._writable_channel(args)
+        if channel.startswith("D"):
+            raise _api_error("channel_not_found")
+        try:
+            oldest = float(_str_arg(args, "oldest") or 0)
+            latest = float(_str_arg(args, "latest") or "inf")
+            limit = max(1, min(999, int(_str_arg(args, "limit") or 100)))
+            start = int((_str_arg(args, "cursor") or "offset:0").removeprefix("offset:"))
+        except ValueError as exc:
+            raise _api_error("invalid_arguments", str(exc)) from exc
+        inclusive = _str_arg(args, "inclusive") in ("true", "1", "True")
+        with_metadata = _str_arg(args, "include_all_metadata") in ("true", "1", "True")
+
+        def within(ts: float) -> bool:
+            return (oldest <= ts <= latest) if inclusive else (oldest < ts < latest)
+
+        listed = [m for m in reversed(self._messages.get(channel, []))
+                  if within(float(m["ts"])) and m.get("thread_ts", m["ts"]) == m["ts"]]
+        page = [copy.deepcopy(m) for m in listed[start:start + limit]]
+        if not with_metadata:
+            for message in page:
+                message.pop("metadata", None)
+        more = start + limit < len(listed)
+        return {"messages": page, "has_more": more, "pin_count": 0,
+                "response_metadata": {"next_cursor": f"offset:{start + limit}" if more else ""}}
 
     def _writable_channel(self, args: JsonDict) -> str:
         """Resolve ``channel`` (id, name, #name or user id) to a channel id the bot can post to."""

@@ -39,6 +39,9 @@ METHOD_SCOPES = {
     "users.info": {"users:read", "users:read.email"},  # the profile's email needs users:read.email
     "users.lookupByEmail": {"users:read.email"},
     "usergroups.users.list": {"usergroups:read"},
+    # The alert channel's history (grouped alerts): channels:history for a public channel, groups:history for a
+    # private one; which it is is the organizers' choice.
+    "conversations.history": {"channels:history", "groups:history"},
 }
 _FAMILIES = "chat|users|usergroups|conversations|auth|views|reactions|team|files|im|bots|dnd|pins|reminders|search"
 _METHOD_STRING = re.compile(rf'"((?:{_FAMILIES})\.[A-Za-z.]+)"')

@@ -172,12 +172,15 @@ class FakeSlack:
     def __init__(self) -> None:
         self.posts: list[str] = []
 
-    def post(self, channel: str, text: str, blocks: Any = None, *, thread_ts: str = "") -> str:
+    def post(self, channel: str, text: str, blocks: Any = None, *, thread_ts: str = "", metadata: Any = None) -> str:
         self.posts.append(text)
         return f"{len(self.posts)}.000"
 
-    def update(self, channel: str, ts: str, text: str, blocks: Any = None) -> bool:
+    def update(self, channel: str, ts: str, text: str, blocks: Any = None, *, metadata: Any = None) -> bool:
         return True
+
+    def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]]:
+        return []
 
     def mention(self, email: str | None) -> str:
         return email or ""

@@ -1,0 +1,71 @@
+"""Alerts about input the bot can't act on are grouped and rate-limited (issue 15 item 6), over the wire.
+
+The group's state is Slack message metadata on the alert, read back with conversations.history
+(shared/alert_groups.py): the Slack simulator keeps metadata and serves the history as Slack does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from slack_sdk import WebClient
+
+from shared.alert_groups import DAILY_LIMIT, Cause, metadata
+from shared.models import InstanceRef
+from simulators.entries import oom_entry
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, LocalStack
+from tests.integration.helpers import ZONE, alert_text, worker_logs
+
+pytestmark = pytest.mark.wire
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    with LocalStack() as running:
+        yield running
+
+
+def group_messages(stack: LocalStack, group: str) -> list[dict[str, object]]:
+    return [m for m in stack.alerts()
+            if isinstance(m.get("metadata"), dict) and m["metadata"]["event_payload"]["group"] == group]
+
+
+def test_fifty_forged_unresolvable_lines_in_a_minute_are_one_alert_with_the_count(stack: LocalStack) -> None:
+    started = time.monotonic()
+    for n in range(50):  # a legacy-agent line names no host, and the entry no instance
+        stack.sink(oom_entry(PROJECT, ZONE, "ghost", with_name_label=False, ops_agent=False, pid=9000 + n))
+    assert time.monotonic() - started < 60
+    assert stack.wait_idle(60)
+    [alert] = group_messages(stack, "cause:unresolved")
+    assert "could not tie" in alert_text(alert)
+    assert "Seen 50 times" in alert_text(alert), alert_text(alert)
+    assert alert["metadata"]["event_payload"]["count"] == 50  # type: ignore[index]
+    posted = [c for c in stack.slack.calls_to("chat.postMessage") if "could not tie" in str(c)]
+    assert len(posted) == 1  # one notification; the other 49 were edits
+
+
+def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(stack: LocalStack) -> None:
+    name = "wb-nobody-home"  # no such instance: every kill naming it ends in a NOT_FOUND alert
+    full = InstanceRef(PROJECT, ZONE, name).full_name
+    # What 20 earlier windows of the day left in the channel: the bot's own grouped alerts, through the API.
+    client = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
+    now = datetime.now(UTC)
+    for hour in range(DAILY_LIMIT):
+        client.chat_postMessage(channel=ALERT_CHANNEL, text=f"earlier NOT_FOUND alert {hour}",
+                                metadata=metadata(full, Cause.NOT_FOUND, 1, now - timedelta(hours=hour + 1)))
+    before = len(stack.alerts())
+    stack.sink(oom_entry(PROJECT, ZONE, name))
+    assert stack.wait_idle(30)
+    assert len(stack.alerts()) == before  # nothing posted, nothing updated
+    assert all("earlier" in m.get("text", "") for m in group_messages(stack, full))
+    [held] = worker_logs(stack, "alert not posted")
+    assert "not-found" in held["message"] and f"{DAILY_LIMIT} alerts of this group in 24 hours" in held["message"]
+    # Another instance is its own group: its first alert of the day posts.
+    other = InstanceRef(PROJECT, ZONE, "wb-nobody-else").full_name
+    stack.sink(oom_entry(PROJECT, ZONE, "wb-nobody-else"))
+    assert stack.wait_idle(30)
+    [posted] = group_messages(stack, other)
+    assert "NOT_FOUND" in alert_text(posted)
