@@ -44,7 +44,7 @@ ALERT_CHANNEL = "C0ALERTS"
 BOT_TOKEN = "xoxb-local-stack-token"
 SIGNING_SECRET = "local-stack-signing-secret"
 
-# Fast knobs for a laptop; production defaults are in README.
+# Fast knobs for a laptop; production defaults are in docs/configuration.md.
 FAST_ENV = {
     "HEALTH_GRACE_SECONDS": "4",
     "HEALTH_POLL_SECONDS": "0.5",
