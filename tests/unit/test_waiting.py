@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.config import Settings
 from shared.history import WAITING, History, event_key
@@ -290,3 +292,50 @@ def test_a_superseded_chain_folds_into_the_later_kills_wait() -> None:
     assert Marker.parse(workbench.labels[WAITING]) == own_marker(later)
     assert first_chain is not None and deliver(worker, first_chain, topic) == ("folded", None)
     assert event_key("m9") == own_marker(later).chain
+
+
+def test_a_duplicate_continuation_is_harmless() -> None:
+    """The continuation was published but the ack was lost: the message comes again and publishes another. Both
+    are the same incident; the first to act restarts, and the other is then a duplicate of that restart."""
+    worker, _clock, workbench, topic = rig(health_at=RECEIVED + timedelta(seconds=25))
+    first = oom()
+    _, one = deliver(worker, first, topic)
+    _, two = deliver(worker, first, topic)  # the redelivery of the very message
+    assert one is not None and two is not None and one.chain == two.chain == "m1"
+    queue = [one, two]
+    verdicts = []
+    while queue:
+        verdict, follow_up = deliver(worker, queue.pop(0), topic)
+        verdicts.append(verdict)
+        if follow_up is not None:
+            queue.append(follow_up)
+    assert workbench.resets == 1 and verdicts.count("reset") == 1 and verdicts[-1] == "skip-duplicate", verdicts
+
+
+def test_a_kill_in_a_crash_loop_backoff_yields_too_and_a_manual_restart_answers_it() -> None:
+    worker, clock, workbench, topic = rig(health_at=RECEIVED + timedelta(milliseconds=500))
+    restarted = RECEIVED - timedelta(seconds=5)
+    workbench.labels = History(auto_restarts=(restarted - timedelta(seconds=30), restarted),
+                               last_restart=restarted).to_labels({})
+    verdict, follow_up = deliver(worker, oom(), topic)  # JupyterLab down; the backoff (20 s after 2) waits
+    assert verdict == "yielded" and clock.slept == [10.0] and follow_up is not None
+    manual = RestartRequest(action=Action.RESTART, trigger=Trigger.BUTTON, instance=REF.full_name,
+                            requested_at=clock.now, event_id="button-1", delivery_id="m2")
+    assert deliver(worker, manual, topic)[0] == "reset"
+    assert deliver(worker, follow_up, topic) == ("skip-duplicate", None)
+    assert workbench.resets == 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(offset_s=st.integers(min_value=-2 * 86400, max_value=2 * 86400))
+def test_whatever_time_a_kill_says_its_wait_ends_within_the_grace_of_its_receipt(offset_s: int) -> None:
+    """Kill lines dated up to two days either side of their receipt, the agent silent: no delivery holds the key
+    for more than one hold, and the incident ends (a reset, or an old one's alert) by the grace after receipt."""
+    worker, clock, workbench, topic = rig()
+    request: RestartRequest | None = oom(RECEIVED + timedelta(seconds=offset_s))
+    while request is not None:
+        verdict, request = deliver(worker, request, topic)
+    assert all(held <= MAX_HOLD.total_seconds() for held in clock.slept)
+    assert clock.now - RECEIVED <= POLICY.health_grace + MAX_HOLD
+    assert verdict in ("reset", "give-up"), verdict
+    assert workbench.resets == (1 if verdict == "reset" else 0)
