@@ -245,6 +245,13 @@ def test_a_function_that_failed_to_deploy_or_lost_a_secret(local: LocalDeploymen
     assert "state FAILED (Build failed" in what and "SLACK_SIGNING_SECRET" in what
 
 
+def test_a_function_running_another_source_than_this_checkouts(local: LocalDeployment) -> None:
+    results = diagnose(local, packaged={"on_oom": "on_oom-0123456789abcdef.zip"})
+    assert not_ok(results) == {"function.on_oom": Status.WARN}
+    assert "runs on_oom-local.zip, not this checkout's on_oom-0123456789abcdef.zip" in results["function.on_oom"].what
+    assert results["function.on_oom"].fix.startswith("make package && terraform -chdir=infra apply")
+
+
 def test_a_trigger_on_another_topic(local: LocalDeployment) -> None:
     trigger = local.cloud.functions[local.deployment.names.functions["on_oom"]].event_trigger.trigger
     good = local.cloud.triggers[trigger].transport.pubsub.topic

@@ -400,6 +400,11 @@ def function_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
             results.append(fail(key, f"function {name}: {'; '.join(problems)}",
                                 f"gcloud functions logs read {name.rsplit('/', 1)[-1]} --region "
                                 f"{dep.names.region} --project {dep.project}; then make package && {APPLY}"))
+        elif dep.packaged.get(function) and found.source_object != dep.packaged[function]:
+            running = found.source_object or "a source not named as infra/functions.tf names it"
+            results.append(warn(key, f"function {name.rsplit('/', 1)[-1]} runs {running}, not this checkout's "
+                                f"{dep.packaged[function]}",
+                                f"make package && {APPLY} (or check out what is deployed)"))
         else:
             secrets = f", secrets {', '.join(sorted(found.secrets))}" if found.secrets else ""
             results.append(ok(key, f"function {name.rsplit('/', 1)[-1]} ACTIVE, revision {found.revision or '?'}"

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import TextIO
 
 from tools.doctor.checks import run_checks
-from tools.doctor.deployment import Deployment, Endpoints, Names
+from tools.doctor.deployment import Deployment, Endpoints, Names, packaged_sources
 from tools.doctor.model import CheckResult, Status
 from tools.doctor.readers import CALLER_PERMISSIONS, read_all
 
@@ -59,6 +59,7 @@ def deployment_from(args: argparse.Namespace, env: Mapping[str, str]) -> Deploym
         signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
         endpoints=Endpoints(workbench=env.get("WORKBENCH_API_ENDPOINT", ""),
                             slack_api_url=env.get("SLACK_API_URL", "")),
+        packaged=packaged_sources(),
     )
 
 

@@ -106,10 +106,21 @@ class Deployment:
     bot_token: str = field(default="", repr=False)
     signing_secret: str = field(default="", repr=False)
     endpoints: Endpoints = Endpoints()
+    # The source object each function should run, from this checkout's dist/<function>.zip (make package):
+    # "<function>-<MD5>.zip", the name infra/functions.tf gives it. Empty: not compared.
+    packaged: dict[str, str] = field(default_factory=dict)
 
     @property
     def project(self) -> str:
         return self.names.project
+
+
+def packaged_sources(dist: Path = ROOT / "dist") -> dict[str, str]:
+    """The object names infra/functions.tf uploads this checkout's zips as, for those `make package` built."""
+    import hashlib  # noqa: PLC0415
+
+    return {function: f"{function}-{hashlib.md5((dist / f'{function}.zip').read_bytes()).hexdigest()}.zip"  # noqa: S324 - Terraform's filemd5
+            for function in FUNCTIONS if (dist / f"{function}.zip").is_file()}
 
 
 # ---- what the bot needs, read from the sources the tests keep in step with the code ----------------------

@@ -77,6 +77,8 @@ def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str],
         short = full.rsplit("/", 1)[-1]
         found = functions_v2.Function(
             name=full, state=functions_v2.Function.State.ACTIVE, environment=functions_v2.Environment.GEN_2,
+            build_config=functions_v2.BuildConfig(entry_point=function, runtime="python311", source=functions_v2.Source(
+                storage_source=functions_v2.StorageSource(bucket=f"{project}-src", object_=f"{function}-local.zip"))),
             service_config=functions_v2.ServiceConfig(
                 uri=urls[function], service=f"projects/{project}/locations/{REGION}/services/{short}",
                 revision=f"{short}-00001-loc", service_account_email=names.service_accounts[function],
