@@ -15,8 +15,8 @@ from google.cloud import functions_v2
 
 from shared.history import MAX_LABELS
 from simulators import stack as local_stack
-from simulators.slack import DEFAULT_SCOPES
 from tests.doctor.conftest import FLEET, diagnose, not_ok
+from tools.doctor.deployment import slack_scopes
 from tools.doctor.local import LocalDeployment
 from tools.doctor.model import Status
 
@@ -69,7 +69,7 @@ def test_a_token_without_a_scope_the_code_uses(local: LocalDeployment) -> None:
 
 def test_without_channels_read_membership_is_unverified_not_failed(local: LocalDeployment) -> None:
     before = local.stack.slack.scopes
-    local.stack.slack.scopes = DEFAULT_SCOPES
+    local.stack.slack.scopes = tuple(slack_scopes())
     try:
         results = diagnose(local)
     finally:

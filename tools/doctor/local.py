@@ -18,7 +18,6 @@ from google.cloud.logging_v2.types import logging_config
 from shared.oom_parse import SINK_FILTER
 from simulators import stack as local_stack
 from simulators.gcp_admin import CloudProject, GcpAdminSimulator
-from simulators.slack import DEFAULT_SCOPES
 from tools.doctor.deployment import (
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
@@ -28,6 +27,7 @@ from tools.doctor.deployment import (
     Endpoints,
     Names,
     required_apis,
+    slack_scopes,
     workbench_permissions,
 )
 from tools.doctor.readers import CALLER_PERMISSIONS
@@ -128,8 +128,8 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
     names = local_names()
     stack = local_stack.LocalStack(
         slack_app=True, memory_alerts=True, max_delivery_attempts=5, push_service_account=names.push_account,
-        # The doctor's own look at the alert channel needs channels:read (docs/doctor.md), granted here.
-        slack_options={"scopes": (*DEFAULT_SCOPES, "channels:read")},
+        # The app's scopes (manifest.yaml), and channels:read for the doctor's look at the alert channel.
+        slack_options={"scopes": (*sorted(slack_scopes()), "channels:read")},
     )
     cloud = CloudProject(local_stack.PROJECT)
     admin = GcpAdminSimulator(cloud)
