@@ -65,6 +65,28 @@ class Throttle:
         return self._held.pop(key)
 
 
+SLACK = Throttle()  # per function instance: every Slack client in the process says a fix once an hour
+
+
+def said_if_misconfigured(error: str, *, method: str, channel: str = "", alert_channel: str = "",
+                          throttle: Throttle = SLACK) -> bool:
+    """True when Slack's `error` is a configuration one: then it has been logged with its fix, or held
+    back because it was said less than an hour ago. False: the caller logs it as it would any failure."""
+    fix = slack_fix(error, channel=channel, alert_channel=alert_channel)
+    if fix is None:
+        return False
+    if throttle.due(fix) is not None:
+        log.error("Slack %s failed: %s: %s", method, error, fix)
+    return True
+
+
+def slack_error(exc: BaseException) -> str:
+    """The `error` of a slack_sdk SlackApiError's response; "" for any other exception."""
+    response = getattr(exc, "response", None)
+    get = getattr(response, "get", None)
+    return str(get("error", "")) if callable(get) else ""
+
+
 UNSIGNED = Throttle()  # per function instance, like the process that holds it
 
 

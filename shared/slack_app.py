@@ -52,7 +52,7 @@ from shared.commands import (
 from shared.config import Settings
 from shared.identity import identity
 from shared.machines import next_size
-from shared.misconfig import note_unsigned
+from shared.misconfig import note_unsigned, said_if_misconfigured, slack_error
 from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 from shared.queue import PublishUnconfirmedError, RestartQueue
 from shared.slack_notify import SHOWN_MAX, is_slack_response_url
@@ -198,6 +198,7 @@ class SlackService:
         try:
             caller = caller_future.result(timeout=reads.left())
         except Exception as exc:  # noqa: BLE001 - Slack itself failing or slow: say so, do nothing
+            said_if_misconfigured(slack_error(exc), method="users.info")
             self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="Slack")
         fields.update(requester=caller.email, organizer=caller.is_organizer)
@@ -297,6 +298,8 @@ class SlackService:
         try:
             self.client.chat_postMessage(channel=self.settings.slack_alert_channel, text=line, blocks=blocks)
         except Exception as exc:  # noqa: BLE001
+            channel = self.settings.slack_alert_channel
+            said_if_misconfigured(slack_error(exc), method="chat.postMessage", channel=channel, alert_channel=channel)
             self._audit("bigger denied", fields, reason=f"chat.postMessage failed: {type(exc).__name__}")
             return messages.text("deny.unavailable", self.lang, service="Slack")
         self._audit("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)

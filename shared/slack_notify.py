@@ -15,7 +15,7 @@ from typing import Any
 from shared.config import SLACK_RESPONSE_URL_BASE
 from shared.identity import identity
 from shared.messages import escape
-from shared.misconfig import Throttle, slack_fix
+from shared.misconfig import SLACK, Throttle, said_if_misconfigured
 
 log = logging.getLogger(__name__)
 # What an email address can look like (RFC 5321's 64 + 255), with nothing Slack's mrkdwn would read as markup
@@ -76,7 +76,7 @@ class SlackNotifier:
         self._user_ids: dict[str, str | None] = {}
         self._alert_channel = alert_channel
         self._response_url_base = response_url_base
-        self._misconfigured = throttle or Throttle()
+        self._misconfigured = throttle or SLACK
 
     def _api(self, method: str, *, again_after_timeout: bool = False, **kwargs: Any) -> dict[str, Any] | None:
         from slack_sdk.errors import SlackApiError  # noqa: PLC0415
@@ -88,11 +88,9 @@ class SlackNotifier:
             return dict(response.data) if isinstance(response.data, dict) else None
         except SlackApiError as exc:
             error = str(exc.response.get("error", "unknown error"))
-            fix = slack_fix(error, channel=str(kwargs.get("channel", "")), alert_channel=self._alert_channel)
-            if fix is None:
+            if not said_if_misconfigured(error, method=method, channel=str(kwargs.get("channel", "")),
+                                         alert_channel=self._alert_channel, throttle=self._misconfigured):
                 log.warning("Slack %s failed: %s", method, error)
-            elif self._misconfigured.due(fix) is not None:
-                log.error("Slack %s failed: %s: %s", method, error, fix)  # once an hour: every call fails alike
         except TimeoutError as exc:
             log.warning("Slack %s failed: %s%s", method, type(exc).__name__, "; trying once more" * again_after_timeout)
             if again_after_timeout:  # it may have been posted all the same: a repeated alert beats a lost one

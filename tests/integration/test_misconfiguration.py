@@ -68,8 +68,14 @@ def test_a_wrong_bot_token_is_one_error_and_nothing_misleading_after_it(stack: L
     stack.slack.bot_token = "xoxb-the-one-slack-now-knows"  # the app was reinstalled: the deployed token is stale
     try:
         _two_incidents(stack, "bad-token")
+        asking = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+        for _ in range(2):  # slack_app reads who is asking first: users.info, refused as well
+            answer = asking.slash_command("U0SOMEONE", "status", response_url=stack.slack.new_response_url())
+            assert answer.status == 200 and "Slack" in answer.body
     finally:
         stack.slack.bot_token = token
+    [app_line] = [r for r in _records(stack, "slack_app") if "invalid_auth" in str(r.get("message", ""))]
+    assert app_line["severity"] == "ERROR" and "SLACK_BOT_TOKEN" in app_line["message"]
     [line] = _slack_lines(stack, "invalid_auth")
     assert line["severity"] == "ERROR" and "SLACK_BOT_TOKEN" in line["message"]
     assert not _slack_lines(stack, "no Slack user for the owner's email")
