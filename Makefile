@@ -5,7 +5,6 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 # Every requirements*.txt (the runtime's, the dev tools', and any other group) goes into the venv.
 REQUIREMENTS := requirements.txt $(filter-out requirements.txt,$(wildcard requirements*.txt))
-PIP_TOOLS    := pip-tools==7.6.2
 
 .PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean doctor
 
@@ -18,22 +17,27 @@ $(STAMP): requirements-dev.lock
 	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r requirements-dev.lock
 	touch $(STAMP)
 
-# The one way to regenerate the locks, after changing any requirements*.txt (then: make clean test).
-#   requirements.lock      requirements.txt's whole closure with hashes: what every function installs
-#                          (scripts/package.py ships it as each function's requirements.txt)
-#   requirements-dev.lock  every requirements*.txt's closure with hashes, the runtime pinned as in
-#                          requirements.lock: what make venv installs
+# The one way to regenerate the locks, after changing any requirements*.txt or requirements-*.in (then:
+# make clean test). Every package of every lock is pinned with the hashes of its files:
+#   requirements.lock           requirements.txt's closure: what every function installs
+#                               (scripts/package.py ships it as each function's requirements.txt)
+#   requirements-dev.lock       every requirements*.txt's closure, the runtime pinned as in
+#                               requirements.lock: what make venv installs
+#   requirements-checkov.lock   checkov, in its own virtualenv (scripts/checkov.sh)
+#   requirements-piptools.lock  pip-tools, which this target runs
 # pip-compile keeps the versions already locked unless a requirement asks for another
 # (make lock UPGRADE=1 moves everything to the newest versions allowed).
+PIP_COMPILE = CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet --generate-hashes \
+  --allow-unsafe --strip-extras --no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade)
+
 lock:
 	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
-	.venv-lock/bin/pip install --quiet --disable-pip-version-check $(PIP_TOOLS)
-	CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
-	  --no-emit-find-links $(if $(UPGRADE),--upgrade) \
-	  --output-file requirements.lock requirements.txt
-	CUSTOM_COMPILE_COMMAND="make lock" .venv-lock/bin/pip-compile --quiet --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
-	  --no-emit-find-links $(if $(UPGRADE),--upgrade) \
-	  --constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)
+	.venv-lock/bin/pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+	  -r requirements-piptools.lock
+	$(PIP_COMPILE) --output-file requirements-piptools.lock requirements-piptools.in
+	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
+	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)
+	$(PIP_COMPILE) --output-file requirements-checkov.lock requirements-checkov.in
 	rm -rf .venv-lock
 
 lint: venv

@@ -3,17 +3,18 @@
 #
 # checkov installs a module named `hcl2` (bc-python-hcl2) that clashes with python-hcl2, which the
 # tests use, so it can't live in .venv. .venv-checkov is created once and reused while the pinned
-# version stays the same (a stamp file records it); delete the folder to rebuild it.
+# lock stays the same (a stamp file records its checksum); delete the folder to rebuild it.
 #
 #   scripts/checkov.sh                 # checks infra/ (the bot and infra/contest); exit 1 on any failed check
 #   scripts/checkov.sh --output json   # arguments replace the default --compact --quiet
 #   scripts/checkov.sh --setup-only    # only create the virtualenv
 set -euo pipefail
 
-CHECKOV_VERSION="3.3.30"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# checkov and its whole closure, pinned with hashes (make lock writes it from requirements-checkov.in).
+LOCK="$ROOT/requirements-checkov.lock"
 VENV="${CHECKOV_VENV:-$ROOT/.venv-checkov}"
-STAMP="$VENV/.checkov-$CHECKOV_VERSION"
+STAMP="$VENV/.checkov-$(cksum < "$LOCK" | cut -d' ' -f1)"
 PYTHON="${PYTHON:-python3}"
 
 if [[ ! -f "$STAMP" ]] && command -v flock >/dev/null; then
@@ -26,7 +27,8 @@ if [[ ! -f "$STAMP" ]]; then
   "$PYTHON" -m venv "$VENV"
   # Keep the virtualenv out of git and out of ruff's reach (both honour a nested .gitignore).
   printf '*\n' > "$VENV/.gitignore"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile "checkov==$CHECKOV_VERSION"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile --require-hashes --no-deps \
+    -r "$LOCK"
   touch "$STAMP"
 fi
 

@@ -64,12 +64,25 @@ def direct_requirements(path: Path) -> dict[str, str | None]:
 LOCK = read_lock(ROOT / "requirements.lock")
 DEV_LOCK = read_lock(ROOT / "requirements-dev.lock")
 REQUIREMENT_FILES = sorted(ROOT.glob("requirements*.txt"))
+# The tools that live outside the venv, each locked from its requirements-<tool>.in.
+TOOL_LOCKS = {"checkov": "requirements-checkov", "pip-tools": "requirements-piptools"}
 
 
 def test_every_locked_package_has_its_hashes() -> None:
-    for name, lock in (("requirements.lock", LOCK), ("requirements-dev.lock", DEV_LOCK)):
+    locks = ["requirements.lock", "requirements-dev.lock", *(f"{stem}.lock" for stem in TOOL_LOCKS.values())]
+    assert {p.name for p in ROOT.glob("requirements*.lock")} == set(locks), "every lock is made by make lock"
+    for name in locks:
+        lock = read_lock(ROOT / name)
         unhashed = [package for package, locked in lock.items() if not locked.hashes]
         assert lock and not unhashed, f"{name}: no --hash for {unhashed}"
+
+
+def test_the_tool_locks_keep_their_pins() -> None:
+    for tool, stem in TOOL_LOCKS.items():
+        wanted = direct_requirements(ROOT / f"{stem}.in")
+        assert wanted.get(tool), f"{stem}.in pins {tool}"
+        locked = read_lock(ROOT / f"{stem}.lock")
+        assert {name: locked[name].version for name in wanted} == wanted, f"{stem}.lock: make lock"
 
 
 def test_the_lock_keeps_the_direct_pins() -> None:
@@ -95,10 +108,20 @@ def test_installs_require_the_hashes() -> None:
     venv_rule = MAKEFILE[MAKEFILE.index("$(STAMP):") : MAKEFILE.index("touch $(STAMP)")]
     assert "requirements-dev.lock" in venv_rule.splitlines()[0], "the venv is rebuilt when the lock changes"
     assert re.search(r"pip install .*--require-hashes .*-r requirements-dev\.lock", venv_rule)
+    compile_command = MAKEFILE[MAKEFILE.index("PIP_COMPILE =") : MAKEFILE.index("\nlock:")]
+    assert "pip-compile" in compile_command and "--generate-hashes" in compile_command
     lock_rule = MAKEFILE[MAKEFILE.index("\nlock:") : MAKEFILE.index("\nlint:")]
-    assert lock_rule.count("--generate-hashes") == 2
-    assert "--output-file requirements.lock requirements.txt" in lock_rule
-    assert "--constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)" in lock_rule
+    assert "--require-hashes --no-deps \\\n\t  -r requirements-piptools.lock" in lock_rule
+    for line in (
+        "$(PIP_COMPILE) --output-file requirements.lock requirements.txt",
+        "$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)",
+        "$(PIP_COMPILE) --output-file requirements-checkov.lock requirements-checkov.in",
+        "$(PIP_COMPILE) --output-file requirements-piptools.lock requirements-piptools.in",
+    ):
+        assert line in lock_rule, line
+    checkov = (ROOT / "scripts" / "checkov.sh").read_text()
+    assert re.search(r'pip install .*--require-hashes --no-deps \\\n\s+-r "\$LOCK"', checkov)
+    assert 'LOCK="$ROOT/requirements-checkov.lock"' in checkov
 
 
 def test_the_tests_run_on_the_locked_versions() -> None:
