@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import re
+import subprocess
 
 import pytest
 
@@ -94,6 +95,8 @@ def test_ops_agent_comes_from_the_post_startup_script() -> None:
     assert "https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh" in text
     assert "--also-install" in text and "systemctl enable --now google-cloud-ops-agent" in text
     assert "systemctl is-active --quiet google-cloud-ops-agent" in text, "every start after the first only checks"
+    syntax = subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True, text=True, check=False)
+    assert syntax.returncode == 0, syntax.stderr
 
 
 def test_vm_identity_can_write_logs_and_nothing_more() -> None:
