@@ -63,7 +63,8 @@ TIMEOUT_FAULT_S = 30.0
 
 _TS_RE = re.compile(r"^\d+\.\d+$")
 # The bot scopes notebook-medic's manifest.yaml declares: what an installed app's token holds by default.
-DEFAULT_SCOPES = ("commands", "chat:write", "im:write", "users:read", "users:read.email", "usergroups:read")
+DEFAULT_SCOPES = ("commands", "chat:write", "im:write", "users:read", "users:read.email", "usergroups:read",
+                  "channels:history", "groups:history")
 # Scopes a method demands beyond those (api.slack.com/methods/conversations.info: channels:read for a public
 # channel, groups:read for a private one); without them Slack answers missing_scope with needed/provided.
 _EXTRA_SCOPES = {"conversations.info": ("channels:read", "groups:read")}

@@ -32,8 +32,8 @@ def test_the_local_deployment_passes_every_check(local: LocalDeployment) -> None
                 "pubsub.dead_letter", "pubsub.agent_dead_letter", "pubsub.agent_subscriber", "pubsub.agent_token",
                 "function.restart_worker", "trigger.on_oom", "iam.restart_worker", "iam.slack_app",
                 "memory.metric", "memory.policy", "memory.agent", "slack.auth", "slack.scopes", "slack.channel",
-                "slack.signing_secret", "slack.owners", "slack.organizers", "workbench.list", "workbench.owners",
-                "workbench.labels", "workbench.health", "doctor.access"):
+                "slack.signing_secret", "slack.owners", "slack.organizers", "alerts.organizers", "workbench.list",
+                "workbench.owners", "workbench.labels", "workbench.health", "doctor.access"):
         assert key in results, key
     assert f"{FLEET} Workbench instances" in results["workbench.list"].what
 
@@ -311,6 +311,24 @@ def test_an_alert_policy_without_its_channel(local: LocalDeployment) -> None:
     finally:
         policy.notification_channels = good
     assert not_ok(results) == {"memory.policy": Status.FAIL}
+
+
+def test_an_organizer_alert_that_is_off_or_gone(local: LocalDeployment) -> None:
+    dead_letters = local.cloud.alert_policies[1]
+    dead_letters.enabled = False
+    try:
+        results = diagnose(local)
+    finally:
+        dead_letters.enabled = True
+    assert not_ok(results) == {"alerts.organizers": Status.FAIL}
+    assert f"disabled: {dead_letters.display_name}" in results["alerts.organizers"].what
+    removed = local.cloud.alert_policies.pop()
+    try:
+        results = diagnose(local)
+    finally:
+        local.cloud.alert_policies.append(removed)
+    assert not_ok(results) == {"alerts.organizers": Status.FAIL}
+    assert f"missing: {removed.display_name}" in results["alerts.organizers"].what
 
 
 def test_an_unreadable_api_is_a_line_not_a_crash(local: LocalDeployment) -> None:

@@ -18,6 +18,7 @@ from tools.doctor.deployment import (
     FUNCTIONS,
     MEMORY_METRIC,
     MEMORY_POLICY_NAME,
+    ORGANIZER_POLICIES,
     Deployment,
     required_apis,
     slack_scopes,
@@ -531,9 +532,28 @@ def memory_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     return results
 
 
+def organizer_alert_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """The alerts that reach organizers when the bot itself can't act: each policy exists, is on, notifies."""
+    policies = seen.alert_policies
+    if not isinstance(policies, list):
+        return []  # memory.policy already says the policies could not be read
+    by_name = {p.display_name: p for p in policies}
+    missing = [name for name in ORGANIZER_POLICIES if name not in by_name]
+    off = [name for name, p in by_name.items() if name in ORGANIZER_POLICIES and not p.enabled]
+    silent = [name for name, p in by_name.items() if name in ORGANIZER_POLICIES and not p.channels]
+    if missing or off or silent:
+        parts = [f"missing: {', '.join(missing)}" if missing else "", f"disabled: {', '.join(off)}" if off else "",
+                 f"notifying nobody: {', '.join(silent)}" if silent else ""]
+        return [fail("alerts.organizers", "organizer alert policies " + "; ".join(p for p in parts if p),
+                     f"{APPLY} (the Terraform variable organizer_emails gives each an email channel); "
+                     f"{CONSOLE}/monitoring/alerting?project={dep.project}")]
+    return [ok("alerts.organizers", f"the {len(ORGANIZER_POLICIES)} organizer alert policies exist, enabled, "
+               "each with a channel (dead letters, dropped kills, silent memory agents)")]
+
+
 CHECKS: tuple[Callable[[Deployment, Observed], list[CheckResult]], ...] = (
     api_checks, slack_checks, people_checks, pubsub_checks, sink_checks, function_checks, trigger_checks,
-    iam_checks, memory_checks,
+    iam_checks, memory_checks, organizer_alert_checks,
 )
 
 

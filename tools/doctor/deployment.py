@@ -30,6 +30,12 @@ FUNCTION_SECRETS = {
 EVENT_FUNCTIONS = {"on_oom": "oom", "on_memory_alert": "memory"}  # function -> the topic its trigger reads
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 MEMORY_POLICY_NAME = "notebook-medic: notebook memory pressure"  # infra/memory.tf display_name
+# The alert policies that tell organizers (by email and extra_notification_channels) what the bot can't.
+ORGANIZER_POLICIES = {
+    "notebook-medic: restart requests dead-lettered": "infra/monitoring.tf",
+    "notebook-medic: OOM kills dropped": "infra/dropped_kills.tf",
+    "notebook-medic: a notebook stopped reporting memory": "infra/memory.tf",
+}
 
 
 @dataclass(frozen=True)

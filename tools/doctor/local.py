@@ -23,6 +23,7 @@ from tools.doctor.deployment import (
     FUNCTION_SECRETS,
     FUNCTIONS,
     MEMORY_POLICY_NAME,
+    ORGANIZER_POLICIES,
     Deployment,
     Endpoints,
     Names,
@@ -121,6 +122,13 @@ def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str],
     cloud.alert_policies = [monitoring_v3.AlertPolicy(
         name=f"projects/{project}/alertPolicies/987654321", display_name=MEMORY_POLICY_NAME, enabled=True,
         notification_channels=[channel], combiner=monitoring_v3.AlertPolicy.ConditionCombinerType.OR)]
+    email = f"projects/{project}/notificationChannels/1234567891"
+    cloud.channels[email] = monitoring_v3.NotificationChannel(
+        name=email, type_="email", labels={"email_address": "org@contest.example"}, enabled=True)
+    cloud.alert_policies += [
+        monitoring_v3.AlertPolicy(name=f"projects/{project}/alertPolicies/{index}", display_name=name, enabled=True,
+                                  notification_channels=[email])
+        for index, name in enumerate(ORGANIZER_POLICIES, start=987654322)]
 
 
 @contextlib.contextmanager
