@@ -20,6 +20,21 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 
 
+# A serial-console entry as Cloud Logging stores it: no host in the line, the VM named by its resource_name
+# label, the line's trailing CR LF escaped as text (an entry pasted in 2i2c-org/infrastructure issue 2359).
+SERIAL_CONSOLE: dict[str, Any] = {
+    "insertId": "serial-frank-1",
+    "logName": "projects/contest-prj/logs/serialconsole.googleapis.com%2Fserial_port_1_output",
+    "resource": {"type": "gce_instance",
+                 "labels": {"instance_id": "4410287765349125999", "project_id": "contest-prj", "zone": "us-west1-b"}},
+    "labels": {"compute.googleapis.com/resource_name": "wb-frank", "is_text_escaped": "true"},
+    "severity": "INFO",
+    "timestamp": "2026-11-20T07:00:00.123456789Z",
+    "textPayload": "[  812.000001] Out of memory: Killed process 777 (python3) total-vm:2048000kB, "
+                   "anon-rss:1900000kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:4000kB oom_score_adj:0\\r\\n",
+}
+
+
 def run_replay(path: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "demo", "--replay", str(path)],
@@ -46,13 +61,13 @@ def test_gcloud_logging_read_output_is_replayed_entry_by_entry(tmp_path: Path) -
     does not know named only by its syslog host, and a line the sink never selects."""
     path = tmp_path / "read.json"
     path.write_text(json.dumps([sample("oom-ops-agent-modern.json"), sample("oom-serial-console-no-label.json"),
-                                sample("not-oom-memoryerror.json")]))
-    labelled, by_host, not_a_kill = replayed(path)
-    assert labelled.startswith("1 of 3 (a LogEntry)")
-    for section, name in ((labelled, "wb-alice"), (by_host, "wb-erin")):
+                                SERIAL_CONSOLE, sample("not-oom-memoryerror.json")]))
+    labelled, by_host, serial, not_a_kill = replayed(path)
+    assert labelled.startswith("1 of 4 (a LogEntry)")
+    for section, name in ((labelled, "wb-alice"), (by_host, "wb-erin"), (serial, "wb-frank")):
         assert "selected by the sink's filter" in section and "not selected" not in section
         assert f"{name} ran out of memory" in section and "Restarted in" in section, section
-    assert "named by its syslog host" in by_host
+    assert "named by its syslog host" in by_host and "named by its label" in serial
     assert "Owner:" in by_host and "@erin" in by_host and "@U0" not in by_host  # the owner as a name
     assert "not selected by the sink's filter" in not_a_kill
     assert "a Python MemoryError is not a kernel kill" in not_a_kill
