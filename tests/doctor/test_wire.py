@@ -111,6 +111,17 @@ def test_an_organizer_with_no_slack_account(local: LocalDeployment) -> None:
     assert "ghost@contest.example" in results["slack.organizers"].what
 
 
+def test_an_organizer_group_that_is_empty_or_unknown(local: LocalDeployment) -> None:
+    local.stack.slack.add_usergroup("S0ORGS", ["U0ORGANIZER"])
+    assert not_ok(diagnose(local, organizer_usergroup="S0ORGS")) == {}
+    local.stack.slack.add_usergroup("S0EMPTY", [])
+    results = diagnose(local, organizer_usergroup="S0EMPTY")
+    assert not_ok(results) == {"slack.organizer_group": Status.FAIL}
+    results = diagnose(local, organizer_usergroup="S0NOSUCH")
+    assert not_ok(results) == {"slack.organizer_group": Status.FAIL}
+    assert "no_such_subteam" in results["slack.organizer_group"].what
+
+
 # ---- Workbench fleet -----------------------------------------------------------------------------------
 def _spare(local: LocalDeployment, name: str, **kwargs: object) -> None:
     local.stack.workbench.add_instance(local_stack.PROJECT, SPARE_ZONE, name, **kwargs)  # type: ignore[arg-type]
@@ -290,6 +301,7 @@ def test_the_caller_lacks_a_read_permission(local: LocalDeployment) -> None:
     finally:
         local.cloud.caller_permissions.add("monitoring.timeSeries.list")
     assert not_ok(results) == {"doctor.access": Status.WARN}
+    assert "monitoring.timeSeries.list" in results["doctor.access"].what
 
 
 def test_an_instance_without_memory_points(local: LocalDeployment) -> None:

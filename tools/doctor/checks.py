@@ -171,7 +171,22 @@ def people_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
                             "fix the Terraform variable organizer_emails to the organizers' Slack profile emails"))
     else:
         results.append(ok("slack.organizers", f"all {len(organizers)} organizers resolve to Slack users"))
+    if dep.organizer_usergroup:
+        results.append(_organizer_group(dep, seen))
     return results
+
+
+def _organizer_group(dep: Deployment, seen: Observed) -> CheckResult:
+    members = seen.organizer_group
+    group = dep.organizer_usergroup
+    fix = ("the Terraform variable organizer_usergroup must be the user group's ID (S..., from the group's "
+           "page in Slack) and the group must have members; usergroups.users.list needs usergroups:read")
+    if members is None or isinstance(members, ReadError):
+        return fail("slack.organizer_group", f"organizer user group {group}: could not read it "
+                    f"({members.what[:120] if members else 'not read'}); organizers in it would be refused", fix)
+    if not members:
+        return fail("slack.organizer_group", f"organizer user group {group} has no members", fix)
+    return ok("slack.organizer_group", f"organizer user group {group} has {len(members)} members")
 
 
 def _resolved(seen: Observed, email: str) -> bool:
@@ -482,8 +497,11 @@ def iam_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
 def caller_checks(dep: Deployment, seen: Observed, wanted: frozenset[str]) -> list[CheckResult]:
     granted = seen.caller_permissions
     if granted is None or isinstance(granted, ReadError):
-        return [_unread("doctor.access", "your own permissions (testIamPermissions)",
-                        granted or ReadError("not read"), f"grant yourself roles/browser on {dep.project}")]
+        # Only about the person running it: the lines that need a missing permission fail on their own.
+        error = granted or ReadError("not read")
+        return [warn("doctor.access", f"your own permissions (testIamPermissions) could not be read "
+                     f"({error.what[:160]})",
+                     f"ask for roles/viewer and roles/iam.securityReviewer on {dep.project} (docs/doctor.md)")]
     missing = wanted - granted
     if missing:
         return [warn("doctor.access", f"you lack {_names(missing)}: the lines that read them are incomplete",

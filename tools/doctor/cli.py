@@ -55,6 +55,7 @@ def deployment_from(args: argparse.Namespace, env: Mapping[str, str]) -> Deploym
         zones=tuple(z.strip() for z in args.zones.split(",") if z.strip()),
         alert_channel=args.channel,
         organizer_emails=frozenset(e.strip().lower() for e in args.organizers.split(",") if e.strip()),
+        organizer_usergroup=env.get("ORGANIZER_USERGROUP", "").strip(),
         bot_token=env.get("SLACK_BOT_TOKEN", ""),
         signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
         endpoints=Endpoints(workbench=env.get("WORKBENCH_API_ENDPOINT", ""),

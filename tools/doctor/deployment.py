@@ -109,6 +109,7 @@ class Deployment:
     zones: tuple[str, ...]
     alert_channel: str
     organizer_emails: frozenset[str]
+    organizer_usergroup: str = ""
     bot_token: str = field(default="", repr=False)
     signing_secret: str = field(default="", repr=False)
     endpoints: Endpoints = Endpoints()

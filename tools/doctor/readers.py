@@ -319,6 +319,16 @@ def read_slack_user(client: Any, email: str) -> SlackUser:
     return SlackUser(email, user_id="" if user.get("deleted") else str(user.get("id", "")))
 
 
+def read_usergroup(client: Any, group: str) -> list[str]:
+    """The organizers' user group (ORGANIZER_USERGROUP) as slack_app reads it; a Slack error is a ReadError."""
+    from slack_sdk.errors import SlackApiError  # noqa: PLC0415
+
+    try:
+        return [str(user) for user in client.usergroups_users_list(usergroup=group).get("users") or []]
+    except SlackApiError as exc:
+        raise RuntimeError(_slack_error(exc)) from exc
+
+
 # ---- everything, in parallel --------------------------------------------------------------------------
 def read_all(dep: Deployment, progress: Callable[[str], None], now: datetime | None = None,
              workers: int = 16, deadline: float = DEADLINE) -> Observed:
@@ -375,6 +385,9 @@ def read_all(dep: Deployment, progress: Callable[[str], None], now: datetime | N
             if dep.alert_channel:
                 first.append(submit("Slack channel", lambda: read_slack_channel(slack, dep.alert_channel),
                                     field("slack_channel")))
+            if dep.organizer_usergroup:
+                first.append(submit("Slack organizer group", lambda: read_usergroup(slack, dep.organizer_usergroup),
+                                    field("organizer_group")))
             for email in sorted(dep.organizer_emails):
                 first.append(submit(f"Slack {email}", lambda e=email: read_slack_user(slack, e),  # type: ignore[misc]
                                     put(seen.slack_users, email)))
