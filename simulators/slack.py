@@ -193,7 +193,8 @@ class SlackSimulator:
     ) -> None:
         self.bot_token = bot_token
         #: The token's scopes: sent in the x-oauth-scopes header of every Web API answer to the bot's token, as
-        #: Slack does (api.slack.com/authentication/oauth-v2: "the X-OAuth-Scopes header"); a test may change it.
+        #: Slack does (Slack's own Node SDK reads it into response_metadata.scopes: slackapi/node-slack-sdk
+        #: packages/web-api/src/WebClient.ts, `WebAPICallResult.response_metadata.scopes`); a test may change it.
         self.scopes = scopes
         self.latency_s = latency_s
         self.team_id = team_id
