@@ -87,6 +87,17 @@ def slack_error(exc: BaseException) -> str:
     return str(get("error", "")) if callable(get) else ""
 
 
+def slack_start_failure(exc: BaseException) -> str:
+    """The one line for slack_app failing to start at Bolt's token check (auth.test, made as the app is built;
+    Bolt wraps Slack's answer in a BoltError, so the error is read from the exception it was raised in)."""
+    error = slack_error(exc) or (slack_error(exc.__context__) if exc.__context__ else "")
+    fix = slack_fix(error) if error else None
+    if fix:
+        return f"slack_app cannot start: Slack's auth.test answered {error}: {fix}"
+    return (f"slack_app cannot start: Slack's auth.test failed ({type(exc).__name__}); is Slack's API reachable "
+            "from the function (SLACK_API_URL, egress)?")
+
+
 UNSIGNED = Throttle()  # per function instance, like the process that holds it
 
 

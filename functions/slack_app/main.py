@@ -5,6 +5,7 @@ Run locally: PYTHONPATH=. functions-framework --source functions/slack_app/main.
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 from typing import Any
 
@@ -15,6 +16,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from shared.audit import setup_logging
 from shared.config import Need, settings_or_exit
+from shared.misconfig import slack_start_failure
 from shared.queue import RestartQueue
 from shared.slack_app import PUBLISH_S, READS_S, SlackService, answer, build_app
 from shared.workbench import Workbench
@@ -34,7 +36,11 @@ def _service(client: Any) -> SlackService:
     return SlackService(SETTINGS, client, workbench, RestartQueue(SETTINGS.restart_topic, publish_timeout_s=PUBLISH_S))
 
 
-APP = build_app(SETTINGS, _service)
+try:
+    APP = build_app(SETTINGS, _service)
+except Exception as exc:  # noqa: BLE001 - Bolt checks the token (auth.test) as the app is built: one line, not a traceback
+    logging.getLogger(__name__).critical("%s", slack_start_failure(exc))
+    raise SystemExit(1) from None
 VERIFIER = SignatureVerifier(SETTINGS.slack_signing_secret)
 
 

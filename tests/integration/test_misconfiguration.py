@@ -116,3 +116,20 @@ def test_a_configuration_error_is_one_line_without_a_traceback(
         assert "'#notebook-alerts' is not a channel ID" in line["message"]
     if function != "restart_worker":
         assert "RESTART_TOPIC is required" in line["message"]
+
+
+def test_slack_app_with_a_token_slack_refuses_stops_with_one_line(stack: LocalStack, tmp_path: Path) -> None:
+    """Bolt checks the token (auth.test) as the app is built: a refused one is one CRITICAL line naming it."""
+    env = {**stack.function_env(), "SLACK_BOT_TOKEN": "xoxb-not-the-installed-one"}
+    process = FunctionProcess("slack_app", "slack_app", free_port(), tmp_path / "start.log")
+    process.start(env)
+    assert process.process is not None
+    try:
+        assert process.process.wait(30) == 1
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    text = (tmp_path / "start.log").read_text()
+    assert "Traceback" not in text, text
+    [line] = [r for r in process.log_records() if r["severity"] == "CRITICAL"]
+    assert "auth.test answered invalid_auth" in line["message"] and "SLACK_BOT_TOKEN" in line["message"]

@@ -6,9 +6,12 @@ import logging
 from datetime import timedelta
 
 import pytest
+from slack_bolt.error import BoltError
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web import SlackResponse
 
 from shared.config import ConfigError, Need, load_settings
-from shared.misconfig import BOT, Throttle, note_unsigned, slack_fix
+from shared.misconfig import BOT, Throttle, note_unsigned, slack_fix, slack_start_failure
 
 
 class FakeClock:
@@ -76,3 +79,17 @@ def test_a_channel_name_where_an_id_is_needed_is_refused_with_the_fix(channel: s
 def test_channel_ids_pass(channel: str) -> None:
     env = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_ALERT_CHANNEL": channel}
     assert load_settings({Need.SLACK}, env).slack_alert_channel == channel
+
+
+def test_a_start_failure_names_the_token_when_slack_refused_it_and_the_network_otherwise() -> None:
+    refused = SlackResponse(client=None, http_verb="POST", api_url="auth.test", req_args={},
+                            data={"ok": False, "error": "account_inactive"}, headers={}, status_code=200)
+    try:
+        try:
+            raise SlackApiError("refused", refused)
+        except SlackApiError as err:
+            raise BoltError("`token` is invalid") from err
+    except BoltError as wrapped:
+        line = slack_start_failure(wrapped)
+    assert "auth.test answered account_inactive" in line and "SLACK_BOT_TOKEN" in line
+    assert "reachable" in slack_start_failure(ConnectionError("refused"))
