@@ -92,13 +92,8 @@ def test_requests_signed_with_another_secret_are_counted_in_one_error_naming_the
     assert "refused 1 request(s)" in line["message"] and "Signing Secret" in line["message"]
 
 
-@pytest.mark.parametrize("function", ["restart_worker", "slack_app", "on_oom"])
-def test_a_configuration_error_is_one_line_without_a_traceback(
-    stack: LocalStack, tmp_path: Path, function: str
-) -> None:
-    env = {key: value for key, value in stack.function_env().items()
-           if key not in ("SLACK_BOT_TOKEN", "RESTART_TOPIC")}
-    env["SLACK_ALERT_CHANNEL"] = "#notebook-alerts"
+def _refused_start(function: str, env: dict[str, str], tmp_path: Path) -> dict[str, Any]:
+    """Start `function` as deployed; it must exit 1 with no traceback and one CRITICAL line, returned."""
     process = FunctionProcess(function, function, free_port(), tmp_path / "start.log")
     process.start(env)
     assert process.process is not None
@@ -110,6 +105,17 @@ def test_a_configuration_error_is_one_line_without_a_traceback(
     text = (tmp_path / "start.log").read_text()
     assert "Traceback" not in text, text
     [line] = [r for r in process.log_records() if r["severity"] == "CRITICAL"]
+    return line
+
+
+@pytest.mark.parametrize("function", ["restart_worker", "slack_app", "on_oom"])
+def test_a_configuration_error_is_one_line_without_a_traceback(
+    stack: LocalStack, tmp_path: Path, function: str
+) -> None:
+    env = {key: value for key, value in stack.function_env().items()
+           if key not in ("SLACK_BOT_TOKEN", "RESTART_TOPIC")}
+    env["SLACK_ALERT_CHANNEL"] = "#notebook-alerts"
+    line = _refused_start(function, env, tmp_path)
     assert "cannot start" in line["message"]
     if function != "on_oom":
         assert "SLACK_BOT_TOKEN is required" in line["message"]
@@ -121,15 +127,5 @@ def test_a_configuration_error_is_one_line_without_a_traceback(
 def test_slack_app_with_a_token_slack_refuses_stops_with_one_line(stack: LocalStack, tmp_path: Path) -> None:
     """Bolt checks the token (auth.test) as the app is built: a refused one is one CRITICAL line naming it."""
     env = {**stack.function_env(), "SLACK_BOT_TOKEN": "xoxb-not-the-installed-one"}
-    process = FunctionProcess("slack_app", "slack_app", free_port(), tmp_path / "start.log")
-    process.start(env)
-    assert process.process is not None
-    try:
-        assert process.process.wait(30) == 1
-    except subprocess.TimeoutExpired:
-        process.kill()
-        raise
-    text = (tmp_path / "start.log").read_text()
-    assert "Traceback" not in text, text
-    [line] = [r for r in process.log_records() if r["severity"] == "CRITICAL"]
+    line = _refused_start("slack_app", env, tmp_path)
     assert "auth.test answered invalid_auth" in line["message"] and "SLACK_BOT_TOKEN" in line["message"]
