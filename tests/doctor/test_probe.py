@@ -13,6 +13,7 @@ from tools.doctor.local import LocalDeployment
 from tools.doctor.model import Status
 from tools.doctor.probe import (
     PROBE_A,
+    ROW_EMPTY,
     ROW_MERGE,
     ROW_RESET,
     ROW_VISIBLE,
@@ -38,7 +39,12 @@ def by_key(seen: ProbeObservation) -> dict[str, tuple[Status, str]]:
 
 def test_merging_labels_confirm_the_row() -> None:
     status, what = by_key(observation())["probe.labels"]
-    assert status is Status.OK and "MERGE" in what and f"confirms {ROW_MERGE}" in what
+    assert status is Status.OK and "MERGE" in what and f"confirms {ROW_MERGE} and {ROW_EMPTY}" in what
+
+
+def test_an_empty_value_that_stays_refutes_its_row() -> None:
+    status, what = by_key(observation(restored=False, leftover={PROBE_A: ""}))["probe.labels"]
+    assert status is Status.WARN and f"refutes {ROW_EMPTY}" in what
 
 
 def test_replacing_labels_refute_the_row() -> None:

@@ -21,9 +21,10 @@ from tools.doctor.model import CheckResult, fail, ok, warn
 
 PROBE_A = "medic-doctor-probe-a"
 PROBE_B = "medic-doctor-probe-b"
-ROW_MERGE = "docs/fidelity.md 'Label updates merge; an empty value deletes a key'"
-ROW_VISIBLE = "docs/fidelity.md 'A label update is seen when its operation ends (or at once)'"
-ROW_RESET = "docs/fidelity.md 'A reset's Operation carries verb \"reset\" and target = the instance'"
+ROW_MERGE = "docs/fidelity.md '`update_instance(labels)` MERGES: a key left out of the update is kept'"
+ROW_EMPTY = "docs/fidelity.md 'An empty value in an update deletes the label'"
+ROW_VISIBLE = "docs/fidelity.md 'When `get` shows a label update: at once, or only when its operation ends'"
+ROW_RESET = "docs/fidelity.md 'A reset's operation carries `OperationMetadata` (... target, verb, ... endpoint)'"
 
 
 @dataclass(frozen=True)
@@ -50,13 +51,7 @@ def interpret(seen: ProbeObservation) -> list[CheckResult]:
         return [fail("probe", f"probe of {seen.instance}: {seen.error}",
                      "give an instance the bot may update (notebooks.instances.update) and that is ACTIVE or "
                      "STOPPED, e.g. a spare: --probe projects/P/locations/ZONE/instances/NAME")]
-    results = [
-        ok("probe.labels", f"label updates MERGE on {seen.instance}: a key left out is kept, an empty value "
-           f"deletes it — confirms {ROW_MERGE}")
-        if seen.kept_after_omitted else
-        warn("probe.labels", f"label updates REPLACE on {seen.instance}: a key left out is removed — refutes "
-             f"{ROW_MERGE}", "report it (the bot is written for both: it sends its keys with empty values and reads "
-             "an empty value as absent); update docs/fidelity.md with the date and the project"),
+    results = [_semantics(seen),
         ok("probe.visibility", _visibility(seen)),
     ]
     if seen.resets:
@@ -77,6 +72,19 @@ def interpret(seen: ProbeObservation) -> list[CheckResult]:
              f"gcloud workbench instances update {seen.instance.rsplit('/', 1)[-1]} --location ZONE "
              f"--remove-labels={','.join(sorted(seen.leftover))} (or the console's LABELS tab)"))
     return results
+
+
+def _semantics(seen: ProbeObservation) -> CheckResult:
+    if not seen.kept_after_omitted:
+        return warn("probe.labels", f"label updates REPLACE on {seen.instance}: a key left out is removed — refutes "
+                    f"{ROW_MERGE}", "report it (the bot is right under both: it sends its keys with empty values and "
+                    "reads an empty value as absent); record it in docs/fidelity.md with the date and the project")
+    if not seen.restored:
+        return warn("probe.labels", f"label updates MERGE on {seen.instance} (confirms {ROW_MERGE}), but a key sent "
+                    f"with an empty value stayed — refutes {ROW_EMPTY}", "report it and record it in "
+                    "docs/fidelity.md; the bot reads an empty value as absent, so it is right either way")
+    return ok("probe.labels", f"label updates MERGE on {seen.instance}: a key left out is kept, an empty value "
+              f"deletes it — confirms {ROW_MERGE} and {ROW_EMPTY}")
 
 
 def _visibility(seen: ProbeObservation) -> str:
