@@ -28,11 +28,13 @@ INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
+ACTED = "medic-acted"  # digests of the last Slack requests acted on: a replayed signed request acts once
+MAX_ACTED = 5  # 5 x 11 hex digits + 4 separators fits a label value's 63 characters
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
-    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING}
+    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -41,7 +43,7 @@ OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
 MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write of more (INVALID_ARGUMENT)
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING}) + 1
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED}) + 1  # ACTED: written only where there is room
 
 
 class AutoMode(StrEnum):
@@ -67,6 +69,7 @@ class History:
     # waiting.Marker's label text: which wait for health the incident's kill lines fold into. A restart in flight
     # answers every kill before it, so the marker is not written beside it.
     waiting: str = ""
+    acted: tuple[str, ...] = ()  # acted_digest() of the last MAX_ACTED Slack requests acted on, oldest first
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -82,6 +85,7 @@ class History:
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
             unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
             waiting=_label_text(labels.get(WAITING, "")),
+            acted=tuple(d for d in labels.get(ACTED, "").split("_") if re.fullmatch(r"[0-9a-f]{11}", d))[-MAX_ACTED:],
         )
 
     def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
@@ -111,7 +115,13 @@ class History:
             labels[INFLIGHT_EVENT] = self.inflight_event
         if self.waiting and self.inflight_since is None:
             labels[WAITING] = self.waiting
+        if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
+            labels[ACTED] = "_".join(self.acted)
         return labels
+
+    def with_acted(self, digest: str) -> History:
+        """A Slack request acted on, recorded with what it does (the restart's intent, the mode, the stop)."""
+        return replace(self, acted=(*(d for d in self.acted if d != digest), digest)[-MAX_ACTED:])
 
     def resumed(self) -> History:
         """An organizer resumed automatic restarts: a fresh start, or the next kill would pause it again."""
@@ -216,6 +226,11 @@ def _time(text: str) -> datetime | None:
 
 def _label_text(text: str) -> str:
     return text if re.fullmatch(r"[a-z0-9_-]{1,63}", text) else ""
+
+
+def acted_digest(slack_request: str) -> str:
+    """A label-safe digest of a Slack request's own id (a command's trigger_id; a button's action_ts and message ts)."""
+    return hashlib.sha256(slack_request.encode()).hexdigest()[:11]
 
 
 def event_key(event_id: str) -> str:

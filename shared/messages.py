@@ -263,6 +263,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": ":arrows_counterclockwise: Restarting *{instance}*… I'll tell you here when it's back (usually about a minute).",
         "ja": ":arrows_counterclockwise: *{instance}* を再起動しています… 復帰したらここでお知らせします (通常 1 分ほど)。",
     },
+    "cmd.replayed": {
+        "en": ":information_source: This request was already carried out; it is not done twice.",
+        "ja": ":information_source: このリクエストはすでに実行済みです。二度は実行しません。",
+    },
     "cmd.choose": {
         "en": "You have several notebooks; name the one to restart: {names}",
         "ja": "ノートブックが複数あります。再起動するものを指定してください: {names}",

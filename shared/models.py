@@ -19,6 +19,7 @@ ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
 PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 MACHINE_TYPE_RE = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]{1,40}$")
 SLACK_USER_RE = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+SLACK_REQUEST_RE = re.compile(r"[0-9a-f]{11}")  # history.acted_digest: label-safe, five fit in one label value
 FULL_NAME_RE = re.compile(
     r"^projects/(?P<project>[^/]+)/locations/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)$"
 )
@@ -127,6 +128,9 @@ class RestartRequest:
     # (the same on every continuation), `yields` how many times it has re-published itself (bounded).
     chain: str = ""
     yields: int = 0
+    # The Slack request it came from (history.acted_digest of its trigger_id, or a button's action_ts and message
+    # ts): recorded on the instance when acted on, so a replay of the same signed request acts no more.
+    slack_request: str = ""
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
     # a second message about the same event (a sink duplicate) does not.
     delivery_id: str = ""
@@ -181,6 +185,7 @@ class RestartRequest:
                 incident_open=bool(data.get("incident_open", True)),
                 chain=_str(data, "chain", ""),
                 yields=_count(data.get("yields", 0)),
+                slack_request=_str(data, "slack_request", ""),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
@@ -190,6 +195,8 @@ class RestartRequest:
             raise ValueError("machine_type is not a machine type name")
         if len(request.chain) > 128:
             raise ValueError("chain is not a Pub/Sub message id")
+        if request.slack_request and not SLACK_REQUEST_RE.fullmatch(request.slack_request):
+            raise ValueError("slack_request is not a request digest")
         if request.asked_by and not SLACK_USER_RE.fullmatch(request.asked_by):
             raise ValueError("asked_by is not a Slack user id")
         if request.kill is not None and isinstance(request.kill.get("killed_at"), str):

@@ -11,11 +11,12 @@ stays on behind it.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
@@ -50,6 +51,7 @@ from shared.commands import (
     status_rows,
 )
 from shared.config import Settings
+from shared.history import History, acted_digest
 from shared.identity import identity
 from shared.machines import next_size
 from shared.misconfig import note_unsigned, said_if_misconfigured, slack_error
@@ -224,6 +226,10 @@ class SlackService:
             self._audit("denied", fields, reason=decision.answer.value)
             return self._denial(decision.answer, caller, parsed.target, decision)
         instance = decision.instance
+        digest = slack_request_digest(body)
+        if digest in History.from_labels(instance.labels).acted:  # the same signed request, sent again
+            self._audit("replay refused", fields, reason="this Slack request was already acted on")
+            return messages.text("cmd.replayed", self.lang)
         request = RestartRequest(
             action=Action.RESTART,
             trigger=Trigger.SLASH_COMMAND,
@@ -232,6 +238,7 @@ class SlackService:
             event_id=f"slack-{body.get('trigger_id') or user_id + str(time.time_ns())}",
             requester=Requester(user_id, caller.email or "", caller.is_organizer),
             response_url=self._response_url(body.get("response_url")),
+            slack_request=digest,
         )
         fields["instance"] = instance.ref.name
         unsent = self._publish(request, deadline, fields)
@@ -448,6 +455,7 @@ class SlackService:
         if action is None and action_id != ACTION_RESIZE_DENY:
             self._audit("button rejected", fields, reason="unknown action")
             return
+        labels = self._pool.submit(self.workbench.get, ref, retry=False)  # what was already acted on, alongside
         try:
             caller = self._pool.submit(self.caller, user_id, workspace).result(timeout=deadline.left(READS_S))
         except Exception as exc:  # noqa: BLE001 - Slack failing or slow
@@ -471,6 +479,10 @@ class SlackService:
                               deadline)
             self._audit("resize denied", fields)
             return
+        digest = slack_request_digest(body)
+        if self._acted_on(digest, labels, deadline):
+            self._audit("replay refused", fields, reason="this Slack request was already acted on")
+            return
         request = RestartRequest(
             action=action,
             trigger=Trigger.BUTTON,
@@ -484,6 +496,7 @@ class SlackService:
             alert_blocks=tuple(b for b in original if isinstance(b, dict))[:50],
             machine_type=machine_type,
             asked_by=asked_by,
+            slack_request=digest,
         )
         fields["action"] = action.value
         unsent = self._publish(request, deadline, fields)
@@ -492,6 +505,15 @@ class SlackService:
             return
         self._audit("button queued", fields)
         respond(text=messages.text(f"button.ack.{action.value}", self.lang, name=ref.name), replace_original=False)
+
+    def _acted_on(self, digest: str, view: Future[InstanceView], deadline: Deadline) -> bool:
+        """Whether the instance records this request as acted on. A read that fails or is late says no: the
+        worker, which reads the labels again before acting (one at a time per instance), drops it then."""
+        try:
+            return digest in History.from_labels(view.result(timeout=deadline.left(READS_S)).labels).acted
+        except Exception as exc:  # noqa: BLE001
+            log.info("replay check left to the worker: the instance was not read (%s)", type(exc).__name__)
+            return False
 
     def _deny_resize(
         self, body: dict[str, Any], ref: InstanceRef, asked_by: str, original: tuple[dict[str, Any], ...],
@@ -526,6 +548,22 @@ class SlackService:
 
     def _audit(self, message: str, fields: dict[str, Any], **extra: Any) -> None:
         audit(f"/restart-notebook: {message}", trigger="slack", **fields, **extra)
+
+
+def slack_request_digest(body: Mapping[str, Any]) -> str:
+    """What makes one Slack request itself, digested for a label: a command's trigger_id; a button's action_ts
+    and the ts of the message it sits on. Slack retries neither (X-Slack-Retry-Num is the Events API's), so the
+    same again is a replay of the signed request within its 5 minutes. A body without them (not as Slack sends
+    it) is known by all of its fields, which a replay repeats byte for byte."""
+    if "actions" in body:
+        actions = body.get("actions")
+        action = _obj(actions[0]) if isinstance(actions, list) and actions else {}
+        own = f"button:{action.get('action_ts', '')}:{_obj(body.get('container')).get('message_ts', '')}"
+        complete = bool(action.get("action_ts"))
+    else:
+        own = f"command:{body.get('trigger_id', '')}"
+        complete = bool(body.get("trigger_id"))
+    return acted_digest(own if complete else "body:" + json.dumps(body, sort_keys=True, default=str))
 
 
 def _obj(value: Any) -> dict[str, Any]:

@@ -187,6 +187,10 @@ class Worker:
             held = True
         if waiting.answers(request, decision, waiting.Marker.parse(history.waiting)):
             history = replace(history, waiting="")  # the wait ends here: the record this writes clears its label
+        if request.slack_request:  # recorded by whatever this writes; a redelivery of this message follows on
+            if request.slack_request in history.acted and decision.verdict is not Verdict.FOLLOW:
+                return WorkOutcome(ack=True, verdict="replayed", detail="this Slack request was already acted on")
+            history = history.with_acted(request.slack_request)
         return replace(self._act(request, ref, view, history, decision, deadline), owner=view.owner_email or "")
 
     def _yield_key(
@@ -516,6 +520,9 @@ class Worker:
         self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, deadline: float
     ) -> WorkOutcome:
         now = self.clock()
+        unsaved = self._record_before_saying(ref, view, history)  # the Slack request's record: a replay stops nothing
+        if isinstance(unsaved, WorkOutcome):
+            return unsaved
         try:
             result = self.workbench.follow(self.workbench.stop(ref), ref, deadline=deadline)
         except Exception as exc:  # noqa: BLE001 - reported to the organizer who pressed the button

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import http.server
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import ClassVar
@@ -17,11 +19,12 @@ import pytest
 from slack_sdk import WebClient
 
 from shared.config import Need, load_settings
+from shared.history import acted_digest
 from shared.models import Action, Requester, RestartRequest, Trigger
 from shared.queue import RestartQueue
 from shared.slack_app import USERGROUP_TTL_S, SlackService
 from shared.workbench import Workbench
-from simulators.slack import SlackRequester, SlackSimulator
+from simulators.slack import SlackRequester, SlackResponse, SlackSimulator
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, labels, stack_with_organizer, worker_logs
@@ -221,3 +224,90 @@ def test_a_foreign_response_url_is_never_posted_to(
     assert stack.wait_idle(30)
     assert hits == []
     assert worker_logs(stack, "not under SLACK_RESPONSE_URL_BASE")
+
+
+# ---- each Slack request acts at most once ---------------------------------------------------------
+def resend(slack: SlackRequester) -> SlackResponse:
+    """The last request, byte for byte and header for header, as someone who captured it sends it again."""
+    assert slack.last_request is not None
+    headers, body = slack.last_request
+    request = urllib.request.Request(slack.app_url, data=body.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return SlackResponse(int(answer.status), answer.read().decode(), None, 0.0)
+    except urllib.error.HTTPError as err:
+        return SlackResponse(err.code, err.read().decode(), None, 0.0)
+
+
+@pytest.mark.parametrize("when", ["after-it-was-acted-on", "at-once"])
+def test_a_replayed_signed_command_acts_once(stack: LocalStack, slack: SlackRequester, when: str) -> None:
+    """An organizer's `/restart-notebook x` (organizers are not rate-limited), re-sent within Slack's 5-minute
+    window: acknowledged, and the notebook is reset once. After the first was acted on, slack_app refuses to
+    queue it (the instance records it); sent at once, before, the worker drops it (it reads the record first)
+    or folds it into the restart it repeats."""
+    full, name = new_instance(stack, "wb-replay")
+    before = queued(stack)
+    first = slack.slash_command(ORGANIZER[0], name, response_url=stack.slack.new_response_url())
+    assert "Restarting" in first.body, first.body
+    if when == "after-it-was-acted-on":
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+        assert stack.wait_idle(30)
+    again = resend(slack)
+    assert again.status == 200
+    if when == "after-it-was-acted-on":
+        assert "already carried out" in again.body, again.body
+        assert queued(stack) == before + 1
+    assert stack.wait_idle(40)
+    assert stack.workbench.resets(full) == 1
+    assert "medic-acted" in labels(stack, full)
+    fresh = slack.slash_command(ORGANIZER[0], name, response_url=stack.slack.new_response_url())
+    assert "Restarting" in fresh.body  # a new request (a new trigger_id) is a new request
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 2, timeout=20)
+    assert stack.wait_idle(30)
+
+
+@pytest.mark.parametrize("action", ["medic_restart", "medic_pause"])
+def test_a_replayed_button_press_acts_once(stack: LocalStack, slack: SlackRequester, action: str) -> None:
+    """A press replayed after the instance moved on (reset once; paused, then resumed by a later press): the
+    replay changes nothing. The Workbench simulator counts the resets; the labels say the mode."""
+    full, _ = new_instance(stack, "wb-replaybtn")
+    before = queued(stack)
+    slack.block_action(ORGANIZER[0], action, full, response_url=stack.slack.new_response_url())
+    captured = slack.last_request
+    if action == "medic_restart":
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    else:
+        assert stack.workbench.wait_until(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=20)
+    assert stack.wait_idle(30)
+    if action == "medic_pause":
+        slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=stack.slack.new_response_url())
+        assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=20)
+        assert stack.wait_idle(30)
+    slack.last_request = captured
+    assert resend(slack).status == 200
+    assert stack.wait_idle(30)
+    assert queued(stack) == before + (1 if action == "medic_restart" else 2)  # the replay was not queued
+    assert stack.workbench.resets(full) == (1 if action == "medic_restart" else 0)
+    assert "medic-auto" not in labels(stack, full)
+    assert any(r.get("message", "").endswith("replay refused") for r in stack.audit_records("slack_app"))
+
+
+def test_a_replayed_press_that_reaches_the_worker_is_dropped_there(stack: LocalStack) -> None:
+    """Two messages of one Slack request on the topic (the replay queued before the first was acted on): the
+    worker, which reads the instance before acting and serializes per instance, acts on the first only."""
+    full, name = new_instance(stack, "wb-replaytopic")
+
+    def press(event_id: str) -> None:
+        request = RestartRequest(
+            action=Action.RESTART, trigger=Trigger.BUTTON, instance=full, requested_at=datetime.now(UTC),
+            event_id=event_id, requester=Requester(ORGANIZER[0], ORGANIZER[1], True),
+            slack_request=acted_digest("button:1764540000.000001:1764539999.000100"),
+        )
+        stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "restart", "instance": name},
+                             ordering_key=full)
+
+    press("button-replayed-a")
+    press("button-replayed-b")
+    assert stack.wait_idle(40)
+    assert stack.workbench.resets(full) == 1
+    assert [r for r in stack.audit_records() if r.get("decision") == "replayed" and r.get("instance") == name]
