@@ -44,7 +44,12 @@ LOOK_ALIKES: dict[str, Callable[[str], str]] = {  # each, lowered, NFKC'd or rea
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    with stack_with_organizer(env={"ORGANIZER_EMAILS": f"org@contest.example,{KATE}"}) as running:
+    env = {"ORGANIZER_EMAILS": f"org@contest.example,{KATE}", "ORGANIZER_USERGROUP": "S0ORGS"}
+    with stack_with_organizer(env=env) as running:
+        running.slack.add_user("U0GROUPIE", "groupie", "groupie@contest.example")
+        running.slack.add_usergroup("S0ORGS", ["U0GROUPIE"])
+        # The organizers' group can't be read in this stack, ever (test_the_organizer_group_fails_closed_...)
+        running.slack.inject_fault("usergroups.users.list", "error", count=10**6, error="fatal_error")
         yield running
 
 
@@ -142,6 +147,21 @@ def test_an_email_confirmed_where_slack_does_not_say_is_taken(stack: LocalStack,
     assert "Restarting" in response.body, response.body
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
     assert stack.wait_idle(30)
+
+
+def test_a_group_organizer_is_nobody_while_the_group_cannot_be_read(stack: LocalStack, slack: SlackRequester) -> None:
+    """Over the wire: ORGANIZER_USERGROUP's member, with usergroups.users.list failing, is refused the buttons and
+    sees only their own notebooks; the organizers named by email keep their rights."""
+    full, name = new_instance(stack, "wb-grouped")
+    url = stack.slack.new_response_url()
+    assert slack.block_action("U0GROUPIE", "medic_pause", full, response_url=url).status == 200
+    assert stack.slack.wait_for(lambda: any("Only organizers" in r.get("text", "") for r in stack.slack.responses(url)))
+    status = slack.slash_command("U0GROUPIE", "status", response_url=stack.slack.new_response_url())
+    assert "All notebooks" not in status.body and name not in status.body
+    assert stack.slack.calls_to("usergroups.users.list")  # it was asked, and failed
+    fleet = slack.slash_command(ORGANIZER[0], "status", response_url=stack.slack.new_response_url())
+    assert "All notebooks" in fleet.body
+    assert stack.wait_idle(30) and "medic-auto" not in labels(stack, full)
 
 
 def test_the_organizer_group_fails_closed_when_it_cannot_be_read() -> None:
