@@ -456,8 +456,9 @@ class SlackService:
             self._audit("button rejected", fields, reason="unknown action")
             return
         labels = self._pool.submit(self.workbench.get, ref, retry=False)  # what was already acted on, alongside
+        reads = Deadline(deadline.left(READS_S))  # both reads share READS_S, as the command's do
         try:
-            caller = self._pool.submit(self.caller, user_id, workspace).result(timeout=deadline.left(READS_S))
+            caller = self._pool.submit(self.caller, user_id, workspace).result(timeout=reads.left())
         except Exception as exc:  # noqa: BLE001 - Slack failing or slow
             self._audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
             respond(text=messages.text("deny.unavailable", self.lang, service="Slack"), replace_original=False)
@@ -480,7 +481,7 @@ class SlackService:
             self._audit("resize denied", fields)
             return
         digest = slack_request_digest(body)
-        if self._acted_on(digest, labels, deadline):
+        if self._acted_on(digest, labels, reads):
             self._audit("replay refused", fields, reason="this Slack request was already acted on")
             return
         request = RestartRequest(
@@ -506,11 +507,12 @@ class SlackService:
         self._audit("button queued", fields)
         respond(text=messages.text(f"button.ack.{action.value}", self.lang, name=ref.name), replace_original=False)
 
-    def _acted_on(self, digest: str, view: Future[InstanceView], deadline: Deadline) -> bool:
-        """Whether the instance records this request as acted on. A read that fails or is late says no: the
-        worker, which reads the labels again before acting (one at a time per instance), drops it then."""
+    def _acted_on(self, digest: str, view: Future[InstanceView], reads: Deadline) -> bool:
+        """Whether the instance records this request as acted on. A read that fails or is late (past `reads`)
+        says no: the worker, which reads the labels again before acting (one at a time per instance), drops
+        it then."""
         try:
-            return digest in History.from_labels(view.result(timeout=deadline.left(READS_S)).labels).acted
+            return digest in History.from_labels(view.result(timeout=reads.left()).labels).acted
         except Exception as exc:  # noqa: BLE001
             log.info("replay check left to the worker: the instance was not read (%s)", type(exc).__name__)
             return False
