@@ -293,8 +293,8 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":no_entry: Slack プロフィールのメールアドレスが半角英数字だけのアドレスではないため、どのノートブックがあなたのものか判断できません。運営に連絡してください。",
     },
     "deny.not_member": {
-        "en": ":no_entry: This Slack account can't use /restart-notebook here: only active members of this workspace can, not bots, deactivated accounts or members of other organizations.",
-        "ja": ":no_entry: この Slack アカウントはここで /restart-notebook を使えません。使えるのはこのワークスペースの有効なメンバーだけです（ボット、無効化されたアカウント、他の組織のメンバーは使えません）。",
+        "en": ":no_entry: This Slack account can't use notebook-medic here: only active members of this workspace can, not bots, deactivated accounts or members of other organizations.",
+        "ja": ":no_entry: この Slack アカウントはここで notebook-medic を使えません。使えるのはこのワークスペースの有効なメンバーだけです（ボット、無効化されたアカウント、他の組織のメンバーは使えません）。",
     },
     "deny.unconfirmed_email": {
         "en": ":no_entry: Slack says the email address in your profile is not confirmed yet. Confirm it in Slack, then try again.",
