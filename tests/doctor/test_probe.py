@@ -9,6 +9,7 @@ import pytest
 from shared.models import InstanceRef
 from shared.workbench import Workbench
 from simulators import stack as local_stack
+from tools.doctor.deployment import Deployment, Names
 from tools.doctor.local import LocalDeployment
 from tools.doctor.model import Status
 from tools.doctor.probe import (
@@ -71,6 +72,15 @@ def test_left_over_labels_fail_with_the_command_that_removes_them() -> None:
     results = {r.key: r for r in interpret(observation(restored=False, leftover={PROBE_A: "1"}))}
     assert results["probe.cleanup"].status is Status.FAIL
     assert f"--remove-labels={PROBE_A}" in results["probe.cleanup"].fix
+
+
+def test_a_name_that_is_no_instance_is_one_failed_line() -> None:
+    dep = Deployment(names=Names.for_prefix("contest-prj", "us-central1"), zones=("us-central1-a", "us-central1-b"),
+                     alert_channel="", organizer_emails=frozenset())
+    [several_zones] = run_probe(dep, "spare")
+    assert several_zones.status is Status.FAIL and "full name" in several_zones.what
+    [bad] = run_probe(dep, "projects/UPPER/locations/us-central1-a/instances/spare")
+    assert bad.status is Status.FAIL and "not a valid project id" in bad.what
 
 
 def test_an_api_error_is_one_failed_line() -> None:

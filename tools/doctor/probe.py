@@ -109,7 +109,10 @@ def observe(dep: Deployment, instance: str, wait_s: float = 120.0) -> ProbeObser
     if not full:
         return ProbeObservation(instance, False, False, 0, False, error="name the instance by its full name "
                                 "(projects/P/locations/ZONE/instances/NAME) when there are several zones")
-    ref = InstanceRef.parse(full)
+    try:
+        ref = InstanceRef.parse(full)
+    except ValueError as exc:
+        return ProbeObservation(instance, False, False, 0, False, error=str(exc))
     client = Workbench(endpoint=dep.endpoints.workbench).client
 
     def labels() -> dict[str, str]:
