@@ -214,6 +214,9 @@ def replay(stack: LocalStack, transcript: Transcript, entries: list[Entry], keep
         result = parse_log_entry(entry, fallback_time=now)
         if isinstance(result, OomKill):
             full = _ensure_instance(stack, transcript, result.instance, result.named_by)
+            if result.vm_id:  # on_oom holds an entry to its VM's id (shared/intake.py): this instance's VM has it
+                stack.compute.register(full, result.vm_id)
+                transcript.say("compute", f"{result.instance.name}'s VM has the entry's instance_id {result.vm_id}")
             if full not in killed:  # JupyterLab goes down once; later kills in the file find it restarting
                 stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.3)
                 killed.add(full)

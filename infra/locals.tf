@@ -17,10 +17,12 @@ locals {
 
   # The Logging filter of the sink. It must equal shared/oom_parse.py SINK_FILTER character for
   # character (tests/infra checks this, and that it matches every OOM sample and no other line).
+  # log_id(): only the logs a kernel line arrives in (Ops Agent and legacy agent syslog, the Ops Agent's
+  # systemd_journald receiver, the serial port); jsonPayload.MESSAGE is the journald receiver's field.
   # `:` is a case-insensitive substring match: "out of memory: kill" covers "Kill process",
   # "Killed process" and "Memory cgroup out of memory: Killed process"; the second term covers
   # "Out of memory (oom_kill_allocating_task): Killed process" (vm.oom_kill_allocating_task=1).
-  oom_filter = "resource.type=\"gce_instance\" AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\" OR textPayload:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.message:\"out of memory (oom_kill_allocating_task): kill\")"
+  oom_filter = "resource.type=\"gce_instance\" AND (log_id(\"syslog\") OR log_id(\"systemd_logs\") OR log_id(\"serialconsole.googleapis.com/serial_port_1_output\")) AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\" OR jsonPayload.MESSAGE:\"out of memory: kill\" OR textPayload:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.message:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.MESSAGE:\"out of memory (oom_kill_allocating_task): kill\")"
 
   # The Ops Agent's memory metric: the memory warning's threshold and the no-reports alert (memory.tf).
   memory_metric = "agent.googleapis.com/memory/percent_used"
@@ -72,12 +74,17 @@ locals {
     slack_app = [
       "notebooks.instances.list",
     ]
+    # Compute Engine, not Workbench: which VM has the instance_id a kill line carries (shared/compute.py).
+    on_oom = [
+      "compute.instances.list",
+    ]
   }
 
   apis = toset([
     "artifactregistry.googleapis.com", # function images
     "cloudbuild.googleapis.com",       # function builds
     "cloudfunctions.googleapis.com",
+    "compute.googleapis.com", # on_oom: the VM behind a kill line's instance_id
     "eventarc.googleapis.com", # on_oom's Pub/Sub trigger
     "iam.googleapis.com",
     "logging.googleapis.com",

@@ -40,6 +40,7 @@ class Need(StrEnum):
     WORKBENCH = "workbench"
     SLACK = "slack"  # bot token and alert channel
     SLACK_APP = "slack-app"  # signing secret, organizers, zones
+    SCOPE = "scope"  # on_oom, restart_worker: the project and zones whose instances the bot may act on
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Settings:
     project: str = ""
     restart_topic: str = ""  # full path projects/p/topics/t
     workbench_api_endpoint: str = ""
+    compute_api_endpoint: str = ""  # on_oom's VM-id lookup; empty: the live Compute Engine API
     slack_bot_token: str = field(default="", repr=False)
     slack_signing_secret: str = field(default="", repr=False)
     slack_alert_channel: str = ""
@@ -81,6 +83,14 @@ class Settings:
         """How long after an intent a reset sent under it can still appear in the API's operations: the
         intent's confirmation and the reset's own retries, each call with its timeout, and a margin."""
         return 2 * self.workbench_retry + self.workbench_timeout + timedelta(seconds=5)
+
+    def in_scope(self, project: str, zone: str) -> str:
+        """Why an instance in this project and zone is none of the bot's business, or "" when it is."""
+        if project != self.project:
+            return f"the project {project[:40]!r} is not this bot's ({self.project})"
+        if zone not in self.workbench_zones and "-" not in self.workbench_zones:
+            return f"the zone {zone[:40]!r} is not one of WORKBENCH_ZONES ({', '.join(self.workbench_zones)})"
+        return ""
 
     @property
     def tz(self) -> ZoneInfo:
@@ -118,7 +128,8 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
             return default
 
     publish = Need.PUBLISH in needs
-    project = get("GOOGLE_CLOUD_PROJECT", required=publish)
+    scope = Need.SCOPE in needs
+    project = get("GOOGLE_CLOUD_PROJECT", required=publish or scope)
     topic = get("RESTART_TOPIC", required=publish)
     if topic and not _TOPIC_PATH.fullmatch(topic):
         if _TOPIC.fullmatch(topic) and project:
@@ -129,6 +140,9 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     endpoint = get("WORKBENCH_API_ENDPOINT")
     if endpoint and not re.fullmatch(r"(https?://[\w.-]+(:\d+)?/?|grpc://[\w.-]+:\d+)", endpoint):
         problems.append(f"WORKBENCH_API_ENDPOINT={endpoint[:60]!r} is neither http(s)://host[:port] nor grpc://host:port")
+    compute_endpoint = get("COMPUTE_API_ENDPOINT")
+    if compute_endpoint and not re.fullmatch(r"https?://[\w.-]+(:\d+)?/?", compute_endpoint):
+        problems.append(f"COMPUTE_API_ENDPOINT={compute_endpoint[:60]!r} is not http(s)://host[:port]")
 
     slack = Need.SLACK in needs or Need.SLACK_APP in needs
     token = get("SLACK_BOT_TOKEN", required=slack)
@@ -153,7 +167,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     bad = sorted(e for e in written if identity(e) is None or not _EMAIL.fullmatch(e))
     if bad:
         problems.append(f"ORGANIZER_EMAILS has entries that are not emails: {', '.join(bad)[:80]}")
-    zones = tuple(z.strip() for z in get("WORKBENCH_ZONES", required=app).split(",") if z.strip())
+    zones = tuple(z.strip() for z in get("WORKBENCH_ZONES", required=app or scope).split(",") if z.strip())
     bad_zones = [z for z in zones if not _ZONE.fullmatch(z)]
     if bad_zones:
         problems.append(f"WORKBENCH_ZONES has entries that are not zones: {bad_zones[:3]}")
@@ -198,6 +212,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         project=project,
         restart_topic=topic,
         workbench_api_endpoint=endpoint.rstrip("/"),
+        compute_api_endpoint=compute_endpoint.rstrip("/"),
         slack_bot_token=token,
         slack_signing_secret=secret,
         slack_alert_channel=channel,

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from shared.audit import audit
-from shared.models import Action, OomKill, RestartRequest, Trigger, kill_to_json, parse_time
-from shared.oom_parse import NotAKill, Rejected, UnresolvedKill, parse_cloudevent
-from shared.policy import PolicyConfig
+from shared.config import Settings
+from shared.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
+from shared.oom_parse import (
+    RAW_ENTRY_LIMIT,
+    NotAKill,
+    Rejected,
+    UnresolvedKill,
+    entry_from_cloudevent,
+    entry_place,
+    parse_log_entry,
+    received_time,
+    vm_id_of,
+)
 from shared.queue import RestartQueue
-from shared.workbench import utcnow
+from shared.workbench import describe_error, transient_errors, utcnow
 
 
 @dataclass(frozen=True)
 class IntakeOutcome:
-    kind: str  # "kill", "unresolved", "not-a-kill", "rejected", "too-old"
+    kind: str  # "kill", "unresolved", "refused", "not-a-kill", "rejected", "too-old"
     detail: str
     message_id: str = ""
 
@@ -58,6 +69,64 @@ def delivery_time(event_time: str, now: datetime) -> datetime:
         return now
 
 
+class VmNames(Protocol):
+    """What intake asks of Compute Engine (shared/compute.py): the name of the VM with this id in this zone."""
+
+    def vm_name(self, project: str, zone: str, vm_id: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A kill line whose claims don't hold (another VM's id, a foreign project or zone, no id at all): never acted on,
+    only shown to the organizers with the reason."""
+
+    reason: str
+    line: str
+    raw_entry: str
+    killed_at: datetime
+    insert_id: str
+    named: str  # the instance the entry names ("" when none)
+
+
+def vet(
+    entry: dict[str, Any], result: OomKill | UnresolvedKill, *, settings: Settings, vm_names: VmNames
+) -> OomKill | UnresolvedKill | Refusal:
+    """Hold a kill to the instance it names: the project is ours, the zone one of ours, and Compute Engine says the
+    VM that wrote the entry (resource.labels.instance_id) is that instance's. A kill naming no VM is named by that
+    id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused.
+
+    Any VM's service account can write an entry naming any instance, with any id (facts.md): the check proves
+    the entry came from the named VM only against writers who don't know the victim's VM id, which participants
+    can't list without compute.instances.list. docs/security.md, "Forged kill lines"."""
+    if isinstance(result, UnresolvedKill) and not result.nameless:
+        return result  # unreadable beyond a name: the organizers get it raw, as before
+    project, zone = entry_place(entry)
+    named = result.instance.name if isinstance(result, OomKill) else ""
+
+    def refuse(reason: str) -> Refusal:
+        line = result.line
+        raw = json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT]
+        return Refusal(reason, line, raw, result.killed_at, result.insert_id, named)
+
+    out_of_scope = settings.in_scope(project, zone)
+    if out_of_scope or not ZONE_RE.fullmatch(zone):
+        return refuse(out_of_scope or f"the zone {zone[:40]!r} is not a zone")
+    vm_id = vm_id_of(entry)
+    if not vm_id:
+        return refuse("the entry carries no resource.labels.instance_id: nothing ties it to a VM")
+    vm_name = vm_names.vm_name(project, zone, vm_id)
+    if not vm_name:
+        return refuse(f"no VM in {zone} has the entry's instance_id {vm_id}")
+    if isinstance(result, UnresolvedKill):
+        named_by_id = parse_log_entry(entry, fallback_time=result.killed_at, vm_name=vm_name)
+        if isinstance(named_by_id, NotAKill):  # cannot be: the same line matched before
+            return refuse(named_by_id.reason)
+        return replace(named_by_id, killed_at=result.killed_at) if isinstance(named_by_id, OomKill) else named_by_id
+    if vm_name != named:
+        return refuse(f"the entry names {named} but its instance_id {vm_id} is the VM of {vm_name[:63]}")
+    return result
+
+
 def handle_event(
     event_type: str,
     event_id: str,
@@ -65,13 +134,17 @@ def handle_event(
     data: Any,
     *,
     queue: RestartQueue,
-    policy: PolicyConfig,
+    settings: Settings,
+    vm_names: VmNames,
     now: datetime | None = None,
 ) -> IntakeOutcome:
-    """Parse, then publish a request; raises only when publishing fails (the event is then redelivered)."""
+    """Parse, vet, then publish a request; raises only when publishing fails or Compute Engine fails transiently
+    (the event is then redelivered)."""
+    policy = settings.policy
     now = now or utcnow()
-    received = delivery_time(event_time, now)
-    result = parse_cloudevent(event_type, data, event_time=received)
+    delivered = delivery_time(event_time, now)
+    entry = entry_from_cloudevent(event_type, data)
+    result = entry if isinstance(entry, Rejected) else parse_log_entry(entry, fallback_time=delivered)
     if isinstance(result, Rejected):
         audit("event rejected", severity=logging.WARNING, decision="rejected", reason=result.reason,
               event_id=event_id[:128])
@@ -79,35 +152,51 @@ def handle_event(
     if isinstance(result, NotAKill):
         audit("not an OOM kill", decision="ignored", reason=result.reason, event_id=result.insert_id or event_id[:128])
         return IntakeOutcome("not-a-kill", result.reason)
+    assert isinstance(entry, dict)
+    received = received_time(entry, delivered)
+    try:
+        vetted = vet(entry, result, settings=settings, vm_names=vm_names)
+    except transient_errors() as exc:
+        if now - result.killed_at <= policy.max_event_age:
+            raise  # Eventarc redelivers; the id lookup is cached once it succeeds
+        vetted = _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
+    except Exception as exc:  # noqa: BLE001 - PERMISSION_DENIED, INVALID_ARGUMENT...: permanent; unproven is refused
+        vetted = _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
 
-    # The event's age counts from the earlier of the kill's time (the VM's clock) and the delivery's
-    # (Pub/Sub's): a VM clock running ahead must not keep an old kill young, retried here forever and acted
-    # on by the worker. An OomKill keeps its own time (request.kill) for the alert and for spotting duplicates.
-    occurred = min(result.killed_at, received)
-    if isinstance(result, OomKill):
+    # The event's age counts from the kill's time, which is never later than Logging's receipt: neither a VM clock
+    # running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker.
+    occurred = vetted.killed_at
+    provenance: dict[str, Any] = {}
+    if isinstance(vetted, OomKill):
         request = RestartRequest(
             action=Action.RESTART,
             trigger=Trigger.OOM,
-            instance=result.instance.full_name,
+            instance=vetted.instance.full_name,
             requested_at=occurred,
-            event_id=result.insert_id or event_id,
-            kill=kill_to_json(result),
+            event_id=vetted.insert_id or event_id,
+            kill=kill_to_json(vetted),
+            received_at=received,
         )
-        kind, detail = "kill", f"{result.process} pid {result.pid} on {result.instance.name}"
-        provenance: dict[str, Any] = {"named_by": result.named_by, "vm_id": result.vm_id}
+        kind, detail = "kill", f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}"
+        provenance = {"named_by": vetted.named_by, "vm_id": vetted.vm_id}
+        if vetted.dated_at is not None:
+            provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
+                           "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
     else:
-        assert isinstance(result, UnresolvedKill)
+        refused = isinstance(vetted, Refusal)
         request = RestartRequest(
             action=Action.ALERT,
             trigger=Trigger.UNRESOLVED,
             instance="",
             requested_at=occurred,
-            event_id=result.insert_id or event_id,
-            raw_entry=result.raw_entry,
-            note=result.reason,
+            event_id=vetted.insert_id or event_id,
+            raw_entry=vetted.raw_entry,
+            note=vetted.reason,
+            received_at=received,
         )
-        kind, detail = "unresolved", result.reason
-        provenance = {}
+        kind, detail = ("refused" if refused else "unresolved"), vetted.reason
+        if isinstance(vetted, Refusal):
+            provenance = {"named": vetted.named, "vm_id": vm_id_of(entry)}
 
     try:
         message_id = queue.publish(request)
@@ -120,7 +209,15 @@ def handle_event(
                   instance=request.instance.rsplit("/", 1)[-1])
             return IntakeOutcome("too-old", type(exc).__name__)
         raise
-    audit("OOM kill queued" if kind == "kill" else "unresolved kill queued for an alert",
-          decision="queued", kind=kind, reason=detail, event_id=request.event_id,
+    what = {"kill": "OOM kill queued", "unresolved": "unresolved kill queued for an alert",
+            "refused": "kill refused: it does not hold up; queued for an alert"}[kind]
+    audit(what, severity=logging.WARNING if kind == "refused" else logging.INFO,
+          decision="refused" if kind == "refused" else "queued", kind=kind, reason=detail, event_id=request.event_id,
           instance=request.instance.rsplit("/", 1)[-1], message_id=message_id, **provenance)
     return IntakeOutcome(kind, detail, message_id)
+
+
+def _unchecked(result: OomKill | UnresolvedKill, entry: dict[str, Any], reason: str) -> Refusal:
+    named = result.instance.name if isinstance(result, OomKill) else ""
+    return Refusal(reason, result.line, json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT], result.killed_at,
+                   result.insert_id, named)

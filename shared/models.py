@@ -75,6 +75,9 @@ class OomKill:
     # for the VM that wrote the entry: the audit keeps both, so a kill that names another VM can be traced.
     named_by: str = "label"
     vm_id: str = ""
+    # The entry's own timestamp when it was later than Logging's receipt (killed_at is then the receipt): a VM
+    # clock running ahead, or a forged line. Kept so the record can say what the entry claimed.
+    dated_at: datetime | None = None
 
 
 class Trigger(StrEnum):
@@ -131,6 +134,9 @@ class RestartRequest:
     # The Slack request it came from (history.acted_digest of its trigger_id, or a button's action_ts and message
     # ts): recorded on the instance when acted on, so a replay of the same signed request acts no more.
     slack_request: str = ""
+    # OOM: when Cloud Logging received the kill (receiveTimestamp, else Pub/Sub's publish time): a clock the
+    # entry's writer does not set, so waits for health count from here, whatever the entry's timestamp says.
+    received_at: datetime | None = None
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
     # a second message about the same event (a sink duplicate) does not.
     delivery_id: str = ""
@@ -139,6 +145,7 @@ class RestartRequest:
         data = asdict(self)
         del data["delivery_id"]
         data["requested_at"] = iso(self.requested_at)
+        data["received_at"] = iso(self.received_at) if self.received_at else None
         data["alert_blocks"] = list(self.alert_blocks)
         return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
 
@@ -186,6 +193,7 @@ class RestartRequest:
                 chain=_str(data, "chain", ""),
                 yields=_count(data.get("yields", 0)),
                 slack_request=_str(data, "slack_request", ""),
+                received_at=parse_time(_str(data, "received_at")) if data.get("received_at") is not None else None,
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
@@ -248,6 +256,7 @@ def kill_to_json(kill: OomKill) -> dict[str, Any]:
         "line": kill.line[:500],
         "named_by": kill.named_by,
         "vm_id": kill.vm_id,
+        "dated_at": iso(kill.dated_at) if kill.dated_at else None,
     }
 
 

@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import re
+import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,38 +21,48 @@ from shared.models import InstanceRef, OomKill, is_valid_instance_name, parse_ti
 
 PUBSUB_EVENT_TYPE = "google.cloud.pubsub.topic.v1.messagePublished"
 VM_NAME_LABEL = "compute.googleapis.com/resource_name"
+ESCAPED_LABEL = "is_text_escaped"
+_ESCAPES = {"r": "\r", "n": "\n", "t": "\t", "\\": "\\"}
+_ESCAPE = re.compile(r"\\(.)")
 # A LogEntry is at most 256 KB; Pub/Sub adds base64. Anything larger is not from a sink.
 MAX_MESSAGE_BYTES = 512 * 1024
 RAW_ENTRY_LIMIT = 2000
 
-# The Logging filter the sink uses (infra/ and README quote this same string; a test keeps them equal).
-# `:` is a case-insensitive substring match, so "out of memory: kill" covers "Kill process",
-# "Killed process" and the cgroup wording. With vm.oom_kill_allocating_task=1 the kernel names the mode
-# before the colon ("Out of memory (oom_kill_allocating_task): Killed process"), which that term misses.
+# The logs a kernel line really arrives in (docs/fidelity.md): the Ops Agent's syslog receiver and the legacy
+# agent write logs/syslog, the Ops Agent's systemd_journald receiver logs/systemd_logs (ops-agent PR 226),
+# serial-port logging serialconsole.googleapis.com/serial_port_1_output (2i2c-org/infrastructure#2359).
+# An application's own log quoting a kill (a notebook printing dmesg) is in none of them.
+KERNEL_LOGS = ("syslog", "systemd_logs", "serialconsole.googleapis.com/serial_port_1_output")
+# Where each shape keeps the line: textPayload (legacy agent, serial console), jsonPayload.message (Ops Agent
+# syslog receiver, legacy agent's parsed syslog), jsonPayload.MESSAGE (Ops Agent journald receiver).
+LINE_FIELDS = ("textPayload", "jsonPayload.message", "jsonPayload.MESSAGE")
+# `:` is a case-insensitive substring match, so "out of memory: kill" covers "Kill process", "Killed process",
+# the cgroup wording and 2.6 kernels' "Out of Memory: Kill". With vm.oom_kill_allocating_task=1 the kernel names
+# the mode before the colon ("Out of memory (oom_kill_allocating_task): Killed process"), which that term misses.
+KILL_TERMS = ("out of memory: kill", "out of memory (oom_kill_allocating_task): kill")
+
+# The Logging filter the sink uses (infra/ and its README quote this same string; a test keeps them equal).
 SINK_FILTER = (
-    'resource.type="gce_instance" AND '
-    '(textPayload:"out of memory: kill" OR jsonPayload.message:"out of memory: kill" OR '
-    'textPayload:"out of memory (oom_kill_allocating_task): kill" OR '
-    'jsonPayload.message:"out of memory (oom_kill_allocating_task): kill")'
+    'resource.type="gce_instance" AND ('
+    + " OR ".join(f'log_id("{log}")' for log in KERNEL_LOGS)
+    + ") AND ("
+    + " OR ".join(f'{field}:"{term}"' for term in KILL_TERMS for field in LINE_FIELDS)
+    + ")"
 )
 
-_PROCESS = r"\((?P<process>.{1,16}?)\)(?=[\s,]|$)"
+_PROCESS = r"\((?P<process>.{1,16}?)\)(?=[\s,.]|$)"
+_OUT_OF_MEMORY = r"Out of [Mm]emory(?: \([^)]*\))?: "
 # pids: ASCII, at most 10 digits (pid_max is 2^22); unbounded, int() would refuse a line of 4300+ digits.
 _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "cgroup",
         re.compile(r"Memory cgroup out of memory: Kill(?:ed)? process (?P<pid>[0-9]{1,10}) " + _PROCESS),
     ),
-    (
-        "modern",
-        re.compile(r"Out of memory(?: \([^)]*\))?: Killed process (?P<pid>[0-9]{1,10}) " + _PROCESS),
-    ),
-    (
-        "legacy",
-        re.compile(
-            r"Out of memory(?: \([^)]*\))?: Kill process (?P<pid>[0-9]{1,10}) " + _PROCESS + r" score \d+"
-        ),
-    ),
+    ("modern", re.compile(_OUT_OF_MEMORY + r"Killed process (?P<pid>[0-9]{1,10}) " + _PROCESS)),
+    # "score S or sacrifice child" (2.6.32-4.x); 2.6.18: "Out of Memory: Kill process N (x) score S and children."
+    ("legacy", re.compile(_OUT_OF_MEMORY + r"Kill process (?P<pid>[0-9]{1,10}) " + _PROCESS + r" score \d+")),
+    # RHEL 5/6 (2.6.18, 2.6.32): "Out of memory: Killed process N, UID U, (name)" (facts.md).
+    ("rhel", re.compile(_OUT_OF_MEMORY + r"Killed process (?P<pid>[0-9]{1,10}), UID [0-9]{1,10}, " + _PROCESS)),
 )
 _TOTAL_VM = re.compile(r"total-vm:([0-9]{1,20})kB")
 _ANON_RSS = re.compile(r"anon-rss:([0-9]{1,20})kB")
@@ -95,6 +106,7 @@ class UnresolvedKill:
     raw_entry: str
     killed_at: datetime
     insert_id: str
+    nameless: bool = False  # only the name is missing: Compute Engine may give it from the entry's instance_id
 
 
 ParseResult = OomKill | NotAKill | UnresolvedKill | Rejected
@@ -131,25 +143,39 @@ def entry_from_cloudevent(event_type: str, data: Any) -> dict[str, Any] | Reject
 
 
 def kill_line(entry: dict[str, Any]) -> str | None:
-    """The syslog line of the entry: textPayload (legacy agent) or jsonPayload.message (Ops Agent)."""
+    """The kernel's text in the entry, whichever shape carries it (LINE_FIELDS), unescaped where Logging escaped it.
+
+    The serial console's entries carry the label is_text_escaped="true" and end in the four characters `\\r\\n`
+    (2i2c-org/infrastructure#2359): read as text, the process name would run into a backslash."""
     text = entry.get("textPayload")
-    if isinstance(text, str):
-        return text
-    payload = entry.get("jsonPayload")
-    if isinstance(payload, dict):
-        message = payload.get("message")
-        if isinstance(message, str):
-            return message
-    return None
+    if not isinstance(text, str):
+        payload = entry.get("jsonPayload")
+        payload = payload if isinstance(payload, dict) else {}
+        text = next((v for v in (payload.get("message"), payload.get("MESSAGE")) if isinstance(v, str)), None)
+    if text is None:
+        return None
+    labels = entry.get("labels")
+    if isinstance(labels, dict) and labels.get(ESCAPED_LABEL) == "true":
+        text = _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
+    return text
+
+
+def received_time(entry: dict[str, Any], delivered: datetime) -> datetime:
+    """When Cloud Logging took the entry: receiveTimestamp, which Logging sets and a writer cannot, and never
+    later than the Pub/Sub delivery that carried it (`delivered`, used alone when receiveTimestamp is unreadable)."""
+    received = _time_of(entry, "receiveTimestamp")
+    return min(received, delivered) if received is not None else delivered
 
 
 def parse_log_entry(
-    entry: dict[str, Any], *, fallback_time: datetime
+    entry: dict[str, Any], *, fallback_time: datetime, vm_name: str = ""
 ) -> OomKill | NotAKill | UnresolvedKill:
+    """`fallback_time`: when Pub/Sub delivered the entry. `vm_name`: the name Compute Engine gives the VM of the
+    entry's resource.labels.instance_id, for an entry that names none itself (a serial line without the label)."""
     insert_id = _text(entry.get("insertId"))[:128]
     line = kill_line(entry)
     if line is None:
-        return NotAKill("the entry has neither textPayload nor jsonPayload.message", insert_id)
+        return NotAKill("the entry has no textPayload, jsonPayload.message or jsonPayload.MESSAGE", insert_id)
     for form, pattern in _KILL_PATTERNS:  # noqa: B007 - the matching form is used below
         match = pattern.search(line)
         if match:
@@ -158,19 +184,28 @@ def parse_log_entry(
         reason = next((why for lookalike, why in _NOT_KILLS if lookalike.search(line)), "no OOM-kill line in the entry")
         return NotAKill(reason, insert_id)
 
+    log = log_id(entry)
+    if log not in KERNEL_LOGS:  # the sink's filter leaves these out; one published by other means is no kernel's
+        return NotAKill(f"a kill line in the log {log[:80]!r}, which the kernel never writes: an application quoting "
+                        "one", insert_id)
     # Shown: the kill's own line. Memory figures: the first after the kill, so not an earlier line's (an
     # oom_reaper's "now anon-rss:0kB"), yet an old kernel's "Killed process ... anon-rss" on the next line counts.
-    kill_text = line[line.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0]
+    kill_text = line[line.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0].rstrip("\r")
     after_kill = line[match.start():]
-    killed_at = _entry_time(entry) or fallback_time
-    ref_or_reason = resolve_instance(entry, line)
-    if isinstance(ref_or_reason, str):
+    # The writer chooses `timestamp` (Logging takes one up to a day ahead); a kill is never later than its receipt.
+    received = received_time(entry, fallback_time)
+    dated = _time_of(entry, "timestamp") or received
+    killed_at = min(dated, received)
+    dated_ahead = dated if dated > received else None
+    ref_or_reason = resolve_instance(entry, line, vm_name=vm_name)
+    if isinstance(ref_or_reason, Nameless | str):
         return UnresolvedKill(
-            reason=ref_or_reason,
+            reason=str(ref_or_reason),
             line=kill_text[:500],
             raw_entry=json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT],
             killed_at=killed_at,
             insert_id=insert_id,
+            nameless=isinstance(ref_or_reason, Nameless),
         )
     return OomKill(
         instance=ref_or_reason,
@@ -182,9 +217,16 @@ def parse_log_entry(
         insert_id=insert_id,
         form=form,
         line=kill_text[:500],
-        named_by="label" if _name_label(entry) else "syslog host",
-        vm_id=_vm_id(entry),
+        named_by=_named_by(entry, line, vm_name),
+        vm_id=vm_id_of(entry),
+        dated_at=dated_ahead,
     )
+
+
+def _named_by(entry: dict[str, Any], line: str, vm_name: str) -> str:
+    if _name_label(entry):
+        return "label"
+    return "syslog host" if _SYSLOG_HOST.match(line) or not vm_name else "instance id"
 
 
 def _name_label(entry: dict[str, Any]) -> str:
@@ -193,26 +235,39 @@ def _name_label(entry: dict[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _vm_id(entry: dict[str, Any]) -> str:
+def vm_id_of(entry: dict[str, Any]) -> str:
     """resource.labels.instance_id when it is what Compute Engine issues (digits), else empty."""
-    resource = entry.get("resource")
-    labels = resource.get("labels") if isinstance(resource, dict) else None
-    value = labels.get("instance_id") if isinstance(labels, dict) else None
+    value = _resource_labels(entry).get("instance_id")
     return value if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20 else ""
 
 
-def resolve_instance(entry: dict[str, Any], line: str) -> InstanceRef | str:
-    """The Workbench instance behind a LogEntry, or the reason it can't be named.
+def _resource_labels(entry: dict[str, Any]) -> dict[str, Any]:
+    resource = entry.get("resource")
+    labels = resource.get("labels") if isinstance(resource, dict) else None
+    return labels if isinstance(labels, dict) else {}
+
+
+@dataclass(frozen=True)
+class Nameless:
+    """An entry that names no VM itself: Compute Engine may name it from resource.labels.instance_id."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def resolve_instance(entry: dict[str, Any], line: str, *, vm_name: str = "") -> InstanceRef | Nameless | str:
+    """The Workbench instance a LogEntry names, or the reason it names none.
 
     A Workbench instance's VM carries the instance's name. We read it from the
     `compute.googleapis.com/resource_name` label; when an agent omits that label,
-    from the host name in the syslog prefix ("Nov 20 04:12:33 wb-alice kernel: ...").
+    from the host name in the syslog prefix ("Nov 20 04:12:33 wb-alice kernel: ...");
+    else `vm_name`, the name Compute Engine gives the entry's instance_id.
     Zone and project come from resource.labels (project also from logName).
+    Who vouches for the name is checked later (shared/intake.py): here it is only read.
     """
     resource = entry.get("resource")
-    resource_labels = resource.get("labels") if isinstance(resource, dict) else None
-    if not isinstance(resource_labels, dict):
-        resource_labels = {}
     resource_type = resource.get("type") if isinstance(resource, dict) else None
     if resource_type not in (None, "gce_instance"):
         return f"the entry is from a {str(resource_type)[:60]!r} resource, not a Compute Engine VM"
@@ -220,25 +275,37 @@ def resolve_instance(entry: dict[str, Any], line: str) -> InstanceRef | str:
     name: str | None = _name_label(entry)
     if not name:
         host = _SYSLOG_HOST.match(line)
-        name = host["host"].split(".")[0].lower() if host else None
+        name = host["host"].split(".")[0].lower() if host else vm_name
     if not name:
-        return "the entry names no VM (no resource_name label, no host in a syslog prefix)"
+        return Nameless("the entry names no VM (no resource_name label, no host in a syslog prefix)")
     if not is_valid_instance_name(name):
         return f"the VM name {name[:80]!r} is not a valid Workbench instance name"
 
-    zone = _text(resource_labels.get("zone"))
+    project, zone = entry_place(entry)
     if not zone:
         return "the entry has no zone in resource.labels"
-    project = _text(resource_labels.get("project_id"))
-    if not project:
-        match = _LOG_NAME_PROJECT.match(_text(entry.get("logName")))
-        project = match["project"] if match else ""
     if not project:
         return "the entry names no project"
     try:
         return InstanceRef(project=project, zone=zone, name=name)
     except ValueError as exc:
         return str(exc)
+
+
+def log_id(entry: dict[str, Any]) -> str:
+    """The log of an entry: the part of logName after /logs/, URL-decoded (Logging's log_id)."""
+    name = _text(entry.get("logName"))
+    return urllib.parse.unquote(name.split("/logs/", 1)[1]) if "/logs/" in name else ""
+
+
+def entry_place(entry: dict[str, Any]) -> tuple[str, str]:
+    """The project and zone an entry is about: resource.labels (the project also from logName), "" where absent."""
+    resource_labels = _resource_labels(entry)
+    project = _text(resource_labels.get("project_id"))
+    if not project:
+        match = _LOG_NAME_PROJECT.match(_text(entry.get("logName")))
+        project = match["project"] if match else ""
+    return project, _text(resource_labels.get("zone"))
 
 
 def parse_cloudevent(event_type: str, data: Any, *, event_time: datetime) -> ParseResult:
@@ -248,14 +315,13 @@ def parse_cloudevent(event_type: str, data: Any, *, event_time: datetime) -> Par
     return parse_log_entry(entry, fallback_time=event_time)
 
 
-def _entry_time(entry: dict[str, Any]) -> datetime | None:
-    for key in ("timestamp", "receiveTimestamp"):
-        value = entry.get(key)
-        if isinstance(value, str):
-            try:
-                return parse_time(value)
-            except ValueError:
-                continue
+def _time_of(entry: dict[str, Any], key: str) -> datetime | None:
+    value = entry.get(key)
+    if isinstance(value, str):
+        try:
+            return parse_time(value)
+        except ValueError:
+            return None
     return None
 
 

@@ -152,6 +152,8 @@ class Worker:
         if request.trigger is Trigger.UNRESOLVED or request.action is Action.ALERT:
             return self._alert_unresolved(request)
         ref = InstanceRef.parse(request.instance)
+        if out_of_scope := self.settings.in_scope(ref.project, ref.zone):  # on_oom checks too; anything else can't
+            return self._reject(f"{ref.name}: {out_of_scope}")
         if is_too_old(request, self.clock(), self.policy):
             if request.action is Action.WARN:  # "your memory is nearly full", hours late, warns of nothing
                 return WorkOutcome(ack=True, verdict="ignored", detail="memory warning too old to be worth sending")

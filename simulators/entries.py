@@ -1,4 +1,15 @@
-"""LogEntries as the agents on a Workbench VM write them (see ../shared/samples), for any instance and time."""
+"""LogEntries as the agents on a Workbench VM write them (see ../shared/samples), for any instance and time.
+
+Each SHAPE is one live way a kernel line reaches Cloud Logging (docs/fidelity.md names the sources):
+- "ops-agent": the Ops Agent's default syslog receiver, the whole rsyslog line in jsonPayload.message, logs/syslog;
+- "journald": the Ops Agent's systemd_journald receiver, the bare kernel text in jsonPayload.MESSAGE (upper case)
+  beside the journal's fields, logs/systemd_logs (ops-agent PR 226);
+- "legacy-agent": the legacy Logging agent, the line without a syslog prefix in textPayload, logs/syslog;
+- "legacy-agent-json": the legacy agent's parsed syslog, jsonPayload.{message,hostname,pid,ident}, logs/syslog;
+- "serial": serial-port logging, textPayload "[uptime] line" with no host and the escaped text `\\r\\n` at its end,
+  label is_text_escaped="true", severity INFO (2i2c-org/infrastructure#2359).
+Every agent adds the label compute.googleapis.com/resource_name; resource.labels carry the VM's id, zone and project.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +18,15 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
+from simulators.compute import simulated_vm_id
+
 _counter = itertools.count(1)
 
 FORMS = ("modern", "legacy", "cgroup")
+SHAPES = ("ops-agent", "journald", "legacy-agent", "legacy-agent-json", "serial")
+SERIAL_LOG = "serialconsole.googleapis.com%2Fserial_port_1_output"
+_LOG_OF = {"ops-agent": "syslog", "journald": "systemd_logs", "legacy-agent": "syslog", "legacy-agent-json": "syslog",
+           "serial": SERIAL_LOG}
 
 
 def kill_line(form: str, *, host: str, pid: int, process: str, anon_rss_kb: int, at: datetime,
@@ -42,40 +59,61 @@ def oom_entry(
     process: str = "python",
     anon_rss_kb: int = 15_235_516,
     ops_agent: bool = True,
+    shape: str = "",
     insert_id: str | None = None,
     with_name_label: bool = True,
+    vm_id: str | None = None,
 ) -> dict[str, Any]:
-    """A kernel OOM-kill entry: Ops Agent (jsonPayload.message) or legacy agent (textPayload)."""
+    """A kernel OOM-kill entry in one SHAPE (default: the Ops Agent's syslog, or the legacy agent's textPayload
+    when ops_agent=False). `vm_id`: the resource's instance_id, by default the simulated VM's of that name."""
     at = at or datetime.now(UTC)
+    shape = shape or ("ops-agent" if ops_agent else "legacy-agent")
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}")
     pid = pid if pid is not None else random.randint(1000, 99999)
     line = kill_line(form, host=name, pid=pid, process=process, anon_rss_kb=anon_rss_kb, at=at,
-                     syslog_prefix=ops_agent)
-    return _entry(project, zone, name, at=at, line=line, ops_agent=ops_agent, insert_id=insert_id,
-                  with_name_label=with_name_label)
+                     syslog_prefix=shape == "ops-agent")
+    return _entry(project, zone, name, at=at, line=line, shape=shape, insert_id=insert_id,
+                  with_name_label=with_name_label, vm_id=vm_id)
 
 
-def noise_entry(project: str, zone: str, name: str, line: str, *, at: datetime | None = None) -> dict[str, Any]:
-    return _entry(project, zone, name, at=at or datetime.now(UTC), line=line, ops_agent=True)
+def noise_entry(project: str, zone: str, name: str, line: str, *, at: datetime | None = None,
+                log: str = "syslog") -> dict[str, Any]:
+    entry = _entry(project, zone, name, at=at or datetime.now(UTC), line=line, shape="ops-agent")
+    entry["logName"] = f"projects/{project}/logs/{log}"
+    return entry
 
 
-def _entry(project: str, zone: str, name: str, *, at: datetime, line: str, ops_agent: bool,
-           insert_id: str | None = None, with_name_label: bool = True) -> dict[str, Any]:
+def _entry(project: str, zone: str, name: str, *, at: datetime, line: str, shape: str,
+           insert_id: str | None = None, with_name_label: bool = True, vm_id: str | None = None) -> dict[str, Any]:
     stamp = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     entry: dict[str, Any] = {
         "insertId": insert_id or f"sim{next(_counter):08d}{random.randint(0, 1 << 30):x}",
-        "logName": f"projects/{project}/logs/syslog",
+        "logName": f"projects/{project}/logs/{_LOG_OF[shape]}",
         "receiveTimestamp": stamp,
         "resource": {
             "type": "gce_instance",
-            "labels": {"instance_id": str(abs(hash(name)) % 10**19), "project_id": project, "zone": zone},
+            "labels": {"instance_id": simulated_vm_id(project, zone, name) if vm_id is None else vm_id,
+                       "project_id": project, "zone": zone},
         },
         "severity": "DEFAULT",
         "timestamp": stamp,
+        "labels": {"compute.googleapis.com/resource_name": name},
     }
-    if with_name_label:
-        entry["labels"] = {"compute.googleapis.com/resource_name": name}
-    if ops_agent:
+    if shape == "ops-agent":
         entry["jsonPayload"] = {"message": line}
+    elif shape == "journald":
+        entry["severity"] = "ERROR"  # PRIORITY 3, the kernel's KERN_ERR
+        entry["jsonPayload"] = {"MESSAGE": line, "PRIORITY": "3", "SYSLOG_FACILITY": "0",
+                                "SYSLOG_IDENTIFIER": "kernel", "_TRANSPORT": "kernel", "_HOSTNAME": name}
+    elif shape == "legacy-agent-json":
+        entry["jsonPayload"] = {"message": line, "hostname": name, "pid": "", "ident": "kernel"}
+    elif shape == "serial":
+        entry["severity"] = "INFO"
+        entry["labels"]["is_text_escaped"] = "true"
+        entry["textPayload"] = f"[53211.918273] {line}\\r\\n"
     else:
         entry["textPayload"] = line
+    if not with_name_label:
+        del entry["labels"]["compute.googleapis.com/resource_name"]
     return entry

@@ -4,15 +4,17 @@ The local stack's sink applies the filter with it, as Logging does, so nothing r
 the real sink would drop; tests/infra/test_sink_filter.py checks the filter against the samples with it.
 
 Supported: AND / OR / NOT (and juxtaposition as AND), parentheses, `field:"text"` (substring), `field="value"`
-and `field!="value"` (equality). Fields are dotted paths into the LogEntry JSON; a segment may be quoted
-(labels."compute.googleapis.com/resource_name"). As in Logging, string comparisons ignore case and a
-comparison on a missing field is false. Anything outside the subset raises QueryError rather than
-guessing, so a filter that grows past it fails the test instead of passing it.
+and `field!="value"` (equality), and the function `log_id("ID")` (the log whose logName ends in /logs/ID,
+the ID URL-encoded there: Logging query language reference, "log_id"). Fields are dotted paths into the
+LogEntry JSON; a segment may be quoted (labels."compute.googleapis.com/resource_name"). As in Logging, string
+comparisons ignore case and a comparison on a missing field is false. Anything outside the subset raises
+QueryError rather than guessing, so a filter that grows past it fails the test instead of passing it.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -119,6 +121,8 @@ class _Parser:
             return inner
         if token.kind != "word":
             raise QueryError(f"expected a field, got {token.text!r}")
+        if token.text == "log_id" and (after := self.peek()) is not None and after.kind == "lparen":
+            return self.log_id()
         op = self.take()
         value = self.take()
         if op.kind != "op" or value.kind not in ("string", "word"):
@@ -134,6 +138,23 @@ class _Parser:
             if op.text == ":":
                 return wanted in text
             return (text == wanted) if op.text == "=" else (text != wanted)
+
+        return compare
+
+
+    def log_id(self) -> Predicate:
+        """log_id("ID"): the entry's logName is projects/*/logs/ID, its ID URL-encoded there ("%2F" for "/")."""
+        self.take()
+        argument = self.take()
+        if argument.kind != "string" or self.take().kind != "rparen":
+            raise QueryError('log_id takes one quoted log ID: log_id("syslog")')
+        wanted = _unquote(argument.text)
+
+        def compare(entry: dict[str, Any]) -> bool:
+            name = entry.get("logName")
+            if not isinstance(name, str) or "/logs/" not in name:
+                return False
+            return urllib.parse.unquote(name.split("/logs/", 1)[1]) == wanted
 
         return compare
 

@@ -24,11 +24,13 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from shared.oom_parse import SINK_FILTER
+from simulators.compute import ComputeSimulator
 from simulators.logging_query import compile_query
 from simulators.pubsub import PubSubSimulator
 from simulators.slack import SlackSimulator
@@ -214,6 +216,7 @@ class LocalStack:
             raise ValueError(f"workbench_transport must be grpc or rest, not {self.workbench_transport!r}")
         self.workbench = WorkbenchSimulator(**{"reset_seconds": 0.5, "health_delay_s": 0.2,
                                                **self.workbench_options})
+        self.compute = ComputeSimulator(self.workbench)  # the VMs behind the Workbench instances: on_oom's id check
         self.slack = SlackSimulator(bot_token=BOT_TOKEN, **self.slack_options)
         self.pubsub = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
         self.functions: dict[str, list[FunctionProcess]] = {}
@@ -235,6 +238,7 @@ class LocalStack:
             self._tmp = tempfile.TemporaryDirectory(prefix="medic-stack-")
             self.log_dir = Path(self._tmp.name)
         self.workbench.start()
+        self.compute.start()
         self.slack.start()
         self.pubsub.start()
         self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
@@ -290,6 +294,7 @@ class LocalStack:
             self.balancer.stop()
         self.pubsub.stop()
         self.slack.stop()
+        self.compute.stop()
         self.workbench.stop()
         if self._tmp is not None:
             self._tmp.cleanup()
@@ -305,6 +310,7 @@ class LocalStack:
             "WORKBENCH_API_ENDPOINT": (
                 self.workbench.endpoint if self.workbench_transport == "rest" else self.workbench.grpc_endpoint
             ),
+            "COMPUTE_API_ENDPOINT": self.compute.endpoint,
             "SLACK_BOT_TOKEN": BOT_TOKEN,
             "SLACK_ALERT_CHANNEL": ALERT_CHANNEL,
             "SLACK_API_URL": self.slack.api_url,
@@ -327,7 +333,11 @@ class LocalStack:
         """
         if not compile_query(SINK_FILTER)(entry):
             return ""
-        return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
+        # Logging sets receiveTimestamp when it takes the entry, whatever the writer sent; the sink's message
+        # carries the entry's own timestamp as an attribute (facts.md).
+        entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+        attributes = {"logging.googleapis.com/timestamp": str(entry.get("timestamp", ""))}
+        return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""

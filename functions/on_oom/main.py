@@ -9,13 +9,17 @@ import functions_framework
 from cloudevents.http.event import CloudEvent
 
 from shared.audit import setup_logging
+from shared.compute import Compute
 from shared.config import Need, settings_or_exit
 from shared.intake import acknowledge_unreadable_bodies, handle_event
 from shared.queue import RestartQueue
 
 setup_logging()
-SETTINGS = settings_or_exit({Need.PUBLISH})
+SETTINGS = settings_or_exit({Need.PUBLISH, Need.SCOPE})
 QUEUE = RestartQueue(SETTINGS.restart_topic)
+COMPUTE = Compute(
+    endpoint=SETTINGS.compute_api_endpoint, timeout=SETTINGS.workbench_timeout, retry_deadline=SETTINGS.workbench_retry
+)
 acknowledge_unreadable_bodies()
 
 
@@ -27,6 +31,6 @@ def on_oom(event: CloudEvent) -> None:
         str(event.get("time") or ""),
         event.data,
         queue=QUEUE,
-        policy=SETTINGS.policy,
+        settings=SETTINGS,
+        vm_names=COMPUTE,
     )
-

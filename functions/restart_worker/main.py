@@ -20,7 +20,7 @@ from shared.worker import Worker
 
 setup_logging()
 # PUBLISH: a waiting incident hands its instance's ordering key on by re-publishing itself (shared/waiting.py).
-SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH})
+SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH, Need.SCOPE})
 WORKER = Worker(
     SETTINGS,
     Workbench(

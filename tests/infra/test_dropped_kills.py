@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 
 from shared.audit import AUDIT, CloudJsonFormatter
+from shared.config import Settings
 from shared.intake import handle_event
 from shared.memory_intake import handle_memory_event
 from shared.models import iso
 from shared.policy import PolicyConfig
 from shared.queue import RestartQueue
+from simulators.compute import VmTable
 from simulators.incidents import memory_incident
 from simulators.logging_query import matches
 from simulators.pubsub import PubSubSimulator
@@ -34,6 +36,8 @@ PUBSUB = "google.cloud.pubsub.topic.v1.messagePublished"
 TOPIC = "projects/contest-prj/topics/notebook-restarts"
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 POLICY = PolicyConfig()
+SCOPE = Settings(project="contest-prj", workbench_zones=("asia-northeast1-a",), policy=POLICY)
+VMS = VmTable({("contest-prj", "asia-northeast1-a", "4410287765349125621"): "wb-alice"})  # the sample's VM
 ON_OOM = "${google_cloudfunctions2_function.on_oom.name}"
 
 
@@ -101,7 +105,7 @@ def kill_event(age: timedelta) -> tuple[str, dict[str, Any]]:
 def test_metric_counts_the_kill_on_oom_drops(pubsub: PubSubSimulator, printed: io.StringIO) -> None:
     failing = RestartQueue("projects/contest-prj/topics/never-created", publish_timeout_s=2)
     sent, data = kill_event(POLICY.max_event_age + timedelta(minutes=5))
-    outcome = handle_event(PUBSUB, "1", sent, data, queue=failing, policy=POLICY, now=NOW)
+    outcome = handle_event(PUBSUB, "1", sent, data, queue=failing, settings=SCOPE, vm_names=VMS, now=NOW)
     assert outcome.kind == "too-old"
     [dropped] = entries(printed, on_oom_service())
     assert matches(metric_filter(), dropped), dropped
@@ -115,11 +119,12 @@ def test_metric_counts_the_kill_on_oom_drops(pubsub: PubSubSimulator, printed: i
 def test_metric_leaves_out_everything_else_the_intake_logs(pubsub: PubSubSimulator, printed: io.StringIO) -> None:
     queue = RestartQueue(TOPIC, publish_timeout_s=5)
     sent, data = kill_event(timedelta(seconds=3))
-    assert handle_event(PUBSUB, "2", sent, data, queue=queue, policy=POLICY, now=NOW).kind == "kill"
+    assert handle_event(PUBSUB, "2", sent, data, queue=queue, settings=SCOPE, vm_names=VMS, now=NOW).kind == "kill"
     not_kill = {"message": pubsub_message(sample("not-oom-reaper.json"))}
-    assert handle_event(PUBSUB, "3", sent, not_kill, queue=queue, policy=POLICY, now=NOW).kind == "not-a-kill"
-    assert handle_event(PUBSUB, "4", sent, {"message": {"data": "!!"}}, queue=queue, policy=POLICY,
-                        now=NOW).kind == "rejected"
+    assert handle_event(PUBSUB, "3", sent, not_kill, queue=queue, settings=SCOPE, vm_names=VMS,
+                        now=NOW).kind == "not-a-kill"
+    assert handle_event(PUBSUB, "4", sent, {"message": {"data": "!!"}}, queue=queue, settings=SCOPE,
+                        vm_names=VMS, now=NOW).kind == "rejected"
     incident = memory_incident("contest-prj", "us-central1-a", "wb-alice", percent=95.0)
     old_warning = {"message": pubsub_message(incident)}
     assert handle_memory_event(PUBSUB, "5", iso(NOW - timedelta(hours=3)), old_warning, queue=queue, policy=POLICY,

@@ -136,7 +136,32 @@ def needed_permissions(function: str) -> set[str]:
     client_calls = set().union(*(adapter_calls()[m] for m in methods)) if methods else set()
     unknown = client_calls - set(CLIENT_PERMISSIONS)
     assert not unknown, f"add the IAM permission of {sorted(unknown)} to CLIENT_PERMISSIONS"
-    return {CLIENT_PERMISSIONS[call] for call in client_calls}
+    return {CLIENT_PERMISSIONS[call] for call in client_calls} | compute_permissions(function)
+
+
+# google-cloud-compute InstancesClient method -> the IAM permission the API checks (Compute REST reference).
+COMPUTE_CLIENT_PERMISSIONS = {"list": "compute.instances.list", "get": "compute.instances.get",
+                              "aggregated_list": "compute.instances.list"}
+
+
+def compute_permissions(function: str) -> set[str]:
+    """The Compute Engine permissions of the InstancesClient calls in shared/compute.py, when the function's code
+    builds a Compute (the adapter's only caller is the function that builds it)."""
+    builds = any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Compute"
+        for path in import_closure(ROOT / "functions" / function / "main.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+    )
+    if not builds:
+        return set()
+    calls = {
+        node.func.attr for node in ast.walk(ast.parse((ROOT / "shared" / "compute.py").read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "client"
+    }
+    assert calls, "shared/compute.py calls no InstancesClient method that this test recognises"
+    assert calls <= set(COMPUTE_CLIENT_PERMISSIONS), f"add the permission of {sorted(calls)}"
+    return {COMPUTE_CLIENT_PERMISSIONS[call] for call in calls}
 
 
 def granted_permissions() -> dict[str, set[str]]:

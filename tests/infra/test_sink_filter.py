@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from shared.oom_parse import SINK_FILTER
+from simulators.entries import SHAPES, oom_entry
 from simulators.logging_query import QueryError, compile_query, matches
 from tests.infra import hcl
 from tests.support import NOT_OOM_SAMPLES, OOM_SAMPLES, sample
@@ -58,6 +59,27 @@ def test_samples_cover_both_payload_kinds() -> None:
     assert (True, False) in kinds and (False, True) in kinds
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+def test_filter_selects_a_kill_in_every_shape_an_agent_writes(shape: str) -> None:
+    entry = oom_entry("contest-prj", "asia-northeast1-a", "wb-alice", shape=shape)
+    assert matches(SINK_FILTER, entry), f"{shape}: {entry}"
+
+
+@pytest.mark.parametrize("log", ["jupyter", "notebook", "syslog-copy", "cloudaudit.googleapis.com%2Factivity"])
+def test_filter_leaves_out_kill_lines_in_logs_the_kernel_never_writes(log: str) -> None:
+    """An application printing dmesg, or anyone writing a kill line to a log of their own, is not the kernel."""
+    entry = oom_entry("contest-prj", "asia-northeast1-a", "wb-alice")
+    entry["logName"] = f"projects/contest-prj/logs/{log}"
+    assert not matches(SINK_FILTER, entry)
+
+
+def test_filter_reads_the_journald_field_in_upper_case_only() -> None:
+    """jsonPayload.MESSAGE is the journald receiver's field; field names are case-sensitive, values are not."""
+    entry = oom_entry("contest-prj", "asia-northeast1-a", "wb-alice", shape="journald")
+    entry["jsonPayload"]["Message"] = entry["jsonPayload"].pop("MESSAGE")
+    assert not matches(SINK_FILTER, entry)
+
+
 def test_filter_is_case_insensitive_and_scoped_to_vms() -> None:
     entry = sample(OOM_SAMPLES[0])
     shouting = copy.deepcopy(entry)
@@ -86,13 +108,19 @@ def test_filter_is_case_insensitive_and_scoped_to_vms() -> None:
         ('a.b:"1"', {"a": "b"}, False),
         ('(a="1" OR a="2") AND c:"z"', {"a": "2", "c": "xyz"}, True),
         ('labels."k.io/n"="v"', {"labels": {"k.io/n": "V"}}, True),
+        ('log_id("syslog")', {"logName": "projects/p/logs/syslog"}, True),
+        ('log_id("syslog")', {"logName": "projects/p/logs/syslog2"}, False),
+        ('log_id("syslog")', {"logName": "projects/p/logs/app%2Fsyslog"}, False),
+        ('log_id("a.com/b")', {"logName": "projects/p/logs/a.com%2Fb"}, True),
+        ('log_id("syslog")', {"textPayload": "projects/p/logs/syslog"}, False),
+        ('NOT log_id("syslog") AND a="1"', {"logName": "projects/p/logs/x", "a": "1"}, True),
     ],
 )
 def test_evaluator(query: str, entry: dict[str, object], expected: bool) -> None:
     assert matches(query, entry) is expected
 
 
-@pytest.mark.parametrize("query", ['a=~"x"', "(a:b", 'a:"x" )', "a b"])
+@pytest.mark.parametrize("query", ['a=~"x"', "(a:b", 'a:"x" )', "a b", "log_id(syslog)", 'log_id("a" "b")'])
 def test_evaluator_refuses_what_it_does_not_know(query: str) -> None:
     with pytest.raises(QueryError):
         compile_query(query)

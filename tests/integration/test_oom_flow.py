@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -183,3 +184,68 @@ def test_lines_of_a_kill_jupyter_survived_are_one_alert(stack: LocalStack) -> No
     assert stack.workbench.resets(full) == 0
     [alert] = alerts_for(stack, name)
     assert "JupyterLab survived" in alert["text"]
+
+
+@pytest.mark.parametrize(
+    ("shape", "label"),
+    [("journald", True), ("serial", True), ("serial", False), ("legacy-agent-json", True), ("legacy-agent", False)],
+)
+def test_kill_in_every_live_shape_is_reset(stack: LocalStack, shape: str, label: bool) -> None:
+    """The Ops Agent's journald receiver (jsonPayload.MESSAGE), the serial console's escaped line (named by its VM id
+    through Compute Engine when the label is missing), the legacy agent's shapes: each reaches a reset."""
+    full, name = new_instance(stack, f"wb-{shape}")
+    entry = oom_entry(PROJECT, ZONE, name, shape=shape, with_name_label=label, pid=6161)
+    stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
+    assert stack.sink(entry), "the sink's filter dropped a kill"
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.wait_idle(30)
+    [queued] = [r for r in stack.audit_records("on_oom") if r.get("instance") == name]
+    assert queued["named_by"] == ("label" if label else "instance id")
+
+
+def test_kill_dated_a_day_ahead_is_acted_on_at_its_receipt(stack: LocalStack) -> None:
+    """Logging takes timestamps up to a day ahead. Counted from the entry's own time, the health grace would never
+    end: the worker would answer 503 for a day, holding the instance's ordering key. Counted from Logging's receipt,
+    the grace (4 s here) ends and the silent instance is reset; the owner's later kill is handled as usual."""
+    full, name = new_instance(stack, "wb-ahead")
+    entry = oom_entry(PROJECT, ZONE, name, at=datetime.now(UTC) + timedelta(days=1) - timedelta(minutes=1))
+    stack.sink(entry)  # no oom_kill(): health never refreshes, as from a VM that is really down
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30)
+    assert stack.wait_idle(30)
+    [queued] = [r for r in stack.audit_records("on_oom") if r.get("instance") == name]
+    assert "taken at its receipt" in queued["clock"] and queued["dated_at"].startswith(entry["timestamp"][:16])
+    waits = [r for r in stack.worker_records() if r.get("instance") == name and r.get("decision") == "wait"]
+    assert len(waits) <= 3, "the request held the instance's key, waiting on a time a day ahead"
+
+
+@pytest.mark.parametrize("forgery", ["another-vms-id", "foreign-project", "unconfigured-zone", "unknown-id"])
+def test_forged_kill_resets_nothing_and_holds_no_key(stack: LocalStack, forgery: str) -> None:
+    """A participant's VM may write a kill line naming anyone (roles/logging.logWriter). Written from their own VM
+    (its instance_id), or naming another project or a zone the bot doesn't serve, it resets nothing and is reported
+    once; the victim's own kill right after is handled at once (nothing holds its ordering key)."""
+    victim_full, victim = new_instance(stack, "wb-victim")
+    _, attacker = new_instance(stack, "wb-attacker")
+    stack.workbench.oom_kill(victim_full, jupyter_survives=False, health_delay_s=0.2)
+    entry = oom_entry(PROJECT, ZONE, victim, pid=6666)
+    labels = entry["resource"]["labels"]
+    if forgery == "another-vms-id":
+        labels["instance_id"] = oom_entry(PROJECT, ZONE, attacker)["resource"]["labels"]["instance_id"]
+    elif forgery == "foreign-project":
+        labels["project_id"] = "someone-elses-prj"
+    elif forgery == "unconfigured-zone":
+        labels["zone"] = "europe-west1-b"
+    else:
+        labels["instance_id"] = "1234567890123456789"
+    before = len(stack.alerts())
+    assert stack.sink(entry)
+    assert stack.slack.wait_for(lambda: len(stack.alerts()) > before, timeout=20)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(victim_full) == 0
+    assert len(stack.alerts()) == before + 1, "one note to the organizers, no more"
+    records = stack.audit_records("on_oom")
+    [refused] = [r for r in records if r.get("decision") == "refused" and r.get("named") == victim]
+    assert refused["reason"]
+
+    stack.sink(oom_entry(PROJECT, ZONE, victim, pid=7777))  # the victim's own VM, a moment later
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(victim_full) == 1, timeout=20)
+    assert stack.wait_idle(30)

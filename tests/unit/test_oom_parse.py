@@ -4,30 +4,42 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.models import OomKill
+from shared.models import OomKill, iso
 from shared.oom_parse import (
+    SINK_FILTER,
     NotAKill,
     Rejected,
     UnresolvedKill,
     entry_from_cloudevent,
     parse_cloudevent,
     parse_log_entry,
+    received_time,
+    vm_id_of,
 )
+from simulators.compute import simulated_vm_id
+from simulators.logging_query import matches
 from tests.support import DATA, NOT_OOM_SAMPLES, OOM_SAMPLES, pubsub_message, sample
 
 NOW = datetime(2026, 11, 20, 4, 13, tzinfo=UTC)
+LATER = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)  # delivered after every sample's own time
 PUBSUB = "google.cloud.pubsub.topic.v1.messagePublished"
+
+
+# The name Compute Engine gives each sample's VM id: what intake.vet passes for an entry that names no VM.
+SAMPLE_VMS = {simulated_vm_id("contest-prj", "us-west1-b", "wb-gina"): "wb-gina"}
 
 
 @pytest.mark.parametrize("name", OOM_SAMPLES)
 def test_every_oom_sample_is_a_kill(name: str) -> None:
-    result = parse_log_entry(sample(name), fallback_time=NOW)
+    entry = sample(name)
+    result = parse_log_entry(entry, fallback_time=NOW, vm_name=SAMPLE_VMS.get(vm_id_of(entry), ""))
     assert isinstance(result, OomKill), result
     assert result.pid > 0 and result.process
+    assert result.vm_id == entry["resource"]["labels"]["instance_id"]
 
 
 @pytest.mark.parametrize("name", NOT_OOM_SAMPLES)
@@ -63,13 +75,100 @@ def test_cgroup_line_keeps_a_cut_process_name() -> None:
 
 
 def test_missing_vm_label_falls_back_to_syslog_host() -> None:
-    kill = parse_log_entry(sample("oom-serial-console-no-label.json"), fallback_time=NOW)
+    entry = sample("oom-ops-agent-modern.json")
+    del entry["labels"]
+    kill = parse_log_entry(entry, fallback_time=LATER)
     assert isinstance(kill, OomKill)
-    assert kill.instance.name == "wb-erin"
+    assert kill.instance.name == "wb-alice"
     # Named by the line's own text, which root on any VM can write: said so, with the VM that wrote it.
-    assert (kill.named_by, kill.vm_id) == ("syslog host", "99")
+    assert (kill.named_by, kill.vm_id) == ("syslog host", "4410287765349125621")
+
+
+def test_serial_console_live_shape() -> None:
+    """2i2c-org/infrastructure#2359: no host, no syslog prefix, the escaped text \\r\\n, is_text_escaped, INFO."""
+    entry = sample("oom-serial-console.json")
+    assert entry["textPayload"].endswith("\\r\\n") and entry["labels"]["is_text_escaped"] == "true"
+    kill = parse_log_entry(entry, fallback_time=LATER)
+    assert isinstance(kill, OomKill)
+    assert (kill.instance.name, kill.instance.zone, kill.named_by) == ("wb-erin", "us-west1-b", "label")
+    assert (kill.pid, kill.process, kill.anon_rss_kb) == (777, "python3.11", 1900000)
+    assert kill.line.endswith("oom_score_adj:0"), "the escaped line end is not part of the line"
     # nanosecond timestamps are cut to microseconds
-    assert kill.killed_at == datetime(2026, 11, 20, 7, 0, 0, 123456, tzinfo=UTC)
+    assert kill.killed_at == datetime(2026, 11, 20, 7, 0, 0, 123456, tzinfo=UTC) and kill.dated_at is None
+
+
+def test_serial_console_line_without_a_name_is_named_by_its_vm_id() -> None:
+    entry = sample("oom-serial-console-no-label.json")
+    alone = parse_log_entry(entry, fallback_time=LATER)
+    assert isinstance(alone, UnresolvedKill) and alone.nameless and "names no VM" in alone.reason
+    kill = parse_log_entry(entry, fallback_time=LATER, vm_name="wb-gina")
+    assert isinstance(kill, OomKill)
+    assert (kill.instance.name, kill.named_by, kill.pid) == ("wb-gina", "instance id", 778)
+
+
+@pytest.mark.parametrize(
+    ("name", "log", "pid"),
+    [("oom-ops-agent-journald.json", "systemd_logs", 4821), ("oom-legacy-agent-json.json", "syslog", 6123)],
+)
+def test_agent_shapes(name: str, log: str, pid: int) -> None:
+    """The Ops Agent's systemd_journald receiver: jsonPayload.MESSAGE (PR 226); the legacy agent's parsed syslog:
+    jsonPayload.{message,hostname,pid,ident}."""
+    entry = sample(name)
+    assert entry["logName"].endswith("/logs/" + log)
+    kill = parse_log_entry(entry, fallback_time=LATER)
+    assert isinstance(kill, OomKill) and kill.pid == pid and kill.named_by == "label"
+
+
+def test_a_kill_quoted_in_an_application_log_is_not_a_kill() -> None:
+    result = parse_log_entry(sample("not-oom-app-log-quotes-kill.json"), fallback_time=LATER)
+    assert isinstance(result, NotAKill) and "'jupyter'" in result.reason and "quoting" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("line", "form", "pid", "process"),
+    [
+        ("Out of memory: Killed process 2592, UID 27, (mysqld).", "rhel", 2592, "mysqld"),
+        ("Out of memory: Killed process 2592, UID 27, (mysqld) total-vm:8kB, anon-rss:4kB", "rhel", 2592, "mysqld"),
+        ("Out of Memory: Kill process 2592 (mysqld) score 511 and children.", "legacy", 2592, "mysqld"),
+        ("Out of Memory: Killed process 31 (java) total-vm:8kB", "modern", 31, "java"),
+    ],
+)
+def test_old_kernel_forms(line: str, form: str, pid: int, process: str) -> None:
+    """facts.md: RHEL 6 writes "Killed process N, UID U, (name)"; 2.6 kernels "Out of Memory:"."""
+    entry = sample("oom-legacy-agent-old-kernel.json")
+    entry["textPayload"] = line
+    assert matches(SINK_FILTER, entry)
+    kill = parse_log_entry(entry, fallback_time=LATER)
+    assert isinstance(kill, OomKill), kill
+    assert (kill.form, kill.pid, kill.process) == (form, pid, process)
+
+
+# ---- time: the writer's timestamp is never later than Logging's receipt -------------------------------
+def test_a_kill_dated_ahead_of_its_receipt_is_taken_at_its_receipt() -> None:
+    entry = sample("oom-ops-agent-modern.json")
+    received = datetime(2026, 11, 20, 4, 12, 34, tzinfo=UTC)
+    entry["receiveTimestamp"] = iso(received)
+    entry["timestamp"] = iso(received + timedelta(hours=20))
+    kill = parse_log_entry(entry, fallback_time=received + timedelta(seconds=2))
+    assert isinstance(kill, OomKill)
+    assert kill.killed_at == received and kill.dated_at == received + timedelta(hours=20)
+
+
+def test_a_kill_dated_in_the_past_keeps_its_time() -> None:
+    entry = sample("oom-ops-agent-modern.json")
+    entry["timestamp"] = iso(NOW - timedelta(days=2))
+    kill = parse_log_entry(entry, fallback_time=LATER)
+    assert isinstance(kill, OomKill) and kill.killed_at == NOW - timedelta(days=2) and kill.dated_at is None
+
+
+def test_receipt_is_never_later_than_the_delivery() -> None:
+    entry = sample("oom-ops-agent-modern.json")
+    entry["timestamp"] = entry["receiveTimestamp"] = iso(NOW + timedelta(days=1))
+    assert received_time(entry, NOW) == NOW
+    del entry["receiveTimestamp"]
+    assert received_time(entry, NOW) == NOW
+    kill = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(kill, OomKill) and kill.killed_at == NOW and kill.dated_at == NOW + timedelta(days=1)
 
 
 def test_kill_without_any_name_is_unresolved_not_dropped() -> None:

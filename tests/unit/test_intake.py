@@ -1,0 +1,89 @@
+"""intake.vet: a kill is held to the instance it names, in our project and zones, by the VM id Compute Engine knows."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from google.api_core.exceptions import Forbidden
+
+from shared.config import Settings
+from shared.intake import Refusal, vet
+from shared.models import OomKill
+from shared.oom_parse import UnresolvedKill, parse_log_entry
+from simulators.compute import VmTable
+from tests.support import sample
+
+LATER = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
+SCOPE = Settings(project="contest-prj", workbench_zones=("asia-northeast1-a", "us-west1-b"))
+ALICE_VM = ("contest-prj", "asia-northeast1-a", "4410287765349125621")
+
+
+def vetted(entry: dict[str, object], vms: VmTable, scope: Settings = SCOPE) -> OomKill | UnresolvedKill | Refusal:
+    result = parse_log_entry(entry, fallback_time=LATER)
+    assert isinstance(result, OomKill | UnresolvedKill)
+    return vet(entry, result, settings=scope, vm_names=vms)
+
+
+def test_the_named_instances_own_vm_passes() -> None:
+    kill = vetted(sample("oom-ops-agent-modern.json"), VmTable({ALICE_VM: "wb-alice"}))
+    assert isinstance(kill, OomKill) and kill.instance.name == "wb-alice"
+
+
+def test_another_vms_id_is_refused() -> None:
+    refused = vetted(sample("oom-ops-agent-modern.json"), VmTable({ALICE_VM: "wb-mallory"}))
+    assert isinstance(refused, Refusal) and refused.named == "wb-alice"
+    assert "names wb-alice but its instance_id 4410287765349125621 is the VM of wb-mallory" in refused.reason
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"project_id": "other-prj-x"}, "not this bot's"),
+        ({"zone": "europe-west1-b"}, "not one of WORKBENCH_ZONES"),
+        ({"instance_id": None}, "carries no resource.labels.instance_id"),
+        ({"instance_id": "99"}, "no VM in asia-northeast1-a has the entry's instance_id 99"),
+    ],
+)
+def test_what_does_not_hold_is_refused_with_a_reason(change: dict[str, str | None], reason: str) -> None:
+    entry = sample("oom-ops-agent-modern.json")
+    labels = entry["resource"]["labels"]
+    for key, value in change.items():
+        if value is None:
+            labels.pop(key)
+        else:
+            labels[key] = value
+    vms = VmTable({ALICE_VM: "wb-alice"})
+    refused = vetted(entry, vms)
+    assert isinstance(refused, Refusal) and reason in refused.reason, refused
+    if "instance_id" not in change:
+        assert vms.asked == [], "nothing outside the bot's scope reaches Compute Engine"
+
+
+def test_a_nameless_line_is_named_by_its_vm_id() -> None:
+    entry = sample("oom-serial-console-no-label.json")
+    vm = ("contest-prj", "us-west1-b", entry["resource"]["labels"]["instance_id"])
+    kill = vetted(entry, VmTable({vm: "wb-gina"}))
+    assert isinstance(kill, OomKill) and (kill.instance.name, kill.named_by) == ("wb-gina", "instance id")
+    refused = vetted(entry, VmTable())
+    assert isinstance(refused, Refusal) and "no VM in us-west1-b" in refused.reason
+
+
+def test_any_zone_when_configured_so() -> None:
+    entry = sample("oom-ops-agent-modern.json")
+    assert isinstance(vetted(entry, VmTable({ALICE_VM: "wb-alice"}), Settings(project="contest-prj",
+                                                                             workbench_zones=("-",))), OomKill)
+
+
+class Denied:
+    def vm_name(self, project: str, zone: str, vm_id: str) -> str:
+        raise Forbidden("compute.instances.list denied")
+
+
+def test_compute_errors_reach_the_caller() -> None:
+    """handle_event refuses on a permanent error and retries a transient one (tests/property/test_oom_intake.py)."""
+    entry = sample("oom-ops-agent-modern.json")
+    result = parse_log_entry(entry, fallback_time=LATER)
+    assert isinstance(result, OomKill)
+    with pytest.raises(Forbidden):
+        vet(entry, result, settings=SCOPE, vm_names=Denied())
