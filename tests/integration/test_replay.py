@@ -55,12 +55,22 @@ def sample(name: str) -> dict[str, Any]:
     return loaded
 
 
+def by_syslog_host(name: str, zone: str) -> dict[str, Any]:
+    """An Ops Agent syslog entry without the resource_name label: only the host in the line's prefix names the VM."""
+    entry = sample("oom-ops-agent-modern.json")
+    del entry["labels"]
+    entry["insertId"] = f"by-host-{name}"
+    entry["jsonPayload"]["message"] = entry["jsonPayload"]["message"].replace("wb-alice", name)
+    entry["resource"]["labels"].update(zone=zone, instance_id="5550001112223334445")
+    return entry
+
+
 @pytest.mark.wire
 def test_gcloud_logging_read_output_is_replayed_entry_by_entry(tmp_path: Path) -> None:
     """An array as `gcloud logging read --format=json` prints it: a labelled kill, a kill on a VM the stack
     does not know named only by its syslog host, and a line the sink never selects."""
     path = tmp_path / "read.json"
-    path.write_text(json.dumps([sample("oom-ops-agent-modern.json"), sample("oom-serial-console-no-label.json"),
+    path.write_text(json.dumps([sample("oom-ops-agent-modern.json"), by_syslog_host("wb-erin", "us-west1-b"),
                                 SERIAL_CONSOLE, sample("not-oom-memoryerror.json")]))
     labelled, by_host, serial, not_a_kill = replayed(path)
     assert labelled.startswith("1 of 4 (a LogEntry)")

@@ -210,7 +210,8 @@ def rig(*, health_at: datetime | None = None, topic: Topic | None = None) -> tup
     clock = Clock()
     workbench = FakeWorkbench(clock, health_at)
     topic = topic or Topic()
-    worker = Worker(Settings(slack_alert_channel="C0ALERTS", owner_dm=False), workbench, FakeSlack(),  # type: ignore[arg-type]
+    worker = Worker(Settings(project=REF.project, workbench_zones=(REF.zone,), slack_alert_channel="C0ALERTS",
+                             owner_dm=False), workbench, FakeSlack(),  # type: ignore[arg-type]
                     queue=topic, clock=clock, sleep=clock.sleep)
     return worker, clock, workbench, topic
 
