@@ -8,6 +8,11 @@ can clear `medic-*` labels or set `medic-auto=off` to opt an instance out.
 
 Label values allow only [a-z0-9_-] and 63 characters, so times are epoch
 seconds and lists are joined with "_".
+
+Label updates MERGE on the live API (a key left out is kept; an empty value
+deletes it: docs/fidelity.md), and the service keeps labels of its own on every
+instance (SYSTEM_KEYS). So an empty value reads as no label, and the bot removes
+a key of its own by sending it empty, never by leaving it out.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ OWN_KEYS = frozenset(
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
+# Set by Workbench on every instance and kept whatever an update says (magic-modules
+# WorkbenchInstanceProvidedLabels): never the bot's to change, and they count toward GCP's 64 like any other.
+SYSTEM_KEYS = frozenset({"consumer-project-id", "consumer-project-number", "notebooks-product", "resource-name"})
 # What a person may type to opt an instance out: anything that obviously means off.
 OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
 MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write of more (INVALID_ARGUMENT)
@@ -73,7 +81,9 @@ class History:
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
-        """Tolerant: a label an organizer mangled reads as absent, never as an error."""
+        """Tolerant: a label an organizer mangled reads as absent, never as an error; so does an empty one (what
+        a merging API leaves of nothing, and what a replacing one keeps of a key the bot deleted)."""
+        labels = present(labels)
         return cls(
             auto_mode=_auto_mode(labels.get(AUTO)),
             auto_restarts=_times(labels.get(RESTARTS, "")),
@@ -89,10 +99,19 @@ class History:
         )
 
     def to_labels(self, existing: dict[str, str]) -> dict[str, str]:
-        """The instance's labels with ours replaced; labels that aren't ours are kept as they are.
+        """The labels update that records this history over `existing` (the labels as read).
 
+        Right whether the API merges an update into the labels (the live API: a key left out is kept, an empty
+        value deletes) or replaces them with it: every label that isn't ours is sent as read (a merge leaves it
+        as it is, a replacement keeps it; system labels included), each of ours with its value, and each of ours
+        the instance carries that this history has no value for with an empty one (a merge deletes it; a
+        replacement keeps it empty, which reads as absent). Leaving a key of ours out would keep it for ever on
+        the live API. A label read empty is not sent: a merge keeps it and a replacement drops it, and either way
+        it reads as absent (sent empty, a merge would delete a person's empty label).
         AUTO is shared with people: kept as written while it reads as this history's mode (`false` stays
-        `false`, a value the bot doesn't know stays too), rewritten only when the mode changes."""
+        `false`, a value the bot doesn't know stays too), rewritten only when the mode changes, sent empty when
+        it goes back to on."""
+        existing = present(existing)
         labels = {k: v for k, v in existing.items() if k not in BOT_KEYS}
         if AUTO in existing and _auto_mode(existing[AUTO]) is self.auto_mode:
             labels[AUTO] = existing[AUTO]
@@ -117,7 +136,7 @@ class History:
             labels[WAITING] = self.waiting
         if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
             labels[ACTED] = "_".join(self.acted)
-        return labels
+        return labels | {key: "" for key in BOT_KEYS & existing.keys() - labels.keys()}
 
     def with_acted(self, digest: str) -> History:
         """A Slack request acted on, recorded with what it does (the restart's intent, the mode, the stop)."""
@@ -201,9 +220,20 @@ _EARLIEST = int(datetime(2020, 1, 1, tzinfo=UTC).timestamp())
 _LATEST = int(datetime(2100, 1, 1, tzinfo=UTC).timestamp())  # exclusive
 
 
+def present(labels: dict[str, str]) -> dict[str, str]:
+    """The labels an instance has: an empty value is none (what a merging update leaves of a deleted key)."""
+    return {key: value for key, value in labels.items() if value}
+
+
 def foreign_count(labels: dict[str, str]) -> int:
-    """The labels that aren't the bot's: what leaves it too little room under MAX_LABELS."""
-    return sum(1 for key in labels if key not in BOT_KEYS)
+    """The labels that aren't the bot's, system labels included (they count toward GCP's 64 like any other):
+    what leaves it too little room under MAX_LABELS."""
+    return sum(1 for key in present(labels) if key not in BOT_KEYS)
+
+
+def changes_anything(update: dict[str, str], existing: dict[str, str]) -> bool:
+    """Whether sending `update` (History.to_labels) would change labels read as `existing`."""
+    return update != present(existing)
 
 
 def _auto_mode(text: str | None) -> AutoMode:

@@ -1,7 +1,8 @@
 """Adapter over google-cloud-notebooks (notebooks_v2): the only module that talks to Workbench.
 
-Transient errors (429, 5xx, UNAVAILABLE, DEADLINE_EXCEEDED) are retried with
-google.api_core's Retry; permanent ones (NOT_FOUND, PERMISSION_DENIED,
+Transient errors (429, 5xx, UNAVAILABLE, DEADLINE_EXCEEDED, and 409 ABORTED "unable to
+queue the operation", which the live API answers to an operation on an instance between
+states and which queued nothing) are retried with google.api_core's Retry; permanent ones (NOT_FOUND, PERMISSION_DENIED,
 INVALID_ARGUMENT, FAILED_PRECONDITION) surface at once for the caller to report.
 The client library is imported on first use so that functions which answer
 before touching Workbench don't pay for it at cold start.
@@ -19,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from shared.history import present
 from shared.identity import shown
 from shared.models import InstanceRef, InstanceState, InstanceView
 
@@ -29,7 +31,10 @@ log = logging.getLogger(__name__)
 
 OWNER_METADATA_KEY = "proxy-user-mail"
 _REQUEST_PREFIX = re.compile(r"^[A-Z]+ https?://\S+: ")
-MAX_OPERATION_PAGES = 20  # 10,000 operations in one zone: more than a contest's retention ever holds
+MAX_OPERATION_PAGES = 20  # 10,000 operations: the zone's newest reset of ours is among them, or is older
+# A label update is seconds long (an LRO): watched at this fixed interval, not a growing backoff that overshoots
+# its end (the intent before a reset waits on it).
+LABEL_POLL_SECONDS = 0.25
 
 
 class ResetResult(StrEnum):
@@ -63,10 +68,34 @@ def transient_errors() -> tuple[type[Exception], ...]:
         gexc.ServiceUnavailable,
         gexc.GatewayTimeout,
         gexc.DeadlineExceeded,
+        gexc.Aborted,  # 409 "unable to queue the operation": nothing was queued (REST's Conflict: see _aborted)
         gexc.RetryError,
         rexc.ConnectionError,
         rexc.Timeout,
     )
+
+
+def _aborted(exc: BaseException) -> bool:
+    """409 ABORTED "unable to queue the operation": the live API's answer to an instance operation on an instance
+    between states (terraform-provider-google issues 24278, 17593; magic-modules PR 15158 retries it). Transient,
+    and never queued, so a retried reset is not a second one. gRPC raises Aborted; REST maps on the HTTP status
+    alone (Conflict) and says ABORTED in its body."""
+    from google.api_core import exceptions as gexc  # noqa: PLC0415 - lazy: cold start
+
+    return isinstance(exc, gexc.Aborted) or (isinstance(exc, gexc.Conflict) and _api_status(exc) == "ABORTED")
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, transient_errors()) or _aborted(exc)
+
+
+def _as_aborted(exc: BaseException) -> BaseException:
+    """REST's Conflict that says ABORTED, as the Aborted gRPC raises: one class for callers to test."""
+    from google.api_core import exceptions as gexc  # noqa: PLC0415 - lazy: cold start
+
+    if isinstance(exc, gexc.Conflict) and not isinstance(exc, gexc.Aborted) and _aborted(exc):
+        return gexc.Aborted(exc.message, errors=exc.errors, response=exc.response)  # type: ignore[no-untyped-call]
+    return exc
 
 
 def may_have_been_applied(exc: BaseException) -> bool:
@@ -134,7 +163,7 @@ class Workbench:
                     from google.cloud import notebooks_v2  # noqa: PLC0415
 
                     self._retry = gretry.Retry(
-                        predicate=gretry.if_exception_type(*transient_errors()),
+                        predicate=_retryable,
                         initial=0.5,
                         maximum=8.0,
                         multiplier=2.0,
@@ -143,11 +172,18 @@ class Workbench:
                     self._client = _client(notebooks_v2, self._endpoint)
         return self._client
 
-    def _call(self, method: str, request: dict[str, Any], *, retry: bool = True) -> Any:
+    def _call(self, method: str, request: dict[str, Any], *, retry: bool = True, policy: Any = None) -> Any:
+        """One RPC under the adapter's retry (or `policy`), REST's ABORTED raised as gRPC's (_as_aborted)."""
         client = self.client
-        return getattr(client, method)(
-            request=request, retry=self._retry if retry else None, timeout=self._timeout
-        )
+        try:
+            return getattr(client, method)(
+                request=request, retry=(policy or self._retry) if retry else None, timeout=self._timeout
+            )
+        except Exception as exc:
+            converted = _as_aborted(exc)
+            if converted is exc:
+                raise
+            raise converted from exc
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, ref: InstanceRef, *, retry: bool = True) -> InstanceView:
@@ -171,44 +207,62 @@ class Workbench:
     ) -> dict[str, str]:
         """update_instance with exactly the "labels" mask: nothing else on the instance changes.
 
-        Confirmed by reading the instance, not the operation: the read is what the next
-        request sees, and it costs one call where the operation costs a poll and, on the
-        REST transport's ParseError (facts.md), a read all the same. The operation is
-        consulted only while the labels have not appeared, to learn of one that failed.
-        Confirmed on `own`, the keys the caller keeps: those it sent carry its values, the
-        others are gone. The rest may differ from what was sent (the API may add or strip
-        labels of its own; a person may edit theirs meanwhile) without the write being lost.
-        Returns the labels read back; `confirm=False` returns those sent once the API has
-        accepted the update: for a record whose late arrival or loss the next request can
-        live with.
-        """
-        from google.protobuf import json_format  # noqa: PLC0415
+        `labels` is an update as History.to_labels builds it (an empty value deletes a key on the live API,
+        whose updates merge). Confirmed on `own`, the keys the caller keeps: those it sent with a value carry it,
+        those it sent empty or left out are absent (an empty value reads as absent). The rest may differ from
+        what was sent (the service keeps labels of its own; a person may edit theirs meanwhile) without the write
+        being lost. Returns the labels seen (without empty values); `confirm=False` returns those sent, once the
+        API has accepted the update: for a record whose late arrival or loss the next request can live with.
 
+        When `get` shows an update is undocumented (at once, or when its operation ends), so: one read at once
+        (enough if it is shown at once), then the operation, watched every LABEL_POLL_SECONDS until it ends; on
+        gRPC its Instance carries the labels and nothing more is read; on REST its parse raises ParseError
+        (facts.md) and one read follows. An operation that failed raises; one that ended without our labels
+        showing (a person wrote over them meanwhile) is read again until the retry deadline.
+        """
         operation = self._call(
             "update_instance",
             {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}},
         )
         if not confirm:
-            return labels
-        wanted = {key: labels.get(key) for key in own}
+            return present(labels)
+        wanted = {key: labels.get(key) or None for key in own}
+
+        def carries_ours(seen: dict[str, str] | None) -> bool:
+            return seen is not None and {key: seen.get(key) or None for key in own} == wanted
+
+        return self._confirm_labels(ref, operation, carries_ours)
+
+    def _confirm_labels(self, ref: InstanceRef, operation: Any, carries_ours: Any) -> dict[str, str]:
+        from google.protobuf import json_format  # noqa: PLC0415
+
         deadline = time.monotonic() + self._retry_deadline
-        delay = 0.1
+        ended = False  # the operation ended well: only reads are left to do
+        read_now = True
         while True:
             try:
-                seen = self.get(ref).labels
-                if {key: seen.get(key) for key in own} == wanted:
-                    return seen
-                if operation.done(retry=None) and operation.exception() is not None:
-                    raise RuntimeError(f"label update failed: {describe_error(operation.exception())}")
-            except json_format.ParseError:
-                pass  # done, with a response this library can't parse: the next read shows the labels
+                if not read_now and not ended and operation.done(retry=None):  # one GetOperation
+                    failure = operation.exception()
+                    if failure is not None:
+                        raise RuntimeError(f"label update failed: {describe_error(failure)}")
+                    ended = read_now = True
+                    seen = _labels_of(operation.result())
+                    if carries_ours(seen):
+                        return present(seen or {})
+                if read_now:
+                    seen = self.get(ref).labels
+                    if carries_ours(seen):
+                        return present(seen)
+                    read_now = ended
+            except json_format.ParseError:  # REST: ended, with an Instance this library can't parse
+                ended = read_now = True
+                continue
             except transient_errors() as exc:
                 log.warning("confirming labels on %s: %s; retrying", ref.name, describe_error(exc))
-            if time.monotonic() + delay > deadline:
+            if time.monotonic() + LABEL_POLL_SECONDS > deadline:
                 seconds = f"{self._retry_deadline:.0f} s"
                 raise LabelsNotConfirmedError(f"label update on {ref.name} not seen within {seconds}")
-            time.sleep(delay)
-            delay = min(2.0, delay * 1.5)
+            time.sleep(LABEL_POLL_SECONDS)
 
     def set_machine_type(self, ref: InstanceRef, machine_type: str) -> Any:
         """update_instance with exactly the gce_setup.machine_type mask (the instance must be STOPPED)."""
@@ -282,16 +336,15 @@ class Workbench:
 
         self.client  # noqa: B018 - builds the client and its retry
         refused = (gexc.TooManyRequests, gexc.ServiceUnavailable)
+        maybe_done = () if refused_only else (gexc.InternalServerError, gexc.BadGateway)
+
+        def safe_to_repeat(exc: BaseException) -> bool:  # refused, so not done; ABORTED was never queued
+            return isinstance(exc, (*refused, *maybe_done)) or _aborted(exc)
+
         safe = gretry.Retry(
-            predicate=gretry.if_exception_type(
-                *refused, *(() if refused_only else (gexc.InternalServerError, gexc.BadGateway))
-            ),
-            initial=0.5,
-            maximum=8.0,
-            multiplier=2.0,
-            timeout=self._retry_deadline,
+            predicate=safe_to_repeat, initial=0.5, maximum=8.0, multiplier=2.0, timeout=self._retry_deadline
         )
-        return getattr(self.client, method)(request={"name": ref.full_name}, retry=safe, timeout=self._timeout)
+        return self._call(method, {"name": ref.full_name}, policy=safe)
 
     def follow(
         self,

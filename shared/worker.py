@@ -36,7 +36,16 @@ from shared.alert_groups import Cause
 from shared.audit import audit
 from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
 from shared.config import Settings
-from shared.history import BOT_KEYS, MAX_LABELS, ROOM_NEEDED, AutoMode, History, foreign_count
+from shared.history import (
+    BOT_KEYS,
+    MAX_LABELS,
+    ROOM_NEEDED,
+    AutoMode,
+    History,
+    changes_anything,
+    foreign_count,
+    present,
+)
 from shared.machines import next_size
 from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.policy import Decision, Reason, Verdict, crashloop_count, decide, is_too_old, restart_key
@@ -843,17 +852,18 @@ class Worker:
     def _save(
         self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True
     ) -> dict[str, str]:
-        """The history over the view's labels; returns the labels after (read back when confirmed)."""
+        """The history over the view's labels (History.to_labels: right whether updates merge or replace); returns
+        the labels after (read back when confirmed)."""
         labels = history.to_labels(view.labels)
-        if labels == view.labels:
-            return labels
+        if not changes_anything(labels, view.labels):
+            return present(view.labels)
         if no_room := self._no_room(ref, view, history):  # the API would refuse it (INVALID_ARGUMENT): no call
             raise LabelsFullError(no_room)
         return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
 
     def _no_room(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
         """What organizers must do when this history doesn't fit in the instance's labels; "" when it does."""
-        labels = history.to_labels(view.labels)
+        labels = present(history.to_labels(view.labels))  # the system labels count: GCP's 64 are of all of them
         if len(labels) <= MAX_LABELS:
             return ""
         count = foreign_count(labels)

@@ -46,9 +46,30 @@ first applies the events that are due, so nothing depends on timer threads)
   the answer to the reset); ``health_delay_s`` later HEALTHY, healthInfo all "1", ``updated`` = that moment.
 - stop (ACTIVE only): STOPPING, then STOPPED (no healthState, empty healthInfo).
 - start (STOPPED only): STARTING, then ACTIVE, then HEALTHY as after a reset.
-- update: done after ``update_seconds`` (0.1 s). ``system_labels`` (none by default) are set on every
-  label update whatever it sent, as an API that keeps labels of its own would.
-- Faults: ``op_error`` -- the operation ends with ``error`` after its normal duration and
+- update: done after ``update_seconds`` (0.1 s). Labels MERGE, as on the live API: a key the update
+  leaves out is kept, a key sent with an empty value is deleted (Google's own provider deletes labels
+  that way: GoogleCloudPlatform/magic-modules, ``mergeMaps`` in
+  mmv1/templates/terraform/constants/workbench_instance.go.tmpl, PRs 11667 and 12884).
+  ``label_updates="replace"`` is the other plausible reading (the map sent replaces the whole map,
+  empty values kept as labels), for checking a caller is right under both.
+  When a label update is seen: ``labels_visible="on-done"`` (the default) only once its operation
+  ends, ``"at-once"`` as soon as it is accepted; no source settles which (an assumption: callers must
+  be right under both). Unset, ``MEDIC_SIM_LABELS`` (``on-done`` | ``at-once``) decides, read at each
+  update so a test run can switch every simulator at once.
+- System labels: every instance carries ``consumer-project-id``, ``consumer-project-number``,
+  ``notebooks-product`` and ``resource-name`` (the provider's ``WorkbenchInstanceProvidedLabels``, same
+  file). They count toward GCP's 64 labels. An update can't change or remove them: a value sent for one
+  (empty included) is ignored and the label keeps the service's value. What the live API does there is
+  an assumption; the provider's ``mergeMaps`` sends an empty value for every key of its old state that the
+  new config lacks and suppresses their diff (``WorkbenchInstanceLabelsDiffSuppress``), which fits an API
+  that keeps them.
+- 409 ABORTED "unable to queue the operation": reset/start/stop, and an update of the machine type, on
+  an instance between states (STARTING, PROVISIONING, STOPPING, UPGRADING, INITIALIZING, SUSPENDING) or
+  with a lifecycle operation in flight (terraform-provider-google issues 24278 and 17593; magic-modules
+  PR 15158 retries it). Nothing is queued. Whether a LABEL update is refused so too is not known: the
+  simulator takes it (inject ``http`` 409 / ``ABORTED`` on PATCH for the other variant).
+- Faults: ``http`` with ``status=409, grpc_status="ABORTED"`` is the 409 above, on demand;
+  ``op_error`` -- the operation ends with ``error`` after its normal duration and
   the instance returns to the state and health it had before (labels updated meanwhile stay);
   ``op_never_done`` -- the operation never completes and the instance stays in its
   transitional state (a stuck reset leaves it STARTING for ever).
@@ -100,6 +121,7 @@ import copy
 import heapq
 import itertools
 import json
+import os
 import re
 import secrets
 import signal
@@ -187,6 +209,14 @@ GRPC_CODES: dict[str, int] = {name: code for name, code in HTTP_TO_GRPC.values()
 }
 
 MAX_LABELS = 64  # GCP's limit on one resource's labels
+# Labels the service sets on every instance and keeps (magic-modules WorkbenchInstanceProvidedLabels).
+SYSTEM_LABEL_KEYS = ("consumer-project-id", "consumer-project-number", "notebooks-product", "resource-name")
+LABELS_ENV = "MEDIC_SIM_LABELS"  # on-done | at-once: when an unset simulator shows a label update
+LABEL_VISIBILITY = ("on-done", "at-once")
+LABEL_UPDATES = ("merge", "replace")
+# Between states: an instance operation is refused with 409 ABORTED "unable to queue the operation".
+TRANSITIONAL_STATES = frozenset({"STARTING", "PROVISIONING", "STOPPING", "UPGRADING", "INITIALIZING", "SUSPENDING"})
+UNABLE_TO_QUEUE = "unable to queue the operation"
 MAX_LABEL_LENGTH = 63
 FAULT_KINDS = ("http", "timeout", "op_error", "op_never_done")
 # Compute Engine machine type names: predefined (e2-standard-4, a2-highgpu-1g, c3-standard-4-lssd,
@@ -379,6 +409,26 @@ def _label_char(char: str) -> bool:
     return _label_letter(char) or char.isdecimal() or char in "_-"
 
 
+def _system_labels(project: str, name: str) -> dict[str, str]:
+    """What the service sets on every instance (WorkbenchInstanceProvidedLabels); the project number is made up,
+    stable for a project id."""
+    number = str(int.from_bytes(project.encode()[:8].ljust(8, b"\0"), "big") % 10**12).rjust(12, "1")
+    return {"consumer-project-id": project, "consumer-project-number": number,
+            "notebooks-product": "workbench-instances", "resource-name": name}
+
+
+def _apply_labels(current: dict[str, str], sent: dict[str, str], *, replace: bool) -> dict[str, str]:
+    """The labels after an update. Merge (the live API: magic-modules mergeMaps): keys left out are kept, an
+    empty value deletes. Replace: the map sent is the new map. Either way the system labels keep their values."""
+    system = {key: current[key] for key in SYSTEM_LABEL_KEYS if key in current}
+    if replace:
+        applied = dict(sent)
+    else:
+        applied = {**current, **sent}
+        applied = {key: value for key, value in applied.items() if value != ""}
+    return {**applied, **system}
+
+
 def _split_name(full_name: str) -> tuple[str, str, str]:
     m = RE_FULL_NAME.match(full_name)
     if not m:
@@ -409,6 +459,14 @@ def _encode_enums(data: Json, *, as_int: bool) -> Json:
     return out
 
 
+def _refuse_between_states(full: str, inst: _Instance) -> None:
+    """409 ABORTED, as the live API answers an instance operation on an instance between states (it is not
+    queued): terraform-provider-google issues 24278 and 17593, magic-modules PR 15158 (retries it)."""
+    state = inst.data.get("state", "STATE_UNSPECIFIED")
+    if inst.busy or state in TRANSITIONAL_STATES:
+        raise SimulatorError(409, f"Instance {full} is {state}: {UNABLE_TO_QUEUE}.", "ABORTED")
+
+
 class WorkbenchSimulator:
     """In-memory Workbench v2 API served over plain HTTP on 127.0.0.1."""
 
@@ -422,7 +480,15 @@ class WorkbenchSimulator:
         health_delay_s: float = 0.5,
         unknown_fields: bool = True,
         update_seconds: float = 0.1,
+        labels_visible: str | None = None,
+        label_updates: str = "merge",
     ) -> None:
+        """`labels_visible`: "on-done" | "at-once" (None: MEDIC_SIM_LABELS, else on-done); `label_updates`:
+        "merge" (the live API) | "replace"."""
+        if labels_visible is not None and labels_visible not in LABEL_VISIBILITY:
+            raise ValueError(f"labels_visible must be one of {LABEL_VISIBILITY}, not {labels_visible!r}")
+        if label_updates not in LABEL_UPDATES:
+            raise ValueError(f"label_updates must be one of {LABEL_UPDATES}, not {label_updates!r}")
         self.latency_s = latency_s
         self.reset_seconds = reset_seconds
         self.start_seconds = start_seconds
@@ -430,7 +496,9 @@ class WorkbenchSimulator:
         self.health_delay_s = health_delay_s
         self.unknown_fields = unknown_fields
         self.update_seconds = update_seconds
-        self.system_labels: dict[str, str] = {}
+        self.labels_visible = labels_visible
+        self.label_updates = label_updates
+        self.label_writes: list[tuple[str, dict[str, str]]] = []  # (instance, labels sent) of each accepted update
 
         self.calls: list[tuple[str, str]] = []  # every request, on either transport
         self.grpc_requests = 0  # of which came over gRPC
@@ -572,10 +640,8 @@ class WorkbenchSimulator:
             "id": str(uuid.uuid4()),
             "createTime": _rfc3339(now),
             "updateTime": _rfc3339(now),
-            "labels": dict(labels or {}),
+            "labels": {**(labels or {}), **_system_labels(project, name)},
         }
-        if not data["labels"]:
-            del data["labels"]
         if accelerators:  # int64 core_count: a JSON string, as the API sends it
             data["gceSetup"]["acceleratorConfigs"] = [
                 {"type": kind, "coreCount": str(count)} for kind, count in accelerators.items()
@@ -897,10 +963,7 @@ class WorkbenchSimulator:
     def _lifecycle_locked(self, full: str, verb: str, path: str, as_int: bool) -> Json:
         inst = self._instance_locked(full)
         state = inst.data.get("state", "STATE_UNSPECIFIED")
-        if inst.busy:
-            raise SimulatorError(
-                400, f"Instance {full} has an operation in progress.", "FAILED_PRECONDITION"
-            )
+        _refuse_between_states(full, inst)
         required = "STOPPED" if verb == "start" else "ACTIVE"
         if state != required:
             raise SimulatorError(
@@ -986,7 +1049,8 @@ class WorkbenchSimulator:
             ):
                 raise SimulatorError(400, "Invalid value at 'instance.labels'.")
             labels = dict(raw_labels)
-            problem = _label_problem(labels)
+            after = _apply_labels(inst.data.get("labels", {}), labels, replace=self.label_updates == "replace")
+            problem = _label_problem(labels) or _label_problem(after)  # GCP's 64 count what the instance ends with
             if problem:
                 raise SimulatorError(400, f"Invalid value at 'instance.labels': {problem}")
         if "gceSetup.machineType" in masked:
@@ -995,6 +1059,7 @@ class WorkbenchSimulator:
             if not isinstance(machine_type, str) or not machine_type:
                 raise SimulatorError(400, "gce_setup.machine_type must be set.")
             _check_machine_type(machine_type, inst.data["gceSetup"], _split_name(full)[1])
+            _refuse_between_states(full, inst)
             if inst.data.get("state") != "STOPPED":
                 raise SimulatorError(
                     400,
@@ -1005,6 +1070,13 @@ class WorkbenchSimulator:
         now = time.time()
         op = self._new_op_locked(full, "update", now)
         project, zone, _ = _split_name(full)
+        if labels is not None:
+            self.label_writes.append((full, dict(labels)))
+        # Seen at once, or when the operation ends: undocumented (docs/fidelity.md), so both are simulated. An
+        # update that will fail is never seen.
+        at_once = labels is not None and fault is None and self._labels_visible() == "at-once"
+        if at_once:
+            self._apply_labels_locked(inst, labels or {})
 
         def finish(due: float) -> None:
             op.end_time = due
@@ -1012,12 +1084,8 @@ class WorkbenchSimulator:
             if fault is not None:
                 op.error = self._op_error(fault, "update")
                 return
-            if labels is not None:
-                applied = {**labels, **self.system_labels}
-                if applied:
-                    inst.data["labels"] = applied
-                else:
-                    inst.data.pop("labels", None)
+            if labels is not None and not at_once:
+                self._apply_labels_locked(inst, labels)
             if machine_type is not None:
                 inst.data["gceSetup"]["machineType"] = _machine_type_url(project, zone, machine_type)
             inst.data["updateTime"] = _rfc3339(due)
@@ -1027,6 +1095,21 @@ class WorkbenchSimulator:
             self._updates_due.add(op.name)
             self._schedule_locked(now + self.update_seconds, finish)
         return self._render_op_locked(op, as_int=as_int)
+
+
+    def _labels_visible(self) -> str:
+        chosen = self.labels_visible or os.environ.get(LABELS_ENV) or "on-done"
+        if chosen not in LABEL_VISIBILITY:
+            raise ValueError(f"{LABELS_ENV} must be one of {LABEL_VISIBILITY}, not {chosen!r}")
+        return chosen
+
+    def _apply_labels_locked(self, inst: _Instance, sent: dict[str, str]) -> None:
+        """Merged over the labels the instance has when the update takes effect, not those it had when sent."""
+        applied = _apply_labels(inst.data.get("labels", {}), sent, replace=self.label_updates == "replace")
+        if applied:
+            inst.data["labels"] = applied
+        else:
+            inst.data.pop("labels", None)
 
 
 class _AbortError(Exception):

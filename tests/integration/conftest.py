@@ -1,15 +1,32 @@
-"""One local stack per test module: real functions-framework processes, real clients, simulators."""
+"""One local stack per test module: real functions-framework processes, real clients, simulators.
+
+Every module runs twice, once per way a label update may become visible to `get` (no source settles it:
+docs/fidelity.md): when its operation ends (`on-done`, the simulator's default) and as soon as it is accepted
+(`at-once`). MEDIC_SIM_LABELS=on-done (or at-once) runs only that one. The simulators read the variant at each
+update (simulators/workbench.py), so a stack a module keeps serves both rounds.
+"""
 
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 
 import pytest
 
 from simulators.stack import PROJECT, LocalStack
+from simulators.workbench import LABEL_VISIBILITY, LABELS_ENV
 
 _names = itertools.count(1)
+VISIBILITIES = [os.environ[LABELS_ENV]] if os.environ.get(LABELS_ENV) else list(LABEL_VISIBILITY)
+
+
+@pytest.fixture(scope="module", autouse=True, params=VISIBILITIES)
+def label_visibility(request: pytest.FixtureRequest) -> Iterator[str]:
+    """When the simulators show a label update: the module's tests run under each (see the module's docstring)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(LABELS_ENV, request.param)
+        yield str(request.param)
 
 
 @pytest.fixture(scope="module")

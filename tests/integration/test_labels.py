@@ -1,9 +1,11 @@
 """The worker's label writes over the wire: what people change on an instance is never undone by the bot.
 
 The worker reads an instance's labels before a reset and writes its record after it, minutes later, with
-update_instance's "labels" mask, which replaces the whole map: the record must be built over the freshest
-labels (those the reset's end returned), or an organizer's `medic-auto=off` set in the console meanwhile
-would be silently reverted.
+update_instance's "labels" mask. On the live API that update merges (a key left out is kept, an empty value
+deletes it) and the service keeps four labels of its own; a replacing API is the other plausible reading.
+The bot sends every label that isn't its own as read, its own with their values and the ones it drops empty
+(History.to_labels): right under both. The record must still be built over the freshest labels (those the
+reset's end returned), or an organizer's `medic-auto=off` set in the console meanwhile would be reverted.
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ from datetime import UTC, datetime
 
 import pytest
 
+from shared.history import BOT_KEYS
 from shared.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.workbench import Workbench
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, RESTART_TOPIC, SIGNING_SECRET, LocalStack
-from simulators.workbench import classify
+from simulators.workbench import SYSTEM_LABEL_KEYS, classify
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import (
     ORGANIZER,
@@ -120,18 +123,50 @@ def test_console_edit_made_while_a_redelivery_waits_survives_its_refused_reset(s
 
 
 def test_labels_the_api_adds_of_its_own_do_not_hold_up_a_write(stack: LocalStack) -> None:
-    """An API that adds labels of its own to what an update sends: the write is confirmed on the bot's keys.
-    Confirmed only on an exact match, no intent would ever be, and every restart would wait for redeliveries."""
+    """The service's own labels on every instance: the write is confirmed on the bot's keys. Confirmed only on an
+    exact match, no intent would ever be, and every restart would wait for redeliveries."""
     full, name = new_instance(stack, "system-labels")
-    stack.workbench.system_labels = {"goog-managed": "true"}
-    try:
-        kill(stack, full, name)
-        assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
-    finally:
-        stack.workbench.system_labels = {}
+    system = {k: v for k, v in labels(stack, full).items() if k in SYSTEM_LABEL_KEYS}
+    kill(stack, full, name)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     [delivery] = restart_deliveries(stack, name)  # the intent confirmed at once: no redelivery
     assert delivery.acked
-    assert labels(stack, full)["goog-managed"] == "true"
+    assert {k: v for k, v in labels(stack, full).items() if k in SYSTEM_LABEL_KEYS} == system
+
+
+def test_the_bot_removes_its_own_keys_and_touches_no_one_elses(stack: LocalStack) -> None:
+    """Live, a key left out of an update stays. A restart leaves no `medic-inflight` behind (so
+    /restart-notebook is not "already restarting" for the next ten minutes), a key an earlier version wrote is
+    removed, and every write sends the person's and the service's labels exactly as they were (a merge leaves
+    them alone; a replacing API would keep them): deletes are its own keys, sent empty."""
+    full, name = new_instance(stack, "own-keys", labels={"team": "red", "medic-team": "cardio", "medic-pending": "x"})
+    before = labels(stack, full)
+    kill(stack, full, name)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    after = labels(stack, full)
+    assert not {"medic-inflight", "medic-inflight-event", "medic-pending"} & after.keys(), after
+    assert {k: after[k] for k in before if k != "medic-pending"} == {k: v for k, v in before.items()
+                                                                     if k != "medic-pending"}
+    writes = [sent for target, sent in stack.workbench.label_writes if target == full]
+    assert len(writes) >= 2  # the intent, the record
+    for sent in writes:
+        assert {k: sent[k] for k in before if k in sent and k not in BOT_KEYS} == {
+            k: v for k, v in before.items() if k not in BOT_KEYS}, sent
+        assert all(value or key in BOT_KEYS for key, value in sent.items()), sent
+    assert writes[-1]["medic-inflight"] == ""
+
+
+def test_a_paused_instance_resumes(app: LocalStack) -> None:
+    """Resume deletes `medic-auto=paused`: left out of the update, it would stay, and Resume would never work."""
+    full, _ = new_instance(app, "resume", labels={"medic-auto": "paused", "team": "red"})
+    slack = SlackRequester(SIGNING_SECRET, app.functions["slack_app"][0].url)
+    url = app.slack.new_response_url()
+    slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=url, channel_id=ALERT_CHANNEL)
+    assert app.slack.wait_for(lambda: any("Restarts resumed by" in r["text"] for r in app.slack.responses(url)),
+                              timeout=20), app.slack.responses(url)
+    assert app.wait_idle(20)
+    after = labels(app, full)
+    assert "medic-auto" not in after and after["team"] == "red", after
 
 
 # ---- GCP's 64 labels -----------------------------------------------------------------------------------
@@ -144,7 +179,12 @@ def app() -> Iterator[LocalStack]:
 
 
 def crowd(count: int) -> dict[str, str]:
-    return {f"team-{i}": "x" for i in range(count)}
+    """Labels of the instance's own, `count` with the service's 4 (SYSTEM_LABEL_KEYS): GCP's 64 count them all."""
+    return {f"team-{i}": "x" for i in range(count - len(SYSTEM_LABEL_KEYS))}
+
+
+def persons(stack: LocalStack, full: str) -> dict[str, str]:
+    return {k: v for k, v in labels(stack, full).items() if k not in SYSTEM_LABEL_KEYS}
 
 
 def test_automatic_restart_with_no_room_for_its_intent_is_not_made_and_says_why(app: LocalStack) -> None:
@@ -157,7 +197,7 @@ def test_automatic_restart_with_no_room_for_its_intent_is_not_made_and_says_why(
     assert_incident_closed(app, full, name, resets=0, says="carries 60 labels; notebook-medic needs 8 free of GCP's 64")
     assert "remove at least 4" in alert_text(alert) and "medic_restart" in alert_text(alert)  # the button
     assert workbench_calls(app, name, "patch") == 0  # a write the API would refuse is not sent
-    assert labels(app, full) == crowd(60)
+    assert persons(app, full) == crowd(60)
 
 
 def test_kill_jupyterlab_survived_on_a_crowded_instance_says_it_was_not_recorded(app: LocalStack) -> None:
@@ -181,7 +221,7 @@ def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(a
     assert app.workbench.resets(full) == 1
     after = labels(app, full)
     assert "medic-last-restart" in after and "medic-inflight" not in after
-    assert {k: v for k, v in after.items() if not k.startswith("medic-")} == crowd(63)
+    assert {k: v for k, v in after.items() if not k.startswith("medic-") and k not in SYSTEM_LABEL_KEYS} == crowd(63)
 
 
 def test_pause_with_no_room_for_its_label_says_how_many_to_remove(app: LocalStack) -> None:
@@ -197,7 +237,7 @@ def test_pause_with_no_room_for_its_label_says_how_many_to_remove(app: LocalStac
                     "8 free of GCP's 64 for its own: remove at least 8, or it can't keep count of restarts on this "
                     "instance."), said
     assert app.wait_idle(20)
-    assert workbench_calls(app, name, "patch") == 0 and labels(app, full) == crowd(64)
+    assert workbench_calls(app, name, "patch") == 0 and persons(app, full) == crowd(64)
 
 
 def test_memory_warning_with_no_room_for_its_quiet_period_says_it_will_repeat(app: LocalStack) -> None:
@@ -211,7 +251,7 @@ def test_memory_warning_with_no_room_for_its_quiet_period_says_it_will_repeat(ap
     line = wait_alert(app, name, "is at 95% memory")["text"]
     assert "I can't record this warning on the instance" in line and "repeats at every memory alert" in line, line
     assert f"`{name}` carries 64 labels" in line and "remove at least 8" in line, line
-    assert labels(app, full) == crowd(64)
+    assert persons(app, full) == crowd(64)
 
 
 def test_crash_loop_with_no_room_for_its_pause_is_not_announced_as_a_pause(app: LocalStack) -> None:
@@ -234,4 +274,4 @@ def test_crash_loop_with_no_room_for_its_pause_is_not_announced_as_a_pause(app: 
     [dm] = [m["text"] for m in app.slack.messages(f"U{name.upper().replace('-', '')}")]
     assert "keeps running out of memory" in dm and "still restarts it" in dm and "can't restart" not in dm, dm
     assert app.workbench.resets(full) == 0
-    assert labels(app, full) == {**crowd(59), **history}
+    assert persons(app, full) == {**crowd(59), **history}

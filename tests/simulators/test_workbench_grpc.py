@@ -15,7 +15,7 @@ from google.protobuf import unknown_fields
 
 import simulators.workbench
 from simulators.workbench import WorkbenchSimulator
-from tests.simulators.conftest import BAD_LABELS, FAST_POLLING, GOOD_LABELS, PROJECT, ZONE
+from tests.simulators.conftest import BAD_LABELS, FAST_POLLING, GOOD_LABELS, PROJECT, ZONE, own
 
 pytestmark = pytest.mark.wire
 
@@ -37,7 +37,7 @@ def test_get_and_list_speak_protobuf(sim: WorkbenchSimulator, client: notebooks_
     instance = client.get_instance(name=full)
     assert instance.state is notebooks_v2.State.ACTIVE
     assert instance.gce_setup.metadata["proxy-user-mail"] == "a@example.com"
-    assert dict(instance.labels) == {"team": "ml"}
+    assert own(instance.labels) == {"team": "ml"}
     assert instance.health_state is notebooks_v2.HealthState.HEALTHY
     pages = client.list_instances(request={"parent": f"projects/{PROJECT}/locations/{ZONE}", "page_size": 1})
     assert [i.name.rsplit("/", 1)[-1] for i in pages] == ["a", "b"]  # two pages, followed by the pager
@@ -105,7 +105,7 @@ def test_update_applies_only_the_masked_labels(
         }
     )
     updated = operation.result(timeout=5, polling=FAST_POLLING)
-    assert dict(updated.labels) == {"medic-kills": "1"}
+    assert own(updated.labels) == {"team": "ml", "medic-kills": "1"}  # merged: a key left out is kept
     assert sim.get(full)["gceSetup"]["machineType"].endswith("/e2-standard-4")  # not in the mask: untouched
     with pytest.raises(gexc.InvalidArgument, match="update_mask"):
         client.update_instance(request={"instance": {"name": full}, "update_mask": {"paths": []}})
@@ -120,7 +120,7 @@ def test_update_refuses_labels_gcp_refuses_with_invalid_argument(
         client.update_instance(
             request={"instance": {"name": full, "labels": labels}, "update_mask": {"paths": ["labels"]}}
         )
-    assert sim.get(full)["labels"] == {"team": "ml"}
+    assert own(sim.get(full)["labels"]) == {"team": "ml"}
 
 
 @pytest.mark.parametrize("labels", GOOD_LABELS)
@@ -131,7 +131,7 @@ def test_update_takes_labels_gcp_takes(
     operation = client.update_instance(
         request={"instance": {"name": full, "labels": labels}, "update_mask": {"paths": ["labels"]}}
     )
-    assert dict(operation.result(timeout=5, polling=FAST_POLLING).labels) == labels
+    assert own(operation.result(timeout=5, polling=FAST_POLLING).labels) == labels
 
 
 @pytest.mark.parametrize(
@@ -209,3 +209,16 @@ def test_failed_operation_carries_its_error(
     with pytest.raises(gexc.FailedPrecondition, match="Simulated failure of the reset operation"):
         operation.result(timeout=5, polling=FAST_POLLING)
     assert client.get_instance(name=full).state is notebooks_v2.State.ACTIVE  # back as it was
+
+
+def test_an_operation_on_an_instance_between_states_is_aborted(
+    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
+) -> None:
+    """The live API's 409 "unable to queue the operation" is gRPC's ABORTED (google.api_core's Aborted)."""
+    full = add(sim, "between", state="STOPPING")
+    with pytest.raises(gexc.Aborted, match="unable to queue the operation"):
+        client.start_instance(request={"name": full})
+    sim.inject_fault(method="update", kind="http", status=409, grpc_status="ABORTED")
+    with pytest.raises(gexc.Aborted):
+        client.update_instance(request={"instance": {"name": full, "labels": {"a": "b"}},
+                                        "update_mask": {"paths": ["labels"]}})

@@ -24,8 +24,8 @@ from google.cloud import notebooks_v2
 from google.cloud.notebooks_v2.services.notebook_service.transports import NotebookServiceGrpcTransport
 from google.protobuf import json_format
 
-from simulators.workbench import WorkbenchSimulator
-from tests.simulators.conftest import BAD_LABELS, FAST, FAST_POLLING, GOOD_LABELS, PROJECT, ZONE
+from simulators.workbench import SYSTEM_LABEL_KEYS, WorkbenchSimulator
+from tests.simulators.conftest import BAD_LABELS, FAST, FAST_POLLING, GOOD_LABELS, PROJECT, ZONE, own
 
 pytestmark = pytest.mark.wire
 
@@ -58,6 +58,21 @@ def plain_client(plain_sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceC
     return make_client(plain_sim)
 
 
+@pytest.fixture
+def plain_client_factory() -> Iterator[Any]:
+    """Simulators (only known fields) with options of a test's own, and their clients; stopped after it."""
+    made: list[WorkbenchSimulator] = []
+
+    def make(**options: Any) -> tuple[WorkbenchSimulator, notebooks_v2.NotebookServiceClient]:
+        sim = WorkbenchSimulator(unknown_fields=False, **{**FAST, **options}).start()
+        made.append(sim)
+        return sim, make_client(sim)
+
+    yield make
+    for sim in made:
+        sim.stop()
+
+
 def raw_get(sim: WorkbenchSimulator, path: str) -> tuple[int, dict[str, Any]]:
     try:
         with urllib.request.urlopen(sim.endpoint + path, timeout=5) as resp:
@@ -86,7 +101,7 @@ def test_get_instance_owner_is_in_metadata_not_instance_owners(
     assert list(inst.instance_owners) == []
     assert inst.creator == f"terraform@{PROJECT}.iam.gserviceaccount.com"
     assert inst.gce_setup.machine_type.endswith("/machineTypes/e2-standard-4")
-    assert dict(inst.labels) == {"team": "ml"}
+    assert own(inst.labels) == {"team": "ml"}
     assert inst.health_info["jupyterlab_status"] == "1"
     assert inst.proxy_uri and inst.id and inst.create_time and inst.update_time
     # what actually went over the wire
@@ -222,10 +237,11 @@ def test_reset_state_transitions_over_time(
     updated = datetime.strptime(after.health_info["updated"], "%Y-%m-%d %H:%M:%S.%f")
     assert updated.replace(tzinfo=UTC) >= after.update_time  # refreshed after completion
 
-    # A second reset while one is running is refused.
+    # A second reset while one is running is refused, as the live API refuses it: 409 ABORTED, not queued.
     client.reset_instance(request={"name": full})
-    with pytest.raises(gexc.BadRequest):
+    with pytest.raises(gexc.Conflict) as info:
         client.reset_instance(request={"name": full})
+    assert error_status(info.value) == "ABORTED" and "unable to queue the operation" in str(info.value.message)
     assert sim.resets(full) == 2 and sim.count_calls("reset") == 3
 
 
@@ -272,9 +288,9 @@ def test_update_labels_applies_only_masked_fields(
     })
     assert op.metadata.verb == "update"
     result = op.result(timeout=5, polling=FAST_POLLING)
-    assert dict(result.labels) == {"medic-reset": "2024-01-01"}
+    assert own(result.labels) == {"old": "1", "medic-reset": "2024-01-01"}  # merged: a key left out is kept
     after = plain_sim.get(full)
-    assert after["labels"] == {"medic-reset": "2024-01-01"}
+    assert own(after["labels"]) == {"old": "1", "medic-reset": "2024-01-01"}
     assert after["gceSetup"]["machineType"].endswith("/e2-standard-4")  # not in the mask
     assert plain_sim.count_calls("patch") == 1 == plain_sim.count_calls("update")
     assert plain_sim.calls[0][0] == "PATCH"
@@ -290,7 +306,7 @@ def test_update_refuses_labels_gcp_refuses(
                                               "update_mask": {"paths": ["labels"]}})
     assert error_status(info.value) == "INVALID_ARGUMENT"
     assert "instance.labels" in str(info.value.message)
-    assert plain_sim.get(full)["labels"] == {"team": "ml"}
+    assert own(plain_sim.get(full)["labels"]) == {"team": "ml"}
 
 
 @pytest.mark.parametrize("labels", GOOD_LABELS)
@@ -300,7 +316,7 @@ def test_update_takes_labels_gcp_takes(
     full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
     op = plain_client.update_instance(request={"instance": {"name": full, "labels": labels},
                                                "update_mask": {"paths": ["labels"]}})
-    assert dict(op.result(timeout=5, polling=FAST_POLLING).labels) == labels
+    assert own(op.result(timeout=5, polling=FAST_POLLING).labels) == labels
 
 
 def test_update_rejects_unknown_mask_and_running_machine_type_change(
@@ -458,7 +474,7 @@ def test_op_error_on_update_leaves_labels_alone(
                                                "update_mask": {"paths": ["labels"]}})
     with pytest.raises(gexc.ServiceUnavailable):  # 503 -> gRPC 14 UNAVAILABLE
         op.result(timeout=5, polling=FAST_POLLING)
-    assert plain_sim.get(full)["labels"] == {"keep": "me"}
+    assert own(plain_sim.get(full)["labels"]) == {"keep": "me"}
 
 
 def test_op_error_on_reset_keeps_labels_updated_while_it_ran(
@@ -472,7 +488,7 @@ def test_op_error_on_reset_keeps_labels_updated_while_it_ran(
                                           "update_mask": {"paths": ["labels"]}}).result(timeout=5, polling=FAST_POLLING)
     with pytest.raises(gexc.InternalServerError):
         op.result(timeout=5, polling=FAST_POLLING)
-    assert plain_sim.get(full)["labels"] == {"team": "cv"}
+    assert own(plain_sim.get(full)["labels"]) == {"team": "cv"}
 
 
 def test_op_never_done_keeps_instance_starting(
@@ -568,3 +584,94 @@ def test_cli_serves_seeded_instances() -> None:
         proc.terminate()
         proc.wait(timeout=5)
     assert proc.returncode == 0
+
+
+# --- live label semantics (docs/fidelity.md, Workbench) ------------------------------------------------
+def update_labels(client: notebooks_v2.NotebookServiceClient, full: str, labels: dict[str, str]) -> Any:
+    return client.update_instance(request={"instance": {"name": full, "labels": labels},
+                                           "update_mask": {"paths": ["labels"]}})
+
+
+def test_label_update_merges_and_an_empty_value_deletes(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
+) -> None:
+    """magic-modules mergeMaps: a key left out of the update is kept; one sent empty is deleted."""
+    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com",
+                                  labels={"team": "ml", "medic-inflight": "1795147200"})
+    update_labels(plain_client, full, {"medic-kills": "1", "medic-inflight": ""}).result(
+        timeout=5, polling=FAST_POLLING)
+    assert own(plain_sim.get(full)["labels"]) == {"team": "ml", "medic-kills": "1"}
+    assert plain_sim.label_writes == [(full, {"medic-kills": "1", "medic-inflight": ""})]
+
+
+def test_replace_variant_replaces_the_whole_map_and_keeps_empty_values(plain_client_factory: Any) -> None:
+    sim, client = plain_client_factory(label_updates="replace")
+    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com", labels={"team": "ml", "x": "1"})
+    update_labels(client, full, {"team": "ml", "x": ""}).result(timeout=5, polling=FAST_POLLING)
+    assert own(sim.get(full)["labels"]) == {"team": "ml", "x": ""}
+
+
+def test_system_labels_are_on_every_instance_count_toward_64_and_are_never_removed(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
+) -> None:
+    full = plain_sim.add_instance(PROJECT, ZONE, "nb-sys", owner_email="a@example.com")
+    system = plain_sim.get(full)["labels"]
+    assert set(system) == set(SYSTEM_LABEL_KEYS)
+    assert system["consumer-project-id"] == PROJECT and system["resource-name"] == "nb-sys"
+    assert system["consumer-project-number"].isdigit()
+    update_labels(plain_client, full, {"resource-name": "", "notebooks-product": "mine"}).result(
+        timeout=5, polling=FAST_POLLING)
+    assert plain_sim.get(full)["labels"] == system  # the change is ignored: the service keeps its own
+    with pytest.raises(gexc.BadRequest, match="at most 64"):  # 61 + the 4 system labels
+        update_labels(plain_client, full, {f"k{i}": "x" for i in range(61)})
+
+
+@pytest.mark.parametrize("visible", ["on-done", "at-once"])
+def test_a_label_update_is_seen_when_its_operation_ends_or_at_once(
+    plain_client_factory: Any, monkeypatch: pytest.MonkeyPatch, visible: str
+) -> None:
+    """Undocumented (docs/fidelity.md): both are simulated. MEDIC_SIM_LABELS chooses for an unset simulator."""
+    monkeypatch.setenv("MEDIC_SIM_LABELS", visible)
+    sim, client = plain_client_factory(update_seconds=0.5)
+    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
+    op = update_labels(client, full, {"team": "cv"})
+    assert not op.done()
+    assert own(sim.get(full)["labels"]) == ({"team": "cv"} if visible == "at-once" else {})
+    op.result(timeout=5, polling=FAST_POLLING)
+    assert own(sim.get(full)["labels"]) == {"team": "cv"}
+    monkeypatch.setenv("MEDIC_SIM_LABELS", "at-once")
+    pinned, pinned_client = plain_client_factory(update_seconds=0.5, labels_visible="on-done")  # the argument wins
+    other = pinned.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
+    update_labels(pinned_client, other, {"team": "cv"})
+    assert own(pinned.get(other)["labels"]) == {}
+
+
+@pytest.mark.parametrize("verb", ["reset", "stop", "machine_type"])
+def test_an_operation_on_an_instance_between_states_is_409_aborted(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient, verb: str
+) -> None:
+    """terraform-provider-google 24278/17593: "unable to queue the operation", on REST a 409 whose body says
+    ABORTED (google.api_core maps REST on the HTTP status: Conflict). A label update is taken meanwhile."""
+    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com", state="STARTING")
+    with pytest.raises(gexc.Conflict) as info:
+        if verb == "machine_type":
+            plain_client.update_instance(request={
+                "instance": {"name": full, "gce_setup": {"machine_type": "n2-standard-8"}},
+                "update_mask": {"paths": ["gce_setup.machine_type"]}})
+        else:
+            getattr(plain_client, f"{verb}_instance")(request={"name": full})
+    assert error_status(info.value) == "ABORTED" and "unable to queue the operation" in str(info.value.message)
+    assert not plain_sim.operations()
+    update_labels(plain_client, full, {"team": "cv"}).result(timeout=5, polling=FAST_POLLING)
+
+
+def test_a_409_aborted_fault_is_injectable(
+    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
+) -> None:
+    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
+    plain_sim.inject_fault(method="reset", kind="http", status=409, grpc_status="ABORTED")
+    with pytest.raises(gexc.Conflict) as info:
+        plain_client.reset_instance(request={"name": full})
+    assert error_status(info.value) == "ABORTED"
+    plain_client.reset_instance(request={"name": full})
+    assert plain_sim.resets(full) == 1

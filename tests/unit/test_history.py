@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from shared.history import (
     AUTO,
+    BOT_KEYS,
     INFLIGHT,
     KILLS,
     LAST_KILL,
@@ -23,9 +24,11 @@ from shared.history import (
     UNCONFIRMED,
     AutoMode,
     History,
+    changes_anything,
     event_key,
     foreign_count,
 )
+from simulators.workbench import SYSTEM_LABEL_KEYS, _apply_labels
 
 T0 = datetime(2026, 11, 20, 4, 0, tzinfo=UTC)
 LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
@@ -39,7 +42,7 @@ def test_round_trip_keeps_foreign_labels() -> None:
         .with_inflight(T0 + timedelta(seconds=80), event_key("abc/DEF=="))
     )
     labels = history.to_labels({"team": "red", "medic-pending": "x"})  # a key an earlier version wrote
-    assert labels["team"] == "red" and "medic-pending" not in labels
+    assert labels["team"] == "red" and labels["medic-pending"] == ""  # deleted: sent empty
     assert all(LABEL_VALUE.fullmatch(v) for v in labels.values())
     assert History.from_labels(labels) == history
 
@@ -64,7 +67,7 @@ def test_a_medic_auto_value_the_bot_does_not_know_is_kept() -> None:
     assert history.auto_mode is AutoMode.ON
     assert history.with_kill(T0).to_labels({AUTO: "maybe"})[AUTO] == "maybe"
     assert replace(history, auto_mode=AutoMode.PAUSED).to_labels({AUTO: "maybe"})[AUTO] == "paused"
-    assert AUTO not in History.from_labels({AUTO: "paused"}).resumed().to_labels({AUTO: "paused"})
+    assert History.from_labels({AUTO: "paused"}).resumed().to_labels({AUTO: "paused"})[AUTO] == ""  # resumed: deleted
 
 
 def test_room_needed_is_every_label_the_bot_writes_at_once() -> None:
@@ -184,7 +187,7 @@ def test_inflight_event_round_trips_through_a_label() -> None:
     labels = history.to_labels({})
     assert labels["medic-inflight"] == str(int(T0.timestamp()))
     assert History.from_labels(labels).inflight_event == event_key("x")
-    assert "medic-inflight-event" not in history.without_inflight().to_labels(labels)
+    assert history.without_inflight().to_labels(labels)["medic-inflight-event"] == ""  # deleted: sent empty
 
 
 def test_resuming_starts_the_crash_loop_count_over() -> None:
@@ -222,3 +225,59 @@ def test_as_of_drops_times_no_clock_could_have_written_yet() -> None:
     seen = history.as_of(T0 + timedelta(minutes=5))
     assert seen == History(auto_restarts=(T0,), kills=(T0, ahead), last_kill=ahead)  # kills: only compared with kills
     assert history.as_of(ahead) == history
+
+
+# ---- the update to_labels builds, applied as the live API applies it (merge) and as a replacing API would --------
+
+SYSTEM = {"consumer-project-id": "contest-prj", "consumer-project-number": "123456789012",
+          "notebooks-product": "workbench-instances", "resource-name": "nb-1"}
+MOMENTS = st.datetimes(min_value=datetime(2021, 1, 1), max_value=datetime(2090, 1, 1),
+                       timezones=st.just(UTC)).map(lambda moment: moment.replace(microsecond=0))
+HISTORIES = st.builds(
+    History,
+    auto_mode=st.sampled_from(AutoMode),
+    auto_restarts=st.lists(MOMENTS, max_size=MAX_LIST, unique=True).map(lambda m: tuple(sorted(m))),
+    kills=st.lists(MOMENTS, max_size=MAX_LIST, unique=True).map(lambda m: tuple(sorted(m))),
+    last_restart=st.none() | MOMENTS,
+    last_kill=st.none() | MOMENTS,
+    inflight_since=st.none() | MOMENTS,
+    inflight_event=st.just(event_key("e")),
+    memory_warned=st.none() | MOMENTS,
+    unconfirmed_since=st.none() | MOMENTS,
+).map(lambda h: h if h.inflight_since is not None else replace(h, inflight_event=""))
+PERSONS = st.dictionaries(st.sampled_from(["team", "medic-team", "owner", "empty"]), st.sampled_from(["red", ""]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=HISTORIES, after=HISTORIES, persons=PERSONS, replacing=st.booleans())
+def test_an_update_records_the_history_and_leaves_every_other_label_as_it_was(
+    before: History, after: History, persons: dict[str, str], replacing: bool
+) -> None:
+    """Whether the API merges an update (the live one: a key left out is kept, an empty value deletes) or replaces
+    the whole map with it, the instance ends up carrying `after` and nothing else changes: a key of the bot's that
+    `after` has no value for is gone (sent empty, never left out), a person's labels and the system ones are as
+    they were, and no label is sent empty that isn't the bot's."""
+    existing = {**persons, **before.to_labels({}), **SYSTEM}
+    update = after.to_labels(existing)
+    result = _apply_labels(existing, update, replace=replacing)
+    assert History.from_labels(result) == History.from_labels(after.to_labels({}))
+    others = {k: v for k, v in existing.items() if k not in BOT_KEYS and v}  # an empty label reads as none
+    assert {k: v for k, v in result.items() if k not in BOT_KEYS and v} == others
+    assert {k: result[k] for k in SYSTEM_LABEL_KEYS} == SYSTEM
+    assert all(value or key in BOT_KEYS for key, value in update.items())
+    if not replacing:  # merged, nothing of ours is left behind, empty or not
+        assert {k for k in result if k in BOT_KEYS} == {k for k, v in after.to_labels({}).items() if v}
+
+
+def test_an_empty_label_reads_as_absent_and_is_not_sent() -> None:
+    """What a merge leaves of a deleted key is nothing; a replacing API would keep it empty: either reads as none,
+    and a person's label read empty is not sent (empty, a merge would delete it)."""
+    history = History.from_labels({INFLIGHT: "", AUTO: "", "team": ""})
+    assert history == History()
+    assert history.to_labels({INFLIGHT: "", AUTO: "", "team": "", "lab": "x"}) == {"lab": "x"}
+    assert not changes_anything(history.to_labels({INFLIGHT: "", "lab": "x"}), {INFLIGHT: "", "lab": "x"})
+
+
+def test_the_system_labels_count_toward_the_room_the_bot_needs() -> None:
+    """GCP's 64 are of every label, the service's own included: they are foreign to the bot, like a person's."""
+    assert foreign_count({**SYSTEM, "team": "red", INFLIGHT: "1", KILLS: ""}) == len(SYSTEM) + 1
