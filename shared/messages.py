@@ -220,6 +220,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "en": "no health report arrived within {grace} of the kill",
         "ja": "Kill 後 {grace} 以内にヘルス情報が届きませんでした",
     },
+    "reason.no-jupyter-health": {
+        "en": "no health report within {grace} of the kill said whether JupyterLab is up",
+        "ja": "Kill 後 {grace} 以内のヘルス情報に JupyterLab の稼働状況が含まれていませんでした",
+    },
     "reason.policy-always": {"en": "RESTART_POLICY=always", "ja": "RESTART_POLICY=always"},
     "reason.requested": {"en": "requested by {who}", "ja": "{who} さんの依頼"},
     # ---- buttons ------------------------------------------------------------------------------

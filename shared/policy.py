@@ -104,6 +104,7 @@ class Reason(StrEnum):
     UNHEALTHY = "unhealthy"
     NO_AGENT = "no-agent"
     NO_FRESH_HEALTH = "no-fresh-health"
+    NO_JUPYTER_HEALTH = "no-jupyter-health"  # reports came, none saying whether JupyterLab is up
     AWAITING_HEALTH = "awaiting-health"
     NOTEBOOK_SURVIVED = "notebook-survived"
     POLICY_ALWAYS = "policy-always"
@@ -312,13 +313,16 @@ def _health_verdict(
     if instance.health_state in ("AGENT_NOT_INSTALLED", "AGENT_NOT_RUNNING"):
         return Decision(Verdict.RESET, Reason.NO_AGENT)
     updated = instance.health_updated
-    if updated is not None and updated >= killed_at:
-        info = instance.health_info
-        if "-1" in (info.get("jupyterlab_status"), info.get("jupyterlab_api_status")):
+    fresh = updated is not None and updated >= killed_at
+    jupyter = (instance.health_info.get("jupyterlab_status"), instance.health_info.get("jupyterlab_api_status"))
+    if fresh and updated is not None:
+        if "-1" in jupyter:
             return Decision(Verdict.RESET, Reason.JUPYTER_DOWN)
         if instance.health_state == "UNHEALTHY":
             return Decision(Verdict.RESET, Reason.UNHEALTHY)
-        if updated >= killed_at + config.health_settle:
+        # health_info's keys on v2 are documented only by an old example (docs/fidelity.md): a report without
+        # JupyterLab's says nothing of it, so it is unknown, never "all well".
+        if None not in jupyter and updated >= killed_at + config.health_settle:
             return Decision(Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)
         # "All well" moments after the kill may predate its effect: trust it only once settled.
     waited = now - killed_at
@@ -328,7 +332,7 @@ def _health_verdict(
             Reason.AWAITING_HEALTH,
             recheck_after=min(config.health_poll, config.health_grace - waited),
         )
-    return Decision(Verdict.RESET, Reason.NO_FRESH_HEALTH)
+    return Decision(Verdict.RESET, Reason.NO_JUPYTER_HEALTH if fresh and None in jupyter else Reason.NO_FRESH_HEALTH)
 
 
 def _decide_manual(

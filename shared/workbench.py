@@ -53,6 +53,10 @@ class OperationOutcome:
     labels: dict[str, str] | None = None
 
 
+class OperationsListTooLongError(RuntimeError):
+    """The zone's operations ran past the page cap with no reset of ours among those read: unknown, not none."""
+
+
 class LabelsNotConfirmedError(RuntimeError):
     """A label update the API took but that was not seen on the instance in time: it may still land."""
 
@@ -280,9 +284,15 @@ class Workbench:
         when the API has none. What a worker that crashed mid-restart reads to learn whether its reset
         reached the API: an intent on the instance says a reset was about to be sent, not that it was.
 
-        ListOperations has no documented filter for operations, so the zone's are read and matched on
-        their metadata (target, verb, create_time). On REST a finished operation in the list carries the
-        Instance whose unknown fields raise ParseError (facts.md): that, like any failure, raises here.
+        ListOperations has no documented filter for operations, and the zone's list holds every instance's
+        operations and those the guest agent makes for itself; so each is matched on every field the live
+        Operation carries (google/cloud/notebooks/v2/service.proto, OperationMetadata; _is_our_reset).
+        Page cap: after MAX_OPERATION_PAGES pages the newest match found so far is returned (it is a reset
+        of ours under this intent, so following it is right); with none found, OperationsListTooLongError is
+        raised rather than None, since None would send a second reset while ours may sit in a page unread:
+        the worker then watches the instance come back instead (Worker._find_earlier_reset -> _UNKNOWN).
+        On REST a finished operation in the list carries the Instance whose unknown fields raise ParseError
+        (facts.md): that, like any failure, raises here.
         """
         from google.api_core import operation as lro_module  # noqa: PLC0415
         from google.cloud import notebooks_v2  # noqa: PLC0415
@@ -292,24 +302,23 @@ class Workbench:
         newest: tuple[datetime, Any] | None = None
         token = ""
         for _ in range(MAX_OPERATION_PAGES):
-            page = client.list_operations(
-                request={"name": location, "page_size": 500, "page_token": token},
-                retry=self._retry,
-                timeout=self._timeout,
-            )
+            page = self._call("list_operations", {"name": location, "page_size": 500, "page_token": token})
             for operation in page.operations:
                 metadata = notebooks_v2.OperationMetadata.pb(notebooks_v2.OperationMetadata())
                 if not operation.metadata.Unpack(metadata):
                     continue
                 created = metadata.create_time.ToDatetime(tzinfo=UTC)
-                ours = metadata.target == ref.full_name and metadata.verb == "reset" and created >= since
-                if ours and (newest is None or created > newest[0]):
+                if _is_our_reset(operation.name, metadata, ref, since) and (newest is None or created > newest[0]):
                     newest = (created, operation)
             token = page.next_page_token
             if not token:
                 break
         else:
-            raise RuntimeError(f"more than {MAX_OPERATION_PAGES} pages of operations in {location}")
+            if newest is None:
+                raise OperationsListTooLongError(
+                    f"no reset of {ref.name} in the first {MAX_OPERATION_PAGES} pages of operations in {location}")
+            log.warning("%s: more than %d pages of operations in %s; following the newest reset found in them",
+                        ref.name, MAX_OPERATION_PAGES, location)
         if newest is None:
             return None
         return lro_module.from_gapic(  # type: ignore[no-untyped-call]
@@ -435,6 +444,24 @@ def _labels_of(response: Any) -> dict[str, str] | None:
     """An operation's Instance's labels; None for a response that isn't an Instance."""
     labels = getattr(response, "labels", None)
     return {str(k): str(v) for k, v in labels.items()} if labels is not None else None
+
+
+def _is_our_reset(name: str, metadata: Any, ref: InstanceRef, since: datetime) -> bool:
+    """An operation of the zone's list is the reset this bot sent (ResetInstance, notebooks v2) of this instance
+    at or after `since`, by every field the live Operation carries (service.proto, OperationMetadata): its name
+    under the instance's location; target, the instance; verb "reset"; endpoint, when given, ResetInstance;
+    api_version, when given, v2; create_time at or after `since`. Another instance's operation, the guest
+    agent's, an update of this instance or a reset before the intent are not. A reset someone else sent in that
+    window is followed too: it restarts the notebook all the same."""
+    location = f"projects/{ref.project}/locations/{ref.zone}/operations/"
+    return (
+        name.startswith(location)
+        and metadata.target == ref.full_name
+        and metadata.verb == "reset"
+        and metadata.endpoint in ("", "ResetInstance")
+        and metadata.api_version in ("", "v2")
+        and metadata.create_time.ToDatetime(tzinfo=UTC) >= since
+    )
 
 
 def _settled(view: InstanceView) -> bool:

@@ -71,6 +71,7 @@ REASONS_WITH_WORDS = {
     Reason.UNHEALTHY: "reason.unhealthy",
     Reason.NO_AGENT: "reason.no-agent",
     Reason.NO_FRESH_HEALTH: "reason.no-fresh-health",
+    Reason.NO_JUPYTER_HEALTH: "reason.no-jupyter-health",
     Reason.POLICY_ALWAYS: "reason.policy-always",
     Reason.REQUESTED: "reason.requested",
 }

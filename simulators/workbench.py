@@ -35,6 +35,9 @@ Surface (routed on the path; the query string only carries options)
 - ``GET  /v2/projects/{p}/locations/{zone}/operations`` -- ListOperations, oldest first,
   ``pageSize`` / ``pageToken`` as for instances; ``filter`` is accepted and IGNORED (the
   live API's filter grammar for operations is not documented: callers filter themselves).
+  The list is the zone's: every instance's operations, and those the guest agent makes for itself
+  (``add_operation`` seeds them), so a caller looking for one of its own must match it on every field
+  of OperationMetadata (google/cloud/notebooks/v2/service.proto) and may reach a page cap.
 - Anything else: 404 NOT_FOUND (a known path with an unsupported verb: 501 UNIMPLEMENTED).
   Errors use Google's body: ``{"error": {"code": 404, "message": ..., "status": "NOT_FOUND"}}``.
 
@@ -44,6 +47,9 @@ first applies the events that are due, so nothing depends on timer threads)
 - reset (ACTIVE only): STARTING + healthState AGENT_NOT_RUNNING + empty healthInfo at
   once; after ``reset_seconds`` ACTIVE and the operation is done (with 0, already done in
   the answer to the reset); ``health_delay_s`` later HEALTHY, healthInfo all "1", ``updated`` = that moment.
+- health: with ``health_interval_s`` (live: about 30 s, the guest agent's ``report-event-health``;
+  ``HEALTH_REPORT_SECONDS``) an ACTIVE instance's ``healthInfo.updated`` is stamped anew at each report and a
+  kill is seen at the next one; unset (tests), reports come only where a test schedules them.
 - stop (ACTIVE only): STOPPING, then STOPPED (no healthState, empty healthInfo).
 - start (STOPPED only): STARTING, then ACTIVE, then HEALTHY as after a reset.
 - update: done after ``update_seconds`` (0.1 s). Labels MERGE, as on the live API: a key the update
@@ -211,6 +217,7 @@ GRPC_CODES: dict[str, int] = {name: code for name, code in HTTP_TO_GRPC.values()
 MAX_LABELS = 64  # GCP's limit on one resource's labels
 # Labels the service sets on every instance and keeps (magic-modules WorkbenchInstanceProvidedLabels).
 SYSTEM_LABEL_KEYS = ("consumer-project-id", "consumer-project-number", "notebooks-product", "resource-name")
+HEALTH_REPORT_SECONDS = 30.0  # the guest agent's `report-event-health` cadence, live
 LABELS_ENV = "MEDIC_SIM_LABELS"  # on-done | at-once: when an unset simulator shows a label update
 LABEL_VISIBILITY = ("on-done", "at-once")
 LABEL_UPDATES = ("merge", "replace")
@@ -296,6 +303,7 @@ class _Operation:
     end_time: float | None = None
     response: Json | None = None  # internal instance snapshot (enum names)
     error: Json | None = None
+    endpoint: str = ""  # the RPC's name; "" for the verb's (RPC_NAMES)
 
     @property
     def done(self) -> bool:
@@ -482,6 +490,7 @@ class WorkbenchSimulator:
         update_seconds: float = 0.1,
         labels_visible: str | None = None,
         label_updates: str = "merge",
+        health_interval_s: float | None = None,
     ) -> None:
         """`labels_visible`: "on-done" | "at-once" (None: MEDIC_SIM_LABELS, else on-done); `label_updates`:
         "merge" (the live API) | "replace"."""
@@ -497,6 +506,10 @@ class WorkbenchSimulator:
         self.unknown_fields = unknown_fields
         self.update_seconds = update_seconds
         self.labels_visible = labels_visible
+        # The health agent's cadence (live: about every 30 s, `report-event-health`; HEALTH_REPORT_SECONDS). None:
+        # reports only when something schedules one (a kill's `health_delay_s`, a reset's end), which keeps
+        # tests quick and their health reports where the test put them.
+        self.health_interval_s = health_interval_s
         self.label_updates = label_updates
         self.label_writes: list[tuple[str, dict[str, str]]] = []  # (instance, labels sent) of each accepted update
 
@@ -654,7 +667,9 @@ class WorkbenchSimulator:
         with self._lock:
             if full in self._instances:
                 raise ValueError(f"instance exists: {full}")
-            self._instances[full] = _Instance(data=data)
+            self._instances[full] = inst = _Instance(data=data)
+            if self.health_interval_s:
+                self._schedule_locked(now + self.health_interval_s, self._report_health(inst, self.health_interval_s))
         return full
 
     def get(self, full_name: str) -> Json:
@@ -682,19 +697,40 @@ class WorkbenchSimulator:
             self._advance_locked()
             return [self._render_op_locked(op, as_int=False) for op in self._operations.values()]
 
+    def add_operation(
+        self, target: str, verb: str, *, endpoint: str = "", created: float | None = None,
+        response: Json | None = None,
+    ) -> str:
+        """A finished operation in the zone's list that the bot did not start: another instance's, or one the
+        guest agent makes for itself (verb and endpoint of its choosing, e.g. "report" /
+        "ReportInstanceInfoSystem": an assumption, the live values are not documented). Live, the zone's
+        ListOperations holds them all, so a page cap can be reached. Returns the operation's name."""
+        if not endpoint and verb not in RPC_NAMES:
+            raise ValueError(f"an operation with verb {verb!r} needs its endpoint")
+        with self._lock:
+            op = self._new_op_locked(target, verb, time.time() if created is None else created)
+            op.endpoint = endpoint
+            op.end_time = op.create_time
+            op.response = copy.deepcopy(response) if response is not None else None
+            return op.name
+
     def oom_kill(
         self, full_name: str, *, jupyter_survives: bool, health_delay_s: float | None = None
     ) -> None:
-        """An OOM kill: the health agent notices it ``health_delay_s`` later.
+        """An OOM kill: the health agent notices it ``health_delay_s`` later (unset: at its next report on the
+        ``health_interval_s`` cadence, if there is one; else after the simulator's ``health_delay_s``).
 
         Dropped if a lifecycle operation starts in between, or if the instance is not
         ACTIVE when the refresh falls due.
         """
-        delay = self.health_delay_s if health_delay_s is None else health_delay_s
         with self._lock:
             self._advance_locked()
             inst = self._instances[full_name]
             epoch = inst.epoch
+            delay = self.health_delay_s if health_delay_s is None else health_delay_s
+            if health_delay_s is None and self.health_interval_s:
+                since_created = time.time() - datetime.fromisoformat(inst.data["createTime"]).timestamp()
+                delay = self.health_interval_s - since_created % self.health_interval_s
 
             def refresh(due: float) -> None:
                 if inst.epoch != epoch or inst.data.get("state") != "ACTIVE":
@@ -834,7 +870,7 @@ class WorkbenchSimulator:
             "verb": op.verb,
             "requestedCancellation": False,
             "apiVersion": "v2",
-            "endpoint": RPC_NAMES[op.verb],
+            "endpoint": op.endpoint or RPC_NAMES[op.verb],
         }
         out: Json = {"name": op.name, "metadata": metadata, "done": op.done}
         if op.end_time is not None:
@@ -1097,6 +1133,17 @@ class WorkbenchSimulator:
         return self._render_op_locked(op, as_int=as_int)
 
 
+    def _report_health(self, inst: _Instance, interval: float) -> Callable[[float], None]:
+        """The agent's periodic report (live: about every 30 s, `report-event-health`): an ACTIVE instance's
+        health_info is stamped anew, with what the agent last found; then the next report is scheduled."""
+        def report(due: float) -> None:
+            info = inst.data.get("healthInfo")
+            if inst.data.get("state") == "ACTIVE" and info:
+                info["updated"] = _health_stamp(due)
+            self._schedule_locked(due + interval, report)
+
+        return report
+
     def _labels_visible(self) -> str:
         chosen = self.labels_visible or os.environ.get(LABELS_ENV) or "on-done"
         if chosen not in LABEL_VISIBILITY:
@@ -1213,6 +1260,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start-seconds", type=float, default=5.0)
     parser.add_argument("--stop-seconds", type=float, default=5.0)
     parser.add_argument("--health-delay", type=float, default=2.0)
+    parser.add_argument("--health-interval", type=float, default=HEALTH_REPORT_SECONDS,
+                        help="the health agent's cadence (live: about 30 s); 0 for none")
     parser.add_argument("--no-unknown-fields", action="store_true",
                         help="only return fields the installed protos know")
     args = parser.parse_args(argv)
@@ -1222,6 +1271,7 @@ def main(argv: list[str] | None = None) -> int:
         start_seconds=args.start_seconds,
         stop_seconds=args.stop_seconds,
         health_delay_s=args.health_delay,
+        health_interval_s=args.health_interval or None,
         unknown_fields=not args.no_unknown_fields,
     )
     names = seed_demo(sim, args.project) if args.seed == "demo" else []

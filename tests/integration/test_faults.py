@@ -137,6 +137,33 @@ def test_transient_reset_fault_is_retried_within_the_call(stack: LocalStack, kin
     assert len(alerts_for(stack, name)) == 1
 
 
+@pytest.mark.parametrize("verb", ["reset", "PATCH"])
+def test_409_unable_to_queue_is_retried_and_never_called_a_failure(stack: LocalStack, verb: str) -> None:
+    """409 ABORTED "unable to queue the operation" (terraform-provider-google 24278, 17593): the live API's answer
+    to an operation on an instance between states. Nothing was queued, so the reset (or the intent's label
+    update) is sent again in the call: one reset, and the alert says it restarted, never that it failed."""
+    full, name = new_instance(stack, f"aborted-{verb.lower()}")
+    inject(stack, name, verb, "http", 409, 2, grpc_status="ABORTED")
+    kill(stack, full, name)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert workbench_calls(stack, name, "reset") == (3 if verb == "reset" else 1)
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked
+    [alert] = alerts_for(stack, name)
+    assert "failed" not in alert_text(alert).lower() and "Not restarted" not in alert_text(alert)
+
+
+def test_409_outlasting_the_retry_is_redelivered_then_restarted(stack: LocalStack) -> None:
+    """Still ABORTED when the call's retries run out: the intent is taken back, the request redelivered, and the
+    one alert says "Restarted in" (never "Restart failed": it never failed, it was never queued)."""
+    full, name = new_instance(stack, "aborted-long")
+    _kill_with_fault_until_first_nack(stack, full, name, "reset", "http", 409, grpc_status="ABORTED")
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    deliveries = restart_deliveries(stack, name)
+    assert not deliveries[0].acked and deliveries[-1].acked
+    assert not any("failed" in alert_text(alert).lower() for alert in alerts_for(stack, name))
+
+
 def test_reset_answered_500_is_not_sent_again_until_it_is_clear_it_was_not_done(stack: LocalStack) -> None:
     """A 500 (gRPC INTERNAL) on a non-idempotent call may come after the work was done: no second reset in
     the call. The redelivery follows the intent, finds no reset among the operations, and sends it once
@@ -178,10 +205,10 @@ def test_reset_refused_for_good_after_a_crash_counts_one_attempt(stack: LocalSta
 
 
 def _kill_with_fault_until_first_nack(
-    stack: LocalStack, full: str, name: str, verb: str, kind: str, status: int
+    stack: LocalStack, full: str, name: str, verb: str, kind: str, status: int, grpc_status: str | None = None
 ) -> None:
     """A fault that outlasts the client's retry: on until Pub/Sub has seen the worker ask for a redelivery."""
-    inject(stack, name, verb, kind, status, -1)
+    inject(stack, name, verb, kind, status, -1, grpc_status)
     kill(stack, full, name)
     assert wait_for(lambda: any(not d.acked for d in restart_deliveries(stack, name)), timeout=25)
     stack.workbench.clear_faults()
@@ -245,6 +272,7 @@ def test_intent_that_lands_late_is_followed_by_the_one_reset_it_announced(stack:
     """
     full, name = new_instance(stack, "late-intent")
     stack.workbench.update_seconds = 4.0  # longer than WORKBENCH_RETRY_SECONDS: the confirmation gives up
+    stack.workbench.labels_visible = "on-done"  # seen at once, the intent would not land late
     try:
         kill(stack, full, name)
         assert wait_for(lambda: "medic-inflight" in labels(stack, full), timeout=30)
@@ -252,6 +280,7 @@ def test_intent_that_lands_late_is_followed_by_the_one_reset_it_announced(stack:
         assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     finally:
         stack.workbench.update_seconds = 0.1
+        stack.workbench.labels_visible = None
     assert workbench_calls(stack, name, "reset") == 1
     deliveries = restart_deliveries(stack, name)
     assert not deliveries[0].acked and deliveries[-1].acked

@@ -86,3 +86,16 @@ def test_refused_reset_alerts_once_without_retry_in_the_apis_status(
     assert_incident_closed(stack, full, name, resets=0, says=f"{said}: Simulated fault on POST")
     [delivery] = restart_deliveries(stack, name)
     assert delivery.acked
+
+
+def test_409_aborted_is_retried_on_rest_too(stack: LocalStack) -> None:
+    """REST maps on the HTTP status: the live API's 409 "unable to queue the operation" arrives as Conflict, its
+    body saying ABORTED. Retried like gRPC's Aborted: one reset, "Restarted in", nothing said of a failure."""
+    full, name = new_instance(stack, "rest-409")
+    stack.workbench.inject_fault(method="reset", path_contains=f"/instances/{name}:reset", kind="http", status=409,
+                                 grpc_status="ABORTED", count=2)
+    kill(stack, full, name)
+    assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
+    assert workbench_calls(stack, name, "reset") == 3
+    [delivery] = restart_deliveries(stack, name)
+    assert delivery.acked

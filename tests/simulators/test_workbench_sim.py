@@ -675,3 +675,16 @@ def test_a_409_aborted_fault_is_injectable(
     assert error_status(info.value) == "ABORTED"
     plain_client.reset_instance(request={"name": full})
     assert plain_sim.resets(full) == 1
+
+
+def test_health_is_reported_on_the_agents_cadence(plain_client_factory: Any) -> None:
+    """Live, the agent reports about every 30 s (`report-event-health`): health_info.updated moves on at each
+    report, and a kill shows at the next one, not at once. The cadence is a parameter (0.4 s here)."""
+    sim, _ = plain_client_factory(health_interval_s=0.4)
+    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
+    first = sim.get(full)["healthInfo"]["updated"]
+    assert sim.wait_until(lambda: sim.get(full)["healthInfo"]["updated"] != first, timeout=2)
+    sim.oom_kill(full, jupyter_survives=False)
+    assert sim.get(full)["healthState"] == "HEALTHY"  # not reported yet
+    assert sim.wait_until(lambda: sim.get(full)["healthState"] == "UNHEALTHY", timeout=1)
+    assert sim.get(full)["healthInfo"]["jupyterlab_status"] == "-1"

@@ -456,3 +456,15 @@ def test_a_memory_warning_far_in_the_future_does_not_silence_warnings() -> None:
     assert decide(warn, view(), History(memory_warned=NOW + YEAR), NOW, CONFIG).verdict is Verdict.WARN
     soon = History(memory_warned=NOW + timedelta(minutes=1))
     assert decide(warn, view(), soon, NOW, CONFIG).verdict is Verdict.SKIP_DUPLICATE
+
+
+def test_a_health_report_without_jupyterlabs_keys_is_unknown_not_all_well() -> None:
+    """health_info's keys on v2 are documented only by an old example: a settled HEALTHY report that doesn't
+    mention JupyterLab says nothing of it. The bot waits out the grace for one that does, then restarts."""
+    settled = KILL + CONFIG.health_settle
+    silent = replace(view(health="HEALTHY", jupyter="1", updated=settled),
+                     health_info={"docker_status": "1", "updated": settled.strftime("%Y-%m-%d %H:%M:%S.%f")})
+    assert decide(oom(), silent, History(), NOW, CONFIG).verdict is Verdict.WAIT
+    after_grace = KILL + CONFIG.health_grace + timedelta(seconds=1)
+    decision = decide(oom(), silent, History(), after_grace, CONFIG)
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.NO_JUPYTER_HEALTH)
