@@ -56,13 +56,15 @@ class Marker:
 
 
 def as_received(request: RestartRequest) -> RestartRequest:
-    """The kill taken no later than its entry was received: a line dated ahead (a VM clock, or a forger:
-    Cloud Logging takes timestamps up to a day ahead) would otherwise wait for health newer than a moment
-    to come, holding the instance all along. requested_at is already the earlier of the two (intake.py)."""
+    """The kill taken no later than its entry was received (received_at: Logging's receiveTimestamp, else the
+    Pub/Sub publish time; without it, requested_at, never later): a line dated ahead (a VM clock, or a forger:
+    Cloud Logging takes timestamps up to a day ahead) would otherwise wait for health newer than a moment to
+    come. intake.py clamps it already; the worker holds to it for any request on the topic, whoever wrote it."""
     killed_at = request.kill_time
-    if request.kill is None or killed_at is None or killed_at <= request.requested_at:
+    limit = min(request.received_at or request.requested_at, request.requested_at)
+    if request.kill is None or killed_at is None or killed_at <= limit:
         return request
-    return replace(request, kill={**request.kill, "killed_at": iso(request.requested_at)})
+    return replace(request, kill={**request.kill, "killed_at": iso(limit)})
 
 
 def chain_of(request: RestartRequest) -> str:

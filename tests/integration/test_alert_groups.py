@@ -14,9 +14,9 @@ import pytest
 from slack_sdk import WebClient
 
 from shared.alert_groups import DAILY_LIMIT, Cause, metadata
-from shared.models import InstanceRef
 from simulators.entries import oom_entry
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, LocalStack
+from tests.integration.conftest import new_instance
 from tests.integration.helpers import ZONE, alert_text, worker_logs
 
 pytestmark = pytest.mark.wire
@@ -48,24 +48,27 @@ def test_fifty_forged_unresolvable_lines_in_a_minute_are_one_alert_with_the_coun
 
 
 def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(stack: LocalStack) -> None:
-    name = "wb-nobody-home"  # no such instance: every kill naming it ends in a NOT_FOUND alert
-    full = InstanceRef(PROJECT, ZONE, name).full_name
+    """Kill lines two hours old for one instance: each is reported, not acted on ("too old"), an alert of the
+    instance's group. (A kill naming an instance that doesn't exist no longer gets this far: on_oom refuses
+    it, and it is grouped with the unresolved ones.)"""
+    full, name = new_instance(stack, "wb-late")
     # What 20 earlier windows of the day left in the channel: the bot's own grouped alerts, through the API.
     client = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
     now = datetime.now(UTC)
     for hour in range(DAILY_LIMIT):
-        client.chat_postMessage(channel=ALERT_CHANNEL, text=f"earlier NOT_FOUND alert {hour}",
-                                metadata=metadata(full, Cause.NOT_FOUND, 1, now - timedelta(hours=hour + 1)))
+        client.chat_postMessage(channel=ALERT_CHANNEL, text=f"earlier too-old alert {hour}",
+                                metadata=metadata(full, Cause.TOO_OLD, 1, now - timedelta(hours=hour + 1)))
     before = len(stack.alerts())
-    stack.sink(oom_entry(PROJECT, ZONE, name))
+    stack.sink(oom_entry(PROJECT, ZONE, name, at=now - timedelta(hours=2)))
     assert stack.wait_idle(30)
     assert len(stack.alerts()) == before  # nothing posted, nothing updated
     assert all("earlier" in m.get("text", "") for m in group_messages(stack, full))
     [held] = worker_logs(stack, "alert not posted")
-    assert "not-found" in held["message"] and f"{DAILY_LIMIT} alerts of this group in 24 hours" in held["message"]
+    assert "too-old" in held["message"] and f"{DAILY_LIMIT} alerts of this group in 24 hours" in held["message"]
+    assert stack.workbench.resets(full) == 0
     # Another instance is its own group: its first alert of the day posts.
-    other = InstanceRef(PROJECT, ZONE, "wb-nobody-else").full_name
-    stack.sink(oom_entry(PROJECT, ZONE, "wb-nobody-else"))
+    other, other_name = new_instance(stack, "wb-late")
+    stack.sink(oom_entry(PROJECT, ZONE, other_name, at=now - timedelta(hours=2)))
     assert stack.wait_idle(30)
     [posted] = group_messages(stack, other)
-    assert "NOT_FOUND" in alert_text(posted)
+    assert "older than the 1 h I act on" in alert_text(posted), alert_text(posted)

@@ -56,6 +56,10 @@ def test_a_kill_dated_ahead_is_taken_at_its_receipt() -> None:
     ahead = oom(RECEIVED + timedelta(hours=20), requested_at=RECEIVED)
     assert as_received(ahead).kill_time == RECEIVED
     assert as_received(oom(RECEIVED - timedelta(seconds=3))) == oom(RECEIVED - timedelta(seconds=3))
+    # Logging's receipt, where the request carries it, bounds it too (a request not made by today's intake).
+    carried = replace(oom(RECEIVED + timedelta(hours=20), requested_at=RECEIVED + timedelta(hours=20)),
+                      received_at=RECEIVED)
+    assert as_received(carried).kill_time == RECEIVED
 
 
 def test_a_line_folds_into_a_live_wait_for_a_kill_at_least_as_late() -> None:
