@@ -172,7 +172,12 @@ class GcpAdminSimulator:
 
     # ---- methods --------------------------------------------------------------------------------------
     def _batch_get_services(self, request: Any, _context: Any) -> Any:
-        """Every name is answered, ENABLED or DISABLED (a service is known whether or not it is on)."""
+        """Every name is answered, ENABLED or DISABLED (a service is known whether or not it is on). The parent is
+        the project's number (the reference's example; at most 30 names)."""
+        if request.parent != f"projects/{self.state.number}":
+            raise _AbortError(grpc.StatusCode.INVALID_ARGUMENT, f"parent must be projects/<number>: {request.parent}")
+        if len(request.names) > 30:
+            raise _AbortError(grpc.StatusCode.INVALID_ARGUMENT, "A single request can get at most 30 services.")
         services = [
             service_usage_v1.Service(name=name, parent=self.state.name, state=(
                 service_usage_v1.State.ENABLED if name.rsplit("/", 1)[-1] in self.state.enabled_services

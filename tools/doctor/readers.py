@@ -38,7 +38,8 @@ DEADLINE = 20.0
 # What make doctor itself reads, as permissions (testIamPermissions on the project tells the caller which they
 # lack). docs/doctor.md lists the viewer roles that carry them.
 CALLER_PERMISSIONS = frozenset({
-    "serviceusage.services.list", "logging.sinks.get", "cloudfunctions.functions.get", "eventarc.triggers.get",
+    "resourcemanager.projects.get", "serviceusage.services.get", "logging.sinks.get", "cloudfunctions.functions.get",
+    "eventarc.triggers.get",
     "resourcemanager.projects.getIamPolicy", "iam.roles.get", "iam.serviceAccounts.getIamPolicy",
     "pubsub.topics.get", "pubsub.topics.getIamPolicy", "pubsub.subscriptions.get",
     "pubsub.subscriptions.getIamPolicy", "notebooks.instances.list", "monitoring.timeSeries.list",
@@ -146,9 +147,11 @@ def _bindings(policy: Any) -> list[Binding]:
 
 # ---- Google reads -------------------------------------------------------------------------------------
 def read_apis(g: GoogleClients) -> frozenset[str]:
-    names = [f"projects/{g.dep.project}/services/{api}" for api in sorted(required_apis())]
-    answer = g.service_usage().batch_get_services(request={"parent": f"projects/{g.dep.project}", "names": names},
-                                                  **g.opts)
+    """services.batchGet names services by the project's number (its reference: "projects/123 where 123 is the
+    project number"; at most 30 names a call)."""
+    parent = f"projects/{read_project_number(g)}"
+    names = [f"{parent}/services/{api}" for api in sorted(required_apis())]
+    answer = g.service_usage().batch_get_services(request={"parent": parent, "names": names}, **g.opts)
     return frozenset(s.name.rsplit("/", 1)[-1] for s in answer.services if s.state.name == "ENABLED")
 
 
