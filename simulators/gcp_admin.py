@@ -224,12 +224,14 @@ class GcpAdminSimulator:
         return iam_types.Role(name=request.name, included_permissions=sorted(permissions))
 
     def _list_time_series(self, request: Any, _context: Any) -> Any:
-        """Only series with a point inside the interval come back; Monitoring adds the VM's name as
-        metadata.system_labels.name for gce_instance series (documented for system metadata labels)."""
+        """Only series with a point inside the interval come back. TimeSeries.metadata "will include metadata
+        labels that are explicitly named in the reduction" (the TimeSeries reference): the VM's name
+        (metadata.system_labels.name) only when the request groups by it, one series per name then."""
         start = request.interval.start_time
         end = request.interval.end_time or datetime.now(UTC)
         if 'metric.type = "agent.googleapis.com/memory/percent_used"' not in request.filter:
             return monitoring_v3.ListTimeSeriesResponse()
+        named = "metadata.system_labels.name" in request.aggregation.group_by_fields
         series = []
         for vm, latest in sorted(self.state.memory_points.items()):
             if start <= latest <= end:
@@ -238,7 +240,8 @@ class GcpAdminSimulator:
                     resource={"type": "gce_instance", "labels": {"project_id": self.state.project,
                                                                  "instance_id": str(abs(hash(vm)) % 10**18)}},
                 )
-                one.metadata.system_labels.update({"name": vm})
+                if named:
+                    one.metadata.system_labels.update({"name": vm})
                 series.append(one)
         return monitoring_v3.ListTimeSeriesResponse(time_series=series)
 

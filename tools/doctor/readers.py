@@ -32,6 +32,7 @@ from tools.doctor.model import (
 )
 
 log = logging.getLogger(__name__)
+VM_NAME_LABEL = "metadata.system_labels.name"
 T = TypeVar("T")
 DEADLINE = 20.0
 
@@ -232,15 +233,21 @@ def read_subscription(g: GoogleClients) -> PushSubscription:
 
 def read_memory_reporting(g: GoogleClients, now: datetime) -> frozenset[str]:
     """VM names with a memory point in the last 10 minutes: one list call for the whole project. A series is
-    matched to its instance by the VM name Monitoring adds as metadata.system_labels.name (a Workbench
-    instance's VM has the instance's name)."""
+    matched to its instance by the VM name Monitoring keeps as metadata.system_labels.name (a Workbench
+    instance's VM has the instance's name). TimeSeries.metadata "will include metadata labels that are
+    explicitly named in the reduction" (the TimeSeries reference), so the call groups by that label."""
     from google.cloud import monitoring_v3  # noqa: PLC0415
 
-    interval = monitoring_v3.TimeInterval(start_time=now - timedelta(minutes=10), end_time=now)
+    window = timedelta(minutes=10)
     series = g.metrics().list_time_series(request={
         "name": f"projects/{g.dep.project}",
         "filter": f'metric.type = "{MEMORY_METRIC}" AND resource.type = "gce_instance"',
-        "interval": interval, "view": monitoring_v3.ListTimeSeriesRequest.TimeSeriesView.HEADERS,
+        "interval": monitoring_v3.TimeInterval(start_time=now - window, end_time=now),
+        "aggregation": monitoring_v3.Aggregation(
+            alignment_period=window, per_series_aligner=monitoring_v3.Aggregation.Aligner.ALIGN_MAX,
+            cross_series_reducer=monitoring_v3.Aggregation.Reducer.REDUCE_MAX,
+            group_by_fields=[VM_NAME_LABEL]),
+        "view": monitoring_v3.ListTimeSeriesRequest.TimeSeriesView.HEADERS,
     }, **g.opts)
     names = set()
     for one in series:
