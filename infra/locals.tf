@@ -72,6 +72,7 @@ locals {
       "notebooks.operations.list", # after a crash mid-restart: did the reset reach the API?
     ]
     slack_app = [
+      "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check
       "notebooks.instances.list",
     ]
     # Compute Engine, not Workbench: which VM has the instance_id a kill line carries (shared/compute.py).
@@ -84,7 +85,7 @@ locals {
     "artifactregistry.googleapis.com", # function images
     "cloudbuild.googleapis.com",       # function builds
     "cloudfunctions.googleapis.com",
-    "compute.googleapis.com", # on_oom: the VM behind a kill line's instance_id
+    "compute.googleapis.com",  # on_oom: the VM behind a kill line's instance_id
     "eventarc.googleapis.com", # on_oom's Pub/Sub trigger
     "iam.googleapis.com",
     "logging.googleapis.com",
