@@ -314,6 +314,16 @@ def test_an_instance_without_memory_points(local: LocalDeployment) -> None:
     assert "nb-02" in results["memory.metric"].what and "Ops Agent" in results["memory.metric"].fix
 
 
+def test_an_alert_policy_that_does_not_say_it_is_enabled_is_enabled(local: LocalDeployment) -> None:
+    policy = local.cloud.alert_policies[0]
+    policy.enabled = None
+    try:
+        results = diagnose(local)
+    finally:
+        policy.enabled = True
+    assert not_ok(results) == {}
+
+
 def test_an_alert_policy_without_its_channel(local: LocalDeployment) -> None:
     policy = local.cloud.alert_policies[0]
     good = list(policy.notification_channels)

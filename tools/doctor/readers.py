@@ -260,13 +260,19 @@ def read_memory_reporting(g: GoogleClients, now: datetime) -> frozenset[str]:
 def read_alert_policies(g: GoogleClients) -> list[AlertPolicy]:
     policies = g.alert_policies().list_alert_policies(request={"name": f"projects/{g.dep.project}"},
                                                       **g.opts)
-    return [AlertPolicy(p.name, p.display_name, bool(p.enabled), tuple(p.notification_channels),
+    return [AlertPolicy(p.name, p.display_name, _enabled(p), tuple(p.notification_channels),
                         tuple(c.condition_threshold.filter for c in p.conditions)) for p in policies]
 
 
 def read_channel(g: GoogleClients, name: str) -> NotificationChannel:
     channel = g.notification_channels().get_notification_channel(request={"name": name}, **g.opts)
-    return NotificationChannel(channel.name, channel.type_, channel.labels.get("topic", ""), bool(channel.enabled))
+    return NotificationChannel(channel.name, channel.type_, channel.labels.get("topic", ""), _enabled(channel))
+
+
+def _enabled(message: Any) -> bool:
+    """`enabled` is a BoolValue: unset means enabled ("On write, the default interpretation if unset is that the
+    policy is enabled": the AlertPolicy and NotificationChannel references), so only an explicit false is off."""
+    return message.enabled is None or bool(message.enabled)
 
 
 def read_instances(dep: Deployment, deadline: float) -> list[Instance]:
