@@ -263,6 +263,28 @@ def test_a_function_running_another_source_than_this_checkouts(local: LocalDeplo
     assert results["function.on_oom"].fix.startswith("make package && terraform -chdir=infra apply")
 
 
+def test_a_trigger_that_invokes_another_service(local: LocalDeployment) -> None:
+    trigger = local.cloud.functions[local.deployment.names.functions["on_memory_alert"]].event_trigger.trigger
+    good = local.cloud.triggers[trigger].destination.cloud_run.service
+    local.cloud.triggers[trigger].destination.cloud_run.service = "notebook-medic-slack"
+    try:
+        results = diagnose(local)
+    finally:
+        local.cloud.triggers[trigger].destination.cloud_run.service = good
+    assert not_ok(results) == {"trigger.on_memory_alert": Status.FAIL}
+
+
+def test_a_memory_policy_that_watches_another_metric(local: LocalDeployment) -> None:
+    condition = local.cloud.alert_policies[0].conditions[0]
+    good = condition.condition_threshold.filter
+    condition.condition_threshold.filter = 'metric.type = "compute.googleapis.com/instance/cpu/utilization"'
+    try:
+        results = diagnose(local)
+    finally:
+        condition.condition_threshold.filter = good
+    assert not_ok(results) == {"memory.policy": Status.FAIL}
+
+
 def test_a_trigger_on_another_topic(local: LocalDeployment) -> None:
     trigger = local.cloud.functions[local.deployment.names.functions["on_oom"]].event_trigger.trigger
     good = local.cloud.triggers[trigger].transport.pubsub.topic
@@ -285,13 +307,14 @@ def test_a_broad_role_or_a_custom_role_that_lacks_a_permission(local: LocalDeplo
     assert not_ok(results) == {"iam.restart_worker": Status.FAIL}
     assert "roles/editor" in results["iam.restart_worker"].what
     role = names.custom_roles["slack_app"]
-    local.cloud.roles[role] = []
+    granted = local.cloud.roles[role]
+    local.cloud.roles[role] = [p for p in granted if p != "notebooks.instances.list"]
     try:
         results = diagnose(local)
     finally:
-        local.cloud.roles[role] = ["notebooks.instances.list"]
+        local.cloud.roles[role] = granted
     assert not_ok(results) == {"iam.slack_app": Status.FAIL}
-    assert "missing notebooks.instances.list" in results["iam.slack_app"].what
+    assert "missing notebooks.instances.list," in results["iam.slack_app"].what + ","
 
 
 def test_the_caller_lacks_a_read_permission(local: LocalDeployment) -> None:

@@ -445,6 +445,9 @@ def trigger_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
         elif trigger.topic != expected_topic:
             results.append(fail(key, f"{function}'s Eventarc trigger reads {trigger.topic or '(no topic)'}, not "
                                 f"{expected_topic}", APPLY))
+        elif trigger.destination.rsplit("/", 1)[-1] != found.service.rsplit("/", 1)[-1]:
+            results.append(fail(key, f"{function}'s Eventarc trigger invokes {trigger.destination or 'nothing'}, not "
+                                f"its function's service {found.service.rsplit('/', 1)[-1]}", APPLY))
         elif trigger.service_account != dep.names.trigger_account:
             results.append(fail(key, f"{function}'s Eventarc trigger runs as {trigger.service_account}, not "
                                 f"{dep.names.trigger_account} (the only account that may invoke it)", APPLY))
@@ -539,7 +542,10 @@ def memory_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     channels = [seen.channels.get(c) for c in policy.channels]
     to_topic = [c for c in channels if c is not None and not isinstance(c, ReadError)
                 and c.type == "pubsub" and c.topic == dep.names.memory_topic and c.enabled]
-    if not policy.enabled:
+    if not any(MEMORY_METRIC in condition for condition in policy.filters):
+        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' does not watch {MEMORY_METRIC}",
+                            APPLY))
+    elif not policy.enabled:
         results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' is disabled",
                             f"{CONSOLE}/monitoring/alerting?project={dep.project} -> enable it (or {APPLY})"))
     elif not to_topic:

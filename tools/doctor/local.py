@@ -119,9 +119,14 @@ def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str],
     channel = f"projects/{project}/notificationChannels/1234567890"
     cloud.channels[channel] = monitoring_v3.NotificationChannel(
         name=channel, type_="pubsub", labels={"topic": names.memory_topic}, enabled=True)
+    watch = monitoring_v3.AlertPolicy.Condition(display_name="Memory used above 90%", condition_threshold={
+        "filter": 'resource.type = "gce_instance" AND metric.type = "agent.googleapis.com/memory/percent_used" '
+                  'AND metric.labels.state = "used"', "comparison": monitoring_v3.ComparisonType.COMPARISON_GT,
+        "threshold_value": 90})
     cloud.alert_policies = [monitoring_v3.AlertPolicy(
         name=f"projects/{project}/alertPolicies/987654321", display_name=MEMORY_POLICY_NAME, enabled=True,
-        notification_channels=[channel], combiner=monitoring_v3.AlertPolicy.ConditionCombinerType.OR)]
+        notification_channels=[channel], combiner=monitoring_v3.AlertPolicy.ConditionCombinerType.OR,
+        conditions=[watch])]
     email = f"projects/{project}/notificationChannels/1234567891"
     cloud.channels[email] = monitoring_v3.NotificationChannel(
         name=email, type_="email", labels={"email_address": "org@contest.example"}, enabled=True)

@@ -115,9 +115,9 @@ class Function:
     service_account: str
     revision: str
     secrets: frozenset[str]  # environment variable names mounted from Secret Manager
+    service: str = ""  # the Cloud Run service behind it (serviceConfig.service)
     source_object: str = ""  # build_config.source.storage_source.object: <function>-<zip MD5>.zip (infra/functions.tf)
     trigger: str = ""  # the Eventarc trigger's full name, for an event-triggered function
-    trigger_topic: str = ""
     state_messages: tuple[str, ...] = ()
 
 

@@ -168,7 +168,7 @@ def read_function(g: GoogleClients, function: str) -> Function:
         name=found.name, state=found.state.name, uri=service.uri, service_account=service.service_account_email,
         revision=service.revision, secrets=frozenset(s.key for s in service.secret_environment_variables),
         source_object=found.build_config.source.storage_source.object_,
-        trigger=found.event_trigger.trigger, trigger_topic=found.event_trigger.pubsub_topic,
+        service=service.service, trigger=found.event_trigger.trigger,
         state_messages=tuple(m.message for m in found.state_messages),
     )
 
