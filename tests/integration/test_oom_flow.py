@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.models import Action, RestartRequest, Trigger
 from simulators.entries import noise_entry, oom_entry
-from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, LocalStack
+from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 
 pytestmark = pytest.mark.wire
@@ -253,3 +254,22 @@ def test_forged_kill_resets_nothing_and_holds_no_key(stack: LocalStack, forgery:
     stack.sink(oom_entry(PROJECT, ZONE, victim, pid=7777))  # the victim's own VM, a moment later
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(victim_full) == 1, timeout=20)
     assert stack.wait_idle(30)
+
+
+@pytest.mark.parametrize(
+    ("project", "zone", "says"),
+    [("someone-elses-prj", "asia-northeast1-a", "not this bot's"), (PROJECT, "europe-west1-b", "WORKBENCH_ZONES")],
+)
+def test_the_worker_refuses_a_request_about_another_project_or_zone(
+    stack: LocalStack, project: str, zone: str, says: str
+) -> None:
+    """on_oom refuses these; the worker checks again whatever put the request on the topic."""
+    name = "wb-elsewhere"
+    request = RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, requested_at=datetime.now(UTC),
+                             instance=f"projects/{project}/locations/{zone}/instances/{name}", event_id=f"far-{zone}")
+    gets = stack.workbench.count_calls("get")
+    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"instance": name}, ordering_key=name)
+    assert stack.wait_idle(20)
+    rejected = [r for r in stack.audit_records() if r.get("event_id") == request.event_id]
+    assert rejected and all(r["decision"] == "rejected" and says in r["outcome"] for r in rejected), rejected
+    assert stack.workbench.count_calls("get") == gets, "nothing about it was even read"
