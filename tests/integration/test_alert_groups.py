@@ -23,7 +23,9 @@ pytestmark = pytest.mark.wire
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
+    """A stack per round (conftest runs every module under each label visibility): the groups live in the
+    alert channel, and a round's alerts would fold into the one before."""
     with LocalStack() as running:
         yield running
 
