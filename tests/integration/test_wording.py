@@ -242,9 +242,9 @@ def memory_line(stack: LocalStack, name: str) -> str:
     (None, "has no owner to warn"),
 ])
 def test_memory_warning_line_says_whether_the_owner_was_reached(
-    stack: LocalStack, owner: str | None, said: str
+    stack: LocalStack, owner: str | None, said: str, label_visibility: str
 ) -> None:
-    name = f"wb-unwarned-{'none' if owner is None else 'ghost'}"
+    name = f"wb-unwarned-{'none' if owner is None else 'ghost'}-{label_visibility}"  # the stack serves both rounds
     stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=owner)
     stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=94.0))
     line = memory_line(stack, name)
@@ -346,8 +346,9 @@ def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester
 
 
 @pytest.fixture(scope="module")
-def fleet() -> Iterator[LocalStack]:
-    """A stack of its own: a hundred instances would slow every other test's instances.list."""
+def fleet(label_visibility: str) -> Iterator[LocalStack]:
+    """A stack of its own: a hundred instances would slow every other test's instances.list. One per round of
+    the label-visibility variants (conftest): its fixed fleet is made once per stack."""
     with stack_with_organizer() as running:
         yield running
 
