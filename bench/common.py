@@ -95,6 +95,7 @@ def timed_stack(latency: Latency, *, workbench_options: dict[str, Any] | None = 
     )
     # Swapped before start(): nothing has bound a port yet.
     stack.workbench = TimedWorkbench(**wb_options)
+    stack.compute.workbench = stack.workbench  # the VMs on_oom checks a kill's instance_id against are its instances
     stack.slack = TimedSlack(bot_token=BOT_TOKEN, latency_s=latency.slack)
     return stack
 
