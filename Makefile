@@ -46,8 +46,11 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
+# Integration modules run once per way a label update may become visible (docs/fidelity.md), each in its own
+# pytest process so that no stack carries one round's instances and messages into the other.
 test: venv lint typecheck
-	$(PY) -m pytest -n 2 -q
+	MEDIC_SIM_LABELS=on-done $(PY) -m pytest -n 2 -q
+	MEDIC_SIM_LABELS=at-once $(PY) -m pytest -n 2 -q tests/integration
 
 unit: venv
 	$(PY) -m pytest -q tests/unit

@@ -2,8 +2,9 @@
 
 Every module runs twice, once per way a label update may become visible to `get` (no source settles it:
 docs/fidelity.md): when its operation ends (`on-done`, the simulator's default) and as soon as it is accepted
-(`at-once`). MEDIC_SIM_LABELS=on-done (or at-once) runs only that one. The simulators read the variant at each
-update (simulators/workbench.py), so a stack a module keeps serves both rounds.
+(`at-once`). MEDIC_SIM_LABELS=on-done (or at-once) runs only that one, and `make test` runs each round in its
+own pytest process: a module's stacks are then fresh in each round, so no instance, DM or grouped alert of the
+first round is seen by the second. Without the variable both rounds run in one process, on the same stacks.
 """
 
 from __future__ import annotations
