@@ -208,6 +208,10 @@ CATALOGUE: Final[dict[str, dict[Lang, str]]] = {
         "インスタンスを確認してください",
     },
     "outcome.stop_failed": {"en": ":x: Stop failed: {error}", "ja": ":x: 停止に失敗しました: {error}"},
+    "outcome.busy_retried": {
+        "en": ":repeat: The Workbench API first answered that the instance was busy (409 ABORTED, \"unable to queue the operation\"): asked again {count}×, then it took the reset",
+        "ja": ":repeat: Workbench API が最初はインスタンスが処理中と応答しました (409 ABORTED「unable to queue the operation」)。{count} 回再試行し、再起動を受け付けました",
+    },
     "outcome.restarted_by": {
         "en": ":white_check_mark: Restarted by {who} in {seconds} s",
         "ja": ":white_check_mark: {who} さんの依頼で {seconds} 秒で再起動しました",

@@ -14,7 +14,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -51,6 +51,9 @@ class OperationOutcome:
     # The instance's labels as the operation's end showed them (the Instance it returned, or the read that
     # confirmed it): fresher than any read before it, at no cost. None when nothing was seen.
     labels: dict[str, str] | None = None
+    # 409 ABORTED answers the call that started the operation met and retried: said, so that "Restarted in"
+    # after a busy instance is not a mystery (and never reads as a failure).
+    busy_retries: int = 0
 
 
 class OperationsListTooLongError(RuntimeError):
@@ -328,10 +331,11 @@ class Workbench:
             metadata_type=notebooks_v2.OperationMetadata,
         )
 
-    def reset(self, ref: InstanceRef) -> Any:
-        """Start a reset. Retried only on 429 and 503 (refused, so not done): a reset that timed out or met a
-        500/502 may have been applied, and a second one would restart the notebook twice."""
-        return self._start_lro("reset_instance", ref, refused_only=True)
+    def reset(self, ref: InstanceRef, *, on_busy: Callable[[BaseException], None] | None = None) -> Any:
+        """Start a reset. Retried only on 429, 503 (refused, so not done) and 409 ABORTED (never queued): a reset
+        that timed out or met a 500/502 may have been applied, and a second one would restart the notebook
+        twice. `on_busy` hears each 409 ABORTED retried."""
+        return self._start_lro("reset_instance", ref, refused_only=True, on_busy=on_busy)
 
     def stop(self, ref: InstanceRef) -> Any:
         return self._start_lro("stop_instance", ref)
@@ -339,7 +343,8 @@ class Workbench:
     def start(self, ref: InstanceRef) -> Any:
         return self._start_lro("start_instance", ref)
 
-    def _start_lro(self, method: str, ref: InstanceRef, *, refused_only: bool = False) -> Any:
+    def _start_lro(self, method: str, ref: InstanceRef, *, refused_only: bool = False,
+                   on_busy: Callable[[BaseException], None] | None = None) -> Any:
         from google.api_core import exceptions as gexc  # noqa: PLC0415
         from google.api_core import retry as gretry  # noqa: PLC0415
 
@@ -350,8 +355,13 @@ class Workbench:
         def safe_to_repeat(exc: BaseException) -> bool:  # refused, so not done; ABORTED was never queued
             return isinstance(exc, (*refused, *maybe_done)) or _aborted(exc)
 
+        def heard(exc: BaseException) -> None:
+            if on_busy is not None and _aborted(exc):
+                on_busy(exc)
+
         safe = gretry.Retry(
-            predicate=safe_to_repeat, initial=0.5, maximum=8.0, multiplier=2.0, timeout=self._retry_deadline
+            predicate=safe_to_repeat, initial=0.5, maximum=8.0, multiplier=2.0, timeout=self._retry_deadline,
+            on_error=heard,
         )
         return self._call(method, {"name": ref.full_name}, policy=safe)
 

@@ -380,6 +380,8 @@ class Worker:
             outcome = messages.text("outcome.restarted_by", self.lang, who=self._who(request), seconds=seconds)
         else:
             outcome = messages.text("outcome.restarted", self.lang, seconds=seconds)
+        if result.busy_retries:
+            outcome = f"{outcome}\n" + messages.text("outcome.busy_retried", self.lang, count=result.busy_retries)
         if no_room:
             outcome = f"{outcome}\n{no_room}"
         # Said before it is recorded: a crash in between repeats the alert (FOLLOW), it never loses it.
@@ -422,8 +424,9 @@ class Worker:
         the request ends here: retried, or reported as failed. `history` is what the labels go back to if the
         API refuses the reset, when `undo`: the history before the intent. After a crash (FOLLOW) there is no
         such history and nothing is undone: the redelivery follows the intent again and finds no reset."""
+        busy: list[BaseException] = []
         try:
-            operation = self.workbench.reset(ref)
+            operation = self.workbench.reset(ref, on_busy=busy.append)
         except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report
             if may_have_been_applied(exc):
                 # A reset that timed out may still happen: keep the intent, so that the redelivery
@@ -442,7 +445,10 @@ class Worker:
                 view = self._freshest(ref, view, OperationOutcome(ResetResult.FAILED, 0.0), attempted_at, deadline)
             return self._finish_failed(request, ref, view, history, decision, facts(""), None, describe_error(exc),
                                        attempted_at)
-        return self._see_through(lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts)
+        seen = self._see_through(lambda until: self.workbench.follow(operation, ref, deadline=until), deadline, facts)
+        if busy and isinstance(seen, tuple):
+            seen = (replace(seen[0], busy_retries=len(busy)), seen[1])
+        return seen
 
     def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float) -> Any:
         """The reset an earlier attempt sent under this intent: its operation; None once it is clear none was

@@ -151,6 +151,8 @@ def test_409_unable_to_queue_is_retried_and_never_called_a_failure(stack: LocalS
     assert delivery.acked
     [alert] = alerts_for(stack, name)
     assert "failed" not in alert_text(alert).lower() and "Not restarted" not in alert_text(alert)
+    busy = "409 ABORTED, \"unable to queue the operation\"): asked again 2×"
+    assert (busy in alert_text(alert)) is (verb == "reset"), alert_text(alert)  # the reset's retries are said
 
 
 def test_409_outlasting_the_retry_is_redelivered_then_restarted(stack: LocalStack) -> None:
