@@ -3,7 +3,7 @@
 Why Compute Engine: a Workbench v2 Instance carries no VM id (its `id` is Workbench's own), so the id a log
 entry carries can only be tied to a name by the Compute Engine API, which lists a zone's instances with the
 filter `id = N` (compute.instances.list; one permission, and the same call whether or not the entry names a VM).
-A Workbench instance's VM has the instance's name (facts.md).
+A Workbench instance's VM has the instance's name (docs/checked-facts.md).
 
 An id belongs to one VM for that VM's whole life and is never reused, so id -> name is cached for the
 process's life; a name is not cached the other way round, since an instance deleted and created again under
@@ -21,7 +21,7 @@ from typing import Any
 
 from shared.workbench import transient_errors
 
-CACHE_SIZE = 4096  # a contest's VMs, many times over; forged ids beyond it push out the oldest
+CACHE_SIZE = 4096  # per cache: a contest's VMs, many times over; unknown (forged) ids have a cache of their own
 UNKNOWN_FOR = timedelta(minutes=10)
 
 
@@ -41,8 +41,10 @@ class Compute:
         self._client: Any = None
         self._retry: Any = None
         self._lock = threading.Lock()
-        # (project, zone, id) -> (name or "" for no such VM, monotonic time it was learnt)
-        self._names: OrderedDict[tuple[str, str, str], tuple[str, float]] = OrderedDict()
+        # (project, zone, id) -> name, least recently used first; and ids no VM has, with when that was learnt.
+        # Kept apart, so that forged ids (new ones each time) never push out the real VMs' names.
+        self._names: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._unknown: OrderedDict[tuple[str, str, str], float] = OrderedDict()
 
     @property
     def client(self) -> Any:
@@ -64,9 +66,13 @@ class Compute:
         (google.api_core exceptions): the caller tells a transient one from a permanent one."""
         key = (project, zone, vm_id)
         with self._lock:
-            cached = self._names.get(key)
-        if cached is not None and (cached[0] or self._clock() - cached[1] < UNKNOWN_FOR.total_seconds()):
-            return cached[0]
+            known = self._names.get(key)
+            if known is not None:
+                self._names.move_to_end(key)
+                return known
+            learnt = self._unknown.get(key)
+            if learnt is not None and self._clock() - learnt < UNKNOWN_FOR.total_seconds():
+                return ""
         client = self.client
         pager = client.list(
             request={"project": project, "zone": zone, "filter": f"id = {int(vm_id)}", "max_results": 2},
@@ -76,10 +82,11 @@ class Compute:
         # API ignored; an instance whose id differs is never taken for it.
         name = next((str(vm.name) for vm in pager.items if str(vm.id) == vm_id), "")
         with self._lock:
-            self._names[key] = (name, self._clock())
-            self._names.move_to_end(key)
-            while len(self._names) > CACHE_SIZE:
-                self._names.popitem(last=False)
+            cache: OrderedDict[tuple[str, str, str], Any] = self._names if name else self._unknown
+            cache[key] = name if name else self._clock()
+            cache.move_to_end(key)
+            while len(cache) > CACHE_SIZE:
+                cache.popitem(last=False)
         return name
 
 

@@ -142,6 +142,11 @@ class History:
         """A Slack request acted on, recorded with what it does (the restart's intent, the mode, the stop)."""
         return replace(self, acted=(*(d for d in self.acted if d != digest), digest)[-MAX_ACTED:])
 
+    def without_acted(self, digest: str) -> History:
+        """The record taken back with the action it came with (a reset the API refused): the redelivery of the
+        same message must act, not be taken for a replay of itself."""
+        return replace(self, acted=tuple(d for d in self.acted if d != digest))
+
     def resumed(self) -> History:
         """An organizer resumed automatic restarts: a fresh start, or the next kill would pause it again."""
         return replace(self, auto_mode=AutoMode.ON, auto_restarts=())

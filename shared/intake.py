@@ -95,9 +95,9 @@ def vet(
     VM that wrote the entry (resource.labels.instance_id) is that instance's. A kill naming no VM is named by that
     id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused.
 
-    Any VM's service account can write an entry naming any instance, with any id (facts.md): the check proves
-    the entry came from the named VM only against writers who don't know the victim's VM id, which participants
-    can't list without compute.instances.list. docs/security.md, "Forged kill lines"."""
+    Any VM's service account can write an entry naming any instance, with any id (docs/checked-facts.md): the
+    check proves the entry came from the named VM only against writers who don't know the victim's VM id, which
+    participants can't list without compute.instances.list. docs/security.md, "Forged kill lines"."""
     if isinstance(result, UnresolvedKill) and not result.nameless:
         return result  # unreadable beyond a name: the organizers get it raw, as before
     project, zone = entry_place(entry)

@@ -51,7 +51,9 @@ SINK_FILTER = (
 )
 
 _PROCESS = r"\((?P<process>.{1,16}?)\)(?=[\s,.]|$)"
-_OUT_OF_MEMORY = r"Out of [Mm]emory(?: \([^)]*\))?: "
+# The parenthesis is bounded ("(oom_kill_allocating_task)" is 26 characters): unbounded, a 256 KB entry of "Out of
+# memory (" repeated took seconds to reject (the search is quadratic in its length).
+_OUT_OF_MEMORY = r"Out of [Mm]emory(?: \([^)\n]{0,64}\))?: "
 # pids: ASCII, at most 10 digits (pid_max is 2^22); unbounded, int() would refuse a line of 4300+ digits.
 _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
@@ -61,7 +63,7 @@ _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("modern", re.compile(_OUT_OF_MEMORY + r"Killed process (?P<pid>[0-9]{1,10}) " + _PROCESS)),
     # "score S or sacrifice child" (2.6.32-4.x); 2.6.18: "Out of Memory: Kill process N (x) score S and children."
     ("legacy", re.compile(_OUT_OF_MEMORY + r"Kill process (?P<pid>[0-9]{1,10}) " + _PROCESS + r" score \d+")),
-    # RHEL 5/6 (2.6.18, 2.6.32): "Out of memory: Killed process N, UID U, (name)" (facts.md).
+    # RHEL 5/6 (2.6.18, 2.6.32): "Out of memory: Killed process N, UID U, (name)" (docs/checked-facts.md).
     ("rhel", re.compile(_OUT_OF_MEMORY + r"Killed process (?P<pid>[0-9]{1,10}), UID [0-9]{1,10}, " + _PROCESS)),
 )
 _TOTAL_VM = re.compile(r"total-vm:([0-9]{1,20})kB")

@@ -132,7 +132,7 @@ def describe_error(exc: BaseException) -> str:
 def _api_status(exc: BaseException) -> str | None:
     """The status the API answered (FAILED_PRECONDITION), not the HTTP one google.api_core names the exception's
     class by (BAD_REQUEST, shared by INVALID_ARGUMENT and FAILED_PRECONDITION): gRPC errors carry it as
-    grpc_status_code, REST errors in their body (facts.md). None for an exception that carries neither."""
+    grpc_status_code, REST errors in their body (docs/checked-facts.md). None for an exception that carries neither."""
     name = getattr(getattr(exc, "grpc_status_code", None), "name", None)
     if isinstance(name, str):
         return name
@@ -224,7 +224,7 @@ class Workbench:
         When `get` shows an update is undocumented (at once, or when its operation ends), so: one read at once
         (enough if it is shown at once), then the operation, watched every LABEL_POLL_SECONDS until it ends; on
         gRPC its Instance carries the labels and nothing more is read; on REST its parse raises ParseError
-        (facts.md) and one read follows. An operation that failed raises; one that ended without our labels
+        (docs/checked-facts.md) and one read follows. An operation that failed raises; one that ended without our labels
         showing (a person wrote over them meanwhile) is read again until the retry deadline.
         """
         operation = self._call(
@@ -295,7 +295,7 @@ class Workbench:
         raised rather than None, since None would send a second reset while ours may sit in a page unread:
         the worker then watches the instance come back instead (Worker._find_earlier_reset -> _UNKNOWN).
         On REST a finished operation in the list carries the Instance whose unknown fields raise ParseError
-        (facts.md): that, like any failure, raises here.
+        (docs/checked-facts.md): that, like any failure, raises here.
         """
         from google.api_core import operation as lro_module  # noqa: PLC0415
         from google.cloud import notebooks_v2  # noqa: PLC0415
@@ -376,7 +376,7 @@ class Workbench:
 
         The live API returns Instance fields newer than the installed protos;
         on the REST transport that makes the operation's parse raise ParseError
-        even though the operation succeeded (facts.md). A ParseError on a done
+        even though the operation succeeded (docs/checked-facts.md). A ParseError on a done
         operation therefore means "done with a response": we confirm by reading
         the instance (no longer in a transitional state) and never report it as
         a failure.

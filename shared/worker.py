@@ -434,8 +434,8 @@ class Worker:
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
             transient = isinstance(exc, transient_errors())
             if undo:
-                try:
-                    self._save(ref, view, history)
+                try:  # the Slack request's record goes with the intent: the redelivery is no replay
+                    self._save(ref, view, history.without_acted(request.slack_request))
                 except Exception as undo_exc:  # noqa: BLE001 - the redelivery finds no reset under it, sends one
                     log.error("could not take back the intent on %s: %s", ref.name, describe_error(undo_exc))
             if transient:  # said once the redelivery knows how it ended
@@ -538,15 +538,24 @@ class Worker:
         self, request: RestartRequest, ref: InstanceRef, view: InstanceView, history: History, deadline: float
     ) -> WorkOutcome:
         now = self.clock()
-        unsaved = self._record_before_saying(ref, view, history)  # the Slack request's record: a replay stops nothing
-        if isinstance(unsaved, WorkOutcome):
-            return unsaved
         try:
-            result = self.workbench.follow(self.workbench.stop(ref), ref, deadline=deadline)
+            operation = self.workbench.stop(ref)
         except Exception as exc:  # noqa: BLE001 - reported to the organizer who pressed the button
-            if isinstance(exc, transient_errors()):
+            if isinstance(exc, transient_errors()):  # nothing sent, nothing recorded: the redelivery stops it
                 return WorkOutcome(ack=False, verdict="retry", detail=describe_error(exc))
+            operation = None
             result = OperationOutcome(ResetResult.FAILED, 0.0, describe_error(exc))
+        # The Slack request's record, once the stop is sent (a replay then stops nothing); not before it, or a
+        # stop refused for a moment would leave the record and its redelivery would be taken for a replay. A
+        # record that fails is logged: stopping a stopping instance again is harmless.
+        unsaved = self._record_before_saying(ref, view, history)
+        if isinstance(unsaved, WorkOutcome):
+            log.warning("the stop of %s was sent but not recorded: %s", ref.name, unsaved.detail)
+        if operation is not None:
+            try:
+                result = self.workbench.follow(operation, ref, deadline=deadline)
+            except Exception as exc:  # noqa: BLE001 - reported to the organizer who pressed the button
+                result = OperationOutcome(ResetResult.FAILED, 0.0, describe_error(exc))
         when = messages.slack_date(now, self.settings.tz)
         if result.result is ResetResult.FAILED:
             line = messages.text("outcome.stop_failed", self.lang, error=messages.escape(result.error))

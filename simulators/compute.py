@@ -6,7 +6,7 @@ The bot asks one thing of Compute Engine: which VM has the id a log entry carrie
   left out when empty, `id` a uint64 sent as a JSON string (Compute REST reference, Instance resource).
 - `filter`: "fieldname = value" comparisons (instances.list reference, `filter` parameter); this simulator
   knows `id` and `name` and answers 400 to anything else, so a filter the bot grows past it fails loudly.
-- A Workbench instance's VM has the instance's name (facts.md); its id is the VM's, which the Workbench v2
+- A Workbench instance's VM has the instance's name (docs/checked-facts.md); its id is the VM's, which the Workbench v2
   Instance does not carry. ASSUMPTION (simulator only): ids are derived from the instance's full name
   (simulated_vm_id), so an instance deleted and created again keeps its id here; live it gets a new one. The bot
   caches id -> name only, which is right either way.

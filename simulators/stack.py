@@ -242,7 +242,7 @@ class LocalStack:
     push_ack_deadline_s: float = 120.0
     max_delivery_attempts: int | None = None
     # The functions' Workbench transport: gRPC, the client library's default and so production's;
-    # "rest" for the REST transport and its traps (facts.md).
+    # "rest" for the REST transport and its traps (docs/checked-facts.md).
     workbench_transport: str = "grpc"
     # The push subscription's OIDC identity, as infra/pubsub.tf sets it (audience = the worker's URL); recorded
     # on the subscription (what make doctor reads), not sent.
@@ -377,7 +377,7 @@ class LocalStack:
         if not compile_query(SINK_FILTER)(entry):
             return ""
         # Logging sets receiveTimestamp when it takes the entry, whatever the writer sent; the sink's message
-        # carries the entry's own timestamp as an attribute (facts.md).
+        # carries the entry's own timestamp as an attribute (docs/checked-facts.md).
         entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
         attributes = {"logging.googleapis.com/timestamp": str(entry.get("timestamp", ""))}
         return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)

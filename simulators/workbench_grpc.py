@@ -17,7 +17,7 @@ Any other method: UNIMPLEMENTED, as gRPC answers for a method a server does not 
 Fields the installed protos don't know (``enableDeletionProtection``, ``gceSetup.minCpuPlatform``)
 go out as unknown fields, as they arrive from the live gRPC API (inside an operation's
 ``response`` too), and protobuf keeps them without complaint: the REST transport's ParseError
-trap (facts.md) does not exist on gRPC, and the tests show it rather than assume it.
+trap (docs/checked-facts.md) does not exist on gRPC, and the tests show it rather than assume it.
 """
 
 from __future__ import annotations

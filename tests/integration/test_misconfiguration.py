@@ -81,6 +81,8 @@ def test_a_wrong_bot_token_is_one_error_and_nothing_misleading_after_it(stack: L
     assert not _slack_lines(stack, "no Slack user for the owner's email")
     warnings = [r for r in _records(stack, "restart_worker") if r["severity"] == "WARNING"]
     assert not [r for r in warnings if "Slack" in str(r.get("message", ""))], warnings
+    every_line = "\n".join(p.log_path.read_text() for procs in stack.functions.values() for p in procs)
+    assert token not in every_line  # the deployed token, which these errors are about, is never written
 
 
 def test_requests_signed_with_another_secret_are_counted_in_one_error_naming_the_secret(stack: LocalStack) -> None:
@@ -90,6 +92,8 @@ def test_requests_signed_with_another_secret_are_counted_in_one_error_naming_the
     [line] = [r for r in _records(stack, "slack_app") if "SLACK_SIGNING_SECRET" in str(r.get("message", ""))]
     assert line["severity"] == "ERROR"
     assert "refused 1 request(s)" in line["message"] and "Signing Secret" in line["message"]
+    every_line = "\n".join(p.log_path.read_text() for procs in stack.functions.values() for p in procs)
+    assert SIGNING_SECRET not in every_line  # named, never shown
 
 
 def _refused_start(function: str, env: dict[str, str], tmp_path: Path) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The functions on the Workbench REST transport (WORKBENCH_API_ENDPOINT=http://...).
 
 Production and the other wire tests use gRPC, the client's default. REST has traps of its own
-(facts.md): a done operation whose Instance carries fields the installed protos don't know raises
+(docs/checked-facts.md): a done operation whose Instance carries fields the installed protos don't know raises
 ParseError although the reset succeeded; timeouts surface as requests' ReadTimeout, not as
 DeadlineExceeded; errors map on the HTTP status (403 -> Forbidden). These tests hold the worker to
 the same outcomes on REST.

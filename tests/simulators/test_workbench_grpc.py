@@ -57,7 +57,7 @@ def test_fields_the_protos_do_not_know_arrive_as_unknown_fields(
 def test_reset_operation_polls_to_its_instance_without_the_rest_parse_error(
     sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
 ) -> None:
-    """unknown_fields=True breaks op.result() on REST (facts.md); on gRPC the same answer parses."""
+    """unknown_fields=True breaks op.result() on REST (docs/checked-facts.md); on gRPC the same answer parses."""
     full = add(sim, "r")
     operation = client.reset_instance(request={"name": full})
     assert not operation.done(retry=None)

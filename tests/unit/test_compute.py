@@ -94,3 +94,18 @@ def test_the_simulator_answers_as_the_list_api(sims: tuple[WorkbenchSimulator, C
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(base + "?filter=status+%3D+RUNNING+AND+zone+%3D+x")
     assert refused.value.code == 400
+
+
+def test_forged_ids_never_push_out_a_real_vms_name(
+    sims: tuple[WorkbenchSimulator, ComputeSimulator], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood of made-up ids (a new one each line) fills a cache of their own: the real VMs' names stay known."""
+    _, compute = sims
+    monkeypatch.setattr("shared.compute.CACHE_SIZE", 2)
+    vms = adapter(compute)
+    alice = simulated_vm_id(PROJECT, ZONE, "wb-alice")
+    assert vms.vm_name(PROJECT, ZONE, alice) == "wb-alice"
+    for forged in range(5):
+        assert vms.vm_name(PROJECT, ZONE, f"99999999999999{forged:05d}") == ""
+    asked = len(compute.calls)
+    assert vms.vm_name(PROJECT, ZONE, alice) == "wb-alice" and len(compute.calls) == asked

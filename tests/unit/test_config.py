@@ -69,6 +69,10 @@ def test_each_function_needs_only_its_own() -> None:
     settings = load_settings({Need.PUBLISH}, {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "t-1"})
     assert settings.slack_bot_token == ""
     assert load_settings({Need.WORKBENCH}, {}).workbench_api_endpoint == ""
+    # Only slack_app reads the organizers: a look-alike among them stops it, and nothing else (on_oom gets the
+    # same environment from Terraform, and must start whatever a typo there says).
+    env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "t-1", "ORGANIZER_EMAILS": "k\u00e5te@example.com"}
+    assert load_settings({Need.PUBLISH}, env).restart_topic.endswith("t-1")
 
 
 @pytest.mark.parametrize(

@@ -134,7 +134,7 @@ def test_a_kill_quoted_in_an_application_log_is_not_a_kill() -> None:
     ],
 )
 def test_old_kernel_forms(line: str, form: str, pid: int, process: str) -> None:
-    """facts.md: RHEL 6 writes "Killed process N, UID U, (name)"; 2.6 kernels "Out of Memory:"."""
+    """docs/checked-facts.md: RHEL 6 writes "Killed process N, UID U, (name)"; 2.6 kernels "Out of Memory:"."""
     entry = sample("oom-legacy-agent-old-kernel.json")
     entry["textPayload"] = line
     assert matches(SINK_FILTER, entry)
@@ -326,3 +326,13 @@ def test_other_event_types_are_rejected() -> None:
 def test_pubsub_message_builder_matches_parser() -> None:
     result = parse_cloudevent(PUBSUB, {"message": pubsub_message(sample("oom-cgroup.json"))}, event_time=NOW)
     assert isinstance(result, OomKill)
+
+
+def test_a_parenthesis_no_kernel_writes_is_no_kill_wording() -> None:
+    """The kernel's only parenthesis there is "(oom_kill_allocating_task)": a longer one is not its line, and the
+    bounded pattern keeps a 248 KB entry of "Out of memory (" repeated from costing seconds (on_oom's time)."""
+    entry = json.loads((DATA / "oom-ops-agent-modern.json").read_text())
+    entry["jsonPayload"]["message"] = "Out of memory (" + "x" * 100 + "): Killed process 1 (python)"
+    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+    entry["jsonPayload"]["message"] = "Out of memory (" * 16_500 + " out of memory: kill"
+    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)

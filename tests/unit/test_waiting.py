@@ -12,12 +12,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from google.api_core.exceptions import RetryError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.config import Settings
 from shared.history import WAITING, History, event_key
-from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger, iso
+from shared.models import Action, InstanceRef, InstanceState, InstanceView, Requester, RestartRequest, Trigger, iso
 from shared.policy import Decision, PolicyConfig, Reason, Verdict
 from shared.waiting import (
     MAX_HOLD,
@@ -154,6 +155,7 @@ class FakeWorkbench:
     health_at: datetime | None = None
     labels: dict[str, str] = field(default_factory=dict)
     resets: int = 0
+    refuse_resets: int = 0
 
     def get(self, ref: InstanceRef, *, retry: bool = True) -> InstanceView:
         info: dict[str, str] = {}
@@ -166,7 +168,10 @@ class FakeWorkbench:
         self.labels = dict(labels)
         return dict(labels)
 
-    def reset(self, ref: InstanceRef) -> str:
+    def reset(self, ref: InstanceRef, *, on_busy: Any = None) -> str:
+        if self.refuse_resets:
+            self.refuse_resets -= 1
+            raise RetryError("the API stayed busy (409 ABORTED) past the call's retries", None)
         self.resets += 1
         return "operation"
 
@@ -344,3 +349,23 @@ def test_whatever_time_a_kill_says_its_wait_ends_within_the_grace_of_its_receipt
     assert clock.now - RECEIVED <= POLICY.health_grace + MAX_HOLD
     assert verdict in ("reset", "give-up"), verdict
     assert workbench.resets == (1 if verdict == "reset" else 0)
+
+
+def test_a_persons_restart_refused_for_a_moment_is_acted_on_when_redelivered_not_taken_for_a_replay() -> None:
+    """The Slack request's record goes with the restart's intent; when the API refuses the reset (busy past the
+    call's retries) the intent is taken back, and the record with it: the redelivery of the same message restarts
+    the notebook instead of being dropped as a replay of itself."""
+    worker, _clock, workbench, _topic = rig()
+    workbench.refuse_resets = 1
+    asked = RestartRequest(
+        action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name, requested_at=RECEIVED,
+        event_id="cmd-1", requester=Requester("U0ALICE", "alice@contest.example", is_organizer=False),
+        slack_request="0123456789a", delivery_id="m7",
+    )
+    first = worker.handle(asked)
+    assert not first.ack and workbench.resets == 0
+    assert "0123456789a" not in workbench.labels.get("medic-acted", "")
+    again = worker.handle(asked)
+    assert again.ack and again.verdict == Verdict.RESET and workbench.resets == 1
+    assert "0123456789a" in workbench.labels["medic-acted"]  # and a replay of it now acts no more
+    assert worker.handle(replace(asked, delivery_id="m8")).verdict == "replayed" and workbench.resets == 1

@@ -37,7 +37,7 @@ from tools.doctor.model import (
 )
 
 HEALTH_KEYS = ("jupyterlab_status", "jupyterlab_api_status", "updated")  # what shared/policy.py reads
-HEALTH_FRESH = timedelta(minutes=5)  # the agent reports about every 30 s (facts.md)
+HEALTH_FRESH = timedelta(minutes=5)  # the agent reports about every 30 s (docs/checked-facts.md)
 MEMORY_FRESH = timedelta(minutes=10)
 BROAD_ROLES = frozenset({"roles/owner", "roles/editor", "roles/notebooks.admin", "roles/notebooks.runner",
                          "roles/notebooks.legacyAdmin", "roles/compute.admin", "roles/iam.serviceAccountUser"})
