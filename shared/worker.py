@@ -191,8 +191,14 @@ class Worker:
                 break
             if held:
                 return self._yield_key(request, ref, view, history, decision)
-            if waiting.join(request, waiting.Marker.parse(history.waiting), self.clock(), self.policy) is None:
+            current = waiting.Marker.parse(history.waiting)
+            leads = waiting.join(request, current, self.clock(), self.policy)
+            if leads is None:
                 return WorkOutcome(ack=True, verdict="folded", detail=f"folded into the wait {history.waiting}")
+            if current is not None and current.chain != leads.chain and not waiting.expired(
+                current, self.clock(), self.policy
+            ):  # a later kill takes over a live wait: handed on at once, so kills in a row don't add up holds
+                return self._yield_key(request, ref, view, history, decision)
             wait = waiting.hold(decision, self.policy)
             log.info("%s: %s; re-reading in %.1f s", ref.name, decision.reason, wait)
             self.sleep(wait)

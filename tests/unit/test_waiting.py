@@ -369,3 +369,16 @@ def test_a_persons_restart_refused_for_a_moment_is_acted_on_when_redelivered_not
     assert again.ack and again.verdict == Verdict.RESET and workbench.resets == 1
     assert "0123456789a" in workbench.labels["medic-acted"]  # and a replay of it now acts no more
     assert worker.handle(replace(asked, delivery_id="m8")).verdict == "replayed" and workbench.resets == 1
+
+
+def test_a_later_kill_takes_over_a_live_wait_without_holding_the_key() -> None:
+    """Kills one after another (a forger's, or several processes dying) each take the wait over; none may hold the
+    key for a poll of its own, or a person queued behind N of them would wait N polls."""
+    worker, clock, workbench, topic = rig()
+    assert deliver(worker, oom(), topic)[0] == "yielded" and clock.slept == [10.0]
+    for second in range(1, 6):
+        clock.slept.clear()
+        later = RECEIVED + timedelta(seconds=second)
+        verdict, follow_up = deliver(worker, oom(later, requested_at=later, delivery=f"k{second}"), topic)
+        assert verdict == "yielded" and clock.slept == [] and follow_up is not None
+        assert Marker.parse(workbench.labels[WAITING]) == own_marker(follow_up)
