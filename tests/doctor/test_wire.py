@@ -18,11 +18,21 @@ from simulators import stack as local_stack
 from tests.doctor.conftest import FLEET, diagnose, not_ok
 from tools.doctor.deployment import slack_scopes
 from tools.doctor.local import LocalDeployment
-from tools.doctor.model import Status
+from tools.doctor.model import CheckResult, Status
 
 pytestmark = pytest.mark.wire
 
 SPARE_ZONE = "europe-west4-a"  # instances made here are seen only when a test adds the zone
+
+
+def diagnosed_with(local: LocalDeployment, piece: object, field: str, broken: object) -> dict[str, CheckResult]:
+    """diagnose() with one field of the deployment broken, and put back whatever the checks do."""
+    good = getattr(piece, field)
+    setattr(piece, field, broken)
+    try:
+        return diagnose(local)
+    finally:
+        setattr(piece, field, good)
 
 
 def test_the_local_deployment_passes_every_check(local: LocalDeployment) -> None:
@@ -56,24 +66,15 @@ def test_a_channel_that_does_not_exist(local: LocalDeployment) -> None:
 
 
 def test_a_token_without_a_scope_the_code_uses(local: LocalDeployment) -> None:
-    before = local.stack.slack.scopes
-    local.stack.slack.scopes = tuple(s for s in before if s != "users:read.email")
-    try:
-        results = diagnose(local)
-    finally:
-        local.stack.slack.scopes = before
+    slack = local.stack.slack
+    results = diagnosed_with(local, slack, "scopes", tuple(s for s in slack.scopes if s != "users:read.email"))
     assert not_ok(results) == {"slack.scopes": Status.FAIL}
     assert "users:read.email" in results["slack.scopes"].what
     assert "Bot Token Scopes" in results["slack.scopes"].fix
 
 
 def test_without_channels_read_membership_is_unverified_not_failed(local: LocalDeployment) -> None:
-    before = local.stack.slack.scopes
-    local.stack.slack.scopes = tuple(slack_scopes())
-    try:
-        results = diagnose(local)
-    finally:
-        local.stack.slack.scopes = before
+    results = diagnosed_with(local, local.stack.slack, "scopes", tuple(slack_scopes()))
     assert not_ok(results) == {"slack.channel": Status.WARN}
     assert "channels:read" in results["slack.channel"].what
 
@@ -174,12 +175,7 @@ def test_an_api_not_enabled(local: LocalDeployment) -> None:
 
 def test_a_sink_with_another_filter_or_none(local: LocalDeployment) -> None:
     sink = local.cloud.sinks[local.deployment.names.sink]
-    good = sink.filter
-    sink.filter = 'resource.type="gce_instance" AND textPayload:"Out of memory"'
-    try:
-        results = diagnose(local)
-    finally:
-        sink.filter = good
+    results = diagnosed_with(local, sink, "filter", 'resource.type="gce_instance" AND textPayload:"Out of memory"')
     assert not_ok(results) == {"sink.exists": Status.FAIL}
     assert "filter" in results["sink.exists"].what
     del local.cloud.sinks[local.deployment.names.sink]
@@ -265,34 +261,22 @@ def test_a_function_running_another_source_than_this_checkouts(local: LocalDeplo
 
 def test_a_trigger_that_invokes_another_service(local: LocalDeployment) -> None:
     trigger = local.cloud.functions[local.deployment.names.functions["on_memory_alert"]].event_trigger.trigger
-    good = local.cloud.triggers[trigger].destination.cloud_run.service
-    local.cloud.triggers[trigger].destination.cloud_run.service = "notebook-medic-slack"
-    try:
-        results = diagnose(local)
-    finally:
-        local.cloud.triggers[trigger].destination.cloud_run.service = good
+    destination = local.cloud.triggers[trigger].destination.cloud_run
+    results = diagnosed_with(local, destination, "service", "notebook-medic-slack")
     assert not_ok(results) == {"trigger.on_memory_alert": Status.FAIL}
 
 
 def test_a_memory_policy_that_watches_another_metric(local: LocalDeployment) -> None:
     condition = local.cloud.alert_policies[0].conditions[0]
-    good = condition.condition_threshold.filter
-    condition.condition_threshold.filter = 'metric.type = "compute.googleapis.com/instance/cpu/utilization"'
-    try:
-        results = diagnose(local)
-    finally:
-        condition.condition_threshold.filter = good
+    cpu = 'metric.type = "compute.googleapis.com/instance/cpu/utilization"'
+    results = diagnosed_with(local, condition.condition_threshold, "filter", cpu)
     assert not_ok(results) == {"memory.policy": Status.FAIL}
 
 
 def test_a_trigger_on_another_topic(local: LocalDeployment) -> None:
     trigger = local.cloud.functions[local.deployment.names.functions["on_oom"]].event_trigger.trigger
-    good = local.cloud.triggers[trigger].transport.pubsub.topic
-    local.cloud.triggers[trigger].transport.pubsub.topic = local.deployment.names.restart_topic
-    try:
-        results = diagnose(local)
-    finally:
-        local.cloud.triggers[trigger].transport.pubsub.topic = good
+    transport = local.cloud.triggers[trigger].transport.pubsub
+    results = diagnosed_with(local, transport, "topic", local.deployment.names.restart_topic)
     assert not_ok(results) == {"trigger.on_oom": Status.FAIL}
 
 
