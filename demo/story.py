@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 from demo import render, words
 from demo.replay import Entry
-from shared.machines import memory_kib
-from shared.messages import human_bytes
-from shared.models import InstanceRef, OomKill
-from shared.oom_parse import SINK_FILTER, parse_log_entry
+from shared.core.machines import memory_kib
+from shared.core.messages import human_bytes
+from shared.core.models import InstanceRef, OomKill
+from shared.core.oom_parse import SINK_FILTER, parse_log_entry
 from simulators.entries import noise_entry, oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
@@ -214,7 +214,7 @@ def replay(stack: LocalStack, transcript: Transcript, entries: list[Entry], keep
         result = parse_log_entry(entry, fallback_time=now)
         if isinstance(result, OomKill):
             full = _ensure_instance(stack, transcript, result.instance, result.named_by)
-            if result.vm_id:  # on_oom holds an entry to its VM's id (shared/intake.py): this instance's VM has it
+            if result.vm_id:  # on_oom holds an entry to its VM's id (shared/app/intake.py): this instance's VM has it
                 stack.compute.register(full, result.vm_id)
                 transcript.say("compute", f"{result.instance.name}'s VM has the entry's instance_id {result.vm_id}")
             if full not in killed:  # JupyterLab goes down once; later kills in the file find it restarting
@@ -264,7 +264,7 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
         slack_options={"latency_s": 0.02},
         env={"HEALTH_GRACE_SECONDS": "10", "DISPLAY_TIMEZONE": "Asia/Tokyo",
              "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181",
-             # a replayed entry's zone is taken as one of the bot's (on_oom refuses others: shared/intake.py)
+             # a replayed entry's zone is taken as one of the bot's (on_oom refuses others: shared/app/intake.py)
              **({"WORKBENCH_ZONES": "-"} if entries is not None else {})},
     )
     started = time.monotonic()

@@ -1,8 +1,8 @@
 # A kill on_oom could not queue (publishing to the restart topic kept failing) is dropped once it is
-# older than MAX_EVENT_AGE_SECONDS, instead of being retried for days (shared/intake.py). Its only trace
+# older than MAX_EVENT_AGE_SECONDS, instead of being retried for days (shared/app/intake.py). Its only trace
 # is one ERROR audit entry, so nobody would hear of a notebook left dead: this metric counts those
 # entries and the alert below tells the organizers, on the same channels as the dead-letter alert.
-# tests/infra/test_dropped_kills.py checks the filter against the entry shared/intake.py writes.
+# tests/infra/test_dropped_kills.py checks the filter against the entry shared/app/intake.py writes.
 
 resource "google_logging_metric" "dropped_kills" {
   name        = "${var.name_prefix}-dropped-kills"

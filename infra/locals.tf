@@ -15,7 +15,7 @@ locals {
   worker_budget_seconds  = local.worker_timeout_seconds - 120
   push_ack_deadline      = 600
 
-  # The Logging filter of the sink. It must equal shared/oom_parse.py SINK_FILTER character for
+  # The Logging filter of the sink. It must equal shared/core/oom_parse.py SINK_FILTER character for
   # character (tests/infra checks this, and that it matches every OOM sample and no other line).
   # log_id(): only the logs a kernel line arrives in (Ops Agent and legacy agent syslog, the Ops Agent's
   # systemd_journald receiver, the serial port); jsonPayload.MESSAGE is the journald receiver's field.
@@ -75,7 +75,7 @@ locals {
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check
       "notebooks.instances.list",
     ]
-    # Compute Engine, not Workbench: which VM has the instance_id a kill line carries (shared/compute.py).
+    # Compute Engine, not Workbench: which VM has the instance_id a kill line carries (shared/adapters/compute.py).
     on_oom = [
       "compute.instances.list",
     ]

@@ -24,7 +24,7 @@ output "sink_writer_identity" {
 }
 
 output "sink_filter" {
-  description = "The Logging filter of the sink (same string as shared/oom_parse.py SINK_FILTER)."
+  description = "The Logging filter of the sink (same string as shared/core/oom_parse.py SINK_FILTER)."
   value       = local.oom_filter
 }
 

@@ -140,7 +140,7 @@ resource "google_pubsub_topic_iam_member" "slack_app_publishes_restarts" {
 }
 
 # A waiting automatic incident re-publishes itself (its continuation, same ordering key) so that it never holds
-# its instance's key for longer than one poll (shared/waiting.py). The restart topic only.
+# its instance's key for longer than one poll (shared/core/waiting.py). The restart topic only.
 resource "google_pubsub_topic_iam_member" "restart_worker_publishes_restarts" {
   topic  = google_pubsub_topic.restart.id
   role   = "roles/pubsub.publisher"

@@ -1,5 +1,5 @@
 # Inputs. Each one becomes part of the functions' environment (see locals.tf) or of the
-# infrastructure around them; shared/config.py checks the same values again at start-up.
+# infrastructure around them; shared/adapters/config.py checks the same values again at start-up.
 
 variable "project_id" {
   description = "The Google Cloud project that holds the bot and the contest's Workbench instances."
@@ -151,7 +151,7 @@ variable "manual_restart_interval_seconds" {
 }
 
 variable "extra_environment" {
-  description = "Further tunables of shared/config.py, same for every function (e.g. { CRASHLOOP_LIMIT = \"3\" }). Secrets never go here."
+  description = "Further tunables of shared/adapters/config.py, same for every function (e.g. { CRASHLOOP_LIMIT = \"3\" }). Secrets never go here."
   type        = map(string)
   default     = {}
 
@@ -164,7 +164,7 @@ variable "extra_environment" {
       "MACHINE_LADDER", "MACHINE_PRICES", "RESIZE_SUGGEST_KILLS", "MEMORY_WARNING_QUIET_SECONDS",
       "ALERT_GROUP_WINDOW_SECONDS", "ALERT_DAILY_LIMIT",
     ], k)])
-    error_message = "extra_environment may only set tunables of shared/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
+    error_message = "extra_environment may only set tunables of shared/adapters/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }
 }
 

@@ -1,6 +1,6 @@
 """Compute Engine's instances.list, over REST, for the VMs behind the Workbench simulator's instances.
 
-The bot asks one thing of Compute Engine: which VM has the id a log entry carries (shared/compute.py). Sources:
+The bot asks one thing of Compute Engine: which VM has the id a log entry carries (shared/adapters/compute.py). Sources:
 - REST path and fields: `GET /compute/v1/projects/{project}/zones/{zone}/instances` (google-cloud-compute's
   rest transport, `_BaseList`; the library speaks REST only), answering an `InstanceList` whose `items` is
   left out when empty, `id` a uint64 sent as a JSON string (Compute REST reference, Instance resource).
@@ -181,7 +181,7 @@ def _make_handler(sim: ComputeSimulator) -> type[BaseHTTPRequestHandler]:
 
 
 class VmTable:
-    """shared/compute.py's interface answered from a table, for tests of intake that are not about the wire
+    """shared/adapters/compute.py's interface answered from a table, for tests of intake that are not about the wire
     (tests/unit/test_compute.py holds the real adapter to ComputeSimulator over REST)."""
 
     def __init__(self, vms: dict[tuple[str, str, str], str] | None = None) -> None:

@@ -29,7 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from shared.oom_parse import SINK_FILTER
+from shared.core.oom_parse import SINK_FILTER
 from simulators.compute import ComputeSimulator
 from simulators.logging_query import compile_query
 from simulators.pubsub import PubSubSimulator

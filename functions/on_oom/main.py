@@ -8,11 +8,11 @@ from __future__ import annotations
 import functions_framework
 from cloudevents.http.event import CloudEvent
 
-from shared.audit import setup_logging
-from shared.compute import Compute
-from shared.config import Need, settings_or_exit
-from shared.intake import acknowledge_unreadable_bodies, handle_event
-from shared.queue import RestartQueue
+from shared.adapters.audit import setup_logging
+from shared.adapters.compute import Compute
+from shared.adapters.config import Need, settings_or_exit
+from shared.adapters.queue import RestartQueue
+from shared.app.intake import acknowledge_unreadable_bodies, handle_event
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.PUBLISH, Need.SCOPE})

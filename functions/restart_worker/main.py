@@ -2,7 +2,7 @@
 
 2xx acknowledges the message; 503 asks Pub/Sub to redeliver it (only for
 transient failures on requests younger than MAX_EVENT_AGE_SECONDS). A waiting
-incident re-publishes itself to RESTART_TOPIC before its 2xx (shared/waiting.py).
+incident re-publishes itself to RESTART_TOPIC before its 2xx (shared/core/waiting.py).
 Run locally: PYTHONPATH=. functions-framework --source functions/restart_worker/main.py --target restart_worker
 """
 
@@ -11,15 +11,15 @@ from __future__ import annotations
 import flask
 import functions_framework
 
-from shared.audit import setup_logging
-from shared.config import Need, settings_or_exit
-from shared.queue import RestartQueue
-from shared.slack_notify import SlackNotifier
-from shared.workbench import Workbench
-from shared.worker import Worker
+from shared.adapters.audit import setup_logging
+from shared.adapters.config import Need, settings_or_exit
+from shared.adapters.queue import RestartQueue
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.workbench import Workbench
+from shared.app.worker import Worker
 
 setup_logging()
-# PUBLISH: a waiting incident hands its instance's ordering key on by re-publishing itself (shared/waiting.py).
+# PUBLISH: a waiting incident hands its instance's ordering key on by re-publishing itself (shared/core/waiting.py).
 SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH, Need.SCOPE})
 WORKER = Worker(
     SETTINGS,

@@ -14,12 +14,12 @@ import functions_framework
 from slack_bolt.adapter.flask.handler import to_flask_response
 from slack_sdk.signature import SignatureVerifier
 
-from shared.audit import setup_logging
-from shared.config import Need, settings_or_exit
-from shared.misconfig import slack_start_failure
-from shared.queue import RestartQueue
-from shared.slack_app import PUBLISH_S, READS_S, SlackService, answer, build_app
-from shared.workbench import Workbench
+from shared.adapters.audit import setup_logging
+from shared.adapters.config import Need, settings_or_exit
+from shared.adapters.misconfig import slack_start_failure
+from shared.adapters.queue import RestartQueue
+from shared.adapters.workbench import Workbench
+from shared.app.slack_app import PUBLISH_S, READS_S, SlackService, answer, build_app
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.PUBLISH, Need.SLACK_APP})

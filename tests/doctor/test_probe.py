@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from shared.models import InstanceRef
-from shared.workbench import Workbench
+from shared.adapters.workbench import Workbench
+from shared.core.models import InstanceRef
 from simulators import stack as local_stack
 from tools.doctor.deployment import Deployment, Names
 from tools.doctor.local import LocalDeployment

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from google.cloud import functions_v2
 
-from shared.history import MAX_LABELS
+from shared.core.history import MAX_LABELS
 from simulators import stack as local_stack
 from tests.doctor.conftest import FLEET, diagnose, not_ok
 from tools.doctor.deployment import slack_scopes

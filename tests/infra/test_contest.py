@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from shared.models import INSTANCE_NAME_RE
-from shared.workbench import OWNER_METADATA_KEY
+from shared.adapters.workbench import OWNER_METADATA_KEY
+from shared.core.models import INSTANCE_NAME_RE
 from tests.infra import hcl
 
 CONTEST = hcl.load_module(hcl.INFRA / "contest")

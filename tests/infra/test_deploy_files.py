@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from shared.commands import Verb, parse_command
-from shared.slack_app import COMMAND
+from shared.app.slack_app import COMMAND
+from shared.core.commands import Verb, parse_command
 from tests.infra import hcl
 
 ROOT = hcl.ROOT

@@ -1,4 +1,4 @@
-"""The log-based alert for kills on_oom drops: the metric's filter selects the very entry shared/intake.py writes
+"""The log-based alert for kills on_oom drops: the metric's filter selects the very entry shared/app/intake.py writes
 when it drops a kill, and nothing else it or on_memory_alert writes; the alert reaches the organizers.
 
 The entries are made by the real code (handle_event, handle_memory_event; a Pub/Sub simulator without the topic
@@ -17,13 +17,13 @@ from typing import Any
 
 import pytest
 
-from shared.audit import AUDIT, CloudJsonFormatter
-from shared.config import Settings
-from shared.intake import handle_event
-from shared.memory_intake import handle_memory_event
-from shared.models import iso
-from shared.policy import PolicyConfig
-from shared.queue import RestartQueue
+from shared.adapters.audit import AUDIT, CloudJsonFormatter
+from shared.adapters.config import Settings
+from shared.adapters.queue import RestartQueue
+from shared.app.intake import handle_event
+from shared.app.memory_intake import handle_memory_event
+from shared.core.models import iso
+from shared.core.policy import PolicyConfig
 from simulators.compute import VmTable
 from simulators.incidents import memory_incident
 from simulators.logging_query import matches

@@ -1,4 +1,4 @@
-"""The environment Terraform gives each function is one shared/config.py accepts.
+"""The environment Terraform gives each function is one shared/adapters/config.py accepts.
 
 Every variable name Terraform sets is one the code reads (a typo would be silently ignored), secrets come
 only from Secret Manager, and each function's start-up check (load_settings with the needs its main.py
@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from shared.config import ConfigError, Need, load_settings
+from shared.adapters.config import ConfigError, Need, load_settings
 from tests.infra import hcl
 from tests.infra.env_samples import SAMPLE_VALUES
 
@@ -26,7 +26,7 @@ FUNCTIONS = {
 
 
 def names_config_reads() -> set[str]:
-    tree = ast.parse((ROOT / "shared" / "config.py").read_text())
+    tree = ast.parse((ROOT / "shared" / "adapters" / "config.py").read_text())
     names = set()
     for node in ast.walk(tree):
         if (
@@ -78,7 +78,7 @@ def test_every_name_terraform_sets_is_read_by_the_code() -> None:
     set_names = common_environment_names() | extra_environment_names()
     for body in FUNCTIONS.values():
         set_names |= secret_names(body)
-    assert set_names - known == set(), "Terraform sets variables shared/config.py never reads"
+    assert set_names - known == set(), "Terraform sets variables shared/adapters/config.py never reads"
 
 
 # Read by the code but never set in a deployment: they point a function at a local simulator.

@@ -2,7 +2,7 @@
 
 The Workbench permissions each function holds (infra/locals.tf workbench_permissions, granted through
 one custom role per function) must equal the permissions of the NotebookServiceClient calls its code can
-reach: the calls are read out of shared/workbench.py (including the operation polling behind every
+reach: the calls are read out of shared/adapters/workbench.py (including the operation polling behind every
 long-running call), and a function "reaches" an adapter method when a module imported from its main.py
 calls it on a Workbench object. A permission the code needs and the role lacks is a PERMISSION_DENIED in
 the middle of a contest; one the role holds and no code uses is privilege for an attacker.
@@ -62,7 +62,7 @@ def notebook_client_methods() -> set[str]:
 @cache
 def adapter_calls() -> dict[str, set[str]]:
     """Workbench adapter method -> NotebookServiceClient methods it can end up calling."""
-    tree = ast.parse((ROOT / "shared" / "workbench.py").read_text())
+    tree = ast.parse((ROOT / "shared" / "adapters" / "workbench.py").read_text())
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Workbench")
     methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
     client_methods = notebook_client_methods()
@@ -115,7 +115,7 @@ def reached_adapter_methods(function: str) -> tuple[set[str], bool]:
     called: set[str] = set()
     builds = False
     for path in import_closure(ROOT / "functions" / function / "main.py"):
-        if path.name == "workbench.py" and path.parent.name == "shared":
+        if path.name == "workbench.py" and path.parent.name == "adapters":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Workbench":
@@ -145,8 +145,8 @@ COMPUTE_CLIENT_PERMISSIONS = {"list": "compute.instances.list", "get": "compute.
 
 
 def compute_permissions(function: str) -> set[str]:
-    """The Compute Engine permissions of the InstancesClient calls in shared/compute.py, when the function's code
-    builds a Compute (the adapter's only caller is the function that builds it)."""
+    """The Compute Engine permissions of the InstancesClient calls in shared/adapters/compute.py, when the
+    function's code builds a Compute (the adapter's only caller is the function that builds it)."""
     builds = any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Compute"
         for path in import_closure(ROOT / "functions" / function / "main.py")
@@ -155,11 +155,11 @@ def compute_permissions(function: str) -> set[str]:
     if not builds:
         return set()
     calls = {
-        node.func.attr for node in ast.walk(ast.parse((ROOT / "shared" / "compute.py").read_text()))
+        node.func.attr for node in ast.walk(ast.parse((ROOT / "shared" / "adapters" / "compute.py").read_text()))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
         and isinstance(node.func.value, ast.Name) and node.func.value.id == "client"
     }
-    assert calls, "shared/compute.py calls no InstancesClient method that this test recognises"
+    assert calls, "shared/adapters/compute.py calls no InstancesClient method that this test recognises"
     assert calls <= set(COMPUTE_CLIENT_PERMISSIONS), f"add the permission of {sorted(calls)}"
     return {COMPUTE_CLIENT_PERMISSIONS[call] for call in calls}
 

@@ -69,7 +69,7 @@ def test_every_function_folder_is_packaged(dist: Path) -> None:
     for function in FUNCTIONS:
         with zipfile.ZipFile(dist / f"{function}.zip") as bundle:
             names = set(bundle.namelist())
-        assert {"main.py", "requirements.txt", "shared/__init__.py", "shared/config.py"} <= names
+        assert {"main.py", "requirements.txt", "shared/__init__.py", "shared/adapters/config.py"} <= names
         assert not any("__pycache__" in name or name.endswith(".pyc") for name in names)
         assert not any(name.startswith(("tools/", "tests/", "simulators/")) for name in names), "not deployed code"
         assert (dist / function / "requirements.txt").read_bytes() == (ROOT / "requirements.lock").read_bytes()

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from shared.oom_parse import SINK_FILTER
+from shared.core.oom_parse import SINK_FILTER
 from simulators.entries import SHAPES, oom_entry
 from simulators.logging_query import QueryError, compile_query, matches
 from tests.infra import hcl

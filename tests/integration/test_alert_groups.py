@@ -1,7 +1,7 @@
 """Alerts about input the bot can't act on are grouped and rate-limited (issue 15 item 6), over the wire.
 
 The group's state is Slack message metadata on the alert, read back with conversations.history
-(shared/alert_groups.py): the Slack simulator keeps metadata and serves the history as Slack does.
+(shared/core/alert_groups.py): the Slack simulator keeps metadata and serves the history as Slack does.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from slack_sdk import WebClient
 
-from shared.alert_groups import DAILY_LIMIT, Cause, metadata
+from shared.core.alert_groups import DAILY_LIMIT, Cause, metadata
 from simulators.entries import oom_entry
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, LocalStack
 from tests.integration.conftest import new_instance

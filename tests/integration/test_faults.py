@@ -22,7 +22,7 @@ import pytest
 
 import simulators.slack
 import simulators.workbench
-from shared.models import Action, Requester, RestartRequest, Trigger
+from shared.core.models import Action, Requester, RestartRequest, Trigger
 from simulators.entries import oom_entry
 from simulators.stack import OOM_TOPIC, PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.history import BOT_KEYS
-from shared.models import Action, InstanceRef, RestartRequest, Trigger
-from shared.workbench import Workbench
+from shared.adapters.workbench import Workbench
+from shared.core.history import BOT_KEYS
+from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from simulators.workbench import SYSTEM_LABEL_KEYS, classify

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from slack_sdk import WebClient
 
-from shared.blocks import resize_request_blocks
-from shared.models import Action, InstanceRef, Requester, RestartRequest, Trigger
+from shared.core.blocks import resize_request_blocks
+from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
 from simulators.entries import oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.models import Action, RestartRequest, Trigger
+from shared.core.models import Action, RestartRequest, Trigger
 from simulators.entries import noise_entry, oom_entry
 from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance

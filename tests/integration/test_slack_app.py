@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
-from shared.blocks import resize_request_blocks, resize_value
-from shared.models import InstanceRef
+from shared.core.blocks import resize_request_blocks, resize_value
+from shared.core.models import InstanceRef
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance

@@ -18,12 +18,12 @@ from typing import ClassVar
 import pytest
 from slack_sdk import WebClient
 
-from shared.config import Need, load_settings
-from shared.history import acted_digest
-from shared.models import Action, Requester, RestartRequest, Trigger
-from shared.queue import RestartQueue
-from shared.slack_app import USERGROUP_TTL_S, SlackService
-from shared.workbench import Workbench
+from shared.adapters.config import Need, load_settings
+from shared.adapters.queue import RestartQueue
+from shared.adapters.workbench import Workbench
+from shared.app.slack_app import USERGROUP_TTL_S, SlackService
+from shared.core.history import acted_digest
+from shared.core.models import Action, Requester, RestartRequest, Trigger
 from simulators.slack import SlackRequester, SlackResponse, SlackSimulator
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance

@@ -1,7 +1,7 @@
 """A person is never queued behind a machine (issue 15, items 1 and 2), over the wire.
 
 An automatic incident that waits for fresh health holds its instance's ordering key for one poll at most,
-then re-publishes itself behind whatever was queued meanwhile (shared/waiting.py). The stack's clocks: a
+then re-publishes itself behind whatever was queued meanwhile (shared/core/waiting.py). The stack's clocks: a
 health grace of 8 s and a poll of 1 s, so a wait that held the key would hold it for 8 s.
 """
 

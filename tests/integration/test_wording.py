@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from slack_sdk import WebClient
 
-from shared.blocks import AlertFacts, alert_blocks
-from shared.models import Action, InstanceRef, Requester, RestartRequest, Trigger
+from shared.core.blocks import AlertFacts, alert_blocks
+from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack

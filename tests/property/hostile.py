@@ -21,7 +21,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from shared.models import Action, Trigger
+from shared.core.models import Action, Trigger
 from simulators.entries import FORMS, noise_entry, oom_entry
 
 PROJECT = "contest-prj"

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from shared.commands import Verb, parse_command
-from shared.models import InstanceRef, is_valid_instance_name
-from shared.oom_parse import Nameless, resolve_instance
-from shared.worker import Worker
+from shared.app.worker import Worker
+from shared.core.commands import Verb, parse_command
+from shared.core.models import InstanceRef, is_valid_instance_name
+from shared.core.oom_parse import Nameless, resolve_instance
 from tests.property.budget import run
 from tests.property.conftest import AuditCapture, Sims, has_reason
 from tests.property.hostile import (

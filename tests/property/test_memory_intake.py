@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from google.api_core.exceptions import NotFound
 
-from shared.config import Need, load_settings
-from shared.intake import delivery_time
-from shared.memory_intake import handle_memory_event
-from shared.models import Action, RestartRequest, Trigger
-from shared.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
-from shared.oom_parse import Rejected, entry_from_cloudevent
-from shared.queue import RestartQueue
+from shared.adapters.config import Need, load_settings
+from shared.adapters.queue import RestartQueue
+from shared.app.intake import delivery_time
+from shared.app.memory_intake import handle_memory_event
+from shared.core.models import Action, RestartRequest, Trigger
+from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
+from shared.core.oom_parse import Rejected, entry_from_cloudevent
 from simulators.incidents import memory_incident
 from tests.property.budget import run
 from tests.property.conftest import RESTART_TOPIC, AuditCapture, Sims, has_reason

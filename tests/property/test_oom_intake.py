@@ -21,11 +21,12 @@ from google.api_core.exceptions import Forbidden, NotFound, ServiceUnavailable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.compute import Compute
-from shared.config import Need, load_settings
-from shared.intake import delivery_time, handle_event
-from shared.models import Action, OomKill, RestartRequest, Trigger, iso
-from shared.oom_parse import (
+from shared.adapters.compute import Compute
+from shared.adapters.config import Need, load_settings
+from shared.adapters.queue import RestartQueue
+from shared.app.intake import delivery_time, handle_event
+from shared.core.models import Action, OomKill, RestartRequest, Trigger, iso
+from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
     NotAKill,
     Rejected,
@@ -33,7 +34,6 @@ from shared.oom_parse import (
     parse_cloudevent,
     parse_log_entry,
 )
-from shared.queue import RestartQueue
 from simulators.compute import ComputeSimulator, VmTable, simulated_vm_id
 from simulators.entries import SHAPES, oom_entry
 from tests.property.budget import run

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from shared.config import Need, load_settings
-from shared.models import RestartRequest
-from shared.slack_notify import SlackNotifier
-from shared.workbench import Workbench
-from shared.worker import Worker
+from shared.adapters.config import Need, load_settings
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.workbench import Workbench
+from shared.app.worker import Worker
+from shared.core.models import RestartRequest
 from tests.property.budget import run
 from tests.property.conftest import BOT_TOKEN, AuditCapture, Sims, has_reason
 from tests.property.hostile import (

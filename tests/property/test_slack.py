@@ -22,13 +22,13 @@ from hypothesis import strategies as st
 from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
-from shared.commands import Caller, Verb, is_owner, parse_command
-from shared.config import Need, load_settings
-from shared.identity import identity, same_person, shown
-from shared.models import InstanceRef, InstanceState, InstanceView, RestartRequest
-from shared.queue import RestartQueue
-from shared.slack_app import SlackService, answer, build_app
-from shared.workbench import Workbench
+from shared.adapters.config import Need, load_settings
+from shared.adapters.queue import RestartQueue
+from shared.adapters.workbench import Workbench
+from shared.app.slack_app import SlackService, answer, build_app
+from shared.core.commands import Caller, Verb, is_owner, parse_command
+from shared.core.identity import identity, same_person, shown
+from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
 from simulators.slack import sign
 from tests.property.budget import run
 from tests.property.conftest import BOT_TOKEN, RESTART_TOPIC, SIGNING_SECRET, AuditCapture, Sims, has_reason
@@ -57,7 +57,7 @@ from tests.property.hostile import (
 
 Record = Callable[[str, object], None]
 ALICE_FULL = full_name("wb-alice")
-# The answers of a request cut short by Slack's 3 s budget (shared/messages.py, "queue.unconfirmed" and
+# The answers of a request cut short by Slack's 3 s budget (shared/core/messages.py, "queue.unconfirmed" and
 # "deny.unavailable"): honest under load, so the oracle reads them instead of calling them failures.
 UNCONFIRMED = "may or may not be carried out"
 UNREACHABLE = "couldn't reach"

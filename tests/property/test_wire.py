@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from shared.models import Action, RestartRequest
-from shared.oom_parse import NotAKill, Rejected, parse_cloudevent
+from shared.core.models import Action, RestartRequest
+from shared.core.oom_parse import NotAKill, Rejected, parse_cloudevent
 from simulators.pubsub import ACK_STATUSES
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack

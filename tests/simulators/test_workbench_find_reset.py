@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-import shared.workbench
-from shared.models import InstanceRef
-from shared.workbench import OperationsListTooLongError, Workbench
+import shared.adapters.workbench
+from shared.adapters.workbench import OperationsListTooLongError, Workbench
+from shared.core.models import InstanceRef
 from simulators.workbench import WorkbenchSimulator
 from tests.simulators.conftest import FAST, ZONE
 
@@ -56,7 +56,7 @@ def test_past_the_page_cap_it_follows_a_reset_it_found_and_never_says_there_is_n
     """A zone whose list is longer than MAX_OPERATION_PAGES pages (here 2 of 500): the reset found in the pages
     read is followed; with none found the answer is "unknown" (raised), never None, which would send a second
     reset while ours may sit in a page unread."""
-    monkeypatch.setattr(shared.workbench, "MAX_OPERATION_PAGES", 2)
+    monkeypatch.setattr(shared.adapters.workbench, "MAX_OPERATION_PAGES", 2)
     full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
     crowd = sim.add_instance(PROJECT, ZONE, "busy", owner_email="b@example.com")
     since = datetime.now(UTC) - timedelta(seconds=1)

@@ -1,4 +1,4 @@
-"""Grouped, rate-limited alerts (shared/alert_groups.py): the rule on a fake clock, then the Worker's use of it
+"""Grouped, rate-limited alerts (shared/core/alert_groups.py): the rule on a fake clock, then the Worker's use of it
 with an in-process Slack behind SlackNotifier's interface. The wire tests: tests/integration/test_alert_groups.py."""
 
 from __future__ import annotations
@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared.alert_groups import (
+from shared.adapters.config import Settings
+from shared.app.worker import Worker
+from shared.core.alert_groups import (
     DAILY_LIMIT,
     EVENT_TYPE,
     WINDOW,
@@ -20,10 +22,8 @@ from shared.alert_groups import (
     plan,
     read_groups,
 )
-from shared.blocks import AlertFacts
-from shared.config import Settings
-from shared.models import InstanceRef
-from shared.worker import Worker
+from shared.core.blocks import AlertFacts
+from shared.core.models import InstanceRef
 
 NOW = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
 KEY = "projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice"

@@ -8,7 +8,7 @@ import logging
 
 from google.cloud.logging_v2.handlers import StructuredLogHandler
 
-from shared.audit import CloudJsonFormatter
+from shared.adapters.audit import CloudJsonFormatter
 
 
 def emit(handler: logging.Handler, stream: io.StringIO) -> dict:

@@ -1,4 +1,4 @@
-"""The two places shared/slack_app.py reaches past Bolt's public surface, pinned: each test fails the day a
+"""The two places shared/app/slack_app.py reaches past Bolt's public surface, pinned: each test fails the day a
 slack-bolt upgrade moves what the bot relies on, instead of the bot failing in production.
 
 - `bolt_request` undoes Bolt's reading of any form body containing the word "payload" as an interactivity
@@ -16,7 +16,7 @@ from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest, payload_utils
 from slack_bolt.request.internals import build_context
 
-from shared.slack_app import bolt_request, unroutable
+from shared.app.slack_app import bolt_request, unroutable
 
 COMMAND = {"command": "/restart-notebook", "text": "wb-payload", "user_id": "U0ALICE", "team_id": "T0TEAM",
            "channel_id": "C0PAYLOAD", "channel_name": "payload-team", "response_url": "https://hooks.slack.com/x",

@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.commands import Answer, Caller, Refusal, Verb, authorize_restart, parse_command, refusal, status_rows
-from shared.history import AutoMode, History
-from shared.identity import identity, shown
-from shared.models import InstanceRef, InstanceState, InstanceView
-from shared.policy import PolicyConfig
+from shared.core.commands import Answer, Caller, Refusal, Verb, authorize_restart, parse_command, refusal, status_rows
+from shared.core.history import AutoMode, History
+from shared.core.identity import identity, shown
+from shared.core.models import InstanceRef, InstanceState, InstanceView
+from shared.core.policy import PolicyConfig
 
 NOW = datetime(2026, 11, 20, 5, 0, tzinfo=UTC)
 POLICY = PolicyConfig()

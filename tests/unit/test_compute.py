@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from google.api_core.exceptions import Forbidden
 
-from shared.compute import UNKNOWN_FOR, Compute
+from shared.adapters.compute import UNKNOWN_FOR, Compute
 from simulators.compute import ComputeSimulator, simulated_vm_id
 from simulators.workbench import WorkbenchSimulator
 
@@ -101,7 +101,7 @@ def test_forged_ids_never_push_out_a_real_vms_name(
 ) -> None:
     """A flood of made-up ids (a new one each line) fills a cache of their own: the real VMs' names stay known."""
     _, compute = sims
-    monkeypatch.setattr("shared.compute.CACHE_SIZE", 2)
+    monkeypatch.setattr("shared.adapters.compute.CACHE_SIZE", 2)
     vms = adapter(compute)
     alice = simulated_vm_id(PROJECT, ZONE, "wb-alice")
     assert vms.vm_name(PROJECT, ZONE, alice) == "wb-alice"

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from shared.config import ConfigError, Need, load_settings
-from shared.policy import RestartPolicy
+from shared.adapters.config import ConfigError, Need, load_settings
+from shared.core.policy import RestartPolicy
 
 GOOD = {
     "GOOGLE_CLOUD_PROJECT": "contest-prj",

@@ -7,7 +7,7 @@ import json
 import requests
 from google.api_core import exceptions as gexc
 
-from shared.workbench import describe_error
+from shared.adapters.workbench import describe_error
 
 
 def rest_error(status: int, body: dict[str, object]) -> gexc.GoogleAPICallError:

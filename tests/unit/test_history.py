@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.history import (
+from shared.core.history import (
     AUTO,
     BOT_KEYS,
     INFLIGHT,

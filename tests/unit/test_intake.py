@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 import pytest
 from google.api_core.exceptions import Forbidden
 
-from shared.config import Settings
-from shared.intake import Refusal, vet
-from shared.models import OomKill
-from shared.oom_parse import UnresolvedKill, parse_log_entry
+from shared.adapters.config import Settings
+from shared.app.intake import Refusal, vet
+from shared.core.models import OomKill
+from shared.core.oom_parse import UnresolvedKill, parse_log_entry
 from simulators.compute import VmTable
 from tests.support import sample
 

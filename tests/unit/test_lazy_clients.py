@@ -12,8 +12,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from shared.queue import RestartQueue
-from shared.workbench import Workbench
+from shared.adapters.queue import RestartQueue
+from shared.adapters.workbench import Workbench
 
 THREADS = 16
 

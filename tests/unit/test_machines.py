@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.machines import DEFAULT_LADDER, is_bigger, memory_kib, next_size, vcpus
+from shared.core.machines import DEFAULT_LADDER, is_bigger, memory_kib, next_size, vcpus
 
 
 @pytest.mark.parametrize(

@@ -7,12 +7,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.blocks import SECTION_MAX, AlertFacts, alert_blocks, log_url, table_blocks
-from shared.history import History
-from shared.machines import memory_kib, next_size
-from shared.messages import CATALOGUE, escape, human_bytes, human_duration, placeholders, slack_date, text, variant
-from shared.models import InstanceRef
-from shared.policy import PolicyConfig, crashloop_count
+from shared.core.blocks import SECTION_MAX, AlertFacts, alert_blocks, log_url, table_blocks
+from shared.core.history import History
+from shared.core.machines import memory_kib, next_size
+from shared.core.messages import CATALOGUE, escape, human_bytes, human_duration, placeholders, slack_date, text, variant
+from shared.core.models import InstanceRef
+from shared.core.policy import PolicyConfig, crashloop_count
 
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
 

@@ -10,8 +10,8 @@ from slack_bolt.error import BoltError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
-from shared.config import ConfigError, Need, load_settings
-from shared.misconfig import BOT, Throttle, note_unsigned, slack_fix, slack_start_failure
+from shared.adapters.config import ConfigError, Need, load_settings
+from shared.adapters.misconfig import BOT, Throttle, note_unsigned, slack_fix, slack_start_failure
 
 
 class FakeClock:
@@ -56,12 +56,12 @@ def test_throttle_says_a_thing_once_an_hour_with_the_count_held_back() -> None:
 def test_unsigned_requests_are_counted_and_logged_once_an_hour(caplog: pytest.LogCaptureFixture) -> None:
     clock = FakeClock()
     throttle = Throttle(timedelta(hours=1), clock)
-    with caplog.at_level(logging.INFO, logger="shared.misconfig"):
+    with caplog.at_level(logging.INFO, logger="shared.adapters.misconfig"):
         for _ in range(5):
             note_unsigned(throttle)
         clock.now += 3600
         note_unsigned(throttle)
-    lines = [r for r in caplog.records if r.name == "shared.misconfig"]
+    lines = [r for r in caplog.records if r.name == "shared.adapters.misconfig"]
     assert [r.levelno for r in lines] == [logging.ERROR, logging.ERROR]
     assert "refused 1 request(s)" in lines[0].getMessage()
     assert "refused 5 request(s)" in lines[1].getMessage()

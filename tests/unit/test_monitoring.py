@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from shared.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident, should_warn
+from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident, should_warn
 
 INCIDENT: dict[str, Any] = {
     "incident": {

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.models import OomKill, iso
-from shared.oom_parse import (
+from shared.core.models import OomKill, iso
+from shared.core.oom_parse import (
     SINK_FILTER,
     NotAKill,
     Rejected,

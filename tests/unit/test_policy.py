@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.history import AutoMode, History, event_key
-from shared.models import (
+from shared.core.history import AutoMode, History, event_key
+from shared.core.models import (
     Action,
     InstanceRef,
     InstanceState,
@@ -18,7 +18,7 @@ from shared.models import (
     Trigger,
     iso,
 )
-from shared.policy import (
+from shared.core.policy import (
     PolicyConfig,
     Reason,
     RestartPolicy,

@@ -14,8 +14,8 @@ import grpc
 import pytest
 from google.api_core import exceptions as gexc
 
-from shared.models import Action, RestartRequest, Trigger
-from shared.queue import PublishUnconfirmedError, RestartQueue
+from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
+from shared.core.models import Action, RestartRequest, Trigger
 from simulators.pubsub import PubSubSimulator
 
 TOPIC = "projects/contest-prj/topics/notebook-restarts"

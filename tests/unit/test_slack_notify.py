@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.blocks import AlertFacts, alert_blocks
-from shared.models import InstanceRef
-from shared.slack_notify import SlackNotifier, is_slack_response_url
+from shared.adapters.slack_notify import SlackNotifier, is_slack_response_url
+from shared.core.blocks import AlertFacts, alert_blocks
+from shared.core.models import InstanceRef
 from simulators.slack import SlackSimulator
 
 TOKEN = "xoxb-unit-token"
@@ -91,12 +91,12 @@ def test_a_look_alike_owner_is_never_mentioned_or_looked_up_as_the_person_it_mim
 
 def test_status_table_keeps_a_hostile_owner_on_its_row_and_inside_the_code_block() -> None:
     """`/restart-notebook status` lists owners in a code block: escaped, one line each, no ``` to end it."""
-    from shared.commands import Caller  # noqa: PLC0415
-    from shared.config import Need, load_settings  # noqa: PLC0415
-    from shared.models import InstanceState, InstanceView  # noqa: PLC0415
-    from shared.queue import RestartQueue  # noqa: PLC0415
-    from shared.slack_app import SlackService  # noqa: PLC0415
-    from shared.workbench import Workbench  # noqa: PLC0415
+    from shared.adapters.config import Need, load_settings  # noqa: PLC0415
+    from shared.adapters.queue import RestartQueue  # noqa: PLC0415
+    from shared.adapters.workbench import Workbench  # noqa: PLC0415
+    from shared.app.slack_app import SlackService  # noqa: PLC0415
+    from shared.core.commands import Caller  # noqa: PLC0415
+    from shared.core.models import InstanceState, InstanceView  # noqa: PLC0415
 
     env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "notebook-restarts", "SLACK_BOT_TOKEN": TOKEN,
            "SLACK_ALERT_CHANNEL": CHANNEL, "SLACK_SIGNING_SECRET": "s", "ORGANIZER_EMAILS": "org@contest.example",
@@ -118,12 +118,12 @@ def test_status_header_names_the_count_its_column_shows() -> None:
     minutes apart (CRASHLOOP_RESET_AFTER 10 min) show 1, under a header that says what that 1 counts."""
     import time  # noqa: PLC0415
 
-    from shared.commands import Caller  # noqa: PLC0415
-    from shared.config import Need, load_settings  # noqa: PLC0415
-    from shared.models import InstanceState, InstanceView  # noqa: PLC0415
-    from shared.queue import RestartQueue  # noqa: PLC0415
-    from shared.slack_app import SlackService  # noqa: PLC0415
-    from shared.workbench import Workbench  # noqa: PLC0415
+    from shared.adapters.config import Need, load_settings  # noqa: PLC0415
+    from shared.adapters.queue import RestartQueue  # noqa: PLC0415
+    from shared.adapters.workbench import Workbench  # noqa: PLC0415
+    from shared.app.slack_app import SlackService  # noqa: PLC0415
+    from shared.core.commands import Caller  # noqa: PLC0415
+    from shared.core.models import InstanceState, InstanceView  # noqa: PLC0415
 
     env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "notebook-restarts", "SLACK_BOT_TOKEN": TOKEN,
            "SLACK_ALERT_CHANNEL": CHANNEL, "SLACK_SIGNING_SECRET": "s", "ORGANIZER_EMAILS": "org@contest.example",

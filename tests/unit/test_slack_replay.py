@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from shared.history import ACTED, LAST_RESTART, MAX_ACTED, MAX_LABELS, History
-from shared.slack_app import slack_request_digest
+from shared.app.slack_app import slack_request_digest
+from shared.core.history import ACTED, LAST_RESTART, MAX_ACTED, MAX_LABELS, History
 
 COMMAND = {"command": "/restart-notebook", "text": "wb-x", "user_id": "U1", "trigger_id": "13345.98.abc"}
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

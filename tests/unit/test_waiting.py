@@ -1,4 +1,4 @@
-"""A waiting automatic incident yields its instance's key (shared/waiting.py), on a fake clock.
+"""A waiting automatic incident yields its instance's key (shared/core/waiting.py), on a fake clock.
 
 The pure rules first; then the Worker with in-process fakes behind the Workbench, Slack and restart-topic
 adapters' own interfaces, so that the timing (one hold per delivery, the grace counted from receipt, the bound
@@ -16,11 +16,13 @@ from google.api_core.exceptions import RetryError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.config import Settings
-from shared.history import WAITING, History, event_key
-from shared.models import Action, InstanceRef, InstanceState, InstanceView, Requester, RestartRequest, Trigger, iso
-from shared.policy import Decision, PolicyConfig, Reason, Verdict
-from shared.waiting import (
+from shared.adapters.config import Settings
+from shared.adapters.workbench import OperationOutcome, ResetResult
+from shared.app.worker import Worker
+from shared.core.history import WAITING, History, event_key
+from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, Requester, RestartRequest, Trigger, iso
+from shared.core.policy import Decision, PolicyConfig, Reason, Verdict
+from shared.core.waiting import (
     MAX_HOLD,
     Marker,
     answers,
@@ -32,8 +34,6 @@ from shared.waiting import (
     max_yields,
     own_marker,
 )
-from shared.workbench import OperationOutcome, ResetResult
-from shared.worker import Worker
 
 RECEIVED = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from google.cloud import notebooks_v2
 
-from shared.models import InstanceState
-from shared.workbench import to_view
+from shared.adapters.workbench import to_view
+from shared.core.models import InstanceState
 
 NAME = "projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice"
 

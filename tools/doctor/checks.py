@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
-from shared.history import MAX_LABELS, ROOM_NEEDED, foreign_count
-from shared.oom_parse import SINK_FILTER
+from shared.core.history import MAX_LABELS, ROOM_NEEDED, foreign_count
+from shared.core.oom_parse import SINK_FILTER
 from tools.doctor.deployment import (
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
@@ -36,7 +36,7 @@ from tools.doctor.model import (
     warn,
 )
 
-HEALTH_KEYS = ("jupyterlab_status", "jupyterlab_api_status", "updated")  # what shared/policy.py reads
+HEALTH_KEYS = ("jupyterlab_status", "jupyterlab_api_status", "updated")  # what shared/core/policy.py reads
 HEALTH_FRESH = timedelta(minutes=5)  # the agent reports about every 30 s (docs/checked-facts.md)
 MEMORY_FRESH = timedelta(minutes=10)
 BROAD_ROLES = frozenset({"roles/owner", "roles/editor", "roles/notebooks.admin", "roles/notebooks.runner",
@@ -387,7 +387,7 @@ def sink_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
         return [fail("sink.exists", f"log sink {name} writes to {sink.destination}, not {destination}", APPLY)]
     if sink.filter != SINK_FILTER:
         return [fail("sink.exists", f"log sink {name}'s filter differs from the one the bot expects "
-                     "(infra/locals.tf oom_filter = shared/oom_parse.py SINK_FILTER): some kills would not "
+                     "(infra/locals.tf oom_filter = shared/core/oom_parse.py SINK_FILTER): some kills would not "
                      "reach the bot", APPLY)]
     return [ok("sink.exists", f"log sink {name} -> the OOM topic, with the expected filter")]
 

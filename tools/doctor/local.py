@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from google.cloud import eventarc_v1, functions_v2, monitoring_v3
 from google.cloud.logging_v2.types import logging_config
 
-from shared.oom_parse import SINK_FILTER
+from shared.core.oom_parse import SINK_FILTER
 from simulators import stack as local_stack
 from simulators.gcp_admin import CloudProject, GcpAdminSimulator
 from tools.doctor.deployment import (

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.models import InstanceRef
-from shared.workbench import Workbench, describe_error
+from shared.adapters.workbench import Workbench, describe_error
+from shared.core.models import InstanceRef
 from tools.doctor.deployment import Deployment
 from tools.doctor.model import CheckResult, fail, ok, warn
 
@@ -60,7 +60,7 @@ def interpret(seen: ProbeObservation) -> list[CheckResult]:
         line = f"a reset of it carries verb={last.verb!r} target={last.target!r} endpoint={last.endpoint!r}"
         results.append(ok("probe.reset", f"{line} — confirms {ROW_RESET}") if matches else
                        fail("probe.reset", f"{line} — refutes {ROW_RESET}: crash recovery would not find its reset",
-                            "report it: shared/workbench.py find_reset matches on verb and target"))
+                            "report it: shared/adapters/workbench.py find_reset matches on verb and target"))
     else:
         results.append(warn("probe.reset", f"no reset of {seen.instance} among the zone's operations: {ROW_RESET} "
                             "stays unconfirmed", "reset the spare once (gcloud workbench instances reset NAME "

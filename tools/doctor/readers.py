@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from shared.workbench import Workbench, describe_error
+from shared.adapters.workbench import Workbench, describe_error
 from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, MEMORY_METRIC, Deployment, required_apis
 from tools.doctor.model import (
     AlertPolicy,

@@ -720,6 +720,19 @@ def text(key: str, lang: Lang, **params: Any) -> str:
     return template.format(**params)
 
 
+class For:
+    """The catalogue bound to one reader's language, once: `say = messages.For(lang)`, then `say("key", x=...)`.
+
+    Keys are written as literals at the call, so tests/unit/test_message_keys.py can check each one exists in
+    every language and is given every placeholder it has."""
+
+    def __init__(self, lang: Lang) -> None:
+        self.lang = lang
+
+    def __call__(self, key: str, **params: Any) -> str:
+        return text(key, self.lang, **params)
+
+
 def variant(key: str, case: str) -> str:
     """`key.case` where the catalogue words that case apart (a failed stop, not a failed restart), else `key`."""
     specific = f"{key}.{case}"

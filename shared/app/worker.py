@@ -31,12 +31,24 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from shared import alert_groups, messages, waiting
-from shared.alert_groups import Cause
-from shared.audit import audit
-from shared.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
-from shared.config import Settings
-from shared.history import (
+from shared.adapters.audit import audit
+from shared.adapters.clock import utcnow
+from shared.adapters.config import Settings
+from shared.adapters.slack_notify import RESPONSE_URL_LIFE, SlackNotifier
+from shared.adapters.workbench import (
+    LabelsNotConfirmedError,
+    OperationOutcome,
+    ResetResult,
+    Workbench,
+    describe_error,
+    may_have_been_applied,
+    transient_errors,
+)
+from shared.app.resize import Resizer
+from shared.core import alert_groups, messages, waiting
+from shared.core.alert_groups import Cause
+from shared.core.blocks import AlertFacts, alert_blocks, amend_alert, cost_text, resize_button_label
+from shared.core.history import (
     BOT_KEYS,
     MAX_LABELS,
     ROOM_NEEDED,
@@ -46,21 +58,9 @@ from shared.history import (
     foreign_count,
     present,
 )
-from shared.machines import next_size
-from shared.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
-from shared.policy import Decision, Reason, Verdict, crashloop_count, decide, is_too_old, restart_key
-from shared.resize import Resizer
-from shared.slack_notify import RESPONSE_URL_LIFE, SlackNotifier
-from shared.workbench import (
-    LabelsNotConfirmedError,
-    OperationOutcome,
-    ResetResult,
-    Workbench,
-    describe_error,
-    may_have_been_applied,
-    transient_errors,
-    utcnow,
-)
+from shared.core.machines import next_size
+from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
+from shared.core.policy import Decision, Reason, Verdict, crashloop_count, decide, is_too_old, restart_key
 
 log = logging.getLogger(__name__)
 _LOOKING = object()  # _find_earlier_reset: no reset yet, and no budget left to wait for one

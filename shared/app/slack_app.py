@@ -20,9 +20,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from shared import messages
-from shared.audit import audit
-from shared.blocks import (
+from shared.adapters.audit import audit
+from shared.adapters.clock import utcnow
+from shared.adapters.config import Settings
+from shared.adapters.misconfig import note_unsigned, said_if_misconfigured, slack_error
+from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
+from shared.adapters.slack_notify import SHOWN_MAX, is_slack_response_url
+from shared.adapters.workbench import Workbench
+from shared.core import messages
+from shared.core.blocks import (
     ACTION_PAUSE,
     ACTION_RESIZE,
     ACTION_RESIZE_DENY,
@@ -38,7 +44,7 @@ from shared.blocks import (
     table_blocks,
     without_buttons,
 )
-from shared.commands import (
+from shared.core.commands import (
     Answer,
     Caller,
     Refusal,
@@ -50,15 +56,10 @@ from shared.commands import (
     refusal,
     status_rows,
 )
-from shared.config import Settings
-from shared.history import History, acted_digest
-from shared.identity import identity
-from shared.machines import next_size
-from shared.misconfig import note_unsigned, said_if_misconfigured, slack_error
-from shared.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
-from shared.queue import PublishUnconfirmedError, RestartQueue
-from shared.slack_notify import SHOWN_MAX, is_slack_response_url
-from shared.workbench import Workbench, utcnow
+from shared.core.history import History, acted_digest
+from shared.core.identity import identity
+from shared.core.machines import next_size
+from shared.core.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 
 if TYPE_CHECKING:
     from slack_sdk.signature import SignatureVerifier
@@ -126,7 +127,7 @@ class SlackService:
 
         `workspace` is the app's own team (auth.test, which Bolt makes and keeps in the request's context):
         a member of another one (Slack Connect), a bot, a deactivated account or an unconfirmed email is
-        refused whatever its email says; an email that is not plain ASCII names nobody (shared/identity.py)."""
+        refused whatever its email says; an email that is not plain ASCII names nobody (shared/core/identity.py)."""
         from slack_sdk.errors import SlackApiError  # noqa: PLC0415
 
         try:

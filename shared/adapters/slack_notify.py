@@ -12,10 +12,10 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from shared.config import SLACK_RESPONSE_URL_BASE
-from shared.identity import identity
-from shared.messages import escape
-from shared.misconfig import SLACK, Throttle, said_if_misconfigured
+from shared.adapters.config import SLACK_RESPONSE_URL_BASE
+from shared.adapters.misconfig import SLACK, Throttle, said_if_misconfigured
+from shared.core.identity import identity
+from shared.core.messages import escape
 
 log = logging.getLogger(__name__)
 # What an email address can look like (RFC 5321's 64 + 255), with nothing Slack's mrkdwn would read as markup

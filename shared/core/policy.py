@@ -40,9 +40,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from shared.history import AutoMode, History, event_key
-from shared.machines import is_bigger
-from shared.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
+from shared.core.history import AutoMode, History, event_key
+from shared.core.machines import is_bigger
+from shared.core.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
 
 
 class RestartPolicy(StrEnum):

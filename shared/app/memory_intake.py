@@ -10,14 +10,14 @@ import logging
 from datetime import datetime
 from typing import Any
 
-from shared.audit import audit
-from shared.intake import delivery_time
-from shared.models import Action, RestartRequest, Trigger
-from shared.monitoring import NotAMemoryIncident, parse_incident
-from shared.oom_parse import Rejected, entry_from_cloudevent
-from shared.policy import PolicyConfig
-from shared.queue import RestartQueue
-from shared.workbench import utcnow
+from shared.adapters.audit import audit
+from shared.adapters.clock import utcnow
+from shared.adapters.queue import RestartQueue
+from shared.app.intake import delivery_time
+from shared.core.models import Action, RestartRequest, Trigger
+from shared.core.monitoring import NotAMemoryIncident, parse_incident
+from shared.core.oom_parse import Rejected, entry_from_cloudevent
+from shared.core.policy import PolicyConfig
 
 
 def handle_memory_event(

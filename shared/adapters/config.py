@@ -18,10 +18,10 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from shared.identity import identity
-from shared.machines import DEFAULT_LADDER, memory_kib, vcpus
-from shared.models import MACHINE_TYPE_RE
-from shared.policy import PolicyConfig, RestartPolicy
+from shared.core.identity import identity
+from shared.core.machines import DEFAULT_LADDER, memory_kib, vcpus
+from shared.core.models import MACHINE_TYPE_RE
+from shared.core.policy import PolicyConfig, RestartPolicy
 
 # Where Slack's response_urls point (api.slack.com/interactivity/handling#message_responses: "https://hooks.slack.com/
 # actions/…"; slash commands "https://hooks.slack.com/commands/…"). SLACK_RESPONSE_URL_BASE says otherwise only for
@@ -163,7 +163,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     secret = get("SLACK_SIGNING_SECRET", required=app)
     organizers_raw = get("ORGANIZER_EMAILS", required=app)
     written = [e.strip() for e in organizers_raw.split(",") if e.strip()]
-    organizers = frozenset(e for e in map(identity, written) if e)  # compared as identities (shared/identity.py)
+    organizers = frozenset(e for e in map(identity, written) if e)  # compared as identities (shared/core/identity.py)
     bad = sorted(e for e in written if identity(e) is None or not _EMAIL.fullmatch(e))
     if bad and app:  # only slack_app reads them: a typo must not stop on_oom from starting
         problems.append(f"ORGANIZER_EMAILS has entries that are not emails: {', '.join(bad)[:80]}")
@@ -206,7 +206,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
     elif unknown := [m for m in ladder if memory_kib(m) is None or vcpus(m) is None]:
         # A rung whose size is unknown could never be shown to be bigger: it would silently never be offered.
         problems.append(f"MACHINE_LADDER: the memory or vCPUs of {', '.join(unknown)} are unknown to "
-                        "notebook-medic (shared/machines.py); use known or custom-CPUS-MIB types")
+                        "notebook-medic (shared/core/machines.py); use known or custom-CPUS-MIB types")
     prices = parse("MACHINE_PRICES", {}, _prices, "type=USD_per_hour pairs, comma-separated")
     settings = Settings(
         project=project,

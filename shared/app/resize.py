@@ -16,13 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from shared import messages
-from shared.blocks import memory_text, resize_button_label, without_buttons
-from shared.config import Settings
-from shared.machines import memory_kib
-from shared.models import InstanceRef, InstanceState, InstanceView, RestartRequest
-from shared.slack_notify import SlackNotifier
-from shared.workbench import OperationOutcome, ResetResult, Workbench, describe_error
+from shared.adapters.config import Settings
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench, describe_error
+from shared.core import messages
+from shared.core.blocks import memory_text, resize_button_label, without_buttons
+from shared.core.machines import memory_kib
+from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from shared.history import present
-from shared.identity import shown
-from shared.models import InstanceRef, InstanceState, InstanceView
+from shared.core.history import present
+from shared.core.identity import shown
+from shared.core.models import InstanceRef, InstanceState, InstanceView
 
 if TYPE_CHECKING:
     from google.api_core import operation as lro
@@ -498,7 +498,7 @@ def to_view(instance: Any) -> InstanceView:
         state=state,
         health_state=_enum_name(pb, "health_state"),
         health_info=dict(pb.health_info),
-        owner_email=shown(owner),  # compared only as an identity (shared/identity.py): a look-alike owns nothing
+        owner_email=shown(owner),  # compared only as an identity (shared/core/identity.py): a look-alike owns nothing
         machine_type=gce.machine_type.rsplit("/", 1)[-1],
         labels=dict(pb.labels),
         accelerators=tuple((_enum_name(a, "type_"), int(a.core_count)) for a in gce.accelerator_configs),
@@ -511,6 +511,3 @@ def _enum_name(message: Any, field: str) -> str:
     known = message.DESCRIPTOR.fields_by_name[field].enum_type.values_by_number.get(number)
     return str(known.name) if known is not None else str(number)
 
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)

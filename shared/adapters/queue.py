@@ -11,7 +11,7 @@ import logging
 import threading
 from typing import Any
 
-from shared.models import RestartRequest
+from shared.core.models import RestartRequest
 
 log = logging.getLogger(__name__)
 UNRESOLVED_KEY = "unresolved"

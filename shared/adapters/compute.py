@@ -19,7 +19,7 @@ from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 
-from shared.workbench import transient_errors
+from shared.adapters.workbench import transient_errors
 
 CACHE_SIZE = 4096  # per cache: a contest's VMs, many times over; unknown (forged) ids have a cache of their own
 UNKNOWN_FOR = timedelta(minutes=10)

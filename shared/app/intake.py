@@ -8,10 +8,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from shared.audit import audit
-from shared.config import Settings
-from shared.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
-from shared.oom_parse import (
+from shared.adapters.audit import audit
+from shared.adapters.clock import utcnow
+from shared.adapters.config import Settings
+from shared.adapters.queue import RestartQueue
+from shared.adapters.workbench import describe_error, transient_errors
+from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
+from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
     NotAKill,
     Rejected,
@@ -22,8 +25,6 @@ from shared.oom_parse import (
     received_time,
     vm_id_of,
 )
-from shared.queue import RestartQueue
-from shared.workbench import describe_error, transient_errors, utcnow
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def delivery_time(event_time: str, now: datetime) -> datetime:
 
 
 class VmNames(Protocol):
-    """What intake asks of Compute Engine (shared/compute.py): the name of the VM with this id in this zone."""
+    """What intake asks of Compute Engine (shared/adapters/compute.py): the name of the VM with this id in this zone."""
 
     def vm_name(self, project: str, zone: str, vm_id: str) -> str: ...
 

@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from shared.history import event_key
-from shared.models import RestartRequest, iso
-from shared.policy import Decision, PolicyConfig, Verdict
+from shared.core.history import event_key
+from shared.core.models import RestartRequest, iso
+from shared.core.policy import Decision, PolicyConfig, Verdict
 
 # The most a waiting incident holds its instance's key per delivery, whatever HEALTH_POLL_SECONDS says: a
 # person's request is acted on within 30 s of being queued (this, a read, a publish, and a margin).

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared.models import InstanceRef, is_valid_instance_name
+from shared.core.models import InstanceRef, is_valid_instance_name
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from typing import Any
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
-from shared.machines import hourly_delta, memory_kib
-from shared.messages import Lang, escape, human_bytes, human_duration, slack_date, text
-from shared.models import InstanceRef
+from shared.core.machines import hourly_delta, memory_kib
+from shared.core.messages import Lang, escape, human_bytes, human_duration, slack_date, text
+from shared.core.models import InstanceRef
 
 # action_ids of the organizer buttons; the Slack app routes on these.
 ACTION_RESTART = "medic_restart"

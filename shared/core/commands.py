@@ -3,7 +3,7 @@
 Ownership is decided here, server-side, from the instance's own metadata
 (`proxy-user-mail`) and the caller's Slack profile email: the one rule IAM
 cannot express ("restart your own instance only"). Emails are compared as
-identities (shared/identity.py), and only a member of the app's own workspace
+identities (shared/core/identity.py), and only a member of the app's own workspace
 who is a person, not deactivated, with a confirmed email, is anyone at all.
 """
 
@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from shared.history import AutoMode, History
-from shared.identity import same_person
-from shared.models import InstanceState, InstanceView, is_valid_instance_name
-from shared.policy import PolicyConfig, believable, crashloop_count, live_inflight
+from shared.core.history import AutoMode, History
+from shared.core.identity import same_person
+from shared.core.models import InstanceState, InstanceView, is_valid_instance_name
+from shared.core.policy import PolicyConfig, believable, crashloop_count, live_inflight
 
 
 class Verb(StrEnum):
@@ -89,7 +89,7 @@ class Refusal(StrEnum):
 @dataclass(frozen=True)
 class Caller:
     slack_user_id: str
-    email: str | None  # the profile email as an identity (shared/identity.py), or None
+    email: str | None  # the profile email as an identity (shared/core/identity.py), or None
     is_organizer: bool
     refused: Refusal | None = None  # set: nobody, refused before anything is read or decided
     email_not_plain: bool = False  # the profile has an email, but not a plain ASCII one: it names nobody

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from shared.models import InstanceRef, OomKill, is_valid_instance_name, parse_time
+from shared.core.models import InstanceRef, OomKill, is_valid_instance_name, parse_time
 
 PUBSUB_EVENT_TYPE = "google.cloud.pubsub.topic.v1.messagePublished"
 VM_NAME_LABEL = "compute.googleapis.com/resource_name"
@@ -267,7 +267,7 @@ def resolve_instance(entry: dict[str, Any], line: str, *, vm_name: str = "") -> 
     from the host name in the syslog prefix ("Nov 20 04:12:33 wb-alice kernel: ...");
     else `vm_name`, the name Compute Engine gives the entry's instance_id.
     Zone and project come from resource.labels (project also from logName).
-    Who vouches for the name is checked later (shared/intake.py): here it is only read.
+    Who vouches for the name is checked later (shared/app/intake.py): here it is only read.
     """
     resource = entry.get("resource")
     resource_type = resource.get("type") if isinstance(resource, dict) else None
