@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
 from shared.core.history import present
 from shared.core.identity import shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView
@@ -69,6 +70,7 @@ def transient_errors() -> tuple[type[Exception], ...]:
     from requests import exceptions as rexc  # noqa: PLC0415
 
     return (
+        TransientError,  # the project's own (shared/adapters/errors.py), raised by in-process fakes and translators
         gexc.TooManyRequests,
         gexc.InternalServerError,
         gexc.BadGateway,
@@ -112,6 +114,8 @@ def may_have_been_applied(exc: BaseException) -> bool:
 
     if isinstance(exc, rexc.ConnectTimeout):  # never connected: never sent
         return False
+    if isinstance(exc, ServiceError):
+        return isinstance(exc, MaybeAppliedError)
     # 500 and 502 may come after the work was done (Google's predicate for non-idempotent calls retries
     # only 429 and 503); the redelivery then looks for the reset among the operations before sending one.
     return isinstance(
@@ -121,6 +125,8 @@ def may_have_been_applied(exc: BaseException) -> bool:
 
 def describe_error(exc: BaseException) -> str:
     """A short, log-safe description: the API's status and message, no request details."""
+    if isinstance(exc, ServiceError):
+        return str(exc)[:240]
     code = getattr(exc, "code", None)
     message = str(getattr(exc, "message", None) or exc)
     # REST errors lead with the request ("GET https://...?$alt=json...: "): drop it, keep the API's words.
