@@ -1,0 +1,112 @@
+"""A Worker on the fakes and one FakeClock, and Pub/Sub's push around it: deliveries, nacks, redeliveries.
+
+build_worker() is the one place a test builds the Worker from the fakes, so that a change of its constructor
+(issue 16: one `clock: Clock` for `clock=`/`sleep=`) is a change here alone.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import pytest
+
+import shared.app.worker as worker_module
+from shared.adapters.clock import FakeClock
+from shared.adapters.config import Settings
+from shared.app.worker import Worker, WorkOutcome
+from shared.core.models import Action, InstanceRef, RestartRequest, Trigger, iso
+from tests.fakes.slack import FakeSlack
+from tests.fakes.topic import FakeTopic
+from tests.fakes.workbench import FakeWorkbench, Visibility
+
+ALERTS = "C0ALERTS"
+# The restart subscription's retry policy (infra/pubsub.tf: minimum_backoff 10s, maximum_backoff 600s).
+MIN_BACKOFF_S, MAX_BACKOFF_S = 10.0, 600.0
+
+
+def build_worker(settings: Settings, workbench: FakeWorkbench, slack: FakeSlack, topic: FakeTopic,
+                 clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Worker:
+    """The Worker on the fakes. Its budget and deadlines still read time.monotonic() in shared/app/worker.py: that
+    module's `time` is the FakeClock's until the Worker takes a Clock."""
+    monkeypatch.setattr(worker_module, "time", types.SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep))
+    return Worker(settings, workbench, slack, queue=topic, clock=clock.now, sleep=clock.sleep)  # type: ignore[arg-type]
+
+
+def oom_request(ref: InstanceRef, killed_at: datetime, *, delivery: str = "m1", pid: int = 4242) -> RestartRequest:
+    """A kill line as on_oom publishes it to the restart topic."""
+    return RestartRequest(
+        action=Action.RESTART, trigger=Trigger.OOM, instance=ref.full_name, requested_at=killed_at,
+        event_id=f"insert-{iso(killed_at)}", kill={"killed_at": iso(killed_at), "pid": pid, "process": "python3"},
+        delivery_id=delivery,
+    )
+
+
+@dataclass
+class Rig:
+    clock: FakeClock
+    workbench: FakeWorkbench
+    slack: FakeSlack
+    topic: FakeTopic
+    worker: Worker
+    outcomes: list[WorkOutcome] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, monkeypatch: pytest.MonkeyPatch, *, visibility: Visibility, settings: Settings | None = None,
+              **workbench_options: float) -> Rig:
+        """Production's settings (a fake clock makes its minutes free) unless a row needs others."""
+        clock = FakeClock()
+        settings = settings or Settings(project="contest-prj", workbench_zones=("asia-northeast1-a",),
+                                        slack_alert_channel=ALERTS)
+        workbench = FakeWorkbench(clock, visibility=visibility, timeout_s=settings.workbench_timeout.total_seconds(),
+                                  retry_s=settings.workbench_retry.total_seconds(), **workbench_options)
+        slack = FakeSlack(clock, timeout_s=settings.slack_timeout.total_seconds())
+        topic = FakeTopic()
+        return cls(clock, workbench, slack, topic, build_worker(settings, workbench, slack, topic, clock, monkeypatch))
+
+    def instance(self, name: str, **options: object) -> InstanceRef:
+        """An instance whose owner Slack knows (their DMs arrive in the channel named by their user id)."""
+        ref = InstanceRef("contest-prj", "asia-northeast1-a", name)
+        self.workbench.add_instance(ref, **options)  # type: ignore[arg-type]
+        self.slack.users[f"{name}@contest.example"] = self.owner(ref)
+        return ref
+
+    @staticmethod
+    def owner(ref: InstanceRef) -> str:
+        return "U" + ref.name.upper().replace("-", "")
+
+    def kill(self, ref: InstanceRef, *, jupyter_survives: bool = False,
+             age: timedelta = timedelta(0)) -> RestartRequest:
+        """An OOM kill as it happens: the agent's report 0.2 s later; the line reaches the worker a second on."""
+        killed_at = self.clock.now() - age
+        self.workbench.oom_kill(ref, jupyter_survives=jupyter_survives)
+        self.clock.advance(1.0)
+        return oom_request(ref, killed_at)
+
+    def push(self, request: RestartRequest, *, deliveries: int = 12,
+             on_nack: Callable[[WorkOutcome], None] | None = None) -> list[WorkOutcome]:
+        """Push as the restart subscription does: a nack is redelivered after an exponential backoff, and what the
+        worker published meanwhile (a continuation) is pushed after it, in order. The outcomes of this push."""
+        queue, outcomes = [request], []
+        while queue:
+            message = queue.pop(0)
+            for attempt in range(1, deliveries + 1):
+                published = len(self.topic.published)
+                outcome = self.worker.handle(message)
+                outcomes.append(outcome)
+                queue += self.topic.published[published:]
+                if outcome.ack:
+                    break
+                if on_nack is not None:
+                    on_nack(outcome)
+                self.clock.advance(min(MAX_BACKOFF_S, MIN_BACKOFF_S * 2 ** (attempt - 1)))
+            else:
+                raise AssertionError(f"still nacked after {deliveries} deliveries: {outcomes}")
+        self.outcomes += outcomes
+        return outcomes
+
+    def alerts(self, name: str) -> list[str]:
+        """The alert channel's messages about the instance, as they read now (text and blocks)."""
+        return [f"{m.text}\n{m.blocks}" for m in self.slack.in_channel(ALERTS) if name in f"{m.text}{m.blocks}"]
