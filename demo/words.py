@@ -1,6 +1,6 @@
 """The demo's narration in an organizer's words: what the bot decided and why, and what state a notebook is in.
 
-The product's own sentences (alerts, DMs, replies) come from shared/core/messages.py; these are the demo's
+The product's own sentences (alerts, DMs, replies) come from shared/core/messages/; these are the demo's
 commentary on the audit records and on the simulator, for someone who has never read the code. A code
 the tables do not know (policy grows) reads as its words, never as a crash.
 """

@@ -1,4 +1,4 @@
-"""Block Kit layouts for the organizers' alert. Words come from messages.py."""
+"""Block Kit layouts for the organizers' alert. Words come from the messages package."""
 
 from __future__ import annotations
 

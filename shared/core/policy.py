@@ -91,7 +91,7 @@ class Verdict(StrEnum):
 
 
 class Reason(StrEnum):
-    """Why a verdict was reached; messages.py turns each into words."""
+    """Why a verdict was reached; the messages package turns each into words."""
 
     SAME_INCIDENT = "same-incident"  # within cooldown of the last incident
     BEFORE_LAST_RESTART = "before-last-restart"

@@ -57,7 +57,7 @@ from tests.property.hostile import (
 
 Record = Callable[[str, object], None]
 ALICE_FULL = full_name("wb-alice")
-# The answers of a request cut short by Slack's 3 s budget (shared/core/messages.py, "queue.unconfirmed" and
+# The answers of a request cut short by Slack's 3 s budget (shared/core/messages/, "queue.unconfirmed" and
 # "deny.unavailable"): honest under load, so the oracle reads them instead of calling them failures.
 UNCONFIRMED = "may or may not be carried out"
 UNREACHABLE = "couldn't reach"

@@ -28,7 +28,7 @@ def imported_modules(path: Path) -> list[str]:
 
 
 def modules_of(layer: str) -> list[Path]:
-    return sorted((SHARED / layer).glob("*.py"))
+    return sorted((SHARED / layer).rglob("*.py"))  # sub-packages too (core/messages/)
 
 
 def test_every_module_of_shared_sits_in_a_layer() -> None:

@@ -1,12 +1,15 @@
-"""The catalogue: every message in both languages with the same placeholders; layout renders."""
+"""The catalogue: every message in both languages with the same placeholders, each key defined once; layout renders."""
 
 from __future__ import annotations
 
+import ast
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from shared.core import messages
 from shared.core.blocks import SECTION_MAX, AlertFacts, alert_blocks, log_url, table_blocks
 from shared.core.history import History
 from shared.core.machines import memory_kib, next_size
@@ -15,6 +18,7 @@ from shared.core.models import InstanceRef
 from shared.core.policy import PolicyConfig, crashloop_count
 
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
+PACKAGE = Path(messages.__file__).parent
 
 
 @pytest.mark.parametrize("key", sorted(CATALOGUE))
@@ -22,6 +26,24 @@ def test_both_languages_with_the_same_placeholders(key: str) -> None:
     entry = CATALOGUE[key]
     assert set(entry) == {"en", "ja"}
     assert placeholders(entry["en"]) == placeholders(entry["ja"])
+
+
+def literal_keys(source: str) -> list[str]:
+    """The string keys of every dict literal in a catalogue module, as written (a repeat stays a repeat)."""
+    return [key.value for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Dict)
+            for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str) and "." in key.value]
+
+
+def test_each_key_is_defined_once_across_the_catalogue_modules() -> None:
+    """A key written twice (in one module's dict, or in two modules) would lose one of its wordings without a sound."""
+    written = [key for path in sorted(PACKAGE.glob("*.py")) for key in literal_keys(path.read_text())]
+    assert len(written) == len(CATALOGUE) and set(written) == set(CATALOGUE)
+    with pytest.raises(ValueError, match="defined twice"):
+        messages._merged({"a.b": {"en": "x", "ja": "x"}}, {"a.b": {"en": "y", "ja": "y"}})
+
+
+def test_the_duplicate_check_sees_a_repeat_within_one_dict() -> None:
+    assert literal_keys('W = {"a.b": {"en": "x"}, "a.b": {"en": "y"}}') == ["a.b", "a.b"]
 
 
 def test_japanese_is_used_when_asked() -> None:

@@ -1,0 +1,172 @@
+"""What a person meets in Slack when they act, in English and Japanese: the alert's buttons, `/restart-notebook`
+(help, queued, choose), the refusals and their reasons (deny.*), the buttons' acknowledgements, and the status table.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from shared.core.messages.formatting import Lang
+
+COMMANDS: Final[dict[str, dict[Lang, str]]] = {
+    # ---- buttons ------------------------------------------------------------------------------
+    "button.restart": {"en": "Restart now", "ja": "今すぐ再起動"},
+    # A pause holds the owner's /restart-notebook too, not only automatic restarts (organizers may override).
+    "button.pause": {"en": "Pause restarts", "ja": "再起動を一時停止"},
+    "button.resume": {"en": "Resume restarts", "ja": "再起動を再開"},
+    "button.stop": {"en": "Stop instance", "ja": "インスタンスを停止"},
+    "button.stop.confirm": {
+        "en": "Stop {instance}? The participant loses everything in memory.",
+        "ja": "{instance} を停止しますか? メモリ上の作業はすべて失われます。",
+    },
+    "button.resize.confirm": {
+        "en": "Move {instance} to {machine}? It is stopped and started again: the participant loses everything in memory.",
+        "ja": "{instance} を {machine} に変更しますか? 停止して再起動するため、メモリ上の作業はすべて失われます。",
+    },
+    "button.confirm": {"en": "Yes", "ja": "はい"},
+    "button.cancel": {"en": "Cancel", "ja": "キャンセル"},
+    # ---- /restart-notebook ---------------------------------------------------------------------
+    "cmd.help": {
+        "en": "*/restart-notebook* restarts your Workbench notebook when it is stuck (for example after running out of memory).\n"
+        "• `/restart-notebook` — restart your notebook (if you have one)\n"
+        "• `/restart-notebook NAME` — restart the notebook called NAME (yours; organizers: any)\n"
+        "• `/restart-notebook status` — your notebooks (organizers: every notebook)\n"
+        "• `/restart-notebook bigger [NAME]` — ask the organizers for a machine with more memory\n"
+        "• `/restart-notebook help` — this message\n"
+        "A restart takes about a minute; anything only in memory is lost.",
+        "ja": "*/restart-notebook* は動かなくなった Workbench ノートブックを再起動します (メモリ不足の後など)。\n"
+        "• `/restart-notebook` — 自分のノートブックを再起動\n"
+        "• `/restart-notebook 名前` — 指定したノートブックを再起動 (自分のもの。運営はすべて)\n"
+        "• `/restart-notebook status` — 自分のノートブックの状態 (運営は全台)\n"
+        "• `/restart-notebook bigger [名前]` — メモリの多いマシンを運営に依頼\n"
+        "• `/restart-notebook help` — このヘルプ\n"
+        "再起動には 1 分ほどかかり、メモリ上のデータは失われます。",
+    },
+    "cmd.unusable": {
+        "en": ":thinking_face: I couldn't use that ({problem}).\n{help}",
+        "ja": ":thinking_face: その入力は使えません ({problem})。\n{help}",
+    },
+    "cmd.queued": {
+        "en": ":arrows_counterclockwise: Restarting *{instance}*… I'll tell you here when it's back (usually about a minute).",
+        "ja": ":arrows_counterclockwise: *{instance}* を再起動しています… 復帰したらここでお知らせします (通常 1 分ほど)。",
+    },
+    "cmd.replayed": {
+        "en": ":information_source: This request was already carried out; it is not done twice.",
+        "ja": ":information_source: このリクエストはすでに実行済みです。二度は実行しません。",
+    },
+    "cmd.choose": {
+        "en": "You have several notebooks; name the one to restart: {names}",
+        "ja": "ノートブックが複数あります。再起動するものを指定してください: {names}",
+    },
+    # `bigger` asks for a machine; it restarts nothing, and its refusals must not read as a restart's.
+    "cmd.choose_bigger": {
+        "en": "You have several notebooks; name the one to enlarge: `/restart-notebook bigger NAME` with one of {names}",
+        "ja": "ノートブックが複数あります。大きくするものを指定してください: `/restart-notebook bigger 名前` ({names} のいずれか)",
+    },
+    "cmd.bigger_name_it": {
+        "en": "Name the notebook to enlarge: `/restart-notebook bigger NAME`.",
+        "ja": "大きくするノートブックを指定してください: `/restart-notebook bigger 名前`",
+    },
+    "deny.not_yours_bigger": {
+        "en": ":no_entry: `{name}` is not your notebook, so you can't ask for a bigger machine for it.",
+        "ja": ":no_entry: `{name}` はあなたのノートブックではないため、大きいマシンを依頼できません。",
+    },
+    "deny.no_email": {
+        "en": ":no_entry: Your Slack profile has no email address, so I can't tell which notebook is yours. Ask an organizer.",
+        "ja": ":no_entry: Slack プロフィールにメールアドレスがないため、どのノートブックがあなたのものか判断できません。運営に連絡してください。",
+    },
+    "deny.email_not_plain": {
+        "en": ":no_entry: The email address in your Slack profile is not a plain ASCII address, so I can't tell which notebook is yours. Ask an organizer.",
+        "ja": ":no_entry: Slack プロフィールのメールアドレスが半角英数字だけのアドレスではないため、どのノートブックがあなたのものか判断できません。運営に連絡してください。",
+    },
+    "deny.not_member": {
+        "en": ":no_entry: This Slack account can't use notebook-medic here: only active members of this workspace can, not bots, deactivated accounts or members of other organizations.",
+        "ja": ":no_entry: この Slack アカウントはここで notebook-medic を使えません。使えるのはこのワークスペースの有効なメンバーだけです（ボット、無効化されたアカウント、他の組織のメンバーは使えません）。",
+    },
+    "deny.unconfirmed_email": {
+        "en": ":no_entry: Slack says the email address in your profile is not confirmed yet. Confirm it in Slack, then try again.",
+        "ja": ":no_entry: Slack によると、プロフィールのメールアドレスがまだ確認されていません。Slack で確認してから、もう一度お試しください。",
+    },
+    "deny.no_instance": {
+        "en": ":no_entry: I found no notebook owned by {email}. Ask an organizer if that's wrong.",
+        "ja": ":no_entry: {email} が所有するノートブックが見つかりません。誤りであれば運営に連絡してください。",
+    },
+    "deny.not_found": {
+        "en": ":no_entry: There is no notebook called `{name}`.",
+        "ja": ":no_entry: `{name}` というノートブックはありません。",
+    },
+    "deny.ambiguous": {
+        "en": ":no_entry: More than one notebook is called `{name}` (zones: {zones}); ask an organizer.",
+        "ja": ":no_entry: `{name}` という名前のノートブックが複数あります (ゾーン: {zones})。運営に連絡してください。",
+    },
+    "deny.not_yours": {
+        "en": ":no_entry: `{name}` is not your notebook, so you can't restart it.",
+        "ja": ":no_entry: `{name}` はあなたのノートブックではないため再起動できません。",
+    },
+    "deny.not_restartable": {
+        "en": ":no_entry: `{name}` is {state}, not running, so it can't be restarted now.",
+        "ja": ":no_entry: `{name}` は {state} 状態で起動していないため、今は再起動できません。",
+    },
+    "deny.paused": {
+        "en": ":no_entry: Restarts of `{name}` are paused (after a crash loop, or by an organizer); ask an organizer "
+        "if you need it restarted.",
+        "ja": ":no_entry: `{name}` の再起動は一時停止中です (クラッシュループ後、または運営による停止)。"
+        "再起動が必要な場合は運営に相談してください。",
+    },
+    # Nothing is queued for these: no promise of a follow-up.
+    "deny.already": {
+        "en": ":hourglass_flowing_sand: `{name}` is already restarting (since {time}), so I queued nothing more. "
+        "Try your notebook in a minute; if it isn't back by then, ask again.",
+        "ja": ":hourglass_flowing_sand: `{name}` はすでに再起動中です ({time} から)。追加の再起動は行いません。"
+        "1 分ほどしてからノートブックを確認し、戻っていなければもう一度お試しください。",
+    },
+    "deny.starting": {
+        "en": ":hourglass_flowing_sand: `{name}` is {state} right now, so I queued no restart. "
+        "Try your notebook in a minute; if it isn't back by then, ask again.",
+        "ja": ":hourglass_flowing_sand: `{name}` は現在 {state} 状態のため、再起動は行いません。"
+        "1 分ほどしてからノートブックを確認し、戻っていなければもう一度お試しください。",
+    },
+    "deny.too_soon": {
+        "en": ":hourglass: `{name}` was restarted a moment ago; you can restart it again in {seconds} s.",
+        "ja": ":hourglass: `{name}` は先ほど再起動したばかりです。{seconds} 秒後にもう一度お試しください。",
+    },
+    "deny.too_soon_unconfirmed": {
+        "en": ":hourglass: A restart of `{name}` was sent at {time} and not yet seen to finish; if your notebook "
+        "isn't back, you can restart it again in {seconds} s.",
+        "ja": ":hourglass: `{name}` の再起動を {time} に送信しましたが、まだ完了を確認できていません。"
+        "ノートブックが戻らない場合は、{seconds} 秒後にもう一度再起動できます。",
+    },
+    "queue.unconfirmed": {
+        "en": ":warning: I couldn't confirm in time that the request for *{name}* was queued: it may or may not be carried out. If it was, I'll tell you here when it's done; if you hear nothing within a few minutes, please try again.",
+        "ja": ":warning: *{name}* へのリクエストがキューに入ったことを時間内に確認できませんでした。実行される場合も、されない場合もあります。キューに入っていれば、終わったときにここでお知らせします。数分たっても連絡がなければ、もう一度お試しください。",
+    },
+    "deny.unavailable": {
+        "en": ":warning: I couldn't reach {service} just now; please try again in a minute.",
+        "ja": ":warning: {service} に接続できませんでした。1 分ほどしてからもう一度お試しください。",
+    },
+    "deny.organizers_only": {
+        "en": ":no_entry: Only organizers can use these buttons.",
+        "ja": ":no_entry: このボタンは運営のみ使用できます。",
+    },
+    "button.ack.restart": {"en": "Restarting `{name}`…", "ja": "`{name}` を再起動しています…"},
+    "button.ack.pause": {"en": "Pausing restarts of `{name}`…", "ja": "`{name}` の再起動を一時停止しています…"},
+    "button.ack.resume": {"en": "Resuming restarts of `{name}`…", "ja": "`{name}` の再起動を再開しています…"},
+    "button.ack.stop": {"en": "Stopping `{name}`…", "ja": "`{name}` を停止しています…"},
+    "status.title.mine": {"en": "Your notebooks", "ja": "あなたのノートブック"},
+    "status.title.fleet": {
+        "en": "All notebooks ({count}), those needing attention first",
+        "ja": "全ノートブック ({count} 台、要対応のものから)",
+    },
+    "status.none": {"en": "No notebooks found.", "ja": "ノートブックが見つかりません。"},
+    # The count is the alert's: the current run of automatic restarts (policy.crashloop_count), not every restart.
+    "status.header": {
+        "en": "NAME | STATE | HEALTH | LAST OOM | AUTO RESTARTS IN A ROW | OWNER",
+        "ja": "名前 | 状態 | ヘルス | 最終OOM | 連続自動再起動 | 所有者",
+    },
+    "status.paused": {"en": "{state} (restarts paused)", "ja": "{state} (再起動一時停止中)"},
+    "status.more": {
+        "en": "…and {count} more, none needing attention more than those above.",
+        "ja": "…ほか {count} 台 (上記より対応が必要なものはありません)。",
+    },
+    "status.never": {"en": "never", "ja": "なし"},
+}

@@ -1,0 +1,132 @@
+"""What the people concerned are told directly, in English and Japanese: the owner's direct messages (dm.*),
+the answers to whoever asked (reply.*, through response_url), and how an error is put to them (error.*).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from shared.core.messages.formatting import Lang
+
+REPLIES: Final[dict[str, dict[Lang, str]]] = {
+    # ---- direct messages to the owner --------------------------------------------------------
+    "dm.restarted": {
+        "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "
+        "I restarted the instance and it is back: reload the JupyterLab tab (if it still shows an error, "
+        "give it a minute). Anything that was only in memory is lost.\n{advice}",
+        "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
+        "インスタンスを再起動し、復帰しました。JupyterLab のタブを再読み込みしてください (まだエラーが出る場合は"
+        "1 分ほどお待ちください)。メモリ上にしかなかったデータは失われています。\n{advice}",
+    },
+    "dm.restart_unconfirmed": {
+        "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "
+        "I restarted the instance but could not see it come back. If JupyterLab still shows an error in a "
+        "few minutes, the organizers know and will look at it.\n{advice}",
+        "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
+        "インスタンスを再起動しましたが、復帰を確認できていません。数分後も JupyterLab にエラーが出る場合は、"
+        "運営に連絡済みですので対応をお待ちください。\n{advice}",
+    },
+    "dm.restart_failed": {
+        "en": "Your notebook *{instance}* ran out of memory at {time}: the system killed {process}. "
+        "I tried to restart the instance, but the restart failed ({error}). The organizers have been told "
+        "and will look at it.",
+        "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
+        "インスタンスの再起動を試みましたが失敗しました ({error})。運営に連絡済みですので対応をお待ちください。",
+    },
+    "dm.restarted_for_you": {
+        "en": "{who} restarted your notebook *{instance}* at {time}. Reload the JupyterLab tab; anything that "
+        "was only in memory is lost.",
+        "ja": "{who} がノートブック *{instance}* を {time} に再起動しました。JupyterLab のタブを再読み込みしてください。"
+        "メモリ上にしかなかったデータは失われています。",
+    },
+    "dm.stopped_for_you": {
+        "en": "{who} stopped your notebook *{instance}* at {time}. Anything that was only in memory is lost; "
+        "ask the organizers if you need it started again.",
+        "ja": "{who} がノートブック *{instance}* を {time} に停止しました。メモリ上にしかなかったデータは失われています。"
+        "再び起動する必要があれば運営に相談してください。",
+    },
+    "dm.stopping_for_you": {
+        "en": "{who} is stopping your notebook *{instance}* (since {time}). Anything that is only in memory will be "
+        "lost; ask the organizers if you need it started again.",
+        "ja": "{who} がノートブック *{instance}* を停止しています ({time} から)。メモリ上にしかないデータは失われます。"
+        "再び起動する必要があれば運営に相談してください。",
+    },
+    "dm.kernel_only": {
+        "en": "The kernel of your notebook *{instance}* was killed for using too much memory at {time} "
+        "({process}). JupyterLab is still running, so I did not restart the instance: "
+        "restart the kernel from the Kernel menu and re-run what you need.\n{advice}",
+        "ja": "ノートブック *{instance}* のカーネルが {time} にメモリ使用量超過で強制終了されました ({process})。"
+        "JupyterLab は動作しているためインスタンスは再起動していません。"
+        "メニューの Kernel からカーネルを再起動し、必要なセルを再実行してください。\n{advice}",
+    },
+    "dm.paused": {
+        "en": "Your notebook *{instance}* keeps running out of memory ({count} restarts in {window}). "
+        "I stopped restarting it automatically and asked the organizers to look; until they do, "
+        "`/restart-notebook` can't restart it either.\n{advice}",
+        "ja": "ノートブック *{instance}* がメモリ不足を繰り返しています ({window} で {count} 回再起動)。"
+        "自動再起動を止め、運営に確認を依頼しました。確認が済むまでは `/restart-notebook` でも再起動できません。\n{advice}",
+    },
+    "dm.crash_loop_unpaused": {
+        "en": "Your notebook *{instance}* keeps running out of memory ({count} restarts in {window}). "
+        "I did not restart it this time and asked the organizers to look; until they do, `/restart-notebook` "
+        "still restarts it if you need it.\n{advice}",
+        "ja": "ノートブック *{instance}* がメモリ不足を繰り返しています ({window} で {count} 回再起動)。"
+        "今回は再起動せず、運営に確認を依頼しました。それまでの間も、必要なら `/restart-notebook` で再起動できます。\n{advice}",
+    },
+    "dm.advice": {
+        "en": "Tips: read large files in chunks (`pd.read_csv(..., chunksize=...)`, `usecols`, smaller `dtype`s "
+        "such as float32), `del` big objects and call `gc.collect()`, work on a sample while exploring, "
+        "and save intermediate results to disk. Need more memory? Ask the organizers.",
+        "ja": "ヒント: 大きなファイルは分割して読み込む (`pd.read_csv(..., chunksize=...)`、`usecols`、"
+        "float32 など小さい `dtype`)、不要な大きいオブジェクトは `del` して `gc.collect()`、"
+        "探索中はサンプルで作業し、途中結果はディスクに保存しましょう。メモリが足りない場合は運営にご相談ください。",
+    },
+    # ---- answers to the requester (response_url) ---------------------------------------------
+    "reply.restarted": {
+        "en": ":white_check_mark: *{instance}* was restarted in {seconds} s. JupyterLab will be back in a moment.",
+        "ja": ":white_check_mark: *{instance}* を {seconds} 秒で再起動しました。まもなく JupyterLab が使えます。",
+    },
+    "reply.failed": {
+        "en": ":x: I could not restart *{instance}*: {error}. The organizers have been told.",
+        "ja": ":x: *{instance}* を再起動できませんでした: {error}。運営に通知しました。",
+    },
+    # A button's failure, answered to the organizer who pressed it.
+    "reply.failed.pause": {
+        "en": ":x: I could not pause restarts of *{instance}*: {error}.",
+        "ja": ":x: *{instance}* の再起動を一時停止できませんでした: {error}。",
+    },
+    "reply.failed.resume": {
+        "en": ":x: I could not resume restarts of *{instance}*: {error}.",
+        "ja": ":x: *{instance}* の再起動を再開できませんでした: {error}。",
+    },
+    "reply.failed.stop": {
+        "en": ":x: I could not stop *{instance}*: {error}.",
+        "ja": ":x: *{instance}* を停止できませんでした: {error}。",
+    },
+    "reply.failed.resize": {
+        "en": ":x: I could not resize *{instance}*: {error}.",
+        "ja": ":x: *{instance}* のマシンタイプを変更できませんでした: {error}。",
+    },
+    # What a participant is told of an API error: its status, not the API's message (permissions, resource paths).
+    "error.short": {
+        "en": "the Workbench API answered {status}",
+        "ja": "Workbench API のエラー ({status})",
+    },
+    # ...and of a failure of the bot's own (no answer of the API's): the organizers' alert has the detail.
+    "error.internal": {"en": "an internal error", "ja": "内部エラー"},
+    "reply.skipped": {  # the reason is an outcome line, which already says "Not restarted"
+        "en": "*{instance}*: {reason}",
+        "ja": "*{instance}*: {reason}",
+    },
+    "reply.not_resized": {
+        "en": ":pause_button: *{instance}* was not resized: it is {state}. Press {button} again once it is "
+              "ACTIVE or STOPPED.",
+        "ja": ":pause_button: *{instance}* のマシンタイプは変更しませんでした: {state} 状態です。ACTIVE か STOPPED に"
+              "なってから、もう一度「{button}」を押してください。",
+    },
+    "reply.not_stopped": {
+        "en": ":pause_button: *{instance}* was not stopped: it is {state}.",
+        "ja": ":pause_button: *{instance}* は停止しませんでした: {state} 状態です。",
+    },
+    "reply.done": {"en": ":white_check_mark: {what}", "ja": ":white_check_mark: {what}"},
+}
