@@ -1,4 +1,7 @@
-"""Block Kit layouts for the organizers' alert. Words come from the messages package."""
+"""Block Kit layouts: the organizers' alert (fields, outcome, log link, buttons, the amended alert after a button),
+the bigger-machine request with Approve / Deny, and the status table cut to Block Kit's limits. It owns the
+layout and Block Kit's size limits; the words come from the messages package, bound once per layout to the
+reader's language."""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from typing import Any
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
+from shared.core import messages
 from shared.core.machines import hourly_delta, memory_kib
-from shared.core.messages import Lang, escape, human_bytes, human_duration, slack_date, text
+from shared.core.messages import Lang, escape, human_bytes, human_duration, slack_date
 from shared.core.models import InstanceRef
 
 # action_ids of the organizer buttons; the Slack app routes on these.
@@ -42,7 +46,7 @@ def parse_resize_value(value: str) -> tuple[InstanceRef, str, str]:
 
 @dataclass(frozen=True)
 class AlertFacts:
-    title: str  # already worded (messages.text)
+    title: str  # already worded (messages.For)
     instance: InstanceRef | None
     owner: str = ""  # a mention, or the email as mrkdwn-safe text (SlackNotifier.mention)
     process: str = ""
@@ -84,72 +88,73 @@ def memory_text(machine_type: str) -> str:
 def cost_text(current: str, bigger: str, prices: dict[str, float], lang: Lang) -> str:
     """The hourly difference, e.g. " (+$0.047/h)", when both machine types have a price; else nothing."""
     delta = hourly_delta(current, bigger, prices)
-    return text("resize.cost", lang, delta=f"{delta:.3f}") if delta is not None else ""
+    return messages.For(lang)("resize.cost", delta=f"{delta:.3f}") if delta is not None else ""
 
 
 def process_text(facts: AlertFacts, lang: Lang) -> str:
     if not facts.process or facts.pid is None:
         return ""
-    params = {"process": escape(facts.process), "pid": facts.pid}
+    say = messages.For(lang)
+    process, pid = escape(facts.process), facts.pid
     if facts.anon_rss_kb is None:
-        return text("process.plain", lang, **params)
-    total = memory_kib(facts.machine_type)
+        return say("process.plain", process=process, pid=pid)
+    rss, total = human_bytes(facts.anon_rss_kb), memory_kib(facts.machine_type)
     if total:
-        return text("process.with_memory_of", lang, rss=human_bytes(facts.anon_rss_kb), total=human_bytes(total),
-                    **params)
-    return text("process.with_memory", lang, rss=human_bytes(facts.anon_rss_kb), **params)
+        return say("process.with_memory_of", process=process, pid=pid, rss=rss, total=human_bytes(total))
+    return say("process.with_memory", process=process, pid=pid, rss=rss)
 
 
 def alert_blocks(
     facts: AlertFacts, *, lang: Lang, tz: ZoneInfo, console_url: str, crashloop_limit: int, reset_after_s: float
 ) -> tuple[str, list[dict[str, Any]]]:
     """(fallback text, blocks) for the alert; rebuilt whole on every update."""
+    say = messages.For(lang)
     fields: list[dict[str, Any]] = []
 
-    def add(label_key: str, value: str) -> None:
+    def add(label: str, value: str) -> None:
         if value:  # Block Kit refuses a field over 2000 characters, and with it the whole alert
-            fields.append({"type": "mrkdwn", "text": f"*{text(label_key, lang)}*\n{value}"[:FIELD_MAX]})
+            fields.append({"type": "mrkdwn", "text": f"*{label}*\n{value}"[:FIELD_MAX]})
 
     ref = facts.instance
     if ref is not None:
-        add("field.instance", f"`{ref.name}`")
+        add(say("field.instance"), f"`{ref.name}`")
         if facts.instance_read:
-            add("field.owner", facts.owner or text("owner.unknown", lang))
-        add("field.zone", ref.zone)
-    add("field.process", process_text(facts, lang))
+            add(say("field.owner"), facts.owner or say("owner.unknown"))
+        add(say("field.zone"), ref.zone)
+    add(say("field.process"), process_text(facts, lang))
     if facts.killed_at is not None:
-        add("field.killed_at", slack_date(facts.killed_at, tz))
+        add(say("field.killed_at"), slack_date(facts.killed_at, tz))
     if facts.restarts_in_window is not None:
         add(
-            "field.restarts",
-            text("restarts.count", lang, count=facts.restarts_in_window, gap=human_duration(reset_after_s, lang),
-                 limit=crashloop_limit),
+            say("field.restarts"),
+            say("restarts.count", count=facts.restarts_in_window, gap=human_duration(reset_after_s, lang),
+                limit=crashloop_limit),
         )
     blocks: list[dict[str, Any]] = [
         {"type": "header", "text": {"type": "plain_text", "text": _plain(facts.title)[:150], "emoji": True}},
     ]
     if fields:
         blocks.append({"type": "section", "fields": fields[:10]})
-    outcome = facts.outcome + (f"\n_{text('field.reason', lang)}: {facts.reason}_" if facts.reason else "")
+    outcome = facts.outcome + (f"\n_{say('field.reason')}: {facts.reason}_" if facts.reason else "")
     if outcome:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": outcome[:3000]}})
     if facts.raw_entry:
         raw = escape(facts.raw_entry.replace("```", "'''"))[:2500]
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text("raw.entry", lang, raw=raw)}})
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": say("raw.entry", raw=raw)}})
     context: list[dict[str, Any]] = []
     if facts.repeats:
         context.append({"type": "mrkdwn", "text": facts.repeats[:3000]})
     if ref is not None:
-        link = text("logs.link", lang, url=log_url(console_url, ref, facts.killed_at))
+        link = say("logs.link", url=log_url(console_url, ref, facts.killed_at))
         context.append({"type": "mrkdwn", "text": link})
     if context:
         blocks.append({"type": "context", "elements": context[:10]})
     if ref is not None and facts.buttons:
-        buttons = _buttons(ref, facts.paused, lang, stopped=facts.stopped)
+        buttons = _buttons(ref, facts.paused, say, stopped=facts.stopped)
         if facts.resize_to:
             label = facts.resize_label[:75]
             button = _button(ACTION_RESIZE, label, resize_value(ref, facts.resize_to))
-            buttons["elements"].insert(1, _with_resize_confirm(button, label, ref, facts.resize_to, lang))
+            buttons["elements"].insert(1, _with_resize_confirm(button, label, ref, facts.resize_to, say))
         blocks.append(buttons)
     fallback = " - ".join(part for part in (_plain(facts.title), _plain(facts.outcome), _plain(facts.repeats)) if part)
     return fallback, blocks
@@ -162,30 +167,32 @@ def amend_alert(
     """An alert after a button: everything it said, one more line saying who did what, buttons that fit the state."""
     kept = [block for block in original if block.get("type") != "actions"]
     kept.append({"type": "context", "elements": [{"type": "mrkdwn", "text": line[:3000]}]})
-    kept.append(_buttons(ref, paused, lang, stopped=stopped))
+    kept.append(_buttons(ref, paused, messages.For(lang), stopped=stopped))
     return kept[-50:]
 
 
-def _buttons(ref: InstanceRef, paused: bool, lang: Lang, *, stopped: bool = False) -> dict[str, Any]:
+def _buttons(ref: InstanceRef, paused: bool, say: messages.For, *, stopped: bool = False) -> dict[str, Any]:
     """Restart, pause or resume, stop; a stopped instance keeps only pause or resume (the others are refused)."""
     value = ref.full_name
-    toggle = (ACTION_RESUME, "button.resume") if paused else (ACTION_PAUSE, "button.pause")
-    toggle_button = _button(toggle[0], text(toggle[1], lang), value)
+    if paused:
+        toggle_button = _button(ACTION_RESUME, say("button.resume"), value)
+    else:
+        toggle_button = _button(ACTION_PAUSE, say("button.pause"), value)
     if stopped:
         return {"type": "actions", "block_id": "medic_actions", "elements": [toggle_button]}
     return {
         "type": "actions",
         "block_id": "medic_actions",
         "elements": [
-            _button(ACTION_RESTART, text("button.restart", lang), value, style="primary"),
+            _button(ACTION_RESTART, say("button.restart"), value, style="primary"),
             toggle_button,
             {
-                **_button(ACTION_STOP, text("button.stop", lang), value, style="danger"),
+                **_button(ACTION_STOP, say("button.stop"), value, style="danger"),
                 "confirm": {
-                    "title": {"type": "plain_text", "text": text("button.stop", lang)},
-                    "text": {"type": "plain_text", "text": text("button.stop.confirm", lang, instance=ref.name)},
-                    "confirm": {"type": "plain_text", "text": text("button.confirm", lang)},
-                    "deny": {"type": "plain_text", "text": text("button.cancel", lang)},
+                    "title": {"type": "plain_text", "text": say("button.stop")},
+                    "text": {"type": "plain_text", "text": say("button.stop.confirm", instance=ref.name)},
+                    "confirm": {"type": "plain_text", "text": say("button.confirm")},
+                    "deny": {"type": "plain_text", "text": say("button.cancel")},
                 },
             },
         ],
@@ -221,6 +228,7 @@ def _code_section(lines: list[str]) -> dict[str, Any]:
 def resize_request_blocks(text_line: str, ref: InstanceRef, machine_type: str, requester: str,
                           lang: Lang) -> list[dict[str, Any]]:
     """A participant's request for a bigger machine, with Approve / Deny for organizers."""
+    say = messages.For(lang)
     value = resize_value(ref, machine_type, requester)
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": text_line[:3000]}},
@@ -228,25 +236,25 @@ def resize_request_blocks(text_line: str, ref: InstanceRef, machine_type: str, r
             "type": "actions",
             "block_id": "medic_resize",
             "elements": [
-                _with_resize_confirm(_button(ACTION_RESIZE, text("button.approve", lang), value, style="primary"),
-                                     text("button.approve", lang), ref, machine_type, lang),
-                _button(ACTION_RESIZE_DENY, text("button.deny", lang), value, style="danger"),
+                _with_resize_confirm(_button(ACTION_RESIZE, say("button.approve"), value, style="primary"),
+                                     say("button.approve"), ref, machine_type, say),
+                _button(ACTION_RESIZE_DENY, say("button.deny"), value, style="danger"),
             ],
         },
     ]
 
 
 def _with_resize_confirm(button: dict[str, Any], title: str, ref: InstanceRef, machine_type: str,
-                         lang: Lang) -> dict[str, Any]:
+                         say: messages.For) -> dict[str, Any]:
     """A resize stops the notebook: Slack asks "are you sure?" first, as for Stop."""
     return {
         **button,
         "confirm": {
             "title": {"type": "plain_text", "text": title[:100]},
             "text": {"type": "plain_text",
-                     "text": text("button.resize.confirm", lang, instance=ref.name, machine=machine_type)[:300]},
-            "confirm": {"type": "plain_text", "text": text("button.confirm", lang)},
-            "deny": {"type": "plain_text", "text": text("button.cancel", lang)},
+                     "text": say("button.resize.confirm", instance=ref.name, machine=machine_type)[:300]},
+            "confirm": {"type": "plain_text", "text": say("button.confirm")},
+            "deny": {"type": "plain_text", "text": say("button.cancel")},
         },
     }
 
