@@ -1,0 +1,3 @@
+"""The adapters: the only code that talks to Workbench, Compute Engine, Pub/Sub, Slack, the environment and the
+clock. Each wraps its client library behind a small interface of the project's own, which the app calls and the
+in-process fakes of tests/fakes honour."""
