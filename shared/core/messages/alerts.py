@@ -43,7 +43,6 @@ ALERTS: Final[dict[str, dict[Lang, str]]] = {
     "field.process": {"en": "Killed process", "ja": "強制終了されたプロセス"},
     "field.killed_at": {"en": "Killed at", "ja": "発生時刻"},
     "field.restarts": {"en": "Automatic restarts", "ja": "自動再起動"},
-    "field.outcome": {"en": "What I did", "ja": "対応"},
     "field.reason": {"en": "Why", "ja": "理由"},
     "owner.unknown": {"en": "unknown (no proxy-user-mail)", "ja": "不明 (proxy-user-mail なし)"},
     "process.with_memory": {
@@ -130,10 +129,6 @@ ALERTS: Final[dict[str, dict[Lang, str]]] = {
         "Press the button again if it is still wanted",
         "ja": ":warning: 実行せず: この依頼は {age} 前のもので、対応上限 {limit} を超えています。"
         "まだ必要であればもう一度ボタンを押してください",
-    },
-    "outcome.gave_up": {
-        "en": ":x: Gave up after retrying for {age}: {error}",
-        "ja": ":x: {age} 再試行しましたが諦めました: {error}",
     },
     "outcome.api_error": {
         "en": ":x: Not restarted: the Workbench API said {error}",
