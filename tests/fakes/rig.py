@@ -77,11 +77,12 @@ class Rig:
     def owner(ref: InstanceRef) -> str:
         return "U" + ref.name.upper().replace("-", "")
 
-    def kill(self, ref: InstanceRef, *, jupyter_survives: bool = False,
-             age: timedelta = timedelta(0)) -> RestartRequest:
-        """An OOM kill as it happens: the agent's report 0.2 s later; the line reaches the worker a second on."""
+    def kill(self, ref: InstanceRef, *, jupyter_survives: bool = False, age: timedelta = timedelta(0),
+             reported_after_s: float = 0.2) -> RestartRequest:
+        """An OOM kill as it happens: the agent's report `reported_after_s` later; the line reaches the worker a
+        second after the kill."""
         killed_at = self.clock.now() - age
-        self.workbench.oom_kill(ref, jupyter_survives=jupyter_survives)
+        self.workbench.oom_kill(ref, jupyter_survives=jupyter_survives, after_s=reported_after_s)
         self.clock.advance(1.0)
         return oom_request(ref, killed_at)
 

@@ -20,10 +20,10 @@ import pytest
 
 from shared.adapters.config import Settings
 from shared.app.worker import WorkOutcome
-from shared.core.models import InstanceRef, InstanceState
+from shared.core.models import Action, InstanceRef, InstanceState, Requester, RestartRequest, Trigger
 from shared.core.policy import PolicyConfig, RestartPolicy
 from tests.fakes import Rig, SlackFault, WorkbenchFault
-from tests.fakes.rig import ALERTS
+from tests.fakes.rig import ALERTS, MIN_BACKOFF_S
 from tests.fakes.workbench import VISIBILITIES, Visibility
 
 NAME = "wb-matrix"
@@ -424,7 +424,8 @@ def test_policy_always_resets_even_when_jupyterlab_survived(monkeypatch: pytest.
     rig = Rig.build(monkeypatch, visibility=visibility, settings=settings)
     ref = rig.instance(NAME)
     rig.push(rig.kill(ref, jupyter_survives=True))
-    assert_incident_closed(rig, ref, resets=1, says="RESTART_POLICY=always")
+    assert_incident_closed(rig, ref, resets=1, says="Restarted in")
+    assert "RESTART_POLICY=always" in rig.alerts(NAME)[-1]
 
 
 # ---- labels: what people write meanwhile, and room for the bot's ----------------------------------------------
@@ -451,3 +452,97 @@ def test_automatic_restart_with_no_room_for_its_intent_is_not_made_and_says_why(
     outcomes = rig.push(rig.kill(ref))
     assert_incident_closed(rig, ref, resets=0, says="carries 60 labels; notebook-medic needs 8 free of GCP's 64")
     assert outcomes[-1].verdict == "not-recorded" and len(rig.workbench.label_writes) == writes  # no write sent
+    assert "remove at least 4" in rig.alerts(NAME)[0] and "medic_restart" in rig.alerts(NAME)[0]  # the button
+    assert {k: v for k, v in rig.workbench.labels(ref).items() if k.startswith("team-")} == {
+        f"team-{i}": "x" for i in range(56)}
+
+
+def test_kill_jupyterlab_survived_on_a_crowded_instance_says_it_was_not_recorded(rig: Rig) -> None:
+    ref = rig.instance(NAME, labels={f"team-{i}": "x" for i in range(59)})  # 63 with the service's 4
+    settled = Settings().policy.health_settle.total_seconds() + 1  # "up" is believed once the report has settled
+    rig.push(rig.kill(ref, jupyter_survives=True, reported_after_s=settled))
+    assert_incident_closed(rig, ref, resets=0, says="JupyterLab survived")
+    [alert] = rig.alerts(NAME)
+    assert "carries 63 labels" in alert and "remove at least 7" in alert
+
+
+def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(rig: Rig) -> None:
+    """63 labels + the intent's 2 > 64. A person asked: one restart, which they chose, made without the intent;
+    the alert says why nothing was recorded. The record after it (one label) fits and is written."""
+    crowd = {f"team-{i}": "x" for i in range(59)}
+    ref = rig.instance(NAME, labels=crowd)
+    [outcome] = rig.push(person_asks(rig, ref, Trigger.SLASH_COMMAND, "slash-crowded"))
+    assert outcome.ack and outcome.verdict == "reset"
+    assert_incident_closed(rig, ref, resets=1, says="Restarted by")
+    assert "carries 63 labels" in rig.alerts(NAME)[0]
+    after = rig.workbench.labels(ref)
+    assert "medic-last-restart" in after and {k: v for k, v in after.items() if k.startswith("team-")} == crowd
+
+
+# ---- what a person's request meets ------------------------------------------------------------------------------
+
+ORGANIZER = Requester("U0ORG", "org@contest.example", True)
+
+
+def person_asks(rig: Rig, ref: InstanceRef, trigger: Trigger, event_id: str) -> RestartRequest:
+    """A Restart an organizer asked for (button or /restart-notebook), answered through its response_url."""
+    return RestartRequest(action=Action.RESTART, trigger=trigger, instance=ref.full_name,
+                          requested_at=rig.clock.now(), event_id=event_id, requester=ORGANIZER,
+                          response_url=f"https://hooks.slack.com/commands/T0/{event_id}")
+
+
+def test_a_request_queued_behind_a_restart_not_seen_to_finish_is_not_told_it_restarted(rig: Rig) -> None:
+    """A restart not seen to finish is recorded as done when the worker stopped watching it (the policy's reading).
+    A Restart pressed while it ran, answered once that record is written, is coalesced into it, and told the
+    restart was sent and is not yet seen to finish: not "Already restarted at …"."""
+    ref = rig.instance(NAME)
+    rig.workbench.inject(WorkbenchFault("reset", "op_never_done", instance=NAME))
+    first = person_asks(rig, ref, Trigger.BUTTON, "button-unseen-1")
+    pressed = replace(person_asks(rig, ref, Trigger.BUTTON, "button-unseen-2"), requested_at=rig.clock.now() +
+                      timedelta(seconds=5))  # while the reset runs
+    rig.push(first)
+    assert "could not confirm" in rig.slack.responses[first.response_url][-1]
+    rig.workbench.settle()
+    assert "medic-last-restart" in rig.workbench.labels(ref) and "medic-inflight" not in rig.workbench.labels(ref)
+    rig.push(pressed)
+    [said] = rig.slack.responses[pressed.response_url]
+    assert said.startswith(":link: A restart was sent at <!date^") and "not yet seen to finish" in said, said
+    assert "Already restarted" not in said
+    assert rig.workbench.resets(ref) == 1 and rig.workbench.state(ref) is InstanceState.STARTING
+
+
+def test_labels_read_after_a_reset_not_seen_to_finish_are_not_retried_past_the_budget(rig: Rig) -> None:
+    """The budget is spent when the reset is not seen to finish: the labels' re-read for the record is one
+    attempt, not WORKBENCH_RETRY_SECONDS of retries on top of the reports and the record (infra/locals.tf)."""
+    ref = rig.instance(NAME)
+    rig.workbench.inject(WorkbenchFault("reset", "op_never_done", instance=NAME))
+    # The decision's read and the intent's confirming read go through; every read after them is refused.
+    rig.workbench.inject(WorkbenchFault("get", status=503, count=-1, after=2, instance=NAME))
+    started = rig.clock.monotonic()
+    [outcome] = rig.push(rig.kill(ref))
+    assert outcome.ack and rig.workbench.count("get", ref) == 3  # retried, it would be a read every few seconds
+    assert rig.clock.monotonic() - started < Settings().worker_budget.total_seconds() + 5
+    rig.workbench.clear_faults()
+    assert_incident_closed(rig, ref, resets=1, says="could not confirm")
+    assert "medic-unconfirmed" in rig.workbench.labels(ref)  # recorded all the same, over the labels read before
+
+
+def test_console_edit_made_while_a_redelivery_waits_survives_its_refused_reset(rig: Rig) -> None:
+    """A reset answered 500 may have been applied: the redelivery follows the intent and looks for that reset until
+    none can still arrive (Settings.reset_settle), then sends it. Refused for good, the attempt is recorded over
+    labels read after that wait, not over those read before it."""
+    ref = rig.instance(NAME, labels={"team": "red"})
+    rig.workbench.inject(WorkbenchFault("reset", status=500, instance=NAME))
+    rig.workbench.inject(WorkbenchFault("reset", status=400, instance=NAME))
+    # Edited while the redelivery waits: after its first look at the operations, before its own reset.
+    waits_from = 1 + MIN_BACKOFF_S  # the first delivery's second, then Pub/Sub's backoff
+
+    def edit_while_it_waits(outcome: WorkOutcome) -> None:
+        rig.workbench.edit_labels(ref, {"medic-auto": "off", "team": "blue"}, after_s=waits_from + 5)
+
+    rig.push(rig.kill(ref), on_nack=edit_while_it_waits)
+    assert rig.workbench.count("reset", ref) == 2  # the 500, and the one refused for good after the wait
+    assert_incident_closed(rig, ref, resets=0, says="Restart failed")
+    after = rig.workbench.labels(ref)
+    assert after["medic-auto"] == "off" and after["team"] == "blue", after
+    assert "medic-last-kill" in after and "medic-restarts" in after  # the attempt is still recorded
