@@ -1,9 +1,8 @@
-"""The harder OOM scenarios over the wire: crash loops, bursts, and a worker killed mid-restart.
+"""The harder OOM scenarios over the wire: bursts, and a worker killed mid-restart.
 
-Stacks (module-scoped):
-- `crashloop`: CRASHLOOP_LIMIT=2, a 4 s initial backoff, a short incident cooldown (each kill here
-  comes after the previous restart, so it is a new incident) and a run that never resets by itself.
-- `two_workers`: two restart_worker processes behind a round-robin balancer, resets that take 3 s.
+What needs several processes: two restart_worker processes behind a round-robin balancer (the `two_workers`
+stack, resets that take 3 s). The crash loop (backoff, then pause) is policy and time: a row of
+tests/unit/test_fault_matrix.py on a fake clock.
 """
 
 from __future__ import annotations
@@ -25,80 +24,12 @@ from tests.integration.helpers import (
     audits_for,
     kill,
     labels,
-    reset_times,
     restart_deliveries,
-    wait_alert,
     wait_for,
     workbench_calls,
-    worker_logs,
 )
 
 pytestmark = pytest.mark.wire
-
-BACKOFF_S = 4.0
-
-
-@pytest.fixture(scope="module")
-def crashloop() -> Iterator[LocalStack]:
-    env = {
-        "CRASHLOOP_LIMIT": "2",
-        "BACKOFF_INITIAL_SECONDS": str(BACKOFF_S),
-        "BACKOFF_CAP_SECONDS": "8",
-        "CRASHLOOP_RESET_AFTER_SECONDS": "3600",
-        "INCIDENT_COOLDOWN_SECONDS": "0.5",
-    }
-    with LocalStack(env=env) as running:
-        yield running
-
-
-def restarts_recorded(stack: LocalStack, full: str) -> int:
-    """Automatic restarts the history counts, once the restart is over (the intent counts it at the start)."""
-    now = labels(stack, full)
-    value = now.get("medic-restarts", "")
-    return len(value.split("_")) if value and "medic-inflight" not in now else 0
-
-
-def test_crash_loop_backs_off_then_pauses_and_asks_for_a_person(crashloop: LocalStack) -> None:
-    stack = crashloop
-    full, name = new_instance(stack, "crashloop")
-    owner_dm = f"U{name.upper().replace('-', '')}"
-
-    # 1st kill: reset at once.
-    kill(stack, full, name)
-    assert wait_for(lambda: restarts_recorded(stack, full) == 1, timeout=20)
-    assert stack.workbench.resets(full) == 1
-
-    # 2nd kill, right after the restart: a new incident, reset after the backoff.
-    kill(stack, full, name)
-    assert wait_for(lambda: restarts_recorded(stack, full) == 2, timeout=BACKOFF_S + 20)
-    assert stack.workbench.resets(full) == 2
-    first, second = reset_times(stack, full)
-    assert second - first >= BACKOFF_S - 1.0  # labels keep whole seconds
-    assert [r for r in worker_logs(stack, "backoff") if name in str(r.get("message"))]
-
-    # 3rd kill: CRASHLOOP_LIMIT automatic restarts in the window: pause, and say it needs a person.
-    kill(stack, full, name)
-    paused = wait_alert(stack, name, "Crash loop")
-    assert "needs a person" in alert_text(paused)
-    assert "Resume restarts" in alert_text(paused)  # the organizers' way out
-    assert wait_for(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=10)
-    assert stack.slack.wait_for(
-        lambda: any("keeps running out of memory" in m["text"] for m in stack.slack.messages(owner_dm)), timeout=10
-    )
-    assert stack.wait_idle(20)
-    assert stack.workbench.resets(full) == 2
-
-    # A later kill: not reset, and the alert says why.
-    time.sleep(0.6)  # past the (short) incident cooldown
-    kill(stack, full, name)
-    wait_alert(stack, name, "restarts of this instance are paused")
-    assert_incident_closed(stack, full, name, resets=2, says="restarts of this instance are paused")
-    assert labels(stack, full).get("medic-auto") == "paused"
-    decisions = [r.get("decision") for r in audits_for(stack, name)]
-    assert decisions.count("reset") == 2 and "pause" in decisions and "skip-disabled" in decisions
-
-
-# ---- two restart_worker processes ---------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +38,7 @@ def two_workers() -> Iterator[LocalStack]:
         yield running
 
 
+@pytest.mark.both_label_variants
 def test_burst_of_twenty_kill_lines_through_two_workers_is_one_reset(two_workers: LocalStack) -> None:
     stack = two_workers
     full, name = new_instance(stack, "burst")
@@ -130,6 +62,7 @@ def test_burst_of_twenty_kill_lines_through_two_workers_is_one_reset(two_workers
     assert decisions.count("reset") == 1 and decisions.count("skip-duplicate") == 19
 
 
+@pytest.mark.both_label_variants
 def test_worker_killed_mid_restart_is_followed_by_the_survivor(two_workers: LocalStack) -> None:
     stack = two_workers
     assert stack.balancer is not None

@@ -18,7 +18,7 @@ import pytest
 
 from shared.adapters.workbench import Workbench
 from shared.core.history import BOT_KEYS
-from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
+from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from simulators.workbench import SYSTEM_LABEL_KEYS, classify
@@ -65,6 +65,7 @@ def gets_since(stack: LocalStack, name: str, start: int) -> int:
     return sum(1 for path in gets if path.endswith(f"/instances/{name}"))
 
 
+@pytest.mark.both_label_variants
 def test_console_edit_made_while_the_reset_runs_survives_the_record(stack: LocalStack) -> None:
     full, name = new_instance(stack, "console-edit", labels={"team": "red"})
     kill(stack, full, name)
@@ -81,6 +82,7 @@ def test_console_edit_made_while_the_reset_runs_survives_the_record(stack: Local
     assert gets_since(stack, name, after_edit) == (0 if stack.workbench_transport == "grpc" else 1)
 
 
+@pytest.mark.both_label_variants
 def test_console_edit_made_while_a_failing_reset_runs_survives_the_record(stack: LocalStack) -> None:
     """A reset that ends in error returns no Instance: the record is written over a read made after it."""
     full, name = new_instance(stack, "console-edit-failed", labels={"team": "red"})
@@ -95,33 +97,7 @@ def test_console_edit_made_while_a_failing_reset_runs_survives_the_record(stack:
     assert "medic-last-kill" in after and "medic-restarts" in after  # the attempt is still recorded
 
 
-def test_console_edit_made_while_a_redelivery_waits_survives_its_refused_reset(stack: LocalStack) -> None:
-    """A reset answered 500 may have been applied: the redelivery follows the intent and looks for that reset
-    among the operations until none can still arrive (RESET_SETTLE, seconds), then sends it. Refused for good,
-    the attempt is recorded over labels read after that wait, not over those read before it."""
-    if stack.workbench_transport == "rest":
-        pytest.skip("on REST the finished operations in the list raise ParseError: the redelivery watches the "
-                    "instance come back instead of sending a reset")
-    full, name = new_instance(stack, "console-edit-follow", labels={"team": "red"})
-    stack.workbench.inject_fault(method="reset", path_contains=f"/instances/{name}:reset", kind="http", status=500)
-    stack.workbench.inject_fault(method="reset", path_contains=f"/instances/{name}:reset", kind="http", status=400)
-
-    def reads_after_the_first_reset() -> int:
-        verbs = [classify(m, p) for m, p in list(stack.workbench.calls)
-                 if p.split("?")[0].split("/instances/", 1)[-1].split(":", 1)[0] == name]
-        return verbs[verbs.index("reset") + 1:].count("get") if "reset" in verbs else 0
-
-    kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: reads_after_the_first_reset() > 0, timeout=20)  # the redelivery's
-    console_edit(stack, full, **{"medic-auto": "off", "team": "blue"})
-    assert workbench_calls(stack, name, "reset") == 1, "the redelivery sent its reset before the edit: shows nothing"
-    wait_alert(stack, name, "Restart failed", timeout=40)
-    assert_incident_closed(stack, full, name, resets=0, says="Restart failed")
-    after = labels(stack, full)
-    assert after["medic-auto"] == "off" and after["team"] == "blue", after
-    assert "medic-last-kill" in after and "medic-restarts" in after  # the attempt is still recorded
-
-
+@pytest.mark.both_label_variants
 def test_labels_the_api_adds_of_its_own_do_not_hold_up_a_write(stack: LocalStack) -> None:
     """The service's own labels on every instance: the write is confirmed on the bot's keys. Confirmed only on an
     exact match, no intent would ever be, and every restart would wait for redeliveries."""
@@ -134,6 +110,7 @@ def test_labels_the_api_adds_of_its_own_do_not_hold_up_a_write(stack: LocalStack
     assert {k: v for k, v in labels(stack, full).items() if k in SYSTEM_LABEL_KEYS} == system
 
 
+@pytest.mark.both_label_variants
 def test_the_bot_removes_its_own_keys_and_touches_no_one_elses(stack: LocalStack) -> None:
     """Live, a key left out of an update stays. A restart leaves no `medic-inflight` behind (so
     /restart-notebook is not "already restarting" for the next ten minutes), a key an earlier version wrote is
@@ -156,6 +133,7 @@ def test_the_bot_removes_its_own_keys_and_touches_no_one_elses(stack: LocalStack
     assert writes[-1]["medic-inflight"] == ""
 
 
+@pytest.mark.both_label_variants
 def test_a_paused_instance_resumes(app: LocalStack) -> None:
     """Resume deletes `medic-auto=paused`: left out of the update, it would stay, and Resume would never work."""
     full, _ = new_instance(app, "resume", labels={"medic-auto": "paused", "team": "red"})
@@ -187,34 +165,20 @@ def persons(stack: LocalStack, full: str) -> dict[str, str]:
     return {k: v for k, v in labels(stack, full).items() if k not in SYSTEM_LABEL_KEYS}
 
 
-def test_automatic_restart_with_no_room_for_its_intent_is_not_made_and_says_why(app: LocalStack) -> None:
-    """60 labels of the instance's own + the intent's 5 > 64: the API would refuse the intent. Unrecorded, an
-    automatic restart could repeat without end (nothing folds the incident's lines, nothing counts toward the
-    crash-loop pause): no reset, and the alert says how many labels to remove."""
-    full, name = new_instance(app, "crowded-auto", labels=crowd(60))
-    kill(app, full, name)
-    alert = wait_alert(app, name, "Not restarted: I can't record an automatic restart")
-    assert_incident_closed(app, full, name, resets=0, says="carries 60 labels; notebook-medic needs 8 free of GCP's 64")
-    assert "remove at least 4" in alert_text(alert) and "medic_restart" in alert_text(alert)  # the button
-    assert workbench_calls(app, name, "patch") == 0  # a write the API would refuse is not sent
-    assert persons(app, full) == crowd(60)
-
-
-def test_kill_jupyterlab_survived_on_a_crowded_instance_says_it_was_not_recorded(app: LocalStack) -> None:
-    full, name = new_instance(app, "crowded-survivor", labels=crowd(63))
-    kill(app, full, name, jupyter_survives=True)
-    alert = wait_alert(app, name, "JupyterLab survived")
-    assert "carries 63 labels" in alert_text(alert) and "remove at least 7" in alert_text(alert)
-    assert_incident_closed(app, full, name, resets=0, says="JupyterLab survived")
-
-
+@pytest.mark.both_label_variants
 def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(app: LocalStack) -> None:
     """63 labels + the intent's 2 > 64. A person asked: one restart, which they chose, made without the intent;
-    the alert says why nothing was recorded. The record after it (one label) fits and is written."""
+    the alert says why nothing was recorded. The record after it (one label) fits and is written.
+
+    The request is published as slack_app publishes a /restart-notebook: what is under test is the worker's write
+    against the API's 64, not the command's 1.2 s read budget (a slow machine ran it out: tests/integration/
+    test_slack_app.py answers the command in time; tests/unit/test_fault_matrix.py has this row on a fake clock)."""
     full, name = new_instance(app, "crowded-manual", labels=crowd(63))
-    slack = SlackRequester(SIGNING_SECRET, app.functions["slack_app"][0].url)
-    response = slack.slash_command(ORGANIZER[0], name, response_url=app.slack.new_response_url())
-    assert "Restarting" in response.body, response.body
+    request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
+                             requested_at=datetime.now(UTC), event_id="slash-crowded-manual",
+                             requester=Requester(ORGANIZER[0], ORGANIZER[1], True),
+                             response_url=app.slack.new_response_url())
+    app.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "restart", "instance": name}, ordering_key=full)
     alert = wait_alert(app, name, "Restarted by")
     assert "carries 63 labels" in alert_text(alert)
     assert app.wait_idle(30)

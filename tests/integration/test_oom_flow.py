@@ -72,6 +72,7 @@ def test_kill_that_jupyter_survives_is_not_reset(stack: LocalStack) -> None:
     assert "Kernel menu" in dm[-1]["text"]
 
 
+@pytest.mark.both_label_variants
 def test_health_that_never_arrives_resets_after_grace(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-silent")
     stack.sink(oom_entry(PROJECT, ZONE, name))  # no oom_kill(): health_info never refreshes
@@ -107,6 +108,7 @@ def test_lines_that_are_not_kills_never_restart(stack: LocalStack, line: str) ->
     )
 
 
+@pytest.mark.both_label_variants
 def test_same_entry_ten_times_is_one_reset(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-dup")
     entry = oom_entry(PROJECT, ZONE, name)
@@ -155,6 +157,7 @@ def test_malformed_restart_request_is_acked(stack: LocalStack) -> None:
     assert all(d.acked for d in stack.pubsub.deliveries[before:])
 
 
+@pytest.mark.both_label_variants
 def test_second_kill_that_takes_down_what_the_first_spared_is_reset_once(stack: LocalStack) -> None:
     """Kill 1: JupyterLab survives (notify-only, its kill recorded). Kill 2, another process moments later,
     within the incident cooldown: JupyterLab goes down. It must be reset, not folded into kill 1 in silence."""
@@ -176,6 +179,7 @@ def test_second_kill_that_takes_down_what_the_first_spared_is_reset_once(stack: 
     assert "Restarted in" in restarted["text"] and "2222" in json.dumps(restarted["blocks"])
 
 
+@pytest.mark.both_label_variants
 def test_lines_of_a_kill_jupyter_survived_are_one_alert(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-survivor-dup")
     entry = oom_entry(PROJECT, ZONE, name)
@@ -206,6 +210,7 @@ def test_kill_in_every_live_shape_is_reset(stack: LocalStack, shape: str, label:
     assert queued["named_by"] == ("label" if label else "instance id")
 
 
+@pytest.mark.both_label_variants
 def test_kill_dated_a_day_ahead_is_acted_on_at_its_receipt(stack: LocalStack) -> None:
     """Logging takes timestamps up to a day ahead. Counted from the entry's own time, the health grace would never
     end: the worker would answer 503 for a day, holding the instance's ordering key. Counted from Logging's receipt,

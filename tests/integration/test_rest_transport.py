@@ -51,6 +51,7 @@ def test_the_functions_use_rest_here(stack: LocalStack) -> None:
     assert stack.workbench.grpc_requests == before
 
 
+@pytest.mark.both_label_variants
 def test_reset_whose_operation_raises_parse_error_is_reported_as_done(stack: LocalStack) -> None:
     full, name = new_instance(stack, "rest-parse")
     kill(stack, full, name)
@@ -59,6 +60,7 @@ def test_reset_whose_operation_raises_parse_error_is_reported_as_done(stack: Loc
     assert worker_logs(stack, "returned fields this library doesn't know")
 
 
+@pytest.mark.both_label_variants
 def test_reset_that_times_out_but_was_applied_is_followed_not_repeated(stack: LocalStack) -> None:
     """On REST the timed-out reset is a ReadTimeout: it may have been applied, so it is never sent again."""
     full, name = new_instance(stack, "rest-timeout")

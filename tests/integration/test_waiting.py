@@ -38,6 +38,7 @@ def decisions(stack: LocalStack, name: str) -> list[str]:
     return [str(r.get("decision")) for r in audits_for(stack, name)]
 
 
+@pytest.mark.both_label_variants
 def test_the_owners_restart_is_not_queued_behind_an_incident_waiting_for_health(
     stack: LocalStack, slack: SlackRequester
 ) -> None:
@@ -61,6 +62,7 @@ def test_the_owners_restart_is_not_queued_behind_an_incident_waiting_for_health(
     assert "medic-inflight" not in labels(stack, full)
 
 
+@pytest.mark.both_label_variants
 def test_a_kill_dated_a_day_ahead_is_acted_on_at_its_receipt_and_holds_nothing(
     stack: LocalStack, slack: SlackRequester
 ) -> None:

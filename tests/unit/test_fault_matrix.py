@@ -238,8 +238,8 @@ PERMANENT = {"404-not-found": (404, "", "NOT_FOUND"), "403-permission-denied": (
 
 
 @pytest.mark.parametrize("case", list(PERMANENT))
-@pytest.mark.parametrize(("verb", "says"),
-                         [("get", "Not restarted: the Workbench API said"), ("reset", "Restart failed:")])
+@pytest.mark.parametrize(("verb", "says"), [pytest.param("get", "Not restarted: the Workbench API said", id="get"),
+                                            pytest.param("reset", "Restart failed:", id="reset")])
 def test_permanent_fault_alerts_without_retry(rig: Rig, verb: Literal["get", "reset"], says: str, case: str) -> None:
     """On GET or on the reset: one call, the API's status and words in the alert, acked (no retry loop)."""
     status, grpc_status, named = PERMANENT[case]
@@ -546,3 +546,35 @@ def test_console_edit_made_while_a_redelivery_waits_survives_its_refused_reset(r
     after = rig.workbench.labels(ref)
     assert after["medic-auto"] == "off" and after["team"] == "blue", after
     assert "medic-last-kill" in after and "medic-restarts" in after  # the attempt is still recorded
+
+
+# ---- a notebook that keeps dying --------------------------------------------------------------------------------
+
+
+def test_crash_loop_backs_off_then_pauses_and_asks_for_a_person(monkeypatch: pytest.MonkeyPatch,
+                                                                 visibility: Visibility) -> None:
+    """CRASHLOOP_LIMIT=2: the first kill is reset at once, the next after the backoff (waited out in holds and
+    continuations), the third pauses automatic restarts and asks for a person; a later kill says they are paused."""
+    policy = PolicyConfig(crashloop_limit=2, backoff_initial=timedelta(seconds=40), backoff_cap=timedelta(seconds=80),
+                          crashloop_reset_after=timedelta(hours=1), incident_cooldown=timedelta(seconds=0.5))
+    settings = Settings(project="contest-prj", workbench_zones=("asia-northeast1-a",), slack_alert_channel=ALERTS,
+                        policy=policy)
+    rig = Rig.build(monkeypatch, visibility=visibility, settings=settings)
+    ref = rig.instance(NAME)
+
+    def kill_and_push() -> list[str]:
+        rig.workbench.settle(5)  # the last restart's record landed, its health came back
+        return [f"{o.verdict}: {o.detail}" for o in rig.push(rig.kill(ref))]
+
+    assert [v.split(":")[0] for v in kill_and_push()] == ["reset"]
+    second = kill_and_push()  # right after the restart: a new incident, reset after the backoff
+    assert second[0].startswith("yielded: backoff") and second[-1].startswith("reset"), second
+    first_at, second_at = (o.created for o in rig.workbench.operations if o.verb == "reset")
+    assert second_at - first_at >= policy.backoff_initial - timedelta(seconds=1)  # labels keep whole seconds
+    assert [v.split(":")[0] for v in kill_and_push()] == ["pause"]
+    [paused] = [a for a in rig.alerts(NAME) if "Crash loop" in a]
+    assert "needs a person" in paused and "Resume restarts" in paused  # the organizers' way out
+    assert rig.workbench.labels(ref).get("medic-auto") == "paused"
+    assert any("keeps running out of memory" in m.text for m in rig.slack.in_channel(rig.owner(ref)))
+    assert [v.split(":")[0] for v in kill_and_push()] == ["skip-disabled"]  # a later kill: not reset, said why
+    assert_incident_closed(rig, ref, resets=2, says="restarts of this instance are paused")
