@@ -117,11 +117,18 @@ class FunctionProcess:
                 os.killpg(self.process.pid, signal.SIGKILL)  # the gunicorn worker too, mid-request
             self.process.wait(10)
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
+        """SIGTERM: gunicorn's graceful shutdown begins; stop() waits for it."""
         if self.process and self.process.poll() is None:
             self.process.terminate()
+
+    def stop(self, grace_s: float = 2.0) -> None:
+        """SIGTERM, and SIGKILL after `grace_s`: a request still in flight (a worker following a reset) would
+        hold gunicorn's graceful shutdown for its whole timeout, and nothing reads a stopped stack's replies."""
+        self.terminate()
+        if self.process and self.process.poll() is None:
             try:
-                self.process.wait(5)
+                self.process.wait(grace_s)
             except subprocess.TimeoutExpired:
                 self.kill()
 
@@ -330,9 +337,11 @@ class LocalStack:
         )
 
     def stop(self) -> None:
-        for procs in self.functions.values():
-            for proc in procs:
-                proc.stop()
+        procs = [proc for group in self.functions.values() for proc in group]
+        for proc in procs:  # all told at once, then waited for: each takes a moment to shut down
+            proc.terminate()
+        for proc in procs:
+            proc.stop()
         if self.balancer:
             self.balancer.stop()
         self.pubsub.stop()
