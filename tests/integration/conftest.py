@@ -1,10 +1,14 @@
-"""One local stack per test module: real functions-framework processes, real clients, simulators.
+"""One local stack per test module (per chunk of a big module: tests/conftest.py), real functions-framework
+processes, real clients, simulators.
 
-Every module runs twice, once per way a label update may become visible to `get` (no source settles it:
-docs/fidelity.md): when its operation ends (`on-done`, the simulator's default) and as soon as it is accepted
-(`at-once`). MEDIC_SIM_LABELS=on-done (or at-once) runs only that one, and `make test` runs each round in its
-own pytest process: a module's stacks are then fresh in each round, so no instance, DM or grouped alert of the
-first round is seen by the second. Without the variable both rounds run in one process, on the same stacks.
+When a label update becomes visible to `get` no source settles (docs/fidelity.md): when its operation ends
+(`on-done`, the simulator's default) or as soon as it is accepted (`at-once`). Every test runs under on-done;
+the tests whose outcome hangs on it (a label written, then read back by a later step: an intent, a pause, a
+warning's quiet period, a rate limit) are marked `both_label_variants` and run under at-once too.
+MEDIC_SIM_LABELS=on-done (or at-once) runs only that variant, and `make test` runs each round in its own pytest
+process (the second with `-m both_label_variants`): a module's stacks are then fresh in each round, so no
+instance, DM or grouped alert of the first round is seen by the second. Without the variable both rounds run in
+one process, on the same stacks, the unmarked tests under on-done only.
 """
 
 from __future__ import annotations
@@ -34,6 +38,22 @@ def label_visibility(request: pytest.FixtureRequest) -> Iterator[str]:
 def stack() -> Iterator[LocalStack]:
     with LocalStack() as running:
         yield running
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without MEDIC_SIM_LABELS, a test not marked both_label_variants runs under on-done alone, as in make test."""
+    if os.environ.get(LABELS_ENV):
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        variant = callspec.params.get("label_visibility") if callspec else None
+        once = variant not in (None, "on-done") and not item.get_closest_marker("both_label_variants")
+        (dropped if once else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 def new_instance(stack: LocalStack, prefix: str, *, owner: str | None = None, zone: str = "asia-northeast1-a",

@@ -59,6 +59,7 @@ def dms(stack: LocalStack, user: str) -> list[dict]:
     return stack.slack.messages(user)
 
 
+@pytest.mark.both_label_variants
 def test_memory_incident_warns_the_owner_once_per_quiet_period(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-mem", slack_user="U0MEM")
     stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=93.2))

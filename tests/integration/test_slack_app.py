@@ -128,6 +128,7 @@ def test_help_and_garbage_answer_with_usage(stack: LocalStack, slack: SlackReque
         assert response.status == 200 and "/restart-notebook status" in response.body
 
 
+@pytest.mark.both_label_variants
 def test_second_request_while_restarting_is_coalesced_then_rate_limited(
     stack: LocalStack, slack: SlackRequester
 ) -> None:
@@ -157,6 +158,7 @@ def test_status_for_participant_and_organizer(stack: LocalStack, slack: SlackReq
     assert bobs in fleet.body and "All notebooks" in fleet.body
 
 
+@pytest.mark.both_label_variants
 def test_organizer_buttons_work_and_others_are_refused(stack: LocalStack, slack: SlackRequester) -> None:
     full, name = alice_instance(stack, "wb-btn")
     bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)

@@ -148,6 +148,7 @@ def test_restart_command_soon_after_a_restart_not_seen_to_finish_does_not_say_it
 # ---- pause ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.both_label_variants
 def test_an_organizers_pause_is_worded_as_what_it_does(stack: LocalStack, slack: SlackRequester) -> None:
     """Paused by a button, not by a crash loop: nobody is told it kept crashing. The pause holds the owner's
     /restart-notebook too, and the buttons say "restarts", not "auto-restart"."""
@@ -187,6 +188,7 @@ def test_a_confirmed_stop_drops_the_buttons_it_ends_and_tells_the_owner(
     assert any(f"<@U0ORG> stopped your notebook *{name}*" in t for t in told), told
 
 
+@pytest.mark.both_label_variants
 def test_pause_and_resume_on_a_stopped_instance_keep_its_alert_without_restart_and_stop(
     stack: LocalStack, slack: SlackRequester
 ) -> None:
