@@ -8,18 +8,19 @@ A Workbench instance's VM has the instance's name (docs/checked-facts.md).
 An id belongs to one VM for that VM's whole life and is never reused, so id -> name is cached for the
 process's life; a name is not cached the other way round, since an instance deleted and created again under
 the same name gets a new id. An id no VM in the zone has is remembered for a while too, so a flood of
-forged entries costs one call per id, not per entry.
+forged entries costs one call per id, not per entry. What Compute Engine raises leaves as the project's errors
+(shared/adapters/errors.py); the unknown ids' ages are read on the Clock it is given.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 
-from shared.adapters.workbench import transient_errors
+from shared.adapters.clock import SYSTEM, Clock
+from shared.adapters.google_errors import google_answers, transient_errors
 
 CACHE_SIZE = 4096  # per cache: a contest's VMs, many times over; unknown (forged) ids have a cache of their own
 UNKNOWN_FOR = timedelta(minutes=10)
@@ -32,7 +33,7 @@ class Compute:
         endpoint: str = "",
         timeout: timedelta = timedelta(seconds=20),
         retry_deadline: timedelta = timedelta(seconds=30),
-        clock: Any = time.monotonic,
+        clock: Clock = SYSTEM,
     ) -> None:
         self._endpoint = endpoint
         self._timeout = timeout.total_seconds()
@@ -62,8 +63,8 @@ class Compute:
             return self._client
 
     def vm_name(self, project: str, zone: str, vm_id: str) -> str:
-        """The name of the VM with this id in this zone, or "" when the zone has none. Errors propagate
-        (google.api_core exceptions): the caller tells a transient one from a permanent one."""
+        """The name of the VM with this id in this zone, or "" when the zone has none. Errors propagate as the
+        project's (TransientError, RefusedError...): the caller tells a transient one from a permanent one."""
         key = (project, zone, vm_id)
         with self._lock:
             known = self._names.get(key)
@@ -71,19 +72,20 @@ class Compute:
                 self._names.move_to_end(key)
                 return known
             learnt = self._unknown.get(key)
-            if learnt is not None and self._clock() - learnt < UNKNOWN_FOR.total_seconds():
+            if learnt is not None and self._clock.monotonic() - learnt < UNKNOWN_FOR.total_seconds():
                 return ""
         client = self.client
-        pager = client.list(
-            request={"project": project, "zone": zone, "filter": f"id = {int(vm_id)}", "max_results": 2},
-            retry=self._retry, timeout=self._timeout,
-        )
-        # The first page only: an id names at most one VM, and a second page could only come from a filter the
-        # API ignored; an instance whose id differs is never taken for it.
-        name = next((str(vm.name) for vm in pager.items if str(vm.id) == vm_id), "")
+        with google_answers():
+            pager = client.list(
+                request={"project": project, "zone": zone, "filter": f"id = {int(vm_id)}", "max_results": 2},
+                retry=self._retry, timeout=self._timeout,
+            )
+            # The first page only: an id names at most one VM, and a second page could only come from a filter
+            # the API ignored; an instance whose id differs is never taken for it.
+            name = next((str(vm.name) for vm in pager.items if str(vm.id) == vm_id), "")
         with self._lock:
             cache: OrderedDict[tuple[str, str, str], Any] = self._names if name else self._unknown
-            cache[key] = name if name else self._clock()
+            cache[key] = name if name else self._clock.monotonic()
             cache.move_to_end(key)
             while len(cache) > CACHE_SIZE:
                 cache.popitem(last=False)

@@ -2,6 +2,8 @@
 
 The topic is the single door every restart passes through; the ordering key is
 the instance, so the worker sees one request per instance at a time, in order.
+A publish that fails leaves as the project's error (shared/adapters/errors.py): PublishUnconfirmedError
+when no answer came (it may be stored all the same), another ServiceError when Pub/Sub refused it.
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ import logging
 import threading
 from typing import Any
 
+from shared.adapters.errors import MaybeAppliedError
+from shared.adapters.google_errors import DETAIL_MAX, translating
 from shared.core.models import RestartRequest
 
 log = logging.getLogger(__name__)
 UNRESOLVED_KEY = "unresolved"
 
 
-class PublishUnconfirmedError(TimeoutError):
-    """Pub/Sub did not confirm a publish in time: the message may or may not have been stored."""
+class PublishUnconfirmedError(MaybeAppliedError, TimeoutError):
+    """Pub/Sub did not confirm a publish in time: the message may or may not have been stored. Also a
+    TimeoutError, as it was before the project's errors, for callers that still catch that."""
 
 
 class RestartQueue:
@@ -47,6 +52,7 @@ class RestartQueue:
                     )
         return self._publisher
 
+    @translating
     def publish(self, request: RestartRequest, *, timeout_s: float | None = None) -> str:
         """Publish and wait for the server's message id.
 
@@ -54,8 +60,8 @@ class RestartQueue:
         end within timeout_s: with ordering on, the client stretches any retry it is given, and the
         attempt's timeout with it, to 2**32 s, so a bounded publish can have no retry. Without, the
         client's retries and a wait of the queue's own timeout. Raises PublishUnconfirmedError when no
-        answer came in time (the message may be stored all the same), any other exception when Pub/Sub
-        refused it.
+        answer came in time (the message may be stored all the same), another ServiceError (RefusedError,
+        TransientError...) when Pub/Sub refused it.
         """
         from google.api_core import exceptions as gexc  # noqa: PLC0415
         from google.api_core import retry as gretry  # noqa: PLC0415
@@ -92,9 +98,10 @@ class RestartQueue:
             return str(future.result(timeout=wait))
         except (TimeoutError, gexc.DeadlineExceeded, gexc.RetryError) as exc:
             reason = f"no answer from Pub/Sub within {wait:.1f} s ({type(exc).__name__})"
-            raise PublishUnconfirmedError(reason) from exc
+            raise PublishUnconfirmedError("DEADLINE_EXCEEDED", reason[:DETAIL_MAX]) from exc
 
     def _resume(self, key: str) -> None:
         """Unpause the key after a failed publish; a key that is not paused (or never seen) is fine as it is."""
         with contextlib.suppress(RuntimeError, ValueError):
             self.publisher.resume_publish(self.topic, key)
+

@@ -3,6 +3,8 @@
 Slack is best effort: 429s (honouring Retry-After), 5xx and dropped connections
 are retried by slack_sdk's own retry handlers; after that a failure is logged
 and swallowed, because Slack being down must never stop a restart.
+What slack_sdk raises is read once, here (from_slack): the project's errors (shared/adapters/errors.py),
+named by Slack's own error code, for this notifier and for the Slack app's own calls.
 """
 
 from __future__ import annotations
@@ -13,6 +15,13 @@ from datetime import timedelta
 from typing import Any
 
 from shared.adapters.config import SLACK_RESPONSE_URL_BASE
+from shared.adapters.errors import (
+    MaybeAppliedError,
+    NotFoundError,
+    RefusedError,
+    ServiceError,
+    TransientError,
+)
 from shared.adapters.misconfig import SLACK, Throttle, said_if_misconfigured
 from shared.core.identity import identity
 from shared.core.messages import escape
@@ -24,6 +33,45 @@ _EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
 SHOWN_MAX = 254  # longest email address: more than that is shown cut
 RESPONSE_URL_LIFE = timedelta(minutes=30)  # Slack takes responses on a response_url this long after the command
 _URL_TEXT = re.compile(r"[!-~]{1,2000}")  # printable ASCII, no spacing: what a URL Slack wrote looks like
+
+
+# Slack's `error` codes (api.slack.com/methods/*#errors, the "Errors" common to every method): asking again
+# later may work; and those whose docs say "it's possible some aspect of the operation succeeded".
+_SLACK_TRANSIENT = {"ratelimited", "service_unavailable", "team_added_to_org"}
+_SLACK_MAYBE_APPLIED = {"internal_error", "fatal_error"}
+
+
+def from_slack(exc: BaseException) -> BaseException:
+    """The project's error for what slack_sdk raised; anything else (a bug, a request slack_sdk refused to
+    build) unchanged. An answer is named by Slack's `error` code (not_in_channel, users_not_found...):
+    NotFoundError for the *_not_found ones and user_not_visible, TransientError for a rate limit or an
+    outage (429, 503), MaybeAppliedError for a 5xx or a read that timed out (the message may be posted),
+    RefusedError for any other; no answer (connection refused, a connect timeout) is a TransientError."""
+    from slack_sdk.errors import SlackApiError  # noqa: PLC0415 - lazy: cold start
+
+    if isinstance(exc, ServiceError):
+        return exc
+    if isinstance(exc, SlackApiError):
+        response = exc.response
+        error = str(response.get("error") or f"HTTP {response.status_code}")[:60]
+        status_code = int(getattr(response, "status_code", 200) or 200)
+        if error in _SLACK_TRANSIENT or status_code in (429, 503):
+            return TransientError(error)
+        if error in _SLACK_MAYBE_APPLIED or status_code >= 500:
+            return MaybeAppliedError(error)
+        if error.endswith("_not_found") or error == "user_not_visible":
+            return NotFoundError(error)
+        return RefusedError(error)
+    if isinstance(exc, TimeoutError):  # sent, and no answer read in time: it may have been posted
+        return MaybeAppliedError(type(exc).__name__)
+    if isinstance(exc, OSError):  # URLError (refused, unresolvable, a connect timeout), a reset connection
+        return TransientError(type(exc).__name__)
+    return exc
+
+
+def _said(error: BaseException) -> str:
+    """What a log line says of a failure: Slack's error code, or the class of what slack_sdk raised."""
+    return str(error) if isinstance(error, ServiceError) else type(error).__name__
 
 
 def is_slack_response_url(url: object, base: str = SLACK_RESPONSE_URL_BASE) -> bool:
@@ -79,24 +127,22 @@ class SlackNotifier:
         self._misconfigured = throttle or SLACK
 
     def _api(self, method: str, *, again_after_timeout: bool = False, **kwargs: Any) -> dict[str, Any] | None:
-        from slack_sdk.errors import SlackApiError  # noqa: PLC0415
-
         try:
             response = self.client.api_call(method, json=kwargs) if method.startswith("chat.") else (
                 self.client.api_call(method, params=kwargs)
             )
             return dict(response.data) if isinstance(response.data, dict) else None
-        except SlackApiError as exc:
-            error = str(exc.response.get("error", "unknown error"))
-            if not said_if_misconfigured(error, method=method, channel=str(kwargs.get("channel", "")),
-                                         alert_channel=self._alert_channel, throttle=self._misconfigured):
-                log.warning("Slack %s failed: %s", method, error)
-        except TimeoutError as exc:
-            log.warning("Slack %s failed: %s%s", method, type(exc).__name__, "; trying once more" * again_after_timeout)
-            if again_after_timeout:  # it may have been posted all the same: a repeated alert beats a lost one
-                return self._api(method, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - network errors of any kind: Slack is best effort
-            log.warning("Slack %s failed: %s", method, type(exc).__name__)
+        except Exception as exc:  # noqa: BLE001 - Slack is best effort: every failure is logged and swallowed
+            error = from_slack(exc)
+        if isinstance(error, RefusedError) and said_if_misconfigured(
+            error.status, method=method, channel=str(kwargs.get("channel", "")), alert_channel=self._alert_channel,
+            throttle=self._misconfigured,
+        ):
+            return None
+        again = again_after_timeout and isinstance(error, MaybeAppliedError)
+        log.warning("Slack %s failed: %s%s", method, _said(error), "; trying once more" * again)
+        if again:  # it may have been posted all the same: a repeated alert beats a lost one
+            return self._api(method, **kwargs)
         return None
 
     def post(self, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
@@ -189,7 +235,7 @@ class SlackNotifier:
                 response_url, timeout=int(max(1, self._timeout)), retry_handlers=self._retry_handlers
             ).send(text=text, response_type="ephemeral", replace_original=replace_original)
         except Exception as exc:  # noqa: BLE001 - best effort, like every Slack call
-            log.warning("response_url post failed: %s", type(exc).__name__)
+            log.warning("response_url post failed: %s", _said(from_slack(exc)))
             return False
         if response.status_code != 200:
             log.warning("response_url post answered %s", response.status_code)

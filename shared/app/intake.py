@@ -11,8 +11,9 @@ from typing import Any, Protocol
 from shared.adapters.audit import audit
 from shared.adapters.clock import utcnow
 from shared.adapters.config import Settings
+from shared.adapters.errors import ServiceError, TransientError
+from shared.adapters.google_errors import describe_error
 from shared.adapters.queue import RestartQueue
-from shared.adapters.workbench import describe_error, transient_errors
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
 from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
@@ -157,11 +158,11 @@ def handle_event(
     received = received_time(entry, delivered)
     try:
         vetted = vet(entry, result, settings=settings, vm_names=vm_names)
-    except transient_errors() as exc:
+    except TransientError as exc:
         if now - result.killed_at <= policy.max_event_age:
             raise  # Eventarc redelivers; the id lookup is cached once it succeeds
         vetted = _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
-    except Exception as exc:  # noqa: BLE001 - PERMISSION_DENIED, INVALID_ARGUMENT...: permanent; unproven is refused
+    except Exception as exc:  # noqa: BLE001 - a RefusedError (PERMISSION_DENIED...) or no answer at all: unproven, refused
         vetted = _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
 
     # The event's age counts from the kill's time, which is never later than Logging's receipt: neither a VM clock
@@ -206,9 +207,9 @@ def handle_event(
             # Retrying forever helps no one. The ERROR entry is the kill's only trace: a log-based metric on it
             # alerts the organizers (infra/dropped_kills.tf; tests/infra/test_dropped_kills.py keeps them matched).
             audit("kill dropped: publishing failed and the event is too old to retry", severity=logging.ERROR,
-                  decision="dropped", reason=type(exc).__name__, event_id=request.event_id,
+                  decision="dropped", reason=_failure(exc), event_id=request.event_id,
                   instance=request.instance.rsplit("/", 1)[-1])
-            return IntakeOutcome("too-old", type(exc).__name__)
+            return IntakeOutcome("too-old", _failure(exc))
         raise
     what = {"kill": "OOM kill queued", "unresolved": "unresolved kill queued for an alert",
             "refused": "kill refused: it does not hold up; queued for an alert"}[kind]
@@ -222,3 +223,8 @@ def _unchecked(result: OomKill | UnresolvedKill, entry: dict[str, Any], reason: 
     named = result.instance.name if isinstance(result, OomKill) else ""
     return Refusal(reason, result.line, json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT], result.killed_at,
                    result.insert_id, named)
+
+
+def _failure(exc: Exception) -> str:
+    """A publish failure in one word: Pub/Sub's status (NOT_FOUND, DEADLINE_EXCEEDED), else the exception's class."""
+    return exc.status if isinstance(exc, ServiceError) else type(exc).__name__

@@ -16,9 +16,9 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from google.api_core.exceptions import NotFound
 
 from shared.adapters.config import Need, load_settings
+from shared.adapters.errors import NotFoundError
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import delivery_time
 from shared.app.memory_intake import handle_memory_event
@@ -148,7 +148,7 @@ def test_notification_retried_past_max_age_is_dropped_not_raised(sims: Sims, aud
     failing = RestartQueue("projects/contest-prj/topics/never-created", publish_timeout_s=2)
     sent = NOW - timedelta(minutes=20)
     data = notification("wb-retried")
-    with pytest.raises(NotFound):
+    with pytest.raises(NotFoundError):
         handle_memory_event(PUBSUB_EVENT_TYPE, "e2", "2026-11-20T03:53:00Z", data, queue=failing, policy=policy,
                             now=NOW)
     audit_log.take()

@@ -17,12 +17,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from google.api_core.exceptions import Forbidden, NotFound, ServiceUnavailable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shared.adapters.compute import Compute
 from shared.adapters.config import Need, load_settings
+from shared.adapters.errors import NotFoundError, RefusedError, TransientError
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import delivery_time, handle_event
 from shared.core.models import Action, OomKill, RestartRequest, Trigger, iso
@@ -225,7 +225,7 @@ def test_kill_from_a_vm_clock_ahead_is_dropped_once_its_delivery_is_too_old(
     failing = RestartQueue("projects/contest-prj/topics/never-created", publish_timeout_s=2)
     data = ahead_of_time(20)
     sent = NOW - timedelta(minutes=5)
-    with pytest.raises(NotFound):  # young: raise, so that Eventarc redelivers
+    with pytest.raises(NotFoundError):  # young: raise, so that Eventarc redelivers
         handle_event(PUBSUB_EVENT_TYPE, "e2", iso(sent), data, queue=failing, settings=settings,
                      vm_names=SAMPLE_VMS, now=NOW)
     audit_log.take()
@@ -357,14 +357,14 @@ def test_compute_errors_refuse_or_retry(sims: Sims, queue: RestartQueue, audit_l
     before = sims.published()
     audit_log.take()
     outcome = handle_event(PUBSUB_EVENT_TYPE, "c1", sent, data, queue=queue, settings=settings_,
-                           vm_names=Failing(Forbidden("denied")), now=NOW)
+                           vm_names=Failing(RefusedError("PERMISSION_DENIED", "denied")), now=NOW)
     assert outcome.kind == "refused" and "Compute Engine could not be asked" in outcome.detail
-    with pytest.raises(ServiceUnavailable):
+    with pytest.raises(TransientError):
         handle_event(PUBSUB_EVENT_TYPE, "c2", sent, data, queue=queue, settings=settings_,
-                     vm_names=Failing(ServiceUnavailable("busy")), now=NOW)
+                     vm_names=Failing(TransientError("UNAVAILABLE", "busy")), now=NOW)
     late = NOW + settings_.policy.max_event_age + timedelta(minutes=1)
     outcome = handle_event(PUBSUB_EVENT_TYPE, "c3", sent, data, queue=queue, settings=settings_,
-                           vm_names=Failing(ServiceUnavailable("busy")), now=late)
+                           vm_names=Failing(TransientError("UNAVAILABLE", "busy")), now=late)
     assert outcome.kind == "refused"
     queued = [RestartRequest.from_json(m.data) for m in sims.pubsub.published(RESTART_TOPIC)[before:]]
     assert [(r.action, r.instance) for r in queued] == [(Action.ALERT, ""), (Action.ALERT, "")]

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from google.api_core.exceptions import Forbidden
 
+from shared.adapters.clock import FakeClock
 from shared.adapters.compute import UNKNOWN_FOR, Compute
+from shared.adapters.errors import RefusedError
 from simulators.compute import ComputeSimulator, simulated_vm_id
 from simulators.workbench import WorkbenchSimulator
 
@@ -30,17 +31,9 @@ def sims() -> Iterator[tuple[WorkbenchSimulator, ComputeSimulator]]:
     workbench.stop()
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def adapter(compute: ComputeSimulator, clock: Clock | None = None) -> Compute:
+def adapter(compute: ComputeSimulator, clock: FakeClock | None = None) -> Compute:
     return Compute(endpoint=compute.endpoint, timeout=timedelta(seconds=5), retry_deadline=timedelta(seconds=5),
-                   clock=clock or Clock())
+                   clock=clock or FakeClock())
 
 
 def test_the_vm_id_names_its_instance_and_no_other(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:
@@ -57,7 +50,7 @@ def test_a_found_id_is_asked_once_an_unknown_one_again_after_a_while(
     sims: tuple[WorkbenchSimulator, ComputeSimulator]
 ) -> None:
     _, compute = sims
-    clock = Clock()
+    clock = FakeClock()
     vms = adapter(compute, clock)
     alice = simulated_vm_id(PROJECT, ZONE, "wb-alice")
     before = len(compute.calls)
@@ -65,7 +58,7 @@ def test_a_found_id_is_asked_once_an_unknown_one_again_after_a_while(
         assert vms.vm_name(PROJECT, ZONE, alice) == "wb-alice"
         assert vms.vm_name(PROJECT, ZONE, "42") == ""
     assert len(compute.calls) - before == 2
-    clock.now += UNKNOWN_FOR.total_seconds() + 1
+    clock.advance(UNKNOWN_FOR.total_seconds() + 1)
     vms.vm_name(PROJECT, ZONE, alice)
     vms.vm_name(PROJECT, ZONE, "42")
     assert len(compute.calls) - before == 3, "a VM's id never changes owner; an unknown id may come to exist"
@@ -78,8 +71,9 @@ def test_a_transient_error_is_retried_a_permanent_one_raised(
     compute.fail_next(503)
     assert adapter(compute).vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-bob")) == "wb-bob"
     compute.fail_next(403)
-    with pytest.raises(Forbidden):
+    with pytest.raises(RefusedError) as refused:
         adapter(compute).vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-bob"))
+    assert refused.value.status == "FORBIDDEN" and "http" not in str(refused.value)  # Compute names no status
 
 
 def test_the_simulator_answers_as_the_list_api(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from google.api_core.exceptions import Forbidden
 
 from shared.adapters.config import Settings
+from shared.adapters.errors import RefusedError
 from shared.app.intake import Refusal, vet
 from shared.core.models import OomKill
 from shared.core.oom_parse import UnresolvedKill, parse_log_entry
@@ -77,7 +77,7 @@ def test_any_zone_when_configured_so() -> None:
 
 class Denied:
     def vm_name(self, project: str, zone: str, vm_id: str) -> str:
-        raise Forbidden("compute.instances.list denied")
+        raise RefusedError("PERMISSION_DENIED", "compute.instances.list denied")
 
 
 def test_compute_errors_reach_the_caller() -> None:
@@ -85,5 +85,5 @@ def test_compute_errors_reach_the_caller() -> None:
     entry = sample("oom-ops-agent-modern.json")
     result = parse_log_entry(entry, fallback_time=LATER)
     assert isinstance(result, OomKill)
-    with pytest.raises(Forbidden):
+    with pytest.raises(RefusedError):
         vet(entry, result, settings=SCOPE, vm_names=Denied())

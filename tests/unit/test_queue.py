@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 import grpc
 import pytest
-from google.api_core import exceptions as gexc
 
+from shared.adapters.errors import MaybeAppliedError, RefusedError
 from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
 from shared.core.models import Action, RestartRequest, Trigger
 from simulators.pubsub import PubSubSimulator
@@ -39,8 +39,9 @@ def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(
     queue.publish(request(0))  # the channel is up: what follows times the publish alone
     sim.latency_s = 3.0
     started = time.monotonic()
-    with pytest.raises(PublishUnconfirmedError):
+    with pytest.raises(PublishUnconfirmedError) as unconfirmed:
         queue.publish(request(1), timeout_s=0.5)
+    assert isinstance(unconfirmed.value, MaybeAppliedError) and unconfirmed.value.status == "DEADLINE_EXCEEDED"
     assert time.monotonic() - started < 1.0
     sim.latency_s = 0.0
     time.sleep(0.5)  # the abandoned attempt fails meanwhile, which pauses its ordering key client-side
@@ -52,7 +53,8 @@ def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(
 def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> None:
     queue = RestartQueue(TOPIC)
     sim.inject_publish_fault(grpc.StatusCode.PERMISSION_DENIED, count=1)
-    with pytest.raises(gexc.PermissionDenied):
+    with pytest.raises(RefusedError) as refused:
         queue.publish(request(1), timeout_s=1.0)
+    assert refused.value.status == "PERMISSION_DENIED" and not isinstance(refused.value, PublishUnconfirmedError)
     queue.publish(request(2), timeout_s=1.0)
     assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e2"]

@@ -8,11 +8,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from slack_sdk.errors import SlackApiError
 
-from shared.adapters.slack_notify import SlackNotifier, is_slack_response_url
+from shared.adapters.errors import (
+    MaybeAppliedError,
+    NotFoundError,
+    RefusedError,
+    ServiceError,
+    TransientError,
+)
+from shared.adapters.slack_notify import SlackNotifier, from_slack, is_slack_response_url
 from shared.core.blocks import AlertFacts, alert_blocks
 from shared.core.models import InstanceRef
 from simulators.slack import SlackSimulator
@@ -180,3 +189,34 @@ def test_respond_posts_nothing_to_a_url_that_is_not_slacks(slack: tuple[SlackSim
     assert not notifier.respond(issued.replace("/response/", "/api/"), "done")
     assert not notifier.respond(issued.replace("127.0.0.1", "localhost"), "done")
     assert len(sim.calls) == before
+
+
+TOO_LONG = {"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3001}}  # Block Kit: 3000 at most
+
+
+@pytest.mark.parametrize(("call", "error", "status"), [
+    pytest.param(lambda c: c.chat_postMessage(channel="C0NOWHERE", text="x"), NotFoundError, "channel_not_found",
+                 id="no-channel"),
+    pytest.param(lambda c: c.users_lookupByEmail(email="nobody@contest.example"), NotFoundError, "users_not_found",
+                 id="no-user"),
+    pytest.param(lambda c: c.chat_postMessage(channel=CHANNEL, text="x", blocks=[TOO_LONG]), RefusedError,
+                 "invalid_blocks", id="bad-blocks"),
+])
+def test_slacks_answers_are_the_projects_errors_named_by_slacks_code(
+    slack: tuple[SlackSimulator, SlackNotifier], call: Any, error: type[ServiceError], status: str
+) -> None:
+    """What slack_sdk raises over the wire (SlackApiError), read by from_slack: the family and Slack's own code."""
+    _, notifier = slack
+    with pytest.raises(SlackApiError) as raised:
+        call(notifier.client)
+    translated = from_slack(raised.value)
+    assert type(translated) is error and isinstance(translated, ServiceError) and translated.status == status
+
+
+def test_slack_unreachable_is_transient(slack: tuple[SlackSimulator, SlackNotifier]) -> None:
+    from slack_sdk import WebClient  # noqa: PLC0415
+
+    with pytest.raises(Exception) as raised:
+        WebClient(token=TOKEN, base_url="http://127.0.0.1:9/api/", timeout=2).auth_test()
+    translated = from_slack(raised.value)
+    assert isinstance(translated, TransientError) and not isinstance(translated, MaybeAppliedError)
