@@ -3,16 +3,16 @@
 A wrong token, a channel the bot is not in, a wrong signing secret: each breaks every Slack call the same
 way, so logging each failure would bury the one fact an operator needs (which variable, what to run) under
 WARNINGs. Here each such failure becomes one ERROR line naming the fix, repeated at most once per INTERVAL
-per function instance, and counting what it held back. Pure apart from the clock, which is a parameter.
+per function instance, and counting what it held back. Pure apart from the Clock, which is a parameter.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+
+from shared.adapters.clock import SYSTEM, Clock
 
 log = logging.getLogger(__name__)
 INTERVAL = timedelta(hours=1)
@@ -50,13 +50,13 @@ class Throttle:
     """Says a thing at most once per `interval` per key, with how many times it happened meanwhile."""
 
     interval: timedelta = INTERVAL
-    clock: Callable[[], float] = time.monotonic
+    clock: Clock = SYSTEM
     _said: dict[str, float] = field(default_factory=dict)
     _held: dict[str, int] = field(default_factory=dict)
 
     def due(self, key: str) -> int | None:
         """Count one occurrence; the occurrences to report (this one included) when it is time, else None."""
-        now = self.clock()
+        now = self.clock.monotonic()
         self._held[key] = self._held.get(key, 0) + 1
         said = self._said.get(key)
         if said is not None and now - said < self.interval.total_seconds():

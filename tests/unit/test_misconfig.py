@@ -10,16 +10,9 @@ from slack_bolt.error import BoltError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web import SlackResponse
 
+from shared.adapters.clock import FakeClock
 from shared.adapters.config import ConfigError, Need, load_settings
 from shared.adapters.misconfig import BOT, Throttle, note_unsigned, slack_fix, slack_start_failure
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.mark.parametrize("error", ["invalid_auth", "not_authed", "account_inactive", "token_revoked"])
@@ -46,9 +39,9 @@ def test_throttle_says_a_thing_once_an_hour_with_the_count_held_back() -> None:
     assert throttle.due("a") == 1
     assert throttle.due("a") is None
     assert throttle.due("b") == 1  # another fix is another line
-    clock.now += 3599
+    clock.advance(3599)
     assert throttle.due("a") is None
-    clock.now += 1
+    clock.advance(1)
     assert throttle.due("a") == 3  # the two held back and this one
     assert throttle.due("a") is None
 
@@ -59,7 +52,7 @@ def test_unsigned_requests_are_counted_and_logged_once_an_hour(caplog: pytest.Lo
     with caplog.at_level(logging.INFO, logger="shared.adapters.misconfig"):
         for _ in range(5):
             note_unsigned(throttle)
-        clock.now += 3600
+        clock.advance(3600)
         note_unsigned(throttle)
     lines = [r for r in caplog.records if r.name == "shared.adapters.misconfig"]
     assert [r.levelno for r in lines] == [logging.ERROR, logging.ERROR]
