@@ -1,4 +1,4 @@
-"""Configuration: environment variables only, checked once at start-up.
+"""Configuration: environment variables only, checked once at start-up, into one frozen Settings.
 
 A function that is missing something fails at import with one message naming
 every missing or malformed variable, instead of failing on the first event.
@@ -106,147 +106,172 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None) -> Settings:
-    """Read and validate; raise ConfigError listing every problem at once."""
-    env = os.environ if env is None else env
-    problems: list[str] = []
+class _Reader:
+    """The environment, and every problem found in it so far: all of them are reported at once."""
 
-    def get(name: str, default: str = "", *, required: bool = False) -> str:
-        value = env.get(name, "").strip()
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.problems: list[str] = []
+
+    def get(self, name: str, default: str = "", *, required: bool = False) -> str:
+        value = self.env.get(name, "").strip()
         if required and not value:
-            problems.append(f"{name} is required")
+            self.problems.append(f"{name} is required")
         return value or default
 
-    def parse(name: str, default: Any, convert: Callable[[str], Any], what: str) -> Any:
-        raw = env.get(name, "").strip()
+    def parse(self, name: str, default: Any, convert: Callable[[str], Any], what: str) -> Any:
+        raw = self.env.get(name, "").strip()
         if not raw:
             return default
         try:
             return convert(raw)
         except (ValueError, ZoneInfoNotFoundError):
-            problems.append(f"{name}={raw[:40]!r} is not {what}")
+            self.problems.append(f"{name}={raw[:40]!r} is not {what}")
             return default
 
-    publish = Need.PUBLISH in needs
-    scope = Need.SCOPE in needs
-    project = get("GOOGLE_CLOUD_PROJECT", required=publish or scope)
-    topic = get("RESTART_TOPIC", required=publish)
+    def seconds(self, name: str, default: timedelta) -> timedelta:
+        return self.parse(name, default, _seconds, "seconds")  # type: ignore[no-any-return]
+
+    def positive(self, name: str, default: int) -> int:
+        return self.parse(name, default, _positive_int, "a positive whole number")  # type: ignore[no-any-return]
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+
+    def unless(self, fine: object, problem: str) -> None:
+        if not fine:
+            self.problem(problem)
+
+
+def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None) -> Settings:
+    """Read and validate; raise ConfigError listing every problem at once."""
+    read = _Reader(os.environ if env is None else env)
+    publish, scope, app = Need.PUBLISH in needs, Need.SCOPE in needs, Need.SLACK_APP in needs
+    project = read.get("GOOGLE_CLOUD_PROJECT", required=publish or scope)
+    settings = Settings(
+        project=project,
+        restart_topic=_topic(read, project, required=publish),
+        **_endpoints(read),
+        **_slack(read, required=Need.SLACK in needs or app),
+        **_organizers_and_zones(read, app=app, scope=scope),
+        **_display(read),
+        policy=_policy(read),
+        **_machines(read),
+        **_timings(read),
+    )
+    if read.problems:
+        raise ConfigError(
+            "notebook-medic cannot start; fix these environment variables: " + "; ".join(read.problems)
+        )
+    return settings
+
+
+def _topic(read: _Reader, project: str, *, required: bool) -> str:
+    """RESTART_TOPIC as a full path: a bare topic name is taken to be in the project."""
+    topic = read.get("RESTART_TOPIC", required=required)
     if topic and not _TOPIC_PATH.fullmatch(topic):
         if _TOPIC.fullmatch(topic) and project:
             topic = f"projects/{project}/topics/{topic}"
-        elif topic:
-            problems.append(f"RESTART_TOPIC={topic[:60]!r} is not a topic name or path")
+        else:
+            read.problem(f"RESTART_TOPIC={topic[:60]!r} is not a topic name or path")
+    return topic
 
-    endpoint = get("WORKBENCH_API_ENDPOINT")
-    if endpoint and not re.fullmatch(r"(https?://[\w.-]+(:\d+)?/?|grpc://[\w.-]+:\d+)", endpoint):
-        problems.append(f"WORKBENCH_API_ENDPOINT={endpoint[:60]!r} is neither http(s)://host[:port] nor grpc://host:port")
-    compute_endpoint = get("COMPUTE_API_ENDPOINT")
-    if compute_endpoint and not re.fullmatch(r"https?://[\w.-]+(:\d+)?/?", compute_endpoint):
-        problems.append(f"COMPUTE_API_ENDPOINT={compute_endpoint[:60]!r} is not http(s)://host[:port]")
 
-    slack = Need.SLACK in needs or Need.SLACK_APP in needs
-    token = get("SLACK_BOT_TOKEN", required=slack)
-    if token and not token.startswith("xoxb-"):
-        problems.append("SLACK_BOT_TOKEN does not look like a bot token (xoxb-...)")
-    channel = get("SLACK_ALERT_CHANNEL", required=slack)
-    if channel and not _CHANNEL_ID.fullmatch(channel):
-        problems.append(f"SLACK_ALERT_CHANNEL={channel[:40]!r} is not a channel ID: Slack's API needs the ID "
-                        "(C... or G..., at the bottom of the channel's details), not its name")
-    api_url = get("SLACK_API_URL")
-    if api_url and not re.fullmatch(r"https?://\S+/", api_url):
-        problems.append(f"SLACK_API_URL={api_url[:60]!r} must be a URL ending in /")
-    response_base = get("SLACK_RESPONSE_URL_BASE", SLACK_RESPONSE_URL_BASE)
-    if not re.fullmatch(r"https?://[^/\s@]+/\S*/|https?://[^/\s@]+/", response_base):
-        problems.append(f"SLACK_RESPONSE_URL_BASE={response_base[:60]!r} must be a URL ending in /")
+def _endpoints(read: _Reader) -> dict[str, Any]:
+    endpoint = read.get("WORKBENCH_API_ENDPOINT")
+    read.unless(not endpoint or re.fullmatch(r"(https?://[\w.-]+(:\d+)?/?|grpc://[\w.-]+:\d+)", endpoint),
+                f"WORKBENCH_API_ENDPOINT={endpoint[:60]!r} is neither http(s)://host[:port] nor grpc://host:port")
+    compute_endpoint = read.get("COMPUTE_API_ENDPOINT")
+    read.unless(not compute_endpoint or re.fullmatch(r"https?://[\w.-]+(:\d+)?/?", compute_endpoint),
+                f"COMPUTE_API_ENDPOINT={compute_endpoint[:60]!r} is not http(s)://host[:port]")
+    return {"workbench_api_endpoint": endpoint.rstrip("/"), "compute_api_endpoint": compute_endpoint.rstrip("/")}
 
-    app = Need.SLACK_APP in needs
-    secret = get("SLACK_SIGNING_SECRET", required=app)
-    organizers_raw = get("ORGANIZER_EMAILS", required=app)
-    written = [e.strip() for e in organizers_raw.split(",") if e.strip()]
+
+def _slack(read: _Reader, *, required: bool) -> dict[str, Any]:
+    token = read.get("SLACK_BOT_TOKEN", required=required)
+    read.unless(not token or token.startswith("xoxb-"), "SLACK_BOT_TOKEN does not look like a bot token (xoxb-...)")
+    channel = read.get("SLACK_ALERT_CHANNEL", required=required)
+    read.unless(not channel or _CHANNEL_ID.fullmatch(channel),
+                f"SLACK_ALERT_CHANNEL={channel[:40]!r} is not a channel ID: Slack's API needs the ID "
+                "(C... or G..., at the bottom of the channel's details), not its name")
+    api_url = read.get("SLACK_API_URL")
+    read.unless(not api_url or re.fullmatch(r"https?://\S+/", api_url),
+                f"SLACK_API_URL={api_url[:60]!r} must be a URL ending in /")
+    response_base = read.get("SLACK_RESPONSE_URL_BASE", SLACK_RESPONSE_URL_BASE)
+    read.unless(re.fullmatch(r"https?://[^/\s@]+/\S*/|https?://[^/\s@]+/", response_base),
+                f"SLACK_RESPONSE_URL_BASE={response_base[:60]!r} must be a URL ending in /")
+    return {"slack_bot_token": token, "slack_alert_channel": channel, "slack_api_url": api_url,
+            "slack_response_url_base": response_base}
+
+
+def _organizers_and_zones(read: _Reader, *, app: bool, scope: bool) -> dict[str, Any]:
+    secret = read.get("SLACK_SIGNING_SECRET", required=app)
+    written = [e.strip() for e in read.get("ORGANIZER_EMAILS", required=app).split(",") if e.strip()]
     organizers = frozenset(e for e in map(identity, written) if e)  # compared as identities (shared/core/identity.py)
     bad = sorted(e for e in written if identity(e) is None or not _EMAIL.fullmatch(e))
-    if bad and app:  # only slack_app reads them: a typo must not stop on_oom from starting
-        problems.append(f"ORGANIZER_EMAILS has entries that are not emails: {', '.join(bad)[:80]}")
-    zones = tuple(z.strip() for z in get("WORKBENCH_ZONES", required=app or scope).split(",") if z.strip())
+    # Only slack_app reads them: a typo must not stop on_oom from starting.
+    read.unless(not (bad and app), f"ORGANIZER_EMAILS has entries that are not emails: {', '.join(bad)[:80]}")
+    zones = tuple(z.strip() for z in read.get("WORKBENCH_ZONES", required=app or scope).split(",") if z.strip())
     bad_zones = [z for z in zones if not _ZONE.fullmatch(z)]
-    if bad_zones:
-        problems.append(f"WORKBENCH_ZONES has entries that are not zones: {bad_zones[:3]}")
+    read.unless(not bad_zones, f"WORKBENCH_ZONES has entries that are not zones: {bad_zones[:3]}")
+    return {"slack_signing_secret": secret, "organizer_emails": organizers, "workbench_zones": zones,
+            "organizer_usergroup": read.get("ORGANIZER_USERGROUP")}
 
-    language = get("MESSAGE_LANGUAGE", "en")
-    if language not in ("en", "ja"):
-        problems.append(f"MESSAGE_LANGUAGE={language[:10]!r} is not en or ja")
-    timezone = parse("DISPLAY_TIMEZONE", "UTC", _zone, "an IANA time zone (e.g. Asia/Tokyo)")
 
-    policy = PolicyConfig(
-        restart_policy=parse(
+def _display(read: _Reader) -> dict[str, Any]:
+    language = read.get("MESSAGE_LANGUAGE", "en")
+    read.unless(language in ("en", "ja"), f"MESSAGE_LANGUAGE={language[:10]!r} is not en or ja")
+    timezone = read.parse("DISPLAY_TIMEZONE", "UTC", _zone, "an IANA time zone (e.g. Asia/Tokyo)")
+    return {"message_language": language, "display_timezone": timezone,
+            "console_url": read.get("CONSOLE_URL", "https://console.cloud.google.com").rstrip("/")}
+
+
+def _policy(read: _Reader) -> PolicyConfig:
+    return PolicyConfig(
+        restart_policy=read.parse(
             "RESTART_POLICY", RestartPolicy.WHEN_UNHEALTHY, RestartPolicy, "when-unhealthy or always"
         ),
-        health_grace=parse("HEALTH_GRACE_SECONDS", timedelta(minutes=3), _seconds, "seconds"),
-        health_poll=parse("HEALTH_POLL_SECONDS", timedelta(seconds=15), _seconds, "seconds"),
-        health_settle=parse("HEALTH_SETTLE_SECONDS", timedelta(seconds=10), _seconds, "seconds"),
-        incident_cooldown=parse(
-            "INCIDENT_COOLDOWN_SECONDS", timedelta(minutes=2), _seconds, "seconds"
-        ),
-        backoff_initial=parse("BACKOFF_INITIAL_SECONDS", timedelta(seconds=10), _seconds, "seconds"),
-        backoff_cap=parse("BACKOFF_CAP_SECONDS", timedelta(minutes=5), _seconds, "seconds"),
-        crashloop_limit=parse("CRASHLOOP_LIMIT", 3, _positive_int, "a positive whole number"),
-        crashloop_window=parse("CRASHLOOP_WINDOW_SECONDS", timedelta(hours=1), _seconds, "seconds"),
-        crashloop_reset_after=parse(
-            "CRASHLOOP_RESET_AFTER_SECONDS", timedelta(minutes=10), _seconds, "seconds"
-        ),
-        max_event_age=parse("MAX_EVENT_AGE_SECONDS", timedelta(hours=1), _seconds, "seconds"),
-        dry_run=parse("DRY_RUN", False, _bool, "true or false"),
-        memory_warning_quiet=parse(
-            "MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30), _seconds, "seconds"
-        ),
+        health_grace=read.seconds("HEALTH_GRACE_SECONDS", timedelta(minutes=3)),
+        health_poll=read.seconds("HEALTH_POLL_SECONDS", timedelta(seconds=15)),
+        health_settle=read.seconds("HEALTH_SETTLE_SECONDS", timedelta(seconds=10)),
+        incident_cooldown=read.seconds("INCIDENT_COOLDOWN_SECONDS", timedelta(minutes=2)),
+        backoff_initial=read.seconds("BACKOFF_INITIAL_SECONDS", timedelta(seconds=10)),
+        backoff_cap=read.seconds("BACKOFF_CAP_SECONDS", timedelta(minutes=5)),
+        crashloop_limit=read.positive("CRASHLOOP_LIMIT", 3),
+        crashloop_window=read.seconds("CRASHLOOP_WINDOW_SECONDS", timedelta(hours=1)),
+        crashloop_reset_after=read.seconds("CRASHLOOP_RESET_AFTER_SECONDS", timedelta(minutes=10)),
+        max_event_age=read.seconds("MAX_EVENT_AGE_SECONDS", timedelta(hours=1)),
+        dry_run=read.parse("DRY_RUN", False, _bool, "true or false"),
+        memory_warning_quiet=read.seconds("MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30)),
     )
-    ladder = tuple(m.strip() for m in get("MACHINE_LADDER").split(",") if m.strip()) or DEFAULT_LADDER
+
+
+def _machines(read: _Reader) -> dict[str, Any]:
+    ladder = tuple(m.strip() for m in read.get("MACHINE_LADDER").split(",") if m.strip()) or DEFAULT_LADDER
     if any(not MACHINE_TYPE_RE.fullmatch(m) for m in ladder) or len(set(ladder)) != len(ladder):
-        problems.append("MACHINE_LADDER must list distinct machine types, smallest first")
+        read.problem("MACHINE_LADDER must list distinct machine types, smallest first")
     elif unknown := [m for m in ladder if memory_kib(m) is None or vcpus(m) is None]:
         # A rung whose size is unknown could never be shown to be bigger: it would silently never be offered.
-        problems.append(f"MACHINE_LADDER: the memory or vCPUs of {', '.join(unknown)} are unknown to "
-                        "notebook-medic (shared/core/machines.py); use known or custom-CPUS-MIB types")
-    prices = parse("MACHINE_PRICES", {}, _prices, "type=USD_per_hour pairs, comma-separated")
-    settings = Settings(
-        project=project,
-        restart_topic=topic,
-        workbench_api_endpoint=endpoint.rstrip("/"),
-        compute_api_endpoint=compute_endpoint.rstrip("/"),
-        slack_bot_token=token,
-        slack_signing_secret=secret,
-        slack_alert_channel=channel,
-        slack_api_url=api_url,
-        slack_response_url_base=response_base,
-        organizer_emails=organizers,
-        organizer_usergroup=get("ORGANIZER_USERGROUP"),
-        workbench_zones=zones,
-        owner_dm=parse("OWNER_DM", True, _bool, "true or false"),
-        message_language=language,
-        display_timezone=timezone,
-        console_url=get("CONSOLE_URL", "https://console.cloud.google.com").rstrip("/"),
-        worker_budget=parse("WORKER_BUDGET_SECONDS", timedelta(seconds=420), _seconds, "seconds"),
-        slow_restart_alert=parse("SLOW_RESTART_ALERT_SECONDS", timedelta(seconds=90), _seconds, "seconds"),
-        manual_restart_interval=parse(
-            "MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60), _seconds, "seconds"
-        ),
-        slack_timeout=parse("SLACK_TIMEOUT_SECONDS", timedelta(seconds=5), _seconds, "seconds"),
-        workbench_timeout=parse(
-            "WORKBENCH_TIMEOUT_SECONDS", timedelta(seconds=20), _seconds, "seconds"
-        ),
-        workbench_retry=parse("WORKBENCH_RETRY_SECONDS", timedelta(seconds=30), _seconds, "seconds"),
-        policy=policy,
-        machine_ladder=ladder,
-        machine_prices=prices,
-        resize_suggest_kills=parse("RESIZE_SUGGEST_KILLS", 3, _positive_int, "a positive whole number"),
-        alert_group_window=parse("ALERT_GROUP_WINDOW_SECONDS", timedelta(minutes=5), _seconds, "seconds"),
-        alert_daily_limit=parse("ALERT_DAILY_LIMIT", 20, _positive_int, "a positive whole number"),
-    )
-    if problems:
-        raise ConfigError(
-            "notebook-medic cannot start; fix these environment variables: " + "; ".join(problems)
-        )
-    return settings
+        read.problem(f"MACHINE_LADDER: the memory or vCPUs of {', '.join(unknown)} are unknown to "
+                    "notebook-medic (shared/core/machines.py); use known or custom-CPUS-MIB types")
+    prices = read.parse("MACHINE_PRICES", {}, _prices, "type=USD_per_hour pairs, comma-separated")
+    return {"machine_ladder": ladder, "machine_prices": prices}
+
+
+def _timings(read: _Reader) -> dict[str, Any]:
+    """The worker's, Slack's and the APIs' times, and the alert limits (with OWNER_DM, read here in its turn)."""
+    return {
+        "owner_dm": read.parse("OWNER_DM", True, _bool, "true or false"),
+        "worker_budget": read.seconds("WORKER_BUDGET_SECONDS", timedelta(seconds=420)),
+        "slow_restart_alert": read.seconds("SLOW_RESTART_ALERT_SECONDS", timedelta(seconds=90)),
+        "manual_restart_interval": read.seconds("MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60)),
+        "slack_timeout": read.seconds("SLACK_TIMEOUT_SECONDS", timedelta(seconds=5)),
+        "workbench_timeout": read.seconds("WORKBENCH_TIMEOUT_SECONDS", timedelta(seconds=20)),
+        "workbench_retry": read.seconds("WORKBENCH_RETRY_SECONDS", timedelta(seconds=30)),
+        "resize_suggest_kills": read.positive("RESIZE_SUGGEST_KILLS", 3),
+        "alert_group_window": read.seconds("ALERT_GROUP_WINDOW_SECONDS", timedelta(minutes=5)),
+        "alert_daily_limit": read.positive("ALERT_DAILY_LIMIT", 20),
+    }
 
 
 def settings_or_exit(needs: Collection[Need]) -> Settings:

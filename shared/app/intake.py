@@ -142,7 +142,6 @@ def handle_event(
 ) -> IntakeOutcome:
     """Parse, vet, then publish a request; raises only when publishing fails or Compute Engine fails transiently
     (the event is then redelivered)."""
-    policy = settings.policy
     now = now or utcnow()
     delivered = delivery_time(event_time, now)
     entry = entry_from_cloudevent(event_type, data)
@@ -155,68 +154,75 @@ def handle_event(
         audit("not an OOM kill", decision="ignored", reason=result.reason, event_id=result.insert_id or event_id[:128])
         return IntakeOutcome("not-a-kill", result.reason)
     assert isinstance(entry, dict)
-    received = received_time(entry, delivered)
+    young = now - result.killed_at <= settings.policy.max_event_age
+    vetted = _vetted_or_raised(entry, result, settings=settings, vm_names=vm_names, retry=young)
+    queued = _queued(vetted, entry, event_id, received_time(entry, delivered))
     try:
-        vetted = vet(entry, result, settings=settings, vm_names=vm_names)
-    except TransientError as exc:
-        if now - result.killed_at <= policy.max_event_age:
-            raise  # Eventarc redelivers; the id lookup is cached once it succeeds
-        vetted = _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
-    except Exception as exc:  # noqa: BLE001 - a RefusedError (PERMISSION_DENIED...) or no answer at all: unproven, refused
-        vetted = _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
-
-    # The event's age counts from the kill's time, which is never later than Logging's receipt: neither a VM clock
-    # running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker.
-    occurred = vetted.killed_at
-    provenance: dict[str, Any] = {}
-    if isinstance(vetted, OomKill):
-        request = RestartRequest(
-            action=Action.RESTART,
-            trigger=Trigger.OOM,
-            instance=vetted.instance.full_name,
-            requested_at=occurred,
-            event_id=vetted.insert_id or event_id,
-            kill=kill_to_json(vetted),
-            received_at=received,
-        )
-        kind, detail = "kill", f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}"
-        provenance = {"named_by": vetted.named_by, "vm_id": vetted.vm_id}
-        if vetted.dated_at is not None:
-            provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
-                           "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
-    else:
-        refused = isinstance(vetted, Refusal)
-        request = RestartRequest(
-            action=Action.ALERT,
-            trigger=Trigger.UNRESOLVED,
-            instance="",
-            requested_at=occurred,
-            event_id=vetted.insert_id or event_id,
-            raw_entry=vetted.raw_entry,
-            note=vetted.reason,
-            received_at=received,
-        )
-        kind, detail = ("refused" if refused else "unresolved"), vetted.reason
-        if isinstance(vetted, Refusal):
-            provenance = {"named": vetted.named, "vm_id": vm_id_of(entry)}
-
-    try:
-        message_id = queue.publish(request)
+        message_id = queue.publish(queued.request)
     except Exception as exc:
-        if now - occurred > policy.max_event_age:
+        if now - queued.request.requested_at > settings.policy.max_event_age:
             # Retrying forever helps no one. The ERROR entry is the kill's only trace: a log-based metric on it
             # alerts the organizers (infra/dropped_kills.tf; tests/infra/test_dropped_kills.py keeps them matched).
             audit("kill dropped: publishing failed and the event is too old to retry", severity=logging.ERROR,
-                  decision="dropped", reason=_failure(exc), event_id=request.event_id,
-                  instance=request.instance.rsplit("/", 1)[-1])
+                  decision="dropped", reason=_failure(exc), event_id=queued.request.event_id,
+                  instance=queued.request.instance.rsplit("/", 1)[-1])
             return IntakeOutcome("too-old", _failure(exc))
         raise
+    kind = queued.kind
     what = {"kill": "OOM kill queued", "unresolved": "unresolved kill queued for an alert",
             "refused": "kill refused: it does not hold up; queued for an alert"}[kind]
     audit(what, severity=logging.WARNING if kind == "refused" else logging.INFO,
-          decision="refused" if kind == "refused" else "queued", kind=kind, reason=detail, event_id=request.event_id,
-          instance=request.instance.rsplit("/", 1)[-1], message_id=message_id, **provenance)
-    return IntakeOutcome(kind, detail, message_id)
+          decision="refused" if kind == "refused" else "queued", kind=kind, reason=queued.detail,
+          event_id=queued.request.event_id, instance=queued.request.instance.rsplit("/", 1)[-1],
+          message_id=message_id, **queued.provenance)
+    return IntakeOutcome(kind, queued.detail, message_id)
+
+
+def _vetted_or_raised(entry: dict[str, Any], result: OomKill | UnresolvedKill, *, settings: Settings,
+                      vm_names: VmNames, retry: bool) -> OomKill | UnresolvedKill | Refusal:
+    """vet(), with Compute Engine's failures decided: a transient one is raised while the event is young
+    (Eventarc redelivers; the id lookup is cached once it succeeds); any other, or one too old to retry, leaves
+    the kill unproven, so refused."""
+    try:
+        return vet(entry, result, settings=settings, vm_names=vm_names)
+    except TransientError as exc:
+        if retry:
+            raise
+        return _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
+    except Exception as exc:  # noqa: BLE001 - a RefusedError (PERMISSION_DENIED...) or no answer at all: unproven, refused
+        return _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
+
+
+@dataclass(frozen=True)
+class _Queued:
+    request: RestartRequest
+    kind: str  # "kill", "unresolved", "refused"
+    detail: str
+    provenance: dict[str, Any]
+
+
+def _queued(vetted: OomKill | UnresolvedKill | Refusal, entry: dict[str, Any], event_id: str,
+            received: datetime) -> _Queued:
+    """The request for a vetted kill: a restart, or an alert that says why not.
+
+    The event's age counts from the kill's time, which is never later than Logging's receipt: neither a VM clock
+    running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker."""
+    occurred = vetted.killed_at
+    if isinstance(vetted, OomKill):
+        request = RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=vetted.instance.full_name,
+                                 requested_at=occurred, event_id=vetted.insert_id or event_id,
+                                 kill=kill_to_json(vetted), received_at=received)
+        provenance: dict[str, Any] = {"named_by": vetted.named_by, "vm_id": vetted.vm_id}
+        if vetted.dated_at is not None:
+            provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
+                           "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
+        return _Queued(request, "kill", f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}", provenance)
+    request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
+                             event_id=vetted.insert_id or event_id, raw_entry=vetted.raw_entry, note=vetted.reason,
+                             received_at=received)
+    if isinstance(vetted, Refusal):
+        return _Queued(request, "refused", vetted.reason, {"named": vetted.named, "vm_id": vm_id_of(entry)})
+    return _Queued(request, "unresolved", vetted.reason, {})
 
 
 def _unchecked(result: OomKill | UnresolvedKill, entry: dict[str, Any], reason: str) -> Refusal:

@@ -25,14 +25,19 @@ FUNCTIONS = {
 
 
 
+READERS = ("get", "parse", "seconds", "positive")  # config._Reader's methods, each called as read.<method>("NAME")
+
+
 def names_config_reads() -> set[str]:
     tree = ast.parse((ROOT / "shared" / "adapters" / "config.py").read_text())
     names = set()
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("get", "parse")
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "read"
+            and node.func.attr in READERS
             and node.args
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
