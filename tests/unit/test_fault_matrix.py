@@ -578,3 +578,15 @@ def test_crash_loop_backs_off_then_pauses_and_asks_for_a_person(monkeypatch: pyt
     assert any("keeps running out of memory" in m.text for m in rig.slack.in_channel(rig.owner(ref)))
     assert [v.split(":")[0] for v in kill_and_push()] == ["skip-disabled"]  # a later kill: not reset, said why
     assert_incident_closed(rig, ref, resets=2, says="restarts of this instance are paused")
+
+
+def test_a_continuation_that_cannot_be_published_is_redelivered_and_waits_again(rig: Rig) -> None:
+    """An incident waiting for health hands its key on by publishing its continuation (shared/core/waiting.py);
+    Pub/Sub not answering that publish is a nack, not a lost incident: the redelivery waits again, hands on, and
+    the silent instance is reset once the grace has run out."""
+    ref = rig.instance(NAME)
+    rig.topic.failures = 1
+    outcomes = rig.push(rig.kill(ref, reported_after_s=10**6))  # the agent stays silent
+    assert not outcomes[0].ack and "continuation not published" in outcomes[0].detail
+    assert [str(o.verdict) for o in outcomes[1:]].count("yielded") >= 1 and outcomes[-1].verdict == "reset"
+    assert_incident_closed(rig, ref, resets=1, says="no health report arrived")
