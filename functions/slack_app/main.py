@@ -19,7 +19,7 @@ from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.misconfig import slack_start_failure
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack_app import PUBLISH_S, READS_S, SlackService, answer, build_app
+from shared.app.slack import PUBLISH_S, READS_S, SlackService, answer, build_app
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.PUBLISH, Need.SLACK_APP})

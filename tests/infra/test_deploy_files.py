@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from shared.app.slack_app import COMMAND
+from shared.app.slack import COMMAND
 from shared.core.commands import Verb, parse_command
 from tests.infra import hcl
 

@@ -18,10 +18,11 @@ from typing import ClassVar
 import pytest
 from slack_sdk import WebClient
 
+from shared.adapters.clock import FakeClock
 from shared.adapters.config import Need, load_settings
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack_app import USERGROUP_TTL_S, SlackService
+from shared.app.slack import USERGROUP_TTL_S, SlackService
 from shared.core.history import acted_digest
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from simulators.slack import SlackRequester, SlackResponse, SlackSimulator
@@ -173,18 +174,18 @@ def test_the_organizer_group_fails_closed_when_it_cannot_be_read() -> None:
            "ORGANIZER_EMAILS": "org@contest.example", "ORGANIZER_USERGROUP": "S0ORGS",
            "WORKBENCH_ZONES": "asia-northeast1-a"}
     settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
-    now = [0.0]
+    clock = FakeClock()
     with SlackSimulator(bot_token="xoxb-t").start() as sim:
         sim.add_user("U0HELPER", "helper", "helper@contest.example")
         sim.add_usergroup("S0ORGS", ["U0HELPER"])
         client = WebClient(token="xoxb-t", base_url=sim.api_url, timeout=2, retry_handlers=[])
         service = SlackService(settings, client, Workbench(), RestartQueue(settings.restart_topic),
-                               monotonic=lambda: now[0])
+                               clock=clock)
         assert service.caller("U0HELPER", sim.team_id).is_organizer
         sim.add_usergroup("S0ORGS", [])  # removed from the group
         sim.inject_fault("usergroups.users.list", "server_error", count=100)
         assert service.caller("U0HELPER", sim.team_id).is_organizer  # within the cache's 5 minutes: as read
-        now[0] += USERGROUP_TTL_S + 1
+        clock.advance(USERGROUP_TTL_S + 1)
         assert not service.caller("U0HELPER", sim.team_id).is_organizer  # can't refresh: nobody
         assert not service.caller("U0HELPER", sim.team_id).is_organizer  # and asked again, not cached
         assert len(sim.calls_to("usergroups.users.list")) == 3

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 from slack_sdk import WebClient
 from slack_sdk.signature import SignatureVerifier
 
+from shared.adapters.clock import FakeClock
 from shared.adapters.config import Need, load_settings
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack_app import SlackService, answer, build_app
+from shared.app.slack import SlackService, answer, build_app
 from shared.core.commands import Caller, Verb, is_owner, parse_command
 from shared.core.identity import identity, same_person, shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
@@ -133,7 +134,7 @@ def slack(sims: Sims) -> Iterator[Slack]:
 
     def service(client: Any) -> SlackService:
         return SlackService(settings, client, Workbench(endpoint=sims.workbench.endpoint),
-                            RestartQueue(RESTART_TOPIC, publish_timeout_s=5), clock=lambda: NOW)
+                            RestartQueue(RESTART_TOPIC, publish_timeout_s=5), clock=FakeClock(NOW))
 
     yield Slack(service(WebClient(token=BOT_TOKEN, base_url=sims.slack.api_url)), build_app(settings, service), sims,
                 sims.slack.new_response_url())

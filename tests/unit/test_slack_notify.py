@@ -100,10 +100,11 @@ def test_a_look_alike_owner_is_never_mentioned_or_looked_up_as_the_person_it_mim
 
 def test_status_table_keeps_a_hostile_owner_on_its_row_and_inside_the_code_block() -> None:
     """`/restart-notebook status` lists owners in a code block: escaped, one line each, no ``` to end it."""
+    from datetime import UTC, datetime  # noqa: PLC0415
+
     from shared.adapters.config import Need, load_settings  # noqa: PLC0415
-    from shared.adapters.queue import RestartQueue  # noqa: PLC0415
-    from shared.adapters.workbench import Workbench  # noqa: PLC0415
-    from shared.app.slack_app import SlackService  # noqa: PLC0415
+    from shared.app.slack.replies import status_reply  # noqa: PLC0415
+    from shared.core import messages  # noqa: PLC0415
     from shared.core.commands import Caller  # noqa: PLC0415
     from shared.core.models import InstanceState, InstanceView  # noqa: PLC0415
 
@@ -111,11 +112,11 @@ def test_status_table_keeps_a_hostile_owner_on_its_row_and_inside_the_code_block
            "SLACK_ALERT_CHANNEL": CHANNEL, "SLACK_SIGNING_SECRET": "s", "ORGANIZER_EMAILS": "org@contest.example",
            "WORKBENCH_ZONES": "asia-northeast1-a"}
     settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
-    service = SlackService(settings, None, Workbench(), RestartQueue(settings.restart_topic))
     owners = ["```\n<!channel> *bold* <https://evil.example|x>", "x" * 5000, *HOSTILE.values()]
     views = [InstanceView(InstanceRef.parse(f"{REF.full_name}-{i}"), InstanceState.ACTIVE, "HEALTHY", {}, owner,
                           "e2-standard-4") for i, owner in enumerate(owners)]
-    answer = service._status(Caller("U0ORG", "org@contest.example", True), views, {})
+    answer = status_reply(messages.For(settings.message_language), settings,
+                          Caller("U0ORG", "org@contest.example", True), views, datetime.now(UTC))
     table = answer["blocks"][1]["text"]["text"]
     assert table.startswith("```") and table.endswith("```") and table.count("```") == 2, table[:300]
     assert "<" not in table and len(table) <= 3000
@@ -126,11 +127,11 @@ def test_status_header_names_the_count_its_column_shows() -> None:
     """The RESTARTS column shows the alert's count, the current run of automatic restarts: three restarts 20
     minutes apart (CRASHLOOP_RESET_AFTER 10 min) show 1, under a header that says what that 1 counts."""
     import time  # noqa: PLC0415
+    from datetime import UTC, datetime  # noqa: PLC0415
 
     from shared.adapters.config import Need, load_settings  # noqa: PLC0415
-    from shared.adapters.queue import RestartQueue  # noqa: PLC0415
-    from shared.adapters.workbench import Workbench  # noqa: PLC0415
-    from shared.app.slack_app import SlackService  # noqa: PLC0415
+    from shared.app.slack.replies import status_reply  # noqa: PLC0415
+    from shared.core import messages  # noqa: PLC0415
     from shared.core.commands import Caller  # noqa: PLC0415
     from shared.core.models import InstanceState, InstanceView  # noqa: PLC0415
 
@@ -138,12 +139,12 @@ def test_status_header_names_the_count_its_column_shows() -> None:
            "SLACK_ALERT_CHANNEL": CHANNEL, "SLACK_SIGNING_SECRET": "s", "ORGANIZER_EMAILS": "org@contest.example",
            "WORKBENCH_ZONES": "asia-northeast1-a"}
     settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
-    service = SlackService(settings, None, Workbench(), RestartQueue(settings.restart_topic))
     now = int(time.time())
     restarts = "_".join(str(now - minutes * 60) for minutes in (40, 20, 1))
     view = InstanceView(REF, InstanceState.ACTIVE, "HEALTHY", {}, "alice@contest.example", "e2-standard-4",
                         labels={"medic-restarts": restarts})
-    answer = service._status(Caller("U0ORG", "org@contest.example", True), [view], {})
+    answer = status_reply(messages.For(settings.message_language), settings,
+                          Caller("U0ORG", "org@contest.example", True), [view], datetime.fromtimestamp(now, UTC))
     header, row = answer["blocks"][1]["text"]["text"].strip("`").splitlines()
     assert header.split(" | ")[4] == "AUTO RESTARTS IN A ROW", header
     assert row.split(" | ")[4] == "1", row

@@ -1,11 +1,11 @@
-"""Which Slack request is which (slack_app.slack_request_digest), and the record of those acted on (medic-acted)."""
+"""Which Slack request is which (shared/app/slack/guard.py), and the record of those acted on (medic-acted)."""
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
 
-from shared.app.slack_app import slack_request_digest
+from shared.app.slack import slack_request_digest
 from shared.core.history import ACTED, LAST_RESTART, MAX_ACTED, MAX_LABELS, History
 
 COMMAND = {"command": "/restart-notebook", "text": "wb-x", "user_id": "U1", "trigger_id": "13345.98.abc"}

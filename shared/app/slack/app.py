@@ -1,0 +1,91 @@
+"""The one Bolt app and its listeners, grouped by purpose: the slash command, the buttons, the error handler.
+
+Owns the wiring, at Bolt's public surface only: `App(process_before_response=True)` with Bolt's own request
+verification on (behind guard.py's), listeners that take Bolt's `ack`, `body` and `context` and hand them to the
+service (service.py) that decides, and an error handler that turns a payload Bolt cannot route into a 400.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from shared.adapters.audit import audit
+from shared.adapters.config import Settings
+from shared.app.slack.budget import SLACK_CALL_S, Deadline
+from shared.app.slack.guard import ACK_DEADLINE
+from shared.core.blocks import ALL_ACTIONS
+
+if TYPE_CHECKING:
+    from slack_bolt import Ack, App, BoltContext, BoltResponse
+
+    from shared.app.slack.service import SlackService
+
+log = logging.getLogger(__name__)
+COMMAND = "/restart-notebook"
+LISTENER_RAN = "notebook_medic_listener_ran"  # set in the request's BoltContext once one of ours runs
+
+
+def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]) -> App:
+    """One Bolt app; process_before_response because Cloud Functions stops work after the response."""
+    from slack_bolt import App  # noqa: PLC0415
+    from slack_sdk import WebClient  # noqa: PLC0415
+
+    # Every call this client makes is made before an ack: short, and no retry (there is no time for one).
+    kwargs: dict[str, Any] = {"token": settings.slack_bot_token, "timeout": SLACK_CALL_S, "retry_handlers": []}
+    if settings.slack_api_url:
+        kwargs["base_url"] = settings.slack_api_url
+    client = WebClient(**kwargs)
+    app = App(client=client, signing_secret=settings.slack_signing_secret, process_before_response=True,
+              request_verification_enabled=True)
+    service = service_factory(client)
+
+    @app.command(COMMAND)
+    def restart_notebook(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        reply = service.command(body, _deadline(context, service), workspace=_workspace(context))
+        if isinstance(reply, dict):
+            ack(**reply)
+        else:
+            ack(text=reply)
+
+    @app.action(re.compile("^(" + "|".join(map(re.escape, ALL_ACTIONS)) + ")$"))
+    def organizer_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        ack()
+        deadline = _deadline(context, service)
+        service.button(body, service.replier(body.get("response_url"), deadline), deadline,
+                       workspace=_workspace(context))
+
+    app.error(unroutable_payload)
+    return app
+
+
+def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:
+    """Bolt's middleware and matchers index a payload as Slack shapes it (actions[0]["action_id"],
+    event.get, ...) and raise on any other shape: a 400 with the reason logged, nothing done. Our own
+    listeners' failures, and Slack unreachable (auth.test), stay Bolt's loud 500."""
+    from slack_bolt import BoltResponse  # noqa: PLC0415
+    from slack_sdk.errors import SlackClientError  # noqa: PLC0415
+
+    if context.get(LISTENER_RAN) or isinstance(error, SlackClientError | OSError):
+        log.error("slack request failed", exc_info=error)
+        return None
+    audit("slack request rejected", severity=logging.WARNING, decision="rejected",
+          reason=f"a payload of a shape Slack does not send ({type(error).__name__} in Bolt's routing)")
+    return BoltResponse(status=400, body="bad request")
+
+
+def _workspace(context: BoltContext) -> str | None:
+    """The app's own team id, from the auth.test Bolt makes (single-workspace authorization keeps its result
+    as the context's authorize_result); None, and so nobody may act, when Bolt has none."""
+    team = getattr(context.authorize_result, "team_id", None)
+    return team if isinstance(team, str) and team else None
+
+
+def _deadline(context: BoltContext, service: SlackService) -> Deadline:
+    """The request's deadline, set by guard.answer(); a fresh one when Bolt is driven some other way."""
+    deadline = context.get(ACK_DEADLINE)
+    return deadline if isinstance(deadline, Deadline) else Deadline(service.clock)

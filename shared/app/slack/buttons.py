@@ -1,0 +1,202 @@
+"""The organizers' buttons on alerts and resize requests: checked, queued for the worker, answered at once.
+
+Owns a press from its payload to the reply: which action and instance the button names, that the one pressing
+is an organizer, that this very press was not acted on already, and the request published to the restart topic.
+Deny on a resize request is the one press acted on here (only Slack changes); every other goes to the worker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shared.app.slack.budget import READS_S, SLACK_CALL_S, Deadline
+from shared.app.slack.guard import slack_request_digest
+from shared.app.slack.replies import obj
+from shared.core import messages
+from shared.core.blocks import (
+    ACTION_PAUSE,
+    ACTION_RESIZE,
+    ACTION_RESIZE_DENY,
+    ACTION_RESTART,
+    ACTION_RESUME,
+    ACTION_STOP,
+    parse_resize_value,
+    without_buttons,
+)
+from shared.core.commands import Caller
+from shared.core.history import History
+from shared.core.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
+
+if TYPE_CHECKING:
+    from shared.app.slack.service import SlackService
+
+log = logging.getLogger(__name__)
+BUTTON_ACTIONS = {
+    ACTION_RESTART: Action.RESTART,
+    ACTION_PAUSE: Action.PAUSE,
+    ACTION_RESUME: Action.RESUME,
+    ACTION_STOP: Action.STOP,
+    ACTION_RESIZE: Action.RESIZE,
+}
+ACKS = {  # what the organizer reads at once, for each action a button queues
+    Action.RESTART: "button.ack.restart",
+    Action.PAUSE: "button.ack.pause",
+    Action.RESUME: "button.ack.resume",
+    Action.STOP: "button.ack.stop",
+    Action.RESIZE: "button.ack.resize",
+}
+
+
+@dataclass(frozen=True)
+class _Press:
+    """One press as its payload names it. `action` is None for Deny on a resize request."""
+
+    body: dict[str, Any]
+    user_id: str
+    action: Action | None
+    ref: InstanceRef
+    machine_type: str = ""
+    asked_by: str = ""
+
+    @property
+    def blocks(self) -> tuple[dict[str, Any], ...]:
+        """The blocks of the message the button sits on."""
+        original = obj(self.body.get("message")).get("blocks")
+        return tuple(b for b in original if isinstance(b, dict)) if isinstance(original, list) else ()
+
+    @property
+    def container(self) -> dict[str, Any]:
+        return obj(self.body.get("container"))
+
+
+def press(service: SlackService, body: dict[str, Any], reply: Callable[..., Any], deadline: Deadline, *,
+          workspace: str | None) -> None:
+    """An organizer's press: checked, queued for the worker, and answered through `reply` (see replier)."""
+
+    def respond(**kwargs: Any) -> None:
+        """Best effort, like every Slack call: a bad or unreachable response_url must not turn into an
+        error for a press that was already handled (Bolt would answer 500 after the request was queued)."""
+        try:
+            reply(**kwargs)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("response_url post failed: %s", type(exc).__name__)
+
+    user_id = str(obj(body.get("user")).get("id", ""))
+    actions = body.get("actions") or [{}]
+    action_id = str(actions[0].get("action_id", ""))
+    fields: dict[str, Any] = {"user": user_id, "button": action_id}
+    pressed = _parse(service, body, user_id, action_id, str(actions[0].get("value", "")), fields)
+    if pressed is None:
+        return
+    labels = service.pool.submit(service.workbench.get, pressed.ref, retry=False)  # what was acted on, alongside
+    reads = deadline.share(READS_S)  # both reads share READS_S, as the command's do
+    caller = service.known_caller(service.pool.submit(service.caller, user_id, workspace), reads, fields)
+    if isinstance(caller, str):
+        respond(text=caller, replace_original=False)
+        return
+    if not caller.is_organizer:
+        service.audit("denied", fields, reason="not an organizer")
+        respond(text=service.say("deny.organizers_only"), replace_original=False)
+        return
+    if pressed.action is None:  # Deny: only Slack changes, right here
+        _deny_resize(service, pressed, caller, deadline)
+        service.audit("resize denied", fields)
+        return
+    said = _queue(service, pressed, pressed.action, caller, labels, reads, deadline, fields)
+    if said is not None:
+        respond(text=said, replace_original=False)
+
+
+def _parse(service: SlackService, body: dict[str, Any], user_id: str, action_id: str, value: str,
+           fields: dict[str, Any]) -> _Press | None:
+    """The press its button names, or None (audited) when the button's value or action is not one of ours."""
+    machine_type, asked_by = "", ""
+    try:
+        if action_id in (ACTION_RESIZE, ACTION_RESIZE_DENY):
+            ref, machine_type, asked_by = parse_resize_value(value)
+        else:
+            ref = InstanceRef.parse(value)
+    except ValueError:
+        service.audit("button rejected", fields, reason="the button's value is not an instance name")
+        return None
+    fields["instance"] = ref.name
+    action = BUTTON_ACTIONS.get(action_id)
+    if action is None and action_id != ACTION_RESIZE_DENY:
+        service.audit("button rejected", fields, reason="unknown action")
+        return None
+    return _Press(body, user_id, action, ref, machine_type, asked_by)
+
+
+def _queue(service: SlackService, pressed: _Press, action: Action, caller: Caller, labels: Future[InstanceView],
+           reads: Deadline, deadline: Deadline, fields: dict[str, Any]) -> str | None:
+    """Publish the press for the worker unless it was acted on already; what to reply (None: nothing)."""
+    body = pressed.body
+    digest = slack_request_digest(body)
+    if _acted_on(digest, labels, reads):
+        service.audit("replay refused", fields, reason="this Slack request was already acted on")
+        return None
+    container = pressed.container
+    action_ts = obj((body.get("actions") or [{}])[0]).get("action_ts")
+    request = RestartRequest(
+        action=action,
+        trigger=Trigger.BUTTON,
+        instance=pressed.ref.full_name,
+        requested_at=service.clock.now(),
+        event_id=f"button-{action_ts or service.stamp()}-{pressed.user_id}",
+        requester=Requester(pressed.user_id, caller.email or "", True),
+        response_url=service.response_url(body.get("response_url")),
+        alert_ts=str(container.get("message_ts", "")),
+        alert_channel=str(container.get("channel_id", "") or obj(body.get("channel")).get("id", "")),
+        alert_blocks=pressed.blocks[:50],
+        machine_type=pressed.machine_type,
+        asked_by=pressed.asked_by,
+        slack_request=digest,
+    )
+    fields["action"] = action.value
+    unsent = service.publish(request, deadline, fields)
+    if unsent is not None:
+        return unsent
+    service.audit("button queued", fields)
+    return service.say(ACKS[action], name=pressed.ref.name)
+
+
+def _acted_on(digest: str, view: Future[InstanceView], reads: Deadline) -> bool:
+    """Whether the instance records this request as acted on. A read that fails or is late (past `reads`)
+    says no: the worker, which reads the labels again before acting (one at a time per instance), drops
+    it then."""
+    try:
+        return digest in History.from_labels(view.result(timeout=reads.left()).labels).acted
+    except Exception as exc:  # noqa: BLE001
+        log.info("replay check left to the worker: the instance was not read (%s)", type(exc).__name__)
+        return False
+
+
+def _deny_resize(service: SlackService, pressed: _Press, caller: Caller, deadline: Deadline) -> None:
+    """Only Slack changes, before the ack: each call is started only while a whole client timeout is
+    left, so what does not fit is left out (and logged) rather than holding the press past Slack's 3 s."""
+
+    def time_for(what: str) -> bool:
+        if deadline.left() >= SLACK_CALL_S:
+            return True
+        log.warning("a denied resize not reported in %s: no time left before the ack", what)
+        return False
+
+    container, client, say = pressed.container, service.client, service.say
+    line = say("resize.denied_by", who=f"<@{caller.slack_user_id}>",
+               time=messages.slack_date(service.clock.now(), service.settings.tz))
+    try:
+        if not time_for("the request's message"):
+            return
+        client.chat_update(channel=str(container.get("channel_id", "")), ts=str(container.get("message_ts", "")),
+                           text=line, blocks=without_buttons(pressed.blocks, line))
+        if not pressed.asked_by or not time_for("the participant's DM"):
+            return
+        dm = client.conversations_open(users=pressed.asked_by)["channel"]["id"]
+        if time_for("the participant's DM"):
+            client.chat_postMessage(channel=dm, text=say("resize.denied_dm", instance=pressed.ref.name))
+    except Exception as exc:  # noqa: BLE001 - best effort: the decision stands either way
+        log.warning("could not report a denied resize: %s", type(exc).__name__)

@@ -1,0 +1,91 @@
+"""The door: only a request Slack signed gets in, only in a shape Bolt can route, and each is known by its own ids.
+
+Owns the answer to one HTTP request before any listener runs (the signature, Slack's 5-minute window, a body
+Bolt could not route), the deadline the request's acknowledgement runs on from the moment it is ours, and
+`slack_request_digest`, which names a request so that a replay of it, within its window, is acted on once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from shared.adapters.audit import audit
+from shared.adapters.clock import SYSTEM, Clock
+from shared.adapters.misconfig import note_unsigned
+from shared.app.slack.bolt_internals import bolt_request, unroutable
+from shared.app.slack.budget import Deadline
+from shared.app.slack.replies import obj
+from shared.core.history import acted_digest
+
+if TYPE_CHECKING:
+    from slack_bolt import App, BoltResponse
+    from slack_sdk.signature import SignatureVerifier
+
+ACK_DEADLINE = "notebook_medic_ack_deadline"  # the request's Deadline, in its BoltContext
+
+
+def answer(
+    app: App, raw_body: str, *, headers: Mapping[str, Any], verifier: SignatureVerifier, query: str = "",
+    clock: Clock = SYSTEM,
+) -> BoltResponse:
+    """The BoltResponse to one HTTP request: 401 unless Slack signed it; a signed body of a shape Slack
+    never sends is a logged 400.
+
+    The signature comes first because Bolt parses a body before its own middleware verifies it: without
+    this, anyone could make the parsing below fail and write an audit record, and a timestamp that is not
+    a number (Bolt's int() raising in its middleware) read as a bad payload instead of a bad signature.
+    Bolt reads a payload as Slack shapes it, without checking: its parsing and the payload views it hands
+    every listener raise on anything else. Signed such bodies come only from someone who holds the signing
+    secret; they get a 400 and a logged reason, and nothing is done. (What Bolt's middleware and matchers
+    raise on is answered by the app's error handler, app.py.)
+    """
+    from slack_bolt import BoltResponse  # noqa: PLC0415
+
+    deadline = Deadline(clock)  # from the moment the request is ours
+    if not signed_by_slack(verifier, raw_body, headers):
+        note_unsigned()
+        return BoltResponse(status=401, body={"error": "invalid request"})  # Bolt's own answer, word for word
+    try:
+        request = bolt_request(raw_body, headers=headers, query=query)
+        problem = unroutable(request.body)
+    except Exception as exc:  # noqa: BLE001 - any parse failure is the body's fault, never ours
+        problem = f"unparseable request body ({type(exc).__name__})"
+    if problem:
+        audit("slack request rejected", severity=logging.WARNING, decision="rejected", reason=problem)
+        return BoltResponse(status=400, body="bad request")
+    request.context[ACK_DEADLINE] = deadline
+    return app.dispatch(request)
+
+
+def signed_by_slack(verifier: SignatureVerifier, raw_body: str, headers: Mapping[str, Any]) -> bool:
+    """slack_sdk's check of the v0 signature and the 5-minute window; anything it raises on is unsigned."""
+    try:
+        return verifier.is_valid_request(raw_body, {str(k): _first(v) for k, v in headers.items()})
+    except Exception:  # noqa: BLE001 - e.g. a timestamp that is not a number: not signed by Slack
+        return False
+
+
+def _first(value: Any) -> str:
+    """A header as one string (Bolt's own headers hold lists)."""
+    if isinstance(value, list | tuple):
+        return str(value[0]) if value else ""
+    return str(value)
+
+
+def slack_request_digest(body: Mapping[str, Any]) -> str:
+    """What makes one Slack request itself, digested for a label: a command's trigger_id; a button's action_ts
+    and the ts of the message it sits on. Slack retries neither (X-Slack-Retry-Num is the Events API's), so the
+    same again is a replay of the signed request within its 5 minutes. A body without them (not as Slack sends
+    it) is known by all of its fields, which a replay repeats byte for byte."""
+    if "actions" in body:
+        actions = body.get("actions")
+        action = obj(actions[0]) if isinstance(actions, list) and actions else {}
+        own = f"button:{action.get('action_ts', '')}:{obj(body.get('container')).get('message_ts', '')}"
+        complete = bool(action.get("action_ts"))
+    else:
+        own = f"command:{body.get('trigger_id', '')}"
+        complete = bool(body.get("trigger_id"))
+    return acted_digest(own if complete else "body:" + json.dumps(body, sort_keys=True, default=str))
