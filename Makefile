@@ -91,4 +91,4 @@ provider-schema: venv
 	$(PY) scripts/extract_provider_schema.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov .venv-lock dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-checkov .venv-lock .venv-dist-check dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
