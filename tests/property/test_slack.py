@@ -31,7 +31,7 @@ from shared.core.commands import Caller, Verb, is_owner, parse_command
 from shared.core.identity import identity, same_person, shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
 from simulators.slack import sign
-from tests.property.budget import run
+from tests.property.budget import SCALE, TARGET, run
 from tests.property.conftest import BOT_TOKEN, RESTART_TOPIC, SIGNING_SECRET, AuditCapture, Sims, has_reason
 from tests.property.hostile import (
     ALICE,
@@ -338,7 +338,7 @@ def look_alikes(draw: st.DrawFn, emails: st.SearchStrategy[str] = ASCII_EMAILS) 
     return email, variant
 
 
-@settings(max_examples=3000)
+@settings(max_examples=TARGET * SCALE)  # was 3,000; each confusable is still swapped in some 20 times
 @given(look_alikes())
 def test_a_look_alike_email_is_never_the_person(pair: tuple[str, str]) -> None:
     """Only the same ASCII letters, in any case, are the same person: owner, organizer, or Slack mention."""
@@ -355,7 +355,7 @@ def test_a_look_alike_email_is_never_the_person(pair: tuple[str, str]) -> None:
         assert (identity(caller_email) in frozenset({identity(owner)} - {None})) is plain
 
 
-@settings(max_examples=2000)
+@settings(max_examples=TARGET * SCALE)
 @given(st.text(max_size=40), st.text(max_size=40))
 def test_only_plain_ascii_is_anyone(a: str, b: str) -> None:
     """Whatever the text: an identity is ASCII and NFKC leaves it as it is; two match only when equal folded."""
