@@ -5,7 +5,7 @@ fixtures. Under xdist's per-test `load` every worker builds every module's stack
 `loadfile` the largest module (test_faults) runs on one worker, a long serial tail, while the others sit idle.
 So `--dist loadscope` (pyproject's addopts) is taken here to mean: a module's tests, in chunks of at most
 STACK_CHUNK in collection order, each chunk to one worker. A big module is spread over several workers, each
-building the stacks its chunk uses once; the largest chunks are sent first (xdist's loadscope reorder).
+building the stacks its chunk uses once; the chunks that mostly wait are sent first (first_sent).
 
 Not `--dist loadgroup` with xdist_group marks: pytest-xdist 3.8 tags a grouped test by rewriting
 `item._nodeid`, which pytest 9 no longer reads (Node.nodeid comes from `_id`), so every test ends up alone.
@@ -38,6 +38,16 @@ def chunk_scopes(nodeids: Sequence[str], most: int = STACK_CHUNK) -> dict[str, s
     return scopes
 
 
+# Tests that mostly wait (on their stacks' deadlines and polls, on a subprocess, on pip) or run long alone: sent
+# first, so the CPU-bound rest (unit, property, simulators) fills the gaps and ends the run in small pieces.
+SENT_FIRST = ("tests/integration/", "tests/doctor/", "tests/infra/")
+
+
+def first_sent(scope: str, size: int) -> tuple[bool, int]:
+    """The order chunks are handed out: waiting ones before the rest, bigger before smaller within each."""
+    return (not scope.startswith(SENT_FIRST), -size)
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getoption("dist") != "loadscope":
         return None
@@ -49,6 +59,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def __init__(self, config: pytest.Config, log: Any = None) -> None:
             super().__init__(config, log)
             self.scopes: dict[str, str] = {}
+            self.ranked = False
 
         def schedule(self) -> None:
             if self.collection is None and self.registered_collections:
@@ -57,5 +68,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
         def _split_scope(self, nodeid: str) -> str:
             return self.scopes.get(nodeid) or str(super()._split_scope(nodeid))
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ranked:  # the first assignment: the queue is complete, nothing has been sent yet
+                self.ranked = True
+                ranked = sorted(self.workqueue.items(), key=lambda unit: first_sent(unit[0], len(unit[1])))
+                self.workqueue.clear()
+                self.workqueue.update(ranked)
+            super()._assign_work_unit(node)
 
     return ModuleChunks(config, log)
