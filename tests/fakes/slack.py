@@ -112,6 +112,10 @@ class FakeSlack:
         user = self.users.get(email.lower())
         return f"<@{user}>" if user else as_text(email)
 
+    def user_id_for(self, email: str) -> str | None:
+        """users.lookupByEmail: the Slack user of an email, None for one Slack does not know."""
+        return self.users.get(email.lower())
+
     def dm(self, email: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
         user = self.users.get(email.lower())
         if not user:

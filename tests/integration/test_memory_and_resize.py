@@ -515,34 +515,8 @@ def test_a_report_from_the_alerts_button_names_that_button_to_press_again(
     assert slow.wait_idle(10)
 
 
-@pytest.mark.parametrize(
-    ("fault", "machine"),
-    [
-        (None, "e2-highmem-4"),
-        ({"method": "patch", "kind": "http", "status": 400}, "e2-standard-4"),
-    ],
-    ids=["new-type", "old-type-after-a-failed-update"],
-)
-def test_a_start_still_running_at_the_deadline_is_left_alone_and_reported(
-    slow: LocalStack, slow_slack: SlackRequester, monkeypatch: pytest.MonkeyPatch, fault: dict | None,
-    machine: str,
-) -> None:
-    monkeypatch.setattr(slow.workbench, "start_seconds", SLOW_S)
-    full, name = new_instance(slow, "wb-slowstart", slack_user="U0SLOWSTART")
-    request = bigger_request(slow, slow_slack, "U0SLOWSTART", name)
-    if fault:
-        slow.workbench.inject_fault(path_contains=name, count=1, **fault)
-    press(slow, slow_slack, ORGANIZER[0], "medic_resize", request)
-    report = resize_report(slow, request["ts"])
-    assert slow.workbench.get(full)["state"] == "STARTING"
-    assert f"still STARTING on {machine}" in report and "STOPPED" not in report, report
-
-    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "ACTIVE", timeout=SLOW_S + 5)
-    assert slow.wait_idle(10)
-    instance = slow.workbench.get(full)
-    assert instance["state"] == "ACTIVE" and instance["gceSetup"]["machineType"].endswith(f"/{machine}")
-    assert lifecycle_calls(slow, name) == ["POST stop", "PATCH", "POST start"]  # no revert behind the start
-    assert thread(slow, request["ts"])[-1] == report  # and nothing said after it
+# A start still running at the deadline (on the new type, or on the old one after a failed update) is left alone
+# and reported: tests/unit/test_resize_deadlines.py, on a fake clock.
 
 
 def test_a_machine_type_change_still_running_at_the_deadline_starts_nothing(
