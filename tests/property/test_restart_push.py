@@ -13,10 +13,12 @@ import base64
 import json
 import urllib.parse
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import pytest
 
+from shared.adapters.clock import SYSTEM
 from shared.adapters.config import Need, load_settings
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
@@ -54,6 +56,19 @@ class Continuations:
         return str(len(self.published))
 
 
+class AtNow:
+    """The real clock, but for the date: NOW, the time the hostile requests are made at."""
+
+    def now(self) -> datetime:
+        return NOW
+
+    def monotonic(self) -> float:
+        return SYSTEM.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        SYSTEM.sleep(seconds)
+
+
 def make_worker(sims: Sims) -> Worker:
     settings = load_settings({Need.WORKBENCH, Need.SLACK}, sims.env)
     return Worker(
@@ -63,7 +78,7 @@ def make_worker(sims: Sims) -> Worker:
         SlackNotifier(token=BOT_TOKEN, base_url=sims.slack.api_url, timeout_s=2,
                       response_url_base=settings.slack_response_url_base),
         queue=Continuations(),
-        clock=lambda: NOW,
+        clock=AtNow(),
     )
 
 

@@ -94,9 +94,25 @@ class ChannelSlack:
         return list(reversed(self.messages)) if self.readable else None
 
 
+class SetClock:
+    """A Clock (shared.adapters.clock) at whatever time the test sets in `at[0]`; nothing here waits."""
+
+    def __init__(self, at: list[datetime]) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        return self.at[0]
+
+    def monotonic(self) -> float:
+        return (self.at[0] - NOW).total_seconds()
+
+    def sleep(self, seconds: float) -> None:
+        self.at[0] += timedelta(seconds=seconds)
+
+
 def grouping_worker(slack: ChannelSlack, clock: list[datetime]) -> Worker:
     settings = Settings(slack_alert_channel="C0ALERTS")
-    return Worker(settings, None, slack, queue=None, clock=lambda: clock[0])  # type: ignore[arg-type]
+    return Worker(settings, None, slack, queue=None, clock=SetClock(clock))  # type: ignore[arg-type]
 
 
 def test_fifty_alerts_in_a_minute_are_one_message_with_the_count() -> None:
@@ -106,7 +122,7 @@ def test_fifty_alerts_in_a_minute_are_one_message_with_the_count() -> None:
     said = []
     for second in range(50):
         clock[0] = NOW + timedelta(seconds=second)
-        said.append(worker._post_grouped(facts, Cause.UNRESOLVED, ""))
+        said.append(worker.reporter.post_grouped(facts, Cause.UNRESOLVED, ""))
     assert said == ["posted"] + ["updated"] * 49
     assert slack.posts == 1 and "Seen 50 times" in slack.messages[0]["text"]
 
@@ -118,7 +134,7 @@ def test_the_twenty_first_alert_of_a_day_for_one_instance_is_held() -> None:
     said = []
     for window in range(DAILY_LIMIT + 1):
         clock[0] = NOW + window * WINDOW
-        said.append(worker._post_grouped(facts, Cause.NOT_FOUND, KEY))
+        said.append(worker.reporter.post_grouped(facts, Cause.NOT_FOUND, KEY))
     assert said == ["posted"] * DAILY_LIMIT + ["held"] and slack.posts == DAILY_LIMIT
 
 
@@ -126,4 +142,4 @@ def test_unreadable_history_posts_rather_than_loses_the_alert() -> None:
     slack, clock = ChannelSlack(readable=False), [NOW]
     worker = grouping_worker(slack, clock)
     facts = AlertFacts(title="t", instance=None, outcome="x")
-    assert [worker._post_grouped(facts, Cause.UNRESOLVED, "") for _ in range(2)] == ["posted", "posted"]
+    assert [worker.reporter.post_grouped(facts, Cause.UNRESOLVED, "") for _ in range(2)] == ["posted", "posted"]

@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from google.api_core.exceptions import RetryError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.adapters.config import Settings
+from shared.adapters.errors import BusyError
 from shared.adapters.workbench import OperationOutcome, ResetResult
 from shared.app.worker import Worker
 from shared.core.history import WAITING, History, event_key
@@ -136,15 +136,20 @@ def test_a_request_with_a_malformed_continuation_is_refused() -> None:
 
 @dataclass
 class Clock:
-    now: datetime = RECEIVED + timedelta(seconds=1)
+    """shared.adapters.clock.Clock, keeping what the worker slept: one hold is one sleep."""
+
+    at: datetime = RECEIVED + timedelta(seconds=1)
     slept: list[float] = field(default_factory=list)
 
-    def __call__(self) -> datetime:
-        return self.now
+    def now(self) -> datetime:
+        return self.at
+
+    def monotonic(self) -> float:
+        return (self.at - RECEIVED).total_seconds()
 
     def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
-        self.now += timedelta(seconds=seconds)
+        self.at += timedelta(seconds=seconds)
 
 
 @dataclass
@@ -159,7 +164,7 @@ class FakeWorkbench:
 
     def get(self, ref: InstanceRef, *, retry: bool = True) -> InstanceView:
         info: dict[str, str] = {}
-        if self.health_at is not None and self.clock.now >= self.health_at:
+        if self.health_at is not None and self.clock.at >= self.health_at:
             info = {"updated": self.health_at.strftime("%Y-%m-%d %H:%M:%S.%f"), "jupyterlab_status": "-1"}
         return InstanceView(ref, InstanceState.ACTIVE, "HEALTHY" if info else "HEALTH_STATE_UNSPECIFIED", info,
                             "alice@contest.example", "e2-standard-4", dict(self.labels))
@@ -171,7 +176,7 @@ class FakeWorkbench:
     def reset(self, ref: InstanceRef, *, on_busy: Any = None) -> str:
         if self.refuse_resets:
             self.refuse_resets -= 1
-            raise RetryError("the API stayed busy (409 ABORTED) past the call's retries", None)
+            raise BusyError("ABORTED", "the API stayed busy past the call's retries")
         self.resets += 1
         return "operation"
 
@@ -215,14 +220,16 @@ class Topic:
         return f"c{len(self.published)}"
 
 
-def rig(*, health_at: datetime | None = None, topic: Topic | None = None) -> tuple[Worker, Clock, FakeWorkbench, Topic]:
+def rig(
+    *, health_at: datetime | None = None, topic: Topic | None = None, workbench: type[FakeWorkbench] = FakeWorkbench
+) -> tuple[Worker, Clock, FakeWorkbench, Topic]:
     clock = Clock()
-    workbench = FakeWorkbench(clock, health_at)
+    instance = workbench(clock, health_at)
     topic = topic or Topic()
     worker = Worker(Settings(project=REF.project, workbench_zones=(REF.zone,), slack_alert_channel="C0ALERTS",
-                             owner_dm=False), workbench, FakeSlack(),  # type: ignore[arg-type]
-                    queue=topic, clock=clock, sleep=clock.sleep)
-    return worker, clock, workbench, topic
+                             owner_dm=False), instance, FakeSlack(),  # type: ignore[arg-type]
+                    queue=topic, clock=clock)
+    return worker, clock, instance, topic
 
 
 def deliver(worker: Worker, request: RestartRequest, topic: Topic) -> tuple[str, RestartRequest | None]:
@@ -255,7 +262,7 @@ def test_the_grace_counts_from_receipt_for_a_kill_dated_a_day_ahead() -> None:
         deliveries += 1
         verdict, request = deliver(worker, request, topic)
     assert verdict == "reset" and workbench.resets == 1
-    assert clock.now - RECEIVED <= POLICY.health_grace + timedelta(seconds=20)  # acted on at its receipt's grace
+    assert clock.at - RECEIVED <= POLICY.health_grace + timedelta(seconds=20)  # acted on at its receipt's grace
     assert max(clock.slept) <= MAX_HOLD.total_seconds() and deliveries <= 19  # 180 s at 10 s a hold
     assert WAITING not in workbench.labels  # the restart ended the wait and its label
 
@@ -271,7 +278,7 @@ def test_a_continuation_of_an_incident_a_manual_restart_answered_folds_into_it()
     _, follow_up = deliver(worker, oom(), topic)
     assert follow_up is not None
     manual = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
-                            requested_at=clock.now, event_id="slash-1", delivery_id="m2")
+                            requested_at=clock.at, event_id="slash-1", delivery_id="m2")
     assert deliver(worker, manual, topic)[0] == "reset"
     assert deliver(worker, follow_up, topic) == ("skip-duplicate", None)
     assert workbench.resets == 1
@@ -297,7 +304,7 @@ def test_a_superseded_chain_folds_into_the_later_kills_wait() -> None:
     worker, _clock, workbench, topic = rig()
     _, first_chain = deliver(worker, oom(), topic)
     later = oom(RECEIVED + timedelta(seconds=30), requested_at=RECEIVED + timedelta(seconds=30), delivery="m9")
-    worker.clock.now = RECEIVED + timedelta(seconds=31)  # type: ignore[attr-defined]
+    worker.clock.at = RECEIVED + timedelta(seconds=31)  # type: ignore[attr-defined]
     assert deliver(worker, later, topic)[0] == "yielded"
     assert Marker.parse(workbench.labels[WAITING]) == own_marker(later)
     assert first_chain is not None and deliver(worker, first_chain, topic) == ("folded", None)
@@ -330,7 +337,7 @@ def test_a_kill_in_a_crash_loop_backoff_yields_too_and_a_manual_restart_answers_
     verdict, follow_up = deliver(worker, oom(), topic)  # JupyterLab down; the backoff (20 s after 2) waits
     assert verdict == "yielded" and clock.slept == [10.0] and follow_up is not None
     manual = RestartRequest(action=Action.RESTART, trigger=Trigger.BUTTON, instance=REF.full_name,
-                            requested_at=clock.now, event_id="button-1", delivery_id="m2")
+                            requested_at=clock.at, event_id="button-1", delivery_id="m2")
     assert deliver(worker, manual, topic)[0] == "reset"
     assert deliver(worker, follow_up, topic) == ("skip-duplicate", None)
     assert workbench.resets == 1
@@ -346,7 +353,7 @@ def test_whatever_time_a_kill_says_its_wait_ends_within_the_grace_of_its_receipt
     while request is not None:
         verdict, request = deliver(worker, request, topic)
     assert all(held <= MAX_HOLD.total_seconds() for held in clock.slept)
-    assert clock.now - RECEIVED <= POLICY.health_grace + MAX_HOLD
+    assert clock.at - RECEIVED <= POLICY.health_grace + MAX_HOLD
     assert verdict in ("reset", "give-up"), verdict
     assert workbench.resets == (1 if verdict == "reset" else 0)
 

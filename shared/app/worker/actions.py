@@ -1,0 +1,188 @@
+"""The small actions, one per verdict that resets nothing: stop, pause/resume, warn, resize, and report only
+(a duplicate answered, or an incident recorded and said without a restart). The restart is in restart.py.
+
+Each takes the Job and returns its WorkOutcome; failures that may pass rise to the dispatcher (redelivered),
+refusals of the action itself are said in the action's own words.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
+from shared.app.resize import Resizer
+from shared.app.worker.crew import Crew
+from shared.app.worker.job import Job
+from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, describe, is_transient
+from shared.core import messages
+from shared.core.blocks import resize_button_label
+from shared.core.history import AutoMode
+from shared.core.models import Action, InstanceState, Trigger
+from shared.core.policy import Reason, Verdict
+
+log = logging.getLogger(__name__)
+
+NOT_DONE_REPLIES = {Action.RESIZE: "reply.not_resized", Action.STOP: "reply.not_stopped"}
+MODE_REFUSED_REPLIES = {Action.PAUSE: "reply.failed.pause", Action.RESUME: "reply.failed.resume"}
+
+
+@dataclass(frozen=True)
+class Actions(Crew):
+    workbench: Workbench
+    slack: SlackNotifier
+    resizer: Resizer
+
+    def duplicate(self, job: Job) -> WorkOutcome:
+        """Already done: a resize already that size or bigger, a restart already made or under way."""
+        if job.request.action is Action.RESIZE:
+            self.resizer.already(job.request, job.view)
+        elif job.request.response_url:
+            self.reporter.reply(job.request, self._coalesced(job))
+        return WorkOutcome(ack=True, verdict=Outcome.SKIP_DUPLICATE, detail=job.decision.reason)
+
+    def _coalesced(self, job: Job) -> str:
+        history = job.history
+        if job.decision.reason is Reason.DURING_RESTART:  # still restarting: not "already restarted"
+            return self.say("outcome.coalesced_inflight", time=self.reporter.when(history.inflight_since
+                                                                                 or self.clock.now()))
+        if history.unconfirmed_since is not None:  # recorded as done when the worker stopped watching it
+            return self.say("outcome.coalesced_unconfirmed", time=self.reporter.when(history.unconfirmed_since))
+        return self.say("outcome.coalesced", time=self.reporter.when(history.last_restart or self.clock.now()))
+
+    def report_only(self, job: Job) -> WorkOutcome:
+        """No reset. The incident is recorded so that its other lines fold into it (rule 3), and said: to the
+        channel and the owner for a kill, to whoever asked otherwise."""
+        request, history, decision = job.request, job.history, job.decision
+        kill_time = request.kill_time
+        new_history = history.with_kill(kill_time) if kill_time is not None else history
+        if decision.verdict is Verdict.PAUSE:
+            new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
+        unsaved = self.recorder.record_before_saying(job.ref, job.view, new_history)
+        no_room = self.recorder.no_room(job.ref, job.view, new_history)  # unrecorded: its next line says it again
+        unpaused = decision.verdict is Verdict.PAUSE and bool(unsaved)
+        if unpaused:  # the pause is a label: unwritten, nothing is paused (the owner can still restart it)
+            new_history = replace(new_history, auto_mode=history.auto_mode)
+            window = messages.human_duration(self.settings.policy.crashloop_window.total_seconds(), self.say.lang)
+            outcome = self.say("outcome.crash_loop_unpaused", count=decision.restarts_in_window, window=window,
+                               why=no_room or messages.escape(unsaved))
+        else:
+            outcome = self.reporter.outcome_text(job)
+            if no_room:
+                outcome = f"{outcome}\n{no_room}"
+        if request.trigger is not Trigger.OOM:  # a person asked: the reply names what they asked for
+            self._reply_not_done(job, outcome)
+        else:
+            self.reporter.post_alert(self.reporter.facts(job, outcome=outcome, history=new_history))
+            self.reporter.dm_owner(job, paused=not unpaused)
+        return WorkOutcome(ack=True, verdict=Outcome.of(decision.verdict), detail=decision.reason)
+
+    def _reply_not_done(self, job: Job, outcome: str) -> None:
+        request, ref, view = job.request, job.ref, job.view
+        key = NOT_DONE_REPLIES.get(request.action)
+        button = resize_button_label(request.alert_blocks) or self.say("button.approve")
+        if key:
+            reply = self.say(key, instance=ref.name, state=view.state.value, button=button)
+        else:
+            reply = self.say("reply.skipped", instance=ref.name, reason=outcome)
+        self.reporter.reply(request, reply)
+        if request.action is Action.RESIZE:
+            self.resizer.tell_asker(request, self.say("resize.why_not.not_active", state=view.state.value))
+
+    def resize(self, job: Job) -> WorkOutcome:
+        done = self.resizer.run(job.request, job.view, job.deadline)
+        detail = "resized" if done.done else f"failed at {done.failed_step}; left {done.left_state}"
+        return WorkOutcome(ack=True, verdict=Outcome.RESIZE, detail=detail)
+
+    def stop(self, job: Job) -> WorkOutcome:
+        """Stop, at an organizer's button. The Slack request's record is written once the stop is sent (a
+        replay then stops nothing), not before it: a stop refused for a moment would leave the record and its
+        redelivery would be taken for a replay. A record that fails is logged: stopping a stopping instance
+        again is harmless. A stop that fails before it is sent and may pass is redelivered."""
+        request, view = job.request, job.view
+        now = self.clock.now()
+        result = self._stopped(job)
+        stopped = result.result is ResetResult.DONE
+        when = self.reporter.when(now)
+        if result.result is ResetResult.FAILED:
+            line = self.say("outcome.stop_failed", error=messages.escape(result.error))
+        elif result.result is ResetResult.UNCONFIRMED:
+            line = self.say("outcome.stop_unconfirmed", who=self.reporter.who(request), time=when,
+                            seconds=round(result.seconds))
+        else:
+            line = self.say("outcome.stopped_by", who=self.reporter.who(request), time=when)
+        self.reporter.update_button_alert(request, view, job.history, line, stopped=stopped)
+        self.reporter.reply(request, line)
+        if result.result is not ResetResult.FAILED:
+            key = "dm.stopped_for_you" if stopped else "dm.stopping_for_you"
+            self.reporter.tell_owner_of_organizers_act(request, view, key, now)
+        return WorkOutcome(ack=True, verdict=Outcome.STOP, detail=str(result.result))
+
+    def _stopped(self, job: Job) -> OperationOutcome:
+        try:
+            operation = self.workbench.stop(job.ref)
+        except Exception as exc:  # refused: reported to the organizer who pressed the button
+            if is_transient(exc):  # nothing sent, nothing recorded: the redelivery stops it
+                raise
+            self._record_stop(job)
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+        self._record_stop(job)
+        try:
+            return self.workbench.follow(operation, job.ref, deadline=job.deadline)
+        except Exception as exc:  # noqa: BLE001 - reported to the organizer who pressed the button
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+
+    def _record_stop(self, job: Job) -> None:
+        failure = self.recorder.attempt(job.ref, job.view, job.history)
+        if failure is not None:
+            log.warning("the stop of %s was sent but not recorded: %s", job.ref.name, describe(failure))
+
+    def set_mode(self, job: Job) -> WorkOutcome:
+        """Pause or resume automatic restarts: a label, so a refusal to write it is the action's failure."""
+        request, ref, view = job.request, job.ref, job.view
+        paused = job.decision.verdict is Verdict.SET_PAUSED
+        new_history = replace(job.history, auto_mode=AutoMode.PAUSED) if paused else job.history.resumed()
+        failure = self.recorder.attempt(ref, view, new_history)
+        if isinstance(failure, LabelsFullError):  # the mode is a label: in the alerts' words, how many to remove
+            key = MODE_REFUSED_REPLIES.get(request.action, "reply.failed")
+            self.reporter.reply(request, self.say(key, instance=ref.name, error=str(failure)))
+            return WorkOutcome(ack=True, verdict=Outcome.NOT_RECORDED, detail="no room for the mode in the labels")
+        if failure is not None:
+            if is_transient(failure):
+                raise failure
+            self.reporter.reply(request, self.reporter.failed_reply(request, ref, describe(failure)))
+            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(failure))
+        when = self.reporter.when(self.clock.now())
+        who = self.reporter.who(request)
+        line = self.say("outcome.paused_by", who=who, time=when) if paused else self.say(
+            "outcome.resumed_by", who=who, time=when)
+        # A stopped instance keeps only Pause/Resume, as the confirmed stop left it (Restart and Stop are refused).
+        self.reporter.update_button_alert(request, view, new_history, line, stopped=view.state is InstanceState.STOPPED)
+        self.reporter.reply(request, self.say("reply.done", what=line))
+        return WorkOutcome(ack=True, verdict=Outcome.of(job.decision.verdict), detail="paused" if paused else "resumed")
+
+    def warn(self, job: Job) -> WorkOutcome:
+        """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels,
+        recorded before saying: rule 3). The channel line says what became of the DM."""
+        request, ref, view = job.request, job.ref, job.view
+        warned = replace(job.history, memory_warned=self.clock.now())
+        self.recorder.record_before_saying(ref, view, warned)
+        percent = (
+            f"{request.memory_percent:.0f}%" if request.memory_percent is not None
+            else self.say("warn.unknown_percent")
+        )
+        if not view.owner_email:
+            key, detail = "warn.channel.no_owner", "no owner"
+        elif not self.settings.owner_dm:
+            key, detail = "warn.channel.no_dm", "owner DMs off"
+        elif self.slack.dm(view.owner_email, self.say("warn.dm", instance=ref.name, percent=percent)):
+            key, detail = "warn.channel", "owner warned"
+        else:
+            key, detail = "warn.channel.unreached", "owner not reachable"
+        owner = self.slack.mention(view.owner_email)
+        line = self.say(key, instance=ref.name, percent=percent, owner=owner)
+        if no_room := self.recorder.no_room(ref, view, warned):  # no quiet period: every alert warns again
+            line = f"{line}\n{self.say('warn.not_recorded', labels=no_room)}"
+        self.slack.post(self.settings.slack_alert_channel, line)
+        return WorkOutcome(ack=True, verdict=Outcome.WARN, detail=detail)

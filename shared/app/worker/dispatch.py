@@ -1,0 +1,193 @@
+"""The dispatcher: a Pub/Sub push in, one outcome out. Parse, observe, decide (policy.py), then the one
+action the verdict names (ACTIONS), and the audit line. The only place an exception becomes an outcome
+(outcomes.settle): ack, redeliver, or said to the organizers.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from shared.adapters.audit import audit
+from shared.adapters.clock import SYSTEM, Clock
+from shared.adapters.config import Settings
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.workbench import Workbench
+from shared.app.resize import Resizer
+from shared.app.worker.actions import Actions
+from shared.app.worker.endings import Endings
+from shared.app.worker.job import Job
+from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_service_error, settle
+from shared.app.worker.recorder import Recorder
+from shared.app.worker.reporter import Reporter
+from shared.app.worker.restart import RestartAction
+from shared.core import messages, waiting
+from shared.core.history import History
+from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
+from shared.core.policy import Verdict, decide, is_too_old
+
+log = logging.getLogger(__name__)
+MAX_DATA_BYTES = 1_000_000  # restart requests are small
+
+
+class Worker:
+    def __init__(
+        self,
+        settings: Settings,
+        workbench: Workbench,
+        slack: SlackNotifier,
+        *,
+        queue: Publisher,
+        clock: Clock = SYSTEM,
+    ) -> None:
+        self.settings = settings
+        self.workbench = workbench
+        self.slack = slack
+        self.clock = clock
+        self.policy = settings.policy
+        say = messages.For(settings.message_language)
+        self.recorder = Recorder(settings, workbench, clock, say)
+        self.reporter = Reporter(settings, slack, clock, say)
+        resizer = Resizer(settings, workbench, slack, self.reporter.reply)  # answering as every request does
+        crew = (settings, clock, self.recorder, self.reporter)
+        self.restart = RestartAction(*crew, workbench)
+        self.actions = Actions(*crew, workbench, slack, resizer)
+        self.endings = Endings(*crew, queue, resizer)
+        act = self.actions
+        self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
+            Verdict.RESET: self.restart.run,
+            Verdict.FOLLOW: self.restart.run,
+            Verdict.STOP: act.stop,
+            Verdict.SET_PAUSED: act.set_mode,
+            Verdict.SET_RESUMED: act.set_mode,
+            Verdict.WARN: act.warn,
+            Verdict.RESIZE: act.resize,
+            Verdict.SKIP_DUPLICATE: act.duplicate,
+            Verdict.NOTIFY_ONLY: act.report_only,
+            Verdict.SKIP_NOT_ACTIVE: act.report_only,
+            Verdict.SKIP_DISABLED: act.report_only,
+            Verdict.PAUSE: act.report_only,
+            Verdict.DRY_RUN: act.report_only,
+            Verdict.GIVE_UP: act.report_only,
+            Verdict.ALERT: act.report_only,
+            Verdict.WAIT: self.endings.yield_key,  # reached only past the one hold a delivery has (_observe)
+        }
+
+    def handle_push(self, body: Any) -> WorkOutcome:
+        """A Pub/Sub push body -> outcome. Malformed messages are acked with a logged reason."""
+        message = body.get("message") if isinstance(body, dict) else None
+        data = message.get("data") if isinstance(message, dict) else None
+        if not isinstance(data, str):
+            return self._reject("the push body has no message.data")
+        if len(data) > MAX_DATA_BYTES:
+            return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
+        try:
+            request = RestartRequest.from_json(base64.b64decode(data, validate=True))
+        except ValueError as exc:  # binascii.Error is a ValueError
+            return self._reject(str(exc)[:300])
+        message_id = message.get("messageId") if isinstance(message, dict) else None
+        if isinstance(message_id, str) and 0 < len(message_id) <= 128:
+            request = replace(request, delivery_id=message_id)
+        return self.handle(request)
+
+    def _reject(self, reason: str) -> WorkOutcome:
+        audit("restart request rejected", severity=logging.WARNING, decision=Outcome.REJECTED, reason=reason)
+        return WorkOutcome(ack=True, verdict=Outcome.REJECTED, detail=reason)
+
+    def handle(self, request: RestartRequest) -> WorkOutcome:
+        started = self.clock.monotonic()
+        job: Job | None = None
+        try:
+            prepared = self._prepare(request, started)
+            if isinstance(prepared, Job):
+                job = prepared
+                prepared = self.by_verdict[job.decision.verdict](job)
+            outcome = prepared
+        except Exception as exc:  # noqa: BLE001 - the last resort: every request ends in an outcome, never a crash
+            outcome = self._settle(request, exc)
+        if job is not None:
+            outcome = replace(outcome, owner=job.view.owner_email or "")
+        audit(
+            f"{request.action} {outcome.verdict}",
+            instance=request.instance.rsplit("/", 1)[-1],
+            trigger=request.trigger.value,
+            action=request.action.value,
+            decision=outcome.verdict,
+            outcome=outcome.detail,
+            event_id=request.event_id,
+            requester=request.requester.email if request.requester else None,
+            owner=outcome.owner,
+            latency_ms=round((self.clock.monotonic() - started) * 1000, 1),
+            acked=outcome.ack,
+        )
+        return outcome
+
+    def _settle(self, request: RestartRequest, exc: Exception) -> WorkOutcome:
+        """Redelivered when it may pass (outcomes.settle); otherwise said (Endings.refused) and acked, since
+        asking again would only fail again: a fault of the worker's own is logged with its trace too."""
+        if settled := settle(exc):
+            return settled
+        if not is_service_error(exc):
+            log.error("%s: %s", request.instance, describe(exc), exc_info=exc)
+        try:
+            ref = InstanceRef.parse(request.instance)
+        except ValueError:  # an unresolved kill names no instance: nothing to say it about
+            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(exc))
+        return self.endings.refused(request, ref, describe(exc))
+
+    def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
+        """The job to act on, or how the request ended before one: unresolved, out of scope, too old, folded
+        into a wait, or a replay."""
+        if request.trigger is Trigger.UNRESOLVED or request.action is Action.ALERT:
+            return self.endings.unresolved(request)
+        ref = InstanceRef.parse(request.instance)
+        if out_of_scope := self.settings.in_scope(ref.project, ref.zone):  # on_oom checks too; anything else can't
+            return self._reject(f"{ref.name}: {out_of_scope}")
+        if is_too_old(request, self.clock.now(), self.policy):
+            return self.endings.too_old(request, ref)
+        if request.trigger is Trigger.OOM:
+            request = waiting.as_received(request)
+        observed = self._observe(request, ref, started + self.settings.worker_budget.total_seconds())
+        return observed if isinstance(observed, WorkOutcome) else self._open(observed)
+
+    def _observe(self, request: RestartRequest, ref: InstanceRef, deadline: float) -> Job | WorkOutcome:
+        """Read, decide; a decision to wait holds the key for one poll at most, then yields it (rule 4), unless
+        the request folds into a wait already named or takes over a live one (handed on at once, so that kills
+        in a row don't add up holds)."""
+        held = False  # this delivery has held the instance's key for its one poll
+        while True:
+            view = self.workbench.get(ref)
+            history = History.from_labels(view.labels)
+            decision = decide(request, view, history, self.clock.now(), self.policy)
+            job = Job(request, ref, view, history, decision, deadline)
+            if decision.verdict is not Verdict.WAIT or held:
+                return job
+            current = waiting.Marker.parse(history.waiting)
+            leads = waiting.join(request, current, self.clock.now(), self.policy)
+            if leads is None:
+                return WorkOutcome(ack=True, verdict=Outcome.FOLDED, detail=f"folded into the wait {history.waiting}")
+            if current is not None and current.chain != leads.chain and not waiting.expired(
+                current, self.clock.now(), self.policy
+            ):
+                return job
+            wait = waiting.hold(decision, self.policy)
+            log.info("%s: %s; re-reading in %.1f s", ref.name, decision.reason, wait)
+            self.clock.sleep(wait)
+            held = True
+
+    def _open(self, job: Job) -> Job | WorkOutcome:
+        """The request's own marks on the history: the wait it answers ends (its record clears the label), and a
+        Slack request is recorded by whatever this writes; a redelivery of it follows on, a replay is refused."""
+        request, history = job.request, job.history
+        if job.decision.verdict is Verdict.WAIT:
+            return job
+        if waiting.answers(request, job.decision, waiting.Marker.parse(history.waiting)):
+            history = replace(history, waiting="")
+        if request.slack_request:
+            if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW:
+                return WorkOutcome(ack=True, verdict=Outcome.REPLAYED, detail="this Slack request was already acted on")
+            history = history.with_acted(request.slack_request)
+        return replace(job, history=history)

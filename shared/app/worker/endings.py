@@ -1,0 +1,96 @@
+"""Requests that end before any action on the instance: an OOM kill tied to no instance, a request too old to
+act on, one the API refused to show or record, and an incident that waits (it yields its key: rule 4, or its
+wait has gone on too long). Each is said, so that no incident ends in silence.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from shared.app.resize import Resizer
+from shared.app.worker.crew import Crew
+from shared.app.worker.job import Job
+from shared.app.worker.outcomes import Outcome, Publisher, Redeliver, WorkOutcome, describe
+from shared.core import messages, waiting
+from shared.core.alert_groups import Cause
+from shared.core.blocks import AlertFacts
+from shared.core.models import Action, InstanceRef, RestartRequest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Endings(Crew):
+    queue: Publisher
+    resizer: Resizer
+
+    def unresolved(self, request: RestartRequest) -> WorkOutcome:
+        """An OOM kill that names no instance we can read: the organizers hear of it, grouped."""
+        facts = AlertFacts(
+            title=self.say("alert.title.unresolved"),
+            instance=None,
+            killed_at=request.kill_time or request.requested_at,
+            outcome=self.say("outcome.unresolved", reason=messages.escape(request.note)),
+            raw_entry=request.raw_entry,
+        )
+        said = self.reporter.post_grouped(facts, Cause.UNRESOLVED, request.instance)
+        return WorkOutcome(ack=True, verdict=Outcome.ALERT, detail=f"{request.note} (alert {said})")
+
+    def too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
+        """Too old to act on safely (the instance may have been restarted since): said instead, never done."""
+        if request.action is Action.WARN:  # "your memory is nearly full", hours late, warns of nothing
+            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail="memory warning too old to be worth sending")
+        age = (self.clock.now() - request.requested_at).total_seconds()
+        durations = {"age": messages.human_duration(age, self.say.lang),
+                     "limit": messages.human_duration(self.settings.policy.max_event_age.total_seconds(),
+                                                      self.say.lang)}
+        if request.action is Action.RESTART:
+            outcome = self.say("outcome.too_old", **durations)
+        else:
+            outcome = self.say("outcome.too_old_request", **durations)
+        self.reporter.post_grouped(AlertFacts(
+            title=self.reporter.title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome,
+            buttons=True, instance_read=False,
+        ), Cause.TOO_OLD, ref.full_name)
+        self.reporter.reply(request, outcome)
+        if request.action is Action.RESIZE:
+            self.resizer.tell_asker(request, self.say("resize.why_not.too_old", **durations))
+        return WorkOutcome(ack=True, verdict=Outcome.GIVE_UP, detail=f"{int(age)} s old")
+
+    def refused(self, request: RestartRequest, ref: InstanceRef, error: str) -> WorkOutcome:
+        """The API refused to show the instance, or to take the restart's intent: nothing was done. Said in the
+        words of what was asked; a memory alert of a VM that is no notebook stays quiet."""
+        if request.action is Action.WARN:  # memory alerts cover every VM, not only notebooks
+            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail=f"not a notebook: {error}")
+        if request.action is Action.RESIZE:  # in resize's words, and the request is closed
+            self.resizer.unreadable(request, error, self.reporter.short_error(error))
+        else:
+            self.reporter.api_failure(request, ref, error)
+        return WorkOutcome(ack=True, verdict=Outcome.API_ERROR, detail=error)
+
+    def yield_key(self, job: Job) -> WorkOutcome:
+        """Still waiting after one poll: hand the instance's key on (rule 4). The wait is named on the instance
+        first, so that the incident's other lines fold into it; then the continuation is published, and only
+        then is this message acked."""
+        request, decision = job.request, job.decision
+        if request.yields >= waiting.max_yields(self.settings.policy):
+            return self._wait_ended(job)
+        marker = waiting.own_marker(request)
+        named = replace(job.history, waiting=marker.label)  # unnamed, the wait still ends; its lines don't fold
+        if named != job.history and (failure := self.recorder.attempt(job.ref, job.view, named)):
+            log.warning("could not name the wait on %s: %s", job.ref.name, describe(failure))
+        try:
+            message_id = self.queue.publish(waiting.continuation(request))
+        except Exception as exc:  # not handed on: this message is redelivered, and waits again
+            raise Redeliver(Outcome.RETRY, f"continuation not published: {describe(exc)}") from exc
+        return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
+                           detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")
+
+    def _wait_ended(self, job: Job) -> WorkOutcome:
+        """A wait longer than any the policy makes (waiting.max_yields): said, with the Restart button, and ended."""
+        reason = job.decision.reason
+        outcome = self.say("outcome.wait_ended", count=job.request.yields, reason=str(reason))
+        self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
+        log.error("%s: still waiting (%s) after %d continuations; stopped", job.ref.name, reason, job.request.yields)
+        return WorkOutcome(ack=True, verdict=Outcome.WAIT_ENDED, detail=str(reason))

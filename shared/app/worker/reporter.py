@@ -1,0 +1,275 @@
+"""The reporter: everything the worker says in Slack, and the alert facts it says it with.
+
+Alerts in the organizers' channel (posted, updated, or grouped: alert_groups.py), the line a button's alert
+gains, owner DMs, and the answer to whoever asked (response_url while Slack takes it, a DM after). It reads
+the instance only as the job carries it and writes no label.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared.adapters.clock import Clock
+from shared.adapters.config import Settings
+from shared.adapters.slack_notify import RESPONSE_URL_LIFE, SlackNotifier
+from shared.adapters.workbench import OperationOutcome, ResetResult
+from shared.app.worker.job import Job
+from shared.core import alert_groups, messages
+from shared.core.alert_groups import Cause
+from shared.core.blocks import AlertFacts, alert_blocks, amend_alert, cost_text
+from shared.core.history import AutoMode, History
+from shared.core.machines import next_size
+from shared.core.models import Action, InstanceRef, InstanceView, RestartRequest, Trigger
+from shared.core.policy import PolicyConfig, Reason, Verdict
+
+log = logging.getLogger(__name__)
+
+REASONS_WITH_WORDS = {
+    Reason.JUPYTER_DOWN: "reason.jupyter-down",
+    Reason.UNHEALTHY: "reason.unhealthy",
+    Reason.NO_AGENT: "reason.no-agent",
+    Reason.NO_FRESH_HEALTH: "reason.no-fresh-health",
+    Reason.NO_JUPYTER_HEALTH: "reason.no-jupyter-health",
+    Reason.POLICY_ALWAYS: "reason.policy-always",
+    Reason.REQUESTED: "reason.requested",
+}
+ACTION_WORDS = {Action.PAUSE: "action.pause", Action.RESUME: "action.resume", Action.STOP: "action.stop",
+                Action.RESIZE: "action.resize"}
+DM_BY_RESULT = {ResetResult.FAILED: "dm.restart_failed", ResetResult.UNCONFIRMED: "dm.restart_unconfirmed"}
+
+
+@dataclass(frozen=True)
+class Reporter:
+    settings: Settings
+    slack: SlackNotifier
+    clock: Clock
+    say: messages.For
+
+    @property
+    def policy(self) -> PolicyConfig:
+        return self.settings.policy
+
+    def facts(
+        self, job: Job, *, outcome: str, history: History | None = None, restarts: int | None = None
+    ) -> AlertFacts:
+        """The alert about `job`; `history`, when given, is the one about to be recorded (a pause, a kill)."""
+        request, view, decision = job.request, job.view, job.decision
+        history = job.history if history is None else history
+        kill = request.kill or {}
+        reason_key = REASONS_WITH_WORDS.get(decision.reason)
+        reason = ""
+        if reason_key and decision.verdict in (Verdict.RESET, Verdict.DRY_RUN, Verdict.FOLLOW):
+            reason = self.say(reason_key, who=self.who(request), grace=self._duration(self.policy.health_grace))
+        resize_to, resize_label = self._resize_offer(view, history, request.kill_time)
+        return AlertFacts(
+            title=self.title(request, view.ref),
+            instance=view.ref,
+            owner=self.slack.mention(view.owner_email) or "",
+            process=str(kill.get("process", "")),
+            pid=kill.get("pid") if isinstance(kill.get("pid"), int) else None,
+            anon_rss_kb=kill.get("anon_rss_kb") if isinstance(kill.get("anon_rss_kb"), int) else None,
+            machine_type=view.machine_type,
+            killed_at=request.kill_time,
+            restarts_in_window=decision.restarts_in_window if restarts is None else restarts,
+            outcome=outcome,
+            reason=reason,
+            paused=history.auto_mode is AutoMode.PAUSED,
+            resize_to=resize_to,
+            resize_label=resize_label,
+        )
+
+    def _resize_offer(self, view: InstanceView, history: History, killed_at: datetime | None) -> tuple[str, str]:
+        """Crash-looping, or killed RESIZE_SUGGEST_KILLS times in a day: offer organizers the next machine up."""
+        if killed_at is not None and killed_at not in history.kills:
+            history = history.with_kill(killed_at)
+        kills_today = history.kills_within(timedelta(days=1), self.clock.now())
+        if history.auto_mode is not AutoMode.PAUSED and kills_today < self.settings.resize_suggest_kills:
+            return "", ""
+        bigger = next_size(view.machine_type, self.settings.machine_ladder, gpus=bool(view.accelerators))
+        if bigger is None:
+            return "", ""
+        cost = cost_text(view.machine_type, bigger, self.settings.machine_prices, self.say.lang)
+        return bigger, self.say("resize.offer", current=view.machine_type, next=bigger, cost=cost)
+
+    def outcome_text(self, job: Job) -> str:
+        """Why nothing was restarted, in words (the verdicts that reset nothing)."""
+        verdict, reason = job.decision.verdict, job.decision.reason
+        if verdict is Verdict.NOTIFY_ONLY:
+            return self.say("outcome.notify_only")
+        if verdict is Verdict.SKIP_NOT_ACTIVE:
+            return self.say("outcome.not_active", state=job.view.state.value)
+        if verdict is Verdict.SKIP_DISABLED:
+            return self.say("outcome.opted_out") if reason is Reason.OPTED_OUT else self.say("outcome.paused")
+        if verdict is Verdict.PAUSE:
+            return self.say("outcome.crash_loop", count=job.decision.restarts_in_window,
+                            window=self._duration(self.policy.crashloop_window))
+        if verdict is Verdict.DRY_RUN:
+            key = REASONS_WITH_WORDS.get(reason, "reason.policy-always")
+            reason_text = self.say(key, who=self.who(job.request), grace=self._duration(self.policy.health_grace))
+            return self.say("outcome.dry_run", reason=reason_text)
+        return str(verdict)
+
+    def who(self, request: RestartRequest) -> str:
+        return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
+
+    def title(self, request: RestartRequest, ref: InstanceRef) -> str:
+        """An alert's header: plain text (Slack header blocks mention no one), so a requester by email; a button
+        other than Restart is named by what it asked for."""
+        if request.trigger is Trigger.OOM:
+            return self.say("alert.title", instance=ref.name)
+        requester = request.requester.email if request.requester else "notebook-medic"
+        if action_key := ACTION_WORDS.get(request.action):
+            return self.say("alert.title.action", instance=ref.name, action=self.say(action_key),
+                            requester=requester)
+        return self.say("alert.title.manual", instance=ref.name, requester=requester)
+
+    def short_error(self, error: str) -> str:
+        """describe_error()'s status alone ("PERMISSION_DENIED: Permission … on resource '//…'" -> the first word).
+        An exception's class name (RuntimeError, LabelsFullError) is no answer of the API's: an internal error."""
+        status = error.split(":", 1)[0].strip()
+        if not re.fullmatch(r"[A-Z][A-Z_]{1,39}", status):
+            return self.say("error.internal")
+        return self.say("error.short", status=status)
+
+    def failed_reply(self, request: RestartRequest, ref: InstanceRef, error: str) -> str:
+        """The requester's answer to a failure, naming what they asked for: organizers get the API's words,
+        participants only its status (its message names permissions and resource paths); both escaped."""
+        key = messages.variant("reply.failed", request.action.value)
+        organizer = request.requester is not None and request.requester.is_organizer
+        shown = messages.escape(error) if organizer else self.short_error(error)
+        return self.say(key, instance=ref.name, error=shown)
+
+    def when(self, moment: datetime) -> str:
+        return messages.slack_date(moment, self.settings.tz)
+
+    def _duration(self, span: timedelta) -> str:
+        return messages.human_duration(span.total_seconds(), self.say.lang)
+
+    # ---- the organizers' channel ---------------------------------------------------------------
+    def post_alert(
+        self, facts: AlertFacts, ts: str | None = None, *, metadata: dict[str, Any] | None = None
+    ) -> str | None:
+        """Posted, or the message at `ts` updated; its ts (None when Slack did not take it)."""
+        fallback, blocks = alert_blocks(
+            facts,
+            lang=self.say.lang,
+            tz=self.settings.tz,
+            console_url=self.settings.console_url,
+            crashloop_limit=self.policy.crashloop_limit,
+            reset_after_s=self.policy.crashloop_reset_after.total_seconds(),
+        )
+        channel = self.settings.slack_alert_channel
+        if ts:
+            return ts if self.slack.update(channel, ts, fallback, blocks, metadata=metadata) else None
+        return self.slack.post(channel, fallback, blocks, metadata=metadata)
+
+    def post_grouped(self, facts: AlertFacts, cause: Cause, instance: str) -> str:
+        """An alert about input the bot can't act on, folded into its group's message (alert_groups.py):
+        posted, the open window's message updated with the count, or over the day's limit, only logged.
+        Returns which. Slack's history unreadable: posted, since a repeated alert beats a lost one."""
+        key = alert_groups.group_key(cause, instance)
+        now = self.clock.now()
+        window = self.settings.alert_group_window
+        channel = self.settings.slack_alert_channel
+        seen = self.slack.history(channel, oldest=(now - alert_groups.DAY).timestamp())
+        step = alert_groups.plan(alert_groups.read_groups(seen or []), key, now, window=window,
+                                 daily_limit=self.settings.alert_daily_limit)
+        if isinstance(step, alert_groups.Hold):
+            log.warning("alert not posted (%s, %s): %d alerts of this group in 24 hours, the most there are: %s",
+                        cause.value, key, step.posted_today, facts.outcome[:300])
+            return "held"
+        if isinstance(step, alert_groups.Update):
+            repeats = self.say("alert.repeats", count=step.count, since=self.when(step.opened),
+                               window=self._duration(window))
+            grouped = replace(facts, repeats=repeats)
+            if self.post_alert(grouped, step.ts, metadata=alert_groups.metadata(key, cause, step.count, step.opened)):
+                return "updated"
+            log.warning("could not update the grouped alert %s; posting a new one", step.ts)
+        self.post_alert(facts, metadata=alert_groups.metadata(key, cause, 1, now))
+        return "posted"
+
+    def update_button_alert(
+        self, request: RestartRequest, view: InstanceView, history: History, line: str, *, stopped: bool = False
+    ) -> None:
+        """Buttons: the alert they sit on gains a line saying who did what, and its buttons follow the state."""
+        facts = AlertFacts(
+            title=self.say("alert.title", instance=view.ref.name),
+            instance=view.ref,
+            owner=self.slack.mention(view.owner_email),
+            machine_type=view.machine_type,
+            outcome=line,
+            paused=history.auto_mode is AutoMode.PAUSED,
+            stopped=stopped,
+        )
+        channel = self.settings.slack_alert_channel
+        on_alert = bool(request.alert_ts) and request.alert_channel == channel
+        if on_alert and request.alert_blocks:
+            blocks = amend_alert(request.alert_blocks, line, view.ref, paused=facts.paused, lang=self.say.lang,
+                                 stopped=stopped)
+            self.slack.update(channel, request.alert_ts, f"{facts.title} - {line}", blocks)
+        elif on_alert:
+            self.post_alert(facts, request.alert_ts)
+        else:
+            self.post_alert(facts)
+
+    def api_failure(self, request: RestartRequest, ref: InstanceRef, error: str) -> None:
+        """The API refused before anything was done (the read, the intent): said in the channel, grouped, and
+        to whoever asked, in the words of what was not done."""
+        key = messages.variant("outcome.api_error", request.action.value)  # what was not done: the button's
+        outcome = self.say(key, error=messages.escape(error))
+        cause = Cause.NOT_FOUND if error.startswith("NOT_FOUND") else Cause.API_ERROR
+        self.post_grouped(AlertFacts(
+            title=self.title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
+            instance_read=False,
+        ), cause, ref.full_name)
+        self.reply(request, self.failed_reply(request, ref, error))
+
+    # ---- people ----------------------------------------------------------------------------------
+    def dm_owner(self, job: Job, *, restart: OperationOutcome | None = None, paused: bool = True) -> None:
+        """The owner hears how their incident ended, restarted or not (restart: the reset's outcome, if one ran;
+        paused: whether a crash loop's pause was recorded, without which their /restart-notebook still works)."""
+        request, view, decision = job.request, job.view, job.decision
+        if not self.settings.owner_dm or not view.owner_email:
+            return
+        kill = request.kill or {}
+        killed_at = request.kill_time or request.requested_at
+        process = f"{kill.get('process', '?')} (pid {kill.get('pid', '?')})"
+        advice = self.say("dm.advice")
+        params = {"instance": view.ref.name, "time": self.when(killed_at), "process": messages.escape(process),
+                  "advice": advice}
+        if decision.verdict is Verdict.NOTIFY_ONLY:
+            body = self.say("dm.kernel_only", **params)
+        elif decision.verdict is Verdict.PAUSE:
+            key = "dm.paused" if paused else "dm.crash_loop_unpaused"
+            body = self.say(key, instance=view.ref.name, count=decision.restarts_in_window,
+                            window=self._duration(self.policy.crashloop_window), advice=advice)
+        elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW) and restart is not None:
+            key = DM_BY_RESULT.get(restart.result, "dm.restarted")
+            body = self.say(key, error=self.short_error(restart.error), **params)
+        else:
+            return
+        self.slack.dm(view.owner_email, body)
+
+    def tell_owner_of_organizers_act(self, request: RestartRequest, view: InstanceView, key: str, when: datetime
+                                     ) -> None:
+        """An organizer restarted or stopped a participant's notebook: the participant should hear it from us
+        first, not find out from an error page."""
+        requester = request.requester
+        owner = view.owner_email
+        if not self.settings.owner_dm or not owner or requester is None or requester.email.lower() == owner:
+            return
+        self.slack.dm(owner, self.say(key, who=self.who(request), instance=view.ref.name, time=self.when(when)))
+
+    def reply(self, request: RestartRequest, text: str) -> None:
+        """The answer to whoever asked: through the request's response_url while Slack still takes it, by DM
+        after (Slack expires a response_url 30 minutes after the command; requests are acted on for longer)."""
+        requester = request.requester
+        late = self.clock.now() - request.requested_at > RESPONSE_URL_LIFE - timedelta(minutes=1)
+        if late and request.response_url and requester is not None and requester.slack_user_id:
+            self.slack.post(requester.slack_user_id, text)
+        else:
+            self.slack.respond(request.response_url, text)

@@ -1,0 +1,87 @@
+"""The worker's dispatcher (shared/app/worker/): one action per verdict, and the one place an exception becomes an
+outcome. In-process fakes behind the adapters' interfaces (tests/unit/test_waiting.py's), on a fake clock; the
+same faults over the wire are in tests/integration/test_faults.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from shared.adapters.errors import MaybeAppliedError, NotFoundError, TransientError
+from shared.app.worker import Outcome, Worker, WorkOutcome
+from shared.app.worker.outcomes import Redeliver, settle
+from shared.core.history import INFLIGHT
+from shared.core.models import Action, InstanceRef, InstanceView
+from shared.core.policy import Verdict
+from tests.unit.test_waiting import RECEIVED, FakeWorkbench, oom, rig
+
+
+def test_every_verdict_is_an_outcome_of_the_same_words_and_has_one_action() -> None:
+    assert {verdict.value for verdict in Verdict} <= {outcome.value for outcome in Outcome}
+    assert all(Outcome.of(verdict) == verdict for verdict in Verdict)
+    worker, *_ = rig()
+    assert set(worker.by_verdict) == set(Verdict)
+
+
+def test_settle_redelivers_what_may_pass_and_leaves_the_rest_to_be_said() -> None:
+    retry = WorkOutcome(False, Outcome.RETRY, "UNAVAILABLE: try later")
+    assert settle(TransientError("UNAVAILABLE", "try later")) == retry
+    assert settle(Redeliver(Outcome.WAIT, "no reset seen yet")) == WorkOutcome(False, Outcome.WAIT, "no reset seen yet")
+    assert settle(NotFoundError("NOT_FOUND", "no such instance")) is None
+    assert settle(KeyError("a bug")) is None
+
+
+class Failing(FakeWorkbench):
+    """The instance's read fails with `error`; or, with `on_reset`, the reset does."""
+
+    error: Exception | None = None
+    on_reset: Exception | None = None
+
+    def get(self, ref: InstanceRef, *, retry: bool = True) -> InstanceView:
+        if self.error is not None:
+            raise self.error
+        return super().get(ref, retry=retry)
+
+    def reset(self, ref: InstanceRef, *, on_busy: object = None) -> str:
+        if self.on_reset is not None:
+            raise self.on_reset
+        return super().reset(ref, on_busy=on_busy)
+
+
+def failing(**faults: Exception) -> tuple[Worker, Failing]:
+    """A Worker whose instance is down (an OOM request resets it at once), with these faults."""
+    worker, _, workbench, _ = rig(health_at=RECEIVED, workbench=Failing)
+    assert isinstance(workbench, Failing)
+    for name, error in faults.items():
+        setattr(workbench, name, error)
+    return worker, workbench
+
+
+@pytest.mark.parametrize(
+    ("error", "ack", "verdict"),
+    [
+        (TransientError("UNAVAILABLE", "503"), False, Outcome.RETRY),
+        (NotFoundError("NOT_FOUND", "no such instance"), True, Outcome.API_ERROR),
+        (KeyError("a fault of the worker's own"), True, Outcome.API_ERROR),  # said, never a crash or a loop
+    ],
+)
+def test_a_failed_read_ends_in_one_outcome(error: Exception, ack: bool, verdict: Outcome) -> None:
+    worker, _ = failing(error=error)
+    outcome = worker.handle(oom())
+    assert (outcome.ack, outcome.verdict) == (ack, verdict), outcome
+    said = worker.slack.posts  # type: ignore[attr-defined]
+    assert bool(said) == ack  # a refusal is said in the channel; a retry says nothing yet
+
+
+def test_a_memory_warning_for_a_vm_that_is_no_notebook_stays_quiet() -> None:
+    worker, _ = failing(error=NotFoundError("NOT_FOUND", "no such instance"))
+    outcome = worker.handle(replace(oom(), action=Action.WARN))
+    assert outcome.ack and outcome.verdict == Outcome.IGNORED and not worker.slack.posts  # type: ignore[attr-defined]
+
+
+def test_a_reset_that_may_have_been_applied_keeps_its_intent_and_is_redelivered() -> None:
+    worker, workbench = failing(on_reset=MaybeAppliedError("DEADLINE_EXCEEDED", "no answer"))
+    outcome = worker.handle(oom())
+    assert not outcome.ack and outcome.verdict == Outcome.RETRY
+    assert workbench.labels.get(INFLIGHT)  # the redelivery looks for the reset before sending one (FOLLOW)
