@@ -1,19 +1,17 @@
 """A Worker on the fakes and one FakeClock, and Pub/Sub's push around it: deliveries, nacks, redeliveries.
 
 build_worker() is the one place a test builds the Worker from the fakes, so that a change of its constructor
-(issue 16: one `clock: Clock` for `clock=`/`sleep=`) is a change here alone.
+is a change here alone.
 """
 
 from __future__ import annotations
 
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import pytest
 
-import shared.app.worker as worker_module
 from shared.adapters.clock import FakeClock
 from shared.adapters.config import Settings
 from shared.app.worker import Worker, WorkOutcome
@@ -28,11 +26,9 @@ MIN_BACKOFF_S, MAX_BACKOFF_S = 10.0, 600.0
 
 
 def build_worker(settings: Settings, workbench: FakeWorkbench, slack: FakeSlack, topic: FakeTopic,
-                 clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> Worker:
-    """The Worker on the fakes. Its budget and deadlines still read time.monotonic() in shared/app/worker.py: that
-    module's `time` is the FakeClock's until the Worker takes a Clock."""
-    monkeypatch.setattr(worker_module, "time", types.SimpleNamespace(monotonic=clock.monotonic, sleep=clock.sleep))
-    return Worker(settings, workbench, slack, queue=topic, clock=clock.now, sleep=clock.sleep)  # type: ignore[arg-type]
+                 clock: FakeClock) -> Worker:
+    """The Worker on the fakes, its budget, deadlines, waits and dates all on the FakeClock."""
+    return Worker(settings, workbench, slack, queue=topic, clock=clock)  # type: ignore[arg-type]
 
 
 def oom_request(ref: InstanceRef, killed_at: datetime, *, delivery: str = "m1", pid: int = 4242) -> RestartRequest:
@@ -56,7 +52,9 @@ class Rig:
     @classmethod
     def build(cls, monkeypatch: pytest.MonkeyPatch, *, visibility: Visibility, settings: Settings | None = None,
               **workbench_options: float) -> Rig:
-        """Production's settings (a fake clock makes its minutes free) unless a row needs others."""
+        """Production's settings (a fake clock makes its minutes free) unless a row needs others. (`monkeypatch`:
+        nothing is patched since the Worker takes a Clock; its callers in test_fault_matrix.py can drop it.)"""
+        del monkeypatch
         clock = FakeClock()
         settings = settings or Settings(project="contest-prj", workbench_zones=("asia-northeast1-a",),
                                         slack_alert_channel=ALERTS)
@@ -64,7 +62,7 @@ class Rig:
                                   retry_s=settings.workbench_retry.total_seconds(), **workbench_options)
         slack = FakeSlack(clock, timeout_s=settings.slack_timeout.total_seconds())
         topic = FakeTopic()
-        return cls(clock, workbench, slack, topic, build_worker(settings, workbench, slack, topic, clock, monkeypatch))
+        return cls(clock, workbench, slack, topic, build_worker(settings, workbench, slack, topic, clock))
 
     def instance(self, name: str, **options: object) -> InstanceRef:
         """An instance whose owner Slack knows (their DMs arrive in the channel named by their user id)."""
