@@ -51,7 +51,7 @@ class Worker:
         say = messages.For(settings.message_language)
         self.recorder = Recorder(settings, workbench, clock, say)
         self.reporter = Reporter(settings, slack, clock, say)
-        resizer = Resizer(settings, workbench, slack, self.reporter.reply)  # answering as every request does
+        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
         crew = (settings, clock, self.recorder, self.reporter)
         self.restart = RestartAction(*crew, workbench)
         self.actions = Actions(*crew, workbench, slack, resizer)
