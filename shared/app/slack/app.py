@@ -2,7 +2,8 @@
 
 Owns the wiring, at Bolt's public surface only: `App(process_before_response=True)` with Bolt's own request
 verification on (behind guard.py's), listeners that take Bolt's `ack`, `body` and `context` and hand them to the
-service (service.py) that decides, and an error handler that turns a payload Bolt cannot route into a 400.
+service (service.py) that decides, each with one last-resort catch that answers the person and logs, and an
+error handler that turns a payload Bolt cannot route into a 400.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from shared.adapters.audit import audit
 from shared.adapters.config import Settings
+from shared.adapters.errors import ServiceError
 from shared.app.slack.budget import SLACK_CALL_S, Deadline
 from shared.app.slack.guard import ACK_DEADLINE
 from shared.core.blocks import ALL_ACTIONS
@@ -45,7 +48,11 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     @app.command(COMMAND)
     def restart_notebook(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         context[LISTENER_RAN] = True
-        reply = service.command(body, _deadline(context, service), workspace=_workspace(context))
+        try:
+            reply = service.command(body, _deadline(context, service), workspace=_workspace(context))
+        except Exception:  # the last resort: the person hears it, the log says why
+            log.exception("slack request failed: %s", COMMAND)
+            reply = _went_wrong(service)
         if isinstance(reply, dict):
             ack(**reply)
         else:
@@ -56,8 +63,13 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
         context[LISTENER_RAN] = True
         ack()
         deadline = _deadline(context, service)
-        service.button(body, service.replier(body.get("response_url"), deadline), deadline,
-                       workspace=_workspace(context))
+        reply = service.replier(body.get("response_url"), deadline)
+        try:
+            service.button(body, reply, deadline, workspace=_workspace(context))
+        except Exception:  # the last resort: the person hears it, the log says why
+            log.exception("slack request failed: a button")
+            with suppress(ServiceError):  # already logged above; the press was acknowledged
+                reply(text=_went_wrong(service), replace_original=False)
 
     app.error(unroutable_payload)
     return app
@@ -65,8 +77,8 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
 
 def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:
     """Bolt's middleware and matchers index a payload as Slack shapes it (actions[0]["action_id"],
-    event.get, ...) and raise on any other shape: a 400 with the reason logged, nothing done. Our own
-    listeners' failures, and Slack unreachable (auth.test), stay Bolt's loud 500."""
+    event.get, ...) and raise on any other shape: a 400 with the reason logged, nothing done. What fails
+    past a listener's own last resort (ack itself), and Slack unreachable (auth.test), stay Bolt's loud 500."""
     from slack_bolt import BoltResponse  # noqa: PLC0415
     from slack_sdk.errors import SlackClientError  # noqa: PLC0415
 
@@ -76,6 +88,11 @@ def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse |
     audit("slack request rejected", severity=logging.WARNING, decision="rejected",
           reason=f"a payload of a shape Slack does not send ({type(error).__name__} in Bolt's routing)")
     return BoltResponse(status=400, body="bad request")
+
+
+def _went_wrong(service: SlackService) -> str:
+    """What a person reads when the app itself failed: nothing was done, and asking again is the way on."""
+    return service.say("deny.unavailable", service="notebook-medic")
 
 
 def _workspace(context: BoltContext) -> str | None:

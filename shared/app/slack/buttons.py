@@ -13,7 +13,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from shared.adapters.errors import ServiceError
 from shared.app.slack.budget import READS_S, SLACK_CALL_S, Deadline
+from shared.app.slack.failures import slack_answers
 from shared.app.slack.guard import slack_request_digest
 from shared.app.slack.replies import obj
 from shared.core import messages
@@ -82,8 +84,8 @@ def press(service: SlackService, body: dict[str, Any], reply: Callable[..., Any]
         error for a press that was already handled (Bolt would answer 500 after the request was queued)."""
         try:
             reply(**kwargs)
-        except Exception as exc:  # noqa: BLE001
-            log.warning("response_url post failed: %s", type(exc).__name__)
+        except ServiceError as exc:
+            log.warning("response_url post failed: %s", exc)
 
     user_id = str(obj(body.get("user")).get("id", ""))
     actions = body.get("actions") or [{}]
@@ -170,7 +172,7 @@ def _acted_on(digest: str, view: Future[InstanceView], reads: Deadline) -> bool:
     it then."""
     try:
         return digest in History.from_labels(view.result(timeout=reads.left()).labels).acted
-    except Exception as exc:  # noqa: BLE001
+    except (ServiceError, TimeoutError) as exc:
         log.info("replay check left to the worker: the instance was not read (%s)", type(exc).__name__)
         return False
 
@@ -191,12 +193,16 @@ def _deny_resize(service: SlackService, pressed: _Press, caller: Caller, deadlin
     try:
         if not time_for("the request's message"):
             return
-        client.chat_update(channel=str(container.get("channel_id", "")), ts=str(container.get("message_ts", "")),
-                           text=line, blocks=without_buttons(pressed.blocks, line))
+        with slack_answers():
+            client.chat_update(channel=str(container.get("channel_id", "")),
+                               ts=str(container.get("message_ts", "")), text=line,
+                               blocks=without_buttons(pressed.blocks, line))
         if not pressed.asked_by or not time_for("the participant's DM"):
             return
-        dm = client.conversations_open(users=pressed.asked_by)["channel"]["id"]
-        if time_for("the participant's DM"):
-            client.chat_postMessage(channel=dm, text=say("resize.denied_dm", instance=pressed.ref.name))
-    except Exception as exc:  # noqa: BLE001 - best effort: the decision stands either way
-        log.warning("could not report a denied resize: %s", type(exc).__name__)
+        with slack_answers():
+            dm = str(obj(client.conversations_open(users=pressed.asked_by).get("channel")).get("id", ""))
+        if dm and time_for("the participant's DM"):
+            with slack_answers():
+                client.chat_postMessage(channel=dm, text=say("resize.denied_dm", instance=pressed.ref.name))
+    except ServiceError as exc:  # best effort: the decision stands either way
+        log.warning("could not report a denied resize: %s", exc)

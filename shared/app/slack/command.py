@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shared.adapters.misconfig import said_if_misconfigured, slack_error
+from shared.adapters.errors import ServiceError
 from shared.app.slack.budget import READS_S, Deadline
+from shared.app.slack.failures import failure, misconfigured, slack_answers
 from shared.app.slack.guard import slack_request_digest
 from shared.app.slack.replies import denial, shown_instances, status_reply
 from shared.core.blocks import cost_text, memory_text, resize_request_blocks
@@ -67,8 +68,8 @@ def _read(service: SlackService, verb: Verb, user_id: str, workspace: str | None
         return caller
     try:
         instances = [view for future in zones for view in future.result(timeout=reads.left())]
-    except Exception as exc:  # noqa: BLE001 - Workbench failing or slow: say so, do nothing
-        service.audit("denied", fields, reason=f"instances.list failed: {type(exc).__name__}")
+    except (ServiceError, TimeoutError) as exc:  # Workbench failing or slow: say so, do nothing
+        service.audit("denied", fields, reason=f"instances.list failed: {failure(exc)}")
         return service.say("deny.unavailable", service="Workbench")
     return caller, instances
 
@@ -136,10 +137,11 @@ def _bigger(service: SlackService, caller: Caller, target: str | None, instances
     blocks = resize_request_blocks(line, instance.ref, bigger, caller.slack_user_id, service.lang)
     channel = settings.slack_alert_channel
     try:
-        service.client.chat_postMessage(channel=channel, text=line, blocks=blocks)
-    except Exception as exc:  # noqa: BLE001 - nothing was asked: tell the participant so
-        said_if_misconfigured(slack_error(exc), method="chat.postMessage", channel=channel, alert_channel=channel)
-        service.audit("bigger denied", fields, reason=f"chat.postMessage failed: {type(exc).__name__}")
+        with slack_answers():
+            service.client.chat_postMessage(channel=channel, text=line, blocks=blocks)
+    except ServiceError as exc:  # nothing was asked: tell the participant so
+        misconfigured(exc, method="chat.postMessage", channel=channel)
+        service.audit("bigger denied", fields, reason=f"chat.postMessage failed: {failure(exc)}")
         return say("deny.unavailable", service="Slack")
     service.audit("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)
     return say("resize.asked", **params)

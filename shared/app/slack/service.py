@@ -15,20 +15,22 @@ from typing import Any, cast
 from shared.adapters.audit import audit
 from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
-from shared.adapters.misconfig import said_if_misconfigured, slack_error
+from shared.adapters.errors import NotFoundError, ServiceError
 from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
 from shared.adapters.slack_notify import is_slack_response_url
 from shared.adapters.workbench import Workbench
 from shared.app.slack import buttons, command
 from shared.app.slack.budget import MIN_CALL_S, PUBLISH_S, REPLY_S, Deadline
+from shared.app.slack.failures import failure, misconfigured, slack_answers
 from shared.app.slack.replies import obj, refused
 from shared.core import messages
 from shared.core.commands import Caller, refusal
 from shared.core.identity import identity
-from shared.core.models import RestartRequest
+from shared.core.models import SLACK_USER_RE, RestartRequest
 
 log = logging.getLogger(__name__)
 USERGROUP_TTL_S = 300.0
+NOBODY_ANSWERS = ("user_not_found", "user_not_visible")  # users.info's answers that name nobody: not an outage
 
 
 class SlackService:
@@ -70,14 +72,16 @@ class SlackService:
         `workspace` is the app's own team (auth.test, which Bolt makes and keeps in the request's context):
         a member of another one (Slack Connect), a bot, a deactivated account or an unconfirmed email is
         refused whatever its email says; an email that is not plain ASCII names nobody (shared/core/identity.py)."""
-        from slack_sdk.errors import SlackApiError  # noqa: PLC0415
-
+        if not SLACK_USER_RE.fullmatch(user_id):  # not an id Slack gives: it names nobody, and is never sent
+            log.warning("a request names a Slack user id of a shape Slack does not give: nobody")
+            return Caller(user_id, None, False)
         try:
-            response = self.client.users_info(user=user_id)
-        except SlackApiError as exc:
-            if exc.response.get("error") in ("user_not_found", "user_not_visible"):
-                return Caller(user_id, None, False)  # an answer, not an outage: nobody we can identify
-            raise
+            with slack_answers():
+                response = self.client.users_info(user=user_id)
+        except NotFoundError as exc:
+            if exc.status not in NOBODY_ANSWERS:
+                raise
+            return Caller(user_id, None, False)  # an answer, not an outage: nobody we can identify
         user = obj(response.get("user"))
         refused_as = refusal(user, workspace)
         if refused_as is not None:
@@ -101,12 +105,12 @@ class SlackService:
         fetched, members = self._group
         if self.clock.monotonic() - fetched > USERGROUP_TTL_S:
             try:
-                users = self.client.usergroups_users_list(usergroup=group).get("users") or []
+                with slack_answers():
+                    users = self.client.usergroups_users_list(usergroup=group).get("users") or []
                 members = frozenset(str(u) for u in users)
                 self._group = (self.clock.monotonic(), members)
-            except Exception as exc:  # noqa: BLE001 - nobody, and asked again on the next request
-                log.warning("could not read the organizer user group; nobody is an organizer through it: %s",
-                            type(exc).__name__)
+            except ServiceError as exc:  # nobody, and asked again on the next request
+                log.warning("could not read the organizer user group; nobody is an organizer through it: %s", exc)
                 self._group = (float("-inf"), frozenset())
                 return False
         return user_id in members
@@ -116,9 +120,9 @@ class SlackService:
         a Slack user who is refused whoever they are."""
         try:
             caller = asked.result(timeout=reads.left())
-        except Exception as exc:  # noqa: BLE001 - Slack itself failing or slow: say so, do nothing
-            said_if_misconfigured(slack_error(exc), method="users.info")
-            self.audit("denied", fields, reason=f"users.info failed: {type(exc).__name__}")
+        except (ServiceError, TimeoutError) as exc:  # Slack itself failing or slow: say so, do nothing
+            misconfigured(exc, method="users.info")
+            self.audit("denied", fields, reason=f"users.info failed: {failure(exc)}")
             return self.say("deny.unavailable", service="Slack")
         fields.update(requester=caller.email, organizer=caller.is_organizer)
         if caller.refused is not None:
@@ -140,8 +144,8 @@ class SlackService:
         except PublishUnconfirmedError as exc:
             self.audit("maybe queued", fields, reason=str(exc))
             return self.say("queue.unconfirmed", name=request.instance.rsplit("/", 1)[-1])
-        except Exception as exc:  # noqa: BLE001 - nothing was queued: tell the user, never pretend
-            self.audit("denied", fields, reason=f"publish failed: {type(exc).__name__}")
+        except ServiceError as exc:  # nothing was queued: tell the user, never pretend
+            self.audit("denied", fields, reason=f"publish failed: {failure(exc)}")
             return self.say("deny.unavailable", service="the restart queue")
         return None
 
@@ -158,7 +162,8 @@ class SlackService:
     def replier(self, response_url: Any, deadline: Deadline) -> Callable[..., None]:
         """A reply through response_url that fits before the ack: one attempt, at most REPLY_S and never past
         the deadline. Bolt's respond would wait up to 30 s, and Slack would show the press as failed.
-        (A request that was queued is answered again by the worker, which has the same response_url.)"""
+        (A request that was queued is answered again by the worker, which has the same response_url.)
+        A post that fails raises the project's error (slack_answers)."""
 
         def reply(**message: Any) -> None:
             seconds = deadline.left(REPLY_S)
@@ -170,7 +175,8 @@ class SlackService:
 
             # urllib takes a float; slack_sdk annotates int.
             client = WebhookClient(url, timeout=cast(int, seconds), retry_handlers=[])
-            status = client.send_dict(message).status_code
+            with slack_answers():
+                status = client.send_dict(message).status_code
             if status != 200:
                 log.warning("response_url post answered %s", status)
 
