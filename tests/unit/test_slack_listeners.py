@@ -51,18 +51,23 @@ def sim() -> Iterator[SlackSimulator]:
         yield running
 
 
-def app_failing_with(sim: SlackSimulator, error: Exception) -> Any:
+def app_failing_with(sim: SlackSimulator, error: Exception) -> tuple[Any, SlackService]:
+    """The Bolt app, and the service its listeners hand each request to."""
     env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "projects/contest-prj/topics/restarts",
            "SLACK_BOT_TOKEN": TOKEN, "SLACK_ALERT_CHANNEL": "C0ALERTS", "SLACK_SIGNING_SECRET": SECRET,
            "SLACK_API_URL": sim.api_url, "SLACK_RESPONSE_URL_BASE": sim.response_url_base,
            "ORGANIZER_EMAILS": "org@contest.example", "WORKBENCH_ZONES": "asia-northeast1-a"}
     settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
 
+    made: list[SlackService] = []
+
     def service(client: Any) -> SlackService:
         workbench: Any = FailingWorkbench(error)
-        return SlackService(settings, client, workbench, RestartQueue(settings.restart_topic))
+        made.append(SlackService(settings, client, workbench, RestartQueue(settings.restart_topic)))
+        return made[-1]
 
-    return build_app(settings, service)
+    app = build_app(settings, service)
+    return app, made[0]
 
 
 def signed(app: Any, body: str) -> Any:
@@ -79,7 +84,7 @@ def status_command(sim: SlackSimulator) -> str:
 
 def test_a_command_the_app_fails_on_is_answered_and_logged(sim: SlackSimulator,
                                                            caplog: pytest.LogCaptureFixture) -> None:
-    app = app_failing_with(sim, RuntimeError("a bug in the app"))
+    app, _ = app_failing_with(sim, RuntimeError("a bug in the app"))
     with caplog.at_level(logging.ERROR):
         response = signed(app, status_command(sim))
     assert response.status == 200, response.body
@@ -91,7 +96,7 @@ def test_a_command_the_app_fails_on_is_answered_and_logged(sim: SlackSimulator,
 def test_a_service_that_fails_is_named_and_nothing_is_logged_as_a_failure_of_the_app(
     sim: SlackSimulator, caplog: pytest.LogCaptureFixture
 ) -> None:
-    app = app_failing_with(sim, TransientError("UNAVAILABLE", "the service is down"))
+    app, _ = app_failing_with(sim, TransientError("UNAVAILABLE", "the service is down"))
     with caplog.at_level(logging.ERROR):
         response = signed(app, status_command(sim))
     assert response.status == 200 and "couldn't reach Workbench" in response.body, response.body
@@ -100,7 +105,7 @@ def test_a_service_that_fails_is_named_and_nothing_is_logged_as_a_failure_of_the
 
 def test_a_press_the_app_fails_on_is_answered_through_its_response_url(sim: SlackSimulator,
                                                                        caplog: pytest.LogCaptureFixture) -> None:
-    app = app_failing_with(sim, RuntimeError("a bug in the app"))
+    app, _ = app_failing_with(sim, RuntimeError("a bug in the app"))
     url = sim.new_response_url()
     payload = {"type": "block_actions", "user": {"id": ORGANIZER, "team_id": sim.team_id},
                "team": {"id": sim.team_id}, "response_url": url, "trigger_id": "1.2.press",
@@ -112,3 +117,14 @@ def test_a_press_the_app_fails_on_is_answered_through_its_response_url(sim: Slac
     assert response.status == 200, response.body
     assert any("couldn't reach notebook-medic" in r.get("text", "") for r in sim.responses(url))
     assert [r for r in caplog.records if r.getMessage().startswith("slack request failed")]
+
+
+@pytest.mark.parametrize("user_id", ["U0ALICE\n", "u0alice", "%2e%2e%2fU0", "U0\ud800", ""])
+def test_a_user_id_slack_never_gives_names_nobody_and_is_never_sent(sim: SlackSimulator, user_id: str) -> None:
+    """users.info is asked only about ids shaped as Slack gives them; a surrogate could not even be sent."""
+    _, service = app_failing_with(sim, RuntimeError("the instances are not read for nobody"))
+    caller = service.caller(user_id, sim.team_id)
+    assert caller.email is None and not caller.is_organizer
+    assert not sim.calls_to("users.info")
+    assert service.caller("U0" + "X" * 30, sim.team_id).email is None  # a longer id is asked about (not found)
+    assert len(sim.calls_to("users.info")) == 1

@@ -8,6 +8,7 @@ users.info and the organizer group, the publish to the restart topic, the respon
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, cast
@@ -26,11 +27,13 @@ from shared.app.slack.replies import obj, refused
 from shared.core import messages
 from shared.core.commands import Caller, refusal
 from shared.core.identity import identity
-from shared.core.models import SLACK_USER_RE, RestartRequest
+from shared.core.models import RestartRequest
 
 log = logging.getLogger(__name__)
 USERGROUP_TTL_S = 300.0
 NOBODY_ANSWERS = ("user_not_found", "user_not_visible")  # users.info's answers that name nobody: not an outage
+# A user id as Slack gives them (U or W, capitals and digits), with room to grow: Slack does not promise a length.
+SLACK_USER_ID = re.compile(r"[UW][A-Z0-9]{1,63}")
 
 
 class SlackService:
@@ -72,7 +75,7 @@ class SlackService:
         `workspace` is the app's own team (auth.test, which Bolt makes and keeps in the request's context):
         a member of another one (Slack Connect), a bot, a deactivated account or an unconfirmed email is
         refused whatever its email says; an email that is not plain ASCII names nobody (shared/core/identity.py)."""
-        if not SLACK_USER_RE.fullmatch(user_id):  # not an id Slack gives: it names nobody, and is never sent
+        if not SLACK_USER_ID.fullmatch(user_id):  # not an id Slack gives: it names nobody, and is never sent
             log.warning("a request names a Slack user id of a shape Slack does not give: nobody")
             return Caller(user_id, None, False)
         try:
