@@ -1,5 +1,6 @@
 """The README and docs/ say only what is true of the tree they are in: every relative link resolves,
-every `make X` they name is a Makefile target, nothing points outside the repository, and the README
+every `make X` they name is a Makefile target, every file and test they name in code exists (code moves),
+nothing points outside the repository, and the README
 fits a screenful of reading (≤ 12 KB)."""
 
 from __future__ import annotations
@@ -65,3 +66,35 @@ def test_the_restart_rules_live_in_docs_policy_and_the_readme_links_there() -> N
 def test_every_variable_the_code_reads_is_in_the_configuration_table() -> None:
     table = set(re.findall(r"`([A-Z][A-Z0-9_]+)`", (ROOT / "docs" / "configuration.md").read_text()))
     assert names_config_reads() - table == set()
+
+
+CODE_PATH = re.compile(
+    r"(?<![\w/.-])((?:shared|functions|tests|simulators|infra|tools|demo|bench|scripts)/[\w/.-]*\w)"
+    r"(?:::(\w+))?"
+)
+
+
+def _named_paths(text: str) -> list[tuple[str, str]]:
+    """Every repository path a page names in code spans (`shared/core/policy.py`, `tests/x.py::test_y`)."""
+    spans = re.findall(r"`([^`\n]+)`", text)
+    return [(m.group(1), m.group(2) or "") for span in spans for m in CODE_PATH.finditer(span)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_every_file_and_test_a_page_names_exists(page: Path) -> None:
+    """Code moves; a page that still points at the old place sends the next engineer to nothing."""
+    missing = []
+    for path, name in _named_paths(page.read_text()):
+        target = ROOT / path
+        if "*" in path or "<" in path:
+            continue
+        if not target.exists():
+            missing.append(path)
+        elif name and target.is_file() and not re.search(rf"\b{re.escape(name)}\b", target.read_text()):
+            missing.append(f"{path}::{name}")
+    assert not missing, f"{_page_id(page)} names what does not exist: {missing}"
+
+
+def test_the_path_check_sees_a_moved_file() -> None:
+    named = _named_paths("see `shared/core/policy.py` and `tests/unit/test_policy.py::test_x`, not shared/x.py")
+    assert named == [("shared/core/policy.py", ""), ("tests/unit/test_policy.py", "test_x")]
