@@ -3,6 +3,9 @@
 Owns the answer to one HTTP request before any listener runs (the signature, Slack's 5-minute window, a body
 Bolt could not route), the deadline the request's acknowledgement runs on from the moment it is ours, and
 `slack_request_digest`, which names a request so that a replay of it, within its window, is acted on once.
+Bolt's own SlackRequestHandler for Flask would parse the body before any of this could look at it: so
+functions/slack_app/main.py hands the raw body to answer() and turns the BoltResponse into Flask's with the
+Flask adapter's to_flask_response (pinned by tests/unit/test_bolt_internals.py).
 """
 
 from __future__ import annotations
