@@ -311,7 +311,8 @@ class Workbench:
         *,
         deadline: float,
     ) -> OperationOutcome:
-        """Follow a long-running operation to its end, within a monotonic deadline.
+        """Follow a long-running operation to its end, within a deadline on the adapter's Clock (its pauses are
+        the Clock's; the wait inside operation.result() is google.api_core's, bounded by what is left).
 
         The live API returns Instance fields newer than the installed protos;
         on the REST transport that makes the operation's parse raise ParseError
