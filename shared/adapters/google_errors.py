@@ -116,7 +116,7 @@ def api_status(exc: BaseException) -> str | None:
         return name
     try:  # REST: {"error": {"code": 400, "message": ..., "status": "FAILED_PRECONDITION"}}
         status = getattr(exc, "response", None).json()["error"]["status"]  # type: ignore[union-attr]
-    except Exception:  # noqa: BLE001 - no response, or none in Google's error format
+    except (AttributeError, ValueError, KeyError, TypeError):  # no response, or none in Google's error format
         return None
     return status if isinstance(status, str) and re.fullmatch(r"[A-Z_]{1,40}", status) else None
 

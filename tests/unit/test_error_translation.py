@@ -162,3 +162,13 @@ def test_slack_errors_become_their_family_named_by_slacks_error_code(
 ) -> None:
     translated = from_slack(error)
     assert type(translated) is kind and isinstance(translated, ServiceError) and translated.status == status
+
+
+def test_a_body_that_is_not_googles_json_keeps_the_http_status() -> None:
+    """A proxy's HTML page in front of the API: no status in it, so the HTTP one is said."""
+    response = requests.Response()
+    response.status_code = 502
+    response._content = b"<html><body>Bad Gateway</body></html>"
+    response.request = requests.Request("POST", "https://notebooks.googleapis.com/v2/x:reset").prepare()
+    translated = from_google(gexc.from_http_response(response))
+    assert isinstance(translated, MaybeAppliedError) and translated.status == "BAD_GATEWAY"
