@@ -21,7 +21,7 @@ import pytest
 
 # At most this many tests of one module run on one worker, on one build of its stacks; a bigger module is cut
 # into equal chunks. Smaller: more stack starts (~2-3 s of CPU each, on a 2-core machine where the suite is
-# already CPU-bound); larger: a big module (test_faults: 49 tests, 3 minutes) is a long serial tail.
+# already CPU-bound); larger: a big module (test_faults had 49 tests, 3 minutes of them) is a long serial tail.
 STACK_CHUNK = 16
 
 
