@@ -105,7 +105,9 @@ def import_closure(main: Path) -> list[Path]:
                 names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
             elif isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names if alias.name.split(".")[0] == "shared"]
-            pending += [ROOT / (name.replace(".", "/") + ".py") for name in names]
+            for name in names:  # a module, or a package (its __init__ imports the rest)
+                base = ROOT / name.replace(".", "/")
+                pending += [base.with_suffix(".py"), base / "__init__.py"]
     return list(seen)
 
 
