@@ -134,12 +134,16 @@ class SlackNotifier:
             return dict(response.data) if isinstance(response.data, dict) else None
         except Exception as exc:  # noqa: BLE001 - Slack is best effort: every failure is logged and swallowed
             error = from_slack(exc)
+            timed_out = isinstance(exc, TimeoutError)  # sent, no answer read: not an answer of Slack's
         if isinstance(error, RefusedError) and said_if_misconfigured(
             error.status, method=method, channel=str(kwargs.get("channel", "")), alert_channel=self._alert_channel,
             throttle=self._misconfigured,
         ):
             return None
-        again = again_after_timeout and isinstance(error, MaybeAppliedError)
+        # Only a post that timed out goes once more. An answer (a 500 past slack_sdk's own retries, or
+        # fatal_error/internal_error: "some aspect may have succeeded") is not asked again: the alert, or the
+        # owner's DM, may be delivered already, and a second round would double slack_sdk's retries.
+        again = again_after_timeout and timed_out
         log.warning("Slack %s failed: %s%s", method, _said(error), "; trying once more" * again)
         if again:  # it may have been posted all the same: a repeated alert beats a lost one
             return self._api(method, **kwargs)

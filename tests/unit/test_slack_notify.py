@@ -221,3 +221,22 @@ def test_slack_unreachable_is_transient(slack: tuple[SlackSimulator, SlackNotifi
         WebClient(token=TOKEN, base_url="http://127.0.0.1:9/api/", timeout=2).auth_test()
     translated = from_slack(raised.value)
     assert isinstance(translated, TransientError) and not isinstance(translated, MaybeAppliedError)
+
+
+@pytest.mark.parametrize("error", ["fatal_error", "internal_error"])
+def test_a_post_or_dm_that_slack_answered_with_an_error_is_not_sent_again(
+    slack: tuple[SlackSimulator, SlackNotifier], error: str
+) -> None:
+    """Only a chat.postMessage that timed out is tried once more (a repeated alert beats a lost one). An answer,
+    even Slack's "some aspect of the operation may have succeeded" (fatal_error, internal_error), is not: a
+    second try would repeat the alert, or the owner's DM, that Slack may have delivered already."""
+    sim, notifier = slack
+    for send in (lambda: notifier.post(CHANNEL, "wb-alice ran out of memory"),
+                 lambda: notifier.dm("alice@contest.example", "your notebook restarted")):
+        before = len(sim.calls_to("chat.postMessage"))
+        sim.inject_fault("chat.postMessage", "error", 1, error=error)
+        try:
+            assert not send()
+        finally:
+            sim.clear_faults()
+        assert len(sim.calls_to("chat.postMessage")) - before == 1
