@@ -20,9 +20,8 @@ from typing import Any
 
 from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
-from shared.adapters.errors import ServiceError
 from shared.adapters.slack_notify import SlackNotifier
-from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
+from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench, describe_error
 from shared.core import messages
 from shared.core.blocks import memory_text, resize_button_label, without_buttons
 from shared.core.machines import memory_kib
@@ -128,8 +127,8 @@ class Resizer:
     def _step(self, job: _Job, call: Callable[[], Any]) -> OperationOutcome:
         try:
             return self.workbench.follow(call(), job.ref, deadline=job.deadline)
-        except ServiceError as exc:  # every failure is reported with the state left behind
-            return OperationOutcome(ResetResult.FAILED, 0.0, str(exc))
+        except Exception as exc:  # noqa: BLE001 - every failure, the API's or not, is reported with the state left
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe_error(exc))
 
     def _start_old(self, job: _Job) -> str:
         """Back up on the old type: what that left."""
@@ -269,8 +268,8 @@ class Resizer:
         ref = InstanceRef.parse(request.instance)
         try:
             view = self.workbench.get(ref)
-        except ServiceError as exc:  # the report must go out all the same
-            error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - the report must go out all the same
+            error = describe_error(exc)
             return self.say("resize.now.unknown", instance=ref.name,
                             error=messages.escape(error)), f"unknown ({error})", False
         machine, state = view.machine_type, view.state

@@ -92,3 +92,30 @@ def test_a_start_still_running_at_the_deadline_is_left_alone_and_reported(
     assert [verb for verb, name in rig.workbench.calls if name == ref.name and verb in ("stop", "PATCH", "start")
             ] == ["stop", "PATCH", "start"]  # no revert behind the start
     assert thread(rig, request.alert_ts)[-1] == report  # and nothing said after it
+
+
+def test_a_step_that_fails_outside_the_apis_answers_is_reported_with_the_state_it_left(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step can fail with what no adapter translates (google.auth's TransportError when a token can't be
+    refreshed; a bug): it is that step's failure all the same, reported with the state left behind, and the
+    old type is started again. Not the dispatcher's "couldn't read the instance", which would leave the
+    participant's notebook stopped on the new type with no one told."""
+    from google.auth.exceptions import TransportError  # noqa: PLC0415
+
+    ref = rig.instance("wb-noauth")
+    starts = rig.workbench.start
+
+    def start(started: InstanceRef) -> object:
+        if rig.workbench.get(started).machine_type == "e2-highmem-4":
+            raise TransportError("metadata server unreachable")
+        return starts(started)
+
+    monkeypatch.setattr(rig.workbench, "start", start)
+    request = approved(rig, ref)
+    [outcome] = rig.push(request)
+    assert outcome.ack and outcome.verdict == "resize" and "failed at start" in outcome.detail, outcome
+    report = thread(rig, request.alert_ts)[-1]
+    assert report.startswith(":x:") and "metadata server unreachable" in report, report
+    rig.workbench.settle()
+    assert rig.workbench.state(ref) is InstanceState.ACTIVE and rig.workbench.get(ref).machine_type == "e2-standard-4"
