@@ -108,7 +108,7 @@ def test_a_step_that_fails_outside_the_apis_answers_is_reported_with_the_state_i
 
     def start(started: InstanceRef) -> object:
         if rig.workbench.get(started).machine_type == "e2-highmem-4":
-            raise TransportError("metadata server unreachable")
+            raise TransportError("metadata server unreachable")  # type: ignore[no-untyped-call]
         return starts(started)
 
     monkeypatch.setattr(rig.workbench, "start", start)
