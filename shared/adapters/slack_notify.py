@@ -9,6 +9,7 @@ named by Slack's own error code, for this notifier and for the Slack app's own c
 
 from __future__ import annotations
 
+import http.client
 import logging
 import re
 from datetime import timedelta
@@ -46,7 +47,8 @@ def from_slack(exc: BaseException) -> BaseException:
     build) unchanged. An answer is named by Slack's `error` code (not_in_channel, users_not_found...):
     NotFoundError for the *_not_found ones and user_not_visible, TransientError for a rate limit or an
     outage (429, 503), MaybeAppliedError for a 5xx or a read that timed out (the message may be posted),
-    RefusedError for any other; no answer (connection refused, a connect timeout) is a TransientError."""
+    RefusedError for any other; no answer (connection refused, a connect timeout) is a TransientError, an
+    answer that broke off (http.client's IncompleteRead, BadStatusLine: not OSErrors) a MaybeAppliedError."""
     from slack_sdk.errors import SlackApiError  # noqa: PLC0415 - lazy: cold start
 
     if isinstance(exc, ServiceError):
@@ -66,6 +68,8 @@ def from_slack(exc: BaseException) -> BaseException:
         return MaybeAppliedError(type(exc).__name__)
     if isinstance(exc, OSError):  # URLError (refused, unresolvable, a connect timeout), a reset connection
         return TransientError(type(exc).__name__)
+    if isinstance(exc, http.client.HTTPException):  # sent, and its answer broke off (IncompleteRead, BadStatusLine)
+        return MaybeAppliedError(type(exc).__name__)
     return exc
 
 

@@ -6,6 +6,7 @@ Block Kit's limits as Slack does (invalid_blocks: the alert would be lost).
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -240,3 +241,13 @@ def test_a_post_or_dm_that_slack_answered_with_an_error_is_not_sent_again(
         finally:
             sim.clear_faults()
         assert len(sim.calls_to("chat.postMessage")) - before == 1
+
+
+@pytest.mark.parametrize("raised", [http.client.IncompleteRead(b"{\"ok\": tr"), http.client.BadStatusLine("HTTP/1.")],
+                         ids=["incomplete-read", "bad-status-line"])
+def test_an_answer_that_cannot_be_read_is_one_that_may_have_been_applied(raised: Exception) -> None:
+    """urllib's http.client raises these (not OSError) when a request was sent and its answer broke off: the
+    Slack app's callers catch the project's errors (a press already queued is still answered as queued, a
+    users.info that broke off is "Slack unavailable"), as they caught every exception before the refactor."""
+    translated = from_slack(raised)
+    assert isinstance(translated, MaybeAppliedError), translated
