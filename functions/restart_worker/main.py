@@ -12,6 +12,7 @@ import flask
 import functions_framework
 
 from shared.adapters.audit import setup_logging
+from shared.adapters.clock import SYSTEM
 from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.queue import RestartQueue
 from shared.adapters.slack_notify import SlackNotifier
@@ -27,6 +28,7 @@ WORKER = Worker(
         endpoint=SETTINGS.workbench_api_endpoint,
         timeout=SETTINGS.workbench_timeout,
         retry_deadline=SETTINGS.workbench_retry,
+        clock=SYSTEM,  # the worker's: its deadlines are points on this clock
     ),
     SlackNotifier(
         token=SETTINGS.slack_bot_token,
@@ -36,6 +38,7 @@ WORKER = Worker(
         response_url_base=SETTINGS.slack_response_url_base,
     ),
     queue=RestartQueue(SETTINGS.restart_topic),
+    clock=SYSTEM,
 )
 
 

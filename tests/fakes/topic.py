@@ -2,7 +2,7 @@
 
 A waiting incident's continuation goes here; the rig delivers what was published, in order, as the push
 subscription would. `failures` makes the next publishes fail as RestartQueue's do when Pub/Sub does not answer
-(its retries spent: a TimeoutError, PublishUnconfirmedError's base); the retries themselves stay over the wire
+(its retries spent: PublishUnconfirmedError); the retries themselves stay over the wire
 (tests/integration/test_faults.py::test_publish_unavailable_is_retried_by_the_client).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shared.adapters.queue import PublishUnconfirmedError
 from shared.core.models import RestartRequest
 
 
@@ -21,7 +22,7 @@ class FakeTopic:
     def publish(self, request: RestartRequest) -> str:
         if self.failures:
             self.failures -= 1
-            raise TimeoutError("no answer from Pub/Sub")
+            raise PublishUnconfirmedError("DEADLINE_EXCEEDED", "no answer from Pub/Sub")
         message_id = f"c{len(self.published) + 1}"
         self.published.append(replace(request, delivery_id=message_id))
         return message_id

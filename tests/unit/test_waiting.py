@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from shared.adapters.config import Settings
 from shared.adapters.errors import BusyError
+from shared.adapters.queue import PublishUnconfirmedError
 from shared.adapters.workbench import OperationOutcome, ResetResult
 from shared.app.worker import Worker
 from shared.core.history import WAITING, History, event_key
@@ -215,7 +216,7 @@ class Topic:
 
     def publish(self, request: RestartRequest) -> str:
         if self.fails:
-            raise TimeoutError("no answer from Pub/Sub")
+            raise PublishUnconfirmedError("DEADLINE_EXCEEDED", "no answer from Pub/Sub")
         self.published.append(request)
         return f"c{len(self.published)}"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from shared.adapters.errors import RefusedError, ServiceError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
@@ -120,17 +121,15 @@ class Actions(Crew):
         return WorkOutcome(ack=True, verdict=Outcome.STOP, detail=str(result.result))
 
     def _stopped(self, job: Job) -> OperationOutcome:
-        try:
+        try:  # a failure that may pass rises: nothing sent, nothing recorded, the redelivery stops it
             operation = self.workbench.stop(job.ref)
-        except Exception as exc:  # refused: reported to the organizer who pressed the button
-            if is_transient(exc):  # nothing sent, nothing recorded: the redelivery stops it
-                raise
+        except RefusedError as exc:  # reported to the organizer who pressed the button
             self._record_stop(job)
             return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
         self._record_stop(job)
         try:
             return self.workbench.follow(operation, job.ref, deadline=job.deadline)
-        except Exception as exc:  # noqa: BLE001 - reported to the organizer who pressed the button
+        except ServiceError as exc:  # reported to the organizer who pressed the button
             return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
 
     def _record_stop(self, job: Job) -> None:

@@ -1,5 +1,5 @@
 """The dispatcher: a Pub/Sub push in, one outcome out. Parse, observe, decide (policy.py), then the one
-action the verdict names (ACTIONS), and the audit line. The only place an exception becomes an outcome
+action the verdict names (Worker.by_verdict), and the audit line. The only place an exception becomes an outcome
 (outcomes.settle): ack, redeliver, or said to the organizers.
 """
 
@@ -34,6 +34,10 @@ MAX_DATA_BYTES = 1_000_000  # restart requests are small
 
 
 class Worker:
+    """One per process, shared by its threads: it keeps nothing of a request between calls. `clock` is the one
+    every deadline, wait and date is read on; the Workbench adapter's waits (follow) must be on the same one,
+    since a job's deadline is a point on its monotonic scale."""
+
     def __init__(
         self,
         settings: Settings,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from shared.adapters.errors import ServiceError
 from shared.app.resize import Resizer
 from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
@@ -82,7 +83,7 @@ class Endings(Crew):
             log.warning("could not name the wait on %s: %s", job.ref.name, describe(failure))
         try:
             message_id = self.queue.publish(waiting.continuation(request))
-        except Exception as exc:  # not handed on: this message is redelivered, and waits again
+        except ServiceError as exc:  # not handed on: this message is redelivered, and waits again
             raise Redeliver(Outcome.RETRY, f"continuation not published: {describe(exc)}") from exc
         return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
                            detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")

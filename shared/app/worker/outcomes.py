@@ -1,8 +1,8 @@
 """How a request ends (WorkOutcome, its Outcome), and the one place an exception becomes one.
 
-Actions let failures rise; the dispatcher alone turns them into an outcome with `settle` (ordering rules, in
-this package's docstring). Which exception classes mean "try again" or "may have been applied" is known here
-and nowhere else in the worker.
+Actions let failures rise; the dispatcher alone turns them into an outcome with `settle` (this package's
+docstring). The adapters raise the project's errors (shared/adapters/errors.py): which of them mean "try again"
+or "may have been applied" is read here and nowhere else in the worker.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from shared.adapters.errors import ServiceError
-from shared.adapters.workbench import LabelsNotConfirmedError, describe_error, may_have_been_applied, transient_errors
+from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
+from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
 from shared.core.models import RestartRequest
 from shared.core.policy import Verdict
 
@@ -87,28 +87,19 @@ def describe(exc: BaseException) -> str:
     return describe_error(exc)
 
 
-def transient() -> tuple[type[Exception], ...]:
-    """The exceptions after which asking again later may work (429, 503, a refused connection, 409 ABORTED, no
-    answer): for `except transient():` where a wait simply looks again."""
-    return transient_errors()
-
-
 def is_transient(exc: BaseException) -> bool:
-    return isinstance(exc, transient())
+    """Asking again later may work (429, 503, a refused connection, 409 ABORTED, no answer)."""
+    return isinstance(exc, TransientError)
 
 
 def maybe_applied(exc: BaseException) -> bool:
     """No answer to a request that may have been applied all the same (a reset that timed out)."""
-    return may_have_been_applied(exc)
+    return isinstance(exc, MaybeAppliedError)
 
 
 def is_service_error(exc: BaseException) -> bool:
     """An answer of the service (or its silence), as opposed to a fault of the worker's own."""
-    if isinstance(exc, ServiceError):
-        return True
-    from google.api_core import exceptions as gexc  # noqa: PLC0415 - lazy: cold start
-
-    return isinstance(exc, (gexc.GoogleAPIError, *transient()))
+    return isinstance(exc, ServiceError)
 
 
 def settle(exc: BaseException) -> WorkOutcome | None:

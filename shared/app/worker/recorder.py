@@ -13,6 +13,7 @@ from datetime import datetime
 
 from shared.adapters.clock import Clock
 from shared.adapters.config import Settings
+from shared.adapters.errors import ServiceError
 from shared.adapters.workbench import OperationOutcome, Workbench
 from shared.app.worker.outcomes import LabelsFullError, describe, is_transient
 from shared.core import messages
@@ -45,7 +46,7 @@ class Recorder:
         """save(), for bookkeeping: the failure returned, for the caller to say what it means (None: saved)."""
         try:
             self.save(ref, view, history, confirm=confirm)
-        except Exception as exc:  # noqa: BLE001 - every caller decides; none may lose its report to it
+        except (ServiceError, RuntimeError) as exc:  # the API's answer, labels full or not seen: the caller decides
             return exc
         return None
 
@@ -92,6 +93,6 @@ class Recorder:
         retry = self.clock.monotonic() + self.settings.workbench_retry.total_seconds() <= deadline
         try:
             return replace(view, labels=self.workbench.get(ref, retry=retry).labels)
-        except Exception as exc:  # noqa: BLE001 - the record is bookkeeping: older labels beat none
+        except ServiceError as exc:  # the record is bookkeeping: older labels beat none
             log.warning("could not re-read the labels of %s: %s", ref.name, describe(exc))
             return view

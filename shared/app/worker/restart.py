@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
@@ -24,7 +25,6 @@ from shared.app.worker.outcomes import (
     describe,
     is_transient,
     maybe_applied,
-    transient,
 )
 from shared.core import messages
 from shared.core.blocks import AlertFacts
@@ -142,14 +142,14 @@ class RestartAction(Crew):
         busy: list[BaseException] = []
         try:
             operation = self.workbench.reset(job.ref, on_busy=busy.append)
-        except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report or rise
+        except ServiceError as exc:  # nothing was reset: undo the intent, then report or rise
             return self._not_reset(job, facts, exc, attempted_at=attempted_at, undo=undo)
         result, alert_ts = self._see_through(
             lambda until: self.workbench.follow(operation, job.ref, deadline=until), job.deadline, facts
         )
         return (replace(result, busy_retries=len(busy)) if busy else result), alert_ts
 
-    def _not_reset(self, job: Job, facts: Facts, exc: Exception, *, attempted_at: datetime, undo: bool
+    def _not_reset(self, job: Job, facts: Facts, exc: ServiceError, *, attempted_at: datetime, undo: bool
                    ) -> WorkOutcome:
         if maybe_applied(exc):
             # A reset that timed out may still happen: keep the intent, so that the redelivery
@@ -231,7 +231,7 @@ class RestartAction(Crew):
                 fresh = view.health_updated is None or view.health_updated >= since + timedelta(seconds=1)
                 if view.state is InstanceState.ACTIVE and fresh and not down:
                     return OperationOutcome(ResetResult.DONE, self.clock.monotonic() - started, labels=view.labels)
-            except transient():
+            except TransientError:
                 pass
             remaining = deadline - self.clock.monotonic()
             if remaining <= 0:  # looked once more at the deadline: it did not come back in time
