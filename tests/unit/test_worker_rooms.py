@@ -85,3 +85,13 @@ def test_a_reset_that_may_have_been_applied_keeps_its_intent_and_is_redelivered(
     outcome = worker.handle(oom())
     assert not outcome.ack and outcome.verdict == Outcome.RETRY
     assert workbench.labels.get(INFLIGHT)  # the redelivery looks for the reset before sending one (FOLLOW)
+
+
+def test_a_reset_that_fails_below_the_apis_answers_is_the_restarts_failure_and_takes_its_intent_back() -> None:
+    """What no adapter translates (google.auth's TransportError when no token can be had) is a refused reset,
+    as it was before the errors were the project's: said as a failed restart, never left as a restart in flight."""
+    worker, workbench = failing(on_reset=RuntimeError("could not get an access token"))
+    outcome = worker.handle(oom())
+    assert outcome.ack and outcome.verdict == Outcome.FAILED, outcome
+    assert not workbench.labels.get(INFLIGHT)  # the attempt is recorded as one (rule 1), not in flight
+    assert any("could not get an access token" in post for post in worker.slack.posts)  # type: ignore[attr-defined]

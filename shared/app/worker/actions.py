@@ -10,13 +10,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from shared.adapters.errors import RefusedError, ServiceError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
 from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, describe, is_transient
+from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
 from shared.core import messages
 from shared.core.blocks import resize_button_label
 from shared.core.history import AutoMode
@@ -121,16 +120,18 @@ class Actions(Crew):
         return WorkOutcome(ack=True, verdict=Outcome.STOP, detail=str(result.result))
 
     def _stopped(self, job: Job) -> OperationOutcome:
-        try:  # a failure that may pass rises: nothing sent, nothing recorded, the redelivery stops it
-            operation = self.workbench.stop(job.ref)
-        except RefusedError as exc:  # reported to the organizer who pressed the button
-            self._record_stop(job)
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+        """The stop sent and followed; a failure is reported to the organizer who pressed the button, except one
+        that may pass before it is sent: that rises (nothing sent, nothing recorded: the redelivery stops it)."""
+        operation = attempt(lambda: self.workbench.stop(job.ref))
+        if isinstance(operation, Exception) and is_transient(operation):
+            raise operation
         self._record_stop(job)
-        try:
-            return self.workbench.follow(operation, job.ref, deadline=job.deadline)
-        except ServiceError as exc:  # reported to the organizer who pressed the button
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+        if isinstance(operation, Exception):
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(operation))
+        followed = attempt(lambda: self.workbench.follow(operation, job.ref, deadline=job.deadline))
+        if isinstance(followed, Exception):
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(followed))
+        return followed
 
     def _record_stop(self, job: Job) -> None:
         failure = self.recorder.attempt(job.ref, job.view, job.history)

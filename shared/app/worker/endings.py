@@ -8,11 +8,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from shared.adapters.errors import ServiceError
 from shared.app.resize import Resizer
 from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, Redeliver, WorkOutcome, describe
+from shared.app.worker.outcomes import Outcome, Publisher, Redeliver, WorkOutcome, attempt, describe
 from shared.core import messages, waiting
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts
@@ -81,10 +80,9 @@ class Endings(Crew):
         named = replace(job.history, waiting=marker.label)  # unnamed, the wait still ends; its lines don't fold
         if named != job.history and (failure := self.recorder.attempt(job.ref, job.view, named)):
             log.warning("could not name the wait on %s: %s", job.ref.name, describe(failure))
-        try:
-            message_id = self.queue.publish(waiting.continuation(request))
-        except ServiceError as exc:  # not handed on: this message is redelivered, and waits again
-            raise Redeliver(Outcome.RETRY, f"continuation not published: {describe(exc)}") from exc
+        message_id = attempt(lambda: self.queue.publish(waiting.continuation(request)))
+        if isinstance(message_id, Exception):  # not handed on: this message is redelivered, and waits again
+            raise Redeliver(Outcome.RETRY, f"continuation not published: {describe(message_id)}") from message_id
         return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
                            detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")
 

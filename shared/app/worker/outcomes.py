@@ -7,14 +7,17 @@ or "may have been applied" is read here and nowhere else in the worker.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
 from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
 from shared.core.models import RestartRequest
 from shared.core.policy import Verdict
+
+T = TypeVar("T")
 
 
 class Outcome(StrEnum):
@@ -100,6 +103,18 @@ def maybe_applied(exc: BaseException) -> bool:
 def is_service_error(exc: BaseException) -> bool:
     """An answer of the service (or its silence), as opposed to a fault of the worker's own."""
     return isinstance(exc, ServiceError)
+
+
+def attempt(call: Callable[[], T]) -> T | Exception:
+    """What `call` returned, or what it raised, for a caller whose own outcome a failure is: a reset or a stop
+    refused (said in the action's words), bookkeeping that must never cost a report (rules 2 and 3), a
+    continuation not handed on. Whatever it raised: the adapters translate the APIs' answers into the project's
+    errors, but not what lies below them (google.auth's TransportError when a token can't be had) nor a fault of
+    their own, and each of those here meant the same as a refusal before the errors were the project's."""
+    try:
+        return call()
+    except Exception as exc:  # noqa: BLE001 - handed back: the caller says what it means (above)
+        return exc
 
 
 def settle(exc: BaseException) -> WorkOutcome | None:

@@ -13,9 +13,8 @@ from datetime import datetime
 
 from shared.adapters.clock import Clock
 from shared.adapters.config import Settings
-from shared.adapters.errors import ServiceError
 from shared.adapters.workbench import OperationOutcome, Workbench
-from shared.app.worker.outcomes import LabelsFullError, describe, is_transient
+from shared.app.worker.outcomes import LabelsFullError, attempt, describe, is_transient
 from shared.core import messages
 from shared.core.history import BOT_KEYS, MAX_LABELS, ROOM_NEEDED, History, changes_anything, foreign_count, present
 from shared.core.models import InstanceRef, InstanceView
@@ -44,11 +43,8 @@ class Recorder:
         self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True
     ) -> Exception | None:
         """save(), for bookkeeping: the failure returned, for the caller to say what it means (None: saved)."""
-        try:
-            self.save(ref, view, history, confirm=confirm)
-        except (ServiceError, RuntimeError) as exc:  # the API's answer, labels full or not seen: the caller decides
-            return exc
-        return None
+        saved = attempt(lambda: self.save(ref, view, history, confirm=confirm))
+        return saved if isinstance(saved, Exception) else None
 
     def no_room(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
         """What organizers must do when this history doesn't fit in the instance's labels; "" when it does."""
@@ -91,8 +87,8 @@ class Recorder:
         if seen is not None and History.from_labels(seen).inflight_since == since.replace(microsecond=0):
             return replace(view, labels=seen)
         retry = self.clock.monotonic() + self.settings.workbench_retry.total_seconds() <= deadline
-        try:
-            return replace(view, labels=self.workbench.get(ref, retry=retry).labels)
-        except ServiceError as exc:  # the record is bookkeeping: older labels beat none
-            log.warning("could not re-read the labels of %s: %s", ref.name, describe(exc))
+        read = attempt(lambda: self.workbench.get(ref, retry=retry))
+        if isinstance(read, Exception):  # the record is bookkeeping: older labels beat none
+            log.warning("could not re-read the labels of %s: %s", ref.name, describe(read))
             return view
+        return replace(view, labels=read.labels)

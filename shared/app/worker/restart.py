@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.adapters.errors import ServiceError, TransientError
+from shared.adapters.errors import TransientError
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
@@ -22,6 +22,7 @@ from shared.app.worker.outcomes import (
     Outcome,
     Redeliver,
     WorkOutcome,
+    attempt,
     describe,
     is_transient,
     maybe_applied,
@@ -140,16 +141,15 @@ class RestartAction(Crew):
         After a crash (FOLLOW) there is no such history and nothing is undone: the redelivery follows the intent
         again and finds no reset."""
         busy: list[BaseException] = []
-        try:
-            operation = self.workbench.reset(job.ref, on_busy=busy.append)
-        except ServiceError as exc:  # nothing was reset: undo the intent, then report or rise
-            return self._not_reset(job, facts, exc, attempted_at=attempted_at, undo=undo)
+        operation = attempt(lambda: self.workbench.reset(job.ref, on_busy=busy.append))
+        if isinstance(operation, Exception):  # nothing was reset: undo the intent, then report or rise
+            return self._not_reset(job, facts, operation, attempted_at=attempted_at, undo=undo)
         result, alert_ts = self._see_through(
             lambda until: self.workbench.follow(operation, job.ref, deadline=until), job.deadline, facts
         )
         return (replace(result, busy_retries=len(busy)) if busy else result), alert_ts
 
-    def _not_reset(self, job: Job, facts: Facts, exc: ServiceError, *, attempted_at: datetime, undo: bool
+    def _not_reset(self, job: Job, facts: Facts, exc: Exception, *, attempted_at: datetime, undo: bool
                    ) -> WorkOutcome:
         if maybe_applied(exc):
             # A reset that timed out may still happen: keep the intent, so that the redelivery
@@ -175,11 +175,11 @@ class RestartAction(Crew):
         budget = self.settings.worker_budget.total_seconds()
         latest = deadline - min(180.0, budget / 2)  # a reset sent later than this could not be seen through
         while True:
-            try:  # labels keep whole seconds: a reset created in the intent's second is after it
-                found = self.workbench.find_reset(ref, since=since - timedelta(seconds=1))
-            except Exception as exc:  # noqa: BLE001 - e.g. REST's ParseError on a finished operation
+            # Labels keep whole seconds: a reset created in the intent's second is after it.
+            found = attempt(lambda: self.workbench.find_reset(ref, since=since - timedelta(seconds=1)))
+            if isinstance(found, Exception):  # e.g. REST's ParseError on a finished operation
                 log.warning("could not list operations for %s: %s; watching the instance instead",
-                            ref.name, describe(exc))
+                            ref.name, describe(found))
                 return _UNKNOWN
             if found is not None:
                 log.info("%s: following the reset sent under the intent of %s", ref.name, since)
