@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from shared.adapters.errors import MaybeAppliedError, NotFoundError, TransientError
+from shared.adapters.errors import MaybeAppliedError, NotFoundError, RefusedError, TransientError
 from shared.app.worker import Outcome, Worker, WorkOutcome
 from shared.app.worker.outcomes import Redeliver, settle
 from shared.core.history import INFLIGHT
@@ -95,3 +95,27 @@ def test_a_reset_that_fails_below_the_apis_answers_is_the_restarts_failure_and_t
     assert outcome.ack and outcome.verdict == Outcome.FAILED, outcome
     assert not workbench.labels.get(INFLIGHT)  # the attempt is recorded as one (rule 1), not in flight
     assert any("could not get an access token" in post for post in worker.slack.posts)  # type: ignore[attr-defined]
+
+
+class FollowRefused(Failing):
+    """The reset is sent; following it then fails with `follow_error` (REST: a finished operation's ParseError,
+    then the confirming read refused)."""
+
+    follow_error: Exception = RefusedError("PERMISSION_DENIED", "the read after the reset was refused")
+
+    def follow(self, operation: object, ref: InstanceRef, *, deadline: float) -> object:
+        raise self.follow_error
+
+
+@pytest.mark.parametrize(
+    "error", [RefusedError("PERMISSION_DENIED", "refused"), KeyError("a fault of the worker's own")], ids=str
+)
+def test_a_failure_after_the_reset_was_sent_is_redelivered_not_said_as_not_restarted(error: Exception) -> None:
+    """Review finding: the reset went out, so "Not restarted" would be false; the redelivery follows the intent."""
+    worker, _, workbench, _ = rig(health_at=RECEIVED, workbench=FollowRefused)
+    assert isinstance(workbench, FollowRefused)
+    workbench.follow_error = error
+    outcome = worker.handle(oom())
+    assert (outcome.ack, outcome.verdict) == (False, Outcome.RETRY), outcome
+    assert workbench.resets == 1 and workbench.labels.get(INFLIGHT)  # in flight: the redelivery FOLLOWs it
+    assert not any("Not restarted" in post for post in worker.slack.posts)  # type: ignore[attr-defined]

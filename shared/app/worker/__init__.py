@@ -51,8 +51,10 @@ Ordering rules (methods refer to them by number):
    holds.
 
 Errors: actions let failures rise; the dispatcher alone turns one into an outcome (outcomes.settle): redelivered
-when it may pass, otherwise said (the API refused: Endings.refused) and acked. An action says in its own words
-only a refusal of the action itself (a reset or a stop refused, a mode that can't be written).
+when it may pass. A failure to read the instance is otherwise said (Endings.refused) and acked; anything else
+that rises out of an action is redelivered, since the action may have changed the instance and the redelivery
+sees what it did (FOLLOW). An action says in its own words only a refusal of the action itself (a reset or a
+stop refused, a mode that can't be written).
 """
 
 from shared.app.worker.dispatch import Worker

@@ -111,7 +111,7 @@ class Worker:
                 prepared = self.by_verdict[job.decision.verdict](job)
             outcome = prepared
         except Exception as exc:  # noqa: BLE001 - the last resort: every request ends in an outcome, never a crash
-            outcome = self._settle(request, exc)
+            outcome = self._settle(request, exc, acting=job is not None)
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
@@ -129,13 +129,18 @@ class Worker:
         )
         return outcome
 
-    def _settle(self, request: RestartRequest, exc: Exception) -> WorkOutcome:
-        """Redelivered when it may pass (outcomes.settle); otherwise said (Endings.refused) and acked, since
-        asking again would only fail again: a fault of the worker's own is logged with its trace too."""
+    def _settle(self, request: RestartRequest, exc: Exception, *, acting: bool) -> WorkOutcome:
+        """Redelivered when it may pass (outcomes.settle). A failure to observe the instance is said
+        (Endings.refused) and acked, since reading again would only fail again. One that rose out of an action is
+        redelivered, as an uncaught error was before: the action may already have changed the instance (an intent
+        written, a reset sent), and the redelivery sees that (Verdict.FOLLOW) where an alert could only guess;
+        a request that keeps failing ends in the too-old alert, never a silent drop."""
         if settled := settle(exc):
             return settled
-        if not is_service_error(exc):
+        if acting or not is_service_error(exc):
             log.error("%s: %s", request.instance, describe(exc), exc_info=exc)
+        if acting:
+            return WorkOutcome(ack=False, verdict=Outcome.RETRY, detail=f"redelivered after {describe(exc)}")
         try:
             ref = InstanceRef.parse(request.instance)
         except ValueError:  # an unresolved kill names no instance: nothing to say it about

@@ -24,8 +24,10 @@ from shared.app.worker.outcomes import (
     WorkOutcome,
     attempt,
     describe,
+    is_service_error,
     is_transient,
     maybe_applied,
+    settle,
 )
 from shared.core import messages
 from shared.core.blocks import AlertFacts
@@ -64,13 +66,16 @@ class RestartAction(Crew):
             intent = history.with_intent(
                 start_time, restart_key(job.request), killed_at=job.request.kill_time, automatic=job.automatic
             )
-            try:  # rule 1: the intent, on the object, before acting; any other failure rises (nothing was reset)
-                labels = self.recorder.save(job.ref, job.view, intent)
-            except LabelsFullError as exc:
+            labels = attempt(lambda: self.recorder.save(job.ref, job.view, intent))  # rule 1: before acting
+            if isinstance(labels, LabelsFullError):
                 if job.automatic:
-                    return self._not_recorded(job, str(exc))
-                log.warning("restarting %s unrecorded: %s", job.ref.name, exc)
-                labels, no_room = job.view.labels, str(exc)
+                    return self._not_recorded(job, str(labels))
+                log.warning("restarting %s unrecorded: %s", job.ref.name, labels)
+                labels, no_room = job.view.labels, str(labels)
+            elif isinstance(labels, Exception):  # nothing was reset: one that may pass rises (redelivered)
+                if settle(labels) is not None:
+                    raise labels
+                return self._intent_refused(job, labels)
             job = job.with_labels(labels)  # the labels the instance now carries, as read back
             seen = self._reset_and_follow(job, facts, attempted_at=start_time, undo=not no_room)
         if isinstance(seen, WorkOutcome):
@@ -126,6 +131,14 @@ class RestartAction(Crew):
                                      job.deadline, facts)
         # The intent landed but its reset never did: send it now, under the same intent.
         return self._reset_and_follow(job, facts, attempted_at=start_time, undo=False)
+
+    def _intent_refused(self, job: Job, exc: Exception) -> WorkOutcome:
+        """The API refused the intent: nothing was reset, so "not restarted" is true; said once and acked."""
+        error = describe(exc)
+        if not is_service_error(exc):
+            log.error("%s: the intent was not written: %s", job.ref.name, error, exc_info=exc)
+        self.reporter.api_failure(job.request, job.ref, error)
+        return WorkOutcome(ack=True, verdict=Outcome.API_ERROR, detail=error)
 
     def _not_recorded(self, job: Job, no_room: str) -> WorkOutcome:
         """An automatic restart whose intent doesn't fit in the instance's labels is not made (rule 1). Told to
