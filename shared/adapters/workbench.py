@@ -232,7 +232,7 @@ class Workbench:
         Page cap: after MAX_OPERATION_PAGES pages the newest match found so far is returned (it is a reset
         of ours under this intent, so following it is right); with none found, OperationsListTooLongError is
         raised rather than None, since None would send a second reset while ours may sit in a page unread:
-        the worker then watches the instance come back instead (Worker._find_earlier_reset -> _UNKNOWN).
+        the worker then watches the instance come back instead (shared/app/worker/restart.py, _UNKNOWN).
         On REST a finished operation in the list carries the Instance whose unknown fields raise ParseError
         (docs/checked-facts.md): that, like any failure, raises here.
         """

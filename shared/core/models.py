@@ -127,7 +127,7 @@ class RestartRequest:
     memory_percent: float | None = None  # WARN: how full memory is
     incident_open: bool = True  # WARN: Monitoring's incident state
     # An automatic incident waiting for health or a backoff yields the instance's ordering key between polls
-    # (worker.py): it re-publishes itself. `chain` is the Pub/Sub message id of the first message of that wait
+    # (the worker's rule 4): it re-publishes itself. `chain` is the Pub/Sub message id of the first message of that wait
     # (the same on every continuation), `yields` how many times it has re-published itself (bounded).
     chain: str = ""
     yields: int = 0
