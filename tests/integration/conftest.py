@@ -4,11 +4,14 @@ processes, real clients, simulators.
 When a label update becomes visible to `get` no source settles (docs/fidelity.md): when its operation ends
 (`on-done`, the simulator's default) or as soon as it is accepted (`at-once`). Every test runs under on-done;
 the tests whose outcome hangs on it (a label written, then read back by a later step: an intent, a pause, a
-warning's quiet period, a rate limit) are marked `both_label_variants` and run under at-once too.
-MEDIC_SIM_LABELS=on-done (or at-once) runs only that variant, and `make test` runs each round in its own pytest
-process (the second with `-m both_label_variants`): a module's stacks are then fresh in each round, so no
-instance, DM or grouped alert of the first round is seen by the second. Without the variable both rounds run in
-one process, on the same stacks, the unmarked tests under on-done only.
+warning's quiet period, a rate limit) are marked `both_label_variants` and run under at-once too, in the same
+pytest process (`make test`). MEDIC_SIM_LABELS=on-done (or at-once) runs only that variant, every test under it.
+
+`label_visibility` is a module-scoped parameter, so pytest runs a module's tests grouped by variant. A
+module-scoped fixture that builds a stack must take `label_visibility`: pytest then tears it down with the
+variant and builds a fresh one for the next, so no instance, DM, grouped alert or rate limit of one variant is
+seen by the other. Without it the stack would outlive the variant (the at-once tests would see the on-done
+tests' Slack users and DMs); `pytest_runtest_call` below fails a test that is handed such a stack.
 """
 
 from __future__ import annotations
@@ -35,13 +38,39 @@ def label_visibility(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
+    """Rebuilt per variant (it takes label_visibility): see the module's docstring."""
     with LocalStack() as running:
         yield running
 
 
+# The variant each stack a fixture returned was built under (by id: a stack lives no longer than its module).
+_built_under: dict[int, str] = {}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest) -> object:
+    built = yield
+    if isinstance(built, LocalStack):
+        _built_under[id(built)] = os.environ.get(LABELS_ENV, "on-done")
+    return built
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """A stack built under the other variant is shared state between variants: its fixture lacks label_visibility."""
+    funcargs: dict[str, object] = getattr(item, "funcargs", {})
+    variant = funcargs.get("label_visibility")
+    for name, value in funcargs.items():
+        built = _built_under.get(id(value)) if isinstance(value, LocalStack) else None
+        if variant is not None and built is not None and built != variant:
+            pytest.fail(f"fixture {name!r} was built under {built} and handed to an {variant} test: "
+                        "a module-scoped stack must take label_visibility (tests/integration/conftest.py)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without MEDIC_SIM_LABELS, a test not marked both_label_variants runs under on-done alone, as in make test."""
+    """Without MEDIC_SIM_LABELS (make test), a test not marked both_label_variants runs under on-done alone: it
+    reads back no label the run wrote, so at-once would only repeat it."""
     if os.environ.get(LABELS_ENV):
         return
     keep: list[pytest.Item] = []

@@ -33,7 +33,7 @@ pytestmark = pytest.mark.wire
 
 
 @pytest.fixture(scope="module")
-def two_workers() -> Iterator[LocalStack]:
+def two_workers(label_visibility: str) -> Iterator[LocalStack]:
     with LocalStack(workers=2, workbench_options={"reset_seconds": 3.0}) as running:
         yield running
 

@@ -78,7 +78,7 @@ def short_holds() -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
     with LocalStack(env=FAULT_ENV) as running:
         yield running
 

@@ -42,7 +42,7 @@ ENV = {"WORKBENCH_TIMEOUT_SECONDS": "1.5", "WORKBENCH_RETRY_SECONDS": "2.5", "SL
 
 
 @pytest.fixture(scope="module", params=["grpc", "rest"])
-def stack(request: pytest.FixtureRequest) -> Iterator[LocalStack]:
+def stack(request: pytest.FixtureRequest, label_visibility: str) -> Iterator[LocalStack]:
     with LocalStack(env=ENV, workbench_transport=request.param, workbench_options={"reset_seconds": RESET_S}) as s:
         yield s
 
@@ -151,7 +151,7 @@ def test_a_paused_instance_resumes(app: LocalStack) -> None:
 
 
 @pytest.fixture(scope="module")
-def app() -> Iterator[LocalStack]:
+def app(label_visibility: str) -> Iterator[LocalStack]:
     with stack_with_organizer(env=ENV) as running:
         yield running
 

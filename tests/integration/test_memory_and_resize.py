@@ -26,7 +26,7 @@ SLOW_S = 8.0  # a stop or start that outlasts that budget, then finishes
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
     with stack_with_organizer(
         memory_alerts=True,
         workbench_options={"stop_seconds": 0.3, "start_seconds": 0.3},
@@ -41,7 +41,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 
 @pytest.fixture(scope="module")
-def slow() -> Iterator[LocalStack]:
+def slow(label_visibility: str) -> Iterator[LocalStack]:
     """A worker whose budget ends while a step is still running; each test makes its step slow."""
     with stack_with_organizer(
         workbench_options={"stop_seconds": 0.3, "start_seconds": 0.3},

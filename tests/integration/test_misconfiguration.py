@@ -22,7 +22,7 @@ CHANNEL = "C0SPARE01"  # SLACK_ALERT_CHANNEL: no such channel until a test adds 
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
     with LocalStack(slack_app=True, env={"SLACK_ALERT_CHANNEL": CHANNEL}) as running:
         yield running
 

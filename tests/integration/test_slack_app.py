@@ -23,7 +23,7 @@ GHOST = "U0GHOST"  # not in the workspace: users.info says user_not_found
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
     with stack_with_organizer(env={"MANUAL_RESTART_INTERVAL_SECONDS": "60"}) as running:
         running.slack.add_user(ALICE[0], "alice", ALICE[1])
         running.slack.add_user(BOB[0], "bob", BOB[1])

@@ -44,7 +44,7 @@ LOOK_ALIKES: dict[str, Callable[[str], str]] = {  # each, lowered, NFKC'd or rea
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
     env = {"ORGANIZER_EMAILS": f"org@contest.example,{KATE}", "ORGANIZER_USERGROUP": "S0ORGS"}
     with stack_with_organizer(env=env) as running:
         running.slack.add_user("U0GROUPIE", "groupie", "groupie@contest.example")

@@ -24,7 +24,7 @@ GRACE_S = 8.0
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
     with stack_with_organizer(env={"HEALTH_GRACE_SECONDS": str(GRACE_S), "HEALTH_POLL_SECONDS": "1"}) as running:
         yield running
 

@@ -28,7 +28,7 @@ QUIET_BUDGET_S = 4.0
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(label_visibility: str) -> Iterator[LocalStack]:
     with stack_with_organizer(memory_alerts=True) as running:
         yield running
 
@@ -39,7 +39,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 
 @pytest.fixture(scope="module")
-def quiet() -> Iterator[LocalStack]:
+def quiet(label_visibility: str) -> Iterator[LocalStack]:
     with stack_with_organizer(
         memory_alerts=True,
         env={"OWNER_DM": "false", "DRY_RUN": "true", "WORKER_BUDGET_SECONDS": str(QUIET_BUDGET_S)},
@@ -244,9 +244,9 @@ def memory_line(stack: LocalStack, name: str) -> str:
     (None, "has no owner to warn"),
 ])
 def test_memory_warning_line_says_whether_the_owner_was_reached(
-    stack: LocalStack, owner: str | None, said: str, label_visibility: str
+    stack: LocalStack, owner: str | None, said: str
 ) -> None:
-    name = f"wb-unwarned-{'none' if owner is None else 'ghost'}-{label_visibility}"  # the stack serves both rounds
+    name = f"wb-unwarned-{'none' if owner is None else 'ghost'}"
     stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=owner)
     stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=94.0))
     line = memory_line(stack, name)
@@ -349,8 +349,8 @@ def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester
 
 @pytest.fixture(scope="module")
 def fleet(label_visibility: str) -> Iterator[LocalStack]:
-    """A stack of its own: a hundred instances would slow every other test's instances.list. One per round of
-    the label-visibility variants (conftest): its fixed fleet is made once per stack."""
+    """A stack of its own: a hundred instances would slow every other test's instances.list. One per label
+    visibility (conftest), like every module's stacks: its fixed fleet is made once per stack."""
     with stack_with_organizer() as running:
         yield running
 
