@@ -46,16 +46,15 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy
 
-# Everything under one way a label update may become visible (docs/fidelity.md), then the wire tests whose outcome
-# hangs on it under the other, each round in its own pytest process so that no stack carries one round's instances
-# and messages into the other (docs/testing.md). Four workers on two cores: the wire tests mostly wait on their
-# stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once).
+# One pytest process, MEDIC_SIM_LABELS unset: everything under one way a label update may become visible
+# (docs/fidelity.md) and the wire tests whose outcome hangs on it under the other too, each variant on stacks of
+# its own (tests/integration/conftest.py, docs/testing.md). Four workers on two cores: the wire tests mostly wait
+# on their stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once).
 # The checkov virtualenv is built first, as .venv is: a fresh clone's test run would otherwise wait on it.
 TEST_WORKERS ?= 4
 test: venv lint typecheck
 	scripts/checkov.sh --setup-only || echo "the checkov virtualenv was not built: test_checkov says why"
-	MEDIC_SIM_LABELS=on-done $(PY) -m pytest -n $(TEST_WORKERS) -q
-	MEDIC_SIM_LABELS=at-once $(PY) -m pytest -n $(TEST_WORKERS) -q -m both_label_variants tests/integration
+	env -u MEDIC_SIM_LABELS $(PY) -m pytest -n $(TEST_WORKERS) -q
 
 unit: venv
 	$(PY) -m pytest -q tests/unit
