@@ -9,11 +9,13 @@ when no answer came (it may be stored all the same), another ServiceError when P
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from shared.adapters.errors import MaybeAppliedError
+from shared.adapters.errors import MaybeAppliedError, TransientError
 from shared.adapters.google_errors import DETAIL_MAX, translating
 from shared.core.models import RestartRequest
 
@@ -65,6 +67,7 @@ class RestartQueue:
         """
         from google.api_core import exceptions as gexc  # noqa: PLC0415
         from google.api_core import retry as gretry  # noqa: PLC0415
+        from google.cloud.pubsub_v1.publisher.exceptions import PublishToPausedOrderingKeyException  # noqa: PLC0415
 
         key = request.instance or UNRESOLVED_KEY
         attributes = {
@@ -83,22 +86,32 @@ class RestartQueue:
         else:
             retry, rpc_timeout = None, max(0.0, timeout_s)
             wait = rpc_timeout
-        publisher = self.publisher
+        send = functools.partial(self.publisher.publish, self.topic, request.to_json(), ordering_key=key,
+                                 retry=retry, timeout=rpc_timeout, **attributes)
+        future = self._send(send, key)
+        if future.done() and isinstance(future.exception(), PublishToPausedOrderingKeyException):
+            # An earlier publish for this instance failed and its key is still paused (its resume below had
+            # not run yet): nothing of this one was sent, so resume and send it once more.
+            self._resume(key)
+            future = self._send(send, key)
         try:
-            future = publisher.publish(
-                self.topic, request.to_json(), ordering_key=key, retry=retry, timeout=rpc_timeout, **attributes
-            )
+            return str(future.result(timeout=wait))
+        except (TimeoutError, gexc.DeadlineExceeded, gexc.RetryError) as exc:
+            reason = f"no answer from Pub/Sub within {wait:.1f} s ({type(exc).__name__})"
+            raise PublishUnconfirmedError("DEADLINE_EXCEEDED", reason[:DETAIL_MAX]) from exc
+        except PublishToPausedOrderingKeyException as exc:
+            raise TransientError("UNAVAILABLE", "the instance's requests are paused after a failed publish") from exc
+
+    def _send(self, send: Callable[[], Any], key: str) -> Any:
+        try:
+            future = send()
         except Exception:
             self._resume(key)
             raise
         # With ordering on, a failed publish pauses its key, also one that fails after we stopped waiting:
         # let the next request for the instance through.
         future.add_done_callback(lambda done: self._resume(key) if done.exception() is not None else None)
-        try:
-            return str(future.result(timeout=wait))
-        except (TimeoutError, gexc.DeadlineExceeded, gexc.RetryError) as exc:
-            reason = f"no answer from Pub/Sub within {wait:.1f} s ({type(exc).__name__})"
-            raise PublishUnconfirmedError("DEADLINE_EXCEEDED", reason[:DETAIL_MAX]) from exc
+        return future
 
     def _resume(self, key: str) -> None:
         """Unpause the key after a failed publish; a key that is not paused (or never seen) is fine as it is."""

@@ -58,3 +58,16 @@ def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> 
     assert refused.value.status == "PERMISSION_DENIED" and not isinstance(refused.value, PublishUnconfirmedError)
     queue.publish(request(2), timeout_s=1.0)
     assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e2"]
+
+
+def test_a_key_still_paused_by_an_earlier_failure_is_resumed_and_the_request_sent(sim: PubSubSimulator) -> None:
+    """pubsub's ordered sequencer answers a publish to a paused key with PublishToPausedOrderingKeyException
+    and sends nothing (google/cloud/pubsub_v1/publisher/_sequencer/ordered_sequencer.py): the key an earlier
+    failure paused, before its resume ran, must not turn the next request into "unavailable"."""
+    queue = RestartQueue(TOPIC)
+    sim.inject_publish_fault(grpc.StatusCode.PERMISSION_DENIED, count=1)
+    failed = queue.publisher.publish(TOPIC, b"{}", ordering_key=INSTANCE)  # no resume: the key stays paused
+    with pytest.raises(Exception, match=r"PERMISSION_DENIED|Permission"):
+        failed.result(timeout=5)
+    queue.publish(request(3), timeout_s=2.0)
+    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e3"]
