@@ -35,6 +35,7 @@ from shared.adapters.errors import (
     TransientError,
 )
 from shared.adapters.workbench import Workbench
+from shared.core.history import History
 from shared.core.models import InstanceRef
 from simulators.entries import oom_entry
 from simulators.stack import OOM_TOPIC, PROJECT, LocalStack
@@ -219,6 +220,33 @@ def test_reset_answered_500_is_not_sent_again_until_it_is_clear_it_was_not_done(
     assert not deliveries[0].acked and deliveries[-1].acked
     assert worker_logs(stack, f"{name}: no reset was sent under the intent")
     assert len(alerts_for(stack, name)) == 1
+
+
+def test_intent_that_lands_late_is_followed_by_the_one_reset_it_announced(stack: LocalStack) -> None:
+    """The intent's label update outlasts the confirmation's wait (WORKBENCH_RETRY_SECONDS): no reset under an
+    unconfirmed intent, 503. The redelivery either sees the intent and follows it (no reset among the operations:
+    it sends one once none sent under the intent can still arrive), or does not see it yet and restarts under an
+    intent of its own, the late update ending after that restart's record. Either way: one reset, one alert, and
+    nothing left "restarting" (History.settled). The fault matrix's row over the wire, the real client watching
+    the update's operation."""
+    full, name = new_instance(stack, "intent-late")
+    quick = stack.workbench.update_seconds
+    stack.workbench.update_seconds = 6.0  # 2.5 s of confirmation retries, then a 1.5 s call: given up before it
+    try:
+        kill(stack, full, name)
+        assert wait_for(lambda: any(not d.acked for d in restart_deliveries(stack, name)), timeout=60)
+    finally:
+        stack.workbench.update_seconds = quick
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=40)
+    assert stack.wait_idle(40)
+    time.sleep(6.0)  # until the late update has surely ended, whenever the variant lets it end
+    assert workbench_calls(stack, name, "reset") == 1 and stack.workbench.resets(full) == 1
+    [alert] = [alert_text(m) for m in alerts_for(stack, name)]
+    assert "Restarted in" in alert, alert
+    # Seen by the redelivery, the intent is followed; landed after the redelivery's record (overlapping updates
+    # ending out of order, which no source rules out), it reads as over: nothing is left "restarting".
+    history = History.from_labels(labels(stack, full))
+    assert history.inflight_since is None and len(history.auto_restarts) == 1, labels(stack, full)
 
 
 def _kill_with_fault_until_first_nack(

@@ -14,6 +14,7 @@ from shared.core.history import (
     AUTO,
     BOT_KEYS,
     INFLIGHT,
+    INFLIGHT_EVENT,
     KILLS,
     LAST_KILL,
     LAST_RESTART,
@@ -281,3 +282,20 @@ def test_an_empty_label_reads_as_absent_and_is_not_sent() -> None:
 def test_the_system_labels_count_toward_the_room_the_bot_needs() -> None:
     """GCP's 64 are of every label, the service's own included: they are foreign to the bot, like a person's."""
     assert foreign_count({**SYSTEM, "team": "red", INFLIGHT: "1", KILLS: ""}) == len(SYSTEM) + 1
+
+
+def test_an_intent_that_landed_after_its_record_is_over() -> None:
+    """The intent's update ended after the redelivery's restart was recorded (overlapping updates ending out of
+    order): the marker reads as over, and the next write deletes it."""
+    late = {LAST_RESTART: str(int((T0 + timedelta(seconds=4)).timestamp())), INFLIGHT: str(int(T0.timestamp())),
+            INFLIGHT_EVENT: "35250519ff9b3263"}
+    history = History.from_labels(late)
+    assert history.inflight_since is None and history.inflight_event == ""
+    assert history.last_restart == T0 + timedelta(seconds=4)
+    assert history.to_labels(late)[INFLIGHT] == ""
+
+
+@pytest.mark.parametrize("after_s", [0, 1, 30])
+def test_an_intent_written_in_or_after_the_second_the_last_restart_ended_is_live(after_s: int) -> None:
+    labels = {LAST_RESTART: str(int(T0.timestamp())), INFLIGHT: str(int((T0 + timedelta(seconds=after_s)).timestamp()))}
+    assert History.from_labels(labels).inflight_since == T0 + timedelta(seconds=after_s)
