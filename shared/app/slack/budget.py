@@ -11,6 +11,9 @@ from shared.adapters.clock import SYSTEM, Clock
 # returns: everything before it shares ACK_BUDGET_S, the rest is the way there and back.
 ACK_BUDGET_S = 2.5
 READS_S = 1.2  # users.info and instances.list, made at once (a cold start makes the Workbench client in them)
+# Not made at import instead: functions-framework imports the function in gunicorn's master and forks the worker
+# from it (functions_framework/_cli.py, then _http/gunicorn.py's load()), so a thread started, a lock taken or a
+# gRPC channel opened there is inherited broken (tried: the first press then hung for good).
 PUBLISH_S = 1.0  # the publish to the restart topic: one attempt, the RPC and the wait for its id
 REPLY_S = 1.0  # one response_url post before the ack (WebhookClient's own default is 30 s)
 SLACK_CALL_S = 1  # the app's WebClient timeout (whole seconds): any other Slack call before the ack
