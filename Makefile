@@ -48,10 +48,12 @@ typecheck: venv
 
 # One pytest process, MEDIC_SIM_LABELS unset: everything under one way a label update may become visible
 # (docs/fidelity.md) and the wire tests whose outcome hangs on it under the other too, each variant on stacks of
-# its own (tests/integration/conftest.py, docs/testing.md). Four workers on two cores: the wire tests mostly wait
-# on their stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once).
+# its own (tests/integration/conftest.py, docs/testing.md). Six workers on two cores: the wire tests mostly wait
+# on their stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once); the
+# suite's ~240 s of CPU keep 2 cores ~75 % busy at 6 (4: ~205 s of pytest, 6: ~160 s, 8: ~150 s, cold slash
+# commands then missing their 1.2 s read budget under the load: docs/testing.md).
 # The checkov virtualenv is built first, as .venv is: a fresh clone's test run would otherwise wait on it.
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 6
 test: venv lint typecheck
 	scripts/checkov.sh --setup-only || echo "the checkov virtualenv was not built: test_checkov says why"
 	env -u MEDIC_SIM_LABELS $(PY) -m pytest -n $(TEST_WORKERS) -q
