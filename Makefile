@@ -52,10 +52,14 @@ typecheck: venv
 # on their stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once); the
 # suite's ~240 s of CPU keep 2 cores ~75 % busy at 6 (4: ~205 s of pytest, 6: ~160 s, 8: ~150 s, cold slash
 # commands then missing their 1.2 s read budget under the load: docs/testing.md).
-# The checkov virtualenv is built first, as .venv is: a fresh clone's test run would otherwise wait on it.
+# The two virtualenvs tests use besides .venv (checkov's; the packaging test's clean one) are built first, while
+# ruff and mypy keep one core busy: a fresh clone's pytest would otherwise wait on pip. If one fails, its test
+# builds it again and says why.
 TEST_WORKERS ?= 6
-test: venv lint typecheck
-	scripts/checkov.sh --setup-only || echo "the checkov virtualenv was not built: test_checkov says why"
+test: venv
+	@{ scripts/checkov.sh --setup-only || echo "the checkov virtualenv was not built: test_checkov says why"; } & \
+	  checkov=$$!; $(PY) scripts/dist_check_venv.py & dist=$$!; \
+	  $(MAKE) --no-print-directory lint typecheck; checked=$$?; wait $$checkov $$dist; exit $$checked
 	env -u MEDIC_SIM_LABELS $(PY) -m pytest -n $(TEST_WORKERS) -q
 
 unit: venv

@@ -2,21 +2,16 @@
 imports from there in a fresh virtualenv that has only dist/<function>/requirements.txt installed.
 
 One test builds, installs and imports for every function, so that `pytest -n` workers don't each make
-a virtualenv (about 15-20 s with the local package mirror). That virtualenv is kept in .venv-dist-check/ while
-the requirements.txt it installed and the Python that made it stay the same: every pin carries its hashes, so
-installing again would put the same files there, and nothing but the probe ever runs in it.
+a virtualenv (about 15-20 s with the local package mirror). That virtualenv, .venv-dist-check/, is
+scripts/dist_check_venv.py's: `make test` builds it beside ruff and mypy, and the test builds it when it is missing.
 """
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -30,6 +25,7 @@ from tests.infra.env_samples import SAMPLE_VALUES
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import package  # type: ignore[import-not-found]  # noqa: E402 - scripts/ is not a package
+from dist_check_venv import venv_with_only  # type: ignore[import-not-found]  # noqa: E402
 
 FUNCTIONS = package.functions()
 
@@ -96,33 +92,6 @@ def test_the_doctors_libraries_are_not_shipped() -> None:
 def test_zips_are_reproducible(dist: Path, tmp_path: Path) -> None:
     package.main(["--out", str(tmp_path), FUNCTIONS[0]])
     assert (tmp_path / f"{FUNCTIONS[0]}.zip").read_bytes() == (dist / f"{FUNCTIONS[0]}.zip").read_bytes()
-
-
-def venv_with_only(requirements: Path) -> Path:
-    """A virtualenv in which only `requirements` was installed, as Cloud Functions' pip installs it.
-
-    Built once per requirements.txt and Python (a stamp names both); a run that finds another stamp, or none,
-    starts from an empty virtualenv. A lock file keeps two test runs from building it together.
-    """
-    key = hashlib.sha256(requirements.read_bytes() + sys.version.encode()).hexdigest()[:16]
-    venv = ROOT / ".venv-dist-check"
-    stamp = venv / f".installed-{key}"
-    with open(tempfile.gettempdir() + f"/medic-dist-check-{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if stamp.exists():
-            return venv
-        shutil.rmtree(venv, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        (venv / ".gitignore").write_text("*\n")  # out of git's and ruff's reach, as .venv-checkov
-        install = subprocess.run(
-            # --require-hashes: what Cloud Functions' pip does for a requirements.txt whose pins carry hashes.
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--require-hashes", "-r", str(requirements)],
-            capture_output=True, text=True, timeout=300, check=False,
-        )
-        assert install.returncode == 0, install.stderr[-3000:]
-        stamp.touch()
-    return venv
 
 
 def test_entry_points_import_from_dist_in_a_clean_venv(dist: Path, slack_api: str) -> None:
