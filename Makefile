@@ -50,8 +50,8 @@ typecheck: venv
 # (docs/fidelity.md) and the wire tests whose outcome hangs on it under the other too, each variant on stacks of
 # its own (tests/integration/conftest.py, docs/testing.md). Six workers on two cores: the wire tests mostly wait
 # on their stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once); the
-# suite's ~240 s of CPU keep 2 cores ~75 % busy at 6 (4: ~205 s of pytest, 6: ~160 s, 8: ~150 s, cold slash
-# commands then missing their 1.2 s read budget under the load: docs/testing.md).
+# suite's ~230 s of CPU keep 2 cores busy at 6 (143-148 s of pytest on a fresh clone; 4: ~205 s; 8: no faster,
+# and cold slash commands then miss their 1.2 s read budget under the load: docs/testing.md).
 # The two virtualenvs tests use besides .venv (checkov's; the packaging test's clean one) are built first, while
 # ruff and mypy keep one core busy: a fresh clone's pytest would otherwise wait on pip. If one fails, its test
 # builds it again and says why.
