@@ -117,21 +117,6 @@ class FunctionProcess:
                 os.killpg(self.process.pid, signal.SIGKILL)  # the gunicorn worker too, mid-request
             self.process.wait(10)
 
-    def terminate(self) -> None:
-        """SIGTERM: gunicorn's graceful shutdown begins; stop() waits for it."""
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-
-    def stop(self, grace_s: float = 2.0) -> None:
-        """SIGTERM, and SIGKILL after `grace_s`: a request still in flight (a worker following a reset) would
-        hold gunicorn's graceful shutdown for its whole timeout, and nothing reads a stopped stack's replies."""
-        self.terminate()
-        if self.process and self.process.poll() is None:
-            try:
-                self.process.wait(grace_s)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
     def log_records(self) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = []
         if not self.log_path.exists():
@@ -338,8 +323,8 @@ class LocalStack:
 
     def stop(self) -> None:
         # SIGKILL, not gunicorn's graceful shutdown: a stopped stack's replies and logs are read by no one (the
-        # functions log unbuffered), and a request still in flight held each teardown up to FunctionProcess.stop's
-        # grace (~45 s of the suite's test time, 2026-12-01).
+        # functions log unbuffered), and a request still in flight held each teardown up to 2 s of grace
+        # (~45 s of the suite's test time, 2026-12-01).
         for proc in (proc for group in self.functions.values() for proc in group):
             proc.kill()
         if self.balancer:
