@@ -215,9 +215,6 @@ class History:
             unconfirmed_since=seen(self.unconfirmed_since),
         )
 
-    def restarts_within(self, window: timedelta, now: datetime) -> int:
-        return sum(1 for moment in self.auto_restarts if now - moment <= window)
-
     def kills_within(self, window: timedelta, now: datetime) -> int:
         return sum(1 for moment in self.kills if now - moment <= window)
 
