@@ -141,12 +141,6 @@ def summary(values: list[float], scale: float = 1000.0) -> dict[str, float]:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start_function(
     source: Path, target: str, port: int, env: dict[str, str], log_path: Path
 ) -> subprocess.Popen[bytes]:

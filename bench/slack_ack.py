@@ -30,7 +30,6 @@ from typing import Any
 from bench.common import (
     BENCH_DIR,
     Latency,
-    free_port,
     log,
     median,
     start_function,
@@ -42,7 +41,7 @@ from bench.common import (
     wait_accepting,
 )
 from simulators.slack import SlackRequester
-from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, LocalStack
+from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, LocalStack, free_port
 
 ZONES = ("asia-northeast1-a", "us-central1-a")
 PUBLISH_RPC = "/google.pubsub.v1.Publisher/Publish"

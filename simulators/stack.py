@@ -13,6 +13,7 @@ would be deployed.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import signal
@@ -59,7 +60,40 @@ FAST_ENV = {
 }
 
 
+# Ports for the functions' processes, below the kernel's ephemeral range: bind(0) draws from that range, and so
+# does the source port of every outgoing connection, so a port bind(0) handed out and released could be taken
+# before functions-framework bound it (by another xdist worker's stack, or by a connection), and the port then
+# answered for another process: once a stack's slack_app URL answered as another stack's restart_worker (204).
+# Each xdist worker (and each other process, by its pid) draws from a block of its own.
+PORT_BLOCK = 400
+_next_port = itertools.count()
+
+
+def _port_blocks() -> range | None:
+    """The blocks below the ephemeral range, or None when it starts too low to leave room for them."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    start = 10_000
+    return range(start, low - PORT_BLOCK + 1, PORT_BLOCK) if low - start >= 8 * PORT_BLOCK else None
+
+
 def free_port() -> int:
+    """A port free to listen on now, that no other process of this test run is handed."""
+    blocks = _port_blocks()
+    if blocks is not None:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        index = int(worker[2:]) if worker[2:].isdigit() else len(blocks) // 2 + os.getpid() % (len(blocks) // 2)
+        base = blocks[index % len(blocks)]
+        for _ in range(PORT_BLOCK):
+            port = base + next(_next_port) % PORT_BLOCK
+            with socket.socket() as sock:
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:  # in use: by a process of another run, or one of this block's still closing
+                    continue
+                return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
