@@ -12,11 +12,14 @@ locals {
   #     proxy-user-mail=<owner>, which is where notebook-medic reads the owner back;
   #   - the Ops Agent (syslog with the kernel's OOM lines, and the memory metric): the documented
   #     post-startup script, install-ops-agent.sh, from the bucket below, at every start;
-  #   - report-event-health: the health agent's report the worker reads after a reset.
+  #   - report-event-health: the health agent's report the worker reads after a reset;
+  #   - idle-timeout-seconds: idle shutdown set on purpose (Workbench docs, "Idle shutdown": on by default at
+  #     10800 s; it needs guest attributes, which Workbench enables by default).
   region = regex("^(.+)-[a-z]$", var.zone)[0]
 
   base_metadata = {
-    "report-event-health" = "true"
+    "report-event-health"  = "true"
+    "idle-timeout-seconds" = tostring(var.idle_shutdown_minutes * 60)
   }
   ops_agent_metadata = {
     "post-startup-script"          = "gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.install_ops_agent.name}"

@@ -82,3 +82,16 @@ variable "install_ops_agent" {
   type        = bool
   default     = true
 }
+
+variable "idle_shutdown_minutes" {
+  description = "Workbench's idle shutdown, chosen on purpose: a notebook with no activity for this many minutes stops itself (metadata idle-timeout-seconds; Workbench's own default is 180, which stops a participant's notebook over a long lunch). 600 keeps a notebook up through a contest day and still stops one left running overnight; 1440, the longest the console offers, is off in all but name for a one-day contest. A participant restarts their own stopped notebook with /restart-notebook. Cost of each choice: infra/README.md."
+  type        = number
+  default     = 600
+
+  # The range the Workbench console accepts for "Time of inactivity before shutdown (Minutes)": 10 to 1440
+  # (Workbench docs, "Idle shutdown"). Larger values are not documented for the metadata key either.
+  validation {
+    condition     = var.idle_shutdown_minutes >= 10 && var.idle_shutdown_minutes <= 1440 && floor(var.idle_shutdown_minutes) == var.idle_shutdown_minutes
+    error_message = "idle_shutdown_minutes must be a whole number of minutes from 10 to 1440 (the range Workbench's console accepts)."
+  }
+}

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import csv
 import re
+import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -139,3 +141,40 @@ def test_applying_again_leaves_the_bots_changes_alone() -> None:
     names = INSTANCE["lifecycle"][0]["ignore_changes"]
     ignored = {hcl.unquote(name).removeprefix("${").removesuffix("}") for name in names}
     assert ignored == {"gce_setup[0].machine_type", "desired_state"}
+
+
+def test_idle_shutdown_is_set_on_purpose() -> None:
+    """Workbench stops an idle notebook after 180 minutes unless told otherwise (Workbench docs, "Idle shutdown":
+    metadata key idle-timeout-seconds, default 10800): the contest says how long, in seconds, on every notebook."""
+    maps = metadata_maps()
+    assert maps["base_metadata"]["idle-timeout-seconds"] == "${tostring(var.idle_shutdown_minutes * 60)}"
+    assert "idle-timeout-seconds" not in PROTECTED_METADATA
+    variable = CONTEST.variables["idle_shutdown_minutes"]
+    assert variable["type"] == "number"
+    assert variable["default"] == 600, "a contest day, and still off overnight"
+
+
+IDLE_RULE = re.compile(r'variable "idle_shutdown_minutes" \{.*?\n\}\n', re.S)
+
+
+@pytest.mark.parametrize(("minutes", "accepted"), [(10, True), (600, True), (1440, True), (9, False),
+                                                   (1441, False), (90.5, False)])
+def test_idle_shutdown_range_is_the_one_workbench_takes(tmp_path: Path, minutes: float, accepted: bool) -> None:
+    """The variable's own validation, run by the real Terraform binary (no provider needed for a variable)."""
+    terraform = shutil.which("terraform")
+    if terraform is None:
+        pytest.skip("no terraform binary on this machine: the range is checked only by its HCL above")
+    block = IDLE_RULE.search((hcl.INFRA / "contest" / "variables.tf").read_text())
+    assert block, "variable idle_shutdown_minutes not found"
+    (tmp_path / "main.tf").write_text(block.group(0) + 'output "seconds" {\n'
+                                      '  value = tostring(var.idle_shutdown_minutes * 60)\n}\n')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1"}
+    subprocess.run([terraform, "init", "-backend=false", "-input=false"], cwd=tmp_path, env=env, check=True,
+                   capture_output=True)
+    plan = subprocess.run([terraform, "plan", "-input=false", "-no-color", f"-var=idle_shutdown_minutes={minutes}"],
+                          check=False, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (plan.returncode == 0) is accepted, plan.stdout + plan.stderr
+    if accepted:
+        assert f'seconds = "{int(minutes * 60)}"' in plan.stdout
+    else:
+        assert "from 10 to 1440" in plan.stdout + plan.stderr
