@@ -22,9 +22,12 @@ ACTION_RESTART = "medic_restart"
 ACTION_PAUSE = "medic_pause"
 ACTION_RESUME = "medic_resume"
 ACTION_STOP = "medic_stop"
+ACTION_STOP_OPEN = "medic_stop_open"  # a stop whose notebook its owner may start again with /restart-notebook
+ACTION_START = "medic_start"  # on a stopped notebook's alert: an organizer starts it
 ACTION_RESIZE = "medic_resize"  # value: "<instance full name>|<machine type>|<requester slack id or empty>"
 ACTION_RESIZE_DENY = "medic_resize_deny"
-ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP, ACTION_RESIZE, ACTION_RESIZE_DENY)
+ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP, ACTION_STOP_OPEN, ACTION_START, ACTION_RESIZE,
+               ACTION_RESIZE_DENY)
 FIELD_MAX = 2000  # Block Kit: characters in one of a section's fields
 SECTION_MAX = 3000  # Block Kit: characters in a section's text
 MAX_BLOCKS = 50  # Block Kit: blocks in one message
@@ -172,30 +175,39 @@ def amend_alert(
 
 
 def _buttons(ref: InstanceRef, paused: bool, say: messages.For, *, stopped: bool = False) -> dict[str, Any]:
-    """Restart, pause or resume, stop; a stopped instance keeps only pause or resume (the others are refused)."""
+    """Restart, pause or resume, stop (held for organizers, or open to the owner); a stopped instance keeps pause
+    or resume and gains Start (Restart and Stop would only be refused)."""
     value = ref.full_name
     if paused:
         toggle_button = _button(ACTION_RESUME, say("button.resume"), value)
     else:
         toggle_button = _button(ACTION_PAUSE, say("button.pause"), value)
     if stopped:
-        return {"type": "actions", "block_id": "medic_actions", "elements": [toggle_button]}
+        start = _button(ACTION_START, say("button.start"), value, style="primary")
+        return {"type": "actions", "block_id": "medic_actions", "elements": [start, toggle_button]}
     return {
         "type": "actions",
         "block_id": "medic_actions",
         "elements": [
             _button(ACTION_RESTART, say("button.restart"), value, style="primary"),
             toggle_button,
-            {
-                **_button(ACTION_STOP, say("button.stop"), value, style="danger"),
-                "confirm": {
-                    "title": {"type": "plain_text", "text": say("button.stop")},
-                    "text": {"type": "plain_text", "text": say("button.stop.confirm", instance=ref.name)},
-                    "confirm": {"type": "plain_text", "text": say("button.confirm")},
-                    "deny": {"type": "plain_text", "text": say("button.cancel")},
-                },
-            },
+            _stop_button(ACTION_STOP, say("button.stop"), say("button.stop.confirm", instance=ref.name), value, say),
+            _stop_button(ACTION_STOP_OPEN, say("button.stop_open"),
+                         say("button.stop_open.confirm", instance=ref.name), value, say),
         ],
+    }
+
+
+def _stop_button(action_id: str, label: str, question: str, value: str, say: messages.For) -> dict[str, Any]:
+    """A stop loses what is only in memory: Slack asks "are you sure?" first."""
+    return {
+        **_button(action_id, label, value, style="danger"),
+        "confirm": {
+            "title": {"type": "plain_text", "text": label},
+            "text": {"type": "plain_text", "text": question},
+            "confirm": {"type": "plain_text", "text": say("button.confirm")},
+            "deny": {"type": "plain_text", "text": say("button.cancel")},
+        },
     }
 
 

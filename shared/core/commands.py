@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from shared.core.history import AutoMode, History
+from shared.core.history import AutoMode, History, StopHold
 from shared.core.identity import same_person
-from shared.core.models import InstanceState, InstanceView, is_valid_instance_name
-from shared.core.policy import PolicyConfig, believable, crashloop_count, live_inflight
+from shared.core.models import Action, InstanceState, InstanceView, is_valid_instance_name
+from shared.core.policy import PolicyConfig, believable, crashloop_count, live_inflight, may_start
 
 
 class Verb(StrEnum):
@@ -74,6 +74,8 @@ class Answer(StrEnum):
     PAUSED = "paused"
     ALREADY_RESTARTING = "already-restarting"
     TOO_SOON = "too-soon"
+    START = "start"  # the caller's notebook is STOPPED and they may start it: the request starts it (Action.START)
+    HELD = "held"  # STOPPED by an organizer, who did not let its owner start it again
 
 
 class Refusal(StrEnum):
@@ -124,7 +126,12 @@ class Authorization:
 
     @property
     def allowed(self) -> bool:
-        return self.answer is Answer.ALLOW
+        return self.answer in (Answer.ALLOW, Answer.START)
+
+    @property
+    def action(self) -> Action:
+        """What an allowed request asks the worker for: a start for a stopped notebook, else a restart."""
+        return Action.START if self.answer is Answer.START else Action.RESTART
 
 
 def is_owner(caller: Caller, instance: InstanceView) -> bool:
@@ -180,6 +187,10 @@ def _restartable(
         return Authorization(Answer.ALREADY_RESTARTING, instance, since=inflight)
     if instance.state in (InstanceState.STARTING, InstanceState.PROVISIONING, InstanceState.INITIALIZING):
         return Authorization(Answer.ALREADY_RESTARTING, instance)
+    if instance.state is InstanceState.STOPPED:  # started, not restarted: by its owner unless an organizer holds it
+        if not may_start(caller.is_organizer, history):
+            return Authorization(Answer.HELD, instance, since=history.stopped.since if history.stopped else None)
+        return Authorization(Answer.START, instance)
     if instance.state is not InstanceState.ACTIVE:
         return Authorization(Answer.NOT_RESTARTABLE, instance)
     if history.auto_mode is AutoMode.PAUSED and not caller.is_organizer:
@@ -199,6 +210,7 @@ class StatusRow:
     restarts: int
     paused: bool
     attention: int  # larger: needs a person sooner
+    stopped: StopHold | None = None  # an organizer's stop (held, or open to the owner); None: any other or running
 
 
 def status_rows(instances: list[InstanceView], now: datetime, policy: PolicyConfig) -> list[StatusRow]:
@@ -215,5 +227,7 @@ def status_rows(instances: list[InstanceView], now: datetime, policy: PolicyConf
             + 10 * restarts
             + (5 if history.last_kill and now - history.last_kill < policy.crashloop_window else 0)
         )
-        rows.append(StatusRow(instance, instance.owner_email or "", history.last_kill, restarts, paused, attention))
+        stopped = history.stopped if instance.state is InstanceState.STOPPED else None
+        rows.append(StatusRow(instance, instance.owner_email or "", history.last_kill, restarts, paused, attention,
+                              stopped))
     return sorted(rows, key=lambda r: (-r.attention, r.instance.ref.name))

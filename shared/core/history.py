@@ -33,13 +33,15 @@ INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
+STOPPED = "medic-stopped"  # an organizer's stop through the bot: who may start the notebook again (StopHold)
 ACTED = "medic-acted"  # digests of the last Slack requests acted on: a replayed signed request acts once
 MAX_ACTED = 5  # 5 x 11 hex digits + 4 separators fits a label value's 63 characters
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
-    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED}
+    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED,
+     STOPPED}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -51,7 +53,32 @@ OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
 MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write of more (INVALID_ARGUMENT)
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED}) + 1  # ACTED: written only where there is room
+# STOPPED is written only on a stopped instance, where no restart is recorded beside it, and cleared by the start.
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, STOPPED}) + 1  # ACTED: written only where there is room
+
+
+@dataclass(frozen=True)
+class StopHold:
+    """An organizer's stop as the instance records it: `held` (only an organizer starts it again) or open to its
+    owner, since when, and the alert the Stop was pressed on (its thread hears the start). A value a person wrote
+    by hand that the bot does not know reads as held: someone meant to keep the notebook stopped."""
+
+    held: bool
+    since: datetime | None = None
+    alert_ts: str = ""
+
+    def label(self) -> str:
+        when = str(int(self.since.timestamp())) if self.since is not None else ""
+        parts = ["held" if self.held else "open", when, self.alert_ts.replace(".", "_")]
+        return "-".join(parts).rstrip("-")[:63]
+
+    @classmethod
+    def parse(cls, text: str) -> StopHold | None:
+        if not text:
+            return None
+        parts = text.split("-")
+        ts = parts[2].replace("_", ".") if len(parts) > 2 and re.fullmatch(r"[0-9]{1,12}_[0-9]{1,8}", parts[2]) else ""
+        return cls(held=parts[0] != "open", since=_time(parts[1]) if len(parts) > 1 else None, alert_ts=ts)
 
 
 class AutoMode(StrEnum):
@@ -78,6 +105,7 @@ class History:
     # answers every kill before it, so the marker is not written beside it.
     waiting: str = ""
     acted: tuple[str, ...] = ()  # acted_digest() of the last MAX_ACTED Slack requests acted on, oldest first
+    stopped: StopHold | None = None  # an organizer's stop through the bot; None: stopped otherwise, or running
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -97,6 +125,7 @@ class History:
             unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
             waiting=_label_text(labels.get(WAITING, "")),
             acted=tuple(d for d in labels.get(ACTED, "").split("_") if re.fullmatch(r"[0-9a-f]{11}", d))[-MAX_ACTED:],
+            stopped=StopHold.parse(labels.get(STOPPED, "")),
         ).settled()
 
     def settled(self) -> History:
@@ -148,6 +177,8 @@ class History:
             labels[INFLIGHT_EVENT] = self.inflight_event
         if self.waiting and self.inflight_since is None:
             labels[WAITING] = self.waiting
+        if self.stopped is not None:
+            labels[STOPPED] = self.stopped.label()
         if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
             labels[ACTED] = "_".join(self.acted)
         return labels | {key: "" for key in BOT_KEYS & existing.keys() - labels.keys()}

@@ -96,6 +96,7 @@ class Action(StrEnum):
     ALERT = "alert"  # nothing to act on; tell the organizers
     WARN = "warn"  # memory pressure: warn the owner before the kill
     RESIZE = "resize"  # stop, change gce_setup.machine_type, start
+    START = "start"  # a STOPPED notebook, started by its owner (unless an organizer's stop holds it) or an organizer
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,7 @@ class RestartRequest:
     alert_blocks: tuple[dict[str, Any], ...] = ()  # the alert a button sat on, to amend rather than replace
     machine_type: str = ""  # RESIZE: the machine type to move to
     asked_by: str = ""  # RESIZE: the Slack user id of the participant who asked, told how it ended
+    owner_may_start: bool = False  # STOP: the organizer lets the owner start it again with /restart-notebook
     memory_percent: float | None = None  # WARN: how full memory is
     incident_open: bool = True  # WARN: Monitoring's incident state
     # An automatic incident waiting for health or a backoff yields the instance's ordering key between polls
@@ -173,13 +175,8 @@ class RestartRequest:
                 requested_at=parse_time(_str(data, "requested_at")),
                 event_id=_str(data, "event_id"),
                 kill=kill,
-                requester=Requester(
-                    slack_user_id=_str(requester, "slack_user_id"),
-                    email=_str(requester, "email"),
-                    is_organizer=bool(requester["is_organizer"]),
-                )
-                if isinstance(requester, dict)
-                else None,
+                requester=Requester(_str(requester, "slack_user_id"), _str(requester, "email"),
+                                    bool(requester["is_organizer"])) if isinstance(requester, dict) else None,
                 response_url=_str(data, "response_url", ""),
                 alert_ts=_str(data, "alert_ts", ""),
                 alert_channel=_str(data, "alert_channel", ""),
@@ -188,6 +185,7 @@ class RestartRequest:
                 alert_blocks=tuple(alert_blocks[:50]),
                 machine_type=_str(data, "machine_type", ""),
                 asked_by=_str(data, "asked_by", ""),
+                owner_may_start=data.get("owner_may_start", False) is True,
                 memory_percent=_percent(data.get("memory_percent")),
                 incident_open=bool(data.get("incident_open", True)),
                 chain=_str(data, "chain", ""),

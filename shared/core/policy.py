@@ -88,6 +88,7 @@ class Verdict(StrEnum):
     FOLLOW = "follow"  # this request started a restart that a crash interrupted: see it through
     WARN = "warn"  # memory pressure: tell the owner while there is time to save
     RESIZE = "resize"
+    START = "start"  # a STOPPED notebook started (StartInstance), at its owner's or an organizer's request
 
 
 class Reason(StrEnum):
@@ -117,6 +118,8 @@ class Reason(StrEnum):
     QUIET_PERIOD = "quiet-period"
     ALREADY_THAT_SIZE = "already-that-size"
     NOT_BIGGER = "not-bigger"  # a resize whose target has no more memory than the instance has now
+    ALREADY_RUNNING = "already-running"  # a start of an instance that is running again already
+    HELD = "held"  # a start an organizer's stop holds: only an organizer starts it
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,26 @@ def decide(
         if instance.state is not InstanceState.ACTIVE:
             return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
         return Decision(Verdict.STOP, Reason.REQUESTED)
+    if request.action is Action.START:
+        return _decide_start(request, instance, history)
     return Decision(Verdict.ALERT, Reason.UNRESOLVED)
+
+
+def may_start(is_organizer: bool, history: History) -> bool:
+    """Who may start a STOPPED notebook: an organizer always; its owner unless an organizer's stop holds it.
+    The one rule the Slack app's answer and the worker's act both read (shared/core/commands.py)."""
+    return is_organizer or history.stopped is None or not history.stopped.held
+
+
+def _decide_start(request: RestartRequest, instance: InstanceView, history: History) -> Decision:
+    """Checked again by the worker, one request at a time: an organizer may have stopped it meanwhile."""
+    if instance.state is InstanceState.ACTIVE:
+        return Decision(Verdict.SKIP_DUPLICATE, Reason.ALREADY_RUNNING)
+    if instance.state is not InstanceState.STOPPED:
+        return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
+    if not may_start(request.requester is not None and request.requester.is_organizer, history):
+        return Decision(Verdict.SKIP_DISABLED, Reason.HELD)
+    return Decision(Verdict.START, Reason.REQUESTED)
 
 
 def restart_key(request: RestartRequest) -> str:

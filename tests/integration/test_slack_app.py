@@ -144,10 +144,11 @@ def test_second_request_while_restarting_is_coalesced_then_rate_limited(
     assert stack.workbench.resets(full) == 1
 
 
-def test_stopped_instance_is_refused_with_its_state(stack: LocalStack, slack: SlackRequester) -> None:
-    _, name = new_instance(stack, "wb-off", owner="alice@contest.example", slack_user="U0ALICEX", state="STOPPED")
+def test_an_instance_between_states_is_refused_with_its_state(stack: LocalStack, slack: SlackRequester) -> None:
+    """A STOPPED one is started (tests/integration/test_start.py); one still STOPPING is refused, saying when to ask."""
+    _, name = new_instance(stack, "wb-off", owner="alice@contest.example", slack_user="U0ALICEX", state="STOPPING")
     response = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
-    assert "is STOPPED" in response.body
+    assert "is stopping right now" in response.body
 
 
 def test_status_for_participant_and_organizer(stack: LocalStack, slack: SlackRequester) -> None:

@@ -183,7 +183,7 @@ def test_a_confirmed_stop_drops_the_buttons_it_ends_and_tells_the_owner(
     slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"], message=alert)
     wait_reply(stack, url, "Instance stopped by <@U0ORG>")
     assert stack.wait_idle(20) and stack.workbench.get(full)["state"] == "STOPPED"
-    assert buttons(stack, alert["ts"]) == ["medic_pause"]  # Restart now and Stop would only be refused now
+    assert buttons(stack, alert["ts"]) == ["medic_start", "medic_pause"]  # Restart now and Stop would be refused
     told = [m["text"] for m in stack.slack.messages(user_of(name))]
     assert any(f"<@U0ORG> stopped your notebook *{name}*" in t for t in told), told
 
@@ -199,7 +199,7 @@ def test_pause_and_resume_on_a_stopped_instance_keep_its_alert_without_restart_a
     url = stack.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"], message=alert)
     wait_reply(stack, url, "Instance stopped by")
-    assert stack.wait_idle(20) and buttons(stack, alert["ts"]) == ["medic_pause"]
+    assert stack.wait_idle(20) and buttons(stack, alert["ts"]) == ["medic_start", "medic_pause"]
     presses = (("medic_pause", "paused by", "medic_resume"), ("medic_resume", "resumed by", "medic_pause"))
     for action, said, after in presses:
         [message] = [m for m in stack.alerts() if m["ts"] == alert["ts"]]
@@ -207,7 +207,7 @@ def test_pause_and_resume_on_a_stopped_instance_keep_its_alert_without_restart_a
         slack.block_action(ORGANIZER[0], action, full, response_url=url, message_ts=alert["ts"], message=message)
         wait_reply(stack, url, said)
         assert stack.wait_idle(20)
-        assert buttons(stack, alert["ts"]) == [after], (action, buttons(stack, alert["ts"]))
+        assert buttons(stack, alert["ts"]) == ["medic_start", after], (action, buttons(stack, alert["ts"]))
 
 
 def test_a_stop_not_seen_to_finish_is_not_reported_as_done(quiet: LocalStack, quiet_slack: SlackRequester) -> None:
@@ -222,7 +222,8 @@ def test_a_stop_not_seen_to_finish_is_not_reported_as_done(quiet: LocalStack, qu
     assert quiet.wait_idle(20)
     [amended] = [m for m in quiet.alerts() if m["ts"] == alert["ts"]]
     assert "could not confirm" in json.dumps(amended["blocks"]) and "Instance stopped by" not in json.dumps(amended)
-    assert buttons(quiet, alert["ts"]) == ["medic_restart", "medic_pause", "medic_stop"]  # not known to be stopped
+    not_known_stopped = ["medic_restart", "medic_pause", "medic_stop", "medic_stop_open"]
+    assert buttons(quiet, alert["ts"]) == not_known_stopped
     assert not quiet.slack.messages(user_of(name))  # OWNER_DM=false: no DM to the owner
 
 

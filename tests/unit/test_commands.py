@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.core.commands import Answer, Caller, Refusal, Verb, authorize_restart, parse_command, refusal, status_rows
-from shared.core.history import AutoMode, History
+from shared.core.history import AutoMode, History, StopHold
 from shared.core.identity import identity, shown
-from shared.core.models import InstanceRef, InstanceState, InstanceView
+from shared.core.models import Action, InstanceRef, InstanceState, InstanceView
 from shared.core.policy import PolicyConfig
 
 NOW = datetime(2026, 11, 20, 5, 0, tzinfo=UTC)
@@ -98,9 +98,42 @@ def test_same_name_in_two_zones() -> None:
     assert auth(ORG, "wb-x", fleet).answer is Answer.AMBIGUOUS
 
 
-@pytest.mark.parametrize("state", [InstanceState.STOPPED, InstanceState.SUSPENDED, InstanceState.UPGRADING])
+@pytest.mark.parametrize("state", [InstanceState.STOPPING, InstanceState.SUSPENDED, InstanceState.UPGRADING])
 def test_not_running_is_refused(state: InstanceState) -> None:
     assert auth(ALICE, "wb-a", [inst("wb-a", "alice@example.com", state=state)]).answer is Answer.NOT_RESTARTABLE
+
+
+HELD = History(stopped=StopHold(held=True, since=NOW - timedelta(hours=1)))
+OPEN = History(stopped=StopHold(held=False, since=NOW - timedelta(hours=1)))
+
+
+@pytest.mark.parametrize(("caller", "history", "answer"), [
+    (ALICE, History(), Answer.START),  # idle shutdown, the owner's own stop, the console: no hold of the bot's
+    (ALICE, OPEN, Answer.START),  # an organizer stopped it and let its owner start it
+    (ALICE, HELD, Answer.HELD),  # an organizer stopped it and holds it
+    (ORG, HELD, Answer.START),  # organizers always may
+    (BOB, History(), Answer.NOT_YOURS),  # never another participant's, in the same words as a restart
+])
+def test_a_stopped_notebook_is_started_by_whom_its_stop_allows(caller: Caller, history: History,
+                                                              answer: Answer) -> None:
+    stopped = inst("wb-a", "alice@example.com", state=InstanceState.STOPPED, history=history)
+    decision = auth(caller, "wb-a", [stopped])
+    assert decision.answer is answer
+    assert decision.allowed is (answer is Answer.START)
+    assert (decision.action is Action.START) is (answer is Answer.START)
+    if answer is Answer.HELD:
+        assert decision.since == NOW - timedelta(hours=1)
+
+
+def test_a_stop_hold_survives_its_labels_and_a_hand_written_one_holds() -> None:
+    hold = StopHold(held=False, since=NOW, alert_ts="1764590000.123456")
+    labels = History(stopped=hold).to_labels({})
+    assert labels["medic-stopped"] == f"open-{int(NOW.timestamp())}-1764590000_123456"
+    assert History.from_labels(labels).stopped == hold
+    assert History.from_labels({"medic-stopped": "keep-it-off"}).stopped == StopHold(held=True)
+    assert History.from_labels({"medic-stopped": "open"}).stopped == StopHold(held=False)
+    assert "medic-stopped" not in History().to_labels({}), "no hold, no label"
+    assert History().to_labels(labels)["medic-stopped"] == "", "a start clears it (an empty value deletes)"
 
 
 def test_starting_or_inflight_is_already_restarting() -> None:

@@ -103,7 +103,7 @@ def test_paused_alert_offers_resume() -> None:
     facts = AlertFacts(title="t", instance=REF, paused=True)
     _, blocks = alert_blocks(facts, lang="en", tz=ZoneInfo("UTC"), console_url="c", crashloop_limit=3, reset_after_s=60)
     actions = [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
-    assert actions == ["medic_restart", "medic_resume", "medic_stop"]
+    assert actions == ["medic_restart", "medic_resume", "medic_stop", "medic_stop_open"]
 
 
 def test_restart_count_is_labelled_as_the_run_the_pause_counts() -> None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.core.history import AutoMode, History, event_key
+from shared.core.history import AutoMode, History, StopHold, event_key
 from shared.core.models import (
     Action,
     InstanceRef,
@@ -468,3 +468,21 @@ def test_a_health_report_without_jupyterlabs_keys_is_unknown_not_all_well() -> N
     after_grace = KILL + CONFIG.health_grace + timedelta(seconds=1)
     decision = decide(oom(), silent, History(), after_grace, CONFIG)
     assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.NO_JUPYTER_HEALTH)
+
+
+@pytest.mark.parametrize(("state", "hold", "organizer", "verdict", "reason"), [
+    (InstanceState.STOPPED, None, False, Verdict.START, Reason.REQUESTED),
+    (InstanceState.STOPPED, StopHold(held=False), False, Verdict.START, Reason.REQUESTED),
+    (InstanceState.STOPPED, StopHold(held=True), False, Verdict.SKIP_DISABLED, Reason.HELD),
+    (InstanceState.STOPPED, StopHold(held=True), True, Verdict.START, Reason.REQUESTED),
+    (InstanceState.ACTIVE, None, False, Verdict.SKIP_DUPLICATE, Reason.ALREADY_RUNNING),
+    (InstanceState.STARTING, None, False, Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE),
+    (InstanceState.STOPPING, None, False, Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE),
+])
+def test_a_start_is_decided_again_by_the_worker(state: InstanceState, hold: StopHold | None, organizer: bool,
+                                                verdict: Verdict, reason: Reason) -> None:
+    """The Slack app said yes on what it read; one request at a time, the worker reads again: an organizer may have
+    stopped and held the notebook since, or someone started it first."""
+    request = replace(manual(NOW, organizer=organizer), action=Action.START)
+    decision = decide(request, view(state=state), History(stopped=hold), NOW, CONFIG)
+    assert (decision.verdict, decision.reason) == (verdict, reason)

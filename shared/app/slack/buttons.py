@@ -25,7 +25,9 @@ from shared.core.blocks import (
     ACTION_RESIZE_DENY,
     ACTION_RESTART,
     ACTION_RESUME,
+    ACTION_START,
     ACTION_STOP,
+    ACTION_STOP_OPEN,
     parse_resize_value,
     without_buttons,
 )
@@ -42,6 +44,8 @@ BUTTON_ACTIONS = {
     ACTION_PAUSE: Action.PAUSE,
     ACTION_RESUME: Action.RESUME,
     ACTION_STOP: Action.STOP,
+    ACTION_STOP_OPEN: Action.STOP,
+    ACTION_START: Action.START,
     ACTION_RESIZE: Action.RESIZE,
 }
 ACKS = {  # what the organizer reads at once, for each action a button queues
@@ -50,6 +54,7 @@ ACKS = {  # what the organizer reads at once, for each action a button queues
     Action.RESUME: "button.ack.resume",
     Action.STOP: "button.ack.stop",
     Action.RESIZE: "button.ack.resize",
+    Action.START: "button.ack.start",
 }
 
 
@@ -63,6 +68,7 @@ class _Press:
     ref: InstanceRef
     machine_type: str = ""
     asked_by: str = ""
+    owner_may_start: bool = False  # the Stop that lets the owner start it again
 
     @property
     def blocks(self) -> tuple[dict[str, Any], ...]:
@@ -130,7 +136,7 @@ def _parse(service: SlackService, body: dict[str, Any], user_id: str, action_id:
     if action is None and action_id != ACTION_RESIZE_DENY:
         service.audit("button rejected", fields, reason="unknown action")
         return None
-    return _Press(body, user_id, action, ref, machine_type, asked_by)
+    return _Press(body, user_id, action, ref, machine_type, asked_by, owner_may_start=action_id == ACTION_STOP_OPEN)
 
 
 def _queue(service: SlackService, pressed: _Press, action: Action, caller: Caller, labels: Future[InstanceView],
@@ -156,6 +162,7 @@ def _queue(service: SlackService, pressed: _Press, action: Action, caller: Calle
         alert_blocks=pressed.blocks[:50],
         machine_type=pressed.machine_type,
         asked_by=pressed.asked_by,
+        owner_may_start=pressed.owner_may_start,
         slack_request=digest,
     )
     fields["action"] = action.value

@@ -91,7 +91,7 @@ def _restart(service: SlackService, body: dict[str, Any], caller: Caller, target
         return service.say("cmd.replayed")
     user_id = caller.slack_user_id
     request = RestartRequest(
-        action=Action.RESTART,
+        action=decision.action,
         trigger=Trigger.SLASH_COMMAND,
         instance=instance.ref.full_name,
         requested_at=service.clock.now(),
@@ -104,6 +104,9 @@ def _restart(service: SlackService, body: dict[str, Any], caller: Caller, target
     unsent = service.publish(request, deadline, fields)
     if unsent is not None:
         return unsent
+    if request.action is Action.START:
+        service.audit("start queued", fields)
+        return service.say("cmd.start_queued", instance=instance.ref.name)
     service.audit("restart queued", fields)
     return service.say("cmd.queued", instance=instance.ref.name)
 

@@ -15,7 +15,7 @@ from shared.adapters.slack_notify import SHOWN_MAX
 from shared.core import messages
 from shared.core.blocks import MAX_BLOCKS, table_blocks
 from shared.core.commands import Answer, Caller, Refusal, Verb, is_owner, status_rows
-from shared.core.models import InstanceView
+from shared.core.models import InstanceState, InstanceView
 
 STATUS_ROWS = 60  # `status` shows the instances needing attention most; it says how many more there are
 
@@ -53,7 +53,13 @@ def denial(say: messages.For, settings: Settings, answer: Answer, caller: Caller
         return say("deny.ambiguous", name=name, zones=", ".join(i.ref.zone for i in decision.choices))
     if answer is Answer.NOT_YOURS:
         return say("deny.not_yours", name=name)
+    if answer is Answer.HELD:
+        since = (say("deny.held.since", time=messages.slack_date(decision.since, settings.tz))
+                 if decision.since is not None else "")
+        return say("deny.held", name=name, since=since)
     if answer is Answer.NOT_RESTARTABLE:
+        if decision.instance.state is InstanceState.STOPPING:
+            return say("deny.stopping", name=name)
         return say("deny.not_restartable", name=name, state=decision.instance.state.value)
     if answer is Answer.PAUSED:
         return say("deny.paused", name=name)
@@ -86,7 +92,11 @@ def status_reply(say: messages.For, settings: Settings, caller: Caller, instance
     for row in rows[:STATUS_ROWS]:
         view = row.instance
         # Paused is a mark beside the state, not a state: a paused instance may be ACTIVE or STOPPED.
-        state = say("status.paused", state=view.state.value) if row.paused else view.state.value
+        state = view.state.value
+        if row.stopped is not None:  # why it is stopped, where the bot stopped it: who may start it again
+            state = say("status.stopped.held" if row.stopped.held else "status.stopped.open", state=state)
+        if row.paused:
+            state = say("status.paused", state=state)
         # A code block shows no Slack dates: the time in DISPLAY_TIMEZONE, with its zone.
         last = row.last_kill.astimezone(settings.tz).strftime("%m-%d %H:%M %Z") if row.last_kill else never
         owner = " ".join((row.owner or "-").split())[:SHOWN_MAX]  # proxy-user-mail: outside text

@@ -18,13 +18,15 @@ from shared.app.worker.job import Job
 from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
 from shared.core import messages
 from shared.core.blocks import resize_button_label
-from shared.core.history import AutoMode
+from shared.core.history import AutoMode, StopHold
 from shared.core.models import Action, InstanceState, Trigger
 from shared.core.policy import Reason, Verdict
 
 log = logging.getLogger(__name__)
 
-NOT_DONE_REPLIES = {Action.RESIZE: "reply.not_resized", Action.STOP: "reply.not_stopped"}
+NOT_DONE_REPLIES = {
+    Action.RESIZE: "reply.not_resized", Action.STOP: "reply.not_stopped", Action.START: "reply.not_started",
+}
 MODE_REFUSED_REPLIES = {Action.PAUSE: "reply.failed.pause", Action.RESUME: "reply.failed.resume"}
 
 
@@ -38,6 +40,8 @@ class Actions(Crew):
         """Already done: a resize already that size or bigger, a restart already made or under way."""
         if job.request.action is Action.RESIZE:
             self.resizer.already(job.request, job.view)
+        elif job.request.action is Action.START:  # running again already (someone started it first)
+            self.reporter.reply(job.request, self.say("reply.already_running", instance=job.ref.name))
         elif job.request.response_url:
             self.reporter.reply(job.request, self._coalesced(job))
         return WorkOutcome(ack=True, verdict=Outcome.SKIP_DUPLICATE, detail=job.decision.reason)
@@ -81,6 +85,8 @@ class Actions(Crew):
     def _reply_not_done(self, job: Job, outcome: str) -> None:
         request, ref, view = job.request, job.ref, job.view
         key = NOT_DONE_REPLIES.get(request.action)
+        if job.decision.reason is Reason.HELD:  # an organizer stopped and held it since the participant asked
+            key = "reply.start_held"
         button = resize_button_label(request.alert_blocks) or self.say("button.approve")
         if key:
             reply = self.say(key, instance=ref.name, state=view.state.value, button=button)
@@ -115,7 +121,8 @@ class Actions(Crew):
         self.reporter.update_button_alert(request, view, job.history, line, stopped=stopped)
         self.reporter.reply(request, line)
         if result.result is not ResetResult.FAILED:
-            key = "dm.stopped_for_you" if stopped else "dm.stopping_for_you"
+            key = "dm.stopping_for_you" if not stopped else (
+                "dm.stopped_for_you_open" if request.owner_may_start else "dm.stopped_for_you")
             self.reporter.tell_owner_of_organizers_act(request, view, key, now)
         return WorkOutcome(ack=True, verdict=Outcome.STOP, detail=str(result.result))
 
@@ -134,7 +141,11 @@ class Actions(Crew):
         return followed
 
     def _record_stop(self, job: Job) -> None:
-        failure = self.recorder.attempt(job.ref, job.view, job.history)
+        """The stop recorded with who may start the notebook again (history.StopHold): organizers only, unless
+        the organizer let its owner (the Stop button that says so)."""
+        request = job.request
+        hold = StopHold(held=not request.owner_may_start, since=self.clock.now(), alert_ts=request.alert_ts)
+        failure = self.recorder.attempt(job.ref, job.view, replace(job.history, stopped=hold))
         if failure is not None:
             log.warning("the stop of %s was sent but not recorded: %s", job.ref.name, describe(failure))
 

@@ -24,6 +24,7 @@ from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe
 from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
+from shared.app.worker.start import StartAction
 from shared.core import messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
@@ -60,6 +61,7 @@ class Worker:
         self.restart = RestartAction(*crew, workbench)
         self.actions = Actions(*crew, workbench, slack, resizer)
         self.endings = Endings(*crew, queue, resizer)
+        self.start = StartAction(*crew, workbench, slack)
         act = self.actions
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
@@ -69,6 +71,7 @@ class Worker:
             Verdict.SET_RESUMED: act.set_mode,
             Verdict.WARN: act.warn,
             Verdict.RESIZE: act.resize,
+            Verdict.START: self.start.run,
             Verdict.SKIP_DUPLICATE: act.duplicate,
             Verdict.NOTIFY_ONLY: act.report_only,
             Verdict.SKIP_NOT_ACTIVE: act.report_only,

@@ -188,6 +188,10 @@ ALERTS: Final[dict[str, dict[Lang, str]]] = {
         "en": ":arrow_forward: Restarts resumed by {who} at {time}",
         "ja": ":arrow_forward: {time} に {who} さんが再起動を再開しました",
     },
+    "outcome.started_by": {
+        "en": ":arrow_forward: Started again by {who} at {time}",
+        "ja": ":arrow_forward: {time} に {who} さんが再び起動しました",
+    },
     "outcome.stopped_by": {
         "en": ":stop_button: Instance stopped by {who} at {time}",
         "ja": ":stop_button: {time} に {who} さんがインスタンスを停止しました",

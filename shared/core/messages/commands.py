@@ -19,6 +19,13 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "en": "Stop {instance}? The participant loses everything in memory.",
         "ja": "{instance} を停止しますか? メモリ上の作業はすべて失われます。",
     },
+    "button.stop_open": {"en": "Stop (owner may start)", "ja": "停止 (本人の再開可)"},
+    "button.stop_open.confirm": {
+        "en": "Stop {instance}? The participant loses everything in memory, and can start it again with "
+        "/restart-notebook.",
+        "ja": "{instance} を停止しますか? メモリ上の作業はすべて失われます。参加者は /restart-notebook で再び起動できます。",
+    },
+    "button.start": {"en": "Start instance", "ja": "インスタンスを起動"},
     "button.resize.confirm": {
         "en": "Move {instance} to {machine}? It is stopped and started again: the participant loses everything in memory.",
         "ja": "{instance} を {machine} に変更しますか? 停止して再起動するため、メモリ上の作業はすべて失われます。",
@@ -49,6 +56,11 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
     "cmd.queued": {
         "en": ":arrows_counterclockwise: Restarting *{instance}*… I'll tell you here when it's back (usually about a minute).",
         "ja": ":arrows_counterclockwise: *{instance}* を再起動しています… 復帰したらここでお知らせします (通常 1 分ほど)。",
+    },
+    "cmd.start_queued": {
+        "en": ":arrow_forward: *{instance}* is stopped; starting it… that takes about 2 minutes. I'll tell you here "
+        "when it's running.",
+        "ja": ":arrow_forward: *{instance}* は停止中のため起動しています… 2 分ほどかかります。起動したらここでお知らせします。",
     },
     "cmd.replayed": {
         "en": ":information_source: This request was already carried out; it is not done twice.",
@@ -107,6 +119,21 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "en": ":no_entry: `{name}` is {state}, not running, so it can't be restarted now.",
         "ja": ":no_entry: `{name}` は {state} 状態で起動していないため、今は再起動できません。",
     },
+    "deny.held": {
+        "en": ":no_entry: `{name}` was stopped by the organizers{since}, and only they can start it again; ask one "
+        "of them if you need it.",
+        "ja": ":no_entry: `{name}` は運営が停止しました{since}。再開できるのは運営だけです。必要な場合は運営に相談してください。",
+    },
+    "deny.held.since": {
+        "en": " at {time}",
+        "ja": " ({time})",
+    },
+    "deny.stopping": {
+        "en": ":hourglass_flowing_sand: `{name}` is stopping right now. Once it has stopped (about a minute), "
+        "`/restart-notebook` starts it again.",
+        "ja": ":hourglass_flowing_sand: `{name}` は停止処理中です。停止が終わったら (1 分ほど) `/restart-notebook` "
+        "で再び起動できます。",
+    },
     "deny.paused": {
         "en": ":no_entry: Restarts of `{name}` are paused (after a crash loop, or by an organizer); ask an organizer "
         "if you need it restarted.",
@@ -152,6 +179,7 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
     "button.ack.pause": {"en": "Pausing restarts of `{name}`…", "ja": "`{name}` の再起動を一時停止しています…"},
     "button.ack.resume": {"en": "Resuming restarts of `{name}`…", "ja": "`{name}` の再起動を再開しています…"},
     "button.ack.stop": {"en": "Stopping `{name}`…", "ja": "`{name}` を停止しています…"},
+    "button.ack.start": {"en": "Starting `{name}`…", "ja": "`{name}` を起動しています…"},
     "status.title.mine": {"en": "Your notebooks", "ja": "あなたのノートブック"},
     "status.title.fleet": {
         "en": "All notebooks ({count}), those needing attention first",
@@ -164,6 +192,8 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "ja": "名前 | 状態 | ヘルス | 最終OOM | 連続自動再起動 | 所有者",
     },
     "status.paused": {"en": "{state} (restarts paused)", "ja": "{state} (再起動一時停止中)"},
+    "status.stopped.held": {"en": "{state} by organizers", "ja": "{state} (運営が停止)"},
+    "status.stopped.open": {"en": "{state} by organizers, owner may start", "ja": "{state} (運営が停止、本人が再開可)"},
     "status.more": {
         "en": "…and {count} more, none needing attention more than those above.",
         "ja": "…ほか {count} 台 (上記より対応が必要なものはありません)。",

@@ -39,6 +39,16 @@ REPLIES: Final[dict[str, dict[Lang, str]]] = {
         "ja": "{who} がノートブック *{instance}* を {time} に再起動しました。JupyterLab のタブを再読み込みしてください。"
         "メモリ上にしかなかったデータは失われています。",
     },
+    "dm.started_for_you": {
+        "en": "{who} started your notebook *{instance}* at {time}. Reload its JupyterLab tab.",
+        "ja": "{who} がノートブック *{instance}* を {time} に起動しました。JupyterLab のタブを再読み込みしてください。",
+    },
+    "dm.stopped_for_you_open": {
+        "en": "{who} stopped your notebook *{instance}* at {time}. Anything that was only in memory is lost; "
+        "when you need it again, `/restart-notebook` starts it.",
+        "ja": "{who} がノートブック *{instance}* を {time} に停止しました。メモリ上にしかなかったデータは失われています。"
+        "必要になったら `/restart-notebook` で起動できます。",
+    },
     "dm.stopped_for_you": {
         "en": "{who} stopped your notebook *{instance}* at {time}. Anything that was only in memory is lost; "
         "ask the organizers if you need it started again.",
@@ -82,6 +92,36 @@ REPLIES: Final[dict[str, dict[Lang, str]]] = {
         "探索中はサンプルで作業し、途中結果はディスクに保存しましょう。メモリが足りない場合は運営にご相談ください。",
     },
     # ---- answers to the requester (response_url) ---------------------------------------------
+    "reply.started": {
+        "en": ":white_check_mark: *{instance}* is running again (started in {seconds} s). Reload its JupyterLab tab; "
+        "your files are as you left them, what was only in memory is not.",
+        "ja": ":white_check_mark: *{instance}* が起動しました ({seconds} 秒)。JupyterLab のタブを再読み込みしてください。"
+        "ファイルはそのままですが、メモリ上のデータは残っていません。",
+    },
+    "reply.start_unconfirmed": {
+        "en": ":hourglass_flowing_sand: *{instance}* is still starting after {seconds} s. Try its tab in a minute or "
+        "two; if it isn't up by then, run `/restart-notebook` again.",
+        "ja": ":hourglass_flowing_sand: *{instance}* は {seconds} 秒たってもまだ起動中です。1〜2 分後にタブを確認し、"
+        "起動していなければもう一度 `/restart-notebook` を実行してください。",
+    },
+    "reply.start_failed": {
+        "en": ":x: Workbench refused to start *{instance}*: {error}. Nothing was changed; ask an organizer.",
+        "ja": ":x: Workbench が *{instance}* の起動を拒否しました: {error}。何も変更していません。運営に相談してください。",
+    },
+    "reply.not_started": {
+        "en": ":arrow_forward: *{instance}* was not started: it is {state}. Try again in a minute.",
+        "ja": ":arrow_forward: *{instance}* は起動しませんでした: {state} 状態です。1 分後にもう一度お試しください。",
+    },
+    "reply.start_held": {
+        "en": ":no_entry: *{instance}* was not started: the organizers stopped it, and only they can start it "
+        "again. Ask one of them if you need it.",
+        "ja": ":no_entry: *{instance}* は起動しませんでした: 運営が停止したため、再開できるのは運営だけです。"
+        "必要な場合は運営に相談してください。",
+    },
+    "reply.already_running": {
+        "en": ":white_check_mark: *{instance}* is running already: reload its JupyterLab tab.",
+        "ja": ":white_check_mark: *{instance}* はすでに起動しています。JupyterLab のタブを再読み込みしてください。",
+    },
     "reply.restarted": {
         "en": ":white_check_mark: *{instance}* was restarted in {seconds} s. JupyterLab will be back in a moment.",
         "ja": ":white_check_mark: *{instance}* を {seconds} 秒で再起動しました。まもなく JupyterLab が使えます。",

@@ -1,0 +1,62 @@
+"""Starting a STOPPED notebook (StartInstance) at its owner's or an organizer's `/restart-notebook`, followed to
+the end so that the one who asked hears "running: reload the tab", not only "starting".
+
+Who may start it was decided twice by the same rule (policy.may_start): by the Slack app to answer at once, and by
+the policy here, one request at a time, since an organizer may have stopped and held it in between.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
+from shared.app.worker.crew import Crew
+from shared.app.worker.job import Job
+from shared.app.worker.outcomes import Outcome, WorkOutcome, attempt, describe, is_transient
+from shared.core import messages
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StartAction(Crew):
+    workbench: Workbench
+    slack: SlackNotifier
+
+    def run(self, job: Job) -> WorkOutcome:
+        """Start, record (the organizer's hold cleared, the Slack request acted on), follow, then say how it
+        ended: to whoever asked, to the thread of the alert the stop was pressed on, and to the owner when an
+        organizer started it for them. A start refused for a moment before it was sent rises (redelivered)."""
+        request, ref, view = job.request, job.ref, job.view
+        hold = job.history.stopped
+        operation = attempt(lambda: self.workbench.start(ref))
+        if isinstance(operation, Exception) and is_transient(operation):
+            raise operation
+        failure = self.recorder.attempt(ref, view, replace(job.history, stopped=None))
+        if failure is not None:  # the start goes on: a hold left behind only keeps a participant's second start out
+            log.warning("the start of %s was sent but not recorded: %s", ref.name, describe(failure))
+        if isinstance(operation, Exception):
+            result = OperationOutcome(ResetResult.FAILED, 0.0, describe(operation))
+        else:
+            followed = attempt(lambda: self.workbench.follow(operation, ref, deadline=job.deadline))
+            result = followed if not isinstance(followed, Exception) else OperationOutcome(
+                ResetResult.FAILED, 0.0, describe(followed))
+        line = self._said(job, result)
+        self.reporter.reply(request, line)
+        if hold is not None and hold.alert_ts and result.result is not ResetResult.FAILED:
+            started = self.say("outcome.started_by", who=self.reporter.who(request),
+                               time=self.reporter.when(self.clock.now()))
+            self.slack.post(self.settings.slack_alert_channel, started, thread_ts=hold.alert_ts)
+        if result.result is ResetResult.DONE:
+            self.reporter.tell_owner_of_organizers_act(request, view, "dm.started_for_you", self.clock.now())
+        return WorkOutcome(ack=True, verdict=Outcome.START, detail=str(result.result))
+
+    def _said(self, job: Job, result: OperationOutcome) -> str:
+        name, seconds = job.ref.name, round(result.seconds)
+        if result.result is ResetResult.DONE:
+            return self.say("reply.started", instance=name, seconds=seconds)
+        if result.result is ResetResult.UNCONFIRMED:
+            return self.say("reply.start_unconfirmed", instance=name, seconds=seconds)
+        return self.say("reply.start_failed", instance=name, error=messages.escape(result.error))
