@@ -13,6 +13,7 @@ from shared.core.identity import shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView
 
 OWNER_METADATA_KEY = "proxy-user-mail"
+IDLE_TIMEOUT_METADATA_KEY = "idle-timeout-seconds"  # idle shutdown (Workbench docs, "Manage features through metadata")
 
 
 def labels_of(response: Any) -> dict[str, str] | None:
@@ -67,7 +68,13 @@ def to_view(instance: Any) -> InstanceView:
         machine_type=gce.machine_type.rsplit("/", 1)[-1],
         labels=dict(pb.labels),
         accelerators=tuple((_enum_name(a, "type_"), int(a.core_count)) for a in gce.accelerator_configs),
+        idle_timeout_s=_seconds(gce.metadata.get(IDLE_TIMEOUT_METADATA_KEY)),
     )
+
+
+def _seconds(text: str | None) -> int | None:
+    """A metadata value in whole seconds, or None where it is unset or not a number (Workbench's default then)."""
+    return int(text) if text is not None and text.strip().isascii() and text.strip().isdigit() else None
 
 
 def _enum_name(message: Any, field: str) -> str:

@@ -287,6 +287,9 @@ class InstanceView:
     labels: dict[str, str] = field(default_factory=dict)
     # gce_setup.accelerator_configs as (type, core_count), e.g. (("NVIDIA_TESLA_T4", 1),): GPUs a resize must keep.
     accelerators: tuple[tuple[str, int], ...] = ()
+    # gce_setup.metadata idle-timeout-seconds: after how long idle Workbench stops it (None: not set, so Workbench's
+    # own default of 10800 s; Workbench docs, "Idle shutdown"). Read by make doctor, not by any decision.
+    idle_timeout_s: int | None = None
 
     @property
     def health_updated(self) -> datetime | None:

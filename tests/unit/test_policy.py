@@ -486,3 +486,13 @@ def test_a_start_is_decided_again_by_the_worker(state: InstanceState, hold: Stop
     request = replace(manual(NOW, organizer=organizer), action=Action.START)
     decision = decide(request, view(state=state), History(stopped=hold), NOW, CONFIG)
     assert (decision.verdict, decision.reason) == (verdict, reason)
+
+
+def test_a_memory_warning_for_a_stopped_notebook_warns_no_one() -> None:
+    """Memory pressure reported as a notebook stops (idle shutdown, an organizer's Stop) is not a notebook in
+    trouble: nobody is warned, and nothing treats it as down."""
+    request = replace(manual(NOW), action=Action.WARN, trigger=Trigger.MEMORY, requester=None)
+    for state in (InstanceState.STOPPED, InstanceState.STOPPING):
+        decision = decide(request, view(state=state), History(), NOW, CONFIG)
+        assert (decision.verdict, decision.reason) == (Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
+    assert decide(request, view(), History(), NOW, CONFIG).verdict is Verdict.WARN

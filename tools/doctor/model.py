@@ -92,6 +92,7 @@ class Instance:
     health_state: str
     health_info: dict[str, str]
     health_updated: datetime | None
+    idle_timeout_s: int | None = None  # idle shutdown's setting; None: Workbench's default (10800 s)
 
 
 @dataclass(frozen=True)

@@ -280,7 +280,7 @@ def read_instances(dep: Deployment, deadline: float) -> list[Instance]:
                           retry_deadline=timedelta(seconds=deadline))
     views = workbench.list(dep.project, dep.zones)
     return [Instance(v.ref.name, v.ref.zone, v.state.value, v.owner_email, v.labels, v.health_state,
-                     v.health_info, v.health_updated) for v in views]
+                     v.health_info, v.health_updated, v.idle_timeout_s) for v in views]
 
 
 # ---- Slack reads --------------------------------------------------------------------------------------
