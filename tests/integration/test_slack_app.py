@@ -305,7 +305,8 @@ def test_slash_command_is_answered_in_time_when_a_service_is_slow(production_bud
     stack = production_budget
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
     _, warm = new_instance(stack, "wb-warm", owner="warm@contest.example", slack_user="U0WARM")
-    assert "Restarting" in slack.slash_command("U0WARM", warm, response_url=stack.slack.new_response_url()).body
+    # Warm (the publisher exists). Production's budget on a busy machine may acknowledge this one first: either way.
+    assert slack.slash_command("U0WARM", warm, response_url=stack.slack.new_response_url()).status == 200
     assert stack.wait_idle(30)
     full, name = new_instance(stack, "wb-late", owner="late@contest.example", slack_user="U0LATE")
     latency, expected = SLOW[slow]
@@ -346,6 +347,28 @@ def test_button_with_a_slow_publish_is_answered_in_time_and_honestly(production_
         stack.pubsub.latency_s = 0.0
     assert response.status == 200 and response.elapsed_s < PUBLISH_HELD_S, response.elapsed_s
     assert any("may or may not" in r.get("text", "") for r in stack.slack.responses(url)), stack.slack.responses(url)
+
+
+def test_a_press_is_not_held_by_a_slow_replay_check(production_budget: LocalStack) -> None:
+    """The replay check reads the pressed instance beside users.info, within the same SLACK_READS_SECONDS: with
+    Workbench held far past it, it gives up (the worker checks again), and the press is queued and answered
+    without waiting for it. (Moved from test_slack_trust.py: it needs production's budgets.)"""
+    stack = production_budget
+    slow = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
+    full, _ = new_instance(stack, "wb-slowcheck")
+    slow.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url())
+    assert stack.wait_idle(30)  # warm: the publisher and the Workbench client exist
+    url = stack.slack.new_response_url()
+    stack.workbench.latency_s = HANG_S
+    try:
+        pressed = slow.block_action(ORGANIZER[0], "medic_resume", full, response_url=url)
+    finally:
+        stack.workbench.latency_s = 0.0
+    assert pressed.status == 200 and pressed.elapsed_s < HANG_S, pressed.elapsed_s
+    assert stack.slack.wait_for(lambda: any("resum" in r.get("text", "").lower() for r in stack.slack.responses(url)))
+    assert stack.workbench.wait_until(lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}),
+                                      timeout=30)
+    assert stack.wait_idle(30)
 
 
 METADATA_OWNERS = {  # proxy-user-mail as anyone who can edit the instance may set it
