@@ -5,7 +5,8 @@ They go to a fresh directory under the system's temporary one, so a run leaves t
 README quotes.
 
 Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
-under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event, and a
+under load, cold; ours and a bare Bolt app), owners asking while Workbench is slow (one restart and
+one final answer each, the time to it), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
 when their operation ends). Each
 runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
@@ -22,10 +23,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import bot_time, imports, report, slack_ack, storm
+from bench import bot_time, imports, report, slack_ack, slow_answer, storm
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "storm", "bot", "live")
+PHASES = ("imports", "slack", "slow", "storm", "bot", "live")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -41,6 +42,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     slack.add_argument("--load-concurrency", type=int, default=4, help="requests in flight under load")
     slack.add_argument("--cold-starts", type=int, default=5, help="process starts, each of ours and the bare app")
     slack.add_argument("--slack-fleet", type=int, default=100, help="owners (and instances) in the workspace")
+    slow = parser.add_argument_group("slow, not failing: owners asking while Workbench is slow")
+    slow.add_argument("--slow-workbench-seconds", default="1.3,3",
+                      help="comma-separated Workbench latencies per call, one fresh stack each")
+    slow.add_argument("--slow-requests", type=int, default=200, help="owners, each asking once")
+    slow.add_argument("--slow-concurrency", type=int, default=8, help="commands in flight")
     imp = parser.add_argument_group("import cost")
     imp.add_argument("--import-runs", type=int, default=5, help="fresh interpreters per main.py")
     st = parser.add_argument_group("OOM storm")
@@ -66,6 +72,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.out = BENCH_DIR
     elif args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="notebook-medic-bench-"))
+    try:
+        args.slow_workbench_seconds = tuple(float(s) for s in str(args.slow_workbench_seconds).split(","))
+    except ValueError:
+        parser.error("--slow-workbench-seconds: comma-separated seconds, e.g. 1.3,3")
     unknown = set(args.only.split(",")) - set(PHASES)
     if unknown:
         parser.error(f"--only: unknown phase(s) {', '.join(sorted(unknown))}")
@@ -90,6 +100,8 @@ def sound(results: dict[str, Any]) -> list[str]:
             problems.append("slack cold: unexpected answers")
     if results.get("storm") and not results["storm"]["checks"]["ok"]:
         problems.append(f"storm: {results['storm']['checks']}")
+    if results.get("slow"):
+        problems += slow_answer.problems(results["slow"])
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
@@ -114,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
             load_concurrency=args.load_concurrency, cold_starts=args.cold_starts, fleet=args.slack_fleet,
         )
         watch.lap("slack", started)
+    if "slow" in phases:
+        started = time.monotonic()
+        results["slow"] = slow_answer.run(args.slow_workbench_seconds, requests=args.slow_requests,
+                                          concurrency=args.slow_concurrency)
+        watch.lap("slow", started)
     if "storm" in phases:
         started = time.monotonic()
         results["storm"] = storm.run(latency, instances=args.storm_instances, distinct=args.storm_lines,

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import slow_answer
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -119,6 +121,7 @@ def metrics(results: dict[str, Any]) -> list[Metric]:
                    "incidents; 150 ms a Workbench call, label update seen after 3 s)", live["bot_ms"]["p99"] / 1000,
                    "s", "< 5 s", _lt(live["bot_ms"]["p99"] / 1000, 5)),
         ]
+    out += slow_answer.metrics(results.get("slow"))
     return out
 
 
@@ -285,6 +288,7 @@ def markdown(results: dict[str, Any], table: list[Metric]) -> str:
         for verb in sorted(parts, key=lambda v: (list(LIVE_PARTS).index(v) if v in LIVE_PARTS else len(LIVE_PARTS))):
             spent = parts[verb]
             lines.append(f"| restart_worker: {LIVE_PARTS.get(verb, verb)} | {_ms(spent)} | {_ms(spent, 'p99')} |")
+    lines += slow_answer.markdown(results.get("slow"))
     lines.append("")
     return "\n".join(lines)
 

@@ -41,7 +41,7 @@ from bench.common import (
     wait_accepting,
 )
 from simulators.slack import SlackRequester
-from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, LocalStack, free_port
+from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET, LocalStack, free_port
 
 ZONES = ("asia-northeast1-a", "us-central1-a")
 PUBLISH_RPC = "/google.pubsub.v1.Publisher/Publish"
@@ -57,8 +57,9 @@ EXPECTED = {
     "bare": "ok",
 }
 # Each pass draws its restarts from owners it has not used; a second pass reuses owners of the
-# first (whose restarts are over by then), so the per-user interval is 0 here.
-SLACK_ENV = {"MANUAL_RESTART_INTERVAL_SECONDS": "0"}
+# first (whose restarts are over by then), so the per-user interval is 0 here. Slack's budgets as production
+# has them (the local stack's own are generous, for the tests).
+SLACK_ENV = {"MANUAL_RESTART_INTERVAL_SECONDS": "0", **SLACK_PRODUCTION_BUDGET}
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ locals {
   workbench_permissions = {
     restart_worker = [
       "notebooks.instances.get",
+      "notebooks.instances.list", # a /restart-notebook the Slack app acknowledged first: which instance is meant
       "notebooks.instances.reset",
       "notebooks.instances.start", # resize: start again on the new machine type (or the old one)
       "notebooks.instances.stop",

@@ -163,6 +163,8 @@ variable "extra_environment" {
       "WORKBENCH_RETRY_SECONDS", "SLOW_RESTART_ALERT_SECONDS", "CONSOLE_URL",
       "MACHINE_LADDER", "MACHINE_PRICES", "RESIZE_SUGGEST_KILLS", "MEMORY_WARNING_QUIET_SECONDS",
       "ALERT_GROUP_WINDOW_SECONDS", "ALERT_DAILY_LIMIT",
+      "SLACK_ACK_BUDGET_SECONDS", "SLACK_READS_SECONDS", "SLACK_PUBLISH_SECONDS", "SLACK_REPLY_SECONDS",
+      "SLACK_APP_CALL_SECONDS", "SLACK_ANSWER_RETRY_SECONDS",
     ], k)])
     error_message = "extra_environment may only set tunables of shared/adapters/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }

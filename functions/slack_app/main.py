@@ -19,21 +19,25 @@ from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.misconfig import slack_start_failure
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack import PUBLISH_S, READS_S, SlackService, answer, build_app
+from shared.app.slack import SlackService, answer, build_app
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.PUBLISH, Need.SLACK_APP})
 
 
 def _service(client: Any) -> SlackService:
-    # Everything here fits in Slack's 3 seconds: the reads (made at once) and the publish get READS_S and
-    # PUBLISH_S each, and the service cuts every wait to what is left of the request's deadline.
+    # Everything here fits in Slack's 3 seconds: the reads (made at once) and the publish get their shares
+    # (SETTINGS.slack_budget), and the service cuts every wait to what is left of the request's deadline. The
+    # reads' own deadline is the whole acknowledgement's, longer than their share: a slow Workbench is then
+    # "late" (acknowledged first, finished by the worker), never a timeout taken for an error.
+    budget = SETTINGS.slack_budget
     workbench = Workbench(
         endpoint=SETTINGS.workbench_api_endpoint,
-        timeout=timedelta(seconds=READS_S),
-        retry_deadline=timedelta(seconds=READS_S),
+        timeout=timedelta(seconds=budget.ack),
+        retry_deadline=timedelta(seconds=budget.ack),
     )
-    return SlackService(SETTINGS, client, workbench, RestartQueue(SETTINGS.restart_topic, publish_timeout_s=PUBLISH_S))
+    return SlackService(SETTINGS, client, workbench,
+                        RestartQueue(SETTINGS.restart_topic, publish_timeout_s=budget.publish))
 
 
 try:
@@ -50,4 +54,5 @@ def slack_app(request: flask.Request) -> Any:
         return ("Not Found", 404)
     raw = request.get_data(as_text=True)
     query = request.query_string.decode("utf-8", errors="replace")
-    return to_flask_response(answer(APP, raw, headers=dict(request.headers), verifier=VERIFIER, query=query))
+    return to_flask_response(answer(APP, raw, headers=dict(request.headers), verifier=VERIFIER, query=query,
+                                    ack_budget=SETTINGS.slack_budget.ack))

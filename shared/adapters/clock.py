@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 class Clock(Protocol):
@@ -65,3 +68,14 @@ class FakeClock:
     def advance(self, seconds: float) -> None:
         with self._lock:
             self._elapsed += max(0.0, seconds)
+
+
+FAKE_WORK_S = 30.0  # how long a FakeClock's wait() lets a thread's real work take before it counts as hanging
+
+
+def wait(clock: Clock, future: Future[T], seconds: float) -> T:
+    """The result of work running in another thread, waited for at most `seconds` of `clock` (TimeoutError past
+    it; the work's own error raised). A FakeClock's time does not pass while a thread works, so on one the wait
+    is for the work itself (up to FAKE_WORK_S of real time), and the caller judges it on the clock afterwards:
+    a test then decides by the clock, never by how fast the machine ran the thread."""
+    return future.result(timeout=FAKE_WORK_S if isinstance(clock, FakeClock) else seconds)

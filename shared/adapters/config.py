@@ -44,6 +44,21 @@ class Need(StrEnum):
 
 
 @dataclass(frozen=True)
+class SlackBudget:
+    """Slack's 3 seconds for the HTTP answer, shared out (seconds; shared/app/slack/budget.py). Production keeps
+    the defaults; the local stack's wire tests give generous ones, so that the machine's speed decides nothing."""
+
+    ack: float = 2.5  # everything before the answer; the rest of the 3 s is the way there and back
+    reads: float = 1.2  # users.info and instances.list, made at once: past it, acknowledge first (worker answers)
+    publish: float = 1.0  # the publish to the restart topic: one attempt, the RPC and the wait for its id
+    reply: float = 1.0  # one response_url post before the ack (WebhookClient's own default is 30 s)
+    call: int = 1  # the app's WebClient timeout (whole seconds): any other Slack call before the ack
+    # The worker, finishing a request acknowledged first: how long a read that failed in a way that may pass
+    # (a 503, no answer) is redelivered before the person is told what failed.
+    retry: float = 60.0
+
+
+@dataclass(frozen=True)
 class Settings:
     project: str = ""
     restart_topic: str = ""  # full path projects/p/topics/t
@@ -69,6 +84,7 @@ class Settings:
     slack_timeout: timedelta = timedelta(seconds=5)
     workbench_timeout: timedelta = timedelta(seconds=20)
     workbench_retry: timedelta = timedelta(seconds=30)  # how long a transient error is retried within one call
+    slack_budget: SlackBudget = field(default_factory=SlackBudget)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     machine_ladder: tuple[str, ...] = DEFAULT_LADDER
     machine_prices: dict[str, float] = field(default_factory=dict)  # USD per hour, when configured
@@ -268,6 +284,14 @@ def _timings(read: _Reader) -> dict[str, Any]:
         "slack_timeout": read.seconds("SLACK_TIMEOUT_SECONDS", timedelta(seconds=5)),
         "workbench_timeout": read.seconds("WORKBENCH_TIMEOUT_SECONDS", timedelta(seconds=20)),
         "workbench_retry": read.seconds("WORKBENCH_RETRY_SECONDS", timedelta(seconds=30)),
+        "slack_budget": SlackBudget(
+            ack=read.seconds("SLACK_ACK_BUDGET_SECONDS", timedelta(seconds=2.5)).total_seconds(),
+            reads=read.seconds("SLACK_READS_SECONDS", timedelta(seconds=1.2)).total_seconds(),
+            publish=read.seconds("SLACK_PUBLISH_SECONDS", timedelta(seconds=1.0)).total_seconds(),
+            reply=read.seconds("SLACK_REPLY_SECONDS", timedelta(seconds=1.0)).total_seconds(),
+            call=read.positive("SLACK_APP_CALL_SECONDS", 1),
+            retry=read.seconds("SLACK_ANSWER_RETRY_SECONDS", timedelta(seconds=60)).total_seconds(),
+        ),
         "resize_suggest_kills": read.positive("RESIZE_SUGGEST_KILLS", 3),
         "alert_group_window": read.seconds("ALERT_GROUP_WINDOW_SECONDS", timedelta(minutes=5)),
         "alert_daily_limit": read.positive("ALERT_DAILY_LIMIT", 20),

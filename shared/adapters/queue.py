@@ -69,7 +69,7 @@ class RestartQueue:
         from google.api_core import retry as gretry  # noqa: PLC0415
         from google.cloud.pubsub_v1.publisher.exceptions import PublishToPausedOrderingKeyException  # noqa: PLC0415
 
-        key = request.instance or UNRESOLVED_KEY
+        key = request.ordering_key or UNRESOLVED_KEY
         attributes = {
             "action": request.action.value,
             "trigger": request.trigger.value,

@@ -9,6 +9,7 @@ who is a person, not deactivated, with a confirmed email, is anyone at all.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -76,6 +77,8 @@ class Answer(StrEnum):
     TOO_SOON = "too-soon"
     START = "start"  # the caller's notebook is STOPPED and they may start it: the request starts it (Action.START)
     HELD = "held"  # STOPPED by an organizer, who did not let its owner start it again
+    REPLAYED = "replayed"  # this very Slack request was acted on already (its digest is in the instance's labels)
+    NOT_ORGANIZER = "not-organizer"  # a button: only organizers press them
 
 
 class Refusal(StrEnum):
@@ -171,11 +174,29 @@ def authorize_restart(
     now: datetime,
     policy: PolicyConfig,
     min_interval: timedelta,
+    request: str = "",
 ) -> Authorization:
+    """Whether `/restart-notebook` may restart now: the one decision both the Slack app (when its reads finish
+    inside Slack's window) and the worker (when they did not, shared/app/worker/asked.py) act on. `request` is
+    the Slack request's digest (guard.slack_request_digest): one the instance records as acted on is a replay."""
     found = find_target(caller, target, instances)
     if not found.allowed or found.instance is None:
         return found
+    if request and request in History.from_labels(found.instance.labels).acted:
+        return Authorization(Answer.REPLAYED, found.instance)
     return _restartable(caller, found.instance, now, policy, min_interval)
+
+
+def authorize_press(caller: Caller, request: str = "", acted: Collection[str] = ()) -> Answer:
+    """Whether an alert's button may be acted on: only an organizer's press, and only once (`request` in `acted`,
+    the digests the instance records, is a replay). Used by the Slack app and by the worker alike."""
+    if caller.refused is not None:
+        return Answer.REFUSED
+    if not caller.is_organizer:
+        return Answer.NOT_ORGANIZER
+    if request and request in acted:
+        return Answer.REPLAYED
+    return Answer.ALLOW
 
 
 def _restartable(

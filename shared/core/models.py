@@ -139,6 +139,11 @@ class RestartRequest:
     # OOM: when Cloud Logging received the kill (receiveTimestamp, else Pub/Sub's publish time): a clock the
     # entry's writer does not set, so waits for health count from here, whatever the entry's timestamp says.
     received_at: datetime | None = None
+    # The Slack app acknowledged before its reads finished (slow, not failing): the worker reads who asks and what
+    # exists, authorizes by the same rules (shared/core/commands.py) and answers. `target` is the name typed after
+    # /restart-notebook ("" for the caller's own); `instance` is "" until the worker has found it.
+    authorize: bool = False
+    target: str = ""
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
     # a second message about the same event (a sink duplicate) does not.
     delivery_id: str = ""
@@ -192,10 +197,23 @@ class RestartRequest:
                 yields=_count(data.get("yields", 0)),
                 slack_request=_str(data, "slack_request", ""),
                 received_at=parse_time(_str(data, "received_at")) if data.get("received_at") is not None else None,
+                authorize=data.get("authorize", False) is True,
+                target=_str(data, "target", ""),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
-        if request.trigger is not Trigger.UNRESOLVED:
+        request.check()
+        return request
+
+    def check(self) -> None:
+        """What from_json checks beyond the fields' types: raises ValueError for a request that does not fit."""
+        request = self
+        if request.target and not is_valid_instance_name(request.target):
+            raise ValueError("target is not an instance name")
+        unread = request.authorize and request.trigger is Trigger.SLASH_COMMAND and not request.instance
+        if unread and (request.requester is None or not SLACK_USER_RE.fullmatch(request.requester.slack_user_id)):
+            raise ValueError("an unread slash command names no Slack user")
+        if request.trigger is not Trigger.UNRESOLVED and not unread:
             InstanceRef.parse(request.instance)
         if request.machine_type and not MACHINE_TYPE_RE.fullmatch(request.machine_type):
             raise ValueError("machine_type is not a machine type name")
@@ -207,7 +225,17 @@ class RestartRequest:
             raise ValueError("asked_by is not a Slack user id")
         if request.kill is not None and isinstance(request.kill.get("killed_at"), str):
             parse_time(request.kill["killed_at"])  # kill_time: a killed_at that is no time fails here, not mid-restart
-        return request
+
+    @property
+    def ordering_key(self) -> str:
+        """The restart topic's ordering key: the instance, one request at a time; a slash command the Slack app
+        acknowledged before it knew the instance goes under its caller until the worker finds the instance and
+        hands it on under that instance's key (shared/app/worker/asked.py); "" for an unresolved kill."""
+        if self.instance:
+            return self.instance
+        if self.authorize and self.requester is not None:
+            return f"slack-user:{self.requester.slack_user_id}"
+        return ""
 
     @property
     def kill_time(self) -> datetime | None:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from shared.adapters.clock import FakeClock
+from shared.adapters.errors import NotFoundError
 from shared.adapters.slack_notify import as_text
 
 log = logging.getLogger("shared.adapters.slack_notify")  # the adapter's logger: its words, where it says them
@@ -54,8 +55,40 @@ class Call:
     outcome: str  # "ok", or the fault that answered it
 
 
+TEAM = "T0CONTEST"
+
+
+class FakeWebClient:
+    """What shared/app/slack/callers.py asks of slack_sdk's WebClient (auth.test, users.info,
+    usergroups.users.list), answered from FakeSlack's users in the shape the Slack simulator gives them
+    (simulators/slack.py add_user). `failures` are raised by the next users.info calls, in order."""
+
+    def __init__(self, slack: FakeSlack) -> None:
+        self.slack = slack
+        self.failures: list[Exception] = []
+        self.group: list[str] = []
+        self.asked: list[str] = []  # the user ids users.info was asked about
+
+    def auth_test(self) -> dict[str, Any]:
+        return {"ok": True, "team_id": TEAM}
+
+    def users_info(self, user: str) -> dict[str, Any]:
+        self.asked.append(user)
+        if self.failures:
+            raise self.failures.pop(0)
+        email = next((e for e, u in self.slack.users.items() if u == user), None)
+        if email is None:
+            raise NotFoundError("user_not_found")
+        return {"ok": True, "user": {"id": user, "team_id": TEAM, "deleted": False, "is_bot": False,
+                                     "is_email_confirmed": True, "profile": {"email": email}}}
+
+    def usergroups_users_list(self, usergroup: str) -> dict[str, Any]:
+        return {"ok": True, "users": list(self.group)}
+
+
 class FakeSlack:
     def __init__(self, clock: FakeClock, *, users: dict[str, str] | None = None, timeout_s: float = 5.0) -> None:
+        self.client = FakeWebClient(self)
         self.clock = clock
         self.users = {email.lower(): user for email, user in (users or {}).items()}  # email -> Slack user id
         self.timeout_s = timeout_s

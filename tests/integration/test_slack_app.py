@@ -11,7 +11,15 @@ from slack_sdk import WebClient
 from shared.core.blocks import resize_request_blocks, resize_value
 from shared.core.models import InstanceRef
 from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from simulators.stack import (
+    ALERT_CHANNEL,
+    BOT_TOKEN,
+    PROJECT,
+    RESTART_TOPIC,
+    SIGNING_SECRET,
+    SLACK_PRODUCTION_BUDGET,
+    LocalStack,
+)
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, ZONE, kill, stack_with_organizer, wait_alert
 
@@ -245,9 +253,24 @@ def test_restart_now_button_restarts_and_amends_its_alert(stack: LocalStack, sla
     assert len(told) == 1  # the owner (found by email) is told who restarted the notebook
 
 
-def test_button_is_answered_in_time_when_its_response_url_hangs(stack: LocalStack) -> None:
+@pytest.fixture(scope="module")
+def production_budget(label_visibility: str) -> Iterator[LocalStack]:
+    """Slack's budgets as production has them (SLACK_PRODUCTION_BUDGET), for the tests of what happens past
+    them. Each holds a service far longer than the budget it tests, so which side of a limit a request falls
+    on is not decided by the machine's speed; the limits themselves are tested on a FakeClock
+    (tests/unit/test_slack_budget.py)."""
+    with stack_with_organizer(env={**SLACK_PRODUCTION_BUDGET, "MANUAL_RESTART_INTERVAL_SECONDS": "60"}) as running:
+        running.slack.add_user(BOB[0], "bob", BOB[1])
+        yield running
+
+
+HANG_S = 30.0  # the simulator's `timeout` fault, and the latency of a service held far past every budget
+
+
+def test_button_is_answered_in_time_when_its_response_url_hangs(production_budget: LocalStack) -> None:
     """With process_before_response the HTTP answer waits for the listener: a response_url post that hangs
-    (30 s in the simulator; Bolt's respond waits that long) must not hold the press past Slack's 3 s."""
+    (30 s in the simulator; Bolt's respond waits that long) must not hold the press until it ends."""
+    stack = production_budget
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
     full, _ = alice_instance(stack, "wb-hang")
     bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
@@ -259,65 +282,94 @@ def test_button_is_answered_in_time_when_its_response_url_hangs(stack: LocalStac
                                           message_ts=ts)
         finally:
             stack.slack.clear_faults()
-        assert response.status == 200 and response.elapsed_s < 2.5, (who, response.status, response.elapsed_s)
+        assert response.status == 200 and response.elapsed_s < HANG_S / 2, (who, response.status, response.elapsed_s)
     assert stack.workbench.wait_until(  # the organizer's press was queued all the same, and done
         lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=20
     )
 
 
+PUBLISH_HELD_S = 6.0  # Pub/Sub held past the publish's share (at most SLACK_PUBLISH_SECONDS) and the whole ack
 SLOW = {  # service -> (latency in seconds, what the acknowledgement must say)
-    "pubsub": (5.0, "may or may not"),  # the request is stored, late: the user hears the truth, not "queued"
-    "pubsub-after-slow-reads": (5.0, "may or may not"),
-    "slack": (5.0, "couldn't reach Slack"),
-    "workbench": (5.0, "couldn't reach Workbench"),
+    "pubsub": (PUBLISH_HELD_S, "may or may not"),  # stored, late: the user hears the truth, not "queued"
+    "pubsub-after-slow-reads": (PUBLISH_HELD_S, "may or may not"),
+    "slack": (HANG_S, "Looking at your notebook"),  # slow is not wrong: acknowledged first, the worker answers
+    "workbench": (HANG_S, "Looking at your notebook"),
 }
 
 
 @pytest.mark.parametrize("slow", list(SLOW))
-def test_slash_command_is_answered_in_time_when_a_service_is_slow(stack: LocalStack, slow: str) -> None:
-    """Reads (users.info, instances.list) and the publish share Slack's 3 s: each is cut short within the
-    budget, and the answer says what is known. A publish that was not confirmed in time may still have
+def test_slash_command_is_answered_in_time_when_a_service_is_slow(production_budget: LocalStack, slow: str) -> None:
+    """Reads (users.info, instances.list) and the publish share Slack's 3 s. Reads that don't finish in their
+    share are acknowledged at once ("Looking at your notebook…", never "try again") and the worker reads them
+    again, acts and answers once through response_url. A publish that was not confirmed in time may still have
     been stored: then the restart happens, and the answer said it might."""
-    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=30)
+    stack = production_budget
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
     _, warm = new_instance(stack, "wb-warm", owner="warm@contest.example", slack_user="U0WARM")
-    assert "Restarting" in slack.slash_command("U0WARM", warm, response_url=stack.slack.new_response_url()).body
+    # Warm (the publisher exists). Production's budget on a busy machine may acknowledge this one first: either way.
+    assert slack.slash_command("U0WARM", warm, response_url=stack.slack.new_response_url()).status == 200
     assert stack.wait_idle(30)
     full, name = new_instance(stack, "wb-late", owner="late@contest.example", slack_user="U0LATE")
-    before = restart_requests(stack)
     latency, expected = SLOW[slow]
     if slow == "pubsub-after-slow-reads":
         stack.workbench.latency_s = 0.7  # reads that succeed, slowly, then a publish that hangs
     service = {"pubsub": stack.pubsub, "slack": stack.slack, "workbench": stack.workbench}.get(slow, stack.pubsub)
     service.latency_s = latency
+    url = stack.slack.new_response_url()
     try:
-        response = slack.slash_command("U0LATE", name, response_url=stack.slack.new_response_url())
+        response = slack.slash_command("U0LATE", name, response_url=url)
     finally:
         stack.pubsub.latency_s = stack.slack.latency_s = stack.workbench.latency_s = 0.0
-    assert response.status == 200 and response.elapsed_s < 2.7, (response.elapsed_s, response.body)
+    assert response.status == 200 and response.elapsed_s < latency, (response.elapsed_s, response.body)
     assert expected in response.body, response.body
-    if slow.startswith("pubsub"):  # the simulator stores it once its latency is over, long after the answer
-        assert stack.workbench.wait_until(lambda: restart_requests(stack) == before + 1, timeout=15)
+    assert slow.startswith("pubsub") or "try again" not in response.body, response.body
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30)
     assert stack.wait_idle(30)
-    queued = restart_requests(stack) - before
-    assert queued == (1 if slow.startswith("pubsub") else 0)
-    assert stack.workbench.resets(full) == queued
+    assert stack.workbench.resets(full) == 1
+    if not slow.startswith("pubsub"):  # the one final answer, from the worker
+        assert stack.slack.wait_for(lambda: len(stack.slack.responses(url)) == 1, timeout=10)
+        [final] = stack.slack.responses(url)
+        assert "wb-late" in final.get("text", "") and "try again" not in final.get("text", ""), final
 
 
-def test_button_with_a_slow_publish_is_answered_in_time_and_honestly(stack: LocalStack) -> None:
-    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=30)
+def test_button_with_a_slow_publish_is_answered_in_time_and_honestly(production_budget: LocalStack) -> None:
+    stack = production_budget
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
     full, _ = alice_instance(stack, "wb-slowbtn")
     bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
     ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text="an alert")["ts"]
     slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url(), message_ts=ts)
     assert stack.wait_idle(30)  # warm: the publisher exists
     url = stack.slack.new_response_url()
-    stack.pubsub.latency_s = 5.0
+    stack.pubsub.latency_s = PUBLISH_HELD_S
     try:
         response = slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=url, message_ts=ts)
     finally:
         stack.pubsub.latency_s = 0.0
-    assert response.status == 200 and response.elapsed_s < 2.7, response.elapsed_s
+    assert response.status == 200 and response.elapsed_s < PUBLISH_HELD_S, response.elapsed_s
     assert any("may or may not" in r.get("text", "") for r in stack.slack.responses(url)), stack.slack.responses(url)
+
+
+def test_a_press_is_not_held_by_a_slow_replay_check(production_budget: LocalStack) -> None:
+    """The replay check reads the pressed instance beside users.info, within the same SLACK_READS_SECONDS: with
+    Workbench held far past it, it gives up (the worker checks again), and the press is queued and answered
+    without waiting for it. (Moved from test_slack_trust.py: it needs production's budgets.)"""
+    stack = production_budget
+    slow = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
+    full, _ = new_instance(stack, "wb-slowcheck")
+    slow.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url())
+    assert stack.wait_idle(30)  # warm: the publisher and the Workbench client exist
+    url = stack.slack.new_response_url()
+    stack.workbench.latency_s = HANG_S
+    try:
+        pressed = slow.block_action(ORGANIZER[0], "medic_resume", full, response_url=url)
+    finally:
+        stack.workbench.latency_s = 0.0
+    assert pressed.status == 200 and pressed.elapsed_s < HANG_S, pressed.elapsed_s
+    assert stack.slack.wait_for(lambda: any("resum" in r.get("text", "").lower() for r in stack.slack.responses(url)))
+    assert stack.workbench.wait_until(lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}),
+                                      timeout=30)
+    assert stack.wait_idle(30)
 
 
 METADATA_OWNERS = {  # proxy-user-mail as anyone who can edit the instance may set it
@@ -338,9 +390,11 @@ def test_owner_from_instance_metadata_reaches_the_alert_as_plain_text(stack: Loc
     assert len(field) <= 2000 and "<!" not in field and "<http" not in field, field[:300]
 
 
-def test_resize_deny_is_answered_in_time_when_slack_is_slow(stack: LocalStack) -> None:
-    """Deny makes its Slack calls before the ack (the alert, the participant's DM): with Slack slow, the
-    press is still answered within the budget, and what did not fit is left out, not waited for."""
+def test_resize_deny_with_slack_slow_is_decided_and_told(stack: LocalStack) -> None:
+    """Deny makes its Slack calls before the ack (the alert, the participant's DM): with every Slack call slow
+    but inside the (generous) budget, all of them are made. What does not fit a budget is left out, not waited
+    for: that is tested on a FakeClock (tests/unit/test_slack_budget.py), where the machine's speed decides
+    nothing."""
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=30)
     full, _ = new_instance(stack, "wb-deny", slack_user="U0DENYT")
     ref = InstanceRef.parse(full)
@@ -355,6 +409,7 @@ def test_resize_deny_is_answered_in_time_when_slack_is_slow(stack: LocalStack) -
                                       message={"ts": ts, "text": "more memory", "blocks": blocks})
     finally:
         stack.slack.latency_s = 0.0
-    assert response.status == 200 and response.elapsed_s < 2.7, response.elapsed_s
+    assert response.status == 200, response.status
     [decided] = [m for m in stack.alerts() if m["ts"] == ts]
     assert "Denied by <@U0ORG>" in json.dumps(decided["blocks"])  # the decision itself was shown
+    assert stack.slack.wait_for(lambda: any("wb-deny" in m["text"] for m in stack.slack.messages("U0DENYT")))

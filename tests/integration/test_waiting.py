@@ -2,12 +2,13 @@
 
 An automatic incident that waits for fresh health holds its instance's ordering key for one poll at most,
 then re-publishes itself behind whatever was queued meanwhile (shared/core/waiting.py). The stack's clocks: a
-health grace of 8 s and a poll of 1 s, so a wait that held the key would hold it for 8 s.
+health grace of 15 s and a poll of 1 s, so a wait that held the key would hold it for 15 s. No assertion here is
+of a wall-clock figure: each is of what happened and in which order, with a grace long enough that a busy
+machine still sees the wait begin before it ends.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
@@ -29,11 +30,12 @@ from tests.integration.helpers import (
 
 pytestmark = pytest.mark.wire
 
-GRACE_S = 8.0
+GRACE_S = 15.0  # at 8 s a loaded run could see the first delivery handled after the grace: reset, never waiting
 # The owner's test waits longer, so that the owner's command always lands inside the wait: at 8 s, a loaded run
 # (make test's 6 workers on 2 cores) once saw the incident's grace end first, so its continuation reset the instance
-# and the owner's request found it already restarted: still one reset, but not the race that test is about.
-PATIENT_GRACE_S = 20.0
+# and the owner's request found it already restarted: still one reset, but not the race that test is about. It
+# costs nothing: the wait ends when the owner's restart answers it, not when the grace runs out.
+PATIENT_GRACE_S = 60.0
 
 
 def waiting_stack(grace_s: float) -> AbstractContextManager[LocalStack]:
@@ -64,12 +66,11 @@ def test_the_owners_restart_is_not_queued_behind_an_incident_waiting_for_health(
     kill(stack, full, name, health=False)  # the agent says nothing: the incident waits out the grace
     assert wait_for(lambda: "yielded" in decisions(stack, name), timeout=PATIENT_GRACE_S)  # it is waiting
     response = slack.slash_command(user, name, response_url=stack.slack.new_response_url())
-    acknowledged = time.monotonic()
     assert response.status == 200 and f"Restarting *{name}*" in response.body, response.body
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30)
-    took = time.monotonic() - acknowledged
-    assert took < 4.0, f"the owner's restart waited {took:.1f} s behind the incident"  # one 1 s poll, at most
-    assert took < PATIENT_GRACE_S / 2
+    # Not queued behind the incident: reset by the owner's request while the incident still waited (its grace is
+    # far off), which the decisions and alerts below show; no wall-clock figure decides it. That the key is held
+    # for one poll at most is tested on a FakeClock (tests/unit/test_waiting.py).
     # The waiting incident's next continuation folds into that restart: exactly one reset, no second alert.
     assert stack.wait_idle(30)
     assert stack.workbench.resets(full) == 1
@@ -83,17 +84,17 @@ def test_the_owners_restart_is_not_queued_behind_an_incident_waiting_for_health(
 @pytest.mark.both_label_variants
 def test_a_kill_dated_a_day_ahead_is_acted_on_at_its_receipt_and_holds_nothing(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-ahead")
-    sunk = time.monotonic()
     kill(stack, full, name, health=False, at=datetime.now(UTC) + timedelta(days=1) - timedelta(minutes=1))
     assert wait_for(lambda: "yielded" in decisions(stack, name), timeout=GRACE_S)
     # Meanwhile nothing waits on it: another instance's kill is reset at once (the owner's own request is the
     # test above).
     other, other_name = new_instance(stack, "wb-ahead")
     kill(stack, other, other_name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(other) == 1, timeout=10)
-    # The grace counts from the receipt, not from the day ahead: no fresh health by then, so it is reset.
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=GRACE_S + 15)
-    assert time.monotonic() - sunk < GRACE_S + 6
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(other) == 1, timeout=30)
+    # The grace counts from the receipt, not from the day ahead (which would hold it for a day): no fresh health
+    # by then, so it is reset. How soon after the grace is the machine's speed, not asserted here; the grace's
+    # end on the receipt's clock is tested on a FakeClock (tests/unit/test_waiting.py).
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=GRACE_S + 60)
     assert stack.wait_idle(20)
     assert decisions(stack, name).count("reset") == 1
     assert "medic-waiting" not in labels(stack, full)  # the wait's name went with the restart's record

@@ -1,56 +1,138 @@
-"""Slack's 3 seconds on a FakeClock: every call before the acknowledgement gets only what is left of it, and a
-call that would not fit is not started (shared/app/slack/budget.py, service.py)."""
+"""Slack's 3 seconds on a FakeClock: every call before the acknowledgement gets only its share of what is left,
+a call that would not fit is not started, and reads that do not finish inside their share (slow, not failing)
+acknowledge at once and hand the request to the worker unread, while a read that answers an error says what
+failed (shared/app/slack/budget.py, service.py, command.py, buttons.py).
+
+Each budget is a setting (SlackBudget, docs/configuration.md); each is tested here at its limit and just past it.
+In process: the real WebClient against the Slack simulator (users.info answers at once); the Workbench is a
+stand-in behind its own interface whose reads take as long on the FakeClock as the test says, so the machine's
+speed decides nothing.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from slack_sdk import WebClient
 
-from shared.adapters.clock import FakeClock
-from shared.adapters.config import Need, load_settings
-from shared.app.slack import Deadline, SlackService
-from shared.app.slack.budget import ACK_BUDGET_S, MIN_CALL_S, PUBLISH_S, READS_S
-from shared.core.models import Action, RestartRequest, Trigger
+from shared.adapters.clock import SYSTEM, Clock, FakeClock
+from shared.adapters.config import Need, Settings, load_settings
+from shared.adapters.errors import TransientError
+from shared.app.slack import Deadline, SlackService, slack_request_digest
+from shared.app.slack.budget import MIN_CALL_S
+from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
+from simulators.slack import SlackSimulator
 
+TOKEN = "xoxb-budget"
 ENV = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "projects/contest-prj/topics/restarts",
-       "SLACK_BOT_TOKEN": "xoxb-t", "SLACK_ALERT_CHANNEL": "C0ALERTS", "SLACK_SIGNING_SECRET": "s",
+       "SLACK_BOT_TOKEN": TOKEN, "SLACK_ALERT_CHANNEL": "C0ALERTS", "SLACK_SIGNING_SECRET": "s",
        "ORGANIZER_EMAILS": "org@contest.example", "WORKBENCH_ZONES": "asia-northeast1-a"}
+SETTINGS = load_settings({Need.PUBLISH, Need.SLACK_APP}, ENV)
+BUDGET = SETTINGS.slack_budget
+ALICE, ORG = "U0ALICE", "U0ORG"
+REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
+ALICE_VIEW = InstanceView(REF, InstanceState.ACTIVE, "HEALTHY", {}, "alice@contest.example", "e2-standard-4")
 
 
 class RecordingQueue:
-    """The restart queue's publish, recording the time each publish was given."""
+    """The restart queue's publish, recording each request and the time it was given."""
 
     ready = True
 
     def __init__(self) -> None:
         self.timeouts: list[float | None] = []
+        self.requests: list[RestartRequest] = []
 
     def publish(self, request: RestartRequest, *, timeout_s: float | None = None) -> str:
         self.timeouts.append(timeout_s)
+        self.requests.append(request)
         return "1"
 
 
-def service_on(clock: FakeClock, queue: RecordingQueue) -> SlackService:
-    settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, ENV)
-    workbench: Any = None  # not read here
-    return SlackService(settings, None, workbench, queue, clock=clock)  # type: ignore[arg-type]
+class SlowWorkbench:
+    """Workbench's reads, taking `seconds` on the FakeClock each (or failing with `error`)."""
+
+    def __init__(self, clock: Clock, seconds: float = 0.0, error: Exception | None = None) -> None:
+        self.clock, self.seconds, self.error = clock, seconds, error
+
+    def _read(self) -> None:
+        self.clock.sleep(self.seconds)
+        if self.error is not None:
+            raise self.error
+
+    def list(self, project: str, zones: tuple[str, ...]) -> list[InstanceView]:
+        self._read()
+        return [ALICE_VIEW]
+
+    def get(self, ref: InstanceRef, *, retry: bool = True) -> InstanceView:
+        self._read()
+        return ALICE_VIEW
+
+
+class SlowCallers:
+    """callers.py's reading of users.info, through the real client, taking `seconds` on the FakeClock."""
+
+    def __init__(self, inner: Any, clock: Clock, seconds: float) -> None:
+        self.inner, self.clock, self.seconds = inner, clock, seconds
+
+    def caller(self, user_id: str, workspace: str | None) -> Any:
+        self.clock.sleep(self.seconds)
+        return self.inner.caller(user_id, workspace)
+
+
+@pytest.fixture
+def sim() -> Iterator[SlackSimulator]:
+    with SlackSimulator(bot_token=TOKEN).start() as running:
+        running.add_user(ALICE, "alice", "alice@contest.example")
+        running.add_user(ORG, "org", "org@contest.example")
+        yield running
+
+
+def service_on(clock: Clock, queue: RecordingQueue, workbench: Any = None, sim: SlackSimulator | None = None,
+               *, settings: Settings = SETTINGS, users_info_s: float = 0.0) -> SlackService:
+    client = None
+    if sim:
+        client = WebClient(token=TOKEN, base_url=sim.api_url)
+        settings = replace(settings, slack_api_url=sim.api_url, slack_response_url_base=sim.response_url_base)
+    service = SlackService(settings, client, workbench, queue, clock=clock)  # type: ignore[arg-type]
+    # One read at a time, in the order made: a FakeClock moved by one read would otherwise make the other late
+    # or not by how the threads happened to run.
+    service.pool = ThreadPoolExecutor(max_workers=1)
+    if users_info_s:
+        service.callers = SlowCallers(service.callers, clock, users_info_s)  # type: ignore[assignment]
+    return service
+
+
+def slash(sim: SlackSimulator, text: str = "", user: str = ALICE) -> dict[str, Any]:
+    return {"command": "/restart-notebook", "text": text, "user_id": user, "team_id": sim.team_id,
+            "trigger_id": f"1.2.{text or 'own'}", "response_url": sim.new_response_url()}
 
 
 def request(clock: FakeClock) -> RestartRequest:
-    return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND,
-                          instance="projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice",
+    return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
                           requested_at=clock.now(), event_id="slack-1.2.abc")
+
+
+def test_the_budgets_are_settings_with_production_defaults() -> None:
+    assert (BUDGET.ack, BUDGET.reads, BUDGET.publish, BUDGET.reply, BUDGET.call) == (2.5, 1.2, 1.0, 1.0, 1)
+    generous = load_settings({Need.PUBLISH, Need.SLACK_APP}, {**ENV, "SLACK_ACK_BUDGET_SECONDS": "8",
+                                                              "SLACK_READS_SECONDS": "6"})
+    assert (generous.slack_budget.ack, generous.slack_budget.reads) == (8.0, 6.0)
 
 
 def test_a_deadline_gives_what_is_left_and_a_share_never_outlasts_it() -> None:
     clock = FakeClock()
-    deadline = Deadline(clock)
-    assert deadline.left() == ACK_BUDGET_S and deadline.left(READS_S) == READS_S
+    deadline = Deadline(clock, BUDGET.ack)
+    assert deadline.left() == BUDGET.ack and deadline.left(BUDGET.reads) == BUDGET.reads
     clock.advance(2.0)
-    assert deadline.left() == pytest.approx(ACK_BUDGET_S - 2.0)
-    reads = deadline.share(READS_S)
-    assert reads.left() == pytest.approx(ACK_BUDGET_S - 2.0)  # less than READS_S is left: that much
+    assert deadline.left() == pytest.approx(BUDGET.ack - 2.0)
+    reads = deadline.share(BUDGET.reads)
+    assert reads.left() == pytest.approx(BUDGET.ack - 2.0)  # less than the reads' share is left: that much
     clock.advance(10)
     assert deadline.left() == 0.0 and reads.left() == 0.0
 
@@ -58,20 +140,121 @@ def test_a_deadline_gives_what_is_left_and_a_share_never_outlasts_it() -> None:
 def test_the_publish_gets_what_is_left_and_is_not_started_without_time() -> None:
     clock, queue = FakeClock(), RecordingQueue()
     service = service_on(clock, queue)
-    deadline = Deadline(clock)
+    deadline = service.deadline()
     assert service.publish(request(clock), deadline, {}) is None
-    clock.advance(ACK_BUDGET_S - 0.5)
+    clock.advance(BUDGET.ack - 0.5)
     assert service.publish(request(clock), deadline, {}) is None
     clock.advance(0.5 - MIN_CALL_S / 2)
     said = service.publish(request(clock), deadline, {})
     assert said is not None and "restart queue" in said  # not queued, and said so
-    assert queue.timeouts == [PUBLISH_S, pytest.approx(0.5)]
+    assert queue.timeouts == [BUDGET.publish, pytest.approx(0.5)]
 
 
 def test_a_reply_is_not_started_without_time(caplog: pytest.LogCaptureFixture) -> None:
     clock = FakeClock()
     service = service_on(clock, RecordingQueue())
-    deadline = Deadline(clock)
-    clock.advance(ACK_BUDGET_S)
+    deadline = service.deadline()
+    clock.advance(BUDGET.ack)
     service.replier("https://hooks.slack.com/actions/T/1/x", deadline)(text="late")
     assert "response_url post skipped: no time left" in caplog.text
+
+
+@pytest.mark.parametrize("slow", ["instances.list", "users.info"])
+def test_reads_that_finish_at_their_limit_are_answered_at_once(sim: SlackSimulator, slow: str) -> None:
+    clock, queue = FakeClock(), RecordingQueue()
+    seconds = {"instances.list": (BUDGET.reads, 0.0), "users.info": (0.0, BUDGET.reads)}[slow]
+    service = service_on(clock, queue, SlowWorkbench(clock, seconds[0]), sim, users_info_s=seconds[1])
+    said = service.command(slash(sim), workspace=sim.team_id)
+    assert isinstance(said, str) and "Restarting *wb-alice*" in said, said
+    [queued] = queue.requests
+    assert queued.instance == REF.full_name and not queued.authorize
+    assert queued.requester is not None and queued.requester.email == "alice@contest.example"
+
+
+@pytest.mark.parametrize("slow", ["instances.list", "users.info"])
+def test_reads_past_their_limit_acknowledge_first_and_hand_the_request_on_unread(sim: SlackSimulator,
+                                                                                 slow: str) -> None:
+    """Slow is not wrong: no "try again"; the placeholder is said, and the worker gets the request to read,
+    authorize and answer. Nothing of the late reads is trusted: no instance, no email, no organizer flag."""
+    clock, queue = FakeClock(), RecordingQueue()
+    past = BUDGET.reads + 0.01
+    seconds = {"instances.list": (past, 0.0), "users.info": (0.0, past)}[slow]
+    service = service_on(clock, queue, SlowWorkbench(clock, seconds[0]), sim, users_info_s=seconds[1])
+    body = slash(sim, "wb-alice", user=ORG)
+    said = service.command(body, workspace=sim.team_id)
+    assert said == service.say("cmd.looking")
+    [queued] = queue.requests
+    assert queued.authorize and queued.instance == "" and queued.target == "wb-alice"
+    assert queued.requester is not None and (queued.requester.email, queued.requester.is_organizer) == ("", False)
+    assert queued.ordering_key == f"slack-user:{ORG}" and queued.response_url == body["response_url"]
+    assert queued.slack_request == slack_request_digest(body)
+    assert queue.timeouts == [pytest.approx(min(BUDGET.publish, BUDGET.ack - past))]  # its share of what is left
+
+
+def test_a_late_publish_after_late_reads_is_not_started_and_says_so(sim: SlackSimulator) -> None:
+    """Reads that take the whole acknowledgement leave no time to publish: nothing queued, and said."""
+    clock, queue = FakeClock(), RecordingQueue()
+    service = service_on(clock, queue, SlowWorkbench(clock, BUDGET.ack), sim)
+    said = service.command(slash(sim), workspace=sim.team_id)
+    assert isinstance(said, str) and "restart queue" in said and not queue.requests
+
+
+@pytest.mark.parametrize("verb", ["status", "bigger"])
+def test_a_late_read_for_status_or_bigger_says_it_was_slow_not_that_something_failed(sim: SlackSimulator,
+                                                                                     verb: str) -> None:
+    clock, queue = FakeClock(), RecordingQueue()
+    service = service_on(clock, queue, SlowWorkbench(clock, BUDGET.reads + 0.01), sim)
+    said = service.command(slash(sim, verb), workspace=sim.team_id)
+    assert said == service.say("deny.slow", service="Workbench") and not queue.requests
+
+
+def test_a_read_that_answers_an_error_says_what_failed_and_does_nothing(sim: SlackSimulator) -> None:
+    clock, queue = FakeClock(), RecordingQueue()
+    service = service_on(clock, queue, SlowWorkbench(clock, error=TransientError("UNAVAILABLE", "down")), sim)
+    said = service.command(slash(sim), workspace=sim.team_id)
+    assert said == service.say("deny.failed", service="Workbench", error="UNAVAILABLE") and not queue.requests
+    sim.inject_fault("users.info", "error", error="internal_error")
+    service = service_on(clock, queue, SlowWorkbench(clock), sim)
+    said = service.command(slash(sim), workspace=sim.team_id)
+    assert isinstance(said, str) and "couldn't reach Slack (" in said and not queue.requests
+
+
+def press_body(sim: SlackSimulator, action_id: str = "medic_pause") -> dict[str, Any]:
+    return {"type": "block_actions", "user": {"id": ORG, "team_id": sim.team_id},
+            "actions": [{"action_id": action_id, "value": REF.full_name, "action_ts": "1700000000.000100"}],
+            "container": {"message_ts": "1700000000.000001", "channel_id": "C0ALERTS"},
+            "response_url": sim.new_response_url()}
+
+
+@pytest.mark.parametrize(("seconds", "unread"), [(BUDGET.reads, False), (BUDGET.reads + 0.01, True)])
+def test_a_press_whose_users_info_is_late_is_acknowledged_and_handed_on_unread(sim: SlackSimulator, seconds: float,
+                                                                               unread: bool) -> None:
+    clock, queue = FakeClock(), RecordingQueue()
+    service = service_on(clock, queue, SlowWorkbench(clock), sim, users_info_s=seconds)
+    body = press_body(sim)
+    service.button(body, service.replier(body["response_url"], Deadline(FakeClock(), 30)), workspace=sim.team_id)
+    [queued] = queue.requests
+    assert queued.action is Action.PAUSE and queued.instance == REF.full_name and queued.authorize is unread
+    assert queued.requester is not None and queued.requester.is_organizer is not unread  # unread: the worker's
+    said = [r.get("text", "") for r in sim.responses(body["response_url"])]
+    assert said == [service.say("button.looking" if unread else "button.ack.pause", name="wb-alice")], said
+
+
+def test_the_wait_for_a_read_is_bounded_by_its_share_in_real_time_too(sim: SlackSimulator) -> None:
+    """On the system clock, a read that has not returned is waited for no longer than its share (here 0.2 s
+    against a read that does not end until the answer is given)."""
+    clock, queue = SYSTEM, RecordingQueue()
+    settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, {**ENV, "SLACK_READS_SECONDS": "0.2"})
+    answered = threading.Event()
+
+    class Hanging(SlowWorkbench):
+        def list(self, project: str, zones: tuple[str, ...]) -> list[InstanceView]:
+            answered.wait(60)
+            return super().list(project, zones)
+
+    service = service_on(clock, queue, Hanging(clock), sim, settings=settings)
+    try:
+        assert service.command(slash(sim), workspace=sim.team_id) == service.say("cmd.looking")
+    finally:
+        answered.set()
+    assert queue.requests[0].authorize

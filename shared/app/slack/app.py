@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from shared.adapters.audit import audit
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError
-from shared.app.slack.budget import SLACK_CALL_S, Deadline
+from shared.app.slack.budget import Deadline
 from shared.app.slack.guard import ACK_DEADLINE
 from shared.core.blocks import ALL_ACTIONS
 
@@ -37,7 +37,8 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     from slack_sdk import WebClient  # noqa: PLC0415
 
     # Every call this client makes is made before an ack: short, and no retry (there is no time for one).
-    kwargs: dict[str, Any] = {"token": settings.slack_bot_token, "timeout": SLACK_CALL_S, "retry_handlers": []}
+    kwargs: dict[str, Any] = {"token": settings.slack_bot_token, "timeout": settings.slack_budget.call,
+                              "retry_handlers": []}
     if settings.slack_api_url:
         kwargs["base_url"] = settings.slack_api_url
     client = WebClient(**kwargs)
@@ -105,4 +106,4 @@ def _workspace(context: BoltContext) -> str | None:
 def _deadline(context: BoltContext, service: SlackService) -> Deadline:
     """The request's deadline, set by guard.answer(); a fresh one when Bolt is driven some other way."""
     deadline = context.get(ACK_DEADLINE)
-    return deadline if isinstance(deadline, Deadline) else Deadline(service.clock)
+    return deadline if isinstance(deadline, Deadline) else service.deadline()

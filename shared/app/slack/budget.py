@@ -1,29 +1,40 @@
-"""Slack's 3 seconds, shared out: the acknowledgement's budget, each call's share of it, and the Deadline every
-wait before the ack is cut to. The clock is a parameter (shared/adapters/clock.py), so the budget can be tested
-on a FakeClock.
+"""Slack's 3 seconds, shared out: the Deadline every wait before the acknowledgement is cut to, and what a read
+that did not fit in its share is called (Late). The shares themselves are settings (SlackBudget in
+shared/adapters/config.py, docs/configuration.md). The clock is a parameter (shared/adapters/clock.py), so the
+budget is tested on a FakeClock.
+
+The clients are not made at import instead: functions-framework imports the function in gunicorn's master and
+forks the worker from it (functions_framework/_cli.py, then _http/gunicorn.py's load()), so a thread started, a
+lock taken or a gRPC channel opened there is inherited broken (tried: the first press then hung for good).
 """
 
 from __future__ import annotations
 
-from shared.adapters.clock import SYSTEM, Clock
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any, Generic, TypeVar
 
-# Slack waits 3 s for the HTTP answer, which (process_before_response) goes only when the listener
-# returns: everything before it shares ACK_BUDGET_S, the rest is the way there and back.
-ACK_BUDGET_S = 2.5
-READS_S = 1.2  # users.info and instances.list, made at once (a cold start makes the Workbench client in them)
-# Not made at import instead: functions-framework imports the function in gunicorn's master and forks the worker
-# from it (functions_framework/_cli.py, then _http/gunicorn.py's load()), so a thread started, a lock taken or a
-# gRPC channel opened there is inherited broken (tried: the first press then hung for good).
-PUBLISH_S = 1.0  # the publish to the restart topic: one attempt, the RPC and the wait for its id
-REPLY_S = 1.0  # one response_url post before the ack (WebhookClient's own default is 30 s)
-SLACK_CALL_S = 1  # the app's WebClient timeout (whole seconds): any other Slack call before the ack
+from shared.adapters.clock import SYSTEM, Clock, wait
+from shared.adapters.config import SlackBudget
+from shared.adapters.errors import ServiceError
+
+T = TypeVar("T")
+
 MIN_CALL_S = 0.1  # less time left than this: a call is not started
+
+
+class Late:
+    """A read that did not finish inside its share of Slack's window and did not answer with an error: nothing is
+    known to be wrong, so the request is acknowledged at once and finished by the worker (never "try again")."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what  # the read still running, for the audit line
 
 
 class Deadline:
     """When the acknowledgement must go, so every call before it can be given only the time that is left."""
 
-    def __init__(self, clock: Clock = SYSTEM, seconds: float = ACK_BUDGET_S) -> None:
+    def __init__(self, clock: Clock = SYSTEM, seconds: float = SlackBudget.ack) -> None:
         self.clock = clock
         self.end = clock.monotonic() + seconds
 
@@ -34,3 +45,35 @@ class Deadline:
     def share(self, cap: float) -> Deadline:
         """A deadline of its own for one part of the work: at most `cap` seconds, and never past this one."""
         return Deadline(self.clock, self.left(cap))
+
+
+class Read(Generic[T]):
+    """One read made before the acknowledgement, running in `pool`, with the time on `clock` it finished: judged
+    by that time, a read is late by the clock, so a FakeClock decides it in a test as time does live."""
+
+    def __init__(self, pool: Executor, clock: Clock, what: str, call: Callable[..., T], *args: Any,
+                 **kwargs: Any) -> None:
+        self.what, self.clock = what, clock
+        self.finished = float("inf")
+
+        def run() -> T:
+            try:
+                return call(*args, **kwargs)
+            finally:
+                self.finished = clock.monotonic()
+
+        self.future: Future[T] = pool.submit(run)
+
+    def within(self, share: Deadline) -> T | Late:
+        """The read's value when it finished inside `share`, Late when it did not; the error it answered inside
+        its share, raised. The read's own client waits longer than its share (service.py, main.py), so a slow
+        service is Late here, never its client's timeout taken for an error."""
+        try:
+            value = wait(self.clock, self.future, share.left())
+        except TimeoutError:
+            return Late(self.what)
+        except ServiceError:
+            if self.finished > share.end:  # it failed only after its share was over: it was slow first
+                return Late(self.what)
+            raise
+        return Late(self.what) if self.finished > share.end else value

@@ -1,4 +1,6 @@
 """The organizers' buttons on alerts and resize requests: checked, queued for the worker, answered at once.
+When users.info does not answer inside its share of Slack's window, the press is queued unread and the worker
+checks who pressed it (authorize_press, the same rule) and answers.
 
 Owns a press from its payload to the reply: which action and instance the button names, that the one pressing
 is an organizer, that this very press was not acted on already, and the request published to the restart topic.
@@ -9,12 +11,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from shared.adapters.errors import ServiceError
-from shared.app.slack.budget import READS_S, SLACK_CALL_S, Deadline
+from shared.app.slack.budget import Deadline, Late, Read
 from shared.app.slack.failures import slack_answers
 from shared.app.slack.guard import slack_request_digest
 from shared.app.slack.replies import obj
@@ -31,7 +32,7 @@ from shared.core.blocks import (
     parse_resize_value,
     without_buttons,
 )
-from shared.core.commands import Caller
+from shared.core.commands import Answer, Caller, authorize_press
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 
@@ -100,23 +101,28 @@ def press(service: SlackService, body: dict[str, Any], reply: Callable[..., Any]
     pressed = _parse(service, body, user_id, action_id, str(actions[0].get("value", "")), fields)
     if pressed is None:
         return
-    labels = service.pool.submit(service.workbench.get, pressed.ref, retry=False)  # what was acted on, alongside
-    reads = deadline.share(READS_S)  # both reads share READS_S, as the command's do
-    caller = service.known_caller(service.pool.submit(service.caller, user_id, workspace), reads, fields)
+    reads = deadline.share(service.budget.reads)  # both reads share SLACK_READS_SECONDS, as the command's do
+    labels = Read(service.pool, service.clock, "instances.get", service.workbench.get, pressed.ref,
+                  retry=False)  # what was acted on, alongside
+    caller = service.known_caller(service.read_caller(user_id, workspace), reads, fields)
+    if isinstance(caller, Late):
+        respond(text=_acknowledge_first(service, pressed, caller, deadline, fields), replace_original=False)
+        return
     if isinstance(caller, str):
         respond(text=caller, replace_original=False)
         return
-    if not caller.is_organizer:
-        service.audit("denied", fields, reason="not an organizer")
+    verdict = authorize_press(caller)
+    if verdict is not Answer.ALLOW:
+        service.audit("denied", fields, reason=verdict.value)
         respond(text=service.say("deny.organizers_only"), replace_original=False)
         return
     if pressed.action is None:  # Deny: only Slack changes, right here
         _deny_resize(service, pressed, caller, deadline)
         service.audit("resize denied", fields)
         return
-    said = _queue(service, pressed, pressed.action, caller, labels, reads, deadline, fields)
-    if said is not None:
-        respond(text=said, replace_original=False)
+    queued = _queue(service, pressed, pressed.action, caller, labels, reads, deadline, fields)
+    if queued is not None:
+        respond(text=queued, replace_original=False)
 
 
 def _parse(service: SlackService, body: dict[str, Any], user_id: str, action_id: str, value: str,
@@ -139,23 +145,19 @@ def _parse(service: SlackService, body: dict[str, Any], user_id: str, action_id:
     return _Press(body, user_id, action, ref, machine_type, asked_by, owner_may_start=action_id == ACTION_STOP_OPEN)
 
 
-def _queue(service: SlackService, pressed: _Press, action: Action, caller: Caller, labels: Future[InstanceView],
-           reads: Deadline, deadline: Deadline, fields: dict[str, Any]) -> str | None:
-    """Publish the press for the worker unless it was acted on already; what to reply (None: nothing)."""
-    body = pressed.body
-    digest = slack_request_digest(body)
-    if _acted_on(digest, labels, reads):
-        service.audit("replay refused", fields, reason="this Slack request was already acted on")
-        return None
-    container = pressed.container
+def _request(service: SlackService, pressed: _Press, action: Action, requester: Requester, *,
+             authorize: bool = False) -> RestartRequest:
+    """The press as a request for the worker; `authorize`: acknowledged before users.info answered, so the
+    worker reads who pressed and checks them (authorize_press) itself."""
+    body, container = pressed.body, pressed.container
     action_ts = obj((body.get("actions") or [{}])[0]).get("action_ts")
-    request = RestartRequest(
+    return RestartRequest(
         action=action,
         trigger=Trigger.BUTTON,
         instance=pressed.ref.full_name,
         requested_at=service.clock.now(),
         event_id=f"button-{action_ts or service.stamp()}-{pressed.user_id}",
-        requester=Requester(pressed.user_id, caller.email or "", True),
+        requester=requester,
         response_url=service.response_url(body.get("response_url")),
         alert_ts=str(container.get("message_ts", "")),
         alert_channel=str(container.get("channel_id", "") or obj(body.get("channel")).get("id", "")),
@@ -163,8 +165,37 @@ def _queue(service: SlackService, pressed: _Press, action: Action, caller: Calle
         machine_type=pressed.machine_type,
         asked_by=pressed.asked_by,
         owner_may_start=pressed.owner_may_start,
-        slack_request=digest,
+        slack_request=slack_request_digest(body),
+        authorize=authorize,
     )
+
+
+def _acknowledge_first(service: SlackService, pressed: _Press, late: Late, deadline: Deadline,
+                       fields: dict[str, Any]) -> str:
+    """users.info did not answer in its share, and did not fail: the press goes to the worker unread (key: the
+    instance), which reads who pressed, checks them by the same rule and answers; said at once. Deny, acted on
+    only here, says it was slow."""
+    fields["late"] = late.what
+    if pressed.action is None or not service.response_url(pressed.body.get("response_url")):
+        service.audit("denied", fields, reason=f"{late.what} did not answer in time")
+        return service.say("deny.slow", service="Slack")
+    request = _request(service, pressed, pressed.action, Requester(pressed.user_id, "", False), authorize=True)
+    fields["action"] = pressed.action.value
+    unsent = service.publish(request, deadline, fields)
+    if unsent is not None:
+        return unsent
+    service.audit("acknowledged first", fields, reason=f"{late.what} did not answer in time")
+    return service.say("button.looking", name=pressed.ref.name)
+
+
+def _queue(service: SlackService, pressed: _Press, action: Action, caller: Caller, labels: Read[InstanceView],
+           reads: Deadline, deadline: Deadline, fields: dict[str, Any]) -> str | None:
+    """Publish the press for the worker unless it was acted on already; what to reply (None: nothing)."""
+    digest = slack_request_digest(pressed.body)
+    if authorize_press(caller, digest, _acted(labels, reads)) is Answer.REPLAYED:
+        service.audit("replay refused", fields, reason="this Slack request was already acted on")
+        return None
+    request = _request(service, pressed, action, Requester(pressed.user_id, caller.email or "", True))
     fields["action"] = action.value
     unsent = service.publish(request, deadline, fields)
     if unsent is not None:
@@ -173,15 +204,18 @@ def _queue(service: SlackService, pressed: _Press, action: Action, caller: Calle
     return service.say(ACKS[action], name=pressed.ref.name)
 
 
-def _acted_on(digest: str, view: Future[InstanceView], reads: Deadline) -> bool:
-    """Whether the instance records this request as acted on. A read that fails or is late (past `reads`)
-    says no: the worker, which reads the labels again before acting (one at a time per instance), drops
-    it then."""
+def _acted(view: Read[InstanceView], reads: Deadline) -> tuple[str, ...]:
+    """The Slack requests the instance records as acted on. A read that fails or is late (past `reads`) gives
+    none: the worker, which reads the labels again before acting (one at a time per instance), drops a replay
+    then."""
     try:
-        return digest in History.from_labels(view.result(timeout=reads.left()).labels).acted
-    except (ServiceError, TimeoutError) as exc:
-        log.info("replay check left to the worker: the instance was not read (%s)", type(exc).__name__)
-        return False
+        read = view.within(reads)
+    except ServiceError as exc:
+        read = Late(type(exc).__name__)
+    if isinstance(read, Late):
+        log.info("replay check left to the worker: the instance was not read in time (%s)", read.what)
+        return ()
+    return History.from_labels(read.labels).acted
 
 
 def _deny_resize(service: SlackService, pressed: _Press, caller: Caller, deadline: Deadline) -> None:
@@ -189,7 +223,7 @@ def _deny_resize(service: SlackService, pressed: _Press, caller: Caller, deadlin
     left, so what does not fit is left out (and logged) rather than holding the press past Slack's 3 s."""
 
     def time_for(what: str) -> bool:
-        if deadline.left() >= SLACK_CALL_S:
+        if deadline.left() >= service.budget.call:
             return True
         log.warning("a denied resize not reported in %s: no time left before the ack", what)
         return False

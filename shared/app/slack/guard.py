@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import SYSTEM, Clock
+from shared.adapters.config import SlackBudget
 from shared.adapters.misconfig import note_unsigned
 from shared.app.slack.bolt_internals import bolt_request, unroutable
 from shared.app.slack.budget import Deadline
@@ -32,7 +33,7 @@ ACK_DEADLINE = "notebook_medic_ack_deadline"  # the request's Deadline, in its B
 
 def answer(
     app: App, raw_body: str, *, headers: Mapping[str, Any], verifier: SignatureVerifier, query: str = "",
-    clock: Clock = SYSTEM,
+    clock: Clock = SYSTEM, ack_budget: float = SlackBudget.ack,
 ) -> BoltResponse:
     """The BoltResponse to one HTTP request: 401 unless Slack signed it; a signed body of a shape Slack
     never sends is a logged 400.
@@ -47,7 +48,7 @@ def answer(
     """
     from slack_bolt import BoltResponse  # noqa: PLC0415
 
-    deadline = Deadline(clock)  # from the moment the request is ours
+    deadline = Deadline(clock, ack_budget)  # from the moment the request is ours (SLACK_ACK_BUDGET_SECONDS)
     if not signed_by_slack(verifier, raw_body, headers):
         note_unsigned()
         return BoltResponse(status=401, body={"error": "invalid request"})  # Bolt's own answer, word for word

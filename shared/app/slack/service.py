@@ -8,32 +8,28 @@ users.info and the organizer group, the publish to the restart topic, the respon
 from __future__ import annotations
 
 import logging
-import re
+import math
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
-from shared.adapters.errors import NotFoundError, ServiceError
+from shared.adapters.errors import ServiceError
 from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
 from shared.adapters.slack_notify import is_slack_response_url
 from shared.adapters.workbench import Workbench
 from shared.app.slack import buttons, command
-from shared.app.slack.budget import MIN_CALL_S, PUBLISH_S, REPLY_S, Deadline
+from shared.app.slack.budget import MIN_CALL_S, Deadline, Late, Read
+from shared.app.slack.callers import Callers
 from shared.app.slack.failures import failure, misconfigured, slack_answers
-from shared.app.slack.replies import obj, refused
+from shared.app.slack.replies import refused
 from shared.core import messages
-from shared.core.commands import Caller, refusal
-from shared.core.identity import identity
+from shared.core.commands import Caller
 from shared.core.models import RestartRequest
 
 log = logging.getLogger(__name__)
-USERGROUP_TTL_S = 300.0
-NOBODY_ANSWERS = ("user_not_found", "user_not_visible")  # users.info's answers that name nobody: not an outage
-# A user id as Slack gives them (U or W, capitals and digits), with room to grow: Slack does not promise a length.
-SLACK_USER_ID = re.compile(r"[UW][A-Z0-9]{1,63}")
 
 
 class SlackService:
@@ -49,7 +45,8 @@ class SlackService:
         self.clock = clock
         self.lang = settings.message_language
         self.say = messages.For(self.lang)
-        self._group: tuple[float, frozenset[str]] = (float("-inf"), frozenset())  # never read yet
+        self.budget = settings.slack_budget
+        self.callers = Callers(settings, _reading(client, self.budget.ack), clock)
         self.pool = ThreadPoolExecutor(max_workers=4 + len(settings.workbench_zones), thread_name_prefix="reads")
 
     # ---- what the listeners call ------------------------------------------------------------
@@ -58,7 +55,7 @@ class SlackService:
     ) -> str | dict[str, Any]:
         """`/restart-notebook`: the acknowledgement to send (text, or a message dict with blocks), ready before
         the deadline. `workspace`: the app's own team id (see caller)."""
-        return command.answer(self, body, deadline or Deadline(self.clock), workspace=workspace)
+        return command.answer(self, body, deadline or self.deadline(), workspace=workspace)
 
     def button(
         self, body: dict[str, Any], reply: Callable[..., Any], deadline: Deadline | None = None, *,
@@ -66,67 +63,34 @@ class SlackService:
     ) -> None:
         """An organizer's press: checked, queued for the worker, and answered through `reply` (see replier).
         `workspace`: the app's own team id (see caller)."""
-        buttons.press(self, body, reply, deadline or Deadline(self.clock), workspace=workspace)
+        buttons.press(self, body, reply, deadline or self.deadline(), workspace=workspace)
+
+    def deadline(self) -> Deadline:
+        """A request's acknowledgement deadline, from now: SLACK_ACK_BUDGET_SECONDS on the service's clock."""
+        return Deadline(self.clock, self.budget.ack)
 
     # ---- who is asking ---------------------------------------------------------------------
+    def read_caller(self, user_id: str, workspace: str | None) -> Read[Caller]:
+        """users.info started in the pool (see caller), to be waited for within a share of the deadline."""
+        return Read(self.pool, self.clock, "users.info", self.caller, user_id, workspace)
+
     def caller(self, user_id: str, workspace: str | None) -> Caller:
-        """Identity from the Slack profile email (users.info, scope users:read.email). Raises if Slack is down.
+        """Identity from the Slack profile email (callers.py, the one reading the worker shares). Raises if Slack
+        fails. `workspace` is the app's own team (auth.test, which Bolt makes and keeps in the request's context)."""
+        return self.callers.caller(user_id, workspace)
 
-        `workspace` is the app's own team (auth.test, which Bolt makes and keeps in the request's context):
-        a member of another one (Slack Connect), a bot, a deactivated account or an unconfirmed email is
-        refused whatever its email says; an email that is not plain ASCII names nobody (shared/core/identity.py)."""
-        if not SLACK_USER_ID.fullmatch(user_id):  # not an id Slack gives: it names nobody, and is never sent
-            log.warning("a request names a Slack user id of a shape Slack does not give: nobody")
-            return Caller(user_id, None, False)
+    def known_caller(self, asked: Read[Caller], reads: Deadline, fields: dict[str, Any]) -> Caller | str | Late:
+        """The caller read in `asked`, or what to answer instead: Slack answering an error (nothing is done, and
+        said), Late when it is merely slow (the request is acknowledged first), or a Slack user who is refused
+        whoever they are."""
         try:
-            with slack_answers():
-                response = self.client.users_info(user=user_id)
-        except NotFoundError as exc:
-            if exc.status not in NOBODY_ANSWERS:
-                raise
-            return Caller(user_id, None, False)  # an answer, not an outage: nobody we can identify
-        user = obj(response.get("user"))
-        refused_as = refusal(user, workspace)
-        if refused_as is not None:
-            log.warning("Slack user %s refused: %s", user_id, refused_as.value)
-            return Caller(user_id, None, False, refused_as)
-        written = obj(user.get("profile")).get("email")
-        email = identity(written)
-        not_plain = email is None and isinstance(written, str) and bool(written.strip())
-        if not_plain:
-            log.warning("Slack user %s has a profile email that is not plain ASCII: it names nobody", user_id)
-        organizer = bool(email and email in self.settings.organizer_emails) or self._in_organizer_group(user_id)
-        return Caller(user_id, email, organizer, email_not_plain=not_plain)
-
-    def _in_organizer_group(self, user_id: str) -> bool:
-        """ORGANIZER_USERGROUP's members, read at most every USERGROUP_TTL_S. Fails closed: when the list
-        can't be refreshed, nobody is an organizer through the group (ORGANIZER_EMAILS still counts) until
-        it can, so someone removed from the group is not kept on by an outage."""
-        group = self.settings.organizer_usergroup
-        if not group:
-            return False
-        fetched, members = self._group
-        if self.clock.monotonic() - fetched > USERGROUP_TTL_S:
-            try:
-                with slack_answers():
-                    users = self.client.usergroups_users_list(usergroup=group).get("users") or []
-                members = frozenset(str(u) for u in users)
-                self._group = (self.clock.monotonic(), members)
-            except ServiceError as exc:  # nobody, and asked again on the next request
-                log.warning("could not read the organizer user group; nobody is an organizer through it: %s", exc)
-                self._group = (float("-inf"), frozenset())
-                return False
-        return user_id in members
-
-    def known_caller(self, asked: Future[Caller], reads: Deadline, fields: dict[str, Any]) -> Caller | str:
-        """The caller read in `asked`, or what to answer instead: Slack failing or slow (nothing is done), or
-        a Slack user who is refused whoever they are."""
-        try:
-            caller = asked.result(timeout=reads.left())
-        except (ServiceError, TimeoutError) as exc:  # Slack itself failing or slow: say so, do nothing
+            caller = asked.within(reads)  # Late: slow is not wrong; the worker reads it again
+        except ServiceError as exc:  # Slack itself answered an error: say what failed, do nothing
             misconfigured(exc, method="users.info")
             self.audit("denied", fields, reason=f"users.info failed: {failure(exc)}")
-            return self.say("deny.unavailable", service="Slack")
+            return self.say("deny.failed", service="Slack", error=exc.status)
+        if isinstance(caller, Late):
+            return caller
         fields.update(requester=caller.email, organizer=caller.is_organizer)
         if caller.refused is not None:
             self.audit("denied", fields, reason=f"Slack user refused: {caller.refused.value}")
@@ -138,7 +102,7 @@ class SlackService:
         """Queue the request within what is left of the deadline; None when it was queued, else what to say.
 
         Never pretends: refused means nothing was queued; unconfirmed in time means it may have been."""
-        seconds = deadline.left(PUBLISH_S)
+        seconds = deadline.left(self.budget.publish)
         if seconds < MIN_CALL_S:
             self.audit("denied", fields, reason="no time left to publish before Slack's deadline")
             return self.say("deny.unavailable", service="the restart queue")
@@ -169,7 +133,7 @@ class SlackService:
         A post that fails raises the project's error (slack_answers)."""
 
         def reply(**message: Any) -> None:
-            seconds = deadline.left(REPLY_S)
+            seconds = deadline.left(self.budget.reply)
             url = self.response_url(response_url)
             if not url or seconds < MIN_CALL_S:
                 log.warning("response_url post skipped: %s", "no time left" if url else "no Slack response_url")
@@ -201,3 +165,13 @@ class SlackService:
 
     def audit(self, message: str, fields: dict[str, Any], **extra: Any) -> None:
         audit(f"/restart-notebook: {message}", trigger="slack", **fields, **extra)
+
+
+def _reading(client: Any, seconds: float) -> Any:
+    """A client for the reads of who is asking: the app's, with a timeout as long as the whole acknowledgement
+    (longer than the reads' share), so that a slow Slack is late (budget.Read), not a timeout taken for an error."""
+    if client is None or not hasattr(client, "token"):  # no Slack (a test of the queue alone)
+        return client
+    from slack_sdk import WebClient  # noqa: PLC0415 - lazy: cold start
+
+    return WebClient(token=client.token, base_url=client.base_url, timeout=math.ceil(seconds), retry_handlers=[])

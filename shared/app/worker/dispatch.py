@@ -18,6 +18,7 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
 from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
+from shared.app.worker.asked import Asked
 from shared.app.worker.endings import Endings
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_service_error, settle
@@ -57,6 +58,8 @@ class Worker:
         self.recorder = Recorder(settings, workbench, clock, say)
         self.reporter = Reporter(settings, slack, clock, say)
         resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
+        # The requests the Slack app acknowledged first: who asked is read here, through the worker's own client.
+        self.asked = Asked(settings, clock, self.reporter, workbench, slack, queue)
         crew = (settings, clock, self.recorder, self.reporter)
         self.restart = RestartAction(*crew, workbench)
         self.actions = Actions(*crew, workbench, slack, resizer)
@@ -151,10 +154,15 @@ class Worker:
         return self.endings.refused(request, ref, describe(exc))
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
-        """The job to act on, or how the request ended before one: unresolved, out of scope, too old, folded
-        into a wait, or a replay."""
+        """The job to act on, or how the request ended before one: unresolved, refused or handed on (asked.py),
+        out of scope, too old, folded into a wait, or a replay."""
         if request.trigger is Trigger.UNRESOLVED or request.action is Action.ALERT:
             return self.endings.unresolved(request)
+        if request.authorize:  # acknowledged before the Slack app's reads: read, authorize, then as any other
+            resolved = self.asked.resolve(request)
+            if isinstance(resolved, WorkOutcome):
+                return resolved
+            request = resolved
         ref = InstanceRef.parse(request.instance)
         if out_of_scope := self.settings.in_scope(ref.project, ref.zone):  # on_oom checks too; anything else can't
             return self._reject(f"{ref.name}: {out_of_scope}")

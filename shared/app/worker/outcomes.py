@@ -52,6 +52,8 @@ class Outcome(StrEnum):
     WAIT_ENDED = "wait-ended"  # a wait longer than any the policy makes
     NOT_RECORDED = "not-recorded"  # no room in the labels for what must be recorded first
     FAILED = "failed"  # the API refused the action itself
+    DENIED = "denied"  # a Slack request acknowledged before its reads, then refused here (asked.py): said
+    HANDED_ON = "handed-on"  # a slash command acknowledged before its reads, authorized, handed to its instance
 
     @classmethod
     def of(cls, verdict: Verdict) -> Outcome:

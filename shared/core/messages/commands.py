@@ -62,6 +62,15 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "when it's running.",
         "ja": ":arrow_forward: *{instance}* は停止中のため起動しています… 2 分ほどかかります。起動したらここでお知らせします。",
     },
+    # The reads did not finish inside Slack's window: acknowledged at once, answered later through response_url.
+    "cmd.looking": {
+        "en": ":hourglass_flowing_sand: Looking at your notebook… I'll answer here in a moment.",
+        "ja": ":hourglass_flowing_sand: ノートブックを確認しています… まもなくここでお知らせします。",
+    },
+    "button.looking": {
+        "en": ":hourglass_flowing_sand: Checking *{name}*… I'll answer here in a moment.",
+        "ja": ":hourglass_flowing_sand: *{name}* を確認しています… まもなくここでお知らせします。",
+    },
     "cmd.replayed": {
         "en": ":information_source: This request was already carried out; it is not done twice.",
         "ja": ":information_source: このリクエストはすでに実行済みです。二度は実行しません。",
@@ -170,6 +179,18 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
     "deny.unavailable": {
         "en": ":warning: I couldn't reach {service} just now; please try again in a minute.",
         "ja": ":warning: {service} に接続できませんでした。1 分ほどしてからもう一度お試しください。",
+    },
+    # A service answered with an error (not merely slowly): nothing was done, and the answer names what failed.
+    "deny.failed": {
+        "en": ":warning: I couldn't reach {service} ({error}), so nothing was done; please try again in a minute.",
+        "ja": ":warning: {service} がエラーを返しました ({error})。何も実行していません。1 分ほどしてからもう一度お試しください。",
+    },
+    # status and bigger, whose reads did not finish inside Slack's window: nothing failed, and nothing was done.
+    "deny.slow": {
+        "en": ":hourglass: {service} is taking longer to answer than Slack lets me wait, so I have no answer yet "
+        "(nothing failed, and nothing was done). Please ask again in a moment.",
+        "ja": ":hourglass: {service} の応答が Slack の待ち時間を超えたため、まだお答えできません "
+        "(エラーではなく、何も実行していません)。少ししてからもう一度お試しください。",
     },
     "deny.organizers_only": {
         "en": ":no_entry: Only organizers can use these buttons.",

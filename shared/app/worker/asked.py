@@ -1,0 +1,115 @@
+"""Requests the Slack app acknowledged before its reads finished (RestartRequest.authorize): slow, not failing.
+
+Owns the worker's side of "acknowledge first": who asked (callers.py, the same reading of a Slack identity the
+app makes, so the organizer flag is derived here, never taken from the message), what exists, and the same
+decision the app would have made (shared/core/commands.py: authorize_restart, authorize_press). A refusal is the
+request's one final answer, through its response_url. An allowed slash command is handed on under its
+instance's ordering key (it arrived under its caller's, the instance unknown), exactly as the app would have
+published it; an allowed press, already under its instance's key, goes on in this delivery. Either way the
+action's own answer is then the final one. A replay (the same signed request acted on already) ends silently:
+it was answered when it was acted on.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+from shared.adapters.clock import Clock
+from shared.adapters.config import Settings
+from shared.adapters.errors import ServiceError
+from shared.adapters.workbench import Workbench
+from shared.app.slack.callers import Callers
+from shared.app.slack.replies import denial, refused
+from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_transient
+from shared.app.worker.reporter import Reporter
+from shared.core import messages
+from shared.core.commands import Answer, Caller, authorize_press, authorize_restart
+from shared.core.models import Action, Requester, RestartRequest, Trigger
+
+log = logging.getLogger(__name__)
+
+
+class Asked:
+    """One per Worker. `slack` is the worker's SlackNotifier: its WebClient reads who asked (callers.py), made
+    into Callers at the first such request, so a worker that never gets one never touches it."""
+
+    def __init__(self, settings: Settings, clock: Clock, reporter: Reporter, workbench: Workbench, slack: Any,
+                 queue: Publisher) -> None:
+        self.settings, self.clock, self.reporter = settings, clock, reporter
+        self.workbench, self.slack, self.queue = workbench, slack, queue
+        self._callers: Callers | None = None
+
+    @property
+    def callers(self) -> Callers:
+        if self._callers is None:
+            self._callers = Callers(self.settings, self.slack.client, self.clock)
+        return self._callers
+
+    def resolve(self, request: RestartRequest) -> RestartRequest | WorkOutcome:
+        """The request as the Slack app would have published it, or how it ended (answered, or a replay)."""
+        caller = self._caller(request)
+        if isinstance(caller, WorkOutcome):
+            return caller
+        if request.trigger is Trigger.SLASH_COMMAND and not request.instance:
+            return self._command(request, caller)
+        verdict = authorize_press(caller)  # the replay check is the dispatcher's, on the labels it reads anyway
+        if verdict is not Answer.ALLOW:
+            self.reporter.reply(request, self.say("deny.organizers_only"))
+            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"press refused: {verdict.value}")
+        return replace(request, requester=Requester(caller.slack_user_id, caller.email or "", True), authorize=False)
+
+    @property
+    def say(self) -> messages.For:
+        return self.reporter.say
+
+    def _caller(self, request: RestartRequest) -> Caller | WorkOutcome:
+        """Who asked, read here; a Slack error is said (what failed) and ends the request, or is redelivered
+        when it may pass and the person is still waiting for the answer."""
+        user_id = request.requester.slack_user_id if request.requester else ""
+        try:
+            caller = self.callers.caller(user_id, self.callers.workspace())
+        except ServiceError as exc:
+            return self._failed(request, "Slack", exc)
+        if caller.refused is not None:
+            self.reporter.reply(request, refused(self.say, caller.refused))
+            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"Slack user refused: {caller.refused}")
+        return caller
+
+    def _command(self, request: RestartRequest, caller: Caller) -> WorkOutcome:
+        """`/restart-notebook [NAME]`: decided as the app decides it; allowed, handed on under the instance's key."""
+        settings = self.settings
+        try:
+            instances = self.workbench.list(settings.project, settings.workbench_zones)
+        except ServiceError as exc:
+            return self._failed(request, "Workbench", exc)
+        target = request.target or None
+        decision = authorize_restart(caller, target, instances, now=self.clock.now(), policy=settings.policy,
+                                     min_interval=settings.manual_restart_interval, request=request.slack_request)
+        if decision.answer is Answer.REPLAYED:
+            return WorkOutcome(ack=True, verdict=Outcome.REPLAYED, detail="this Slack request was already acted on")
+        if not decision.allowed or decision.instance is None:
+            self.reporter.reply(request, denial(self.say, settings, decision.answer, caller, target, decision))
+            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"denied: {decision.answer.value}")
+        resolved = replace(request, action=decision.action, instance=decision.instance.ref.full_name,
+                           authorize=False, target="",
+                           requester=Requester(caller.slack_user_id, caller.email or "", caller.is_organizer))
+        try:
+            self.queue.publish(resolved)
+        except ServiceError as exc:
+            return self._failed(request, "the restart queue", exc)
+        if resolved.action is Action.START:  # minutes, not seconds: said now, and "running" when it is
+            self.reporter.reply(request, self.say("cmd.start_queued", instance=decision.instance.ref.name))
+        return WorkOutcome(ack=True, verdict=Outcome.HANDED_ON,
+                           detail=f"authorized; handed on to {decision.instance.ref.name}'s key")
+
+    def _failed(self, request: RestartRequest, service: str, exc: ServiceError) -> WorkOutcome:
+        """A service answered an error: redelivered while it may pass and the request is young (the person sees
+        the placeholder meanwhile), else said, naming what failed: the request's one final answer."""
+        young = self.clock.now() - request.requested_at < timedelta(seconds=self.settings.slack_budget.retry)
+        if is_transient(exc) and young:
+            return WorkOutcome(ack=False, verdict=Outcome.RETRY, detail=f"{service}: {describe(exc)}")
+        self.reporter.reply(request, self.say("deny.failed", service=service, error=exc.status))
+        return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=f"{service}: {describe(exc)}")
