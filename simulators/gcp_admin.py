@@ -8,15 +8,19 @@ changing it. Every method names its API reference beside it.
 
 Pub/Sub resources' IAM (google.iam.v1.IAMPolicy on pubsub.googleapis.com) is served on the Pub/Sub
 simulator's own port (`iam_policy_handler`, added to it by simulators/stack.py), reading `policies` here.
+BigQuery's `datasets.get` is REST only (google-cloud-bigquery speaks JSON over HTTP): `BigQueryDatasets`
+serves it on a port of its own, reading `datasets` here.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import grpc
@@ -54,6 +58,9 @@ class CloudProject:
     memory_points: dict[str, datetime] = field(default_factory=dict)  # VM name -> its latest point
     alert_policies: list[monitoring_v3.AlertPolicy] = field(default_factory=list)
     channels: dict[str, monitoring_v3.NotificationChannel] = field(default_factory=dict)
+    # BigQuery dataset ID -> its `access` list, each entry as the REST Dataset resource spells it
+    # ({"role": "READER", "groupByEmail": "..."}, {"specialGroup": "projectReaders"}, {"view": {...}}, ...)
+    datasets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -258,3 +265,58 @@ class GcpAdminSimulator:
 
 def recent(minutes: float = 1.0) -> datetime:
     return datetime.now(UTC) - timedelta(minutes=minutes)
+
+
+class BigQueryDatasets:
+    """BigQuery REST `datasets.get` (GET /bigquery/v2/projects/P/datasets/D) over plain HTTP, for the doctor's
+    contest lines. The answer is the Dataset resource (BigQuery REST reference, "Resource: Dataset": kind,
+    id "P:D", datasetReference, location, access[] with role and one of userByEmail, groupByEmail, domain,
+    specialGroup, iamMember, view, routine, dataset); an unknown dataset is 404 with the API's error body
+    ({"error": {"code": 404, "message": "Not found: Dataset P:D", "status": "NOT_FOUND"}})."""
+
+    def __init__(self, project: CloudProject, location: str = "US") -> None:
+        self.state, self.location = project, location
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def _answer(self, path: str) -> tuple[int, dict[str, Any]]:
+        parts = path.split("?", 1)[0].strip("/").split("/")
+        if len(parts) != 6 or parts[:3] != ["bigquery", "v2", "projects"] or parts[4] != "datasets":
+            return 404, {"error": {"code": 404, "message": f"Not found: {path}", "status": "NOT_FOUND"}}
+        project, dataset = parts[3], parts[5]
+        if project != self.state.project or dataset not in self.state.datasets:
+            return 404, {"error": {"code": 404, "message": f"Not found: Dataset {project}:{dataset}",
+                                   "status": "NOT_FOUND"}}
+        return 200, {"kind": "bigquery#dataset", "id": f"{project}:{dataset}", "etag": "local",
+                     "datasetReference": {"projectId": project, "datasetId": dataset},
+                     "location": self.location, "access": self.state.datasets[dataset]}
+
+    def start(self) -> BigQueryDatasets:
+        answer = self._answer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                status, body = answer(self.path)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_args: object) -> None:
+                return
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="bigquery-sim").start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

@@ -13,8 +13,10 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TextIO
 
+from tools.doctor.bigquery import ContestData, contest_data, contest_from_tfvars, contest_lines
 from tools.doctor.checks import run_checks
 from tools.doctor.deployment import Deployment, Endpoints, Names, packaged_sources
 from tools.doctor.model import CheckResult, Status
@@ -40,6 +42,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "instance (NAME or projects/P/locations/ZONE/instances/NAME) and read its operations")
     parser.add_argument("--local", action="store_true", help="start the local stack and check it")
     parser.add_argument("--fleet", type=int, default=50, help="--local: how many notebooks to seed")
+    parser.add_argument("--contest", metavar="TFVARS", type=Path, help="infra/contest/terraform.tfvars: also "
+                        "check the contest's BigQuery datasets (who could read the test labels)")
     return parser.parse_args(argv)
 
 
@@ -100,9 +104,11 @@ def report(results: list[CheckResult], seconds: float, as_json: bool) -> str:
 
 
 def diagnose(dep: Deployment, progress: Progress, probe: str | None = None,
-             now: datetime | None = None) -> list[CheckResult]:
+             now: datetime | None = None, contest: ContestData | None = None) -> list[CheckResult]:
     seen = read_all(dep, progress, now=now)
     results = run_checks(dep, seen, now or datetime.now(UTC), CALLER_PERMISSIONS)
+    if contest is not None:
+        results += contest_lines(dep, contest, seen.project_policy, progress)
     if probe:
         from tools.doctor.probe import run_probe  # noqa: PLC0415 - the only code that writes
 
@@ -111,14 +117,15 @@ def diagnose(dep: Deployment, progress: Progress, probe: str | None = None,
 
 
 @contextlib.contextmanager
-def _target(args: argparse.Namespace) -> Iterator[Deployment]:
+def _target(args: argparse.Namespace) -> Iterator[tuple[Deployment, ContestData | None]]:
     if not args.local:
-        yield deployment_from(args, os.environ)
+        contest = contest_data(*contest_from_tfvars(args.contest)) if args.contest else None
+        yield deployment_from(args, os.environ), contest
         return
     from tools.doctor.local import local_deployment  # noqa: PLC0415 - simulators only with --local
 
     with local_deployment(args.fleet) as local:
-        yield local.deployment
+        yield local.deployment, local.contest
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -126,10 +133,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextI
     if not args.local and (not args.project or not args.zones):
         err.write("doctor: give --project and --zones (or GOOGLE_CLOUD_PROJECT and WORKBENCH_ZONES), or --local\n")
         return 2
-    with _target(args) as dep:
+    with _target(args) as (dep, contest):
         started = time.monotonic()
         progress = Progress(err)
-        results = diagnose(dep, progress, args.probe)
+        results = diagnose(dep, progress, args.probe, contest=contest)
         progress.done()
         out.write(report(results, time.monotonic() - started, args.json) + "\n")
     return 1 if any(r.status is Status.FAIL for r in results) else 0

@@ -17,7 +17,8 @@ from google.cloud.logging_v2.types import logging_config
 
 from shared.core.oom_parse import SINK_FILTER
 from simulators import stack as local_stack
-from simulators.gcp_admin import CloudProject, GcpAdminSimulator
+from simulators.gcp_admin import BigQueryDatasets, CloudProject, GcpAdminSimulator
+from tools.doctor.bigquery import ContestData
 from tools.doctor.deployment import (
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
@@ -31,6 +32,7 @@ from tools.doctor.deployment import (
     slack_scopes,
     workbench_permissions,
 )
+from tools.doctor.local_contest import local_contest, seed_contest_data
 from tools.doctor.readers import CALLER_PERMISSIONS
 
 REGION = "us-central1"
@@ -43,6 +45,7 @@ class LocalDeployment:
     stack: local_stack.LocalStack
     cloud: CloudProject
     admin: GcpAdminSimulator
+    contest: ContestData | None = None  # the contest's BigQuery datasets (tools/doctor/local_contest.py)
 
 
 def local_names() -> Names:
@@ -148,6 +151,7 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
     admin = GcpAdminSimulator(cloud)
     stack.pubsub.extra_handlers.append(admin.iam_policy_handler())
     admin.start()
+    bigquery = BigQueryDatasets(cloud).start()
     try:
         with stack:
             env = stack.function_env()
@@ -159,13 +163,17 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
                 urls["restart_worker"] = stack.balancer.url
             vms = [f"nb-{index:02d}" for index in range(fleet)]
             seed_like_terraform(cloud, names, urls, vms)
+            contest = local_contest(cloud, frozenset(f"participant-{i:02d}@contest.example" for i in range(fleet)))
+            seed_contest_data(cloud, contest)
             deployment = Deployment(
                 names=names, zones=zones, alert_channel=env["SLACK_ALERT_CHANNEL"],
                 organizer_emails=frozenset(env["ORGANIZER_EMAILS"].split(",")),
                 bot_token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"],
                 endpoints=Endpoints(google=admin.address, pubsub=stack.pubsub.host,
-                                    workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url),
+                                    workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url,
+                                    bigquery=bigquery.url),
             )
-            yield LocalDeployment(deployment, stack, cloud, admin)
+            yield LocalDeployment(deployment, stack, cloud, admin, contest)
     finally:
+        bigquery.stop()
         admin.stop()
