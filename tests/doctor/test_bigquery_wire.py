@@ -1,5 +1,5 @@
 """The contest's BigQuery lines over the wire: google-cloud-bigquery reads each dataset's access list from the
-stand-in (simulators.gcp_admin.BigQueryDatasets), the project policy comes from the admin simulator; each test
+stand-in (simulators.gcp_admin.RestApis), the project policy comes from the admin simulator; each test
 opens one path to the labels and sees exactly its line turn ✗ (or the participants' line ⚠), then closes it."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from tools.doctor.model import Binding, CheckResult, ReadError, fail, ok, warn
 
@@ -25,7 +25,6 @@ BASIC_BY_SPECIAL_GROUP = {"projectReaders": "roles/viewer", "projectWriters": "r
                           "projectOwners": "roles/owner"}
 PUBLIC = ("allUsers", "allAuthenticatedUsers")
 JOB_ROLES = frozenset({"roles/bigquery.jobUser", "roles/bigquery.user"})
-T = TypeVar("T")
 
 
 @cache
@@ -270,9 +269,9 @@ def custom_roles_of(policy: list[Binding] | ReadError | None, principals: Iterab
 def contest_lines(dep: Any, contest: ContestData, policy: list[Binding] | ReadError | None,
                   progress: Callable[[str], None]) -> list[CheckResult]:
     """Read the three datasets' access lists and the participants' custom roles, then check them."""
-    from tools.doctor.readers import GoogleClients, read_role  # noqa: PLC0415 - the doctor's other reads
+    from tools.doctor.readers import GoogleClients, _attempt, read_role  # noqa: PLC0415 - the doctor's other reads
 
-    client = bigquery_client(contest.project, dep.endpoints.bigquery)
+    client = bigquery_client(contest.project, dep.endpoints.rest)
     access: dict[str, list[AccessEntry] | ReadError] = {}
     for dataset in (contest.training, contest.test_features, contest.test_labels):
         access[dataset] = _attempt(lambda d=dataset: read_access(client, contest.project, d))  # type: ignore[misc]
@@ -284,11 +283,3 @@ def contest_lines(dep: Any, contest: ContestData, policy: list[Binding] | ReadEr
         progress(f"role {role.rsplit('/', 1)[-1]}")
     return check_contest_data(contest, access, policy, custom)
 
-
-def _attempt(read: Callable[[], T]) -> T | ReadError:
-    from shared.adapters.workbench import describe_error  # noqa: PLC0415
-
-    try:
-        return read()
-    except Exception as exc:  # noqa: BLE001 - whatever the API says goes into the line
-        return ReadError(describe_error(exc))
