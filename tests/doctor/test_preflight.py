@@ -7,15 +7,28 @@ from __future__ import annotations
 import dataclasses
 import io
 import re
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.infra import hcl
+from tools.doctor.bigquery import contest_from_tfvars
 from tools.doctor.cli import main
 from tools.doctor.local import LocalDeployment, local_deployment
 from tools.doctor.model import CheckResult, Status
-from tools.doctor.preflight import CONTEST_APIS, ContestPlan, Participant, check_plan, read_plan, top_of_ladder
+from tools.doctor.preflight import (
+    CONTEST_APIS,
+    ContestPlan,
+    Participant,
+    check_plan,
+    name_problems,
+    needs,
+    plan_from,
+    read_plan,
+    top_of_ladder,
+)
 
 pytestmark = pytest.mark.wire
 FLEET = 3
@@ -134,3 +147,15 @@ def test_the_ladder_top_is_reached_one_approval_at_a_time() -> None:
     assert top_of_ladder("e2-standard-4", ("e2-standard-4", "e2-highmem-4", "n2-highmem-16")) == "n2-highmem-16"
     assert top_of_ladder("n2-highmem-16", ("e2-standard-4", "n2-highmem-16")) == "n2-highmem-16"
     assert ContestPlan("p", "us-central1-a", "c", ()).region == "us-central1"
+
+
+def test_the_shipped_examples_are_a_plan_with_no_name_problem(tmp_path: Path) -> None:
+    """Followed literally: infra/README step 8 copies both examples, then the pre-flight reads them."""
+    contest = hcl.INFRA / "contest"
+    shutil.copy(contest / "terraform.tfvars.example", tmp_path / "terraform.tfvars")
+    shutil.copy(contest / "participants.example.csv", tmp_path / "participants.csv")
+    plan = plan_from(*contest_from_tfvars(tmp_path / "terraform.tfvars"))
+    assert (plan.project, plan.region, plan.contest_name) == ("my-contest-project", "us-central1", "spring-cup")
+    assert [p.name for p in plan.participants] == ["wb-alice", "wb-bob", "wb-carol"]
+    assert name_problems(plan) == []
+    assert needs([p.machine_type for p in plan.participants], plan)["CPUS"] == 12
