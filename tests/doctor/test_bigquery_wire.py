@@ -11,7 +11,7 @@ import pytest
 
 from tools.doctor.bigquery import contest_lines
 from tools.doctor.local import LocalDeployment, local_deployment
-from tools.doctor.model import CheckResult, Status
+from tools.doctor.model import CheckResult, ReadError, Status
 from tools.doctor.readers import GoogleClients, read_project_policy
 
 pytestmark = pytest.mark.wire
@@ -133,3 +133,12 @@ def test_a_missing_labels_dataset_says_what_failed(local: LocalDeployment) -> No
         local.cloud.datasets["test_labels"] = labels
     assert results["bigquery.labels"].status is Status.FAIL
     assert "Not found: Dataset contest-prj:test_labels" in results["bigquery.labels"].what
+
+
+def test_without_the_project_policy_neither_line_passes(local: LocalDeployment) -> None:
+    assert local.contest is not None
+    results = {r.key: r for r in contest_lines(local.deployment, local.contest, ReadError("PERMISSION_DENIED: no"),
+                                               lambda _label: None)}
+    assert {k: r.status for k, r in results.items()} == {"bigquery.labels": Status.FAIL,
+                                                         "bigquery.project": Status.FAIL}
+    assert "PERMISSION_DENIED: no" in results["bigquery.project"].what

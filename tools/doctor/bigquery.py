@@ -212,7 +212,11 @@ def check_contest_data(contest: ContestData, access: dict[str, list[AccessEntry]
         results.append(fail("bigquery.labels", f"labels dataset {contest.test_labels}: could not read its access "
                             f"list ({labels.what if labels else 'not read'})",
                             "bigquery.datasets.get on the dataset (roles/bigquery.metadataViewer)"))
-    elif isinstance(policy, list):
+    elif not isinstance(policy, list):
+        results.append(fail("bigquery.labels", f"labels dataset {contest.test_labels}: cannot tell who reaches it "
+                            "through a special group without the project's IAM policy (below)",
+                            "resourcemanager.projects.getIamPolicy (roles/iam.securityReviewer)"))
+    else:
         paths = labels_paths(contest, labels, policy)
         results.append(fail("bigquery.labels", f"labels dataset {contest.test_labels}: a participant could read "
                             f"it through {'; '.join(paths)}", fix_acl) if paths else
