@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
+import os
 import shlex
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +22,38 @@ SKIP_REASON = "gcloud is not installed here: its command tree (data/cli/gcloud_c
 
 @functools.cache
 def tree() -> dict[str, Any] | None:
+    """The tree, from a JSON copy in the temp directory keyed by the SDK file's size and time (reading the 6 MB
+    Python literal takes seconds; the JSON a fraction of that)."""
     found = shutil.which("gcloud")
     if found is None:
         return None
     source = Path(found).resolve().parent.parent / "data" / "cli" / "gcloud_completions.py"
     if not source.is_file():
         return None
-    module = ast.parse(source.read_text())
-    for node in module.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "STATIC_COMPLETION_CLI_TREE":
-            value: dict[str, Any] = ast.literal_eval(node.value)
-            return value
-    return None
+    stat = source.stat()
+    cached = Path(tempfile.gettempdir()) / f"gcloud-cli-tree-{stat.st_size}-{int(stat.st_mtime)}.json"
+    if cached.is_file():
+        loaded: dict[str, Any] = json.loads(cached.read_text())
+        return loaded
+    value = _literal(source.read_text())
+    partial = cached.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(json.dumps(value))
+    partial.replace(cached)  # atomic: parallel workers never read half a file
+    return value
+
+
+def _literal(text: str) -> dict[str, Any]:
+    """The file's one assignment of a dict literal, evaluated with no builtins (checked to be only that first)."""
+    module = ast.parse(text)
+    [node] = [n for n in module.body if not isinstance(n, ast.Expr)]  # the docstring aside, one statement
+    assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict), "not the SDK's static tree"
+    assert getattr(node.targets[0], "id", "") == "STATIC_COMPLETION_CLI_TREE"
+    assert all(isinstance(n, (ast.Dict, ast.List, ast.Constant, ast.Load, ast.Name, ast.Assign, ast.Store))
+               for n in ast.walk(node)), "only literals"
+    namespace: dict[str, Any] = {}
+    exec(compile(module, "gcloud_completions.py", "exec"), {"__builtins__": {}}, namespace)
+    value: dict[str, Any] = namespace["STATIC_COMPLETION_CLI_TREE"]
+    return value
 
 
 def problems(command: str) -> list[str]:
