@@ -74,3 +74,35 @@ def _unwrapped(entry: dict[str, Any] | Rejected, came_as: str, where: str) -> En
     if isinstance(entry, Rejected):
         raise ReplayFileError(f"{where}: {came_as} whose LogEntry cannot be read: {entry.reason}")
     return Entry(entry, came_as)
+
+
+def entry_project(entry: dict[str, Any]) -> str:
+    """The project an entry comes from: its resource's project_id label, else its logName's."""
+    resource = entry.get("resource")
+    labels = resource.get("labels") if isinstance(resource, dict) else None
+    if isinstance(labels, dict) and isinstance(labels.get("project_id"), str):
+        return str(labels["project_id"])
+    log_name = entry.get("logName")
+    parts = log_name.split("/") if isinstance(log_name, str) else []
+    return parts[1] if len(parts) > 2 and parts[0] == "projects" else ""
+
+
+def localized(entry: dict[str, Any], project: str) -> tuple[dict[str, Any], list[str]]:
+    """A real project's entry made the local stack's: its project ID (as a value, and inside `projects/P/…`
+    names) replaced by `project`, so on_oom takes it as this bot's; and the fields changed, to be shown."""
+    theirs = entry_project(entry)
+    if not theirs or theirs == project:
+        return entry, []
+    changed: list[str] = []
+
+    def swap(value: Any, path: str) -> Any:
+        if isinstance(value, dict):
+            return {key: swap(item, f"{path}.{key}" if path else key) for key, item in value.items()}
+        if isinstance(value, list):
+            return [swap(item, f"{path}[{index}]") for index, item in enumerate(value)]
+        if isinstance(value, str) and (value == theirs or f"projects/{theirs}/" in value):
+            changed.append(path)
+            return project if value == theirs else value.replace(f"projects/{theirs}/", f"projects/{project}/")
+        return value
+
+    return swap(entry, ""), [f"project {theirs} -> {project} in {', '.join(changed)}"]

@@ -9,7 +9,7 @@ import time
 from datetime import UTC, datetime
 
 from demo import render, words
-from demo.replay import Entry
+from demo.replay import Entry, localized
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
 from shared.core.models import InstanceRef, OomKill
@@ -209,8 +209,10 @@ def replay(stack: LocalStack, transcript: Transcript, entries: list[Entry], keep
     now = datetime.now(UTC)
     killed: set[str] = set()
     for number, item in enumerate(entries, 1):
-        entry = dict(item.log_entry)
+        entry, changes = localized(dict(item.log_entry), PROJECT)
         transcript.heading(f"entry {number} of {len(entries)} ({item.came_as})")
+        for change in changes:  # a real project's entry: on_oom takes only its own project's (config.in_scope)
+            transcript.say("replay", f"{change}, so the local bot takes it as its own")
         result = parse_log_entry(entry, fallback_time=now)
         if isinstance(result, OomKill):
             full = _ensure_instance(stack, transcript, result.instance, result.named_by)

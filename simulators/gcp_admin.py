@@ -8,15 +8,20 @@ changing it. Every method names its API reference beside it.
 
 Pub/Sub resources' IAM (google.iam.v1.IAMPolicy on pubsub.googleapis.com) is served on the Pub/Sub
 simulator's own port (`iam_policy_handler`, added to it by simulators/stack.py), reading `policies` here.
+The REST-only APIs (google-cloud-bigquery and google-cloud-compute speak JSON over HTTP) are served by
+`RestApis` on a port of its own: BigQuery `datasets.get`, Compute Engine `regions.get` (quotas) and
+`routers.list` (Cloud NAT), reading `datasets`, `region_quotas` and `routers` here.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import grpc
@@ -54,6 +59,12 @@ class CloudProject:
     memory_points: dict[str, datetime] = field(default_factory=dict)  # VM name -> its latest point
     alert_policies: list[monitoring_v3.AlertPolicy] = field(default_factory=list)
     channels: dict[str, monitoring_v3.NotificationChannel] = field(default_factory=dict)
+    # BigQuery dataset ID -> its `access` list, each entry as the REST Dataset resource spells it
+    # ({"role": "READER", "groupByEmail": "..."}, {"specialGroup": "projectReaders"}, {"view": {...}}, ...)
+    datasets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # region -> metric -> (limit, usage)
+    region_quotas: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    routers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # region -> Router resources (REST shape)
 
     @property
     def name(self) -> str:
@@ -258,3 +269,82 @@ class GcpAdminSimulator:
 
 def recent(minutes: float = 1.0) -> datetime:
     return datetime.now(UTC) - timedelta(minutes=minutes)
+
+
+class RestApis:
+    """The REST-only reads of the doctor's contest lines and pre-flight, over plain HTTP:
+
+    - BigQuery `datasets.get` (GET /bigquery/v2/projects/P/datasets/D): the Dataset resource (BigQuery REST
+      reference, "Resource: Dataset": kind, id "P:D", datasetReference, location, access[] with role and one of
+      userByEmail, groupByEmail, domain, specialGroup, iamMember, view, routine, dataset); an unknown dataset is
+      404 with the API's error body ({"error": {"code": 404, "message": "Not found: Dataset P:D", ...}});
+    - Compute Engine `regions.get` (GET /compute/v1/projects/P/regions/R): the Region resource, quotas[] of
+      {metric, limit, usage} (Compute REST reference, "Resource: Region"; metric names as the Quota.metric enum);
+    - Compute Engine `routers.list` (GET /compute/v1/projects/P/regions/R/routers): a RouterList, items[] of
+      Router {name, network, nats[] {name, sourceSubnetworkIpRangesToNat, subnetworks[] {name}}}, "items" left
+      out when there are none (as the live API does for an empty list).
+    """
+
+    def __init__(self, project: CloudProject, location: str = "US") -> None:
+        self.state, self.location = project, location
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def _answer(self, path: str) -> tuple[int, dict[str, Any]]:
+        parts = path.split("?", 1)[0].strip("/").split("/")
+        if parts[:3] == ["compute", "v1", "projects"] and len(parts) in (6, 7) and parts[4] == "regions":
+            return self._compute(parts[3], parts[5], parts[6] if len(parts) == 7 else "")
+        if len(parts) != 6 or parts[:3] != ["bigquery", "v2", "projects"] or parts[4] != "datasets":
+            return 404, {"error": {"code": 404, "message": f"Not found: {path}", "status": "NOT_FOUND"}}
+        project, dataset = parts[3], parts[5]
+        if project != self.state.project or dataset not in self.state.datasets:
+            return 404, {"error": {"code": 404, "message": f"Not found: Dataset {project}:{dataset}",
+                                   "status": "NOT_FOUND"}}
+        return 200, {"kind": "bigquery#dataset", "id": f"{project}:{dataset}", "etag": "local",
+                     "datasetReference": {"projectId": project, "datasetId": dataset},
+                     "location": self.location, "access": self.state.datasets[dataset]}
+
+    def _compute(self, project: str, region: str, collection: str) -> tuple[int, dict[str, Any]]:
+        if project != self.state.project or region not in self.state.region_quotas:
+            return 404, {"error": {"code": 404, "message": f"The resource 'projects/{project}/regions/{region}' "
+                                   "was not found", "errors": [{"reason": "notFound"}]}}
+        link = f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}"
+        if collection == "routers":
+            body: dict[str, Any] = {"kind": "compute#routerList", "id": f"{link}/routers",
+                                    "selfLink": f"{link}/routers"}
+            if self.state.routers.get(region):
+                body["items"] = self.state.routers[region]
+            return 200, body
+        quotas = [{"metric": metric, "limit": limit, "usage": usage}
+                  for metric, (limit, usage) in sorted(self.state.region_quotas[region].items())]
+        return 200, {"kind": "compute#region", "name": region, "status": "UP", "selfLink": link, "quotas": quotas}
+
+    def start(self) -> RestApis:
+        answer = self._answer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                status, body = answer(self.path)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *_args: object) -> None:
+                return
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._server.serve_forever, daemon=True, name="bigquery-sim").start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

@@ -29,7 +29,7 @@ locals {
 }
 
 resource "google_project_service" "apis" {
-  for_each = toset(["compute.googleapis.com", "iam.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "notebooks.googleapis.com", "storage.googleapis.com"])
+  for_each = toset(["bigquery.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "notebooks.googleapis.com", "storage.googleapis.com"])
 
   project            = var.project_id
   service            = each.value
@@ -37,7 +37,7 @@ resource "google_project_service" "apis" {
 }
 
 # The notebooks run as this account: it may write logs and metrics (what the Ops Agent ships) and
-# nothing else. Give it read access to the contest's data separately (e.g. a BigQuery dataset).
+# nothing else. Never give it the contest's data: every participant may act as it (bigquery.tf).
 resource "google_service_account" "notebook_vm" {
   account_id   = "${var.contest_name}-notebooks"
   display_name = "${var.contest_name}: Workbench notebooks' VM identity"
@@ -166,8 +166,10 @@ resource "google_workbench_instance_iam_member" "owner_views_own" {
   member   = "user:${lower(each.value.owner_email)}"
 }
 
-# The notebook's code runs as the VM account whoever opens it, so letting the owner act as it adds
-# no reach beyond their own notebook; some Workbench versions check it when opening JupyterLab.
+# Workbench requires it: in single-user mode, an owner who is not the instance's creator (Terraform's
+# identity is) needs roles/iam.serviceAccountUser on the instance's service account ("Manage access to an
+# instance's JupyterLab interface", Single user only). The notebook's code runs as that account anyway, so
+# acting as it adds no reach beyond what it holds: logs, metrics, the setup script (docs/security.md).
 resource "google_service_account_iam_member" "owners_act_as_vm" {
   for_each = local.participants
 

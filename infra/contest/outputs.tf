@@ -14,6 +14,6 @@ output "zone" {
 }
 
 output "notebook_service_account" {
-  description = "The notebooks' VM identity: grant it read access to the contest data."
+  description = "The notebooks' VM identity: logs and metrics only; never grant it the contest's data (every participant may act as it)."
   value       = google_service_account.notebook_vm.email
 }

@@ -6,9 +6,11 @@ from __future__ import annotations
 import io
 import json
 import time
+from pathlib import Path
 
 import pytest
 
+from tools.doctor.bigquery import contest_data, contest_from_tfvars
 from tools.doctor.cli import deployment_from, main, parse_args, prefix_of, report
 from tools.doctor.model import Status, fail, ok, warn
 
@@ -62,3 +64,21 @@ def test_the_local_stack_of_50_notebooks_passes_in_under_30_seconds() -> None:
     assert doc["seconds"] < 30, f"the checks took {doc['seconds']} s ({total:.1f} s with the stack's start)"
     assert "doctor: " in err.getvalue() and "reads done" in err.getvalue()  # the progress line
     assert any("50 Workbench instances" in c["what"] for c in doc["checks"])
+    # The contest's BigQuery lines (tools/doctor/bigquery.py) against the local stand-in of the dataset IAM.
+    assert {c["key"] for c in doc["checks"]} >= {"bigquery.labels", "bigquery.project", "bigquery.participants"}
+
+
+def test_contest_tfvars_give_the_bigquery_lines_their_datasets_and_groups(tmp_path: Path) -> None:
+    (tmp_path / "participants.csv").write_text("name,owner_email,machine_type\nwb-ann,Ann@example.com,n1-standard-4\n")
+    (tmp_path / "terraform.tfvars").write_text(
+        'project_id = "my-contest-project"\ncontest_name = "spring-cup"\nparticipants_csv = "participants.csv"\n'
+        'bigquery = {\n  location = "US"\n  training_dataset = "train"\n  test_features_dataset = "feat"\n'
+        '  test_labels_dataset = "labels"\n  participants_group = "P@example.com"\n'
+        '  organizers_group = "o@example.com"\n}\n')
+    contest = contest_data(*contest_from_tfvars(tmp_path / "terraform.tfvars"))
+    assert contest is not None
+    assert (contest.test_labels, contest.participants_group, contest.scoring_account) == ("labels", "p@example.com", "")
+    assert contest.notebooks_account == "spring-cup-notebooks@my-contest-project.iam.gserviceaccount.com"
+    assert "user:ann@example.com" in contest.participant_principals()
+    (tmp_path / "terraform.tfvars").write_text('project_id = "my-contest-project"\n')
+    assert contest_data(*contest_from_tfvars(tmp_path / "terraform.tfvars")) is None  # a contest without BigQuery

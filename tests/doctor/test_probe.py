@@ -9,6 +9,7 @@ import pytest
 from shared.adapters.workbench import Workbench
 from shared.core.models import InstanceRef
 from simulators import stack as local_stack
+from tests import gcloud_cli
 from tools.doctor.deployment import Deployment, Names
 from tools.doctor.local import LocalDeployment
 from tools.doctor.model import Status
@@ -68,10 +69,17 @@ def test_a_reset_with_another_verb_refutes_and_none_leaves_it_open() -> None:
     assert by_key(observation(resets=()))["probe.reset"][0] is Status.WARN
 
 
-def test_left_over_labels_fail_with_the_command_that_removes_them() -> None:
-    results = {r.key: r for r in interpret(observation(restored=False, leftover={PROBE_A: "1"}))}
+@pytest.mark.parametrize(("merge", "labels"), [(True, f"--labels={PROBE_A}="), (False, "--labels=team=red")])
+def test_left_over_labels_fail_with_a_gcloud_command_that_exists(merge: bool, labels: str) -> None:
+    seen = observation(restored=False, kept_after_omitted=merge, leftover={PROBE_A: "1"}, kept={"team": "red"})
+    results = {r.key: r for r in interpret(seen)}
     assert results["probe.cleanup"].status is Status.FAIL
-    assert f"--remove-labels={PROBE_A}" in results["probe.cleanup"].fix
+    command = results["probe.cleanup"].fix.split(" (or", 1)[0]
+    assert command == f"gcloud workbench instances update spare --location=us-central1-a {labels}"
+    if gcloud_cli.tree() is None:
+        pytest.skip(gcloud_cli.SKIP_REASON)
+    assert gcloud_cli.problems(command) == []
+    assert gcloud_cli.problems(f"gcloud workbench instances update spare --remove-labels={PROBE_A}") != []
 
 
 def test_a_name_that_is_no_instance_is_one_failed_line() -> None:

@@ -6,10 +6,12 @@ fits a screenful of reading (≤ 12 KB)."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
+from tests import gcloud_cli
 from tests.infra.test_function_environment import names_config_reads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,3 +100,89 @@ def test_every_file_and_test_a_page_names_exists(page: Path) -> None:
 def test_the_path_check_sees_a_moved_file() -> None:
     named = _named_paths("see `shared/core/policy.py` and `tests/unit/test_policy.py::test_x`, not shared/x.py")
     assert named == [("shared/core/policy.py", ""), ("tests/unit/test_policy.py", "test_x")]
+
+
+# ---- commands and figures (issue 31): what a first-time deployer types, and where each number comes from ----
+DEPLOY_PAGES = [*PAGES, ROOT / "infra" / "README.md"]
+_FENCE = re.compile(r"```[a-z]*\n(.*?)```", re.DOTALL)
+
+
+def gcloud_commands(text: str) -> list[str]:
+    """Every gcloud command a page shows: lines of its code blocks (continuations joined) and code spans."""
+    found = []
+    for block in _FENCE.findall(text):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        for line in joined.splitlines():
+            for part in re.split(r"&&|\|\||;|\|", line):
+                words = part.strip()
+                if words.startswith("gcloud "):
+                    found.append(words.split(" #", 1)[0].strip())
+    prose = _FENCE.sub("", text)
+    found += [span.strip() for span in re.findall(r"`(gcloud [^`\n]+)`", prose)]
+    return found
+
+
+def _usable(command: str) -> str:
+    """The command up to what a page leaves to the reader (…, ..., a remark in parentheses)."""
+    cut = re.split(r"…|\.\.\.(?!\w)", command, maxsplit=1)[0]
+    try:
+        shlex.split(cut)
+    except ValueError:  # a remark with an apostrophe, after the command
+        cut = cut.split(" (", 1)[0]
+    return cut
+
+
+@pytest.mark.parametrize("page", DEPLOY_PAGES, ids=_page_id)
+def test_every_gcloud_command_and_flag_a_page_names_exists(page: Path) -> None:
+    """Against the installed SDK's own command tree (tests/gcloud_cli.py), so a printed fix cannot fail."""
+    if gcloud_cli.tree() is None:
+        pytest.skip(gcloud_cli.SKIP_REASON)
+    wrong = {command: gcloud_cli.problems(_usable(command)) for command in gcloud_commands(page.read_text())}
+    assert {c: p for c, p in wrong.items() if p} == {}, _page_id(page)
+
+
+def test_the_gcloud_check_sees_a_flag_that_does_not_exist() -> None:
+    if gcloud_cli.tree() is None:
+        pytest.skip(gcloud_cli.SKIP_REASON)
+    text = ("run `gcloud workbench instances update nb --location=Z --remove-labels=a`\n"
+            "```sh\ngcloud nosuch thing\n```\n")
+    problems = [p for c in gcloud_commands(text) for p in gcloud_cli.problems(_usable(c))]
+    assert sorted(problems) == ["gcloud nosuch: not a gcloud command",
+                                "gcloud workbench instances update: no flag --remove-labels"]
+
+
+@pytest.mark.parametrize("page", DEPLOY_PAGES, ids=_page_id)
+def test_every_make_target_a_deploy_page_names_exists(page: Path) -> None:
+    named = set(MAKE.findall(page.read_text())) - {"sure"}
+    assert named <= _targets(), f"{_page_id(page)} names make {sorted(named - _targets())}"
+
+
+# A measured figure: a duration, with a word that says it was measured. It must name its run: a date, the
+# bench's results file, or the test that holds it.
+_DURATION = re.compile(r"\b\d+(?:[.,]\d+)?(?:\s*[–-]\s*\d+(?:[.,]\d+)?)?\s?(?:s|ms|seconds|minutes|min)\b")
+_MEASURED = re.compile(r"\b(?:takes?|took|measured|about|runs? in|in under)\b", re.IGNORECASE)
+_RUN = re.compile(r"\b20\d\d-\d\d-\d\d\b|bench/results|make bench|tests/[\w/]+\.py|checked-facts")
+
+
+def unsourced_figures(text: str) -> list[str]:
+    """Paragraphs that quote a measured duration without naming the run it came from (a table takes the run
+    its introducing paragraph names)."""
+    paragraphs = re.split(r"\n\s*\n", _FENCE.sub(lambda m: m.group(0).replace("\n\n", "\n"), text))
+    found, previous_run = [], False
+    for paragraph in paragraphs:
+        sourced = bool(_RUN.search(paragraph)) or (paragraph.lstrip().startswith("|") and previous_run)
+        if _DURATION.search(paragraph) and _MEASURED.search(paragraph) and not sourced:
+            found.append(" ".join(paragraph.split())[:160])
+        previous_run = sourced
+    return found
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", ROOT / "docs" / "testing.md", ROOT / "docs" / "doctor.md",
+                                  ROOT / "docs" / "operations.md"], ids=_page_id)
+def test_every_measured_figure_names_its_run(page: Path) -> None:
+    assert unsourced_figures(page.read_text()) == [], _page_id(page)
+
+
+def test_the_figure_check_sees_a_figure_without_its_run() -> None:
+    assert unsourced_figures("make unit takes about 20 s.\n\nIt took 3 s (2026-12-01, 5 runs).\n") == [
+        "make unit takes about 20 s."]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from demo.replay import ReplayFileError, load_entries
+from demo.replay import ReplayFileError, entry_project, load_entries, localized
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -81,6 +81,33 @@ def test_gcloud_logging_read_output_is_replayed_entry_by_entry(tmp_path: Path) -
     assert "Owner:" in by_host and "@erin" in by_host and "@U0" not in by_host  # the owner as a name
     assert "not selected by the sink's filter" in not_a_kill
     assert "a Python MemoryError is not a kernel kill" in not_a_kill
+
+
+def real_project(entry: dict[str, Any], project: str = "my-contest-project") -> dict[str, Any]:
+    """The entry as `gcloud logging read --format=json` prints it in the organizer's own project."""
+    text = json.dumps(entry).replace("projects/contest-prj/", f"projects/{project}/")
+    moved: dict[str, Any] = json.loads(text.replace('"project_id": "contest-prj"', f'"project_id": "{project}"'))
+    return moved
+
+
+def test_a_real_projects_entry_is_made_the_local_stacks_and_says_where() -> None:
+    entry = real_project(SERIAL_CONSOLE)
+    local, changes = localized(entry, "contest-prj")
+    assert entry_project(entry) == "my-contest-project" and entry_project(local) == "contest-prj"
+    assert changes == ["project my-contest-project -> contest-prj in logName, resource.labels.project_id"]
+    assert local["textPayload"] == entry["textPayload"] and local["labels"] == entry["labels"]
+    assert localized(SERIAL_CONSOLE, "contest-prj") == (SERIAL_CONSOLE, [])
+
+
+@pytest.mark.wire
+def test_an_entry_from_the_organizers_own_project_is_replayed(tmp_path: Path) -> None:
+    """The case `make replay` is for: a real line, pasted from the real project, that was not picked up."""
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps([real_project(SERIAL_CONSOLE)]))
+    [section] = replayed(path)
+    assert "project my-contest-project -> contest-prj in logName, resource.labels.project_id" in section
+    assert "is not this bot's" not in section
+    assert "wb-frank ran out of memory" in section and "Restarted in" in section, section
 
 
 @pytest.mark.wire

@@ -13,11 +13,15 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TextIO
 
+from shared.core.machines import DEFAULT_LADDER
+from tools.doctor.bigquery import ContestData, contest_data, contest_from_tfvars, contest_lines
 from tools.doctor.checks import run_checks
 from tools.doctor.deployment import Deployment, Endpoints, Names, packaged_sources
 from tools.doctor.model import CheckResult, Status
+from tools.doctor.preflight import ContestPlan, check_plan, plan_from, read_plan
 from tools.doctor.readers import CALLER_PERMISSIONS, read_all
 
 
@@ -40,6 +44,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "instance (NAME or projects/P/locations/ZONE/instances/NAME) and read its operations")
     parser.add_argument("--local", action="store_true", help="start the local stack and check it")
     parser.add_argument("--fleet", type=int, default=50, help="--local: how many notebooks to seed")
+    parser.add_argument("--contest", metavar="TFVARS", type=Path, help="infra/contest/terraform.tfvars: also "
+                        "check the contest's BigQuery datasets (who could read the test labels)")
+    parser.add_argument("--preflight", action="store_true", help="before terraform apply of the contest: check "
+                        "the --contest inputs (Slack members, network path, names, APIs, quotas) and nothing else")
     return parser.parse_args(argv)
 
 
@@ -100,9 +108,11 @@ def report(results: list[CheckResult], seconds: float, as_json: bool) -> str:
 
 
 def diagnose(dep: Deployment, progress: Progress, probe: str | None = None,
-             now: datetime | None = None) -> list[CheckResult]:
+             now: datetime | None = None, contest: ContestData | None = None) -> list[CheckResult]:
     seen = read_all(dep, progress, now=now)
     results = run_checks(dep, seen, now or datetime.now(UTC), CALLER_PERMISSIONS)
+    if contest is not None:
+        results += contest_lines(dep, contest, seen.project_policy, progress)
     if probe:
         from tools.doctor.probe import run_probe  # noqa: PLC0415 - the only code that writes
 
@@ -111,25 +121,41 @@ def diagnose(dep: Deployment, progress: Progress, probe: str | None = None,
 
 
 @contextlib.contextmanager
-def _target(args: argparse.Namespace) -> Iterator[Deployment]:
+def _target(args: argparse.Namespace) -> Iterator[tuple[Deployment, ContestData | None, ContestPlan | None]]:
     if not args.local:
-        yield deployment_from(args, os.environ)
+        inputs = contest_from_tfvars(args.contest) if args.contest else None
+        contest = contest_data(*inputs) if inputs else None
+        plan = plan_from(*inputs, ladder=ladder_from(os.environ)) if inputs else None
+        if plan is not None:  # the contest's own project and zone, unless given
+            args.project, args.zones = args.project or plan.project, args.zones or plan.zone
+        yield deployment_from(args, os.environ), contest, plan
         return
     from tools.doctor.local import local_deployment  # noqa: PLC0415 - simulators only with --local
 
     with local_deployment(args.fleet) as local:
-        yield local.deployment
+        yield local.deployment, local.contest, local.plan
+
+
+def ladder_from(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The bot's resize ladder (MACHINE_LADDER, as the functions read it), else the default."""
+    return tuple(m.strip() for m in env.get("MACHINE_LADDER", "").split(",") if m.strip()) or DEFAULT_LADDER
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     args = parse_args(argv)
-    if not args.local and (not args.project or not args.zones):
+    if not args.local and not args.preflight and (not args.project or not args.zones):
         err.write("doctor: give --project and --zones (or GOOGLE_CLOUD_PROJECT and WORKBENCH_ZONES), or --local\n")
         return 2
-    with _target(args) as dep:
+    if args.preflight and not (args.contest or args.local):
+        err.write("doctor: --preflight checks the contest's inputs: give --contest infra/contest/terraform.tfvars\n")
+        return 2
+    with _target(args) as (dep, contest, plan):
         started = time.monotonic()
         progress = Progress(err)
-        results = diagnose(dep, progress, args.probe)
+        if args.preflight and plan is not None:
+            results = check_plan(plan, read_plan(plan, dep, progress))
+        else:
+            results = diagnose(dep, progress, args.probe, contest=contest)
         progress.done()
         out.write(report(results, time.monotonic() - started, args.json) + "\n")
     return 1 if any(r.status is Status.FAIL for r in results) else 0

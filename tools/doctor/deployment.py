@@ -97,6 +97,8 @@ class Endpoints:
     pubsub: str = ""  # PUBSUB_EMULATOR_HOST form
     workbench: str = ""  # WORKBENCH_API_ENDPOINT form (grpc://host:port, http://host:port)
     slack_api_url: str = ""  # SLACK_API_URL form
+    # the REST-only APIs (BigQuery, Compute regions and routers), http://host:port: simulators.gcp_admin.RestApis
+    rest: str = ""
 
     @property
     def local(self) -> bool:

@@ -17,7 +17,8 @@ from google.cloud.logging_v2.types import logging_config
 
 from shared.core.oom_parse import SINK_FILTER
 from simulators import stack as local_stack
-from simulators.gcp_admin import CloudProject, GcpAdminSimulator
+from simulators.gcp_admin import CloudProject, GcpAdminSimulator, RestApis
+from tools.doctor.bigquery import ContestData
 from tools.doctor.deployment import (
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
@@ -31,6 +32,8 @@ from tools.doctor.deployment import (
     slack_scopes,
     workbench_permissions,
 )
+from tools.doctor.local_contest import local_contest, local_plan, seed_contest_data, seed_region
+from tools.doctor.preflight import ContestPlan
 from tools.doctor.readers import CALLER_PERMISSIONS
 
 REGION = "us-central1"
@@ -43,6 +46,8 @@ class LocalDeployment:
     stack: local_stack.LocalStack
     cloud: CloudProject
     admin: GcpAdminSimulator
+    contest: ContestData | None = None  # the contest's BigQuery datasets (tools/doctor/local_contest.py)
+    plan: ContestPlan | None = None  # the contest's inputs, for --preflight
 
 
 def local_names() -> Names:
@@ -148,6 +153,7 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
     admin = GcpAdminSimulator(cloud)
     stack.pubsub.extra_handlers.append(admin.iam_policy_handler())
     admin.start()
+    rest = RestApis(cloud).start()
     try:
         with stack:
             env = stack.function_env()
@@ -159,13 +165,19 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
                 urls["restart_worker"] = stack.balancer.url
             vms = [f"nb-{index:02d}" for index in range(fleet)]
             seed_like_terraform(cloud, names, urls, vms)
+            contest = local_contest(cloud, frozenset(f"participant-{i:02d}@contest.example" for i in range(fleet)))
+            seed_contest_data(cloud, contest)
+            plan = local_plan(cloud, zones[0], fleet)
+            seed_region(cloud, plan)
             deployment = Deployment(
                 names=names, zones=zones, alert_channel=env["SLACK_ALERT_CHANNEL"],
                 organizer_emails=frozenset(env["ORGANIZER_EMAILS"].split(",")),
                 bot_token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"],
                 endpoints=Endpoints(google=admin.address, pubsub=stack.pubsub.host,
-                                    workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url),
+                                    workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url,
+                                    rest=rest.url),
             )
-            yield LocalDeployment(deployment, stack, cloud, admin)
+            yield LocalDeployment(deployment, stack, cloud, admin, contest, plan)
     finally:
+        rest.stop()
         admin.stop()

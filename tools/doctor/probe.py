@@ -42,6 +42,7 @@ class ProbeObservation:
     seconds_to_visible: float
     restored: bool  # the labels are back to what they were (the probe keys gone)
     leftover: dict[str, str] = field(default_factory=dict)
+    kept: dict[str, str] = field(default_factory=dict)  # the instance's other labels, as last read
     resets: tuple[ResetSeen, ...] = ()
     error: str = ""
 
@@ -69,9 +70,21 @@ def interpret(seen: ProbeObservation) -> list[CheckResult]:
         ok("probe.cleanup", "the test labels are removed; the instance's labels are as they were")
         if seen.restored else
         fail("probe.cleanup", f"test labels left on {seen.instance}: {', '.join(sorted(seen.leftover))}",
-             f"gcloud workbench instances update {seen.instance.rsplit('/', 1)[-1]} --location ZONE "
-             f"--remove-labels={','.join(sorted(seen.leftover))} (or the console's LABELS tab)"))
+             cleanup_command(seen)))
     return results
+
+
+def cleanup_command(seen: ProbeObservation) -> str:
+    """A command that removes the probe's labels: `gcloud workbench instances update` has only --labels (no
+    --remove-labels; SDK 528's `gcloud help workbench instances update`), sent as the labels update mask. Where
+    updates merge, an empty value deletes a key; where they replace, the labels to keep are sent whole."""
+    parts = seen.instance.split("/")
+    name, zone = parts[-1], parts[3] if len(parts) == 6 else "ZONE"
+    if seen.kept_after_omitted:
+        labels = ",".join(f"{key}=" for key in sorted(seen.leftover))
+    else:
+        labels = ",".join(f"{key}={value}" for key, value in sorted(seen.kept.items()))
+    return f"gcloud workbench instances update {name} --location={zone} --labels={labels} (or the console's LABELS tab)"
 
 
 def _semantics(seen: ProbeObservation) -> CheckResult:
@@ -140,7 +153,8 @@ def observe(dep: Deployment, instance: str, wait_s: float = 120.0) -> ProbeObser
         resets = _resets(client, ref)
     except Exception as exc:  # noqa: BLE001 - whatever the API says is the probe's answer
         return ProbeObservation(full, False, False, 0, False, error=describe_error(exc))
-    return ProbeObservation(full, kept, visible_early, seconds, not leftover, leftover, resets)
+    others = {k: v for k, v in after.items() if k not in (PROBE_A, PROBE_B)}
+    return ProbeObservation(full, kept, visible_early, seconds, not leftover, leftover, others, resets)
 
 
 def _resets(client: Any, ref: InstanceRef) -> tuple[ResetSeen, ...]:
