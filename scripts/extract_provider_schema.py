@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Extract the schemas of the providers infra/ uses (google, google-beta, time) into tests/infra/provider_schema.json.
 
-No Terraform binary or provider plugin can be installed on the machines this project runs on, so the
-schema comes from the PyPI package cdktf-cdktf-provider-google: it ships a jsii assembly (a JSON type
+The Terraform binary is installed here (1.11.4; tests/infra/test_terraform_binary.py runs what it can
+without a provider), but no provider plugin can be downloaded, so `terraform providers schema -json` cannot
+run and the schema comes from the PyPI package cdktf-cdktf-provider-google: it ships a jsii assembly (a JSON type
 system generated from the provider's schema) and the generated JavaScript, which name every argument,
 nested block and computed attribute with its Terraform spelling.
 

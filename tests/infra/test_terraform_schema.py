@@ -1,6 +1,7 @@
 """Every .tf file parses, and every resource type, block and argument exists in the google provider's schema.
 
-No Terraform binary or provider can be installed here, so `terraform validate` can't run. The schema is
+The google provider can't be downloaded here, so `terraform validate` can't run (the installed binary checks
+what needs no provider: test_terraform_binary.py). The schema is
 the provider's own (hashicorp/google, from the cdktf package; scripts/extract_provider_schema.py), so a
 misspelt argument, a block written as an attribute or a missing required argument fails here, offline.
 """
