@@ -13,6 +13,7 @@ from shared.core.identity import shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView
 
 OWNER_METADATA_KEY = "proxy-user-mail"
+GUARD_METADATA_KEY = "notebook-medic-guard"  # set "on" by infra/contest where it installs the OOM guard
 
 
 def labels_of(response: Any) -> dict[str, str] | None:
@@ -67,6 +68,7 @@ def to_view(instance: Any) -> InstanceView:
         machine_type=gce.machine_type.rsplit("/", 1)[-1],
         labels=dict(pb.labels),
         accelerators=tuple((_enum_name(a, "type_"), int(a.core_count)) for a in gce.accelerator_configs),
+        guarded=gce.metadata.get(GUARD_METADATA_KEY, "").strip().lower() == "on",
     )
 
 

@@ -199,6 +199,10 @@ class StatusRow:
     restarts: int
     paused: bool
     attention: int  # larger: needs a person sooner
+    # The last day's OOM kills (kernels lost, JupyterLab up or not) and the guard's interrupts (kernels kept): a
+    # kernel-only kill or an interrupt alerts no one (docs/policy.md, "The OOM guard"), so `status` counts them.
+    kills_today: int = 0
+    interrupts_today: int = 0
 
 
 def status_rows(instances: list[InstanceView], now: datetime, policy: PolicyConfig) -> list[StatusRow]:
@@ -215,5 +219,7 @@ def status_rows(instances: list[InstanceView], now: datetime, policy: PolicyConf
             + 10 * restarts
             + (5 if history.last_kill and now - history.last_kill < policy.crashloop_window else 0)
         )
-        rows.append(StatusRow(instance, instance.owner_email or "", history.last_kill, restarts, paused, attention))
+        day = timedelta(days=1)
+        rows.append(StatusRow(instance, instance.owner_email or "", history.last_kill, restarts, paused, attention,
+                              history.kills_within(day, now), history.interrupts_within(day, now)))
     return sorted(rows, key=lambda r: (-r.attention, r.instance.ref.name))

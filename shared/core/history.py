@@ -33,13 +33,17 @@ INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
+# Kernels the guard's watcher interrupted before the kill (issue 32): a count for `status` and the bigger-machine
+# offer, nothing a decision about a kill reads; like ACTED, written only where there is room.
+INTERRUPTS = "medic-interrupts"
 ACTED = "medic-acted"  # digests of the last Slack requests acted on: a replayed signed request acts once
 MAX_ACTED = 5  # 5 x 11 hex digits + 4 separators fits a label value's 63 characters
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
-    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED}
+    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED,
+     INTERRUPTS}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -51,7 +55,7 @@ OFF_VALUES = frozenset({"off", "false", "no", "0", "disabled"})
 MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write of more (INVALID_ARGUMENT)
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED}) + 1  # ACTED: written only where there is room
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS}) + 1  # ACTED, INTERRUPTS: only where room is
 
 
 class AutoMode(StrEnum):
@@ -78,6 +82,7 @@ class History:
     # answers every kill before it, so the marker is not written beside it.
     waiting: str = ""
     acted: tuple[str, ...] = ()  # acted_digest() of the last MAX_ACTED Slack requests acted on, oldest first
+    interrupts: tuple[datetime, ...] = ()  # the watcher's interrupts (kernels kept), oldest first
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -97,6 +102,7 @@ class History:
             unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
             waiting=_label_text(labels.get(WAITING, "")),
             acted=tuple(d for d in labels.get(ACTED, "").split("_") if re.fullmatch(r"[0-9a-f]{11}", d))[-MAX_ACTED:],
+            interrupts=_times(labels.get(INTERRUPTS, "")),
         ).settled()
 
     def settled(self) -> History:
@@ -150,6 +156,8 @@ class History:
             labels[WAITING] = self.waiting
         if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
             labels[ACTED] = "_".join(self.acted)
+        if self.interrupts and len(labels) < MAX_LABELS:  # a count: lost on a crowded instance, nothing else is
+            labels[INTERRUPTS] = _join(self.interrupts)
         return labels | {key: "" for key in BOT_KEYS & existing.keys() - labels.keys()}
 
     def with_acted(self, digest: str) -> History:
@@ -217,6 +225,12 @@ class History:
 
     def kills_within(self, window: timedelta, now: datetime) -> int:
         return sum(1 for moment in self.kills if now - moment <= window)
+
+    def with_interrupt(self, interrupted_at: datetime) -> History:
+        return replace(self, interrupts=_tail((*self.interrupts, interrupted_at)))
+
+    def interrupts_within(self, window: timedelta, now: datetime) -> int:
+        return sum(1 for moment in self.interrupts if now - moment <= window)
 
 
 def _tail(moments: tuple[datetime, ...]) -> tuple[datetime, ...]:

@@ -40,6 +40,7 @@ class Outcome(StrEnum):
     FOLLOW = Verdict.FOLLOW.value
     WARN = Verdict.WARN.value
     RESIZE = Verdict.RESIZE.value
+    KERNEL_KEPT = Verdict.KERNEL_KEPT.value
     # The worker's own
     REJECTED = "rejected"  # malformed, or out of scope: acked with a logged reason
     RETRY = "retry"  # a failure that may pass: redelivered
