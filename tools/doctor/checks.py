@@ -24,6 +24,7 @@ from tools.doctor.deployment import (
     slack_scopes,
     workbench_permissions,
 )
+from tools.doctor.guard import guard_checks
 from tools.doctor.model import (
     Binding,
     CheckResult,
@@ -586,4 +587,5 @@ def run_checks(dep: Deployment, seen: Observed, now: datetime, caller_wanted: fr
     for check in CHECKS:
         results += check(dep, seen)
     results += fleet_checks(dep, seen, now)
+    results += guard_checks(dep, seen.instances, seen.guards)
     return results

@@ -97,6 +97,7 @@ class Endpoints:
     pubsub: str = ""  # PUBSUB_EMULATOR_HOST form
     workbench: str = ""  # WORKBENCH_API_ENDPOINT form (grpc://host:port, http://host:port)
     slack_api_url: str = ""  # SLACK_API_URL form
+    compute: str = ""  # COMPUTE_API_ENDPOINT form (http://host:port: Compute Engine's REST, the guard's attributes)
 
     @property
     def local(self) -> bool:

@@ -31,6 +31,7 @@ from tools.doctor.deployment import (
     slack_scopes,
     workbench_permissions,
 )
+from tools.doctor.guard import GUARD_METADATA, NAMESPACE
 from tools.doctor.readers import CALLER_PERMISSIONS
 
 REGION = "us-central1"
@@ -55,12 +56,23 @@ def local_names() -> Names:
     )
 
 
+# What a guard that applied everything writes (infra/contest's guard, issue 22; tools/doctor/guard.py reads it):
+# Workbench's caps on a 16 GB e2-standard-4, the server protected and kernels first, the watcher running.
+GUARD_OK = {
+    "guard-version": "1", "restart": "on-failure", "oom-policy": "continue", "memory-max": "16106127360",
+    "memory-high": "16056127360", "server-oom-score-adj": "-900", "kernel-oom-score-adj": "500", "state": "ok",
+    "problems": "", "watcher-state": "running", "watcher-interrupts": "0",
+}
+
+
 def seed_fleet(stack: local_stack.LocalStack, zones: tuple[str, ...], size: int) -> None:
-    """`size` contest notebooks, spread over the zones, each owned by a participant with a Slack account."""
+    """`size` contest notebooks, spread over the zones, each owned by a participant with a Slack account, each
+    guarded as infra/contest sets it up (metadata notebook-medic-guard=on, the guard's guest attributes)."""
     for index in range(size):
         email = f"participant-{index:02d}@contest.example"
-        stack.workbench.add_instance(local_stack.PROJECT, zones[index % len(zones)], f"nb-{index:02d}",
-                                     owner_email=email)
+        full = stack.workbench.add_instance(local_stack.PROJECT, zones[index % len(zones)], f"nb-{index:02d}",
+                                            owner_email=email, metadata={GUARD_METADATA: "on"})
+        stack.compute.set_guest_attributes(full, NAMESPACE, GUARD_OK)
         stack.slack.add_user(f"U{index:08d}", f"participant-{index:02d}", email)
 
 
@@ -164,7 +176,8 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
                 organizer_emails=frozenset(env["ORGANIZER_EMAILS"].split(",")),
                 bot_token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"],
                 endpoints=Endpoints(google=admin.address, pubsub=stack.pubsub.host,
-                                    workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url),
+                                    workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url,
+                                    compute=stack.compute.endpoint),
             )
             yield LocalDeployment(deployment, stack, cloud, admin)
     finally:

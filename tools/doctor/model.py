@@ -92,6 +92,7 @@ class Instance:
     health_state: str
     health_info: dict[str, str]
     health_updated: datetime | None
+    guarded: bool = False  # gce_setup.metadata["notebook-medic-guard"] == "on": the bot waits for the guard's restart
 
 
 @dataclass(frozen=True)
@@ -185,3 +186,4 @@ class Observed:
     memory_reporting: frozenset[str] | ReadError | None = None  # VM names with a point in the last 10 min
     alert_policies: list[AlertPolicy] | ReadError | None = None
     channels: dict[str, NotificationChannel | ReadError] = field(default_factory=dict)
+    guards: dict[str, dict[str, str] | ReadError] = field(default_factory=dict)  # notebook -> its guard's attributes
