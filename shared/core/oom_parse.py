@@ -85,13 +85,16 @@ _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r",task=(?P<process>[^\n]{1,16}?),pid=(?P<pid>[0-9]{1,10}),uid=[0-9]{1,10}\b"
         ),
     ),
-    # The guard's watcher (issue 32): "notebook-medic-watcher: interrupted kernel pid=N (comm) rss=NkB limit=NkB",
-    # behind a syslog tag ("notebook-medic-watcher[412]: ") or not. Not a kill: intake queues it as an interrupt.
+    # The guard's watcher (issue 32, infra/contest/guard/memory_watcher.py LOG_FORMAT): "notebook-medic-watcher:
+    # interrupted kernel pid=N (comm) rss=B growth=B usage=B limit=B threshold=0.93 cgroup=/system.slice/jupyter.
+    # service", figures in bytes, behind a syslog tag ("notebook-medic-watcher[412]: ") or not. Not a kill: intake
+    # queues it as an interrupt.
     (
         "watcher",
         re.compile(
             r"notebook-medic-watcher(?:\[[0-9]{1,10}\])?: interrupted kernel pid=(?P<pid>[0-9]{1,10}) "
-            + _PROCESS + r" rss=(?P<rss>[0-9]{1,20})kB limit=(?P<limit>[0-9]{1,20})kB"
+            + _PROCESS + r" rss=(?P<rss>[0-9]{1,20}) growth=[0-9]{1,20} usage=[0-9]{1,20} limit=(?P<limit>[0-9]{1,20})"
+            r"(?: threshold=[0-9.]{1,8})?(?: cgroup=(?P<unit>/[^\s,]{0,256}))?"
         ),
     ),
 )
@@ -245,13 +248,13 @@ def parse_log_entry(
             nameless=isinstance(ref_or_reason, Nameless),
         )
     pid, watcher = int(match["pid"]), form == WATCHER_FORM
-    constraint, unit = _summary_of(line, pid) if form != "summary" else _constraint_and_unit(match)
+    constraint, unit = _constraint_and_unit(match) if form in ("summary", WATCHER_FORM) else _summary_of(line, pid)
     return OomKill(
         instance=ref_or_reason,
         killed_at=killed_at,
         pid=pid,
         process=match["process"],
-        anon_rss_kb=int(match["rss"]) if watcher else _kb(_ANON_RSS, after_kill),
+        anon_rss_kb=int(match["rss"]) // 1024 if watcher else _kb(_ANON_RSS, after_kill),
         total_vm_kb=None if watcher else _kb(_TOTAL_VM, after_kill),
         insert_id=insert_id,
         form=form,
@@ -261,7 +264,7 @@ def parse_log_entry(
         dated_at=dated_ahead,
         constraint=constraint or _CONSTRAINT_OF_FORM.get(form, ""),
         unit=unit,
-        limit_kb=int(match["limit"]) if watcher else None,
+        limit_kb=int(match["limit"]) // 1024 if watcher else None,
     )
 
 
@@ -273,9 +276,11 @@ def _summary_of(text: str, pid: int) -> tuple[str, str]:
     return "", ""
 
 
-def _constraint_and_unit(summary: re.Match[str]) -> tuple[str, str]:
-    constraint = "memcg" if summary["constraint"] == "CONSTRAINT_MEMCG" else "global"
-    return constraint, summary["unit"] or ""
+def _constraint_and_unit(found: re.Match[str]) -> tuple[str, str]:
+    """A summary's constraint and task_memcg; a watcher's line says only the cgroup (no kill, no constraint)."""
+    if "constraint" not in found.groupdict():
+        return "", found["unit"] or ""
+    return "memcg" if found["constraint"] == "CONSTRAINT_MEMCG" else "global", found["unit"] or ""
 
 
 def _named_by(entry: dict[str, Any], line: str, vm_name: str) -> str:

@@ -42,7 +42,8 @@ def test_every_notebook_has_a_guard_line_with_its_watcher(local: LocalDeployment
     lines = {key: r for key, r in results.items() if key.startswith("guard.")}
     assert len(lines) == FLEET and all(r.status is Status.OK for r in lines.values())
     assert "guard 1 ok (Restart=on-failure, OOMPolicy=continue" in lines["guard.nb-00"].what
-    assert "watcher running, 0 interrupts" in lines["guard.nb-00"].what
+    assert "watcher watching cgroup-v2 jupyter.service" in lines["guard.nb-00"].what
+    assert "0 interrupts" in lines["guard.nb-00"].what
 
 
 def test_a_degraded_guard_turns_its_line_red_with_its_problems(local: LocalDeployment) -> None:
@@ -72,10 +73,11 @@ def test_values_that_defeat_the_guard_are_named_even_when_it_says_ok(local: Loca
 
 
 def test_a_watcher_that_cannot_see_is_a_warning(local: LocalDeployment) -> None:
-    with guard_of(local, "nb-04", GUARD_OK | {"watcher-state": "blind"}):
+    blind = "blind: cannot read /sys/fs/cgroup/system.slice/jupyter.service (EACCES); interrupting nothing"
+    with guard_of(local, "nb-04", GUARD_OK | {"watcher-state": blind}):
         results = diagnose(local)
     assert not_ok(results) == {"guard.nb-04": Status.WARN}
-    assert "watcher blind" in results["guard.nb-04"].what
+    assert "watcher blind: cannot read" in results["guard.nb-04"].what
 
 
 def test_a_skipped_guard_is_a_warning_saying_why(local: LocalDeployment) -> None:

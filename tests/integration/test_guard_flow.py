@@ -27,7 +27,8 @@ def owner_of(name: str) -> str:
 
 def watcher_line(name: str, pid: int = 4242) -> str:
     return (f"Nov 20 04:12:33 {name} notebook-medic-watcher[412]: notebook-medic-watcher: interrupted kernel "
-            f"pid={pid} (python3) rss=14680064kB limit=15728640kB")
+            f"pid={pid} (python3) rss=15032385536 growth=104857600 usage=15500000000 limit=16106127360 "
+            "threshold=0.93 cgroup=/system.slice/jupyter.service")
 
 
 def test_the_watchers_interrupt_reaches_the_owner_and_no_one_else(stack: LocalStack) -> None:

@@ -89,19 +89,32 @@ def test_the_watchers_line_is_read_with_its_figures() -> None:
     assert (interrupt.form, interrupt.pid, interrupt.process) == ("watcher", 23817, "python")
     assert (interrupt.anon_rss_kb, interrupt.limit_kb, interrupt.total_vm_kb) == (14680064, 15728640, None)
     assert interrupt.instance.name == "wb-alice" and interrupt.constraint == ""
+    assert interrupt.unit == "/system.slice/jupyter.service" and interrupt.in_jupyter_unit
     assert matches(SINK_FILTER, entry)
 
 
+WATCHER = ("notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10240 growth=1024 usage=15000 "
+           "limit=20480 threshold=0.93 cgroup=/system.slice/jupyter.service")
+
+
 def test_the_watchers_line_without_a_syslog_tag_is_read_too() -> None:
-    line = "notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10kB limit=20kB"
+    line = WATCHER
     interrupt = parse_log_entry(_with(line), fallback_time=NOW)
     assert isinstance(interrupt, OomKill) and (interrupt.form, interrupt.pid) == ("watcher", 7)
+    assert (interrupt.anon_rss_kb, interrupt.limit_kb) == (10, 20)
+
+
+def test_the_watchers_line_without_its_trailing_fields_is_read() -> None:
+    line = WATCHER.split(" threshold=", maxsplit=1)[0]
+    interrupt = parse_log_entry(_with(line), fallback_time=NOW)
+    assert isinstance(interrupt, OomKill) and interrupt.form == "watcher" and interrupt.unit == ""
 
 
 @pytest.mark.parametrize("line", [
-    "notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10kB",  # no limit
-    "notebook-medic-watcher: interrupted kernel pid=-7 (python3) rss=10kB limit=20kB",
-    "notebook-medic-watcher: interrupted kernel pid=7 python3 rss=10kB limit=20kB",
+    WATCHER.split(" limit=", maxsplit=1)[0],  # no limit
+    WATCHER.replace("pid=7", "pid=-7"),
+    WATCHER.replace("(python3)", "python3"),
+    WATCHER.replace("rss=10240", "rss=10kB"),
 ])
 def test_watcher_lookalikes_are_nothing(line: str) -> None:
     assert isinstance(parse_log_entry(_with(line), fallback_time=NOW), NotAKill)
@@ -124,8 +137,25 @@ def test_a_watcher_line_that_names_a_bad_vm_is_nothing_not_an_alert() -> None:
 def test_a_watcher_line_naming_no_vm_is_left_to_the_instance_id() -> None:
     entry = sample("watcher-interrupt.json")
     del entry["labels"]
-    entry["jsonPayload"]["message"] = "notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10kB limit=20kB"
+    entry["jsonPayload"]["message"] = WATCHER
     result = parse_log_entry(entry, fallback_time=NOW)
     assert isinstance(result, UnresolvedKill) and result.nameless
     named = parse_log_entry(entry, fallback_time=NOW, vm_name="wb-alice")
     assert isinstance(named, OomKill) and named.form == "watcher"
+
+
+# Printed by this machine's real kernel for a process past its memory cgroup's limit (dmesg, 2026-12-01).
+REAL_SUMMARY = ("[ 2333.252432] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+                "oom_memcg=/notebook-medic-test-12341aed,task_memcg=/notebook-medic-test-12341aed,task=python,"
+                "pid=4578,uid=0")
+REAL_KILL = ("[ 2333.252511] Memory cgroup out of memory: Killed process 4578 (python) total-vm:1190900kB, "
+             "anon-rss:543356kB, file-rss:16812kB, shmem-rss:0kB, UID:0 pgtables:1236kB oom_score_adj:0")
+
+
+def test_the_real_kernels_summary_and_kill_lines_are_read() -> None:
+    alone = parse_log_entry(_with(REAL_SUMMARY), fallback_time=NOW)
+    assert isinstance(alone, OomKill) and (alone.form, alone.pid, alone.process) == ("summary", 4578, "python")
+    assert (alone.constraint, alone.unit, alone.in_jupyter_unit) == ("memcg", "/notebook-medic-test-12341aed", False)
+    both = parse_log_entry(_with(REAL_SUMMARY + "\n" + REAL_KILL), fallback_time=NOW)
+    assert isinstance(both, OomKill) and (both.form, both.anon_rss_kb) == ("cgroup", 543356)
+    assert both.unit == "/notebook-medic-test-12341aed"

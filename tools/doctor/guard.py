@@ -106,9 +106,10 @@ def _notebook(dep: Deployment, instance: Instance, found: dict[str, str] | ReadE
                     f"{GUARD_METADATA} is not on: the bot resets the VM at once instead of waiting for the guard's "
                     f"restart; {watcher}",
                     f"infra/contest sets {GUARD_METADATA}=on where it installs the guard: apply it")
-    if found.get("watcher-state", "") not in ("", "running"):
+    if not found.get("watcher-state", "").startswith("watching"):
         return warn(key, f"{name}: guard {found.get('guard-version', '?')} ok; {watcher}",
-                    f"the watcher says why in the notebook's journal (journalctl -u notebook-medic-watcher); {OPS}")
+                    "the watcher says why in the notebook's journal "
+                    f"(journalctl -u notebook-medic-memory-watcher); {OPS}")
     return ok(key, f"{name}: guard {found.get('guard-version', '?')} ok (Restart={found.get('restart')}, "
               f"OOMPolicy={found.get('oom-policy')}, MemoryMax={found.get('memory-max', '?')}); {watcher}")
 
