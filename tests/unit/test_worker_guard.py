@@ -142,3 +142,15 @@ def test_kills_and_interrupts_together_bring_the_offer(rig: Rig) -> None:
     rig.push(kernel_kill(rig, ref))
     [alert] = rig.alerts(ref.name)
     assert "e2-highmem-4" in alert and "1 killed, 2 interrupted" in alert
+
+
+def test_an_interrupt_during_a_kills_wait_leaves_the_wait_named(rig: Rig) -> None:
+    """The wait's label is what folds the incident's other lines: an interrupt (forged or not) must not end it."""
+    ref = rig.instance("wb-waiting")
+    rig.workbench.labels(ref)
+    marker = f"{int(rig.clock.now().timestamp())}-{'0' * 16}"
+    rig.workbench.edit_labels(ref, {"medic-waiting": marker})
+    rig.clock.advance(1.0)
+    rig.push(interrupt(rig, ref))
+    labels = rig.workbench.labels(ref)
+    assert labels.get("medic-waiting") == marker and "medic-interrupts" in labels
