@@ -22,7 +22,9 @@ locals {
   # `:` is a case-insensitive substring match: "out of memory: kill" covers "Kill process",
   # "Killed process" and "Memory cgroup out of memory: Killed process"; the second term covers
   # "Out of memory (oom_kill_allocating_task): Killed process" (vm.oom_kill_allocating_task=1).
-  oom_filter = "resource.type=\"gce_instance\" AND (log_id(\"syslog\") OR log_id(\"systemd_logs\") OR log_id(\"serialconsole.googleapis.com/serial_port_1_output\")) AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\" OR jsonPayload.MESSAGE:\"out of memory: kill\" OR textPayload:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.message:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.MESSAGE:\"out of memory (oom_kill_allocating_task): kill\")"
+  # Also the kill's summary "oom-kill:constraint=…,task_memcg=…" (the unit the victim ran in) and the
+  # guard's watcher's "notebook-medic-watcher: interrupted kernel" (docs/policy.md, issues 22 and 32).
+  oom_filter = "resource.type=\"gce_instance\" AND (log_id(\"syslog\") OR log_id(\"systemd_logs\") OR log_id(\"serialconsole.googleapis.com/serial_port_1_output\")) AND (textPayload:\"out of memory: kill\" OR jsonPayload.message:\"out of memory: kill\" OR jsonPayload.MESSAGE:\"out of memory: kill\" OR textPayload:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.message:\"out of memory (oom_kill_allocating_task): kill\" OR jsonPayload.MESSAGE:\"out of memory (oom_kill_allocating_task): kill\" OR textPayload:\"oom-kill:constraint=\" OR jsonPayload.message:\"oom-kill:constraint=\" OR jsonPayload.MESSAGE:\"oom-kill:constraint=\" OR textPayload:\"notebook-medic-watcher: interrupted kernel\" OR jsonPayload.message:\"notebook-medic-watcher: interrupted kernel\" OR jsonPayload.MESSAGE:\"notebook-medic-watcher: interrupted kernel\")"
 
   # The Ops Agent's memory metric: the memory warning's threshold and the no-reports alert (memory.tf).
   memory_metric = "agent.googleapis.com/memory/percent_used"

@@ -1,4 +1,5 @@
-"""Compute Engine's instances.list, over REST, for the VMs behind the Workbench simulator's instances.
+"""Compute Engine's instances.list and instances.getGuestAttributes, over REST, for the VMs behind the Workbench
+simulator's instances.
 
 The bot asks one thing of Compute Engine: which VM has the id a log entry carries (shared/adapters/compute.py). Sources:
 - REST path and fields: `GET /compute/v1/projects/{project}/zones/{zone}/instances` (google-cloud-compute's
@@ -10,6 +11,13 @@ The bot asks one thing of Compute Engine: which VM has the id a log entry carrie
   Instance does not carry. ASSUMPTION (simulator only): ids are derived from the instance's full name
   (simulated_vm_id), so an instance deleted and created again keeps its id here; live it gets a new one. The bot
   caches id -> name only, which is right either way.
+- getGuestAttributes (what `make doctor` reads of the OOM guard, issue 22): `GET /compute/v1/projects/{project}/zones/
+  {zone}/instances/{instance}/getGuestAttributes?queryPath=…` (google-cloud-compute's rest transport,
+  `_BaseGetGuestAttributes`), answering a GuestAttributes: `queryPath` as asked and `queryValue.items`, each
+  {namespace, key, value}; `variableKey` answers `variableValue` (Compute REST reference, instances.getGuestAttributes).
+  A queryPath is "<namespace>/" or "<namespace>/<key>" ("Setting and querying guest attributes"). ASSUMPTION: a path
+  with no attribute under it, or a VM that wrote none, answers 404 notFound (the reference does not say; the doctor
+  reads 404 as "nothing written", whichever it is).
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ from typing import Any, Self
 from simulators.workbench import WorkbenchSimulator
 
 _LIST_PATH = re.compile(r"^/compute/v1/projects/(?P<project>[^/]+)/zones/(?P<zone>[^/]+)/instances$")
+_GUEST_PATH = re.compile(
+    r"^/compute/v1/projects/(?P<project>[^/]+)/zones/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)/getGuestAttributes$")
 _FILTER = re.compile(r'^\s*\(?\s*(?P<field>id|name)\s*(?P<op>=|!=)\s*"?(?P<value>[a-z0-9-]{1,63})"?\s*\)?\s*$')
 # Workbench's state -> the VM's status (Compute's Instance.status)
 _STATUS = {"ACTIVE": "RUNNING", "STOPPED": "TERMINATED", "STOPPING": "STOPPING", "STARTING": "STAGING",
@@ -49,6 +59,8 @@ class ComputeSimulator:
         self.calls: list[str] = []  # the filters asked, in order
         self._faults: list[tuple[int, str]] = []
         self._ids: dict[str, str] = {}  # full instance name -> VM id, where set by register()
+        # full instance name -> {(namespace, key): value}: what the VM wrote through its metadata server
+        self._guest: dict[str, dict[tuple[str, str], str]] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -81,6 +93,44 @@ class ComputeSimulator:
         """Give an instance's VM this id (a real entry's, for `make replay`) instead of simulated_vm_id's."""
         with self._lock:
             self._ids[full_name] = vm_id
+
+    def set_guest_attributes(self, full_name: str, namespace: str, values: dict[str, str]) -> None:
+        """What the VM's guard writes under `namespace` (its metadata server's guest-attributes/<namespace>/<key>)."""
+        with self._lock:
+            written = self._guest.setdefault(full_name, {})
+            written.update({(namespace, key): value for key, value in values.items()})
+
+    def clear_guest_attributes(self, full_name: str, namespace: str) -> None:
+        with self._lock:
+            written = self._guest.get(full_name, {})
+            for entry in [entry for entry in written if entry[0] == namespace]:
+                del written[entry]
+
+    def guest_attributes(self, project: str, zone: str, name: str, query: dict[str, list[str]]
+                         ) -> tuple[int, dict[str, Any]]:
+        full = f"projects/{project}/locations/{zone}/instances/{name}"
+        with self.workbench._lock:
+            exists = full in self.workbench._instances
+        with self._lock:
+            written = dict(self._guest.get(full, {}))
+        if not exists:
+            return _error(404, f"The resource 'projects/{project}/zones/{zone}/instances/{name}' was not found",
+                          "notFound")
+        path = query.get("queryPath", [""])[0]
+        key = query.get("variableKey", [""])[0]
+        base = f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{zone}/instances/{name}"
+        body: dict[str, Any] = {"kind": "compute#guestAttributes", "selfLink": f"{base}/guestAttributes"}
+        if key:
+            value = next((v for (_, k), v in written.items() if k == key), None)
+            if value is None:
+                return _error(404, f"The guest attribute {key} was not found", "notFound")
+            return 200, body | {"variableKey": key, "variableValue": value}
+        namespace, _, wanted = path.partition("/")
+        items = [{"namespace": ns, "key": k, "value": v} for (ns, k), v in sorted(written.items())
+                 if (not namespace or ns == namespace) and (not wanted or k == wanted)]
+        if not items:
+            return _error(404, f"The guest attributes {path or '/'} were not found", "notFound")
+        return 200, body | {"queryPath": path, "queryValue": {"items": items}}
 
     def vm_id(self, full_name: str) -> str:
         project, _, zone, _, name = full_name.split("/")[1:6]
@@ -119,6 +169,9 @@ class ComputeSimulator:
             fault = self._faults.pop(0) if self._faults else None
         if fault is not None:
             return _error(fault[0], f"simulated {fault[1]}", fault[1])
+        guest = _GUEST_PATH.match(url.path)
+        if method == "GET" and guest is not None:
+            return self.guest_attributes(guest["project"], guest["zone"], guest["name"], query)
         if method != "GET" or match is None:
             return _error(404, f"The requested URL {url.path} was not found on this server.", "notFound")
         project, zone = match["project"], match["zone"]

@@ -52,6 +52,7 @@ FAST_ENV = {
     "HEALTH_GRACE_SECONDS": "4",
     "HEALTH_POLL_SECONDS": "0.5",
     "HEALTH_SETTLE_SECONDS": "0.1",
+    "GUARD_RESTART_WAIT_SECONDS": "20",  # a guarded notebook's own restart, shown in health (tests: within 1 s)
     "BACKOFF_INITIAL_SECONDS": "1",
     "BACKOFF_CAP_SECONDS": "4",
     "WORKER_BUDGET_SECONDS": "60",

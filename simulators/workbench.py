@@ -603,8 +603,10 @@ class WorkbenchSimulator:
         state: str = "ACTIVE",
         labels: dict[str, str] | None = None,
         accelerators: dict[str, int] | None = None,
+        metadata: dict[str, str] | None = None,
     ) -> str:
-        """`accelerators`: GPUs as gce_setup.accelerator_configs, e.g. {"NVIDIA_TESLA_T4": 1}."""
+        """`accelerators`: GPUs as gce_setup.accelerator_configs, e.g. {"NVIDIA_TESLA_T4": 1}. `metadata`: keys the
+        contest's Terraform sets beside Workbench's own (e.g. notebook-medic-guard)."""
         if state not in STATE_VALUES:
             raise ValueError(f"unknown state {state!r}")
         if any(kind not in ACCELERATOR_TYPE_VALUES for kind in accelerators or {}):
@@ -612,6 +614,7 @@ class WorkbenchSimulator:
         full = f"projects/{project}/locations/{zone}/instances/{name}"
         now = time.time()
         region = zone.rsplit("-", 1)[0]
+        extra_metadata = metadata
         metadata = {
             "framework": "workbench",
             "notebooks-api": "PROD",
@@ -619,6 +622,7 @@ class WorkbenchSimulator:
             "enable-oslogin": "TRUE",
             "idle-timeout-seconds": "10800",
         }
+        metadata |= dict(extra_metadata or {})
         if owner_email is not None:
             metadata |= {"proxy-mode": "mail", "proxy-user-mail": owner_email}
         else:
@@ -715,10 +719,12 @@ class WorkbenchSimulator:
             return op.name
 
     def oom_kill(
-        self, full_name: str, *, jupyter_survives: bool, health_delay_s: float | None = None
+        self, full_name: str, *, jupyter_survives: bool, health_delay_s: float | None = None,
+        back_after_s: float | None = None,
     ) -> None:
         """An OOM kill: the health agent notices it ``health_delay_s`` later (unset: at its next report on the
         ``health_interval_s`` cadence, if there is one; else after the simulator's ``health_delay_s``).
+        ``back_after_s``: JupyterLab, down, is reported up again that much after (the OOM guard's restart).
 
         Dropped if a lifecycle operation starts in between, or if the instance is not
         ACTIVE when the refresh falls due.
@@ -732,13 +738,17 @@ class WorkbenchSimulator:
                 since_created = time.time() - datetime.fromisoformat(inst.data["createTime"]).timestamp()
                 delay = self.health_interval_s - since_created % self.health_interval_s
 
-            def refresh(due: float) -> None:
-                if inst.epoch != epoch or inst.data.get("state") != "ACTIVE":
-                    return
-                inst.data["healthState"] = "HEALTHY" if jupyter_survives else "UNHEALTHY"
-                inst.data["healthInfo"] = _health_info(due, jupyter_up=jupyter_survives)
+            def refresh(up: bool) -> Callable[[float], None]:
+                def report(due: float) -> None:
+                    if inst.epoch != epoch or inst.data.get("state") != "ACTIVE":
+                        return
+                    inst.data["healthState"] = "HEALTHY" if up else "UNHEALTHY"
+                    inst.data["healthInfo"] = _health_info(due, jupyter_up=up)
+                return report
 
-            self._schedule_locked(time.time() + delay, refresh)
+            self._schedule_locked(time.time() + delay, refresh(jupyter_survives))
+            if back_after_s is not None:
+                self._schedule_locked(time.time() + delay + back_after_s, refresh(True))
             self._advance_locked()
 
     def set_health(

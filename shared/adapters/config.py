@@ -259,6 +259,7 @@ def _policy(read: _Reader) -> PolicyConfig:
         max_event_age=read.seconds("MAX_EVENT_AGE_SECONDS", timedelta(hours=1)),
         dry_run=read.parse("DRY_RUN", False, _bool, "true or false"),
         memory_warning_quiet=read.seconds("MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30)),
+        guard_restart_wait=read.seconds("GUARD_RESTART_WAIT_SECONDS", timedelta(seconds=90)),
     )
 
 

@@ -15,6 +15,8 @@ from shared.core.models import InstanceRef, InstanceState, InstanceView
 OWNER_METADATA_KEY = "proxy-user-mail"
 IDLE_TIMEOUT_METADATA_KEY = "idle-timeout-seconds"  # idle shutdown (Workbench docs, "Manage features through metadata")
 
+GUARD_METADATA_KEY = "notebook-medic-guard"  # set "on" by infra/contest where it installs the OOM guard
+
 
 def labels_of(response: Any) -> dict[str, str] | None:
     """An operation's Instance's labels; None for a response that isn't an Instance."""
@@ -69,6 +71,8 @@ def to_view(instance: Any) -> InstanceView:
         labels=dict(pb.labels),
         accelerators=tuple((_enum_name(a, "type_"), int(a.core_count)) for a in gce.accelerator_configs),
         idle_timeout_s=_seconds(gce.metadata.get(IDLE_TIMEOUT_METADATA_KEY)),
+
+        guarded=gce.metadata.get(GUARD_METADATA_KEY, "").strip().lower() == "on",
     )
 
 

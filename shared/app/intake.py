@@ -17,6 +17,7 @@ from shared.adapters.queue import RestartQueue
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
 from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
+    WATCHER_FORM,
     NotAKill,
     Rejected,
     UnresolvedKill,
@@ -209,14 +210,19 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal, entry: dict[str, Any], e
     running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker."""
     occurred = vetted.killed_at
     if isinstance(vetted, OomKill):
-        request = RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=vetted.instance.full_name,
+        # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
+        action, trigger = ((Action.INTERRUPTED, Trigger.WATCHER) if vetted.form == WATCHER_FORM
+                           else (Action.RESTART, Trigger.OOM))
+        request = RestartRequest(action=action, trigger=trigger, instance=vetted.instance.full_name,
                                  requested_at=occurred, event_id=vetted.insert_id or event_id,
                                  kill=kill_to_json(vetted), received_at=received)
         provenance: dict[str, Any] = {"named_by": vetted.named_by, "vm_id": vetted.vm_id}
         if vetted.dated_at is not None:
             provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
                            "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
-        return _Queued(request, "kill", f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}", provenance)
+        told = "interrupted before the kill: " if action is Action.INTERRUPTED else ""
+        return _Queued(request, "kill", f"{told}{vetted.process} pid {vetted.pid} on {vetted.instance.name}",
+                       provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
                              event_id=vetted.insert_id or event_id, raw_entry=vetted.raw_entry, note=vetted.reason,
                              received_at=received)

@@ -233,6 +233,11 @@ class StatusRow:
     attention: int  # larger: needs a person sooner
     stopped: StopHold | None = None  # an organizer's stop (held, or open to the owner); None: any other or running
 
+    # The last day's OOM kills (kernels lost, JupyterLab up or not) and the guard's interrupts (kernels kept): a
+    # kernel-only kill or an interrupt alerts no one (docs/policy.md, "The OOM guard"), so `status` counts them.
+    kills_today: int = 0
+    interrupts_today: int = 0
+
 
 def status_rows(instances: list[InstanceView], now: datetime, policy: PolicyConfig) -> list[StatusRow]:
     """Rows for `status`, instances that need attention first."""
@@ -249,6 +254,8 @@ def status_rows(instances: list[InstanceView], now: datetime, policy: PolicyConf
             + (5 if history.last_kill and now - history.last_kill < policy.crashloop_window else 0)
         )
         stopped = history.stopped if instance.state is InstanceState.STOPPED else None
+        day = timedelta(days=1)
         rows.append(StatusRow(instance, instance.owner_email or "", history.last_kill, restarts, paused, attention,
-                              stopped))
+                              stopped=stopped, kills_today=history.kills_within(day, now),
+                              interrupts_today=history.interrupts_within(day, now)))
     return sorted(rows, key=lambda r: (-r.attention, r.instance.ref.name))

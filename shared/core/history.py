@@ -34,6 +34,10 @@ MEMORY_WARNED = "medic-mem-warned"
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
 STOPPED = "medic-stopped"  # an organizer's stop through the bot: who may start the notebook again (StopHold)
+
+# Kernels the guard's watcher interrupted before the kill (issue 32): a count for `status` and the bigger-machine
+# offer, nothing a decision about a kill reads; like ACTED, written only where there is room.
+INTERRUPTS = "medic-interrupts"
 ACTED = "medic-acted"  # digests of the last Slack requests acted on: a replayed signed request acts once
 MAX_ACTED = 5  # 5 x 11 hex digits + 4 separators fits a label value's 63 characters
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
@@ -41,7 +45,7 @@ MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
     {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED,
-     STOPPED}
+     STOPPED, INTERRUPTS}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -54,7 +58,7 @@ MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
 # STOPPED is written only on a stopped instance, where no restart is recorded beside it, and cleared by the start.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, STOPPED}) + 1  # ACTED: written only where there is room
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, STOPPED}) + 1  # ACTED, INTERRUPTS: where room is
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,7 @@ class StopHold:
         parts = text.split("-")
         ts = parts[2].replace("_", ".") if len(parts) > 2 and re.fullmatch(r"[0-9]{1,12}_[0-9]{1,8}", parts[2]) else ""
         return cls(held=parts[0] != "open", since=_time(parts[1]) if len(parts) > 1 else None, alert_ts=ts)
+
 
 
 class AutoMode(StrEnum):
@@ -107,6 +112,8 @@ class History:
     acted: tuple[str, ...] = ()  # acted_digest() of the last MAX_ACTED Slack requests acted on, oldest first
     stopped: StopHold | None = None  # an organizer's stop through the bot; None: stopped otherwise, or running
 
+    interrupts: tuple[datetime, ...] = ()  # the watcher's interrupts (kernels kept), oldest first
+
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
         """Tolerant: a label an organizer mangled reads as absent, never as an error; so does an empty one (what
@@ -126,6 +133,8 @@ class History:
             waiting=_label_text(labels.get(WAITING, "")),
             acted=tuple(d for d in labels.get(ACTED, "").split("_") if re.fullmatch(r"[0-9a-f]{11}", d))[-MAX_ACTED:],
             stopped=StopHold.parse(labels.get(STOPPED, "")),
+
+            interrupts=_times(labels.get(INTERRUPTS, "")),
         ).settled()
 
     def settled(self) -> History:
@@ -181,6 +190,8 @@ class History:
             labels[STOPPED] = self.stopped.label()
         if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
             labels[ACTED] = "_".join(self.acted)
+        if self.interrupts and len(labels) < MAX_LABELS:  # a count: lost on a crowded instance, nothing else is
+            labels[INTERRUPTS] = _join(self.interrupts)
         return labels | {key: "" for key in BOT_KEYS & existing.keys() - labels.keys()}
 
     def with_acted(self, digest: str) -> History:
@@ -248,6 +259,12 @@ class History:
 
     def kills_within(self, window: timedelta, now: datetime) -> int:
         return sum(1 for moment in self.kills if now - moment <= window)
+
+    def with_interrupt(self, interrupted_at: datetime) -> History:
+        return replace(self, interrupts=_tail((*self.interrupts, interrupted_at)))
+
+    def interrupts_within(self, window: timedelta, now: datetime) -> int:
+        return sum(1 for moment in self.interrupts if now - moment <= window)
 
 
 def _tail(moments: tuple[datetime, ...]) -> tuple[datetime, ...]:

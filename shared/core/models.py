@@ -59,7 +59,9 @@ class InstanceRef:
 
 @dataclass(frozen=True)
 class OomKill:
-    """One kernel OOM-kill line, as read from one LogEntry."""
+    """One kernel OOM-kill line (or its summary line), as read from one LogEntry; or the guard's watcher's line for a
+    kernel it interrupted before the kill (form "watcher": anon_rss_kb is then the kernel's RSS, limit_kb the unit's
+    limit), which is vetted as a kill is and queued as an interrupt."""
 
     instance: InstanceRef
     killed_at: datetime
@@ -78,6 +80,25 @@ class OomKill:
     # The entry's own timestamp when it was later than Logging's receipt (killed_at is then the receipt): a VM
     # clock running ahead, or a forged line. Kept so the record can say what the entry claimed.
     dated_at: datetime | None = None
+    # "memcg" (a cgroup's limit ran out: "Memory cgroup out of memory", CONSTRAINT_MEMCG), "global" (the machine's
+    # memory), "" (not said). unit: the victim's memory cgroup from the kill's summary (task_memcg=), e.g.
+    # /system.slice/jupyter.service, when the entry carried it; "" otherwise.
+    constraint: str = ""
+    unit: str = ""
+    limit_kb: int | None = None
+
+    @property
+    def in_jupyter_unit(self) -> bool | None:
+        """Whether the victim ran in JupyterLab's systemd unit (a kernel, or the server): None when no line said."""
+        return jupyter_unit(self.unit) if self.unit else None
+
+
+JUPYTER_UNIT = "jupyter.service"  # Workbench's JupyterLab unit (facts: "Inside the Workbench VM")
+
+
+def jupyter_unit(cgroup: str) -> bool:
+    """A cgroup path inside JupyterLab's unit: /system.slice/jupyter.service, or a cgroup below it."""
+    return JUPYTER_UNIT in cgroup.split("/")
 
 
 class Trigger(StrEnum):
@@ -86,6 +107,7 @@ class Trigger(StrEnum):
     BUTTON = "button"  # an organizer's button on an alert
     UNRESOLVED = "unresolved"  # a kill whose instance could not be named: alert only
     MEMORY = "memory"  # a Monitoring memory-pressure incident
+    WATCHER = "watcher"  # the guard's memory watcher interrupted a kernel before the kill (issue 32)
 
 
 class Action(StrEnum):
@@ -97,6 +119,7 @@ class Action(StrEnum):
     WARN = "warn"  # memory pressure: warn the owner before the kill
     RESIZE = "resize"  # stop, change gce_setup.machine_type, start
     START = "start"  # a STOPPED notebook, started by its owner (unless an organizer's stop holds it) or an organizer
+    INTERRUPTED = "interrupted"  # a kernel interrupted before the kill, kept: tell the owner, count it
 
 
 @dataclass(frozen=True)
@@ -147,6 +170,9 @@ class RestartRequest:
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
     # a second message about the same event (a sink duplicate) does not.
     delivery_id: str = ""
+    # OOM on a guarded notebook: an earlier read of this incident saw JupyterLab down (policy: it is then waited on,
+    # and JupyterLab up again reads as the guard's restart, not as a kernel-only kill). Kept by its continuations.
+    jupyter_was_down: bool = False
 
     def to_json(self) -> bytes:
         data = asdict(self)
@@ -199,7 +225,7 @@ class RestartRequest:
                 received_at=parse_time(_str(data, "received_at")) if data.get("received_at") is not None else None,
                 authorize=data.get("authorize", False) is True,
                 target=_str(data, "target", ""),
-            )
+                jupyter_was_down=data.get("jupyter_was_down", False) is True)
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
         request.check()
@@ -283,6 +309,9 @@ def kill_to_json(kill: OomKill) -> dict[str, Any]:
         "named_by": kill.named_by,
         "vm_id": kill.vm_id,
         "dated_at": iso(kill.dated_at) if kill.dated_at else None,
+        "constraint": kill.constraint,
+        "unit": kill.unit[:256],
+        "limit_kb": kill.limit_kb,
     }
 
 
@@ -318,6 +347,10 @@ class InstanceView:
     # gce_setup.metadata idle-timeout-seconds: after how long idle Workbench stops it (None: not set, so Workbench's
     # own default of 10800 s; Workbench docs, "Idle shutdown"). Read by make doctor, not by any decision.
     idle_timeout_s: int | None = None
+
+    # gce_setup.metadata["notebook-medic-guard"] is "on": the contest's Terraform installed the OOM guard (issue 22),
+    # whose systemd restart brings a JupyterLab that dies back by itself. Metadata only organizers can set.
+    guarded: bool = False
 
     @property
     def health_updated(self) -> datetime | None:

@@ -40,13 +40,21 @@ LINE_FIELDS = ("textPayload", "jsonPayload.message", "jsonPayload.MESSAGE")
 # the cgroup wording and 2.6 kernels' "Out of Memory: Kill". With vm.oom_kill_allocating_task=1 the kernel names
 # the mode before the colon ("Out of memory (oom_kill_allocating_task): Killed process"), which that term misses.
 KILL_TERMS = ("out of memory: kill", "out of memory (oom_kill_allocating_task): kill")
+# The kill's one-line summary (kernel mm/oom_kill.c dump_oom_summary, since 4.19), printed just before the kill line:
+# it names the victim's memory cgroup (task_memcg=/system.slice/jupyter.service: the systemd unit it ran in) and
+# whether a cgroup's limit (oom_memcg=) or the machine's memory (global_oom) ran out. With the Ops Agent each line
+# is an entry of its own, so the sink passes it for the bot to read; parsed, it is a kill line in its own right.
+SUMMARY_TERM = "oom-kill:constraint="
+# The guard's memory watcher (infra/contest guard, issue 32): one line per kernel it interrupted before the kill.
+WATCHER_TERM = "notebook-medic-watcher: interrupted kernel"
+ROUTED_TERMS = (*KILL_TERMS, SUMMARY_TERM, WATCHER_TERM)
 
 # The Logging filter the sink uses (infra/ and its README quote this same string; a test keeps them equal).
 SINK_FILTER = (
     'resource.type="gce_instance" AND ('
     + " OR ".join(f'log_id("{log}")' for log in KERNEL_LOGS)
     + ") AND ("
-    + " OR ".join(f'{field}:"{term}"' for term in KILL_TERMS for field in LINE_FIELDS)
+    + " OR ".join(f'{field}:"{term}"' for term in ROUTED_TERMS for field in LINE_FIELDS)
     + ")"
 )
 
@@ -65,7 +73,36 @@ _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("legacy", re.compile(_OUT_OF_MEMORY + r"Kill process (?P<pid>[0-9]{1,10}) " + _PROCESS + r" score \d+")),
     # RHEL 5/6 (2.6.18, 2.6.32): "Out of memory: Killed process N, UID U, (name)" (docs/checked-facts.md).
     ("rhel", re.compile(_OUT_OF_MEMORY + r"Killed process (?P<pid>[0-9]{1,10}), UID [0-9]{1,10}, " + _PROCESS)),
+    # Last, so that an entry holding the summary and the kill line is read from the kill line (it has the figures).
+    # "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg=/system.slice/
+    # jupyter.service,task_memcg=/system.slice/jupyter.service,task=python,pid=9901,uid=1000" (mm/oom_kill.c
+    # dump_oom_summary, mm/memcontrol.c mem_cgroup_print_oom_context); mems_allowed may hold commas ("0,2").
+    (
+        "summary",
+        re.compile(
+            r"oom-kill:constraint=(?P<constraint>CONSTRAINT_[A-Z_]{1,20}),[^\n]{0,400}?"
+            r"(?:,global_oom|,oom_memcg=[^,\n]{0,256})?(?:,task_memcg=(?P<unit>[^,\n]{0,256}))?"
+            r",task=(?P<process>[^\n]{1,16}?),pid=(?P<pid>[0-9]{1,10}),uid=[0-9]{1,10}\b"
+        ),
+    ),
+    # The guard's watcher (issue 32, infra/contest/guard/memory_watcher.py LOG_FORMAT): "notebook-medic-watcher:
+    # interrupted kernel pid=N (comm) rss=B growth=B usage=B limit=B threshold=0.93 cgroup=/system.slice/jupyter.
+    # service", figures in bytes, behind a syslog tag ("notebook-medic-watcher[412]: ") or not. Not a kill: intake
+    # queues it as an interrupt.
+    (
+        "watcher",
+        re.compile(
+            r"notebook-medic-watcher(?:\[[0-9]{1,10}\])?: interrupted kernel pid=(?P<pid>[0-9]{1,10}) "
+            + _PROCESS + r" rss=(?P<rss>[0-9]{1,20}) growth=[0-9]{1,20} usage=[0-9]{1,20} limit=(?P<limit>[0-9]{1,20})"
+            r"(?: threshold=[0-9.]{1,8})?(?: cgroup=(?P<unit>/[^\s,]{0,256}))?"
+        ),
+    ),
 )
+WATCHER_FORM = "watcher"
+# The constraint a kill line's own wording says: "Memory cgroup out of memory" is a cgroup's limit, the others the
+# machine's memory (mm/oom_kill.c: `is_memcg_oom(oc) ? "Memory cgroup out of memory" : "Out of memory"`).
+_CONSTRAINT_OF_FORM = {"cgroup": "memcg", "modern": "global", "legacy": "global", "rhel": "global"}
+_SUMMARY_PATTERN = dict(_KILL_PATTERNS)["summary"]
 _TOTAL_VM = re.compile(r"total-vm:([0-9]{1,20})kB")
 _ANON_RSS = re.compile(r"anon-rss:([0-9]{1,20})kB")
 
@@ -75,7 +112,7 @@ _ANON_RSS = re.compile(r"anon-rss:([0-9]{1,20})kB")
 _NOT_KILLS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"invoked oom-killer"), "'invoked oom-killer' is printed before a kill, not a kill"),
     (re.compile(r"oom_reaper: reaped process"), "'oom_reaper' reaps memory after a kill"),
-    (re.compile(r"oom-kill:constraint="), "'oom-kill:constraint' is the kill's summary line"),
+    (re.compile(r"oom-kill:constraint="), "an 'oom-kill:constraint' line without task and pid is no kill's summary"),
     (re.compile(r"CUDA out of memory", re.IGNORECASE), "a CUDA out-of-memory error is not a VM kill"),
     (re.compile(r"\bMemoryError\b"), "a Python MemoryError is not a kernel kill"),
 )
@@ -183,9 +220,8 @@ def parse_log_entry(
         if match:
             break
     else:
-        reason = next((why for lookalike, why in _NOT_KILLS if lookalike.search(line)), "no OOM-kill line in the entry")
-        return NotAKill(reason, insert_id)
-
+        return NotAKill(next((why for lookalike, why in _NOT_KILLS if lookalike.search(line)),
+                             "no OOM-kill line in the entry"), insert_id)
     log = log_id(entry)
     if log not in KERNEL_LOGS:  # the sink's filter leaves these out; one published by other means is no kernel's
         return NotAKill(f"a kill line in the log {log[:80]!r}, which the kernel never writes: an application quoting "
@@ -200,6 +236,8 @@ def parse_log_entry(
     killed_at = min(dated, received)
     dated_ahead = dated if dated > received else None
     ref_or_reason = resolve_instance(entry, line, vm_name=vm_name)
+    if form == WATCHER_FORM and isinstance(ref_or_reason, str):  # no kill: unnamed, nothing to tell anyone
+        return NotAKill(f"a watcher's interrupt line whose VM can't be named: {ref_or_reason}", insert_id)
     if isinstance(ref_or_reason, Nameless | str):
         return UnresolvedKill(
             reason=str(ref_or_reason),
@@ -209,20 +247,40 @@ def parse_log_entry(
             insert_id=insert_id,
             nameless=isinstance(ref_or_reason, Nameless),
         )
+    pid, watcher = int(match["pid"]), form == WATCHER_FORM
+    constraint, unit = _constraint_and_unit(match) if form in ("summary", WATCHER_FORM) else _summary_of(line, pid)
     return OomKill(
         instance=ref_or_reason,
         killed_at=killed_at,
-        pid=int(match["pid"]),
+        pid=pid,
         process=match["process"],
-        anon_rss_kb=_kb(_ANON_RSS, after_kill),
-        total_vm_kb=_kb(_TOTAL_VM, after_kill),
+        anon_rss_kb=int(match["rss"]) // 1024 if watcher else _kb(_ANON_RSS, after_kill),
+        total_vm_kb=None if watcher else _kb(_TOTAL_VM, after_kill),
         insert_id=insert_id,
         form=form,
         line=kill_text[:500],
         named_by=_named_by(entry, line, vm_name),
         vm_id=vm_id_of(entry),
         dated_at=dated_ahead,
+        constraint=constraint or _CONSTRAINT_OF_FORM.get(form, ""),
+        unit=unit,
+        limit_kb=int(match["limit"]) // 1024 if watcher else None,
     )
+
+
+def _summary_of(text: str, pid: int) -> tuple[str, str]:
+    """The constraint and the victim's cgroup from the kill's summary when the same entry holds it (same pid)."""
+    for summary in _SUMMARY_PATTERN.finditer(text):
+        if int(summary["pid"]) == pid:
+            return _constraint_and_unit(summary)
+    return "", ""
+
+
+def _constraint_and_unit(found: re.Match[str]) -> tuple[str, str]:
+    """A summary's constraint and task_memcg; a watcher's line says only the cgroup (no kill, no constraint)."""
+    if "constraint" not in found.groupdict():
+        return "", found["unit"] or ""
+    return "memcg" if found["constraint"] == "CONSTRAINT_MEMCG" else "global", found["unit"] or ""
 
 
 def _named_by(entry: dict[str, Any], line: str, vm_name: str) -> str:

@@ -19,6 +19,10 @@ Rules, in the order they are applied to an OOM kill:
    notify only. No fresh
    health yet: wait, re-reading, until the grace period ends, then reset. No
    agent: reset. RESTART_POLICY=always skips this rule.
+   A guarded notebook (the OOM guard of issue 22: InstanceView.guarded) restarts a
+   JupyterLab that died by itself (systemd): JupyterLab down there is waited on
+   until GUARD_RESTART_WAIT after the kill for health to show it back (notify
+   only, "the guard restarted it"); still down then, the reset is the fallback.
 5. CrashLoopBackOff: automatic restarts of one instance back off (initial
    delay doubling up to a cap); after K within W the bot pauses automatic
    restarts and asks for a person. A clean run of CRASHLOOP_RESET_AFTER clears
@@ -28,6 +32,10 @@ Rules, in the order they are applied to an OOM kill:
 Manual restarts (slash command, button) skip 1's cooldown, 4 and 5, count in the
 history, and never trip the pause; a request made before the last restart
 finished is already satisfied and is coalesced.
+
+A kernel the guard's watcher interrupted before the kill (issue 32) is told and
+counted, never restarted: it is no kill, so it touches nothing rules 1-6 read
+(a forged interrupt line can neither fold a real kill nor reset anything).
 
 A recorded time further ahead of now than the clock-skew allowance (5 min) was
 set by hand, not by a clock: it reads as absent, or it would hold its verdict
@@ -69,6 +77,10 @@ class PolicyConfig:
     # How far ahead of this worker's clock a recorded time may be and still be believed: other workers write
     # the labels by their own clocks. Anything further ahead was mangled, and would hold its verdict until then.
     clock_skew: timedelta = timedelta(minutes=5)
+    # How long after a kill a guarded notebook's JupyterLab, seen down, may take to show up again in health before
+    # the VM is reset: the guard's systemd restart takes seconds (RestartSec plus the server's start), and health_info
+    # is refreshed about every 30 s, so two reports and a margin (docs/policy.md). 0 resets at once, as unguarded.
+    guard_restart_wait: timedelta = timedelta(seconds=90)
 
 
 class Verdict(StrEnum):
@@ -89,6 +101,7 @@ class Verdict(StrEnum):
     WARN = "warn"  # memory pressure: tell the owner while there is time to save
     RESIZE = "resize"
     START = "start"  # a STOPPED notebook started (StartInstance), at its owner's or an organizer's request
+    KERNEL_KEPT = "kernel-kept"  # the guard's watcher interrupted a kernel before the kill: tell, count
 
 
 class Reason(StrEnum):
@@ -121,6 +134,12 @@ class Reason(StrEnum):
     ALREADY_RUNNING = "already-running"  # a start of an instance that is running again already
     HELD = "held"  # a start an organizer's stop holds: only an organizer starts it
 
+    AWAITING_GUARD = "awaiting-guard"  # JupyterLab down on a guarded notebook: its own restart is waited for
+    GUARD_RESTARTED = "guard-restarted"  # ... and health showed it back: no reset
+    GUARD_NO_RESTART = "guard-no-restart"  # ... and it was still down GUARD_RESTART_WAIT after the kill: reset
+    INTERRUPTED = "interrupted"  # the watcher's interrupt, told and counted
+    SAME_INTERRUPT = "same-interrupt"  # an interrupt already counted (a redelivery, a second copy)
+
 
 @dataclass(frozen=True)
 class Decision:
@@ -148,6 +167,11 @@ def decide(
         if request.trigger is Trigger.OOM:
             return _decide_oom(request, instance, history, now, config)
         return _decide_manual(request, instance, history, config, now)
+    if request.action is Action.INTERRUPTED:
+        interrupted_at = (request.kill_time or request.requested_at).replace(microsecond=0)
+        if interrupted_at in history.interrupts:
+            return Decision(Verdict.SKIP_DUPLICATE, Reason.SAME_INTERRUPT)
+        return Decision(Verdict.KERNEL_KEPT, Reason.INTERRUPTED)
     if request.action is Action.PAUSE:
         return Decision(Verdict.SET_PAUSED, Reason.REQUESTED)
     if request.action is Action.RESUME:
@@ -263,7 +287,7 @@ def _decide_oom(
     covered = _covering_restart(killed_at, history, live_inflight(history, now, config))
     if covered is not None:
         return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)
-    decision = _decide_kill(killed_at, instance, history, now, config, run)
+    decision = _decide_kill(killed_at, instance, history, now, config, run, saw_down=request.jupyter_was_down)
     if decision.verdict in _NOTHING_NEW and _in_open_incident(killed_at, history, config):
         # Not dropped before deciding: the earlier line may have been "JupyterLab survived", and this kill (another
         # process, moments later) may be the one that took it down. Only a verdict that acts gets through; the
@@ -273,7 +297,8 @@ def _decide_oom(
 
 
 def _decide_kill(
-    killed_at: datetime, instance: InstanceView, history: History, now: datetime, config: PolicyConfig, run: int
+    killed_at: datetime, instance: InstanceView, history: History, now: datetime, config: PolicyConfig, run: int,
+    *, saw_down: bool = False,
 ) -> Decision:
     """Rules 2 to 6 for a kill no restart has answered yet."""
     if history.auto_mode is AutoMode.OFF:
@@ -283,7 +308,7 @@ def _decide_kill(
     if instance.state is not InstanceState.ACTIVE:
         return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE, restarts_in_window=run)
 
-    health = _health_verdict(killed_at, instance, now, config)
+    health = _health_verdict(killed_at, instance, now, config, saw_down=saw_down)
     if health.verdict is not Verdict.RESET:
         return Decision(health.verdict, health.reason, health.recheck_after, run)
 
@@ -330,8 +355,9 @@ def _in_open_incident(killed_at: datetime, history: History, config: PolicyConfi
 
 
 def _health_verdict(
-    killed_at: datetime, instance: InstanceView, now: datetime, config: PolicyConfig
+    killed_at: datetime, instance: InstanceView, now: datetime, config: PolicyConfig, *, saw_down: bool = False
 ) -> Decision:
+    """Rule 4. `saw_down`: an earlier read of this incident saw JupyterLab down on a guarded notebook."""
     if config.restart_policy is RestartPolicy.ALWAYS:
         return Decision(Verdict.RESET, Reason.POLICY_ALWAYS)
     if instance.health_state in ("AGENT_NOT_INSTALLED", "AGENT_NOT_RUNNING"):
@@ -341,13 +367,13 @@ def _health_verdict(
     jupyter = (instance.health_info.get("jupyterlab_status"), instance.health_info.get("jupyterlab_api_status"))
     if fresh and updated is not None:
         if "-1" in jupyter:
-            return Decision(Verdict.RESET, Reason.JUPYTER_DOWN)
+            return _jupyter_down(killed_at, instance, now, config)
         if instance.health_state == "UNHEALTHY":
             return Decision(Verdict.RESET, Reason.UNHEALTHY)
         # health_info's keys on v2 are documented only by an old example (docs/fidelity.md): a report without
         # JupyterLab's says nothing of it, so it is unknown, never "all well".
         if None not in jupyter and updated >= killed_at + config.health_settle:
-            return Decision(Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)
+            return Decision(Verdict.NOTIFY_ONLY, Reason.GUARD_RESTARTED if saw_down else Reason.NOTEBOOK_SURVIVED)
         # "All well" moments after the kill may predate its effect: trust it only once settled.
     waited = now - killed_at
     if waited < config.health_grace:
@@ -357,6 +383,19 @@ def _health_verdict(
             recheck_after=min(config.health_poll, config.health_grace - waited),
         )
     return Decision(Verdict.RESET, Reason.NO_JUPYTER_HEALTH if fresh and None in jupyter else Reason.NO_FRESH_HEALTH)
+
+
+def _jupyter_down(killed_at: datetime, instance: InstanceView, now: datetime, config: PolicyConfig) -> Decision:
+    """JupyterLab down after the kill. On a guarded notebook systemd restarts it within seconds, which health shows
+    at its next report: waited for until GUARD_RESTART_WAIT after the kill (taken no later than its receipt, so a
+    line dated ahead waits no longer); the reset is the fallback, its reason saying the guard did not bring it back."""
+    if not instance.guarded or config.guard_restart_wait <= timedelta(0):
+        return Decision(Verdict.RESET, Reason.JUPYTER_DOWN)
+    waited = now - killed_at
+    if waited < config.guard_restart_wait:
+        wait = min(config.health_poll, config.guard_restart_wait - waited)
+        return Decision(Verdict.WAIT, Reason.AWAITING_GUARD, recheck_after=wait)
+    return Decision(Verdict.RESET, Reason.GUARD_NO_RESTART)
 
 
 def _decide_manual(

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from shared.core.history import event_key
-from shared.core.models import RestartRequest, iso
+from shared.core.models import RestartRequest, Trigger, iso
 from shared.core.policy import Decision, PolicyConfig, Verdict
 
 # The most a waiting incident holds its instance's key per delivery, whatever HEALTH_POLL_SECONDS says: a
@@ -100,6 +100,8 @@ def answers(request: RestartRequest, decision: Decision, marker: Marker | None) 
         return False
     if decision.verdict in (Verdict.RESET, Verdict.FOLLOW):
         return True
+    if request.trigger is not Trigger.OOM:  # the watcher's interrupt (a time, no kill) saw no health for the kill
+        return False
     killed_at = request.kill_time
     return killed_at is not None and killed_at.replace(microsecond=0) >= marker.killed_at
 

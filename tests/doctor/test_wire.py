@@ -17,7 +17,8 @@ from shared.core.history import MAX_LABELS
 from simulators import stack as local_stack
 from tests.doctor.conftest import FLEET, diagnose, not_ok
 from tools.doctor.deployment import slack_scopes
-from tools.doctor.local import LocalDeployment
+from tools.doctor.guard import GUARD_METADATA, NAMESPACE
+from tools.doctor.local import GUARD_OK, LocalDeployment
 from tools.doctor.model import CheckResult, Status
 
 pytestmark = pytest.mark.wire
@@ -125,8 +126,11 @@ def test_an_organizer_group_that_is_empty_or_unknown(local: LocalDeployment) -> 
 
 # ---- Workbench fleet -----------------------------------------------------------------------------------
 def _spare(local: LocalDeployment, name: str, **kwargs: object) -> None:
-    local.stack.workbench.add_instance(local_stack.PROJECT, SPARE_ZONE, name, **kwargs)  # type: ignore[arg-type]
+    """A notebook set up as the fleet's are (its memory reported, its guard in place), but for what `kwargs` say."""
+    kwargs = {"metadata": {GUARD_METADATA: "on"}} | kwargs
+    full = local.stack.workbench.add_instance(local_stack.PROJECT, SPARE_ZONE, name, **kwargs)  # type: ignore[arg-type]
     local.cloud.memory_points[name] = datetime.now(UTC)
+    local.stack.compute.set_guest_attributes(full, NAMESPACE, GUARD_OK)
 
 
 def test_an_instance_without_owner_is_named(local: LocalDeployment) -> None:

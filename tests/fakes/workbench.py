@@ -98,6 +98,7 @@ class _Instance:
     labels: dict[str, str]
     health_state: str = "HEALTHY"
     health_info: dict[str, str] = field(default_factory=dict)
+    guarded: bool = False  # gce_setup.metadata["notebook-medic-guard"] == "on"
     epoch: int = 0  # bumped by each lifecycle operation; a stale scheduled event checks it (as the simulator's)
     busy: bool = False  # a lifecycle operation is in flight
     resets: int = 0  # accepted resets: WorkbenchSimulator.resets()
@@ -147,13 +148,14 @@ class FakeWorkbench:
     # ---- the test's side ------------------------------------------------------------------------
     def add_instance(self, ref: InstanceRef, *, state: InstanceState = InstanceState.ACTIVE,
                      owner_email: str | None = None, machine_type: str = "e2-standard-4",
-                     labels: dict[str, str] | None = None) -> InstanceRef:
+                     labels: dict[str, str] | None = None, guarded: bool = False) -> InstanceRef:
         """An instance with the service's system labels (simulators/workbench.py _system_labels), healthy."""
         self._instances[ref.full_name] = _Instance(
             ref, state, owner_email or f"{ref.name}@contest.example", machine_type,
             {**(labels or {}), **_system_labels(ref.project, ref.name)},
             health_info=_health_info(self.clock.now().timestamp(), jupyter_up=True) if state is InstanceState.ACTIVE
             else {},
+            guarded=guarded,
         )
         return ref
 
@@ -177,17 +179,23 @@ class FakeWorkbench:
     def count(self, verb: Method, ref: InstanceRef) -> int:
         return sum(1 for v, name in self.calls if v == verb and name == ref.name)
 
-    def oom_kill(self, ref: InstanceRef, *, jupyter_survives: bool = False, after_s: float = 0.2) -> None:
+    def oom_kill(self, ref: InstanceRef, *, jupyter_survives: bool = False, after_s: float = 0.2,
+                 back_after_s: float | None = None) -> None:
         """The health agent reports the kill `after_s` later, unless an operation started meanwhile or the instance
-        is no longer ACTIVE (simulators/workbench.py oom_kill)."""
+        is no longer ACTIVE (simulators/workbench.py oom_kill). `back_after_s`: JupyterLab, down, is reported up
+        again that much later (the OOM guard's systemd restart)."""
         inst = self._instances[ref.full_name]
         epoch = inst.epoch
 
-        def refresh() -> None:
-            if inst.epoch == epoch and inst.state is InstanceState.ACTIVE:
-                self._report(inst, jupyter_up=jupyter_survives)
+        def refresh(up: bool) -> Callable[[], None]:
+            def report() -> None:
+                if inst.epoch == epoch and inst.state is InstanceState.ACTIVE:
+                    self._report(inst, jupyter_up=up)
+            return report
 
-        self._schedule(after_s, refresh)
+        self._schedule(after_s, refresh(jupyter_survives))
+        if back_after_s is not None:
+            self._schedule(after_s + back_after_s, refresh(True))
 
     def report_health(self, ref: InstanceRef, *, jupyter_up: bool) -> None:
         """A fresh report from the agent, now (the simulator's set_health with a stamped health_info)."""
@@ -486,7 +494,7 @@ class FakeWorkbench:
 
     def _view(self, inst: _Instance) -> InstanceView:
         return InstanceView(inst.ref, inst.state, inst.health_state, dict(inst.health_info), inst.owner_email,
-                            inst.machine_type, dict(inst.labels))
+                            inst.machine_type, dict(inst.labels), guarded=inst.guarded)
 
     def _report(self, inst: _Instance, *, jupyter_up: bool) -> None:
         inst.health_state = "HEALTHY" if jupyter_up else "UNHEALTHY"

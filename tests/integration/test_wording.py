@@ -373,7 +373,7 @@ def test_status_of_a_large_fleet_cuts_between_rows_and_says_how_many_more(fleet:
     tables = [b["text"]["text"] for b in blocks if b["type"] == "section" and b["text"]["text"].startswith("```")]
     assert all(len(t) <= 3000 and t.endswith("```") for t in tables)
     lines = [line for t in tables for line in t.strip("`").split("\n")]
-    assert all(line.count(" | ") == 5 for line in lines), [line for line in lines if line.count(" | ") != 5]
+    assert all(line.count(" | ") == 6 for line in lines), [line for line in lines if line.count(" | ") != 6]
     rows = lines[1:]  # under the header
     assert all(row.endswith(".example") for row in rows), rows[-1]  # no row cut in its last cell either
     more = [e["text"] for b in blocks if b["type"] == "context" for e in b["elements"]]

@@ -283,7 +283,6 @@ def test_old_kernel_two_line_kill_keeps_its_memory_figures() -> None:
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        ("not-oom-constraint.json", "summary line"),
         ("not-oom-cuda.json", "CUDA"),
         ("not-oom-invoked-killer.json", "invoked oom-killer"),
         ("not-oom-memoryerror.json", "MemoryError"),

@@ -24,6 +24,7 @@ from tools.doctor.deployment import (
     slack_scopes,
     workbench_permissions,
 )
+from tools.doctor.guard import guard_checks
 from tools.doctor.idle import idle_checks
 from tools.doctor.model import (
     Binding,
@@ -588,4 +589,5 @@ def run_checks(dep: Deployment, seen: Observed, now: datetime, caller_wanted: fr
         results += check(dep, seen)
     results += fleet_checks(dep, seen, now)
     results += idle_checks(seen)
+    results += guard_checks(dep, seen.instances, seen.guards)
     return results

@@ -67,7 +67,7 @@ def deployment_from(args: argparse.Namespace, env: Mapping[str, str]) -> Deploym
         bot_token=env.get("SLACK_BOT_TOKEN", ""),
         signing_secret=env.get("SLACK_SIGNING_SECRET", ""),
         endpoints=Endpoints(workbench=env.get("WORKBENCH_API_ENDPOINT", ""),
-                            slack_api_url=env.get("SLACK_API_URL", "")),
+                            slack_api_url=env.get("SLACK_API_URL", ""), compute=env.get("COMPUTE_API_ENDPOINT", "")),
         packaged=packaged_sources(),
     )
 

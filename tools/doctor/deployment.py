@@ -100,6 +100,8 @@ class Endpoints:
     # the REST-only APIs (BigQuery, Compute regions and routers), http://host:port: simulators.gcp_admin.RestApis
     rest: str = ""
 
+    compute: str = ""  # COMPUTE_API_ENDPOINT form (http://host:port: Compute Engine's REST, the guard's attributes)
+
     @property
     def local(self) -> bool:
         return bool(self.google)

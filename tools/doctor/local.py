@@ -32,6 +32,7 @@ from tools.doctor.deployment import (
     slack_scopes,
     workbench_permissions,
 )
+from tools.doctor.guard import GUARD_METADATA, NAMESPACE
 from tools.doctor.local_contest import local_contest, local_plan, seed_contest_data, seed_region
 from tools.doctor.preflight import ContestPlan
 from tools.doctor.readers import CALLER_PERMISSIONS
@@ -60,12 +61,24 @@ def local_names() -> Names:
     )
 
 
+# What a guard that applied everything writes (infra/contest's guard, issue 22; tools/doctor/guard.py reads it):
+# Workbench's caps on a 16 GB e2-standard-4, the server protected and kernels first, the watcher running.
+GUARD_OK = {
+    "guard-version": "1", "restart": "on-failure", "oom-policy": "continue", "memory-max": "16106127360",
+    "memory-high": "16056127360", "server-oom-score-adj": "-900", "kernel-oom-score-adj": "500", "state": "ok",
+    "problems": "", "watcher-interrupts": "0",
+    "watcher-state": "watching cgroup-v2 jupyter.service limit=16106127360 threshold=0.93 polling",
+}
+
+
 def seed_fleet(stack: local_stack.LocalStack, zones: tuple[str, ...], size: int) -> None:
-    """`size` contest notebooks, spread over the zones, each owned by a participant with a Slack account."""
+    """`size` contest notebooks, spread over the zones, each owned by a participant with a Slack account, each
+    guarded as infra/contest sets it up (metadata notebook-medic-guard=on, the guard's guest attributes)."""
     for index in range(size):
         email = f"participant-{index:02d}@contest.example"
-        stack.workbench.add_instance(local_stack.PROJECT, zones[index % len(zones)], f"nb-{index:02d}",
-                                     owner_email=email)
+        full = stack.workbench.add_instance(local_stack.PROJECT, zones[index % len(zones)], f"nb-{index:02d}",
+                                            owner_email=email, metadata={GUARD_METADATA: "on"})
+        stack.compute.set_guest_attributes(full, NAMESPACE, GUARD_OK)
         stack.slack.add_user(f"U{index:08d}", f"participant-{index:02d}", email)
 
 
@@ -175,7 +188,7 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
                 bot_token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"],
                 endpoints=Endpoints(google=admin.address, pubsub=stack.pubsub.host,
                                     workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url,
-                                    rest=rest.url),
+                                    rest=rest.url, compute=stack.compute.endpoint),
             )
             yield LocalDeployment(deployment, stack, cloud, admin, contest, plan)
     finally:

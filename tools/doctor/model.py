@@ -94,6 +94,8 @@ class Instance:
     health_updated: datetime | None
     idle_timeout_s: int | None = None  # idle shutdown's setting; None: Workbench's default (10800 s)
 
+    guarded: bool = False  # gce_setup.metadata["notebook-medic-guard"] == "on": the bot waits for the guard's restart
+
 
 @dataclass(frozen=True)
 class PushSubscription:
@@ -186,3 +188,4 @@ class Observed:
     memory_reporting: frozenset[str] | ReadError | None = None  # VM names with a point in the last 10 min
     alert_policies: list[AlertPolicy] | ReadError | None = None
     channels: dict[str, NotificationChannel | ReadError] = field(default_factory=dict)
+    guards: dict[str, dict[str, str] | ReadError] = field(default_factory=dict)  # notebook -> its guard's attributes

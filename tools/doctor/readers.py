@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from shared.adapters.workbench import Workbench, describe_error
 from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, MEMORY_METRIC, Deployment, required_apis
+from tools.doctor.guard import read_guards
 from tools.doctor.model import (
     AlertPolicy,
     Binding,
@@ -44,7 +45,7 @@ CALLER_PERMISSIONS = frozenset({
     "resourcemanager.projects.getIamPolicy", "iam.roles.get", "iam.serviceAccounts.getIamPolicy",
     "pubsub.topics.get", "pubsub.topics.getIamPolicy", "pubsub.subscriptions.get",
     "pubsub.subscriptions.getIamPolicy", "notebooks.instances.list", "monitoring.timeSeries.list",
-    "monitoring.alertPolicies.list", "monitoring.notificationChannels.get",
+    "monitoring.alertPolicies.list", "monitoring.notificationChannels.get", "compute.instances.getGuestAttributes",
 })
 
 
@@ -280,7 +281,8 @@ def read_instances(dep: Deployment, deadline: float) -> list[Instance]:
                           retry_deadline=timedelta(seconds=deadline))
     views = workbench.list(dep.project, dep.zones)
     return [Instance(v.ref.name, v.ref.zone, v.state.value, v.owner_email, v.labels, v.health_state,
-                     v.health_info, v.health_updated, v.idle_timeout_s) for v in views]
+                     v.health_info, v.health_updated, idle_timeout_s=v.idle_timeout_s, guarded=v.guarded)
+            for v in views]
 
 
 # ---- Slack reads --------------------------------------------------------------------------------------
@@ -426,6 +428,8 @@ def read_all(dep: Deployment, progress: Callable[[str], None], now: datetime | N
             for email in owners:
                 second.append(submit(f"Slack {email}", lambda e=email: read_slack_user(slack, e),  # type: ignore[misc]
                                      put(seen.slack_users, email)))
+        if isinstance(seen.instances, list):  # the OOM guard of every running notebook (tools/doctor/guard.py)
+            second += read_guards(dep, seen.instances, submit, seen.guards, g.opts)
         for future in second:
             future.result()
     return seen

@@ -101,7 +101,7 @@ def status_reply(say: messages.For, settings: Settings, caller: Caller, instance
         last = row.last_kill.astimezone(settings.tz).strftime("%m-%d %H:%M %Z") if row.last_kill else never
         owner = " ".join((row.owner or "-").split())[:SHOWN_MAX]  # proxy-user-mail: outside text
         lines.append(f"{view.ref.name} | {state} | {view.health_state.replace('HEALTH_STATE_', '')} | "
-                     f"{last} | {row.restarts} | {owner}")
+                     f"{last} | {row.restarts} | {row.kills_today}/{row.interrupts_today} | {owner}")
     safe = [messages.escape(line.replace("```", "'''")) for line in lines]  # they stay inside the code block
     table, left_out = table_blocks(safe, max_blocks=MAX_BLOCKS - 2)  # the title before, "…and N more" after
     left_out += len(rows) - min(len(rows), STATUS_ROWS)

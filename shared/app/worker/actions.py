@@ -15,6 +15,7 @@ from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
 from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
+from shared.app.worker.kernel_words import kernels_today, said_to_organizers
 from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
 from shared.core import messages
 from shared.core.blocks import resize_button_label
@@ -78,7 +79,12 @@ class Actions(Crew):
         if request.trigger is not Trigger.OOM:  # a person asked: the reply names what they asked for
             self._reply_not_done(job, outcome)
         else:
-            self.reporter.post_alert(self.reporter.facts(job, outcome=outcome, history=new_history))
+            facts = self.reporter.facts(job, outcome=outcome, history=new_history)
+            if decision.verdict is not Verdict.NOTIFY_ONLY:
+                self.reporter.post_alert(facts)
+            elif said_to_organizers(facts, no_room):  # a kernel lost, JupyterLab up: only a count in `status`
+                today = kernels_today(self.say, new_history, self.clock.now())
+                self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
             self.reporter.dm_owner(job, paused=not unpaused)
         return WorkOutcome(ack=True, verdict=Outcome.of(decision.verdict), detail=decision.reason)
 

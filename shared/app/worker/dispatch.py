@@ -20,6 +20,7 @@ from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
 from shared.app.worker.asked import Asked
 from shared.app.worker.endings import Endings
+from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_service_error, settle
 from shared.app.worker.recorder import Recorder
@@ -29,7 +30,7 @@ from shared.app.worker.start import StartAction
 from shared.core import messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
-from shared.core.policy import Verdict, decide, is_too_old
+from shared.core.policy import Reason, Verdict, decide, is_too_old
 
 log = logging.getLogger(__name__)
 MAX_DATA_BYTES = 1_000_000  # restart requests are small
@@ -84,6 +85,7 @@ class Worker:
             Verdict.GIVE_UP: act.report_only,
             Verdict.ALERT: act.report_only,
             Verdict.WAIT: self.endings.yield_key,  # reached only past the one hold a delivery has (_observe)
+            Verdict.KERNEL_KEPT: Interrupts(*crew).interrupted,
         }
 
     def handle_push(self, body: Any) -> WorkOutcome:
@@ -168,7 +170,7 @@ class Worker:
             return self._reject(f"{ref.name}: {out_of_scope}")
         if is_too_old(request, self.clock.now(), self.policy):
             return self.endings.too_old(request, ref)
-        if request.trigger is Trigger.OOM:
+        if request.trigger in (Trigger.OOM, Trigger.WATCHER):
             request = waiting.as_received(request)
         observed = self._observe(request, ref, started + self.settings.worker_budget.total_seconds())
         return observed if isinstance(observed, WorkOutcome) else self._open(observed)
@@ -182,6 +184,8 @@ class Worker:
             view = self.workbench.get(ref)
             history = History.from_labels(view.labels)
             decision = decide(request, view, history, self.clock.now(), self.policy)
+            if decision.reason is Reason.AWAITING_GUARD:  # kept by the continuations: up again is the guard's doing
+                request = replace(request, jupyter_was_down=True)
             job = Job(request, ref, view, history, decision, deadline)
             if decision.verdict is not Verdict.WAIT or held:
                 return job

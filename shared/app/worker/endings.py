@@ -41,6 +41,8 @@ class Endings(Crew):
         """Too old to act on safely (the instance may have been restarted since): said instead, never done."""
         if request.action is Action.WARN:  # "your memory is nearly full", hours late, warns of nothing
             return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail="memory warning too old to be worth sending")
+        if request.action is Action.INTERRUPTED:  # the kernel was kept: hours late, news of nothing to do
+            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail="interrupt too old to be worth telling")
         age = (self.clock.now() - request.requested_at).total_seconds()
         durations = {"age": messages.human_duration(age, self.say.lang),
                      "limit": messages.human_duration(self.settings.policy.max_event_age.total_seconds(),
@@ -61,7 +63,7 @@ class Endings(Crew):
     def refused(self, request: RestartRequest, ref: InstanceRef, error: str) -> WorkOutcome:
         """The API refused to show the instance, or to take the restart's intent: nothing was done. Said in the
         words of what was asked; a memory alert of a VM that is no notebook stays quiet."""
-        if request.action is Action.WARN:  # memory alerts cover every VM, not only notebooks
+        if request.action in (Action.WARN, Action.INTERRUPTED):  # any VM may warn, or log a watcher's line
             return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail=f"not a notebook: {error}")
         if request.action is Action.RESIZE:  # in resize's words, and the request is closed
             self.resizer.unreadable(request, error, self.reporter.short_error(error))

@@ -41,6 +41,8 @@ class Outcome(StrEnum):
     WARN = Verdict.WARN.value
     RESIZE = Verdict.RESIZE.value
     START = Verdict.START.value
+
+    KERNEL_KEPT = Verdict.KERNEL_KEPT.value
     # The worker's own
     REJECTED = "rejected"  # malformed, or out of scope: acked with a logged reason
     RETRY = "retry"  # a failure that may pass: redelivered

@@ -18,6 +18,7 @@ from shared.adapters.config import Settings
 from shared.adapters.slack_notify import RESPONSE_URL_LIFE, SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult
 from shared.app.worker.job import Job
+from shared.app.worker.kernel_words import kernel_only_dm
 from shared.core import alert_groups, messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, alert_blocks, amend_alert, cost_text
@@ -36,6 +37,7 @@ REASONS_WITH_WORDS = {
     Reason.NO_JUPYTER_HEALTH: "reason.no-jupyter-health",
     Reason.POLICY_ALWAYS: "reason.policy-always",
     Reason.REQUESTED: "reason.requested",
+    Reason.GUARD_NO_RESTART: "reason.guard-no-restart",
 }
 ACTION_WORDS = {Action.PAUSE: "action.pause", Action.RESUME: "action.resume", Action.STOP: "action.stop",
                 Action.RESIZE: "action.resize"}
@@ -63,8 +65,9 @@ class Reporter:
         reason_key = REASONS_WITH_WORDS.get(decision.reason)
         reason = ""
         if reason_key and decision.verdict in (Verdict.RESET, Verdict.DRY_RUN, Verdict.FOLLOW):
-            reason = self.say(reason_key, who=self.who(request), grace=self._duration(self.policy.health_grace))
-        resize_to, resize_label = self._resize_offer(view, history, request.kill_time)
+            reason = self.reason_text(reason_key, request)
+        killed_at = request.kill_time if request.trigger is Trigger.OOM else None  # an interrupt is counted apart
+        resize_to, resize_label = self._resize_offer(view, history, killed_at)
         return AlertFacts(
             title=self.title(request, view.ref),
             instance=view.ref,
@@ -86,7 +89,8 @@ class Reporter:
         """Crash-looping, or killed RESIZE_SUGGEST_KILLS times in a day: offer organizers the next machine up."""
         if killed_at is not None and killed_at not in history.kills:
             history = history.with_kill(killed_at)
-        kills_today = history.kills_within(timedelta(days=1), self.clock.now())
+        day = timedelta(days=1)
+        kills_today = history.kills_within(day, self.clock.now()) + history.interrupts_within(day, self.clock.now())
         if history.auto_mode is not AutoMode.PAUSED and kills_today < self.settings.resize_suggest_kills:
             return "", ""
         bigger = next_size(view.machine_type, self.settings.machine_ladder, gpus=bool(view.accelerators))
@@ -108,10 +112,14 @@ class Reporter:
             return self.say("outcome.crash_loop", count=job.decision.restarts_in_window,
                             window=self._duration(self.policy.crashloop_window))
         if verdict is Verdict.DRY_RUN:
-            key = REASONS_WITH_WORDS.get(reason, "reason.policy-always")
-            reason_text = self.say(key, who=self.who(job.request), grace=self._duration(self.policy.health_grace))
+            reason_text = self.reason_text(REASONS_WITH_WORDS.get(reason, "reason.policy-always"), job.request)
             return self.say("outcome.dry_run", reason=reason_text)
         return str(verdict)
+
+    def reason_text(self, key: str, request: RestartRequest) -> str:
+        """Why a restart was (or would have been) made, in words."""
+        return self.say(key, who=self.who(request), grace=self._duration(self.policy.health_grace),
+                        wait=self._duration(self.policy.guard_restart_wait))
 
     def who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
@@ -242,7 +250,7 @@ class Reporter:
         params = {"instance": view.ref.name, "time": self.when(killed_at), "process": messages.escape(process),
                   "advice": advice}
         if decision.verdict is Verdict.NOTIFY_ONLY:
-            body = self.say("dm.kernel_only", **params)
+            body = kernel_only_dm(self.say, job, **params)
         elif decision.verdict is Verdict.PAUSE:
             key = "dm.paused" if paused else "dm.crash_loop_unpaused"
             body = self.say(key, instance=view.ref.name, count=decision.restarts_in_window,

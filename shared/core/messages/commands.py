@@ -209,8 +209,8 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
     "status.none": {"en": "No notebooks found.", "ja": "ノートブックが見つかりません。"},
     # The count is the alert's: the current run of automatic restarts (policy.crashloop_count), not every restart.
     "status.header": {
-        "en": "NAME | STATE | HEALTH | LAST OOM | AUTO RESTARTS IN A ROW | OWNER",
-        "ja": "名前 | 状態 | ヘルス | 最終OOM | 連続自動再起動 | 所有者",
+        "en": "NAME | STATE | HEALTH | LAST OOM | AUTO RESTARTS IN A ROW | OOM TODAY: KILLED/INTERRUPTED | OWNER",
+        "ja": "名前 | 状態 | ヘルス | 最終OOM | 連続自動再起動 | 本日のOOM: 強制終了/中断 | 所有者",
     },
     "status.paused": {"en": "{state} (restarts paused)", "ja": "{state} (再起動一時停止中)"},
     "status.stopped.held": {"en": "{state} by organizers", "ja": "{state} (運営が停止)"},

@@ -61,14 +61,6 @@ REPLIES: Final[dict[str, dict[Lang, str]]] = {
         "ja": "{who} がノートブック *{instance}* を停止しています ({time} から)。メモリ上にしかないデータは失われます。"
         "再び起動する必要があれば運営に相談してください。",
     },
-    "dm.kernel_only": {
-        "en": "The kernel of your notebook *{instance}* was killed for using too much memory at {time} "
-        "({process}). JupyterLab is still running, so I did not restart the instance: "
-        "restart the kernel from the Kernel menu and re-run what you need.\n{advice}",
-        "ja": "ノートブック *{instance}* のカーネルが {time} にメモリ使用量超過で強制終了されました ({process})。"
-        "JupyterLab は動作しているためインスタンスは再起動していません。"
-        "メニューの Kernel からカーネルを再起動し、必要なセルを再実行してください。\n{advice}",
-    },
     "dm.paused": {
         "en": "Your notebook *{instance}* keeps running out of memory ({count} restarts in {window}). "
         "I stopped restarting it automatically and asked the organizers to look; until they do, "

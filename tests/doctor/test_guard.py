@@ -1,0 +1,95 @@
+"""`make doctor`'s guard lines (issue 22): the guard's guest attributes of every notebook, read over the wire by
+google-cloud-compute (instances.getGuestAttributes, REST) from the Compute simulator; a test breaks one notebook's
+guard and sees its line, and only its line, turn ⚠/✗ with the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from tests.doctor.conftest import FLEET, diagnose, not_ok
+from tools.doctor.guard import NAMESPACE
+from tools.doctor.local import GUARD_OK, LocalDeployment
+from tools.doctor.model import Status
+
+pytestmark = pytest.mark.wire
+
+
+def full(local: LocalDeployment, name: str) -> str:
+    found = [f for f in local.stack.workbench._instances if f.endswith(f"/instances/{name}")]
+    assert len(found) == 1
+    return found[0]
+
+
+@contextmanager
+def guard_of(local: LocalDeployment, name: str, values: dict[str, str] | None) -> Iterator[None]:
+    """The notebook's guard reporting `values` (None: nothing written), put back afterwards."""
+    vm = full(local, name)
+    local.stack.compute.clear_guest_attributes(vm, NAMESPACE)
+    if values is not None:
+        local.stack.compute.set_guest_attributes(vm, NAMESPACE, values)
+    try:
+        yield
+    finally:
+        local.stack.compute.clear_guest_attributes(vm, NAMESPACE)
+        local.stack.compute.set_guest_attributes(vm, NAMESPACE, GUARD_OK)
+
+
+def test_every_notebook_has_a_guard_line_with_its_watcher(local: LocalDeployment) -> None:
+    results = diagnose(local)
+    lines = {key: r for key, r in results.items() if key.startswith("guard.")}
+    assert len(lines) == FLEET and all(r.status is Status.OK for r in lines.values())
+    assert "guard 1 ok (Restart=on-failure, OOMPolicy=continue" in lines["guard.nb-00"].what
+    assert "watcher watching cgroup-v2 jupyter.service" in lines["guard.nb-00"].what
+    assert "0 interrupts" in lines["guard.nb-00"].what
+
+
+def test_a_degraded_guard_turns_its_line_red_with_its_problems(local: LocalDeployment) -> None:
+    broken = GUARD_OK | {"state": "degraded", "problems": "drop-in not written: /etc/systemd is read-only",
+                         "oom-policy": "stop", "watcher-interrupts": "3"}
+    with guard_of(local, "nb-01", broken):
+        results = diagnose(local)
+    assert not_ok(results) == {"guard.nb-01": Status.FAIL}
+    line = results["guard.nb-01"]
+    assert "drop-in not written" in line.what and "OOMPolicy=stop stops the whole server" in line.what
+    assert "3 interrupts" in line.what and "stop and start the notebook" in line.fix
+
+
+def test_a_notebook_whose_guard_wrote_nothing_is_missing_its_guard(local: LocalDeployment) -> None:
+    with guard_of(local, "nb-02", None):
+        results = diagnose(local)
+    assert not_ok(results) == {"guard.nb-02": Status.FAIL}
+    assert "no guard" in results["guard.nb-02"].what and "infra/contest" in results["guard.nb-02"].fix
+
+
+def test_values_that_defeat_the_guard_are_named_even_when_it_says_ok(local: LocalDeployment) -> None:
+    with guard_of(local, "nb-03", GUARD_OK | {"restart": "on-abort", "kernel-oom-score-adj": "-900"}):
+        results = diagnose(local)
+    assert not_ok(results) == {"guard.nb-03": Status.FAIL}
+    what = results["guard.nb-03"].what
+    assert "Restart=on-abort" in what and "is not above the server's" in what
+
+
+def test_a_watcher_that_cannot_see_is_a_warning(local: LocalDeployment) -> None:
+    blind = "blind: cannot read /sys/fs/cgroup/system.slice/jupyter.service (EACCES); interrupting nothing"
+    with guard_of(local, "nb-04", GUARD_OK | {"watcher-state": blind}):
+        results = diagnose(local)
+    assert not_ok(results) == {"guard.nb-04": Status.WARN}
+    assert "watcher blind: cannot read" in results["guard.nb-04"].what
+
+
+def test_a_skipped_guard_is_a_warning_saying_why(local: LocalDeployment) -> None:
+    with guard_of(local, "nb-05", {"state": "skipped", "problems": "custom container", "guard-version": "1"}):
+        results = diagnose(local)
+    assert not_ok(results) == {"guard.nb-05": Status.WARN}
+    assert "custom container" in results["guard.nb-05"].what
+
+
+def test_guest_attributes_refused_say_so_on_every_line(local: LocalDeployment) -> None:
+    local.stack.compute.fail_next(403, count=FLEET)
+    results = diagnose(local)
+    assert {k for k, s in not_ok(results).items()} == {f"guard.nb-{i:02d}" for i in range(FLEET)}
+    assert "could not be read" in results["guard.nb-00"].what
+    assert "compute.instances.getGuestAttributes" in results["guard.nb-00"].fix

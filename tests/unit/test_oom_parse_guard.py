@@ -1,0 +1,161 @@
+"""Reading the guard's lines (issue 22, 32): the kill's summary with the victim's unit, and the watcher's interrupt."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from shared.core.models import OomKill, jupyter_unit, kill_to_json
+from shared.core.oom_parse import SINK_FILTER, NotAKill, UnresolvedKill, parse_log_entry
+from simulators.logging_query import matches
+from tests.support import sample
+
+NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
+SUMMARY = ("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,2,"
+           "oom_memcg=/system.slice/jupyter.service,task_memcg=/system.slice/jupyter.service,task=python,pid=23817,"
+           "uid=1000")
+KILL = ("Memory cgroup out of memory: Killed process 23817 (python) total-vm:31458120kB, anon-rss:15235516kB, "
+        "file-rss:0kB, shmem-rss:4kB, UID:1000 pgtables:30352kB oom_score_adj:1000")
+
+
+def _with(text: str, name: str = "oom-ops-agent-modern.json") -> dict[str, object]:
+    entry = sample(name)
+    entry["jsonPayload"]["message"] = text
+    return entry
+
+
+def test_a_memcg_summary_alone_is_a_kill_in_the_jupyter_unit() -> None:
+    kill = parse_log_entry(sample("oom-summary-memcg.json"), fallback_time=NOW)
+    assert isinstance(kill, OomKill), kill
+    assert (kill.form, kill.pid, kill.process) == ("summary", 9901, "ipykernel_launc")
+    assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("memcg", "/system.slice/jupyter.service", True)
+    assert kill.anon_rss_kb is None  # the summary has no figures
+
+
+def test_a_global_summary_names_a_unit_outside_jupyter() -> None:
+    kill = parse_log_entry(sample("oom-summary-global.json"), fallback_time=NOW)
+    assert isinstance(kill, OomKill), kill
+    assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("global", "/user.slice", False)
+
+
+def test_a_kill_line_with_its_summary_in_the_entry_gets_the_unit_and_keeps_its_figures() -> None:
+    kill = parse_log_entry(_with(SUMMARY + "\n" + KILL), fallback_time=NOW)
+    assert isinstance(kill, OomKill)
+    assert (kill.form, kill.constraint, kill.unit) == ("cgroup", "memcg", "/system.slice/jupyter.service")
+    assert kill.anon_rss_kb == 15235516 and kill.in_jupyter_unit is True
+    assert kill_to_json(kill)["unit"] == "/system.slice/jupyter.service"
+
+
+def test_a_summary_of_another_pid_says_nothing_of_this_kill() -> None:
+    kill = parse_log_entry(_with(SUMMARY.replace("pid=23817", "pid=1") + "\n" + KILL), fallback_time=NOW)
+    assert isinstance(kill, OomKill) and kill.form == "cgroup"
+    assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("memcg", "", None)
+
+
+@pytest.mark.parametrize(("line", "constraint"), [
+    ("Out of memory: Killed process 1 (python) total-vm:1kB, anon-rss:1kB", "global"),
+    ("Memory cgroup out of memory: Killed process 1 (python) total-vm:1kB, anon-rss:1kB", "memcg"),
+])
+def test_the_kill_line_alone_says_its_constraint(line: str, constraint: str) -> None:
+    kill = parse_log_entry(_with(line), fallback_time=NOW)
+    assert isinstance(kill, OomKill) and kill.constraint == constraint and kill.unit == ""
+
+
+@pytest.mark.parametrize("text", [
+    "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom",  # no victim
+    "oom-kill:constraint=CONSTRAINT_MEMCG,task=python,pid=x,uid=1000",
+    "oom-kill:constraint=constraint_memcg,task=python,pid=1,uid=1000",  # the kernel writes it in capitals
+])
+def test_summary_lookalikes_are_not_kills(text: str) -> None:
+    result = parse_log_entry(_with(text), fallback_time=NOW)
+    assert isinstance(result, NotAKill) and "oom-kill:constraint" in result.reason, result
+
+
+@pytest.mark.parametrize("cgroup", ["/system.slice/jupyter.service", "/system.slice/jupyter.service/kernel-1"])
+def test_jupyter_unit_and_below(cgroup: str) -> None:
+    assert jupyter_unit(cgroup)
+
+
+@pytest.mark.parametrize("cgroup", ["/system.slice/jupyter.service.evil", "/user.slice", "/", "/docker/jupyter"])
+def test_not_the_jupyter_unit(cgroup: str) -> None:
+    assert not jupyter_unit(cgroup)
+
+
+def test_the_watchers_line_is_read_with_its_figures() -> None:
+    entry = sample("watcher-interrupt.json")
+    interrupt = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(interrupt, OomKill), interrupt
+    assert (interrupt.form, interrupt.pid, interrupt.process) == ("watcher", 23817, "python")
+    assert (interrupt.anon_rss_kb, interrupt.limit_kb, interrupt.total_vm_kb) == (14680064, 15728640, None)
+    assert interrupt.instance.name == "wb-alice" and interrupt.constraint == ""
+    assert interrupt.unit == "/system.slice/jupyter.service" and interrupt.in_jupyter_unit
+    assert matches(SINK_FILTER, entry)
+
+
+WATCHER = ("notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10240 growth=1024 usage=15000 "
+           "limit=20480 threshold=0.93 cgroup=/system.slice/jupyter.service")
+
+
+def test_the_watchers_line_without_a_syslog_tag_is_read_too() -> None:
+    line = WATCHER
+    interrupt = parse_log_entry(_with(line), fallback_time=NOW)
+    assert isinstance(interrupt, OomKill) and (interrupt.form, interrupt.pid) == ("watcher", 7)
+    assert (interrupt.anon_rss_kb, interrupt.limit_kb) == (10, 20)
+
+
+def test_the_watchers_line_without_its_trailing_fields_is_read() -> None:
+    line = WATCHER.split(" threshold=", maxsplit=1)[0]
+    interrupt = parse_log_entry(_with(line), fallback_time=NOW)
+    assert isinstance(interrupt, OomKill) and interrupt.form == "watcher" and interrupt.unit == ""
+
+
+@pytest.mark.parametrize("line", [
+    WATCHER.split(" limit=", maxsplit=1)[0],  # no limit
+    WATCHER.replace("pid=7", "pid=-7"),
+    WATCHER.replace("(python3)", "python3"),
+    WATCHER.replace("rss=10240", "rss=10kB"),
+])
+def test_watcher_lookalikes_are_nothing(line: str) -> None:
+    assert isinstance(parse_log_entry(_with(line), fallback_time=NOW), NotAKill)
+
+
+def test_a_watcher_line_in_an_application_log_is_nothing() -> None:
+    entry = sample("watcher-interrupt.json")
+    entry["logName"] = "projects/contest-prj/logs/jupyter"
+    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+    assert not matches(SINK_FILTER, entry)
+
+
+def test_a_watcher_line_that_names_a_bad_vm_is_nothing_not_an_alert() -> None:
+    entry = sample("watcher-interrupt.json")
+    entry["labels"]["compute.googleapis.com/resource_name"] = "Not_A_Name"
+    result = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(result, NotAKill) and "watcher" in result.reason
+
+
+def test_a_watcher_line_naming_no_vm_is_left_to_the_instance_id() -> None:
+    entry = sample("watcher-interrupt.json")
+    del entry["labels"]
+    entry["jsonPayload"]["message"] = WATCHER
+    result = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(result, UnresolvedKill) and result.nameless
+    named = parse_log_entry(entry, fallback_time=NOW, vm_name="wb-alice")
+    assert isinstance(named, OomKill) and named.form == "watcher"
+
+
+# Printed by this machine's real kernel for a process past its memory cgroup's limit (dmesg, 2026-12-01).
+REAL_SUMMARY = ("[ 2333.252432] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+                "oom_memcg=/notebook-medic-test-12341aed,task_memcg=/notebook-medic-test-12341aed,task=python,"
+                "pid=4578,uid=0")
+REAL_KILL = ("[ 2333.252511] Memory cgroup out of memory: Killed process 4578 (python) total-vm:1190900kB, "
+             "anon-rss:543356kB, file-rss:16812kB, shmem-rss:0kB, UID:0 pgtables:1236kB oom_score_adj:0")
+
+
+def test_the_real_kernels_summary_and_kill_lines_are_read() -> None:
+    alone = parse_log_entry(_with(REAL_SUMMARY), fallback_time=NOW)
+    assert isinstance(alone, OomKill) and (alone.form, alone.pid, alone.process) == ("summary", 4578, "python")
+    assert (alone.constraint, alone.unit, alone.in_jupyter_unit) == ("memcg", "/notebook-medic-test-12341aed", False)
+    both = parse_log_entry(_with(REAL_SUMMARY + "\n" + REAL_KILL), fallback_time=NOW)
+    assert isinstance(both, OomKill) and (both.form, both.anon_rss_kb) == ("cgroup", 543356)
+    assert both.unit == "/notebook-medic-test-12341aed"
