@@ -103,7 +103,7 @@ class RestartAction(Crew):
             outcome = f"{outcome}\n" + self.say("outcome.busy_retried", count=result.busy_retries)
         if no_room:
             outcome = f"{outcome}\n{no_room}"
-        self.reporter.post_alert(facts(outcome), alert_ts)
+        alert_ts = self.reporter.post_alert(facts(outcome), alert_ts)
         new_history = job.history.with_restart(start_time, finished, automatic=job.automatic,
                                                confirmed=result.result is ResetResult.DONE)
         if request.kill_time is not None:
@@ -119,6 +119,8 @@ class RestartAction(Crew):
             reply = self.say("reply.restarted", instance=job.ref.name, seconds=seconds) if done else outcome
             self.reporter.reply(request, reply)
         self.recorder.try_save(job.ref, view, new_history)  # no redelivery if it fails: that would repeat the alert
+        if job.automatic:  # last: the picture never delays the restart, its alert or its record
+            self.reporter.pictures.after_kill(job, alert_ts)
         return WorkOutcome(ack=True, verdict=Outcome.of(job.decision.verdict), detail=f"{result.result} in {seconds} s")
 
     def _resume(self, job: Job, start_time: datetime, facts: Facts) -> Seen | WorkOutcome:
