@@ -87,11 +87,12 @@ class MonitoringSimulator:
 
     def feed_kill(self, vm_id: str, kill_at: datetime, *, process: str = "python", pid: int = 23817,
                   rss_bytes: int = 12 * GIB, total_bytes: int = 16 * GIB, project: str = "", zone: str = "") -> None:
-        """The hour before a kill as the agent saw it: a slow climb, then a cell that takes the rest; the killed
-        process holding most of it, the notebook server and a language server beside it."""
+        """The hour before a kill as the agent saw it: a slow climb, then a cell that takes the rest, up to 97 % of
+        the machine; the killed process holding most of it, the notebook server and a language server beside
+        it, and another kernel holding what the killed one did not (two notebooks, each taking half)."""
         series = self.vm(vm_id, project, zone)
-        base = 0.22
-        share = min(0.97, max(base + 0.05, (rss_bytes + 1.5 * GIB) / total_bytes))
+        base, share = 0.22, 0.97
+        other = share * total_bytes - 1.5 * GIB - rss_bytes  # another kernel's part of the full machine
         last = kill_at.replace(second=0, microsecond=0)
         with self._lock:
             for back in range(60, -1, -1):
@@ -101,16 +102,22 @@ class MonitoringSimulator:
                 series.percents[at] = round(100 * min(share, used), 2)
                 own = max(0.05 * GIB, used * total_bytes - 1.5 * GIB)
                 series.processes.setdefault((process, pid), {})[at] = int(min(rss_bytes, own))
+                if other > 0.5 * GIB:
+                    series.processes.setdefault(("python3", pid + 311), {})[at] = int(min(other, own / 2))
                 series.processes.setdefault(("jupyter-lab", 1042), {})[at] = int(1.1 * GIB)
                 series.processes.setdefault(("node", 977), {})[at] = int(0.3 * GIB)
                 series.processes.setdefault(("google_osconfig", 611), {})[at] = int(0.05 * GIB)
 
     def feed_warning(self, vm_id: str, now: datetime, *, percent: float, total_bytes: int = 16 * GIB,
                      project: str = "", zone: str = "") -> None:
-        """The hour up to a memory alert: a climb to `percent` now."""
-        last = now.replace(second=0, microsecond=0)
-        self.feed_kill(vm_id, last, rss_bytes=int(percent / 100 * total_bytes - 1.5 * GIB),
-                       total_bytes=total_bytes, project=project, zone=zone)
+        """The hour up to a memory alert: a climb to `percent` now (the kill's climb, scaled to end there)."""
+        self.feed_kill(vm_id, now, rss_bytes=int(0.97 * total_bytes - 1.5 * GIB), total_bytes=total_bytes,
+                       project=project, zone=zone)
+        with self._lock:
+            series = self.vms[vm_id]
+            series.percents = {at: round(p * percent / 97, 2) for at, p in series.percents.items()}
+            series.processes = {proc: {at: int(rss * percent / 97) for at, rss in points.items()}
+                                for proc, points in series.processes.items()}
 
     # ---- the method ----------------------------------------------------------------------------------
     def _list_time_series(self, request: Any, context: Any) -> Any:

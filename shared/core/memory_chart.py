@@ -178,12 +178,12 @@ def _curve(draw: Any, box: Frame, chart: MemoryChart) -> None:
 
 
 def _marks(draw: Any, box: Frame, chart: MemoryChart, tz: ZoneInfo) -> None:
-    """The peak (a dot, and its value in the header) and the kill (a red line, labelled with its time)."""
-    peak_at, peak = chart.peak
+    """The peak, or now for a warning (a dot, and its value in the header); the kill (a red line and its time)."""
+    peak_at, peak = chart.peak if chart.kill_at else chart.points[-1]  # a warning: where it is now is the news
     px, py = box.x(peak_at), box.y(peak)
     draw.ellipse([px - 5, py - 5, px + 5, py + 5], fill=KILL if chart.kill_at else CURVE, outline=BACKGROUND)
     share = f" ({100 * peak / chart.total_bytes:.0f}%)" if chart.total_bytes else ""
-    header = f"peak {gib(peak)}{share} at {peak_at.astimezone(tz):%H:%M}"
+    header = f"{'peak' if chart.kill_at else 'now'} {gib(peak)}{share} at {peak_at.astimezone(tz):%H:%M}"
     draw.text((PLOT_RIGHT, 22), header, font=_font(17), fill=INK, anchor="rm")
     if chart.kill_at is None:
         return
