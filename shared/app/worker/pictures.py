@@ -40,12 +40,13 @@ class Pictures:
     say: messages.For
     reader: MemorySeries | None  # None: pictures are off
 
-    def after_kill(self, job: Job, alert_ts: str | None) -> None:
-        """The hour before the kill and the minutes since, into the alert's thread and the owner's DM."""
+    def after_kill(self, job: Job, alert_ts: str | None, *, owner_told: bool = True) -> None:
+        """The hour before the kill and the minutes since, into the alert's thread and, when the owner was told of
+        the kill (`owner_told`, and a verdict Reporter.dm_owner speaks of), the owner's DM."""
         kill_at, kill = job.request.kill_time, job.request.kill or {}
         if self.reader is None or kill_at is None:
             return
-        owner = job.automatic and job.decision.verdict in OWNER_HEARS
+        owner = owner_told and job.automatic and job.decision.verdict in OWNER_HEARS
         self._show(job, str(kill.get("vm_id", "")), kill_at, alert_ts, owner=owner)
 
     def after_warning(self, job: Job, line_ts: str | None, *, owner: bool) -> None:
