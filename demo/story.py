@@ -280,7 +280,8 @@ def _ensure_instance(stack: LocalStack, transcript: Transcript, ref: InstanceRef
 
 def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
     """The demo's story, or the replay of `entries` (already read and checked)."""
-    print("Starting the bot's four functions, with stand-ins for Workbench, Pub/Sub and Slack…", flush=True)
+    print("Starting the bot's four functions, with stand-ins for Workbench, Pub/Sub, Cloud Monitoring and Slack…",
+          flush=True)
     stack = LocalStack(
         slack_app=True,
         memory_alerts=True,

@@ -79,7 +79,7 @@ class Pictures:
         total_kib = memory_kib(job.view.machine_type)
         now = self.clock.now()
         moment = kill_at or now
-        if not vm_id or total_kib is None:  # no VM to ask about, or a machine whose memory is unknown
+        if not vm_id.isdigit() or total_kib is None:  # no VM to ask about, or a machine whose memory is unknown
             return self.say("chart.no_data", instance=name)
         try:
             data = self.reader.read(job.ref.project, vm_id, moment - BEFORE, max(now, moment), moment)
