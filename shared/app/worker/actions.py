@@ -80,12 +80,14 @@ class Actions(Crew):
             self._reply_not_done(job, outcome)
         else:
             facts = self.reporter.facts(job, outcome=outcome, history=new_history)
+            alert_ts: str | None = None
             if decision.verdict is not Verdict.NOTIFY_ONLY:
-                self.reporter.post_alert(facts)
+                alert_ts = self.reporter.post_alert(facts)
             elif said_to_organizers(facts, no_room):  # a kernel lost, JupyterLab up: only a count in `status`
                 today = kernels_today(self.say, new_history, self.clock.now())
-                self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
+                alert_ts = self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
             self.reporter.dm_owner(job, paused=not unpaused)
+            self.reporter.pictures.after_kill(job, alert_ts)
         return WorkOutcome(ack=True, verdict=Outcome.of(decision.verdict), detail=decision.reason)
 
     def _reply_not_done(self, job: Job, outcome: str) -> None:
@@ -201,5 +203,6 @@ class Actions(Crew):
         line = self.say(key, instance=ref.name, percent=percent, owner=owner)
         if no_room := self.recorder.no_room(ref, view, warned):  # no quiet period: every alert warns again
             line = f"{line}\n{self.say('warn.not_recorded', labels=no_room)}"
-        self.slack.post(self.settings.slack_alert_channel, line)
+        line_ts = self.slack.post(self.settings.slack_alert_channel, line)
+        self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
         return WorkOutcome(ack=True, verdict=Outcome.WARN, detail=detail)
