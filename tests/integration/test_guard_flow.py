@@ -77,3 +77,24 @@ def test_a_guarded_notebook_whose_jupyterlab_comes_back_by_itself_is_not_reset(s
     assert stack.workbench.resets(full) == 0 and alerts_for(stack, name) == []
     [dm] = stack.slack.messages(owner_of(name))
     assert "came back by itself" in dm["text"]
+
+
+@pytest.mark.parametrize("jupyter_survives", [False, True])
+def test_a_kill_and_its_summary_are_one_incident(stack: LocalStack, jupyter_survives: bool) -> None:
+    """With the Ops Agent the kernel's two lines are two entries: one reset (or one message), never two."""
+    full, name = new_instance(stack, "wb-two-lines")
+    stack.workbench.oom_kill(full, jupyter_survives=jupyter_survives, health_delay_s=0.2)
+    summary = (f"Nov 20 04:12:33 {name} kernel: [53211.918000] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),"
+               "cpuset=/,mems_allowed=0,oom_memcg=/system.slice/jupyter.service,"
+               "task_memcg=/system.slice/jupyter.service,task=python,pid=4242,uid=1000")
+    assert stack.sink(noise_entry(PROJECT, ZONE, name, summary))
+    assert stack.sink(oom_entry(PROJECT, ZONE, name, pid=4242, form="cgroup"))
+    owner = owner_of(name)
+    if jupyter_survives:
+        assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=20)
+    else:
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30)
+    assert stack.wait_idle(30)
+    assert stack.workbench.resets(full) == (0 if jupyter_survives else 1)
+    assert len(stack.slack.messages(owner)) == 1
+    assert len(alerts_for(stack, name)) == (0 if jupyter_survives else 1)

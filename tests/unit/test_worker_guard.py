@@ -154,3 +154,13 @@ def test_an_interrupt_during_a_kills_wait_leaves_the_wait_named(rig: Rig) -> Non
     rig.push(interrupt(rig, ref))
     labels = rig.workbench.labels(ref)
     assert labels.get("medic-waiting") == marker and "medic-interrupts" in labels
+
+
+def test_a_kernel_only_kill_whose_owner_cannot_be_told_goes_to_the_channel(rig: Rig) -> None:
+    """No Slack account for the owner's email: the kill is told to someone, the organizers, as before the guard."""
+    ref = InstanceRef("contest-prj", "asia-northeast1-a", "wb-unknown-owner")
+    rig.workbench.add_instance(ref)  # its owner has no Slack account
+    rig.push(kernel_kill(rig, ref))
+    [alert] = rig.alerts(ref.name)
+    assert "JupyterLab survived" in alert and "1 killed, 0 interrupted" in alert
+    assert rig.workbench.resets(ref) == 0

@@ -7,7 +7,9 @@ young enough to be worth another delivery).
 
 Rooms: dispatch (Worker: push -> observe -> decide -> one action per verdict; the only place an exception
 becomes an outcome), job (the frozen value every action takes), restart (reset, follow, find an earlier reset,
-see it through), actions (stop, pause/resume, warn, resize, report only), endings (unresolved, too old, refused,
+see it through), actions (stop, pause/resume, warn, resize, report only), interrupts (the OOM guard's watcher
+interrupted a kernel: counted, told), kernel_words (a kernel lost or kept: the owner's words, when the channel
+hears of it), endings (unresolved, too old, refused,
 waits yielded), reporter (everything said in Slack), recorder (the medic-* labels), outcomes (what a request
 ends as, and which exceptions mean "again later").
 

@@ -18,7 +18,7 @@ from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import kernels_today, said_to_organizers
 from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
 from shared.core import messages
-from shared.core.blocks import resize_button_label
+from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.history import AutoMode, StopHold
 from shared.core.models import Action, InstanceState, Trigger
 from shared.core.policy import Reason, Verdict
@@ -83,12 +83,22 @@ class Actions(Crew):
             alert_ts: str | None = None
             if decision.verdict is not Verdict.NOTIFY_ONLY:
                 alert_ts = self.reporter.post_alert(facts)
-            elif said_to_organizers(facts, no_room):  # a kernel lost, JupyterLab up: only a count in `status`
-                today = kernels_today(self.say, new_history, self.clock.now())
-                alert_ts = self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
-            self.reporter.dm_owner(job, paused=not unpaused)
+                self.reporter.dm_owner(job, paused=not unpaused)
+            else:
+                alert_ts = self._kernel_lost(job, facts, no_room)
             self.reporter.pictures.after_kill(job, alert_ts)
         return WorkOutcome(ack=True, verdict=Outcome.of(decision.verdict), detail=decision.reason)
+
+    def _kernel_lost(self, job: Job, facts: AlertFacts, no_room: str) -> str | None:
+        """A kernel lost, JupyterLab up: the owner is told, the channel only when there is something for the
+        organizers to do (kernel_words.said_to_organizers) or the owner could not be told (no owner, no DMs, no
+        Slack account): then the channel says it as before, so the kill is never told to no one."""
+        told = self.reporter.dm_owner(job)
+        if said_to_organizers(facts, no_room) or not told:
+            history = job.history.with_kill(job.request.kill_time) if job.request.kill_time else job.history
+            today = kernels_today(self.say, history, self.clock.now())
+            return self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
+        return None
 
     def _reply_not_done(self, job: Job, outcome: str) -> None:
         request, ref, view = job.request, job.ref, job.view

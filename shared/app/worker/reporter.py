@@ -239,12 +239,13 @@ class Reporter:
         self.reply(request, self.failed_reply(request, ref, error))
 
     # ---- people ----------------------------------------------------------------------------------
-    def dm_owner(self, job: Job, *, restart: OperationOutcome | None = None, paused: bool = True) -> None:
+    def dm_owner(self, job: Job, *, restart: OperationOutcome | None = None, paused: bool = True) -> bool:
         """The owner hears how their incident ended, restarted or not (restart: the reset's outcome, if one ran;
-        paused: whether a crash loop's pause was recorded, without which their /restart-notebook still works)."""
+        paused: whether a crash loop's pause was recorded, without which their /restart-notebook still works). Whether
+        Slack took the message."""
         request, view, decision = job.request, job.view, job.decision
         if not self.settings.owner_dm or not view.owner_email:
-            return
+            return False
         kill = request.kill or {}
         killed_at = request.kill_time or request.requested_at
         process = f"{kill.get('process', '?')} (pid {kill.get('pid', '?')})"
@@ -261,8 +262,8 @@ class Reporter:
             key = DM_BY_RESULT.get(restart.result, "dm.restarted")
             body = self.say(key, error=self.short_error(restart.error), **params)
         else:
-            return
-        self.slack.dm(view.owner_email, body)
+            return False
+        return self.slack.dm(view.owner_email, body)
 
     def tell_owner_of_organizers_act(self, request: RestartRequest, view: InstanceView, key: str, when: datetime
                                      ) -> None:
