@@ -377,6 +377,10 @@ class PubSubSimulator:
         )
         self._add_subscription(sub)
 
+    def resource(self, name: str) -> str:
+        """A topic's or subscription's name as this Pub/Sub holds it: one stack has the simulator to itself."""
+        return name
+
     def delete_subscription(self, name: str) -> None:
         with self._cond:
             sub = self._subscriptions.pop(name, None)
