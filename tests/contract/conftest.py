@@ -2,9 +2,9 @@
 
 `pubsub` is parametrized over both. The emulator (a JVM, seconds to start) is started once per pytest process
 (per xdist worker) on a port of the stack's scheme (simulators/stack.py `free_port`) and shared by every test
-of that process, each on topic and subscription names of its own; the simulator is started per test. Where the
-emulator is not installed its variant skips with one line. Push deliveries go to a Receiver: a loopback HTTP
-server that records each request in arrival order and answers as the test says.
+and emulator-backed stack of that process, each on topic and subscription names of its own; the simulator is
+started per test. Where the emulator is not installed its variant skips with one line. Push deliveries go to a
+Receiver: a loopback HTTP server that records each request in arrival order and answers as the test says.
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import pytest
 from google.cloud import pubsub_v1
 
 from simulators.pubsub import PubSubSimulator
-from simulators.pubsub_emulator import PubSubEmulator, emulator_launcher
-from simulators.stack import free_port
+from simulators.pubsub_emulator import PubSubEmulator, emulator_launcher, shared_emulator
 
 PROJECT = "contract-prj"
 # Generous: each bounds a wait for something that happens in well under a second on an idle machine, and fails
@@ -45,13 +44,11 @@ class Backend:
 
 
 @pytest.fixture(scope="session")
-def emulator() -> Iterator[PubSubEmulator]:
+def emulator() -> PubSubEmulator:
+    """This worker's one emulator, shared with its emulator-backed stacks; stopped when the worker exits."""
     if emulator_launcher() is None:
         pytest.skip("Google's Pub/Sub emulator is not installed here: the contract runs on the simulator only")
-    running = PubSubEmulator(free_port()).start()
-    print(f"\nPub/Sub emulator started in {running.start_seconds:.1f} s on {running.host}")
-    yield running
-    running.stop()
+    return shared_emulator()
 
 
 @pytest.fixture(params=["emulator", "simulator"])
