@@ -27,6 +27,13 @@ Push delivery runs in background threads, per subscription:
 Pull subscriptions can be created (for GetSubscription) but no message is queued for them:
 Pull/StreamingPull are not simulated.
 
+Google's own emulator (simulators/pubsub_emulator.py) is the reference where it is installed: tests/contract runs
+the same tests on both. They agree on ordering and at-least-once redelivery, which the emulator settles; this
+simulator stays the stacks' default (docs/testing.md, with the numbers) and the only one the tests trust for
+what the emulator lacks or gets wrong: the retry policy's backoff, ``deliveryAttempt`` and dead-lettering
+(docs/fidelity.md, "Issue 29"), injected faults, the record of every push (``deliveries``, ``dead_lettered``,
+``published``), ``wait_idle``, the CloudEvent push Eventarc makes, and the IAM RPCs on its port.
+
 CLI for manual use::
 
     python -m simulators.pubsub --port 8681 \
@@ -376,6 +383,10 @@ class PubSubSimulator:
             proto=proto,
         )
         self._add_subscription(sub)
+
+    def resource(self, name: str) -> str:
+        """A topic's or subscription's name as this Pub/Sub holds it: one stack has the simulator to itself."""
+        return name
 
     def delete_subscription(self, name: str) -> None:
         with self._cond:

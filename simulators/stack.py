@@ -28,13 +28,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from shared.core.oom_parse import SINK_FILTER
 from simulators.compute import ComputeSimulator
 from simulators.logging_query import compile_query
 from simulators.monitoring import MonitoringSimulator, feed_from_incident, feed_from_kill
 from simulators.pubsub import PubSubSimulator
+from simulators.pubsub_emulator import EmulatorPubSub
 from simulators.slack import SlackSimulator
 from simulators.workbench import WorkbenchSimulator
 
@@ -273,6 +274,23 @@ class RoundRobin:
         self.server.server_close()
 
 
+class StackPubSub(Protocol):
+    """What the stack asks of its Pub/Sub: the simulator's, or Google's emulator's (EmulatorPubSub)."""
+
+    host: str
+
+    def resource(self, name: str) -> str: ...
+    def stop(self) -> None: ...
+    def create_topic(self, topic: str) -> None: ...
+    def create_push_subscription(self, name: str, topic: str, endpoint: str, *, push_format: str = ...,
+                                 ordering: bool = ..., ack_deadline_s: float = ...,
+                                 max_delivery_attempts: int | None = ..., dead_letter_topic: str | None = ...,
+                                 oidc_token: tuple[str, str] | None = ...) -> None: ...
+    def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = ...,
+                ordering_key: str = ...) -> str: ...
+    def wait_idle(self, timeout: float = ...) -> bool: ...
+
+
 @dataclass
 class LocalStack:
     """Start with `with LocalStack(...) as stack:`; everything binds to 127.0.0.1 on free ports."""
@@ -301,6 +319,10 @@ class LocalStack:
     # alert gives the Monitoring simulator a curve rising to it (off: Monitoring has no data, as on a new VM).
     memory_charts: bool = False
     feed_monitoring: bool = True
+    # "emulator": Pub/Sub is Google's emulator (this process's shared one, simulators/pubsub_emulator.py), topics
+    # and subscriptions under names of this stack's own, on_oom and on_memory_alert fed as Eventarc feeds them.
+    # The simulator is the default: docs/testing.md says why, with the numbers.
+    pubsub_backend: str = "simulator"
 
     def __post_init__(self) -> None:
         if self.workbench_transport not in ("grpc", "rest"):
@@ -309,11 +331,23 @@ class LocalStack:
                                                **self.workbench_options})
         self.compute = ComputeSimulator(self.workbench)  # the VMs behind the Workbench instances: on_oom's id check
         self.slack = SlackSimulator(bot_token=BOT_TOKEN, **self.slack_options)
-        self.pubsub = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
+        self._simulator = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
+        self.bus: StackPubSub = EmulatorPubSub() if self.pubsub_backend == "emulator" else self._simulator
         self.metrics = MonitoringSimulator()  # Cloud Monitoring's timeSeries.list: the memory curves
         self.functions: dict[str, list[FunctionProcess]] = {}
         self.balancer: RoundRobin | None = None
         self._tmp: Any = None
+
+    @property
+    def pubsub(self) -> PubSubSimulator:
+        """The simulator, with its records (deliveries, published, faults); not there on Google's emulator."""
+        if self.bus is not self._simulator:
+            raise AttributeError("this stack runs on Google's Pub/Sub emulator: it keeps no simulator records")
+        return self._simulator
+
+    def topic(self, name: str) -> str:
+        """A topic's name as this stack's Pub/Sub holds it (OOM_TOPIC, RESTART_TOPIC, ...)."""
+        return self.bus.resource(name)
 
     # ---- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> LocalStack:
@@ -335,11 +369,14 @@ class LocalStack:
         self.compute.workbench, self.compute.latency_s = self.workbench, self.workbench.latency_s
         self.compute.start()
         self.slack.start()
-        self.pubsub.start()
+        if isinstance(self.bus, EmulatorPubSub):
+            self.bus.start()
+        else:
+            self._simulator.start()
         self.metrics.start()
         self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
         for topic in (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC, MEMORY_TOPIC):
-            self.pubsub.create_topic(topic)
+            self.bus.create_topic(topic)
 
         procs = [FunctionProcess("on_oom", "on_oom", free_port(), self.log_dir / "on_oom.log")]
         if self.memory_alerts:
@@ -364,17 +401,17 @@ class LocalStack:
             worker_endpoint = self.balancer.url
         else:
             worker_endpoint = worker_urls[0]
-        self.pubsub.create_push_subscription(
+        self.bus.create_push_subscription(
             f"projects/{PROJECT}/subscriptions/on-oom-eventarc", OOM_TOPIC, self.functions["on_oom"][0].url,
             push_format="cloudevent", ordering=False, ack_deadline_s=60,
         )
         if self.memory_alerts:
-            self.pubsub.create_push_subscription(
+            self.bus.create_push_subscription(
                 f"projects/{PROJECT}/subscriptions/on-memory-alert-eventarc", MEMORY_TOPIC,
                 self.functions["on_memory_alert"][0].url, push_format="cloudevent", ordering=False,
                 ack_deadline_s=60,
             )
-        self.pubsub.create_push_subscription(
+        self.bus.create_push_subscription(
             f"projects/{PROJECT}/subscriptions/restart-worker-push", RESTART_TOPIC, worker_endpoint,
             push_format="pubsub", ordering=True, ack_deadline_s=self.push_ack_deadline_s,
             max_delivery_attempts=self.max_delivery_attempts,
@@ -390,7 +427,7 @@ class LocalStack:
             proc.kill()
         if self.balancer:
             self.balancer.stop()
-        self.pubsub.stop()
+        self.bus.stop()
         self.metrics.stop()
         self.slack.stop()
         self.compute.stop()
@@ -404,8 +441,8 @@ class LocalStack:
             "PYTHONPATH": str(ROOT),
             "PYTHONUNBUFFERED": "1",
             "GOOGLE_CLOUD_PROJECT": PROJECT,
-            "RESTART_TOPIC": RESTART_TOPIC,
-            "PUBSUB_EMULATOR_HOST": self.pubsub.host,
+            "RESTART_TOPIC": self.topic(RESTART_TOPIC),
+            "PUBSUB_EMULATOR_HOST": self.bus.host,
             "WORKBENCH_API_ENDPOINT": (
                 self.workbench.endpoint if self.workbench_transport == "rest" else self.workbench.grpc_endpoint
             ),
@@ -441,18 +478,18 @@ class LocalStack:
         # carries the entry's own timestamp as an attribute (docs/checked-facts.md).
         entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
         attributes = {"logging.googleapis.com/timestamp": str(entry.get("timestamp", ""))}
-        return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
+        return self.bus.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""
         if self.feed_monitoring:
             feed_from_incident(self.metrics, incident)
-        return self.pubsub.publish(MEMORY_TOPIC, json.dumps(incident).encode())
+        return self.bus.publish(MEMORY_TOPIC, json.dumps(incident).encode())
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Nothing left to deliver, and every Workbench update the functions sent has been applied."""
         started = time.monotonic()
-        if not self.pubsub.wait_idle(timeout):
+        if not self.bus.wait_idle(timeout):
             return False
         return self.workbench.wait_updates_applied(max(1.0, timeout - (time.monotonic() - started)))
 

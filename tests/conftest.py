@@ -40,7 +40,7 @@ def chunk_scopes(nodeids: Sequence[str], most: int = STACK_CHUNK) -> dict[str, s
 
 # Tests that mostly wait (on their stacks' deadlines and polls, on a subprocess, on pip) or run long alone: sent
 # first, so the CPU-bound rest (unit, property, simulators) fills the gaps and ends the run in small pieces.
-SENT_FIRST = ("tests/integration/", "tests/doctor/", "tests/infra/")
+SENT_FIRST = ("tests/integration/", "tests/contract/", "tests/doctor/", "tests/infra/")
 
 
 def first_sent(scope: str, size: int) -> tuple[bool, int]:
@@ -78,3 +78,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             super()._assign_work_unit(node)
 
     return ModuleChunks(config, log)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line: which Pub/Sub this run used (Google's emulator where installed; docs/testing.md)."""
+    from simulators.pubsub_emulator import emulator_launcher  # noqa: PLC0415 - only for this line
+
+    launcher = emulator_launcher()
+    terminalreporter.write_line(
+        f"Pub/Sub: stacks on simulators/pubsub.py; tests/contract and tests/integration/test_on_the_emulator.py "
+        f"also on Google's emulator ({launcher})" if launcher else
+        "Pub/Sub: Google's emulator is not installed here: everything on simulators/pubsub.py "
+        "(tests/contract's emulator variants and tests/integration/test_on_the_emulator.py skipped)"
+    )
