@@ -12,7 +12,8 @@ set -euo pipefail
 
 CACHE="${NOTEBOOK_MEDIC_CACHE:-/var/cache/notebook-medic}"
 SUITE=bookworm
-INCLUDE=systemd,systemd-sysv,dbus,python3
+# What a Workbench image has and the guard uses: curl (metadata server), iproute2 (ss: who listens on 8080), procps.
+INCLUDE=systemd,systemd-sysv,dbus,python3,curl,iproute2,procps
 ROOTFS="$CACHE/debian-$SUITE-systemd"
 STAMP="$ROOTFS/.notebook-medic-$(printf '%s %s' "$SUITE" "$INCLUDE" | cksum | cut -d' ' -f1)"
 

@@ -262,7 +262,8 @@ class JupyterServer:
 
 
 def start_jupyter(
-    home: Path, cgroup: MemoryCgroup | None = None, app: str = "server", timeout: float = 90.0
+    home: Path, cgroup: MemoryCgroup | None = None, app: str = "server", timeout: float = 90.0,
+    extra_env: dict[str, str] | None = None,
 ) -> JupyterServer:
     """A real Jupyter server from .venv-jupyter on 127.0.0.1 (as Workbench's on :8080), inside `cgroup` if given,
     so that its kernels (its children) are in it too. `app`: "server" (jupyter_server) or "lab" (JupyterLab)."""
@@ -277,6 +278,7 @@ def start_jupyter(
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
         "IPYTHONDIR": str(home / "ipython"),
         "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        **(extra_env or {}),
     }
     command = [
         str(venv / "bin" / "jupyter"), app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
