@@ -11,7 +11,11 @@
 # OOMPolicy=stop then stops the whole unit (server and every other kernel, result oom-kill) and the stock
 # Restart= does not bring it back. The guard:
 #   1. a drop-in for the Jupyter unit: OOMPolicy=continue (a kernel's kill no longer stops the server),
-#      Restart=on-failure with RestartSec=2 and a start limit (a server that dies anyway is back in seconds),
+#      Restart=always with RestartSec=2 and a start limit (a server that dies anyway is back in seconds). Not
+#      on-failure: Workbench's unit runs the server under a bash wrapper, and a wrapper that ends with a command of
+#      its own exits 0 when the server was killed ("Deactivated successfully": on-failure does not restart, as the
+#      Debian 12 test in tests/guest showed); always also brings back a server shut down from JupyterLab's menu,
+#      which on a contest notebook only strands the participant. `systemctl stop` still stops it;
 #      OOMScoreAdjust=-900 (the server is the OOM killer's last choice); `systemctl daemon-reload` applies
 #      Restart/OOMPolicy to the running unit without restarting it (OOMScoreAdjust applies at exec, so the running
 #      server's processes get /proc/PID/oom_score_adj written now);
@@ -38,12 +42,16 @@
 #   install.sh --remove   undo everything it applied (infra/contest's install_guard = false runs this)
 #   install.sh --provisioner-files SITE CONFDIR   only the kernel provisioner, into SITE and CONFDIR (tests)
 # Environment (tests): NOTEBOOK_MEDIC_METADATA_URL (default http://metadata.google.internal/computeMetadata/v1),
-# JUPYTER_PORT (8080), JUPYTER_UNIT (jupyter.service).
+# NOTEBOOK_MEDIC_ATTRIBUTE_PACE (0.4 s between guest-attribute writes), JUPYTER_PORT (8080), JUPYTER_UNIT
+# (jupyter.service).
 set -euo pipefail
 
 GUARD_VERSION="1"
 METADATA_URL="${NOTEBOOK_MEDIC_METADATA_URL:-http://metadata.google.internal/computeMetadata/v1}"
 PORT="${JUPYTER_PORT:-8080}"
+# Guest attributes allow bursts of at most 3 queries a second and 10 a minute per VM; past that, Compute Engine
+# may drop values being written ("Setting and querying guest attributes"): nine keys once per start, paced.
+ATTRIBUTE_PACE="${NOTEBOOK_MEDIC_ATTRIBUTE_PACE:-0.4}"
 UNIT_NAME="${JUPYTER_UNIT:-jupyter.service}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OPT=/opt/notebook-medic
@@ -147,10 +155,10 @@ StartLimitBurst=5
 
 [Service]
 OOMPolicy=continue
-Restart=on-failure
+Restart=always
 RestartSec=2
 OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ"; then
-    log "wrote $dropin (OOMPolicy=continue, Restart=on-failure, RestartSec=2, OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ)"
+    log "wrote $dropin (OOMPolicy=continue, Restart=always, RestartSec=2, OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ)"
   fi
 }
 
@@ -329,6 +337,7 @@ report() {  # $1 unit (may be empty), $2 state
   local failed=0
   for key in "${!attributes[@]}"; do
     guest_attribute "$key" "${attributes[$key]}" || failed=1
+    sleep "$ATTRIBUTE_PACE"
   done
   if [[ "$failed" == 1 ]]; then
     log "cannot write guest attributes at $METADATA_URL (enable-guest-attributes off?); make doctor will not see this run"
