@@ -40,7 +40,8 @@
 #
 #   install.sh            apply (what the post-startup script runs)
 #   install.sh --remove   undo everything it applied (infra/contest's install_guard = false runs this)
-#   install.sh --provisioner-files SITE CONFDIR   only the kernel provisioner, into SITE and CONFDIR (tests)
+#   install.sh --jupyter-files SITE CONFDIR   only the Jupyter side (provisioner, restarter), into SITE and CONFDIR
+#                                             (tests and make bench run a real Jupyter with it)
 # Environment (tests): NOTEBOOK_MEDIC_METADATA_URL (default http://metadata.google.internal/computeMetadata/v1),
 # NOTEBOOK_MEDIC_ATTRIBUTE_PACE (0.4 s between guest-attribute writes), JUPYTER_PORT (8080), JUPYTER_UNIT
 # (jupyter.service).
@@ -59,6 +60,7 @@ DROPIN_NAME=50-notebook-medic-guard.conf
 SERVER_OOM_SCORE_ADJ=-900
 KERNEL_OOM_SCORE_ADJ=1000
 PROVISIONER=notebook-medic-oom-first
+TIME_TO_DEAD=1.0
 WATCHER_UNIT=notebook-medic-memory-watcher.service
 RESOURCE_USAGE="jupyter-resource-usage==1.1.1"
 # Workbench's agents, by unit-name pattern (their exact names differ between images; what is found is logged).
@@ -264,8 +266,12 @@ $PROVISIONER = notebook_medic_provisioner:OomFirstProvisioner" && changed=1
   put_file "$confdir/jupyter_server_config.json" \
     "$(merged_config "$confdir/jupyter_server_config.json" KernelProvisionerFactory default_provisioner_name "\"$PROVISIONER\"")" \
     && changed=1
+  # Jupyter notices a dead kernel by polling it every KernelRestarter.time_to_dead (3 s by default, jupyter_client
+  # restarter.py), most of a killed kernel's time to come back; polling a child's pid every second costs nothing.
+  put_file "$confdir/jupyter_server_config.json" \
+    "$(merged_config "$confdir/jupyter_server_config.json" KernelRestarter time_to_dead "$TIME_TO_DEAD")" && changed=1
   if [[ "$changed" == 1 ]]; then
-    log "installed the kernel provisioner $PROVISIONER in $site, the default in $confdir (kernels: oom_score_adj $KERNEL_OOM_SCORE_ADJ)"
+    log "installed the kernel provisioner $PROVISIONER in $site, the default in $confdir (kernels: oom_score_adj $KERNEL_OOM_SCORE_ADJ; a dead kernel noticed within ${TIME_TO_DEAD} s)"
     PROVISIONER_NEW=1
   fi
   return 0
@@ -365,6 +371,7 @@ import json, sys
 with open(sys.argv[1], encoding="utf-8") as handle:
     data = json.load(handle)
 data.get("KernelProvisionerFactory", {}).pop("default_provisioner_name", None)
+data.get("KernelRestarter", {}).pop("time_to_dead", None)
 data.pop("ResourceUseDisplay", None)
 with open(sys.argv[1], "w", encoding="utf-8") as handle:
     json.dump({k: v for k, v in data.items() if v}, handle, indent=2, sort_keys=True)
@@ -385,7 +392,7 @@ main() {
   if [[ "${1:-}" == "--remove" ]]; then
     remove; return
   fi
-  if [[ "${1:-}" == "--provisioner-files" ]]; then  # tests: the provisioner into a given site dir and config dir
+  if [[ "${1:-}" == "--jupyter-files" ]]; then  # tests: the provisioner into a given site dir and config dir
     provisioner_files "$2" "$3"; return
   fi
   local container
