@@ -198,3 +198,32 @@ def test_guard_in_debian12_systemd(box: boxes.Container) -> None:
     out = guard(box, "--remove")
     assert f"removed /{DROPIN}" in out
     assert box.show("jupyter.service", "Restart")["Restart"] == "no"
+
+
+def test_post_startup_script_fetches_the_guard_from_the_bucket_and_applies_or_removes_it(
+    box: boxes.Container,
+) -> None:
+    """infra/contest/post-startup.sh as Workbench runs it: its bucket from the metadata that names it, the other
+    files through the Cloud Storage JSON API with the VM account's token, the guard as the switch says."""
+    guard(box, "--remove")  # whatever an earlier test left
+    bucket = "opt/standin/bucket/contest-setup"
+    contest = ROOT / "infra" / "contest"
+    for source in (contest / "post-startup.sh", contest / "install-ops-agent.sh",
+                   *sorted(p for p in GUARD_DIR.iterdir() if p.is_file())):
+        box.write(f"/{bucket}/{source.relative_to(contest)}", source.read_text())
+    env = {**GUARD_ENV, "NOTEBOOK_MEDIC_STORAGE_URL": "http://127.0.0.1:8099"}
+    switches = {"post-startup-script": "gs://contest-setup/post-startup.sh", "notebook-medic-ops-agent": "off"}
+
+    box.write("/opt/standin/attributes.json", json.dumps({**switches, "notebook-medic-guard": "on"}))
+    done = box.run("bash", f"/{bucket}/post-startup.sh", env=env, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"notebook-medic-guard: wrote /{DROPIN}" in done.stdout, done.stdout
+    assert "Ops Agent" not in done.stdout, "switched off: not installed"
+    assert box.show("jupyter.service", "OOMPolicy")["OOMPolicy"] == "continue"
+
+    box.write("/opt/standin/attributes.json", json.dumps({**switches, "notebook-medic-guard": "off"}))
+    done = box.run("bash", f"/{bucket}/post-startup.sh", env=env, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"notebook-medic-guard: removed /{DROPIN}" in done.stdout, done.stdout
+    assert box.show("jupyter.service", "OOMPolicy")["OOMPolicy"] == "stop", "Debian 12's default again"
+    box.write("/opt/standin/attributes.json", "{}")
