@@ -1,6 +1,6 @@
 """The guard under Debian 12's real systemd 252, applied to a Workbench-shaped jupyter.service in a container.
 
-Real parts: Debian's own systemd (debootstrap, booted by systemd-nspawn), the guard's own install.sh, curl and ss
+Real parts: Debian's own systemd (mmdebstrap, booted by systemd-nspawn), the guard's own install.sh, curl and ss
 as on a Workbench image. Stand-ins (tests/guest/standin): the Jupyter server (a stdlib server answering
 /api/kernelspecs; real Jupyter is tested on the host in test_kernel_oom.py and test_guard_provisioner.py) and the
 metadata server. Limits of this machine, said by the tests: memory limits are not enforced in the container (the
@@ -20,7 +20,8 @@ import pytest
 from tests.guest import container as boxes
 from tests.guest.rig import ROOT
 
-# The tree is built once per machine (debootstrap: ~10 min on a loaded 2-core machine; make test starts it early).
+# The tree is built once per machine (mmdebstrap: ~3.5 min with its apt install on a loaded 2-core machine;
+# make test starts it early).
 pytestmark = pytest.mark.timeout(1500)
 
 GUARD_DIR = ROOT / "infra" / "contest" / "guard"
