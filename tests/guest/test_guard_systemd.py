@@ -53,6 +53,12 @@ cd /home/jupyter
 /usr/bin/python3 /opt/standin/jupyter_standin.py "$PORT"
 echo "jupyter server exited"
 """
+# An agent the guard protects, by its name on a Workbench image (the Ops Agent's unit).
+AGENT_UNIT = """[Unit]
+Description=Google Cloud Ops Agent (stand-in)
+[Service]
+ExecStart=/bin/sleep infinity
+"""
 METADATA_UNIT = """[Unit]
 Description=metadata server stand-in
 [Service]
@@ -73,13 +79,15 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[boxes.Container]:
         box.write("/etc/systemd/system/metadata-standin.service", METADATA_UNIT)
         box.write("/etc/systemd/system/jupyter.service", UNIT.format(port=8080))
         box.write("/etc/systemd/system/jupyter-stock.service", UNIT.format(port=8081))
+        box.write("/etc/systemd/system/google-cloud-ops-agent.service", AGENT_UNIT)
         for name in sorted(p.name for p in GUARD_DIR.iterdir() if p.is_file()):
             box.write(f"/opt/guard/{name}", (GUARD_DIR / name).read_text(), 0o755)
         box.run("useradd", "--create-home", "jupyter")
         box.run("systemctl", "daemon-reload")
         # Workbench's rc.local caps the unit's memory: maximum a few hundred MB below RAM, high 50,000,000 lower.
         box.run("systemctl", "set-property", "jupyter.service", "MemoryMax=3000000000", "MemoryHigh=2950000000")
-        box.run("systemctl", "start", "metadata-standin.service", "jupyter.service", "jupyter-stock.service")
+        box.run("systemctl", "start", "metadata-standin.service", "jupyter.service", "jupyter-stock.service",
+                "google-cloud-ops-agent.service")
         yield box
 
 
@@ -163,6 +171,8 @@ def test_guard_in_debian12_systemd(box: boxes.Container) -> None:
         "MemoryHigh": "2950000000", "MainPID": server_before,
     }, "the drop-in applies to the running unit without restarting it"
     assert adj(box, kernel) == "1000", "a running kernel is raised"
+    assert "wrote the drop-in of google-cloud-ops-agent.service (OOMScoreAdjust=-900)" in out, out
+    assert box.show("google-cloud-ops-agent.service", "OOMScoreAdjust")["OOMScoreAdjust"] == "-900"
     server = listener(box, 8080)
     server_adj = adj(box, server)
     # Lowering needs CAP_SYS_RESOURCE: a VM's root has it (-900 now); root on this machine lacks it, and the guard

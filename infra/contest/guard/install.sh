@@ -167,7 +167,7 @@ OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ"; then
 protect_agents() {
   local unit
   for unit in $(systemctl list-units --all --type=service --plain --no-legend "${AGENT_PATTERNS[@]}" 2>/dev/null \
-                | awk '{print $1}' | sort -u); do
+                | awk '$2 == "loaded" {print $1}' | sort -u); do
     if put_file "/etc/systemd/system/$unit.d/$DROPIN_NAME" "# notebook-medic guard v$GUARD_VERSION: the OOM killer's last choice.
 [Service]
 OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ"; then
