@@ -8,8 +8,9 @@ Phases: import cost (fresh interpreters, on an idle machine first), Slack acknow
 under load, cold; ours and a bare Bolt app), owners asking while Workbench is slow (one restart and
 one final answer each, the time to it), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
-when their operation ends), and the memory picture's cost (drawing it; the restart with pictures on and off,
-side by side). Each
+when their operation ends), the memory picture's cost (drawing it; the restart with pictures on and off,
+side by side), and a kernel's OOM kill under the real kernel and a real JupyterLab
+(the guard's recovery: the kernel, not the VM; skipped where the machine has no memory cgroup). Each
 runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
 resets, events that never reached a reset); a target missed is reported, not an error.
 """
@@ -24,10 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import bot_time, imports, pictures, report, slack_ack, slow_answer, storm
+from bench import bot_time, guest_oom, imports, pictures, report, slack_ack, slow_answer, storm
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures")
+PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -65,6 +66,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     pic = parser.add_argument_group("memory pictures (issue 27)")
     pic.add_argument("--picture-incidents", type=int, default=10, help="incidents on each stack, pictures on and off")
     pic.add_argument("--draw-runs", type=int, default=20, help="drawings of the picture, timed in this process")
+    guest = parser.add_argument_group("a kernel's OOM kill under the real kernel and a real JupyterLab")
+    guest.add_argument("--guest-kills", type=int, default=20, help="consecutive kernel kills")
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--record", action="store_true",
@@ -108,6 +111,7 @@ def sound(results: dict[str, Any]) -> list[str]:
         problems += slow_answer.problems(results["slow"])
     if results.get("pictures") and results["pictures"]["restart"]["failed"]:
         problems.append(f"pictures: {results['pictures']['restart']['failed']} events never reached a reset")
+    problems += [f"guest: {problem}" for problem in guest_oom.problems(results.get("guest", {"skipped": ""}))]
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
@@ -154,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         results["pictures"] = pictures.run(args.picture_incidents, args.draw_runs, latency)
         watch.lap("pictures", started)
+    if "guest" in phases:
+        started = time.monotonic()
+        results["guest"] = guest_oom.run(args.guest_kills)
+        if "skipped" in results["guest"]:
+            log(f"guest: skipped: {results['guest']['skipped']}")
+        elif "live_time" not in results:  # the reset path it is compared with
+            results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
+        watch.lap("guest", started)
 
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
