@@ -24,6 +24,8 @@ $(STAMP): requirements-dev.lock
 #   requirements-dev.lock       every requirements*.txt's closure, the runtime pinned as in
 #                               requirements.lock: what make venv installs
 #   requirements-checkov.lock   checkov, in its own virtualenv (scripts/checkov.sh)
+#   requirements-jupyter.lock   real JupyterLab and ipykernel for tests/guest, bench and demo, in their own
+#                               virtualenv (scripts/jupyter_venv.sh)
 #   requirements-piptools.lock  pip-tools, which this target runs
 # pip-compile keeps the versions already locked unless a requirement asks for another
 # (make lock UPGRADE=1 moves everything to the newest versions allowed).
@@ -38,6 +40,7 @@ lock:
 	$(PIP_COMPILE) --output-file requirements.lock requirements.txt
 	$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)
 	$(PIP_COMPILE) --output-file requirements-checkov.lock requirements-checkov.in
+	$(PIP_COMPILE) --output-file requirements-jupyter.lock requirements-jupyter.in
 	rm -rf .venv-lock
 
 lint: venv
@@ -52,14 +55,17 @@ typecheck: venv
 # on their stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once); the
 # suite's ~230 s of CPU keep 2 cores busy at 6 (143-148 s of pytest on a fresh clone; 4: ~205 s; 8: no faster,
 # and cold slash commands then miss their 1.2 s read budget under the load: docs/testing.md).
-# The two virtualenvs tests use besides .venv (checkov's; the packaging test's clean one) are built first, while
-# ruff and mypy keep one core busy: a fresh clone's pytest would otherwise wait on pip. If one fails, its test
-# builds it again and says why.
+# The three virtualenvs tests use besides .venv (checkov's; Jupyter's; the packaging test's clean one) are built
+# first, while ruff and mypy keep one core busy: a fresh clone's pytest would otherwise wait on pip. If one fails,
+# its test builds it again and says why. The Debian 12 tree tests/guest boots (scripts/debian_rootfs.sh, once per
+# machine, cached under /var/cache/notebook-medic) is built meanwhile, without waiting: its test waits for it.
 TEST_WORKERS ?= 6
 test: venv
-	@{ scripts/checkov.sh --setup-only || echo "the checkov virtualenv was not built: test_checkov says why"; } & \
-	  checkov=$$!; $(PY) scripts/dist_check_venv.py & dist=$$!; \
-	  $(MAKE) --no-print-directory lint typecheck; checked=$$?; wait $$checkov $$dist; exit $$checked
+	@{ scripts/debian_rootfs.sh >/dev/null 2>&1 || true; } & \
+	  { scripts/checkov.sh --setup-only || echo "the checkov virtualenv was not built: test_checkov says why"; } & \
+	  checkov=$$!; { scripts/jupyter_venv.sh --setup-only || echo "the Jupyter virtualenv was not built: tests/guest says why"; } & \
+	  jupyter=$$!; $(PY) scripts/dist_check_venv.py & dist=$$!; \
+	  $(MAKE) --no-print-directory lint typecheck; checked=$$?; wait $$checkov $$jupyter $$dist; exit $$checked
 	env -u MEDIC_SIM_LABELS $(PY) -m pytest -n $(TEST_WORKERS) -q
 
 unit: venv
@@ -96,4 +102,4 @@ provider-schema: venv
 	$(PY) scripts/extract_provider_schema.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov .venv-lock .venv-dist-check dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-checkov .venv-jupyter .venv-lock .venv-dist-check dist .mypy_cache .ruff_cache .pytest_cache .hypothesis

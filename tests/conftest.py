@@ -40,7 +40,7 @@ def chunk_scopes(nodeids: Sequence[str], most: int = STACK_CHUNK) -> dict[str, s
 
 # Tests that mostly wait (on their stacks' deadlines and polls, on a subprocess, on pip) or run long alone: sent
 # first, so the CPU-bound rest (unit, property, simulators) fills the gaps and ends the run in small pieces.
-SENT_FIRST = ("tests/integration/", "tests/doctor/", "tests/infra/")
+SENT_FIRST = ("tests/integration/", "tests/doctor/", "tests/infra/", "tests/guest/")
 
 
 def first_sent(scope: str, size: int) -> tuple[bool, int]:

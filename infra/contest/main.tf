@@ -10,19 +10,23 @@ locals {
   # drops install-monitoring-agent from the plan. So:
   #   - single user: instance_owners below; Workbench itself then sets proxy-mode=mail and
   #     proxy-user-mail=<owner>, which is where notebook-medic reads the owner back;
-  #   - the Ops Agent (syslog with the kernel's OOM lines, and the memory metric): the documented
-  #     post-startup script, install-ops-agent.sh, from the bucket below, at every start;
+  #   - the Ops Agent (syslog with the kernel's OOM lines, and the memory metric) and the guard (an OOM
+  #     kill costs one kernel, never the notebook: guard/install.sh): the documented post-startup script,
+  #     post-startup.sh, from the bucket below, at every start; two switches of ours tell it which to do
+  #     (a guard switched off is removed at the next start, not left behind);
   #   - report-event-health: the health agent's report the worker reads after a reset.
   region = regex("^(.+)-[a-z]$", var.zone)[0]
 
   base_metadata = {
     "report-event-health" = "true"
   }
-  ops_agent_metadata = {
-    "post-startup-script"          = "gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.install_ops_agent.name}"
+  setup_metadata = {
+    "post-startup-script"          = "gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.post_startup.name}"
     "post-startup-script-behavior" = "download_and_run_every_start"
+    "notebook-medic-ops-agent"     = var.install_ops_agent ? "true" : "false"
+    "notebook-medic-guard"         = var.install_guard ? "true" : "false"
   }
-  metadata = merge(local.base_metadata, var.install_ops_agent ? local.ops_agent_metadata : {})
+  metadata = merge(local.base_metadata, local.setup_metadata)
 }
 
 resource "google_project_service" "apis" {
@@ -42,7 +46,8 @@ resource "google_service_account" "notebook_vm" {
   depends_on = [google_project_service.apis]
 }
 
-# The post-startup script every notebook runs (install-ops-agent.sh), readable by the notebooks only.
+# The post-startup script every notebook runs (post-startup.sh, install-ops-agent.sh, guard/*), readable by the
+# notebooks only.
 resource "google_storage_bucket" "setup" {
   #checkov:skip=CKV_GCP_62:The bucket holds one setup script from this repository; access logs of it would record only the notebooks reading it at start.
   #checkov:skip=CKV_GCP_78:The script is in git; versions of it in the bucket add nothing a checkout does not have.
@@ -57,10 +62,26 @@ resource "google_storage_bucket" "setup" {
   depends_on = [google_project_service.apis]
 }
 
+resource "google_storage_bucket_object" "post_startup" {
+  name   = "post-startup.sh"
+  bucket = google_storage_bucket.setup.name
+  source = "${path.module}/post-startup.sh"
+}
+
 resource "google_storage_bucket_object" "install_ops_agent" {
   name   = "install-ops-agent.sh"
   bucket = google_storage_bucket.setup.name
   source = "${path.module}/install-ops-agent.sh"
+}
+
+# The guard and what it installs (guard/install.sh, the memory watcher and its unit), one object each under
+# guard/: post-startup.sh lists the prefix and downloads them all.
+resource "google_storage_bucket_object" "guard" {
+  for_each = fileset("${path.module}/guard", "*")
+
+  name   = "guard/${each.value}"
+  bucket = google_storage_bucket.setup.name
+  source = "${path.module}/guard/${each.value}"
 }
 
 resource "google_storage_bucket_iam_member" "notebook_vm_reads_setup" {

@@ -82,3 +82,9 @@ variable "install_ops_agent" {
   type        = bool
   default     = true
 }
+
+variable "install_guard" {
+  description = "Install notebook-medic's guard in every notebook (guard/install.sh, at every start): a kernel's OOM kill costs that kernel only (OOMPolicy=continue, kernels the OOM killer's first choice), a server that dies anyway is restarted by systemd in seconds, and the guard's state is readable by make doctor (guest attributes). false removes it at each notebook's next start; the bot's VM reset stays the fallback either way."
+  type        = bool
+  default     = true
+}

@@ -56,18 +56,16 @@ SCRIPT = hcl.INFRA / "contest" / "install-ops-agent.sh"
 def metadata_maps() -> dict[str, dict[str, str]]:
     return {
         name: {key.strip('"'): value for key, value in hcl.body_items(CONTEST.locals[name])}
-        for name in ("base_metadata", "ops_agent_metadata")
+        for name in ("base_metadata", "setup_metadata")
     }
 
 
 def test_metadata_sets_no_protected_key() -> None:
     maps = metadata_maps()
     protected = {name: sorted(set(keys) & PROTECTED_METADATA) for name, keys in maps.items()}
-    assert protected == {"base_metadata": [], "ops_agent_metadata": []}
+    assert protected == {"base_metadata": [], "setup_metadata": []}
     assert INSTANCE["gce_setup"][0]["metadata"] == "${local.metadata}"
-    assert CONTEST.locals["metadata"] == (
-        "${merge(local.base_metadata, var.install_ops_agent ? local.ops_agent_metadata : {})}"
-    )
+    assert CONTEST.locals["metadata"] == "${merge(local.base_metadata, local.setup_metadata)}"
     assert hcl.literal(maps["base_metadata"]["report-event-health"]) == "true"
 
 
@@ -78,14 +76,18 @@ def test_single_user_comes_from_instance_owners() -> None:
 
 
 def test_ops_agent_comes_from_the_post_startup_script() -> None:
-    ops = metadata_maps()["ops_agent_metadata"]
-    assert ops["post-startup-script"] == (
-        '"gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.install_ops_agent.name}"'
+    setup = metadata_maps()["setup_metadata"]
+    assert setup["post-startup-script"] == (
+        '"gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.post_startup.name}"'
     )
-    assert hcl.literal(ops["post-startup-script-behavior"]) == "download_and_run_every_start"
+    assert hcl.literal(setup["post-startup-script-behavior"]) == "download_and_run_every_start"
+    assert setup["notebook-medic-ops-agent"] == '${var.install_ops_agent ? "true" : "false"}'
     assert CONTEST.variables["install_ops_agent"]["default"] is True
+    entry = CONTEST.resource("google_storage_bucket_object", "post_startup")
+    assert entry["source"] == '"${path.module}/post-startup.sh"'
     obj = CONTEST.resource("google_storage_bucket_object", "install_ops_agent")
     assert obj["source"] == '"${path.module}/install-ops-agent.sh"'
+    assert hcl.literal(obj["name"]) == "install-ops-agent.sh", "post-startup.sh fetches it by this name"
     reader = CONTEST.resource("google_storage_bucket_iam_member", "notebook_vm_reads_setup")
     assert reader["member"] == "${google_service_account.notebook_vm.member}"
     assert hcl.literal(reader["role"]) == "roles/storage.objectViewer"
@@ -139,3 +141,33 @@ def test_applying_again_leaves_the_bots_changes_alone() -> None:
     names = INSTANCE["lifecycle"][0]["ignore_changes"]
     ignored = {hcl.unquote(name).removeprefix("${").removesuffix("}") for name in names}
     assert ignored == {"gce_setup[0].machine_type", "desired_state"}
+
+
+POST_STARTUP = hcl.INFRA / "contest" / "post-startup.sh"
+GUARD = hcl.INFRA / "contest" / "guard" / "install.sh"
+
+
+def test_guard_comes_from_the_post_startup_script_and_can_be_switched_off() -> None:
+    """Every file under guard/ reaches the bucket; the post-startup script applies the guard, or removes it."""
+    setup = metadata_maps()["setup_metadata"]
+    assert setup["notebook-medic-guard"] == '${var.install_guard ? "true" : "false"}'
+    assert CONTEST.variables["install_guard"]["default"] is True
+    guard = CONTEST.resource("google_storage_bucket_object", "guard")
+    assert guard["for_each"] == '${fileset("${path.module}/guard", "*")}'
+    assert guard["name"] == '"guard/${each.value}"'
+    assert guard["source"] == '"${path.module}/guard/${each.value}"'
+    text = POST_STARTUP.read_text()
+    assert text.startswith("#!/bin/bash\n") and "set -euo pipefail" in text
+    assert "instance/attributes/notebook-medic-guard" in text and "instance/attributes/notebook-medic-ops-agent" in text
+    assert '"$workdir/guard/install.sh" --remove' in text, "switched off: removed at the next start"
+    assert "fetch install-ops-agent.sh" in text
+    for script in (POST_STARTUP, GUARD):
+        syntax = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+        assert syntax.returncode == 0, syntax.stderr
+
+
+def test_guard_refuses_to_run_as_anyone_but_root() -> None:
+    done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bash", str(GUARD)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr.startswith("notebook-medic-guard: must run as root"), done.stderr

@@ -65,7 +65,9 @@ LOCK = read_lock(ROOT / "requirements.lock")
 DEV_LOCK = read_lock(ROOT / "requirements-dev.lock")
 REQUIREMENT_FILES = sorted(ROOT.glob("requirements*.txt"))
 # The tools that live outside the venv, each locked from its requirements-<tool>.in.
-TOOL_LOCKS = {"checkov": "requirements-checkov", "pip-tools": "requirements-piptools"}
+TOOL_LOCKS = {
+    "checkov": "requirements-checkov", "pip-tools": "requirements-piptools", "jupyterlab": "requirements-jupyter",
+}
 
 
 def test_every_locked_package_has_its_hashes() -> None:
@@ -116,12 +118,16 @@ def test_installs_require_the_hashes() -> None:
         "$(PIP_COMPILE) --output-file requirements.lock requirements.txt",
         "$(PIP_COMPILE) --constraint requirements.lock --output-file requirements-dev.lock $(REQUIREMENTS)",
         "$(PIP_COMPILE) --output-file requirements-checkov.lock requirements-checkov.in",
+        "$(PIP_COMPILE) --output-file requirements-jupyter.lock requirements-jupyter.in",
         "$(PIP_COMPILE) --output-file requirements-piptools.lock requirements-piptools.in",
     ):
         assert line in lock_rule, line
     checkov = (ROOT / "scripts" / "checkov.sh").read_text()
     assert re.search(r'pip install .*--require-hashes --no-deps \\\n\s+-r "\$LOCK"', checkov)
     assert 'LOCK="$ROOT/requirements-checkov.lock"' in checkov
+    jupyter = (ROOT / "scripts" / "jupyter_venv.sh").read_text()
+    assert re.search(r'pip install .*--require-hashes --no-deps -r "\$LOCK"', jupyter)
+    assert 'LOCK="$ROOT/requirements-jupyter.lock"' in jupyter
 
 
 def test_the_tests_run_on_the_locked_versions() -> None:

@@ -1,0 +1,93 @@
+"""Fixtures for tests of a Workbench VM's guest side with real parts: a memory cgroup, real Jupyter, dmesg.
+
+A test here uses the real Linux kernel's memory controller, a real jupyter_server and ipykernel (from
+.venv-jupyter, scripts/jupyter_venv.sh) and the kernel's own log. Where this machine lacks one (not root, no
+writable memory cgroup, the Jupyter virtualenv cannot be built) the test is skipped with one line saying so.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.guest import rig
+
+# Enough for jupyter_server and one or two ipykernels (~60-90 MB each here), little enough that a cell's
+# allocation passes it in a fraction of a second.
+CGROUP_LIMIT = 600 * 1024 * 1024
+
+
+@pytest.fixture(scope="session")
+def jupyter_venv_path() -> Path:
+    """.venv-jupyter (built once per machine while its lock stays the same)."""
+    try:
+        return rig.jupyter_venv()
+    except RuntimeError as error:
+        pytest.skip(f"no real Jupyter: {error}")
+
+
+@pytest.fixture
+def memory_cgroup() -> Iterator[rig.MemoryCgroup]:
+    """A new memory cgroup capped at CGROUP_LIMIT (v1 or v2), removed with whatever is left in it."""
+    reason = rig.memory_cgroup_unavailable()
+    if reason:
+        pytest.skip(reason)
+    cgroup = rig.make_memory_cgroup(CGROUP_LIMIT)
+    yield cgroup
+    cgroup.remove()
+
+
+@pytest.fixture
+def kernel_log() -> Iterator[rig.KernelLog]:
+    """The kernel's log (/dev/kmsg, what dmesg reads) from the start of the test."""
+    try:
+        log = rig.KernelLog()
+    except OSError as error:
+        pytest.skip(f"the kernel's log cannot be read here: {error}")
+    yield log
+    log.close()
+
+
+@pytest.fixture
+def jupyter_in_cgroup(
+    jupyter_venv_path: Path, memory_cgroup: rig.MemoryCgroup, tmp_path: Path
+) -> Iterator[rig.JupyterServer]:
+    """A real jupyter_server started inside `memory_cgroup`: the kernels it starts are its children, in it too."""
+    server = rig.start_jupyter(tmp_path / "jupyter", memory_cgroup)
+    yield server
+    server.stop()
+
+
+class Prober:
+    """Asks /api/kernelspecs every `interval` seconds in a thread, as Workbench's proxy agent health-checks it."""
+
+    def __init__(self, server: rig.JupyterServer, interval: float = 0.2) -> None:
+        self.server, self.interval = server, interval
+        self.answered = 0
+        self.failed: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self.server.probe(timeout=5.0):
+                self.answered += 1
+            else:
+                self.failed.append(time.monotonic())
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
+@pytest.fixture
+def prober(jupyter_in_cgroup: rig.JupyterServer) -> Iterator[Prober]:
+    probing = Prober(jupyter_in_cgroup)
+    yield probing
+    probing.stop()

@@ -1,0 +1,110 @@
+"""A Debian 12 machine with its own systemd 252, booted in a container, for the guard's real-systemd tests.
+
+The tree is built once per machine by scripts/debian_rootfs.sh (debootstrap, cached under
+/var/cache/notebook-medic); each boot runs on an overlay of it, so nothing a test does reaches the cache. The
+container (systemd-nspawn --register=no --keep-unit, its own network namespace so its 127.0.0.1:8080 is its own)
+is entered with nsenter, as facts.md's "Real parts on this machine kind" describes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.guest.rig import ROOT
+
+ROOTFS_SCRIPT = ROOT / "scripts" / "debian_rootfs.sh"
+
+
+def debian_rootfs() -> Path | str:
+    """The cached Debian 12 tree (built if needed), or why this machine cannot have one."""
+    if os.geteuid() != 0:
+        return "not root: debootstrap and systemd-nspawn need root"
+    done = subprocess.run([str(ROOTFS_SCRIPT)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        return lines[-1] if lines else f"scripts/debian_rootfs.sh exited {done.returncode}"
+    return Path(done.stdout.strip())
+
+
+@dataclass
+class Container:
+    """A booted Debian 12 container: `root` is its file system as seen from here, `pid` its systemd."""
+
+    process: subprocess.Popen[bytes]
+    pid: int
+    root: Path
+
+    def run(self, *command: str, check: bool = True, timeout: float = 120.0,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """Runs a command inside the container (all its namespaces, its root file system)."""
+        prefix = ["nsenter", "-t", str(self.pid), "-a"]
+        if env:
+            prefix += ["env", *(f"{key}={value}" for key, value in env.items())]
+        return subprocess.run([*prefix, *command], capture_output=True, text=True, check=check, timeout=timeout)
+
+    def sh(self, script: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+        return self.run("/bin/sh", "-c", script, check=check, env=env).stdout
+
+    def show(self, unit: str, *properties: str) -> dict[str, str]:
+        """`systemctl show` of the unit inside the container, as a dict."""
+        args = [arg for prop in properties for arg in ("-p", prop)]
+        out = self.run("systemctl", "show", unit, *args).stdout
+        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+    def write(self, path: str, text: str, mode: int = 0o644) -> None:
+        target = self.root / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        target.chmod(mode)
+
+
+def _systemd_child(nspawn_pid: int, timeout: float) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{nspawn_pid}/task/{nspawn_pid}/children")
+        for pid in children.read_text().split() if children.exists() else []:
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/comm").read_text().strip() == "systemd":
+                    return int(pid)
+        time.sleep(0.1)
+    raise RuntimeError("the container's systemd did not start")
+
+
+@contextlib.contextmanager
+def booted(rootfs: Path, work: Path, timeout: float = 120.0) -> Iterator[Container]:
+    """Boots `rootfs` (on an overlay in `work`) with its own systemd and network namespace; stopped after."""
+    upper, scratch, merged = work / "upper", work / "work", work / "merged"
+    for path in (upper, scratch, merged):
+        path.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                    f"lowerdir={rootfs},upperdir={upper},workdir={scratch}", str(merged)], check=True)
+    process = None
+    try:
+        with (work / "nspawn.log").open("wb") as log:
+            process = subprocess.Popen(
+                ["systemd-nspawn", "--register=no", "--keep-unit", "--private-network", "--console=passive",
+                 "--quiet", "-D", str(merged), "-b"], stdout=log, stderr=subprocess.STDOUT,
+            )
+        container = Container(process, _systemd_child(process.pid, timeout), merged)
+        state = container.run("systemctl", "is-system-running", "--wait", check=False, timeout=timeout)
+        if state.stdout.strip() not in ("running", "degraded"):
+            raise RuntimeError(f"the container's systemd is {state.stdout.strip()!r}")
+        yield container
+    finally:
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)  # nspawn stops the container's systemd cleanly
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+        subprocess.run(["umount", str(merged)], check=False)
+        shutil.rmtree(work, ignore_errors=True)

@@ -1,0 +1,485 @@
+"""Real parts of a Workbench VM's guest side on this machine: a memory cgroup, a Jupyter server in it, its kernels.
+
+Owns the harness the guest tests (tests/guest), make bench and make demo share: a memory cgroup with a limit
+(cgroup v1 or v2), a real jupyter_server/JupyterLab started inside it from .venv-jupyter (scripts/jupyter_venv.sh),
+code run in a kernel over the server's real REST and websocket API (the way JupyterLab's browser tab does it),
+and the kernel's own log read from /dev/kmsg (what dmesg reads). Nothing here is simulated: the kill is the
+kernel's, the server and kernel are Jupyter's own.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from shared.core.oom_parse import parse_log_entry
+
+ROOT = Path(__file__).resolve().parents[2]
+V1_MEMORY = Path("/sys/fs/cgroup/memory")
+V2_ROOT = Path("/sys/fs/cgroup")
+
+
+# ---------------------------------------------------------------- memory cgroup
+
+
+@dataclass
+class MemoryCgroup:
+    """A memory cgroup with a hard limit; processes put in it are killed by the kernel past the limit."""
+
+    path: Path
+    version: int
+    limit_bytes: int
+
+    @property
+    def procs_file(self) -> Path:
+        return self.path / "cgroup.procs"
+
+    def add(self, pid: int) -> None:
+        self.procs_file.write_text(f"{pid}\n")
+
+    def pids(self) -> list[int]:
+        return [int(line) for line in self.procs_file.read_text().split()]
+
+    def oom_kills(self) -> int:
+        """The kernel's own count of OOM kills in this cgroup (v1 memory.oom_control, v2 memory.events)."""
+        name = "memory.oom_control" if self.version == 1 else "memory.events"
+        for line in (self.path / name).read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+        return 0
+
+    def remove(self) -> None:
+        """Kills what is left in it and removes it."""
+        for _ in range(50):
+            pids = self.pids() if self.path.exists() else []
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            if not pids:
+                break
+            time.sleep(0.1)
+        with contextlib.suppress(FileNotFoundError):
+            self.path.rmdir()
+
+
+def memory_cgroup_unavailable() -> str | None:
+    """Why this machine cannot give a process a memory cgroup with a limit, or None when it can."""
+    if os.geteuid() != 0:
+        return "not root: creating a memory cgroup needs root"
+    if (V1_MEMORY / "memory.limit_in_bytes").exists():
+        return None if os.access(V1_MEMORY, os.W_OK) else "the cgroup v1 memory controller is read-only here"
+    controllers = V2_ROOT / "cgroup.controllers"
+    if controllers.exists() and "memory" in controllers.read_text().split():
+        return None if os.access(V2_ROOT, os.W_OK) else "the cgroup v2 hierarchy is read-only here"
+    return "no memory cgroup controller on this machine"
+
+
+def make_memory_cgroup(limit_bytes: int, prefix: str = "notebook-medic-test") -> MemoryCgroup:
+    """A new memory cgroup capped at `limit_bytes`, swap included (a limit swap could soften is no limit)."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    if (V1_MEMORY / "memory.limit_in_bytes").exists():
+        path = V1_MEMORY / name
+        path.mkdir()
+        (path / "memory.limit_in_bytes").write_text(str(limit_bytes))
+        memsw = path / "memory.memsw.limit_in_bytes"
+        if memsw.exists():  # only where swap accounting is on; then swap counts against the limit too
+            memsw.write_text(str(limit_bytes))
+        (path / "memory.swappiness").write_text("0")
+        return MemoryCgroup(path, 1, limit_bytes)
+    subtree = V2_ROOT / "cgroup.subtree_control"
+    if "memory" not in subtree.read_text().split():
+        subtree.write_text("+memory")
+    path = V2_ROOT / name
+    path.mkdir()
+    (path / "memory.max").write_text(str(limit_bytes))
+    swap = path / "memory.swap.max"
+    if swap.exists():
+        swap.write_text("0")
+    return MemoryCgroup(path, 2, limit_bytes)
+
+
+# ---------------------------------------------------------------- the kernel's log
+
+
+KMSG_RECORD = re.compile(r"^(?P<prio>\d+),(?P<seq>\d+),(?P<usec>\d+),[^;]*;(?P<text>.*)$")
+
+
+class KernelLog:
+    """The kernel's ring buffer from the moment this object is made (/dev/kmsg, the device dmesg reads)."""
+
+    def __init__(self) -> None:
+        self._fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        os.lseek(self._fd, 0, os.SEEK_END)
+        self.lines: list[str] = []
+
+    def read(self) -> list[str]:
+        """Every line printed since the last read (and kept in self.lines)."""
+        new: list[str] = []
+        while True:
+            try:
+                record = os.read(self._fd, 8192).decode("utf-8", "replace")
+            except BlockingIOError:
+                break
+            except BrokenPipeError:  # records overwritten before we read them: carry on from the next one
+                continue
+            match = KMSG_RECORD.match(record.split("\n", 1)[0])
+            if match:
+                new.append(match["text"])
+        self.lines.extend(new)
+        return new
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+def kill_lines(lines: list[str], pids: set[int]) -> list[str]:
+    """The kernel's `… Killed process PID (…)` lines that name one of `pids` (other tests' kills left out)."""
+    found = []
+    for line in lines:
+        match = re.search(r"Killed process (\d+) ", line)
+        if match and int(match[1]) in pids:
+            found.append(line)
+    return found
+
+
+def summary_lines(lines: list[str], cgroup: MemoryCgroup) -> list[str]:
+    """The kernel's `oom-kill:constraint=…` summaries of kills in `cgroup`."""
+    return [line for line in lines if line.startswith("oom-kill:") and cgroup.path.name in line]
+
+
+def as_log_entry(line: str, vm_name: str = "wb-guest-test") -> dict[str, Any]:
+    """The LogEntry the Ops Agent's syslog receiver would write for a kernel line of VM `vm_name`."""
+    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+    return {
+        "insertId": uuid.uuid4().hex[:14],
+        "logName": "projects/contest-prj/logs/syslog",
+        "receiveTimestamp": now,
+        "timestamp": now,
+        "resource": {"type": "gce_instance", "labels": {"instance_id": "1", "zone": "us-central1-a"}},
+        "labels": {"compute.googleapis.com/resource_name": vm_name},
+        "jsonPayload": {"message": line},
+    }
+
+
+def parse_kernel_line(line: str, vm_name: str = "wb-guest-test") -> Any:
+    """The project's own parser (shared/core/oom_parse.py) applied to a real kernel line, as the bot reads it."""
+    return parse_log_entry(as_log_entry(line, vm_name), fallback_time=datetime.now(UTC))
+
+
+# ---------------------------------------------------------------- Jupyter
+
+
+def jupyter_venv() -> Path:
+    """.venv-jupyter, built by scripts/jupyter_venv.sh if needed (RuntimeError with pip's words if it fails)."""
+    done = subprocess.run([str(ROOT / "scripts" / "jupyter_venv.sh")], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"scripts/jupyter_venv.sh failed: {done.stderr.strip()[-500:]}")
+    return Path(done.stdout.strip())
+
+
+def _free_port() -> int:
+    from simulators.stack import free_port  # noqa: PLC0415 - the project's one way to pick a port
+
+    return free_port()
+
+
+@dataclass
+class JupyterServer:
+    """A real Jupyter server (jupyter_server or JupyterLab) and the directory holding its config and runtime."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    token: str
+    home: Path
+    log_path: Path
+    kernel_pids: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req.add_header("Authorization", f"token {self.token}")
+        req.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            raw = response.read()
+        return json.loads(raw) if raw else None
+
+    def probe(self, timeout: float = 2.0) -> bool:
+        """What the proxy agent's health check asks: does /api/kernelspecs answer 200 with kernelspecs."""
+        try:
+            return "kernelspecs" in self.request("GET", "/api/kernelspecs", timeout=timeout)
+        except (OSError, urllib.error.URLError, ValueError):
+            return False
+
+    def start_kernel(self) -> str:
+        return str(self.request("POST", "/api/kernels", {"name": "python3"})["id"])
+
+    def kernel_state(self, kernel_id: str) -> str:
+        return str(self.request("GET", f"/api/kernels/{kernel_id}")["execution_state"])
+
+    def execute(self, kernel_id: str, code: str, timeout: float = 30.0) -> ExecResult:
+        return execute(self, kernel_id, code, timeout)
+
+    def kernel_pid(self, kernel_id: str, timeout: float = 30.0) -> int:
+        """The kernel process's pid, as the kernel itself reports it."""
+        result = self.execute(kernel_id, "import os; print(os.getpid())", timeout)
+        if result.status != "ok":
+            raise RuntimeError(f"the kernel did not answer: {result}")
+        pid = int(result.stdout.strip())
+        self.kernel_pids[kernel_id] = pid
+        return pid
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+
+
+def start_jupyter(
+    home: Path, cgroup: MemoryCgroup | None = None, app: str = "server", timeout: float = 90.0,
+    extra_env: dict[str, str] | None = None,
+) -> JupyterServer:
+    """A real Jupyter server from .venv-jupyter on 127.0.0.1 (as Workbench's on :8080), inside `cgroup` if given,
+    so that its kernels (its children) are in it too. `app`: "server" (jupyter_server) or "lab" (JupyterLab)."""
+    venv = jupyter_venv()
+    home.mkdir(parents=True, exist_ok=True)
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "PYTHON", "VIRTUAL_ENV"))},
+        "HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        **(extra_env or {}),
+    }
+    command = [
+        str(venv / "bin" / "jupyter"), app, "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+        "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={home}",
+        "--allow-root",
+    ]
+    if cgroup is not None:  # the shell joins the cgroup, then becomes the server: nothing runs outside it
+        command = ["sh", "-c", f'echo $$ > "{cgroup.procs_file}" && exec "$@"', "jupyter", *command]
+    log_path = home / "jupyter.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server = JupyterServer(process, port, token, home, log_path)
+    deadline = time.monotonic() + timeout
+    while not server.probe():
+        if process.poll() is not None or time.monotonic() > deadline:
+            server.stop()
+            raise RuntimeError(f"Jupyter did not answer: {log_path.read_text()[-1500:]}")
+        time.sleep(0.2)
+    return server
+
+
+# ---------------------------------------------------------------- the kernel websocket (RFC 6455, client side)
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """How one execute_request ended: "ok", "error", "restarting" (the kernel died under it), "dead" or "timeout"."""
+
+    status: str
+    stdout: str = ""
+    error: str = ""
+
+
+class KernelSocket:
+    """The websocket JupyterLab opens to a kernel (/api/kernels/ID/channels), in the JSON message format."""
+
+    def __init__(self, server: JupyterServer, kernel_id: str, timeout: float) -> None:
+        self.session = uuid.uuid4().hex
+        self.sock = socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((
+            f"GET /api/kernels/{kernel_id}/channels?session_id={self.session} HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            f"Authorization: token {server.token}\r\n\r\n"
+        ).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise ConnectionError("the server closed the websocket handshake")
+            head += chunk
+        status_line = head.split(b"\r\n", 1)[0]
+        if b" 101 " not in status_line:
+            raise ConnectionError(f"websocket refused: {status_line.decode(errors='replace')}")
+        self.buffer = head.split(b"\r\n\r\n", 1)[1]
+
+    def _exact(self, count: int) -> bytes:
+        while len(self.buffer) < count:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the websocket closed")
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:count], self.buffer[count:]
+        return data
+
+    def send(self, message: dict[str, Any]) -> None:
+        payload = json.dumps(message).encode()
+        mask = os.urandom(4)
+        length = len(payload)
+        if length < 126:
+            header = struct.pack("!BB", 0x81, 0x80 | length)
+        elif length < 65536:
+            header = struct.pack("!BBH", 0x81, 0x80 | 126, length)
+        else:
+            header = struct.pack("!BBQ", 0x81, 0x80 | 127, length)
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        self.sock.sendall(header + mask + masked)
+
+    def receive(self) -> dict[str, Any]:
+        """The next whole JSON message (pings answered, fragments joined)."""
+        parts: list[bytes] = []
+        while True:
+            first, second = self._exact(2)
+            length = second & 0x7F
+            if length == 126:
+                (length,) = struct.unpack("!H", self._exact(2))
+            elif length == 127:
+                (length,) = struct.unpack("!Q", self._exact(8))
+            payload = self._exact(length)
+            opcode = first & 0x0F
+            if opcode == 0x8:
+                raise ConnectionError("the server closed the websocket")
+            if opcode == 0x9:  # ping: answer with a masked pong carrying the same payload
+                mask = os.urandom(4)
+                self.sock.sendall(struct.pack("!BB", 0x8A, 0x80 | len(payload)) + mask
+                                  + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+                continue
+            if opcode in (0x1, 0x2, 0x0):
+                parts.append(payload)
+                if first & 0x80:
+                    return dict(json.loads(b"".join(parts)))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+def execute(server: JupyterServer, kernel_id: str, code: str, timeout: float = 30.0) -> ExecResult:
+    """Runs `code` in the kernel as JupyterLab does (execute_request on the shell channel, over the websocket)."""
+    deadline = time.monotonic() + timeout
+    try:
+        ws = KernelSocket(server, kernel_id, timeout)
+    except (OSError, ConnectionError) as error:
+        return ExecResult("dead", error=str(error))
+    msg_id = uuid.uuid4().hex
+    ws.send({
+        "header": {"msg_id": msg_id, "username": "test", "session": ws.session, "msg_type": "execute_request",
+                   "version": "5.3", "date": datetime.now(UTC).isoformat()},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+                    "allow_stdin": False, "stop_on_error": True},
+    })
+    stdout, error, replied, idle = [], "", "", False
+    try:
+        while not (replied and idle):
+            ws.sock.settimeout(max(0.05, deadline - time.monotonic()))
+            message = ws.receive()
+            kind = message.get("msg_type") or message.get("header", {}).get("msg_type")
+            content = message.get("content", {})
+            if kind == "status" and content.get("execution_state") in ("restarting", "dead", "autorestarting"):
+                return ExecResult("restarting" if content["execution_state"] != "dead" else "dead",
+                                  "".join(stdout), error)
+            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if kind == "stream" and content.get("name") == "stdout":
+                stdout.append(content.get("text", ""))
+            elif kind == "error":
+                error = f"{content.get('ename')}: {content.get('evalue')}"
+            elif kind == "execute_reply":
+                replied = str(content.get("status", ""))
+            elif kind == "status" and content.get("execution_state") == "idle":
+                idle = True
+    except TimeoutError:
+        return ExecResult("timeout", "".join(stdout), error)
+    except (OSError, ConnectionError) as closed:
+        return ExecResult("dead", "".join(stdout), str(closed))
+    finally:
+        ws.close()
+    return ExecResult("ok" if replied == "ok" else "error", "".join(stdout), error)
+
+
+def allocate_code(total_bytes: int) -> str:
+    """Code that allocates and touches `total_bytes` (64 MB at a time), as a notebook cell that runs away does."""
+    return (
+        "chunks = []\n"
+        f"for _ in range({max(1, total_bytes // (64 << 20))}):\n"
+        "    chunks.append(bytearray(64 << 20))\n"
+        "    chunks[-1][::4096] = b'x' * len(range(0, 64 << 20, 4096))\n"
+        "print('allocated', len(chunks))\n"
+    )
+
+
+@contextlib.contextmanager
+def jupyter_in_cgroup(
+    home: Path, limit_bytes: int, app: str = "server"
+) -> Iterator[tuple[JupyterServer, MemoryCgroup]]:
+    """A real Jupyter server (and so its kernels) in a new memory cgroup of `limit_bytes`; both removed after."""
+    cgroup = make_memory_cgroup(limit_bytes)
+    server = None
+    try:
+        server = start_jupyter(home, cgroup, app)
+        yield server, cgroup
+    finally:
+        if server is not None:
+            server.stop()
+        cgroup.remove()
+        shutil.rmtree(home / "runtime", ignore_errors=True)
+
+
+@dataclass
+class KillTiming:
+    """One kernel kill: how long from the allocation's start until the kill was seen, and until the kernel ran code."""
+
+    pid: int
+    killed_after: float
+    usable_after: float
+
+
+def kill_kernel_once(server: JupyterServer, kernel_id: str, allocate_bytes: int, timeout: float = 60.0) -> KillTiming:
+    """Makes the kernel allocate past its cgroup's limit, then waits until the restarted kernel runs code again."""
+    pid = server.kernel_pid(kernel_id, timeout)
+    started = time.monotonic()
+    result = server.execute(kernel_id, allocate_code(allocate_bytes), timeout)
+    killed = time.monotonic() - started
+    if result.status == "ok":
+        raise AssertionError(f"the kernel allocated {allocate_bytes} bytes without being killed: {result}")
+    deadline = started + timeout
+    while time.monotonic() < deadline:
+        again = server.execute(kernel_id, "print(6 * 7)", max(1.0, deadline - time.monotonic()))
+        if again.status == "ok" and again.stdout.strip() == "42":
+            return KillTiming(pid, killed, time.monotonic() - started)
+        time.sleep(0.1)
+    raise AssertionError(f"the kernel was not usable again within {timeout} s of its kill")
