@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import bot_time, imports, report, slack_ack, storm
+from bench import bot_time, imports, report, slack_ack, storm, watcher
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "storm", "bot", "live")
+PHASES = ("imports", "slack", "storm", "bot", "live", "watcher")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -55,6 +55,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     live.add_argument("--live-incidents", type=int, default=20)
     live.add_argument("--label-update-seconds", type=float, default=3.0,
                       help="a label update's operation ends (and its labels are seen) this long after it is sent")
+    mem = parser.add_argument_group("memory watcher (issue 32; real kernel, cgroup and Jupyter; skipped without)")
+    mem.add_argument("--watcher-trials", type=int, default=20, help="runaway cells per mode")
+    mem.add_argument("--watcher-plateaus", type=int, default=5, help="cells held at 90 %% per mode")
+    mem.add_argument("--watcher-cpu-seconds", type=float, default=30.0, help="CPU measured over, per state")
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--record", action="store_true",
@@ -128,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
         watch.lap("live", started)
 
+    if "watcher" in phases:
+        started = time.monotonic()
+        results["watcher"] = watcher.run(args.watcher_trials, plateaus=args.watcher_plateaus,
+                                         cpu_s=args.watcher_cpu_seconds)
+        watch.lap("watcher", started)
+
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
@@ -138,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
                       if k not in ("out", "record")},
     }
-    table = report.metrics(results)
+    table = report.metrics(results) + watcher.metrics(results.get("watcher", {}))
     args.out.mkdir(parents=True, exist_ok=True)
     report.write(args.out, results, table)
     width = max(len(m.name) for m in table) if table else 0

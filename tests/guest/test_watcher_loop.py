@@ -14,6 +14,7 @@ import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -70,7 +71,7 @@ class Machine:
 class Metadata(http.server.BaseHTTPRequestHandler):
     """The metadata server's guest-attributes PUT, recorded."""
 
-    writes: list[tuple[str, str, str]] = []
+    writes: ClassVar[list[tuple[str, str, str]]] = []
 
     def do_PUT(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"])).decode()

@@ -64,12 +64,18 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Sample:
-    """One look at the unit: usage and limit in bytes (usage without reclaimable page cache where it was read)."""
+    """One look at the unit, in bytes: usage as the cgroup counts it, the part of it that is inactive page cache
+    (reclaimed before any OOM kill; read only from the threshold up, else 0), the limit, the kernels."""
 
     at: float
     usage: int
     limit: int
     kernels: tuple[Kernel, ...]
+    reclaimable: int = 0
+
+    @property
+    def working_set(self) -> int:
+        return max(self.usage - self.reclaimable, 0)
 
 
 @dataclass(frozen=True)
@@ -113,20 +119,22 @@ def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchStat
     A kernel interrupted stays excluded until it has not grown by min_growth over a whole window (its climb is
     over); no second kernel is interrupted within `quiet` of an interrupt (the first one's may be enough)."""
     history = tuple(s for s in state.history if sample.at - s.at <= policy.window)
+    line = policy.threshold * sample.limit
     growths = {k.pid: growth_of(k, history, state.previous) for k in sample.kernels
-               if k.pid in state.interrupted or sample.usage >= policy.threshold * sample.limit}
+               if k.pid in state.interrupted or sample.working_set >= line}
     interrupted = frozenset(p for p in state.interrupted if p in growths and growths[p][0] >= policy.min_growth)
     if not history or sample.at - history[-1].at >= policy.window / HISTORY_SLOTS:
         history = (*history, sample)
     kept = replace(state, history=history, previous=sample, interrupted=interrupted)
-    if sample.limit <= 0 or sample.usage < policy.threshold * sample.limit or sample.at < state.quiet_until:
+    if sample.limit <= 0 or sample.working_set < line or sample.at < state.quiet_until:
         return kept, None
     climbing = [k for k in sample.kernels if k.pid not in interrupted
                 and growths[k.pid][0] >= policy.min_growth and growths[k.pid][1] >= policy.min_step]
     if not climbing:
         return kept, None
     victim = max(climbing, key=lambda k: (growths[k.pid][0], k.rss))
-    decision = Interrupt(victim.pid, victim.comm, victim.rss, growths[victim.pid][0], sample.usage, sample.limit)
+    decision = Interrupt(victim.pid, victim.comm, victim.rss, growths[victim.pid][0], sample.working_set,
+                         sample.limit)
     return replace(kept, interrupted=interrupted | {victim.pid}, quiet_until=sample.at + policy.quiet,
                    interrupts=state.interrupts + 1), decision
 
@@ -142,7 +150,8 @@ def poll_interval(sample: Sample | None, policy: Policy, event: bool) -> float:
 
 
 def event_level(sample: Sample, policy: Policy) -> int:
-    """Usage at which the threshold event should wake the loop: the threshold, or above it the next min_growth."""
+    """Usage (as the cgroup counts it: the event's own measure) at which the threshold event should wake the loop:
+    the threshold, or above it (page cache included) the next min_growth."""
     line = int(policy.threshold * sample.limit)
     return line if sample.usage < line else min(sample.usage + policy.min_growth, sample.limit)
 
@@ -275,15 +284,15 @@ class Unit:
         self.stat_fd = os.open(directory / "memory.stat", os.O_RDONLY)
         self.inactive_key = b"total_inactive_file " if version == 1 else b"inactive_file "
 
-    def usage(self, with_stat: bool) -> int:
-        """Bytes in use; with_stat subtracts the inactive page cache the kernel reclaims before any OOM kill."""
-        raw = int(os.pread(self.usage_fd, 32, 0))
-        if not with_stat:
-            return raw
+    def usage(self) -> int:
+        """Bytes in use, page cache included."""
+        return int(os.pread(self.usage_fd, 32, 0))
+
+    def inactive_file(self) -> int:
+        """The inactive page cache: reclaimed before any OOM kill."""
         stat = os.pread(self.stat_fd, 16384, 0)
         at = stat.find(b"\n" + self.inactive_key)
-        inactive = int(stat[at:].split(None, 2)[1]) if at >= 0 else 0
-        return max(raw - inactive, 0)
+        return int(stat[at:].split(None, 2)[1]) if at >= 0 else 0
 
     def limit(self) -> int:
         """The effective limit in bytes (the smallest along the hierarchy), 0 for none."""
@@ -461,6 +470,7 @@ class Watcher:
     next_refresh: float = float("-inf")
     event: int | None = None  # v1 threshold eventfd: below the threshold, look slowly and wake on it
     event_level: int = 0
+    trace: bool = False  # say every look from 90 % of the threshold up (diagnosis; --trace)
 
     def set_status(self, status: str) -> None:
         """Say a change of state once (the journal and the guest attribute), never the same state twice."""
@@ -514,9 +524,8 @@ class Watcher:
         try:
             if now >= self.next_refresh:
                 self.refresh(table, unit, now)
-            usage = unit.usage(with_stat=False)
-            if usage >= self.policy.threshold * self.limit:
-                usage = unit.usage(with_stat=True)
+            usage = unit.usage()
+            reclaimable = unit.inactive_file() if usage >= self.policy.threshold * self.limit else 0
         except (OSError, ValueError) as error:
             self.set_status(f"blind: cannot read {unit.directory} ({error}); interrupting nothing")
             self.detach()
@@ -525,7 +534,7 @@ class Watcher:
         self.set_status(f"watching cgroup-v{unit.version} {unit.name} limit={self.limit} "
                         f"threshold={self.policy.threshold:.2f} "
                         f"{'threshold-event' if self.use_events else 'polling'}")
-        return Sample(now, usage, self.limit, table.look())
+        return Sample(now, usage, self.limit, table.look(), reclaimable)
 
     def act(self, decision: Interrupt) -> None:
         """Note, signal, log: the note first, so the kernel's hook finds it when KeyboardInterrupt is raised."""
@@ -548,6 +557,9 @@ class Watcher:
         if sample is None:
             return poll_interval(None, self.policy, event=False)
         self.state, decision = decide(self.state, sample, self.policy)
+        if self.trace and sample.usage >= 0.9 * self.policy.threshold * sample.limit:
+            self.say(f"{PREFIX} look at={now:.3f} usage={sample.usage} reclaimable={sample.reclaimable} "
+                     f"event_level={self.event_level} kernels={[(k.pid, k.rss) for k in sample.kernels]}")
         if decision is not None:
             self.act(decision)
         self.rearm(sample)
@@ -597,6 +609,7 @@ def parse_args(argv: Iterable[str] | None) -> argparse.Namespace:
                         help="poll only, as on cgroup v2 (no v1 threshold event)")
     parser.add_argument("--attribute-pace", type=float, default=10.0,
                         help="seconds between guest-attribute writes (Compute Engine: 10 a minute per VM)")
+    parser.add_argument("--trace", action="store_true", help="say every look from 90 %% of the threshold up")
     parser.add_argument("--notes", type=Path, default=Path("/run/notebook-medic/interrupts"))
     parser.add_argument("--metadata-url", default=os.environ.get(
         "NOTEBOOK_MEDIC_METADATA_URL", "http://metadata.google.internal/computeMetadata/v1"))
@@ -614,7 +627,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
     attributes = GuestAttributes(args.metadata_url, say, args.attribute_pace)
-    watcher = Watcher(args.port, args.unit, policy, args.notes, attributes, say, use_events=not args.no_events)
+    watcher = Watcher(args.port, args.unit, policy, args.notes, attributes, say, use_events=not args.no_events,
+                      trace=args.trace)
     run(watcher, time.monotonic, wait, lambda: not stopping)
     say(f"{PREFIX} stopped after {watcher.state.interrupts} interrupts")
     return 0
