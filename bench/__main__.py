@@ -7,7 +7,8 @@ README quotes.
 Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
 under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
-when their operation ends). Each
+when their operation ends), and a kernel's OOM kill under the real kernel and a real JupyterLab
+(the guard's recovery: the kernel, not the VM; skipped where the machine has no memory cgroup). Each
 runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
 resets, events that never reached a reset); a target missed is reported, not an error.
 """
@@ -22,10 +23,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import bot_time, imports, report, slack_ack, storm, watcher
+from bench import bot_time, guest_oom, imports, report, slack_ack, storm, watcher
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "storm", "bot", "live", "watcher")
+PHASES = ("imports", "slack", "storm", "bot", "live", "guest", "watcher")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -55,6 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     live.add_argument("--live-incidents", type=int, default=20)
     live.add_argument("--label-update-seconds", type=float, default=3.0,
                       help="a label update's operation ends (and its labels are seen) this long after it is sent")
+    guest = parser.add_argument_group("a kernel's OOM kill under the real kernel and a real JupyterLab")
+    guest.add_argument("--guest-kills", type=int, default=20, help="consecutive kernel kills")
     mem = parser.add_argument_group("memory watcher (issue 32; real kernel, cgroup and Jupyter; skipped without)")
     mem.add_argument("--watcher-trials", type=int, default=20, help="runaway cells per mode")
     mem.add_argument("--watcher-plateaus", type=int, default=5, help="cells held at 90 %% per mode")
@@ -94,6 +97,7 @@ def sound(results: dict[str, Any]) -> list[str]:
             problems.append("slack cold: unexpected answers")
     if results.get("storm") and not results["storm"]["checks"]["ok"]:
         problems.append(f"storm: {results['storm']['checks']}")
+    problems += [f"guest: {problem}" for problem in guest_oom.problems(results.get("guest", {"skipped": ""}))]
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
@@ -131,6 +135,14 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
         watch.lap("live", started)
+    if "guest" in phases:
+        started = time.monotonic()
+        results["guest"] = guest_oom.run(args.guest_kills)
+        if "skipped" in results["guest"]:
+            log(f"guest: skipped: {results['guest']['skipped']}")
+        elif "live_time" not in results:  # the reset path it is compared with
+            results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
+        watch.lap("guest", started)
 
     if "watcher" in phases:
         started = time.monotonic()

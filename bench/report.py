@@ -110,6 +110,30 @@ def metrics(results: dict[str, Any]) -> list[Metric]:
                    "incidents, zero-latency simulators)", bot["bot_ms"]["p99"], "ms", "< 20 ms",
                    _lt(bot["bot_ms"]["p99"], 20)),
         ]
+    guest = results.get("guest")
+    if guest and "skipped" in guest:
+        out.append(Metric("guest.skipped", "Kernel OOM kill under the real kernel: skipped", None, "", "", None,
+                          f"skipped: {guest['skipped']}"))
+    elif guest:
+        usable = guest["usable_ms"]
+        out += [
+            Metric("guest.usable_p50", "Kernel OOM kill (real kernel, real JupyterLab, the guard's Jupyter side) "
+                   "-> kernel usable again, p50",
+                   usable["p50"] / 1000, "s", "", None),
+            Metric("guest.usable_p99", f"Kernel OOM kill -> kernel usable again, p99 ({guest['kills']} consecutive "
+                   "kills)", usable["p99"] / 1000, "s", "< 5 s", _lt(usable["p99"] / 1000, 5)),
+            Metric("guest.probes", "/api/kernelspecs probes answered throughout the kills (every 0.2 s)",
+                   guest["probes_answered"], "", "all", guest["probes_failed"] == 0,
+                   f"{guest['probes_answered']} answered, {guest['probes_failed']} failed"),
+        ]
+        live_reset = results.get("live_time")
+        if live_reset and usable.get("p50"):
+            ratio = live_reset["bot_ms"]["p50"] / usable["p50"]
+            out.append(Metric("guest.ratio", "Same kill ending in a VM reset (local stack: kill -> reset requested, "
+                              "before the reboot) / kernel usable again, p50", round(ratio, 2), "x", "", None,
+                              f"{ratio:.2f}x ({live_reset['bot_ms']['p50'] / 1000:.2f} s / "
+                              f"{usable['p50'] / 1000:.2f} s); a lower bound: the reboot and every kernel's state "
+                              "come on top"))
     live = results.get("live_time")
     if live:
         out += [

@@ -8,7 +8,7 @@ import threading
 import time
 from datetime import UTC, datetime
 
-from demo import render, words
+from demo import guest, render, words
 from demo.replay import Entry
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
@@ -130,6 +130,10 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     transcript.heading("2. Only the kernel died, JupyterLab lives: no restart, the owner is told")
     kill(stack, transcript, "wb-bob", survives=True, process="ipykernel_launc", rss_kb=7_654_321)
     settle(stack, transcript)
+
+    transcript.heading("2b. The same, for real: this machine's kernel kills a real JupyterLab's kernel")
+    if guest.real_kill(stack, transcript, ZONE, "wb-carol"):
+        settle(stack, transcript)
 
     transcript.heading("3. Log lines that look like running out of memory but kill nothing: ignored")
     for line in ("python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0",

@@ -23,8 +23,8 @@ locals {
   setup_metadata = {
     "post-startup-script"          = "gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.post_startup.name}"
     "post-startup-script-behavior" = "download_and_run_every_start"
-    "notebook-medic-ops-agent"     = var.install_ops_agent ? "true" : "false"
-    "notebook-medic-guard"         = var.install_guard ? "true" : "false"
+    "notebook-medic-ops-agent"     = var.install_ops_agent ? "on" : "off"
+    "notebook-medic-guard"         = var.install_guard ? "on" : "off"
   }
   metadata = merge(local.base_metadata, local.setup_metadata)
 }

@@ -5,9 +5,10 @@
 # bucket and names this script in the metadata `post-startup-script`, behaviour download_and_run_every_start:
 # Workbench downloads and runs it at every start, after its own startup scripts (so after JupyterLab started),
 # and again after an upgrade, which replaces the boot disk. Two switches, instance metadata set by Terraform:
-#   notebook-medic-ops-agent  "true": install-ops-agent.sh (the Ops Agent ships the kernel's OOM lines)
-#   notebook-medic-guard      "true": guard/install.sh (an OOM kill costs one kernel, never the notebook);
-#                             "false": guard/install.sh --remove (undoes what an earlier start applied)
+#   notebook-medic-ops-agent  "on": install-ops-agent.sh (the Ops Agent ships the kernel's OOM lines)
+#   notebook-medic-guard      "on": guard/install.sh (an OOM kill costs one kernel, never the notebook);
+#                             "off": guard/install.sh --remove (undoes what an earlier start applied)
+# (the bot reads notebook-medic-guard too: on a guarded notebook it waits for the guard's restart before a reset)
 # The other files come from the bucket this script was downloaded from (the metadata names it), through the
 # Cloud Storage JSON API with the VM account's token from the metadata server: no gsutil or gcloud needed.
 set -euo pipefail
@@ -37,14 +38,14 @@ fetch() {
 workdir="$(mktemp -d)"
 trap 'rm -rf "$workdir"' EXIT
 
-if [[ "$(metadata instance/attributes/notebook-medic-ops-agent)" == "true" ]]; then
+if [[ "$(metadata instance/attributes/notebook-medic-ops-agent)" == "on" ]]; then
   fetch install-ops-agent.sh "$workdir/install-ops-agent.sh"
   bash "$workdir/install-ops-agent.sh"
   log "Ops Agent checked"
 fi
 
 guard="$(metadata instance/attributes/notebook-medic-guard)"
-if [[ "$guard" == "true" || "$guard" == "false" ]]; then
+if [[ "$guard" == "on" || "$guard" == "off" ]]; then
   mkdir -p "$workdir/guard"
   listing="$(curl --silent --show-error --fail --retry 5 --max-time 60 -H "Authorization: Bearer $token" \
     "$STORAGE/storage/v1/b/$bucket/o?prefix=guard/")"
@@ -52,7 +53,7 @@ if [[ "$guard" == "true" || "$guard" == "false" ]]; then
     fetch "$object" "$workdir/guard/${object#guard/}"
   done
   chmod +x "$workdir/guard/install.sh"
-  if [[ "$guard" == "true" ]]; then
+  if [[ "$guard" == "on" ]]; then
     "$workdir/guard/install.sh"
   else
     "$workdir/guard/install.sh" --remove

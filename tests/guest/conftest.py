@@ -7,8 +7,6 @@ writable memory cgroup, the Jupyter virtualenv cannot be built) the test is skip
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,32 +60,8 @@ def jupyter_in_cgroup(
     server.stop()
 
 
-class Prober:
-    """Asks /api/kernelspecs every `interval` seconds in a thread, as Workbench's proxy agent health-checks it."""
-
-    def __init__(self, server: rig.JupyterServer, interval: float = 0.2) -> None:
-        self.server, self.interval = server, interval
-        self.answered = 0
-        self.failed: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            if self.server.probe(timeout=5.0):
-                self.answered += 1
-            else:
-                self.failed.append(time.monotonic())
-            self._stop.wait(self.interval)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-
-
 @pytest.fixture
-def prober(jupyter_in_cgroup: rig.JupyterServer) -> Iterator[Prober]:
-    probing = Prober(jupyter_in_cgroup)
+def prober(jupyter_in_cgroup: rig.JupyterServer) -> Iterator[rig.Prober]:
+    probing = rig.Prober(jupyter_in_cgroup)
     yield probing
     probing.stop()

@@ -94,9 +94,14 @@ def booted(rootfs: Path, work: Path, timeout: float = 120.0) -> Iterator[Contain
                  "--quiet", "-D", str(merged), "-b"], stdout=log, stderr=subprocess.STDOUT,
             )
         container = Container(process, _systemd_child(process.pid, timeout), merged)
-        state = container.run("systemctl", "is-system-running", "--wait", check=False, timeout=timeout)
-        if state.stdout.strip() not in ("running", "degraded"):
-            raise RuntimeError(f"the container's systemd is {state.stdout.strip()!r}")
+        deadline = time.monotonic() + timeout
+        while True:  # until its systemd answers on its bus (nsenter may come before it listens)
+            state = container.run("systemctl", "is-system-running", "--wait", check=False, timeout=timeout)
+            if state.stdout.strip() in ("running", "degraded"):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the container's systemd is {state.stdout.strip()!r}: {state.stderr.strip()}")
+            time.sleep(0.2)
         yield container
     finally:
         if process is not None and process.poll() is None:

@@ -20,6 +20,7 @@ import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -263,7 +264,7 @@ class JupyterServer:
 
 def start_jupyter(
     home: Path, cgroup: MemoryCgroup | None = None, app: str = "server", timeout: float = 90.0,
-    extra_env: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None, attempts: int = 3,
 ) -> JupyterServer:
     """A real Jupyter server from .venv-jupyter on 127.0.0.1 (as Workbench's on :8080), inside `cgroup` if given,
     so that its kernels (its children) are in it too. `app`: "server" (jupyter_server) or "lab" (JupyterLab)."""
@@ -295,9 +296,36 @@ def start_jupyter(
     while not server.probe():
         if process.poll() is not None or time.monotonic() > deadline:
             server.stop()
-            raise RuntimeError(f"Jupyter did not answer: {log_path.read_text()[-1500:]}")
+            said = log_path.read_text()
+            if "is not available" in said and attempts > 1:  # the port was taken since it was picked: another
+                return start_jupyter(home, cgroup, app, timeout, extra_env, attempts - 1)
+            raise RuntimeError(f"Jupyter did not answer: {said[-1500:]}")
         time.sleep(0.2)
     return server
+
+
+class Prober:
+    """Asks /api/kernelspecs every `interval` seconds in a thread, as Workbench's proxy agent health-checks it."""
+
+    def __init__(self, server: JupyterServer, interval: float = 0.2) -> None:
+        self.server, self.interval = server, interval
+        self.answered = 0
+        self.failed: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if self.server.probe(timeout=5.0):
+                self.answered += 1
+            else:
+                self.failed.append(time.monotonic())
+            self._stop.wait(self.interval)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
 
 
 # ---------------------------------------------------------------- the kernel websocket (RFC 6455, client side)
@@ -392,8 +420,8 @@ def execute(server: JupyterServer, kernel_id: str, code: str, timeout: float = 3
     deadline = time.monotonic() + timeout
     try:
         ws = KernelSocket(server, kernel_id, timeout)
-    except (OSError, ConnectionError) as error:
-        return ExecResult("dead", error=str(error))
+    except (OSError, ConnectionError) as refused:
+        return ExecResult("dead", error=str(refused))
     msg_id = uuid.uuid4().hex
     ws.send({
         "header": {"msg_id": msg_id, "username": "test", "session": ws.session, "msg_type": "execute_request",
@@ -402,7 +430,8 @@ def execute(server: JupyterServer, kernel_id: str, code: str, timeout: float = 3
         "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
                     "allow_stdin": False, "stop_on_error": True},
     })
-    stdout, error, replied, idle = [], "", "", False
+    stdout: list[str] = []
+    error, replied, idle = "", "", False
     try:
         while not (replied and idle):
             ws.sock.settimeout(max(0.05, deadline - time.monotonic()))
@@ -442,15 +471,30 @@ def allocate_code(total_bytes: int) -> str:
     )
 
 
+GUARD = ROOT / "infra" / "contest" / "guard" / "install.sh"
+
+
+def guard_jupyter_files(home: Path) -> tuple[str, dict[str, str]]:
+    """The guard's Jupyter side (its kernel provisioner and restarter setting), written by install.sh itself for a
+    server whose home is `home`: install.sh's output, and the environment the server then needs."""
+    done = subprocess.run([str(GUARD), "--jupyter-files", str(home / "site"), str(home / "config")],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"install.sh --jupyter-files failed: {done.stderr.strip()}")
+    return done.stdout, {"PYTHONPATH": str(home / "site")}
+
+
 @contextlib.contextmanager
 def jupyter_in_cgroup(
-    home: Path, limit_bytes: int, app: str = "server"
+    home: Path, limit_bytes: int, app: str = "server", guarded: bool = False
 ) -> Iterator[tuple[JupyterServer, MemoryCgroup]]:
-    """A real Jupyter server (and so its kernels) in a new memory cgroup of `limit_bytes`; both removed after."""
+    """A real Jupyter server (and so its kernels) in a new memory cgroup of `limit_bytes`; both removed after.
+    `guarded`: with the guard's Jupyter side (kernels at oom_score_adj 1000, dead kernels noticed within 1 s)."""
+    extra_env = guard_jupyter_files(home)[1] if guarded else None
     cgroup = make_memory_cgroup(limit_bytes)
     server = None
     try:
-        server = start_jupyter(home, cgroup, app)
+        server = start_jupyter(home, cgroup, app, extra_env=extra_env)
         yield server, cgroup
     finally:
         if server is not None:
@@ -461,25 +505,64 @@ def jupyter_in_cgroup(
 
 @dataclass
 class KillTiming:
-    """One kernel kill: how long from the allocation's start until the kill was seen, and until the kernel ran code."""
+    """One kernel kill, in seconds from the cell's start: the kernel's kill (the cgroup's own oom_kill count rising,
+    when the cgroup was given), Jupyter reporting the kernel restarting, and the restarted kernel running code."""
 
     pid: int
     killed_after: float
     usable_after: float
+    oom_after: float | None = None
+
+    @property
+    def usable_after_kill(self) -> float | None:
+        return None if self.oom_after is None else self.usable_after - self.oom_after
 
 
-def kill_kernel_once(server: JupyterServer, kernel_id: str, allocate_bytes: int, timeout: float = 60.0) -> KillTiming:
+class OomClock:
+    """Notes when a cgroup's oom_kill count next rises (polled every 5 ms in a thread)."""
+
+    def __init__(self, cgroup: MemoryCgroup, started: float) -> None:
+        self.cgroup, self.started, self.after = cgroup, started, None
+        self.before = cgroup.oom_kills()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    after: float | None
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.005):
+            if self.cgroup.oom_kills() > self.before:
+                self.after = time.monotonic() - self.started
+                return
+
+    def stop(self) -> float | None:
+        self._stop.set()
+        self._thread.join(5)
+        return self.after
+
+
+def kill_kernel_once(
+    server: JupyterServer, kernel_id: str, allocate_bytes: int, timeout: float = 60.0,
+    cgroup: MemoryCgroup | None = None,
+) -> KillTiming:
     """Makes the kernel allocate past its cgroup's limit, then waits until the restarted kernel runs code again."""
     pid = server.kernel_pid(kernel_id, timeout)
     started = time.monotonic()
+    clock = OomClock(cgroup, started) if cgroup is not None else None
     result = server.execute(kernel_id, allocate_code(allocate_bytes), timeout)
     killed = time.monotonic() - started
     if result.status == "ok":
+        if clock:
+            clock.stop()
         raise AssertionError(f"the kernel allocated {allocate_bytes} bytes without being killed: {result}")
     deadline = started + timeout
     while time.monotonic() < deadline:
         again = server.execute(kernel_id, "print(6 * 7)", max(1.0, deadline - time.monotonic()))
         if again.status == "ok" and again.stdout.strip() == "42":
-            return KillTiming(pid, killed, time.monotonic() - started)
+            usable = time.monotonic() - started
+            return KillTiming(pid, killed, usable, clock.stop() if clock else None)
         time.sleep(0.1)
+    if clock:
+        clock.stop()
     raise AssertionError(f"the kernel was not usable again within {timeout} s of its kill")

@@ -10,6 +10,7 @@ kernel, the kernel is the one the kernel kills.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -18,21 +19,20 @@ from pathlib import Path
 from shared.core.models import OomKill
 from tests.guest import rig
 
-GUARD = rig.ROOT / "infra" / "contest" / "guard" / "install.sh"
 BUDGET = 90.0
 
 
 def provisioner_env(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """install.sh --provisioner-files into a site dir on PYTHONPATH and the server's config dir."""
+    """install.sh --jupyter-files into a site dir on PYTHONPATH and the server's config dir, twice."""
     home = tmp_path / "jupyter"
-    done = subprocess.run([str(GUARD), "--provisioner-files", str(tmp_path / "site"), str(home / "config")],
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert "installed the kernel provisioner notebook-medic-oom-first" in done.stdout
-    again = subprocess.run([str(GUARD), "--provisioner-files", str(tmp_path / "site"), str(home / "config")],
-                           capture_output=True, text=True, check=False)
-    assert again.returncode == 0 and again.stdout == "", "a second run changes nothing and says nothing"
-    return home, {"PYTHONPATH": str(tmp_path / "site")}
+    out, env = rig.guard_jupyter_files(home)
+    assert "installed the kernel provisioner notebook-medic-oom-first" in out
+    again, _ = rig.guard_jupyter_files(home)
+    assert again == "", "a second run changes nothing and says nothing"
+    config = json.loads((home / "config" / "jupyter_server_config.json").read_text())
+    assert config == {"KernelProvisionerFactory": {"default_provisioner_name": "notebook-medic-oom-first"},
+                      "KernelRestarter": {"time_to_dead": 1.0}}
+    return home, env
 
 
 def test_every_kernel_starts_as_the_oom_killers_first_choice(

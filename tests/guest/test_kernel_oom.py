@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from shared.core.models import OomKill
 from tests.guest import rig
-from tests.guest.conftest import CGROUP_LIMIT, Prober
+from tests.guest.conftest import CGROUP_LIMIT
 
 # Two kills: enough to show the kernel comes back after a kill and can be killed again (make bench does 20).
 KILLS = 2
@@ -20,7 +20,7 @@ BUDGET = 90.0
 
 def test_kernel_killed_in_its_cgroup_jupyter_answers_throughout_and_kernel_is_back(
     jupyter_in_cgroup: rig.JupyterServer, memory_cgroup: rig.MemoryCgroup, kernel_log: rig.KernelLog,
-    prober: Prober,
+    prober: rig.Prober,
 ) -> None:
     server = jupyter_in_cgroup
     kernel = server.start_kernel()

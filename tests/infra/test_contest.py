@@ -81,7 +81,7 @@ def test_ops_agent_comes_from_the_post_startup_script() -> None:
         '"gs://${google_storage_bucket.setup.name}/${google_storage_bucket_object.post_startup.name}"'
     )
     assert hcl.literal(setup["post-startup-script-behavior"]) == "download_and_run_every_start"
-    assert setup["notebook-medic-ops-agent"] == '${var.install_ops_agent ? "true" : "false"}'
+    assert setup["notebook-medic-ops-agent"] == '${var.install_ops_agent ? "on" : "off"}'
     assert CONTEST.variables["install_ops_agent"]["default"] is True
     entry = CONTEST.resource("google_storage_bucket_object", "post_startup")
     assert entry["source"] == '"${path.module}/post-startup.sh"'
@@ -150,7 +150,7 @@ GUARD = hcl.INFRA / "contest" / "guard" / "install.sh"
 def test_guard_comes_from_the_post_startup_script_and_can_be_switched_off() -> None:
     """Every file under guard/ reaches the bucket; the post-startup script applies the guard, or removes it."""
     setup = metadata_maps()["setup_metadata"]
-    assert setup["notebook-medic-guard"] == '${var.install_guard ? "true" : "false"}'
+    assert setup["notebook-medic-guard"] == '${var.install_guard ? "on" : "off"}'
     assert CONTEST.variables["install_guard"]["default"] is True
     guard = CONTEST.resource("google_storage_bucket_object", "guard")
     assert guard["for_each"] == '${fileset("${path.module}/guard", "*")}'

@@ -56,6 +56,18 @@ def test_the_story_is_kept(transcript: str) -> None:
     assert re.search(r"wb-bob now runs on e2-highmem-4", said)
 
 
+def test_a_real_kernel_kill_goes_through_the_bot_where_the_machine_allows(transcript: str) -> None:
+    """Scene 2b: the line this machine's kernel printed for a real JupyterLab kernel reaches the owner, JupyterLab
+    answering throughout; or one line says why the machine could not show it."""
+    said = "\n".join(narration(transcript))
+    skipped = re.search(r"skipped the real-kernel part \(.*\): \S.+$", said, re.M)
+    if skipped:
+        return
+    assert re.search(r"kernel +Memory cgroup out of memory: Killed process \d+ \(python\d?\) total-vm:", said)
+    assert re.search(r"wb-carol: JupyterLab answered all \d+ health probes \(0 failed\)", said)
+    assert re.search(r"wb-carol: ran out of memory → not restarted \(JupyterLab survived", said)
+
+
 def test_one_name_per_person_in_the_narration(transcript: str) -> None:
     said = "\n".join(narration(transcript))
     assert "@contest.example" not in said

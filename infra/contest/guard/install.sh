@@ -11,7 +11,11 @@
 # OOMPolicy=stop then stops the whole unit (server and every other kernel, result oom-kill) and the stock
 # Restart= does not bring it back. The guard:
 #   1. a drop-in for the Jupyter unit: OOMPolicy=continue (a kernel's kill no longer stops the server),
-#      Restart=on-failure with RestartSec=2 and a start limit (a server that dies anyway is back in seconds),
+#      Restart=always with RestartSec=2 and a start limit (a server that dies anyway is back in seconds). Not
+#      on-failure: Workbench's unit runs the server under a bash wrapper, and a wrapper that ends with a command of
+#      its own exits 0 when the server was killed ("Deactivated successfully": on-failure does not restart, as the
+#      Debian 12 test in tests/guest showed); always also brings back a server shut down from JupyterLab's menu,
+#      which on a contest notebook only strands the participant. `systemctl stop` still stops it;
 #      OOMScoreAdjust=-900 (the server is the OOM killer's last choice); `systemctl daemon-reload` applies
 #      Restart/OOMPolicy to the running unit without restarting it (OOMScoreAdjust applies at exec, so the running
 #      server's processes get /proc/PID/oom_score_adj written now);
@@ -36,14 +40,19 @@
 #
 #   install.sh            apply (what the post-startup script runs)
 #   install.sh --remove   undo everything it applied (infra/contest's install_guard = false runs this)
-#   install.sh --provisioner-files SITE CONFDIR   only the kernel provisioner, into SITE and CONFDIR (tests)
+#   install.sh --jupyter-files SITE CONFDIR   only the Jupyter side (provisioner, restarter), into SITE and CONFDIR
+#                                             (tests and make bench run a real Jupyter with it)
 # Environment (tests): NOTEBOOK_MEDIC_METADATA_URL (default http://metadata.google.internal/computeMetadata/v1),
-# JUPYTER_PORT (8080), JUPYTER_UNIT (jupyter.service).
+# NOTEBOOK_MEDIC_ATTRIBUTE_PACE (0.4 s between guest-attribute writes), JUPYTER_PORT (8080), JUPYTER_UNIT
+# (jupyter.service).
 set -euo pipefail
 
 GUARD_VERSION="1"
 METADATA_URL="${NOTEBOOK_MEDIC_METADATA_URL:-http://metadata.google.internal/computeMetadata/v1}"
 PORT="${JUPYTER_PORT:-8080}"
+# Guest attributes allow bursts of at most 3 queries a second and 10 a minute per VM; past that, Compute Engine
+# may drop values being written ("Setting and querying guest attributes"): nine keys once per start, paced.
+ATTRIBUTE_PACE="${NOTEBOOK_MEDIC_ATTRIBUTE_PACE:-0.4}"
 UNIT_NAME="${JUPYTER_UNIT:-jupyter.service}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OPT=/opt/notebook-medic
@@ -51,6 +60,7 @@ DROPIN_NAME=50-notebook-medic-guard.conf
 SERVER_OOM_SCORE_ADJ=-900
 KERNEL_OOM_SCORE_ADJ=1000
 PROVISIONER=notebook-medic-oom-first
+TIME_TO_DEAD=1.0
 WATCHER_UNIT=notebook-medic-memory-watcher.service
 RESOURCE_USAGE="jupyter-resource-usage==1.1.1"
 # Workbench's agents, by unit-name pattern (their exact names differ between images; what is found is logged).
@@ -147,10 +157,10 @@ StartLimitBurst=5
 
 [Service]
 OOMPolicy=continue
-Restart=on-failure
+Restart=always
 RestartSec=2
 OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ"; then
-    log "wrote $dropin (OOMPolicy=continue, Restart=on-failure, RestartSec=2, OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ)"
+    log "wrote $dropin (OOMPolicy=continue, Restart=always, RestartSec=2, OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ)"
   fi
 }
 
@@ -256,8 +266,12 @@ $PROVISIONER = notebook_medic_provisioner:OomFirstProvisioner" && changed=1
   put_file "$confdir/jupyter_server_config.json" \
     "$(merged_config "$confdir/jupyter_server_config.json" KernelProvisionerFactory default_provisioner_name "\"$PROVISIONER\"")" \
     && changed=1
+  # Jupyter notices a dead kernel by polling it every KernelRestarter.time_to_dead (3 s by default, jupyter_client
+  # restarter.py), most of a killed kernel's time to come back; polling a child's pid every second costs nothing.
+  put_file "$confdir/jupyter_server_config.json" \
+    "$(merged_config "$confdir/jupyter_server_config.json" KernelRestarter time_to_dead "$TIME_TO_DEAD")" && changed=1
   if [[ "$changed" == 1 ]]; then
-    log "installed the kernel provisioner $PROVISIONER in $site, the default in $confdir (kernels: oom_score_adj $KERNEL_OOM_SCORE_ADJ)"
+    log "installed the kernel provisioner $PROVISIONER in $site, the default in $confdir (kernels: oom_score_adj $KERNEL_OOM_SCORE_ADJ; a dead kernel noticed within ${TIME_TO_DEAD} s)"
     PROVISIONER_NEW=1
   fi
   return 0
@@ -329,6 +343,7 @@ report() {  # $1 unit (may be empty), $2 state
   local failed=0
   for key in "${!attributes[@]}"; do
     guest_attribute "$key" "${attributes[$key]}" || failed=1
+    sleep "$ATTRIBUTE_PACE"
   done
   if [[ "$failed" == 1 ]]; then
     log "cannot write guest attributes at $METADATA_URL (enable-guest-attributes off?); make doctor will not see this run"
@@ -356,6 +371,7 @@ import json, sys
 with open(sys.argv[1], encoding="utf-8") as handle:
     data = json.load(handle)
 data.get("KernelProvisionerFactory", {}).pop("default_provisioner_name", None)
+data.get("KernelRestarter", {}).pop("time_to_dead", None)
 data.pop("ResourceUseDisplay", None)
 with open(sys.argv[1], "w", encoding="utf-8") as handle:
     json.dump({k: v for k, v in data.items() if v}, handle, indent=2, sort_keys=True)
@@ -376,7 +392,7 @@ main() {
   if [[ "${1:-}" == "--remove" ]]; then
     remove; return
   fi
-  if [[ "${1:-}" == "--provisioner-files" ]]; then  # tests: the provisioner into a given site dir and config dir
+  if [[ "${1:-}" == "--jupyter-files" ]]; then  # tests: the provisioner into a given site dir and config dir
     provisioner_files "$2" "$3"; return
   fi
   local container
