@@ -168,6 +168,9 @@ def test_poll_interval() -> None:
     assert mw.poll_interval(far, POLICY, event=False) == POLICY.slow_interval
     mid = sample(0, 1800, k11=1700)  # 200 MiB left: two looks before 2 GB/s could use it
     assert mw.poll_interval(mid, POLICY, event=False) == pytest.approx(100 * MIB / POLICY.max_rate)
+    # usage held at the limit by page cache: the gap is the working set's
+    cached = mw.Sample(0, LIMIT, LIMIT, (), reclaimable=400 * MIB)
+    assert mw.poll_interval(cached, POLICY, event=False) == pytest.approx(200 * MIB / POLICY.max_rate)
 
 
 def test_event_level() -> None:

@@ -145,7 +145,7 @@ def poll_interval(sample: Sample | None, policy: Policy, event: bool) -> float:
     from where it is to the limit."""
     if event or sample is None or sample.limit <= 0:
         return policy.slow_interval
-    gap = max(sample.limit - sample.usage, 0) / 2
+    gap = max(sample.limit - sample.working_set, 0) / 2
     return min(policy.slow_interval, max(policy.fast_interval, gap / policy.max_rate))
 
 
@@ -563,7 +563,11 @@ class Watcher:
         if decision is not None:
             self.act(decision)
         self.rearm(sample)
-        return poll_interval(sample, self.policy, event=self.event is not None)
+        # No event can fire past the limit (page cache can hold usage there): then the loop polls.
+        event = self.event is not None and self.event_level < sample.limit
+        if event and self.unit is not None and self.unit.usage() >= self.event_level:
+            return self.policy.fast_interval  # usage passed the level before it was registered: no wake coming
+        return poll_interval(sample, self.policy, event=event)
 
 
 def mem_total(proc: Path) -> int:
