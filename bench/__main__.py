@@ -62,6 +62,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mem.add_argument("--watcher-trials", type=int, default=20, help="runaway cells per mode")
     mem.add_argument("--watcher-plateaus", type=int, default=5, help="cells held at 90 %% per mode")
     mem.add_argument("--watcher-cpu-seconds", type=float, default=30.0, help="CPU measured over, per state")
+    mem.add_argument("--watcher-modes", default="event,polling",
+                     help="event (cgroup v1's threshold event) and/or polling (as on cgroup v2)")
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--record", action="store_true",
@@ -147,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     if "watcher" in phases:
         started = time.monotonic()
         results["watcher"] = watcher.run(args.watcher_trials, plateaus=args.watcher_plateaus,
-                                         cpu_s=args.watcher_cpu_seconds)
+                                         cpu_s=args.watcher_cpu_seconds,
+                                         modes=tuple(args.watcher_modes.split(",")))
         watch.lap("watcher", started)
 
     results["meta"] = {
