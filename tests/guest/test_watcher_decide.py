@@ -257,3 +257,21 @@ def test_page_cache_does_not_count_toward_the_threshold_but_keeps_the_event_movi
     _, decisions = feed(cached + climbing)
     assert [d.pid for d in decisions] == [11]
     assert decisions[0].usage >= POLICY.threshold * LIMIT
+
+
+@pytest.mark.parametrize("name", ["memory_watcher.py", "kernel_hook.py"])
+def test_runs_on_debian_11s_python_with_the_standard_library_only(name: str) -> None:
+    """The unit runs Debian's own /usr/bin/python3 (3.9 on Debian 11, 3.11 on 12), and the hook runs in whatever
+    environment a kernel has: Python 3.9's grammar, and nothing imported beyond the standard library (IPython
+    aside, imported by the hook inside the kernel only)."""
+    import ast  # noqa: PLC0415
+
+    source = (WATCHER.parent / name).read_text()
+    tree = ast.parse(source, feature_version=(3, 9))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    assert imported - set(sys.stdlib_module_names) - {"__future__", "IPython"} == set()
+    if name == "memory_watcher.py":
+        assert "eventfd" in source and 'hasattr(os, "eventfd")' in source  # 3.10+: polled on 3.9
