@@ -52,7 +52,7 @@ def kernel_log() -> Iterator[rig.KernelLog]:
 
 @pytest.fixture
 def jupyter_in_cgroup(
-    jupyter_venv_path: Path, memory_cgroup: rig.MemoryCgroup, tmp_path: Path
+    memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, tmp_path: Path
 ) -> Iterator[rig.JupyterServer]:
     """A real jupyter_server started inside `memory_cgroup`: the kernels it starts are its children, in it too."""
     server = rig.start_jupyter(tmp_path / "jupyter", memory_cgroup)

@@ -1,6 +1,6 @@
 """A Debian 12 machine with its own systemd 252, booted in a container, for the guard's real-systemd tests.
 
-The tree is built once per machine by scripts/debian_rootfs.sh (debootstrap, cached under
+The tree is built once per machine by scripts/debian_rootfs.sh (mmdebstrap, cached under
 /var/cache/notebook-medic); each boot runs on an overlay of it, so nothing a test does reaches the cache. The
 container (systemd-nspawn --register=no --keep-unit, its own network namespace so its 127.0.0.1:8080 is its own)
 is entered with nsenter, as facts.md's "Real parts on this machine kind" describes.
@@ -26,7 +26,7 @@ ROOTFS_SCRIPT = ROOT / "scripts" / "debian_rootfs.sh"
 def debian_rootfs() -> Path | str:
     """The cached Debian 12 tree (built if needed), or why this machine cannot have one."""
     if os.geteuid() != 0:
-        return "not root: debootstrap and systemd-nspawn need root"
+        return "not root: mmdebstrap and systemd-nspawn need root"
     done = subprocess.run([str(ROOTFS_SCRIPT)], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()

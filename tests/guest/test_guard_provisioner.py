@@ -16,9 +16,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from shared.core.models import OomKill
 from tests.guest import rig
 
+# A Jupyter server's start takes ~15 s on a loaded 2-core machine: more than pytest's default 120 s per test
+# would leave under the suite's load (generous, not a speed assertion).
+pytestmark = pytest.mark.timeout(600)
 BUDGET = 90.0
 
 
@@ -36,7 +41,7 @@ def provisioner_env(tmp_path: Path) -> tuple[Path, dict[str, str]]:
 
 
 def test_every_kernel_starts_as_the_oom_killers_first_choice(
-    jupyter_venv_path: Path, memory_cgroup: rig.MemoryCgroup, kernel_log: rig.KernelLog, tmp_path: Path,
+    memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, kernel_log: rig.KernelLog, tmp_path: Path,
 ) -> None:
     home, env = provisioner_env(tmp_path)
     server = rig.start_jupyter(home, memory_cgroup, extra_env=env)

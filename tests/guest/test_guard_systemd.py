@@ -1,6 +1,6 @@
 """The guard under Debian 12's real systemd 252, applied to a Workbench-shaped jupyter.service in a container.
 
-Real parts: Debian's own systemd (debootstrap, booted by systemd-nspawn), the guard's own install.sh, curl and ss
+Real parts: Debian's own systemd (mmdebstrap, booted by systemd-nspawn), the guard's own install.sh, curl and ss
 as on a Workbench image. Stand-ins (tests/guest/standin): the Jupyter server (a stdlib server answering
 /api/kernelspecs; real Jupyter is tested on the host in test_kernel_oom.py and test_guard_provisioner.py) and the
 metadata server. Limits of this machine, said by the tests: memory limits are not enforced in the container (the
@@ -20,7 +20,8 @@ import pytest
 from tests.guest import container as boxes
 from tests.guest.rig import ROOT
 
-# The tree is built once per machine (debootstrap: ~10 min on a loaded 2-core machine; make test starts it early).
+# The tree is built once per machine (mmdebstrap: ~3.5 min with its apt install on a loaded 2-core machine;
+# make test starts it early).
 pytestmark = pytest.mark.timeout(1500)
 
 GUARD_DIR = ROOT / "infra" / "contest" / "guard"
@@ -52,6 +53,12 @@ cd /home/jupyter
 /usr/bin/python3 /opt/standin/jupyter_standin.py "$PORT"
 echo "jupyter server exited"
 """
+# An agent the guard protects, by its name on a Workbench image (the Ops Agent's unit).
+AGENT_UNIT = """[Unit]
+Description=Google Cloud Ops Agent (stand-in)
+[Service]
+ExecStart=/bin/sleep infinity
+"""
 METADATA_UNIT = """[Unit]
 Description=metadata server stand-in
 [Service]
@@ -72,13 +79,15 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[boxes.Container]:
         box.write("/etc/systemd/system/metadata-standin.service", METADATA_UNIT)
         box.write("/etc/systemd/system/jupyter.service", UNIT.format(port=8080))
         box.write("/etc/systemd/system/jupyter-stock.service", UNIT.format(port=8081))
+        box.write("/etc/systemd/system/google-cloud-ops-agent.service", AGENT_UNIT)
         for name in sorted(p.name for p in GUARD_DIR.iterdir() if p.is_file()):
             box.write(f"/opt/guard/{name}", (GUARD_DIR / name).read_text(), 0o755)
         box.run("useradd", "--create-home", "jupyter")
         box.run("systemctl", "daemon-reload")
         # Workbench's rc.local caps the unit's memory: maximum a few hundred MB below RAM, high 50,000,000 lower.
         box.run("systemctl", "set-property", "jupyter.service", "MemoryMax=3000000000", "MemoryHigh=2950000000")
-        box.run("systemctl", "start", "metadata-standin.service", "jupyter.service", "jupyter-stock.service")
+        box.run("systemctl", "start", "metadata-standin.service", "jupyter.service", "jupyter-stock.service",
+                "google-cloud-ops-agent.service")
         yield box
 
 
@@ -162,6 +171,8 @@ def test_guard_in_debian12_systemd(box: boxes.Container) -> None:
         "MemoryHigh": "2950000000", "MainPID": server_before,
     }, "the drop-in applies to the running unit without restarting it"
     assert adj(box, kernel) == "1000", "a running kernel is raised"
+    assert "wrote the drop-in of google-cloud-ops-agent.service (OOMScoreAdjust=-900)" in out, out
+    assert box.show("google-cloud-ops-agent.service", "OOMScoreAdjust")["OOMScoreAdjust"] == "-900"
     server = listener(box, 8080)
     server_adj = adj(box, server)
     # Lowering needs CAP_SYS_RESOURCE: a VM's root has it (-900 now); root on this machine lacks it, and the guard
@@ -198,3 +209,32 @@ def test_guard_in_debian12_systemd(box: boxes.Container) -> None:
     out = guard(box, "--remove")
     assert f"removed /{DROPIN}" in out
     assert box.show("jupyter.service", "Restart")["Restart"] == "no"
+
+
+def test_post_startup_script_fetches_the_guard_from_the_bucket_and_applies_or_removes_it(
+    box: boxes.Container,
+) -> None:
+    """infra/contest/post-startup.sh as Workbench runs it: its bucket from the metadata that names it, the other
+    files through the Cloud Storage JSON API with the VM account's token, the guard as the switch says."""
+    guard(box, "--remove")  # whatever an earlier test left
+    bucket = "opt/standin/bucket/contest-setup"
+    contest = ROOT / "infra" / "contest"
+    for source in (contest / "post-startup.sh", contest / "install-ops-agent.sh",
+                   *sorted(p for p in GUARD_DIR.iterdir() if p.is_file())):
+        box.write(f"/{bucket}/{source.relative_to(contest)}", source.read_text())
+    env = {**GUARD_ENV, "NOTEBOOK_MEDIC_STORAGE_URL": "http://127.0.0.1:8099"}
+    switches = {"post-startup-script": "gs://contest-setup/post-startup.sh", "notebook-medic-ops-agent": "off"}
+
+    box.write("/opt/standin/attributes.json", json.dumps({**switches, "notebook-medic-guard": "on"}))
+    done = box.run("bash", f"/{bucket}/post-startup.sh", env=env, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"notebook-medic-guard: wrote /{DROPIN}" in done.stdout, done.stdout
+    assert "Ops Agent" not in done.stdout, "switched off: not installed"
+    assert box.show("jupyter.service", "OOMPolicy")["OOMPolicy"] == "continue"
+
+    box.write("/opt/standin/attributes.json", json.dumps({**switches, "notebook-medic-guard": "off"}))
+    done = box.run("bash", f"/{bucket}/post-startup.sh", env=env, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"notebook-medic-guard: removed /{DROPIN}" in done.stdout, done.stdout
+    assert box.show("jupyter.service", "OOMPolicy")["OOMPolicy"] == "stop", "Debian 12's default again"
+    box.write("/opt/standin/attributes.json", "{}")

@@ -8,10 +8,15 @@ reaction is tested with systemd in test_guard_systemd.py, as far as this machine
 
 from __future__ import annotations
 
+import pytest
+
 from shared.core.models import OomKill
 from tests.guest import rig
 from tests.guest.conftest import CGROUP_LIMIT
 
+# A Jupyter server's start takes ~15 s on a loaded 2-core machine: more than pytest's default 120 s per test
+# would leave under the suite's load (generous, not a speed assertion).
+pytestmark = pytest.mark.timeout(600)
 # Two kills: enough to show the kernel comes back after a kill and can be killed again (make bench does 20).
 KILLS = 2
 # Generous budgets, so that the machine's speed cannot decide the outcome (make bench measures the speed).

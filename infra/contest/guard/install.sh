@@ -62,7 +62,7 @@ KERNEL_OOM_SCORE_ADJ=1000
 PROVISIONER=notebook-medic-oom-first
 TIME_TO_DEAD=1.0
 WATCHER_UNIT=notebook-medic-memory-watcher.service
-RESOURCE_USAGE="jupyter-resource-usage==1.1.1"
+RESOURCE_USAGE="jupyter-resource-usage==1.3.0"
 # Workbench's agents, by unit-name pattern (their exact names differ between images; what is found is logged).
 AGENT_PATTERNS=("google-cloud-ops-agent*.service" "*proxy*agent*.service" "notebooks-collection-agent*.service"
                 "google-guest-agent.service")
@@ -167,7 +167,7 @@ OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ"; then
 protect_agents() {
   local unit
   for unit in $(systemctl list-units --all --type=service --plain --no-legend "${AGENT_PATTERNS[@]}" 2>/dev/null \
-                | awk '{print $1}' | sort -u); do
+                | awk '$2 == "loaded" {print $1}' | sort -u); do
     if put_file "/etc/systemd/system/$unit.d/$DROPIN_NAME" "# notebook-medic guard v$GUARD_VERSION: the OOM killer's last choice.
 [Service]
 OOMScoreAdjust=$SERVER_OOM_SCORE_ADJ"; then
