@@ -538,6 +538,9 @@ class Watcher:
 
     def act(self, decision: Interrupt) -> None:
         """Note, signal, log: the note first, so the kernel's hook finds it when KeyboardInterrupt is raised."""
+        # its name now: a kernel found while its launcher (sh -c ... exec) still ran was named after the launcher
+        with contextlib.suppress(OSError):
+            decision = replace(decision, comm=read_text(self.proc / str(decision.pid) / "comm").strip())
         try:
             write_note(self.notes, decision, self.policy)
         except OSError as error:
