@@ -25,10 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import bot_time, guest_oom, imports, pictures, report, slack_ack, slow_answer, storm
+from bench import bot_time, guest_oom, imports, pictures, report, slack_ack, slow_answer, storm, watcher
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest")
+PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -68,6 +68,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     pic.add_argument("--draw-runs", type=int, default=20, help="drawings of the picture, timed in this process")
     guest = parser.add_argument_group("a kernel's OOM kill under the real kernel and a real JupyterLab")
     guest.add_argument("--guest-kills", type=int, default=20, help="consecutive kernel kills")
+    mem = parser.add_argument_group("memory watcher (issue 32; real kernel, cgroup and Jupyter; skipped without)")
+    mem.add_argument("--watcher-trials", type=int, default=20, help="runaway cells per mode")
+    mem.add_argument("--watcher-plateaus", type=int, default=5, help="cells held at 90 %% per mode")
+    mem.add_argument("--watcher-cpu-seconds", type=float, default=30.0, help="CPU measured over, per state")
+    mem.add_argument("--watcher-modes", default="event,polling",
+                     help="event (cgroup v1's threshold event) and/or polling (as on cgroup v2)")
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--record", action="store_true",
@@ -167,6 +173,13 @@ def main(argv: list[str] | None = None) -> int:
             results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
         watch.lap("guest", started)
 
+    if "watcher" in phases:
+        started = time.monotonic()
+        results["watcher"] = watcher.run(args.watcher_trials, plateaus=args.watcher_plateaus,
+                                         cpu_s=args.watcher_cpu_seconds,
+                                         modes=tuple(args.watcher_modes.split(",")))
+        watch.lap("watcher", started)
+
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
@@ -177,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
                       if k not in ("out", "record")},
     }
-    table = report.metrics(results)
+    table = report.metrics(results) + watcher.metrics(results.get("watcher", {}))
     args.out.mkdir(parents=True, exist_ok=True)
     report.write(args.out, results, table)
     width = max(len(m.name) for m in table) if table else 0

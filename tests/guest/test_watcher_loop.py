@@ -1,0 +1,195 @@
+"""The memory watcher's shell (issue 32) on a synthetic cgroup v2 machine: a /proc and a cgroup2 tree written as
+files (Workbench's Debian 12 layout: jupyter.service's memory.current and memory.max, the server found by who listens
+on 8080), a metadata server on loopback, the clock a parameter, the signal recorded instead of sent.
+
+This is the v2 path the machine here cannot run for real (its memory controller is v1): discovery, the limit
+along the hierarchy, kernels told from the server by their command line, the note, the log line, the guest
+attributes, and "blind" said once."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from tests.guest.test_watcher_decide import load_watcher
+
+mw = load_watcher()
+MIB = 1024 * 1024
+PAGE = os.sysconf("SC_PAGE_SIZE")
+SERVER, KERNEL, IDLE = 100, 200, 300
+
+
+class Machine:
+    """A fake /proc and cgroup2 mount under tmp, with one server and two kernels in jupyter.service."""
+
+    def __init__(self, root: Path, limit: int = 2000 * MIB) -> None:
+        self.proc, self.mount = root / "proc", root / "cgroup"
+        self.unit = self.mount / "system.slice" / "jupyter.service"
+        self.unit.mkdir(parents=True)
+        (self.mount / "system.slice" / "memory.max").write_text("max\n")
+        (self.unit / "memory.max").write_text(f"{limit}\n")
+        (self.unit / "memory.stat").write_text("anon 1\nfile 2\ninactive_file 0\nactive_file 0\n")
+        (self.unit / "cgroup.procs").write_text(f"{SERVER}\n{KERNEL}\n{IDLE}\n")
+        (self.proc / "self").mkdir(parents=True)
+        (self.proc / "self" / "mountinfo").write_text(
+            f"25 1 0:22 / /proc rw - proc proc rw\n35 24 0:30 / {self.mount} rw,nosuid - cgroup2 cgroup2 rw\n")
+        (self.proc / "net").mkdir()
+        (self.proc / "net" / "tcp").write_text(
+            "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+            "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 4242 1\n")
+        (self.proc / "meminfo").write_text("MemTotal:       16000000 kB\n")
+        self.process(SERVER, ["/opt/conda/envs/jupyterlab/bin/python", "/opt/conda/bin/jupyter-lab"], 120 * MIB)
+        (self.proc / str(SERVER) / "fd").mkdir()
+        os.symlink("socket:[4242]", self.proc / str(SERVER) / "fd" / "7")
+        (self.proc / str(SERVER) / "cgroup").write_text("0::/system.slice/jupyter.service\n")
+        for pid in (KERNEL, IDLE):
+            self.process(pid, ["/opt/conda/bin/python", "-m", "ipykernel_launcher", "-f",
+                               f"/home/jupyter/.local/share/jupyter/runtime/kernel-{pid:04x}.json"], 100 * MIB)
+        self.set_usage(320 * MIB)
+
+    def process(self, pid: int, argv: list[str], rss: int) -> None:
+        folder = self.proc / str(pid)
+        folder.mkdir()
+        (folder / "cmdline").write_text("\0".join(argv) + "\0")
+        (folder / "comm").write_text(Path(argv[0]).name + "\n")
+        self.set_rss(pid, rss)
+
+    def set_rss(self, pid: int, rss: int) -> None:
+        (self.proc / str(pid) / "statm").write_text(f"{rss // PAGE * 2} {rss // PAGE} 100 10 0 1000 0\n")
+
+    def set_usage(self, usage: int) -> None:
+        (self.unit / "memory.current").write_text(f"{usage}\n")
+
+
+class Metadata(http.server.BaseHTTPRequestHandler):
+    """The metadata server's guest-attributes PUT, recorded."""
+
+    writes: ClassVar[list[tuple[str, str, str]]] = []
+
+    def do_PUT(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        self.writes.append((self.path, self.headers.get("Metadata-Flavor", ""), body))
+        self.send_response(200)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def metadata() -> Iterator[tuple[str, list[tuple[str, str, str]]]]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Metadata)
+    Metadata.writes = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/computeMetadata/v1", Metadata.writes
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def make_watcher(machine: Machine, tmp_path: Path, base_url: str, said: list[str], signalled: list[int]) -> object:
+    return mw.Watcher(8080, "jupyter.service", mw.Policy(), tmp_path / "notes",
+                      mw.GuestAttributes(base_url, said.append, pace=0.0), said.append,
+                      signal_kernel=signalled.append, proc=machine.proc)
+
+
+def test_a_growing_kernel_on_cgroup_v2_is_interrupted_noted_logged_and_counted(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    base_url, writes = metadata
+    machine = Machine(tmp_path)
+    said: list[str] = []
+    signalled: list[int] = []
+    watcher = make_watcher(machine, tmp_path, base_url, said, signalled)
+    now, rss = 1000.0, 100 * MIB
+    intervals = []
+    for _ in range(200):  # the kernel grows 20 MiB per 10 ms look: 2 GB/s
+        intervals.append(watcher.step(now))
+        now += 0.01
+        rss += 20 * MIB
+        machine.set_rss(KERNEL, rss)
+        machine.set_usage(rss + 220 * MIB)
+        if signalled:
+            break
+    assert signalled == [KERNEL]
+    assert said[0].startswith("notebook-medic-watcher: watching cgroup-v2 /system.slice/jupyter.service "
+                              f"limit={2000 * MIB} threshold=0.93 polling")
+    [line] = [s for s in said if " interrupted kernel " in s]
+    assert line.startswith(f"notebook-medic-watcher: interrupted kernel pid={KERNEL} (python) rss=")
+    assert f"limit={2000 * MIB} threshold=0.93 cgroup=/system.slice/jupyter.service" in line
+    usage = int(line.split(" usage=")[1].split()[0])
+    assert 0.93 * 2000 * MIB <= usage < 2000 * MIB
+    note = json.loads((tmp_path / "notes" / str(KERNEL)).read_text())
+    assert note["pid"] == KERNEL and note["usage"] == usage and note["limit"] == 2000 * MIB
+    # far from the limit it looked every slow_interval, closer ever more often (polling: no v1 event on v2)
+    assert intervals[0] == mw.Policy().slow_interval and min(intervals) < 0.05
+    for _ in range(5):  # the pace is 0: one pending key per look
+        now += 0.01
+        watcher.step(now)
+    got = {path.rsplit("/", 1)[1]: body for path, _, body in writes}
+    assert got["watcher-interrupts"] == "1"
+    assert got["watcher-state"].startswith("watching cgroup-v2")
+    assert all(path.startswith("/computeMetadata/v1/instance/guest-attributes/notebook-medic/")
+               and flavor == "Google" for path, flavor, _ in writes)
+
+
+def test_the_server_and_an_idle_kernel_are_never_interrupted(tmp_path: Path,
+                                                             metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    machine = Machine(tmp_path)
+    said: list[str] = []
+    signalled: list[int] = []
+    watcher = make_watcher(machine, tmp_path, metadata[0], said, signalled)
+    now, server = 0.0, 120 * MIB
+    for _ in range(300):  # the server itself grows past the threshold; the kernels sit still
+        watcher.step(now)
+        now += 0.01
+        server += 10 * MIB
+        machine.set_rss(SERVER, server)
+        machine.set_usage(server + 200 * MIB)
+    assert machine.unit.joinpath("memory.current").read_text().strip() != "0"
+    assert int(machine.unit.joinpath("memory.current").read_text()) > 0.93 * 2000 * MIB
+    assert signalled == []
+
+
+def test_blind_is_said_once_and_nothing_is_interrupted(tmp_path: Path,
+                                                       metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    machine = Machine(tmp_path)
+    (machine.proc / "net" / "tcp").write_text("  sl  local_address\n")  # nothing listens on 8080
+    for name in ("memory.current", "memory.max", "memory.stat", "cgroup.procs"):
+        (machine.unit / name).unlink()
+    said: list[str] = []
+    signalled: list[int] = []
+    watcher = make_watcher(machine, tmp_path, metadata[0], said, signalled)
+    now = 0.0
+    for _ in range(100):  # 100 s of looks, retrying discovery every 10 s
+        assert watcher.step(now) == mw.Policy().slow_interval
+        now += 1.0
+    assert said == ["notebook-medic-watcher: blind: nothing listens on port 8080 and no memory cgroup for "
+                    "jupyter.service; interrupting nothing"]
+    assert signalled == []
+
+
+def test_the_loop_takes_its_clock_and_wait_from_the_caller(tmp_path: Path,
+                                                          metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    machine = Machine(tmp_path)
+    said: list[str] = []
+    watcher = make_watcher(machine, tmp_path, metadata[0], said, [])
+    clock = [0.0]
+    waits: list[tuple[float, int | None]] = []
+
+    def wait(seconds: float, event: int | None) -> None:
+        waits.append((seconds, event))
+        clock[0] += seconds
+
+    mw.run(watcher, lambda: clock[0], wait, lambda: len(waits) < 40)
+    assert len(waits) == 40
+    assert clock[0] == pytest.approx(40 * mw.Policy().slow_interval)
+    assert all(event is None for _, event in waits)  # v2: polling
