@@ -55,6 +55,23 @@ class Day:
     automatic: int = 0
     manual: int = 0
     resizes: int = 0
+    gaps: dict[str, str] = field(default_factory=dict)  # what was taken out or repeated -> the instance
+
+
+def _with_gaps(day: Day) -> None:
+    """The log's usual flaws, one each: a kill's entry lost (its restart stays), a restart's entry lost (its kill
+    stays), an entry delivered twice (same insertId)."""
+    restarts = {e["jsonPayload"]["event_id"]: e for e in day.entries if e["jsonPayload"]["message"] == "restart reset"}
+    queued = [e for e in day.entries
+              if e["jsonPayload"]["message"] == "OOM kill queued" and e["jsonPayload"]["event_id"] in restarts]
+    if len(queued) < 2:
+        raise ValueError("a day with gaps needs two kills: more notebooks")
+    lost_kill, lost_restart = queued[0], restarts[queued[1]["jsonPayload"]["event_id"]]
+    day.entries = [e for e in day.entries if e is not lost_kill and e is not lost_restart]
+    day.entries.append(dict(day.entries[0]))
+    day.gaps = {"kill lost": lost_kill["jsonPayload"]["instance"],
+                "restart lost": lost_restart["jsonPayload"]["instance"],
+                "duplicate": day.entries[0]["insertId"]}
 
 
 class _Writer:
@@ -89,9 +106,10 @@ def _kill(write: _Writer, rng: random.Random, at: datetime, name: str, owner: st
 
 
 def contest_day(start: datetime, notebooks: int = 40, *, hours: int = 10, seed: int = 28,
-                project: str = PROJECT) -> Day:
+                project: str = PROJECT, gaps: bool = False) -> Day:
     """`notebooks` notebooks over `hours` from `start`: kills (a third of them none, a few many), manual restarts
-    from /restart-notebook, resizes, and the organizers' stop of one notebook an hour before the end."""
+    from /restart-notebook, resizes, and the organizers' stop of one notebook an hour before the end; with `gaps`,
+    the log's flaws (_with_gaps)."""
     rng = random.Random(seed)
     day = Day()
     write = _Writer(day, project)
@@ -116,5 +134,7 @@ def contest_day(start: datetime, notebooks: int = 40, *, hours: int = 10, seed: 
     last = "contest-nb-000"
     _worker_line(write, start + timedelta(hours=hours - 1), last, day.fleet[last][0], trigger="button",
                  action="stop", decision="stop", outcome="done", event="stop-000")
+    if gaps:
+        _with_gaps(day)
     rng.shuffle(day.entries)  # Logging's order is the query's, not the writing's
     return day

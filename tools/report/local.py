@@ -1,5 +1,6 @@
 """`--local`: the report against simulators.logging_api, seeded with simulators.audit_day's contest day (the
-fleet and prices that day was made with), so `make report ARGS=--local` runs with no Google account."""
+fleet and prices that day was made with, and the log's usual gaps: a lost kill entry, a lost restart entry, a
+duplicate), so `make report ARGS=--local` runs with no Google account."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ DAY_HOURS = 10
 @contextlib.contextmanager
 def local_source(notebooks: int) -> Iterator[tuple[Source, tuple[datetime, datetime]]]:
     """The stand-in serving the day, and the day's window; stopped on exit."""
-    day = audit_day.contest_day(DAY_START, notebooks, hours=DAY_HOURS)
+    day = audit_day.contest_day(DAY_START, notebooks, hours=DAY_HOURS, gaps=True)
     with LoggingSimulator() as logging_sim:
         logging_sim.add(*day.entries)
         client = make_client(audit_day.PROJECT, logging_sim.url,
