@@ -7,7 +7,7 @@ README quotes.
 Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
 under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
-when their operation ends). Each
+when their operation ends), and the report after a contest day of 50 notebooks' audit entries. Each
 runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
 resets, events that never reached a reset); a target missed is reported, not an error.
 """
@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import bot_time, imports, report, slack_ack, storm
+from bench import audit_report, bot_time, imports, report, slack_ack, storm
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "storm", "bot", "live")
+PHASES = ("imports", "slack", "storm", "bot", "live", "report")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -49,6 +49,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     st.add_argument("--storm-copies", type=int, default=4, help="deliveries of each line")
     st.add_argument("--storm-senders", type=int, default=16, help="threads publishing to the OOM topic")
     st.add_argument("--seed", type=int, default=3, help="shuffle of the storm's events")
+    rep = parser.add_argument_group("the report after the contest")
+    rep.add_argument("--report-notebooks", type=int, default=50, help="notebooks in the day's audit entries")
     bot = parser.add_argument_group("bot time")
     bot.add_argument("--bot-incidents", type=int, default=200)
     live = parser.add_argument_group("kill -> reset under the live services' costs")
@@ -93,6 +95,9 @@ def sound(results: dict[str, Any]) -> list[str]:
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
+    if results.get("report") and not results["report"]["ok"]:
+        problems.append(f"report: found {results['report']['found']} and said {results['report']['gaps_said']}, "
+                        f"expected {results['report']['expected']} and one gap of each kind")
     return problems
 
 
@@ -127,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
         watch.lap("live", started)
+    if "report" in phases:
+        started = time.monotonic()
+        results["report"] = audit_report.run(args.report_notebooks)
+        watch.lap("report", started)
 
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
