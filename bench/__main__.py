@@ -7,8 +7,8 @@ README quotes.
 Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
 under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
-when their operation ends), and the report after a contest day of 50 notebooks' audit entries. Each
-runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
+when their operation ends), and the memory picture's cost (drawing it; the restart with pictures on and off,
+side by side), and the report after a contest day of 50 notebooks' audit entries. Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
 resets, events that never reached a reset); a target missed is reported, not an error.
 """
 
@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import audit_report, bot_time, imports, report, slack_ack, storm
+from bench import audit_report, bot_time, imports, pictures, report, slack_ack, storm
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "storm", "bot", "live", "report")
+PHASES = ("imports", "slack", "storm", "bot", "live", "pictures", "report")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -57,6 +57,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     live.add_argument("--live-incidents", type=int, default=20)
     live.add_argument("--label-update-seconds", type=float, default=3.0,
                       help="a label update's operation ends (and its labels are seen) this long after it is sent")
+    pic = parser.add_argument_group("memory pictures (issue 27)")
+    pic.add_argument("--picture-incidents", type=int, default=10, help="incidents on each stack, pictures on and off")
+    pic.add_argument("--draw-runs", type=int, default=20, help="drawings of the picture, timed in this process")
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--record", action="store_true",
@@ -92,6 +95,8 @@ def sound(results: dict[str, Any]) -> list[str]:
             problems.append("slack cold: unexpected answers")
     if results.get("storm") and not results["storm"]["checks"]["ok"]:
         problems.append(f"storm: {results['storm']['checks']}")
+    if results.get("pictures") and results["pictures"]["restart"]["failed"]:
+        problems.append(f"pictures: {results['pictures']['restart']['failed']} events never reached a reset")
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
@@ -132,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
         watch.lap("live", started)
+    if "pictures" in phases:
+        started = time.monotonic()
+        results["pictures"] = pictures.run(args.picture_incidents, args.draw_runs, latency)
+        watch.lap("pictures", started)
     if "report" in phases:
         started = time.monotonic()
         results["report"] = audit_report.run(args.report_notebooks)

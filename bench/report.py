@@ -125,7 +125,32 @@ def metrics(results: dict[str, Any]) -> list[Metric]:
                           f"{day['entries']} entries): read over the wire, built, written", day["total_ms"], "ms",
                           "", None, f"{day['total_ms']:.0f} ms (read {day['read_ms']:.0f} ms in {day['pages']} "
                           f"page(s), built {day['build_ms']:.0f} ms, CSV and message {day['write_ms']:.0f} ms)"))
-    return out
+    return out + _picture_metrics(results.get("pictures"))
+
+
+def _picture_metrics(pictures: dict[str, Any] | None) -> list[Metric]:
+    """Issue 27: the restart's own timing is no worse with pictures on (p50 within 10 %, or 20 ms, of off)."""
+    if not pictures:
+        return []
+    restart, draw = pictures["restart"], pictures["drawing"]
+    on, off = restart["sink_to_reset_on_ms"].get("p50"), restart["sink_to_reset_off_ms"].get("p50")
+    if on is None or off is None:
+        return [Metric("pictures.reset_p50", "Sink -> reset requested, memory pictures on / off", None, "ms",
+                       "on ≤ off + 10 %", False)]
+    return [
+        Metric("pictures.reset_p50", f"Sink -> reset requested, memory pictures on / off, p50 "
+               f"({restart['incidents']['on']} + {restart['incidents']['off']} incidents, alternating)", on, "ms",
+               "on ≤ off + 10 %", on <= max(off * 1.1, off + 20),
+               f"{on:.0f} / {off:.0f} ms"),
+        Metric("pictures.push_p50", "The restart request's whole push, pictures on / off, p50 (the picture's cost, "
+               "paid after the reset)", restart["push_on_ms"]["p50"], "ms", "", None,
+               f"{restart['push_on_ms']['p50']:.0f} / {restart['push_off_ms']['p50']:.0f} ms"),
+        Metric("pictures.draw_p50", f"Drawing the memory picture (800 x 400 PNG, {draw['png_bytes']} bytes), warm p50",
+               draw["draw_ms"]["p50"], "ms", "", None),
+        Metric("pictures.cold", "Pillow's import + the first drawing, fresh interpreter (median of 3)",
+               draw["cold"]["pillow_import_ms"] + draw["cold"]["first_draw_ms"], "ms", "", None,
+               f"{draw['cold']['pillow_import_ms']:.0f} + {draw['cold']['first_draw_ms']:.0f} ms"),
+    ]
 
 
 def _ms(summary: dict[str, Any], key: str = "p50") -> str:
@@ -292,7 +317,25 @@ def markdown(results: dict[str, Any], table: list[Metric]) -> str:
             spent = parts[verb]
             lines.append(f"| restart_worker: {LIVE_PARTS.get(verb, verb)} | {_ms(spent)} | {_ms(spent, 'p99')} |")
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + _picture_lines(results.get("pictures")))
+
+
+def _picture_lines(pictures: dict[str, Any] | None) -> list[str]:
+    if not pictures:
+        return []
+    restart, draw = pictures["restart"], pictures["drawing"]
+    lines = ["## Memory pictures (issue 27): the restart with pictures on and off, side by side", "",
+             f"Two stacks, the same but for MEMORY_CHARTS, incidents alternating one at a time ({restart['simulators']}"
+             f"); {restart['pictures_shared']} pictures shared by the stack with them on. Drawing: "
+             f"{draw['runs']} drawings of an {draw['size']} PNG ({draw['png_bytes']} bytes) in this process; in a "
+             f"fresh interpreter Pillow's import took {draw['cold']['pillow_import_ms']:.0f} ms and the first "
+             f"drawing {draw['cold']['first_draw_ms']:.0f} ms (median of 3).", "",
+             "| ms | pictures on, p50 | off, p50 | on, p90 | off, p90 |", "|---|---|---|---|---|"]
+    for key, what in (("sink_to_reset", "sink -> reset requested"), ("push", "the restart request's whole push")):
+        on, off = restart[f"{key}_on_ms"], restart[f"{key}_off_ms"]
+        lines.append(f"| {what} | {_ms(on)} | {_ms(off)} | {_ms(on, 'p90')} | {_ms(off, 'p90')} |")
+    lines += [f"| drawing the picture (warm) | {_ms(draw['draw_ms'])} | | {_ms(draw['draw_ms'], 'p90')} | |", ""]
+    return lines
 
 
 LIVE_PARTS = {

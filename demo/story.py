@@ -7,6 +7,8 @@ import re
 import threading
 import time
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 from demo import render, words
 from demo.replay import Entry
@@ -20,6 +22,7 @@ from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, SIGNING_SECRET, LocalStack
 
 ZONE = "asia-northeast1-a"
+PICTURES = Path(__file__).resolve().parent.parent / "demo-pictures"  # the memory pictures the demo's Slack got
 NEXT = ("next: `make test` (the whole suite, on this machine), then deploy: docs/operations.md "
         "(make doctor checks a deployment)")
 PEOPLE = {  # slack id: (name, email)
@@ -39,6 +42,7 @@ class Transcript:
         self.seen_dms: dict[str, int] = {}
         self.seen_audit = 0
         self.people = dict(PEOPLE)  # slack id: (name, email); replay adds the owners it creates
+        self.pictures: list[Path] = []  # the memory pictures written to demo-pictures/
 
     def say(self, who: str, text: str) -> None:
         with self.lock:
@@ -67,12 +71,31 @@ class Transcript:
                 self.seen_alerts[msg["ts"]] = key
                 self.say("slack", f"#notebook-alerts ({verb}):")
                 print(render.message(msg, self.name_of), flush=True)
+                self.show_pictures(msg, "alert")
         for user_id, (name, _) in self.people.items():
             dms = self.stack.slack.messages(user_id) if user_id in self.stack.slack._users else []
             for msg in dms[self.seen_dms.get(user_id, 0):]:
                 self.say("slack", f"DM to @{name}:")
                 print(render.message(msg, self.name_of), flush=True)
+                self.show_pictures(msg, "owner")
             self.seen_dms[user_id] = len(dms)
+
+
+    def show_pictures(self, msg: dict[str, Any], reader: str) -> None:
+        """A shared picture is written to demo-pictures/ and named, with the words Slack reads out for it."""
+        for file in msg.get("files") or []:
+            data = self.stack.slack.files.data.get(str(file.get("id")))
+            if data is None:
+                continue
+            title = str(file.get("title", ""))
+            instance = title.split()[2] if title.startswith("Memory of ") else "notebook"
+            kind = "kill" if "kill" in title else "warning"
+            PICTURES.mkdir(exist_ok=True)
+            path = PICTURES / f"{instance}-{kind}-{reader}.png"
+            path.write_bytes(data)
+            self.pictures.append(path)
+            self.say("picture", f"{title}: saved as {path.relative_to(PICTURES.parent)} (open it to see it)")
+            print(f"    alt text: {file.get('alt_txt', '')}", flush=True)
 
 
 def watch_states(stack: LocalStack, transcript: Transcript, stop: threading.Event) -> None:
@@ -193,6 +216,8 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     for name in ("wb-alice", "wb-bob", "wb-carol"):
         transcript.say("notebook", f"{name}: restarted {_times(stack.workbench.resets(_full(name)))}")
     transcript.say("slack", f"{len(stack.slack.messages(ALERT_CHANNEL))} messages in #notebook-alerts")
+    for path in transcript.pictures:
+        transcript.say("picture", f"{path.relative_to(PICTURES.parent)}")
     print(f"\n{NEXT}", flush=True)
 
 
@@ -255,10 +280,12 @@ def _ensure_instance(stack: LocalStack, transcript: Transcript, ref: InstanceRef
 
 def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
     """The demo's story, or the replay of `entries` (already read and checked)."""
-    print("Starting the bot's four functions, with stand-ins for Workbench, Pub/Sub and Slack…", flush=True)
+    print("Starting the bot's four functions, with stand-ins for Workbench, Pub/Sub, Cloud Monitoring and Slack…",
+          flush=True)
     stack = LocalStack(
         slack_app=True,
         memory_alerts=True,
+        memory_charts=True,
         workbench_options={"reset_seconds": 2.0, "stop_seconds": 1.0, "start_seconds": 1.5, "health_delay_s": 0.5,
                            "latency_s": 0.02},
         slack_options={"latency_s": 0.02},

@@ -2,8 +2,9 @@
 #   on_oom          list Compute Engine VMs (custom role below: the VM a kill line's instance_id names),
 #                   publish to the restart topic (pubsub.tf)
 #   on_memory_alert publish to the restart topic (memory.tf)
-#   restart_worker  the Workbench calls of the worker (custom role below), read the Slack bot token,
-#                   publish a waiting incident's continuation to the restart topic (pubsub.tf)
+#   restart_worker  the Workbench calls of the worker and Monitoring's timeSeries.list (the memory picture; custom
+#                   role below), read the Slack bot token, publish a waiting incident's continuation to the restart
+#                   topic (pubsub.tf)
 #   slack_app       list and read instances (custom role below), publish to the restart topic (pubsub.tf),
 #                   read the bot token and the signing secret (secrets.tf)
 # No basic role (Owner/Editor/Viewer) and no predefined notebooks role: roles/notebooks.admin would

@@ -70,6 +70,8 @@ locals {
       "notebooks.instances.update", # history labels; gce_setup.machine_type for a resize
       "notebooks.operations.get",
       "notebooks.operations.list", # after a crash mid-restart: did the reset reach the API?
+      # Cloud Monitoring, not Workbench: the memory curve before a kill (shared/adapters/memory_series.py).
+      "monitoring.timeSeries.list",
     ]
     slack_app = [
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check

@@ -162,7 +162,7 @@ variable "extra_environment" {
       "CRASHLOOP_RESET_AFTER_SECONDS", "SLACK_TIMEOUT_SECONDS", "WORKBENCH_TIMEOUT_SECONDS",
       "WORKBENCH_RETRY_SECONDS", "SLOW_RESTART_ALERT_SECONDS", "CONSOLE_URL",
       "MACHINE_LADDER", "MACHINE_PRICES", "RESIZE_SUGGEST_KILLS", "MEMORY_WARNING_QUIET_SECONDS",
-      "ALERT_GROUP_WINDOW_SECONDS", "ALERT_DAILY_LIMIT",
+      "ALERT_GROUP_WINDOW_SECONDS", "ALERT_DAILY_LIMIT", "MEMORY_CHARTS",
     ], k)])
     error_message = "extra_environment may only set tunables of shared/adapters/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }

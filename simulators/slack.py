@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from simulators.slack_files import UPLOAD_PATH, SlackFiles
+
 __all__ = [
     "FAULT_KINDS",
     "TAMPER_MODES",
@@ -64,10 +66,12 @@ TIMEOUT_FAULT_S = 30.0
 _TS_RE = re.compile(r"^\d+\.\d+$")
 # The bot scopes notebook-medic's manifest.yaml declares: what an installed app's token holds by default.
 DEFAULT_SCOPES = ("commands", "chat:write", "im:write", "users:read", "users:read.email", "usergroups:read",
-                  "channels:history", "groups:history")
+                  "channels:history", "groups:history", "files:write")
 # Scopes a method demands beyond those (api.slack.com/methods/conversations.info: channels:read for a public
 # channel, groups:read for a private one); without them Slack answers missing_scope with needed/provided.
-_EXTRA_SCOPES = {"conversations.info": ("channels:read", "groups:read")}
+_EXTRA_SCOPES = {"conversations.info": ("channels:read", "groups:read"),
+                 # the external upload's two methods (simulators/slack_files.py): files:write
+                 "files.getUploadURLExternal": ("files:write",), "files.completeUploadExternal": ("files:write",)}
 
 
 @dataclass
@@ -217,6 +221,8 @@ class SlackSimulator:
         self._faults: list[_Fault] = []
         self._last_ts_us = 0
         self._port = 0
+        #: Uploaded files (the external upload, simulators/slack_files.py): `files.data[file_id]` is the bytes.
+        self.files = SlackFiles(lambda: self.base_url, self._chat_post_message, self._find_message, _api_error)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -435,6 +441,9 @@ class SlackSimulator:
         parsed = urllib.parse.urlsplit(handler.path)
         path = parsed.path
         content_type = handler.headers.get("Content-Type", "")
+        if path.startswith(UPLOAD_PATH):  # the external upload's bytes: no arguments to decode
+            self._upload(handler, path, raw, arrived)
+            return
         try:
             args = _decode_args(raw, content_type, parsed.query)
         except ValueError:
@@ -480,6 +489,19 @@ class SlackSimulator:
         self._send(handler, reply)
         if self.on_call is not None:
             self.on_call(call)
+
+    def _upload(self, handler: _Handler, path: str, raw: bytes, arrived: float) -> None:
+        """The bytes of an external upload, at the upload_url files.getUploadURLExternal gave (step 2)."""
+        call = ApiCall(method="upload", args={"path": path, "length": len(raw)}, time=arrived)
+        with self._lock:
+            self.calls.append(call)
+        reply = self._faulted("upload")
+        if reply is None:
+            with self._lock:
+                status, body = self.files.receive(path, raw)
+            reply = _Reply.text(status, body)
+        call.status = reply.status
+        self._send(handler, reply)
 
     def _faulted(self, method: str) -> _Reply | None:
         is_api = method != RESPONSE_URL_METHOD
@@ -559,6 +581,8 @@ class SlackSimulator:
             "conversations.open": self._conversations_open,
             "conversations.info": self._conversations_info,
             "conversations.history": self._conversations_history,
+            "files.getUploadURLExternal": self.files.get_upload_url,
+            "files.completeUploadExternal": self.files.complete,
         }
 
     def _auth_test(self, args: JsonDict) -> JsonDict:

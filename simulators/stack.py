@@ -33,6 +33,7 @@ from typing import Any
 from shared.core.oom_parse import SINK_FILTER
 from simulators.compute import ComputeSimulator
 from simulators.logging_query import compile_query
+from simulators.monitoring import MonitoringSimulator, feed_from_incident, feed_from_kill
 from simulators.pubsub import PubSubSimulator
 from simulators.slack import SlackSimulator
 from simulators.workbench import WorkbenchSimulator
@@ -276,6 +277,11 @@ class LocalStack:
     # Requests one restart_worker process takes at once before the balancer answers 429 (Cloud Run's concurrency:
     # 1 in infra/functions.tf, with `workers` standing for max_instance_count). None: no limit, the default here.
     worker_concurrency: int | None = None
+    # The memory picture (issue 27): MEMORY_CHARTS for the worker, off here unless asked for, so that the other
+    # tests' threads hold only what they look at. `feed_monitoring`: each kill through sink() and each memory
+    # alert gives the Monitoring simulator a curve rising to it (off: Monitoring has no data, as on a new VM).
+    memory_charts: bool = False
+    feed_monitoring: bool = True
 
     def __post_init__(self) -> None:
         if self.workbench_transport not in ("grpc", "rest"):
@@ -285,6 +291,7 @@ class LocalStack:
         self.compute = ComputeSimulator(self.workbench)  # the VMs behind the Workbench instances: on_oom's id check
         self.slack = SlackSimulator(bot_token=BOT_TOKEN, **self.slack_options)
         self.pubsub = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
+        self.metrics = MonitoringSimulator()  # Cloud Monitoring's timeSeries.list: the memory curves
         self.functions: dict[str, list[FunctionProcess]] = {}
         self.balancer: RoundRobin | None = None
         self._tmp: Any = None
@@ -310,6 +317,7 @@ class LocalStack:
         self.compute.start()
         self.slack.start()
         self.pubsub.start()
+        self.metrics.start()
         self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
         for topic in (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC, MEMORY_TOPIC):
             self.pubsub.create_topic(topic)
@@ -364,6 +372,7 @@ class LocalStack:
         if self.balancer:
             self.balancer.stop()
         self.pubsub.stop()
+        self.metrics.stop()
         self.slack.stop()
         self.compute.stop()
         self.workbench.stop()
@@ -382,6 +391,8 @@ class LocalStack:
                 self.workbench.endpoint if self.workbench_transport == "rest" else self.workbench.grpc_endpoint
             ),
             "COMPUTE_API_ENDPOINT": self.compute.endpoint,
+            "MONITORING_API_ENDPOINT": self.metrics.endpoint,
+            "MEMORY_CHARTS": "true" if self.memory_charts else "false",
             "SLACK_BOT_TOKEN": BOT_TOKEN,
             "SLACK_ALERT_CHANNEL": ALERT_CHANNEL,
             "SLACK_API_URL": self.slack.api_url,
@@ -404,6 +415,8 @@ class LocalStack:
         """
         if not compile_query(SINK_FILTER)(entry):
             return ""
+        if self.feed_monitoring:
+            feed_from_kill(self.metrics, entry)
         # Logging sets receiveTimestamp when it takes the entry, whatever the writer sent; the sink's message
         # carries the entry's own timestamp as an attribute (docs/checked-facts.md).
         entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
@@ -412,6 +425,8 @@ class LocalStack:
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""
+        if self.feed_monitoring:
+            feed_from_incident(self.metrics, incident)
         return self.pubsub.publish(MEMORY_TOPIC, json.dumps(incident).encode())
 
     def wait_idle(self, timeout: float = 30.0) -> bool:

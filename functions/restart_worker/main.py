@@ -14,6 +14,7 @@ import functions_framework
 from shared.adapters.audit import setup_logging
 from shared.adapters.clock import SYSTEM
 from shared.adapters.config import Need, settings_or_exit
+from shared.adapters.memory_series import MemorySeries
 from shared.adapters.queue import RestartQueue
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
@@ -39,6 +40,7 @@ WORKER = Worker(
     ),
     queue=RestartQueue(SETTINGS.restart_topic),
     clock=SYSTEM,
+    memory=MemorySeries(endpoint=SETTINGS.monitoring_api_endpoint) if SETTINGS.memory_charts else None,
 )
 
 

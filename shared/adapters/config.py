@@ -49,6 +49,8 @@ class Settings:
     restart_topic: str = ""  # full path projects/p/topics/t
     workbench_api_endpoint: str = ""
     compute_api_endpoint: str = ""  # on_oom's VM-id lookup; empty: the live Compute Engine API
+    monitoring_api_endpoint: str = ""  # the worker's memory curves (grpc://host:port locally); empty: the live API
+    memory_charts: bool = True  # the memory picture in kill alerts, warnings and owners' messages
     slack_bot_token: str = field(default="", repr=False)
     slack_signing_secret: str = field(default="", repr=False)
     slack_alert_channel: str = ""
@@ -184,7 +186,11 @@ def _endpoints(read: _Reader) -> dict[str, Any]:
     compute_endpoint = read.get("COMPUTE_API_ENDPOINT")
     read.unless(not compute_endpoint or re.fullmatch(r"https?://[\w.-]+(:\d+)?/?", compute_endpoint),
                 f"COMPUTE_API_ENDPOINT={compute_endpoint[:60]!r} is not http(s)://host[:port]")
-    return {"workbench_api_endpoint": endpoint.rstrip("/"), "compute_api_endpoint": compute_endpoint.rstrip("/")}
+    monitoring = read.get("MONITORING_API_ENDPOINT")
+    read.unless(not monitoring or re.fullmatch(r"grpc://[\w.-]+:\d+", monitoring),
+                f"MONITORING_API_ENDPOINT={monitoring[:60]!r} is not grpc://host:port")
+    return {"workbench_api_endpoint": endpoint.rstrip("/"), "compute_api_endpoint": compute_endpoint.rstrip("/"),
+            "monitoring_api_endpoint": monitoring}
 
 
 def _slack(read: _Reader, *, required: bool) -> dict[str, Any]:
@@ -262,6 +268,7 @@ def _timings(read: _Reader) -> dict[str, Any]:
     """The worker's, Slack's and the APIs' times, and the alert limits (with OWNER_DM, read here in its turn)."""
     return {
         "owner_dm": read.parse("OWNER_DM", True, _bool, "true or false"),
+        "memory_charts": read.parse("MEMORY_CHARTS", True, _bool, "true or false"),
         "worker_budget": read.seconds("WORKER_BUDGET_SECONDS", timedelta(seconds=420)),
         "slow_restart_alert": read.seconds("SLOW_RESTART_ALERT_SECONDS", timedelta(seconds=90)),
         "manual_restart_interval": read.seconds("MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60)),

@@ -61,6 +61,7 @@ def handle_memory_event(
         event_id=f"memory-{incident.incident_id or event_id}",
         memory_percent=incident.percent_used,
         incident_open=True,
+        vm_id=incident.vm_id,
     )
     age = now - request.requested_at
     if age > policy.max_event_age:

@@ -126,6 +126,7 @@ class RestartRequest:
     asked_by: str = ""  # RESIZE: the Slack user id of the participant who asked, told how it ended
     memory_percent: float | None = None  # WARN: how full memory is
     incident_open: bool = True  # WARN: Monitoring's incident state
+    vm_id: str = ""  # WARN: the VM's instance id (the incident's resource.labels.instance_id): its memory curve
     # An automatic incident waiting for health or a backoff yields the instance's ordering key between polls
     # (the worker's rule 4): it re-publishes itself. `chain` is the Pub/Sub message id of the first message of that wait
     # (the same on every continuation), `yields` how many times it has re-published itself (bounded).
@@ -160,9 +161,6 @@ class RestartRequest:
             raise ValueError("restart request is not a JSON object")
         try:
             requester = data.get("requester")
-            kill = data.get("kill")
-            if kill is not None and not isinstance(kill, dict):
-                raise ValueError("kill must be an object")
             alert_blocks = data.get("alert_blocks", [])
             if not isinstance(alert_blocks, list) or not all(isinstance(b, dict) for b in alert_blocks):
                 raise ValueError("alert_blocks must be a list of objects")
@@ -172,7 +170,7 @@ class RestartRequest:
                 instance=_str(data, "instance"),
                 requested_at=parse_time(_str(data, "requested_at")),
                 event_id=_str(data, "event_id"),
-                kill=kill,
+                kill=_kill(data.get("kill")),
                 requester=Requester(
                     slack_user_id=_str(requester, "slack_user_id"),
                     email=_str(requester, "email"),
@@ -190,6 +188,7 @@ class RestartRequest:
                 asked_by=_str(data, "asked_by", ""),
                 memory_percent=_percent(data.get("memory_percent")),
                 incident_open=bool(data.get("incident_open", True)),
+                vm_id=_vm_id(_str(data, "vm_id", "")),
                 chain=_str(data, "chain", ""),
                 yields=_count(data.get("yields", 0)),
                 slack_request=_str(data, "slack_request", ""),
@@ -224,6 +223,18 @@ def _percent(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
         raise TypeError("memory_percent")
     return float(value)
+
+
+def _kill(value: Any) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise ValueError("kill must be an object")
+    return value
+
+
+def _vm_id(value: str) -> str:
+    if value and not re.fullmatch(r"\d{1,20}", value):
+        raise ValueError("vm_id is not a Compute Engine instance id")
+    return value
 
 
 def _count(value: Any) -> int:

@@ -42,10 +42,14 @@ METHOD_SCOPES = {
     # The alert channel's history (grouped alerts): channels:history for a public channel, groups:history for a
     # private one; which it is is the organizers' choice.
     "conversations.history": {"channels:history", "groups:history"},
+    # slack_sdk's files_upload_v2: files.getUploadURLExternal, then files.completeUploadExternal (the memory picture)
+    "files.upload.v2": {"files:write"},
+    "files.getUploadURLExternal": {"files:write"},
+    "files.completeUploadExternal": {"files:write"},
 }
 _FAMILIES = "chat|users|usergroups|conversations|auth|views|reactions|team|files|im|bots|dnd|pins|reminders|search"
 _METHOD_STRING = re.compile(rf'"((?:{_FAMILIES})\.[A-Za-z.]+)"')
-_METHOD_CALL = re.compile(rf"\.((?:{_FAMILIES})_[A-Za-z_]+)\(")
+_METHOD_CALL = re.compile(rf"\.((?:{_FAMILIES})_[A-Za-z0-9_]+)\(")  # digits: files_upload_v2
 
 
 def step(build: dict[str, Any], step_id: str) -> dict[str, Any]:

@@ -138,7 +138,8 @@ def needed_permissions(function: str) -> set[str]:
     client_calls = set().union(*(adapter_calls()[m] for m in methods)) if methods else set()
     unknown = client_calls - set(CLIENT_PERMISSIONS)
     assert not unknown, f"add the IAM permission of {sorted(unknown)} to CLIENT_PERMISSIONS"
-    return {CLIENT_PERMISSIONS[call] for call in client_calls} | compute_permissions(function)
+    return {CLIENT_PERMISSIONS[call] for call in client_calls} | compute_permissions(function) | (
+        monitoring_permissions(function))
 
 
 # google-cloud-compute InstancesClient method -> the IAM permission the API checks (Compute REST reference).
@@ -164,6 +165,29 @@ def compute_permissions(function: str) -> set[str]:
     assert calls, "shared/adapters/compute.py calls no InstancesClient method that this test recognises"
     assert calls <= set(COMPUTE_CLIENT_PERMISSIONS), f"add the permission of {sorted(calls)}"
     return {COMPUTE_CLIENT_PERMISSIONS[call] for call in calls}
+
+
+# google-cloud-monitoring MetricServiceClient method -> the IAM permission the API checks (Monitoring access
+# control reference: projects.timeSeries.list needs monitoring.timeSeries.list).
+MONITORING_CLIENT_PERMISSIONS = {"list_time_series": "monitoring.timeSeries.list"}
+
+
+def monitoring_permissions(function: str) -> set[str]:
+    """The permissions of the MetricServiceClient calls in shared/adapters/memory_series.py, when the function's
+    code builds a MemorySeries (the memory picture: restart_worker only)."""
+    builds = any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "MemorySeries"
+        for path in import_closure(ROOT / "functions" / function / "main.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+    )
+    if not builds:
+        return set()
+    source = (ROOT / "shared" / "adapters" / "memory_series.py").read_text()
+    calls = {node.func.attr for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+             and node.func.attr in MONITORING_CLIENT_PERMISSIONS}
+    assert calls, "shared/adapters/memory_series.py calls no MetricServiceClient method that this test recognises"
+    return {MONITORING_CLIENT_PERMISSIONS[call] for call in calls}
 
 
 def granted_permissions() -> dict[str, set[str]]:

@@ -65,3 +65,13 @@ def test_it_ends_with_what_to_do_next(transcript: str) -> None:
     last = transcript.strip().splitlines()[-1]
     assert last.startswith("next: `make test`") and "deploy" in last
     assert (ROOT / "docs" / "operations.md").name in last
+
+
+def test_the_memory_pictures_are_written_and_named(transcript: str) -> None:
+    """Issue 27: the alert's and the owner's picture of the OOM incident and of the memory warning, each a PNG
+    written to demo-pictures/ and named in the transcript with the words Slack reads out for it."""
+    for name in ("wb-alice-warning-alert", "wb-alice-warning-owner", "wb-alice-kill-alert", "wb-alice-kill-owner"):
+        assert f"demo-pictures/{name}.png" in transcript, name
+        assert (ROOT / "demo-pictures" / f"{name}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert re.search(r"alt text: Memory used on wb-alice over the hour before the kill: it rose to [\d.]+ GiB "
+                     r"\(\d+% of 16\.0 GiB\) at \d\d:\d\d JST.*python \(pid \d+\)", transcript)

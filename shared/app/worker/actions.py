@@ -74,8 +74,9 @@ class Actions(Crew):
         if request.trigger is not Trigger.OOM:  # a person asked: the reply names what they asked for
             self._reply_not_done(job, outcome)
         else:
-            self.reporter.post_alert(self.reporter.facts(job, outcome=outcome, history=new_history))
+            alert_ts = self.reporter.post_alert(self.reporter.facts(job, outcome=outcome, history=new_history))
             self.reporter.dm_owner(job, paused=not unpaused)
+            self.reporter.pictures.after_kill(job, alert_ts)
         return WorkOutcome(ack=True, verdict=Outcome.of(decision.verdict), detail=decision.reason)
 
     def _reply_not_done(self, job: Job, outcome: str) -> None:
@@ -184,5 +185,6 @@ class Actions(Crew):
         line = self.say(key, instance=ref.name, percent=percent, owner=owner)
         if no_room := self.recorder.no_room(ref, view, warned):  # no quiet period: every alert warns again
             line = f"{line}\n{self.say('warn.not_recorded', labels=no_room)}"
-        self.slack.post(self.settings.slack_alert_channel, line)
+        line_ts = self.slack.post(self.settings.slack_alert_channel, line)
+        self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
         return WorkOutcome(ack=True, verdict=Outcome.WARN, detail=detail)

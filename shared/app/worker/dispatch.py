@@ -14,6 +14,7 @@ from typing import Any
 from shared.adapters.audit import audit
 from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
+from shared.adapters.memory_series import MemorySeries
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
 from shared.app.resize import Resizer
@@ -21,6 +22,7 @@ from shared.app.worker.actions import Actions
 from shared.app.worker.endings import Endings
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_service_error, settle
+from shared.app.worker.pictures import Pictures
 from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
@@ -46,6 +48,7 @@ class Worker:
         *,
         queue: Publisher,
         clock: Clock = SYSTEM,
+        memory: MemorySeries | None = None,
     ) -> None:
         self.settings = settings
         self.workbench = workbench
@@ -54,7 +57,7 @@ class Worker:
         self.policy = settings.policy
         say = messages.For(settings.message_language)
         self.recorder = Recorder(settings, workbench, clock, say)
-        self.reporter = Reporter(settings, slack, clock, say)
+        self.reporter = Reporter(settings, slack, clock, say, Pictures(settings, slack, clock, say, memory))
         resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
         crew = (settings, clock, self.recorder, self.reporter)
         self.restart = RestartAction(*crew, workbench)

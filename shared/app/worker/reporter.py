@@ -18,6 +18,7 @@ from shared.adapters.config import Settings
 from shared.adapters.slack_notify import RESPONSE_URL_LIFE, SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult
 from shared.app.worker.job import Job
+from shared.app.worker.pictures import Pictures
 from shared.core import alert_groups, messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, alert_blocks, amend_alert, cost_text
@@ -48,6 +49,7 @@ class Reporter:
     slack: SlackNotifier
     clock: Clock
     say: messages.For
+    pictures: Pictures  # the memory picture that follows a kill's alert or a warning (pictures.py)
 
     @property
     def policy(self) -> PolicyConfig:

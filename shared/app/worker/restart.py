@@ -103,7 +103,7 @@ class RestartAction(Crew):
             outcome = f"{outcome}\n" + self.say("outcome.busy_retried", count=result.busy_retries)
         if no_room:
             outcome = f"{outcome}\n{no_room}"
-        self.reporter.post_alert(facts(outcome), alert_ts)
+        alert_ts = self.reporter.post_alert(facts(outcome), alert_ts)
         new_history = job.history.with_restart(start_time, finished, automatic=job.automatic,
                                                confirmed=result.result is ResetResult.DONE)
         if request.kill_time is not None:
@@ -119,6 +119,8 @@ class RestartAction(Crew):
             reply = self.say("reply.restarted", instance=job.ref.name, seconds=seconds) if done else outcome
             self.reporter.reply(request, reply)
         self.recorder.try_save(job.ref, view, new_history)  # no redelivery if it fails: that would repeat the alert
+        if job.automatic:  # last: the picture never delays the restart, its alert or its record
+            self.reporter.pictures.after_kill(job, alert_ts)
         return WorkOutcome(ack=True, verdict=Outcome.of(job.decision.verdict), detail=f"{result.result} in {seconds} s")
 
     def _resume(self, job: Job, start_time: datetime, facts: Facts) -> Seen | WorkOutcome:
@@ -144,7 +146,8 @@ class RestartAction(Crew):
         """An automatic restart whose intent doesn't fit in the instance's labels is not made (rule 1). Told to
         the organizers, with how to make room and the Restart button beside it."""
         outcome = self.say("outcome.not_recorded", labels=no_room)
-        self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
+        alert_ts = self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
+        self.reporter.pictures.after_kill(job, alert_ts, owner_told=False)  # no DM here: the organizers act
         return WorkOutcome(ack=True, verdict=Outcome.NOT_RECORDED, detail="no room for the intent in the labels")
 
     def _reset_and_follow(self, job: Job, facts: Facts, *, attempted_at: datetime, undo: bool) -> Seen | WorkOutcome:
@@ -225,10 +228,12 @@ class RestartAction(Crew):
         ).without_inflight()
         self.recorder.try_save(job.ref, job.view, new_history)
         outcome = self.say("outcome.restart_failed", error=messages.escape(error))
-        self.reporter.post_alert(replace(facts, outcome=outcome), alert_ts)
+        alert_ts = self.reporter.post_alert(replace(facts, outcome=outcome), alert_ts)
         if job.automatic:
             self.reporter.dm_owner(job, restart=OperationOutcome(ResetResult.FAILED, 0.0, error))
         self.reporter.reply(request, self.reporter.failed_reply(request, job.ref, error))
+        if job.automatic:  # last, as after a restart (_report)
+            self.reporter.pictures.after_kill(job, alert_ts)
         return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=error)
 
     def _await_active(self, ref: InstanceRef, since: datetime, deadline: float) -> OperationOutcome:

@@ -1,0 +1,110 @@
+"""Adapter over google-cloud-monitoring: a VM's memory used per minute, and its largest processes at a moment.
+
+Two `timeSeries.list` calls (projects.timeSeries.list; MetricService.ListTimeSeries), each filtered by the VM's
+instance id: the Ops Agent's `agent.googleapis.com/memory/percent_used` (state=used) over the window, aligned to
+one minute, and its `agent.googleapis.com/processes/rss_usage` (labels command, pid) over the five minutes up to
+the moment asked about, of which each process's last point counts. Best effort, like the picture it feeds: one
+attempt, bounded by a timeout, and what Google raised leaves as the project's error (google_errors.py). The
+library is imported on first use: only the worker reads Monitoring, and only after the restart.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared.adapters.google_errors import google_answers
+from shared.core.memory_chart import Process
+
+MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
+RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
+LAST_PROCESS_POINT = timedelta(minutes=5)  # a process's rss older than this before the moment is not "just before"
+_VM_ID = re.compile(r"\d{1,20}")
+
+
+@dataclass(frozen=True)
+class MemoryData:
+    """`percents`: (minute, percent used), oldest first; `top`: processes by rss, largest first."""
+
+    percents: tuple[tuple[datetime, float], ...]
+    top: tuple[Process, ...]
+
+
+class MemorySeries:
+    def __init__(self, *, endpoint: str = "", timeout_s: float = 10.0) -> None:
+        self._endpoint = endpoint
+        self._timeout = timeout_s
+        self._client: Any = None
+        self._lock = threading.Lock()
+
+    def _metrics(self) -> Any:
+        with self._lock:  # the worker's threads may ask at once: one client
+            if self._client is None:
+                self._client = _client(self._endpoint)
+            return self._client
+
+    def read(self, project: str, vm_id: str, start: datetime, end: datetime, top_at: datetime,
+             *, processes: int = 3) -> MemoryData:
+        """The percent used per minute between start and end, and the `processes` largest at `top_at`."""
+        if not _VM_ID.fullmatch(vm_id):
+            raise ValueError(f"not a Compute Engine instance id: {vm_id[:30]!r}")
+        with google_answers():
+            memory = self._list(project, f'metric.type = "{MEMORY_METRIC}" AND metric.labels.state = "used"',
+                                vm_id, start, end)
+            rss = self._list(project, f'metric.type = "{RSS_METRIC}"', vm_id, top_at - LAST_PROCESS_POINT, top_at)
+        percents: dict[datetime, float] = {}
+        for series in memory:
+            for point in series.points:
+                percents[point.interval.end_time] = _number(point.value)
+        latest: list[Process] = []
+        for series in rss:
+            points = [p for p in series.points if p.interval.end_time <= top_at]
+            if not points:
+                continue
+            last = max(points, key=lambda p: p.interval.end_time)
+            labels = series.metric.labels
+            pid = str(labels.get("pid", ""))
+            latest.append(Process(str(labels.get("command", "") or labels.get("process", "?"))[:60],
+                                  int(pid) if pid.isdigit() else 0, _number(last.value)))
+        latest.sort(key=lambda p: p.rss_bytes, reverse=True)
+        return MemoryData(tuple(sorted(percents.items())), tuple(latest[:processes]))
+
+    def _list(self, project: str, metric: str, vm_id: str, start: datetime, end: datetime) -> list[Any]:
+        from google.cloud import monitoring_v3  # noqa: PLC0415 - lazy: cold start
+
+        request = monitoring_v3.ListTimeSeriesRequest(
+            name=f"projects/{project}",
+            filter=f'{metric} AND resource.type = "gce_instance" AND resource.labels.instance_id = "{vm_id}"',
+            interval=monitoring_v3.TimeInterval(start_time=start, end_time=end),
+            aggregation=monitoring_v3.Aggregation(
+                alignment_period=timedelta(minutes=1),
+                per_series_aligner=monitoring_v3.Aggregation.Aligner.ALIGN_MEAN,
+            ),
+            view=monitoring_v3.ListTimeSeriesRequest.TimeSeriesView.FULL,
+        )
+        return list(self._metrics().list_time_series(request=request, retry=None, timeout=self._timeout))
+
+
+def _number(value: Any) -> float:
+    """A point's value: ALIGN_MEAN gives a double; an unaligned gauge of bytes an int64."""
+    kind = value._pb.WhichOneof("value")  # proto-plus: which of the TypedValue's fields is set
+    return float(value.int64_value) if kind == "int64_value" else float(value.double_value)
+
+
+def _client(endpoint: str) -> Any:
+    """None: the live API over gRPC with Application Default Credentials; ``grpc://host:port``: a local
+    plaintext server (simulators/monitoring.py), without credentials."""
+    from google.cloud import monitoring_v3  # noqa: PLC0415 - lazy: cold start
+
+    if not endpoint:
+        return monitoring_v3.MetricServiceClient()
+    import grpc  # noqa: PLC0415
+    from google.cloud.monitoring_v3.services.metric_service.transports import (  # noqa: PLC0415
+        MetricServiceGrpcTransport,
+    )
+
+    channel = grpc.insecure_channel(endpoint.removeprefix("grpc://"))
+    return monitoring_v3.MetricServiceClient(transport=MetricServiceGrpcTransport(channel=channel))

@@ -1,0 +1,102 @@
+"""The memory picture step: after a kill's alert (or a memory warning) is said, its memory curve follows.
+
+Read from Cloud Monitoring (shared/adapters/memory_series.py), drawn (shared/core/memory_chart.py), shared into
+the alert's thread and the owner's DM (shared/adapters/slack_files.py). It comes last, once the restart is done,
+said and recorded: it never delays a reset. Whatever goes wrong here changes nothing else: no data, Monitoring
+unreadable or Slack refusing the file each become one line where the picture would have been, and an error of
+its own is logged. Off with MEMORY_CHARTS=false.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from shared.adapters.clock import Clock
+from shared.adapters.config import Settings
+from shared.adapters.errors import ServiceError
+from shared.adapters.memory_series import MemorySeries
+from shared.adapters.slack_files import Upload, dm_channel, upload
+from shared.adapters.slack_notify import SlackNotifier
+from shared.app.worker.job import Job
+from shared.core import memory_chart, messages
+from shared.core.machines import memory_kib
+from shared.core.policy import Verdict
+
+log = logging.getLogger(__name__)
+BEFORE = timedelta(hours=1)  # the curve's window before the kill (or the warning)
+# The verdicts whose kill the owner hears of by DM (Reporter.dm_owner): their picture follows that DM.
+OWNER_HEARS = frozenset({Verdict.RESET, Verdict.FOLLOW, Verdict.NOTIFY_ONLY, Verdict.PAUSE})
+
+Place = tuple[str, str]  # (channel id, thread ts or "")
+
+
+@dataclass(frozen=True)
+class Pictures:
+    settings: Settings
+    slack: SlackNotifier
+    clock: Clock
+    say: messages.For
+    reader: MemorySeries | None  # None: pictures are off
+
+    def after_kill(self, job: Job, alert_ts: str | None, *, owner_told: bool = True) -> None:
+        """The hour before the kill and the minutes since, into the alert's thread and, when the owner was told of
+        the kill (`owner_told`, and a verdict Reporter.dm_owner speaks of), the owner's DM."""
+        kill_at, kill = job.request.kill_time, job.request.kill or {}
+        if self.reader is None or kill_at is None:
+            return
+        owner = owner_told and job.automatic and job.decision.verdict in OWNER_HEARS
+        self._show(job, str(kill.get("vm_id", "")), kill_at, alert_ts, owner=owner)
+
+    def after_warning(self, job: Job, line_ts: str | None, *, owner: bool) -> None:
+        """The hour up to now, under the channel's warning line and after the owner's warning."""
+        if self.reader is None:
+            return
+        self._show(job, job.request.vm_id, None, line_ts, owner=owner)
+
+    def _show(self, job: Job, vm_id: str, kill_at: datetime | None, thread_ts: str | None, *, owner: bool) -> None:
+        try:
+            places: list[Place] = [(self.settings.slack_alert_channel, thread_ts)] if thread_ts else []
+            email = job.view.owner_email if owner and self.settings.owner_dm else None
+            if email and (channel := dm_channel(self.slack, email)):
+                places.append((channel, ""))
+            if not places:
+                return
+            shown = self._picture(job, vm_id, kill_at)
+            if not shown:
+                return
+            for channel, ts in places:
+                self._share(job, shown, channel, ts)
+        except Exception:  # the picture is extra: nothing it does may change the incident's end
+            log.exception("%s: the memory picture failed", job.ref.name)
+
+    def _picture(self, job: Job, vm_id: str, kill_at: datetime | None) -> memory_chart.Picture | str:
+        """The picture, or the one line that stands in for it."""
+        if self.reader is None:
+            return ""
+        name = job.ref.name
+        total_kib = memory_kib(job.view.machine_type)
+        now = self.clock.now()
+        moment = kill_at or now
+        if not vm_id.isdigit() or total_kib is None:  # no VM to ask about, or a machine whose memory is unknown
+            return self.say("chart.no_data", instance=name)
+        try:
+            data = self.reader.read(job.ref.project, vm_id, moment - BEFORE, max(now, moment), moment)
+        except ServiceError as exc:
+            log.warning("%s: Cloud Monitoring unreadable: %s", name, exc)
+            return self.say("chart.unreadable", instance=name, error=messages.escape(exc.status))
+        if not data.percents:
+            return self.say("chart.no_data", instance=name)
+        chart = memory_chart.MemoryChart.from_percent(name, data.percents, total_kib * 1024.0, kill_at, data.top)
+        return memory_chart.render(chart, lang=self.say.lang, tz=self.settings.tz)
+
+    def _share(self, job: Job, shown: memory_chart.Picture | str, channel: str, thread_ts: str) -> None:
+        if isinstance(shown, memory_chart.Picture):
+            stamp = (job.request.kill_time or self.clock.now()).strftime("%Y%m%d-%H%M")
+            file = Upload(shown.png, f"memory-{job.ref.name}-{stamp}.png", shown.title, shown.alt_text)
+            refused = upload(self.slack, channel, file, thread_ts=thread_ts)
+            if not refused:
+                return
+            shown = self.say("chart.not_uploaded", instance=job.ref.name, error=messages.escape(refused))
+        self.slack.post(channel, shown, thread_ts=thread_ts)

@@ -1,0 +1,54 @@
+"""The memory picture's words, in English and Japanese: its title and alt text (chart.*), and the one line that
+stands in for it when there is no picture to show (Monitoring has no data, can't be read, or Slack refused it).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from shared.core.messages.formatting import Lang
+
+CHARTS: Final[dict[str, dict[Lang, str]]] = {
+    "chart.title.kill": {
+        "en": "Memory of {instance} before the kill",
+        "ja": "{instance} の強制終了までのメモリ",
+    },
+    "chart.title.warn": {
+        "en": "Memory of {instance} over the last hour",
+        "ja": "{instance} の直近1時間のメモリ",
+    },
+    "chart.alt.kill": {
+        "en": "Memory used on {instance} over the hour before the kill: it rose to {peak} ({percent}% of {total}) "
+              "at {peak_time}, and the out-of-memory kill came at {kill_time}. Largest processes just before: {who}.",
+        "ja": "強制終了までの1時間の {instance} のメモリ使用量: {peak_time} に {peak}（{total} の {percent}%）まで増え、"
+              "{kill_time} にメモリ不足で強制終了されました。直前にメモリが最も多かったプロセス: {who}。",
+    },
+    "chart.alt.warn": {
+        "en": "Memory used on {instance} over the last hour: {now} now, highest {peak} ({percent}% of {total}) "
+              "at {peak_time}. Largest processes now: {who}.",
+        "ja": "直近1時間の {instance} のメモリ使用量: 現在 {now}、最大は {peak_time} の {peak}（{total} の {percent}%）。"
+              "今メモリが最も多いプロセス: {who}。",
+    },
+    "chart.alt.nobody": {
+        "en": "no process data",
+        "ja": "プロセスのデータなし",
+    },
+    "chart.no_data": {
+        "en": ":chart_with_upwards_trend: No memory curve for *{instance}*: Cloud Monitoring has no memory data "
+              "for its VM in that hour (the Ops Agent is not on it, or the VM is new).",
+        "ja": ":chart_with_upwards_trend: *{instance}* のメモリの推移はありません: Cloud Monitoring にその1時間の"
+              "メモリのデータがありません（Ops Agent が入っていないか、新しい VM です）。",
+    },
+    "chart.unreadable": {
+        "en": ":chart_with_upwards_trend: No memory curve for *{instance}*: Cloud Monitoring could not be read "
+              "({error}).",
+        "ja": ":chart_with_upwards_trend: *{instance}* のメモリの推移はありません: Cloud Monitoring を読めませんでした"
+              "（{error}）。",
+    },
+    "chart.not_uploaded": {
+        "en": ":chart_with_upwards_trend: No memory curve for *{instance}*: Slack did not take the picture "
+              "({error}).",
+        "ja": ":chart_with_upwards_trend: *{instance}* のメモリの推移はありません: Slack が画像を受け付けませんでした"
+              "（{error}）。",
+    },
+}

@@ -1,0 +1,214 @@
+"""A local Cloud Monitoring: MetricService.ListTimeSeries over plaintext gRPC, with the real protos, so the real
+google-cloud-monitoring client (shared/adapters/memory_series.py) reads it unmodified.
+
+It keeps, per VM instance id, what the Ops Agent writes: `agent.googleapis.com/memory/percent_used` (state=used)
+and `agent.googleapis.com/processes/rss_usage` (labels command, pid, ...), one point a minute. The local stack
+feeds it a curve that rises to each kill it pushes through the sink (`feed_kill`), and one up to now for each
+memory alert (`feed_warning`). Faults: `down` (UNAVAILABLE, as an outage or a refused connection is seen).
+What it follows of the API (docs/fidelity.md, "Issue 27"):
+- https://cloud.google.com/monitoring/api/ref_v3/rpc/google.monitoring.v3#google.monitoring.v3.MetricService.ListTimeSeries
+  (and REST projects.timeSeries/list): `name`, `filter`, `interval`, `aggregation`, `view`; a series per
+  metric and resource label set; no data is an empty answer, not an error.
+- TimeSeries.points: "When listing time series, points are returned in reverse time order"; the interval's
+  end time is included; a point inside it is one whose end time lies in (start, end].
+- Aggregation: an aligner needs an alignment period of at least 60 s (INVALID_ARGUMENT otherwise); ALIGN_MEAN
+  turns a gauge's points into DOUBLE values, one per period.
+- Ops Agent metrics (https://cloud.google.com/monitoring/api/metrics_opsagent): memory/percent_used is a DOUBLE
+  gauge labelled state; processes/rss_usage an INT64 gauge in bytes labelled process, command, command_line,
+  owner, pid.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import grpc
+from google.cloud import monitoring_v3
+
+MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
+RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
+GIB = 1024**3
+GAUGE, INT64, DOUBLE = 1, 2, 3  # google.api.MetricDescriptor's MetricKind and ValueType numbers
+_EQUALS = re.compile(r'([a-z_.]+)\s*=\s*"([^"]*)"')
+
+
+@dataclass
+class VmSeries:
+    """One VM's points: percent used per minute, and each process's rss per minute."""
+
+    project: str
+    zone: str
+    percents: dict[datetime, float] = field(default_factory=dict)
+    processes: dict[tuple[str, int], dict[datetime, int]] = field(default_factory=dict)
+
+
+class MonitoringSimulator:
+    def __init__(self, *, latency_s: float = 0.0) -> None:
+        self.vms: dict[str, VmSeries] = {}
+        self.down = False  # every call answers UNAVAILABLE
+        self.latency_s = latency_s
+        self.requests: list[tuple[float, Any]] = []  # (arrival, time.time(); the ListTimeSeriesRequest)
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self.port = 0
+
+    @property
+    def endpoint(self) -> str:
+        return f"grpc://127.0.0.1:{self.port}"
+
+    def start(self) -> MonitoringSimulator:
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="monitoring-sim"),
+                             options=[("grpc.so_reuseport", 0)])
+        handler = grpc.unary_unary_rpc_method_handler(
+            self._list_time_series, request_deserializer=monitoring_v3.ListTimeSeriesRequest.deserialize,
+            response_serializer=monitoring_v3.ListTimeSeriesResponse.serialize)
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            "google.monitoring.v3.MetricService", {"ListTimeSeries": handler}),))
+        self.port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self._server = server
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop(grace=None)
+            self._server = None
+
+    # ---- feeding it ----------------------------------------------------------------------------------
+    def vm(self, vm_id: str, project: str = "", zone: str = "") -> VmSeries:
+        with self._lock:
+            return self.vms.setdefault(vm_id, VmSeries(project, zone))
+
+    def feed_kill(self, vm_id: str, kill_at: datetime, *, process: str = "python", pid: int = 23817,
+                  rss_bytes: int = 12 * GIB, total_bytes: int = 16 * GIB, project: str = "", zone: str = "") -> None:
+        """The hour before a kill as the agent saw it: a slow climb, then a cell that takes the rest, up to 97 % of
+        the machine; the killed process holding most of it, the notebook server and a language server beside
+        it, and another kernel holding what the killed one did not (two notebooks, each taking half)."""
+        series = self.vm(vm_id, project, zone)
+        base, share = 0.22, 0.97
+        other = share * total_bytes - 1.5 * GIB - rss_bytes  # another kernel's part of the full machine
+        last = kill_at.replace(second=0, microsecond=0)
+        with self._lock:
+            for back in range(60, -1, -1):
+                at = last - timedelta(minutes=back)
+                climb = (60 - back) / 60
+                used = base + (share - base) * (0.55 * climb ** 1.6 + (0.45 if back <= 3 else 0.45 * climb ** 6))
+                series.percents[at] = round(100 * min(share, used), 2)
+                own = max(0.05 * GIB, used * total_bytes - 1.5 * GIB)
+                series.processes.setdefault((process, pid), {})[at] = int(min(rss_bytes, own))
+                if other > 0.5 * GIB:
+                    series.processes.setdefault(("python3", pid + 311), {})[at] = int(min(other, own / 2))
+                series.processes.setdefault(("jupyter-lab", 1042), {})[at] = int(1.1 * GIB)
+                series.processes.setdefault(("node", 977), {})[at] = int(0.3 * GIB)
+                series.processes.setdefault(("google_osconfig", 611), {})[at] = int(0.05 * GIB)
+
+    def feed_warning(self, vm_id: str, now: datetime, *, percent: float, total_bytes: int = 16 * GIB,
+                     project: str = "", zone: str = "") -> None:
+        """The hour up to a memory alert: a climb to `percent` now (the kill's climb, scaled to end there)."""
+        self.feed_kill(vm_id, now, rss_bytes=int(0.97 * total_bytes - 1.5 * GIB), total_bytes=total_bytes,
+                       project=project, zone=zone)
+        with self._lock:
+            series = self.vms[vm_id]
+            series.percents = {at: round(p * percent / 97, 2) for at, p in series.percents.items()}
+            series.processes = {proc: {at: int(rss * percent / 97) for at, rss in points.items()}
+                                for proc, points in series.processes.items()}
+
+    # ---- the method ----------------------------------------------------------------------------------
+    def _list_time_series(self, request: Any, context: Any) -> Any:
+        with self._lock:
+            self.requests.append((time.time(), request))
+        if self.latency_s:
+            threading.Event().wait(self.latency_s)
+        if self.down:
+            context.abort(grpc.StatusCode.UNAVAILABLE, "The service is currently unavailable.")
+        if request.aggregation.per_series_aligner and request.aggregation.alignment_period.total_seconds() < 60:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          "The alignment period must be at least 60 seconds.")
+        wanted = dict(_EQUALS.findall(request.filter))
+        metric = wanted.get("metric.type", "")
+        found = self.vms.get(wanted.get("resource.labels.instance_id", ""))
+        project = request.name.removeprefix("projects/")
+        if found is None or found.project not in ("", project) or metric not in (MEMORY_METRIC, RSS_METRIC):
+            return monitoring_v3.ListTimeSeriesResponse()
+        start, end = request.interval.start_time, request.interval.end_time
+        mean = request.aggregation.per_series_aligner == monitoring_v3.Aggregation.Aligner.ALIGN_MEAN
+        with self._lock:
+            if metric == MEMORY_METRIC:
+                if wanted.get("metric.labels.state", "used") != "used":
+                    return monitoring_v3.ListTimeSeriesResponse()
+                sets = [({"state": "used"}, dict(found.percents), True)]
+            else:
+                sets = [({"command": command, "process": command, "pid": str(pid), "owner": "jupyter",
+                          "command_line": command}, dict(points), False)
+                        for (command, pid), points in sorted(found.processes.items())]
+        series = []
+        for labels, points, is_double in sets:
+            inside = sorted((at for at in points if start < at <= end), reverse=True)  # newest first
+            if not inside:
+                continue
+            series.append(monitoring_v3.TimeSeries(
+                metric={"type": metric, "labels": labels},
+                resource={"type": "gce_instance", "labels": {"project_id": found.project or project,
+                                                             "instance_id": wanted["resource.labels.instance_id"],
+                                                             "zone": found.zone}},
+                metric_kind=GAUGE,
+                value_type=DOUBLE if is_double or mean else INT64,
+                points=[_point(at, points[at], double=is_double or mean) for at in inside],
+            ))
+        return monitoring_v3.ListTimeSeriesResponse(time_series=series)
+
+
+def _point(at: datetime, value: float, *, double: bool) -> monitoring_v3.Point:
+    typed = {"double_value": float(value)} if double else {"int64_value": int(value)}
+    return monitoring_v3.Point(interval={"end_time": at}, value=typed)
+
+
+_KILLED = re.compile(r"Kill(?:ed)? process (\d+),? (?:UID \d+, )?\(([^)]{1,64})\)")
+_ANON_RSS = re.compile(r"anon-rss:(\d+)kB")
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _when(value: Any) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else None
+
+
+def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any]) -> None:
+    """What the Ops Agent wrote before the kill an entry reports: the hour rising to it, on the entry's VM."""
+    labels = _dict(_dict(entry.get("resource")).get("labels"))
+    vm_id, kill_at = str(labels.get("instance_id", "")), _when(entry.get("timestamp"))
+    payload = _dict(entry.get("jsonPayload"))
+    text = str(entry.get("textPayload") or payload.get("message") or payload.get("MESSAGE") or "")
+    killed = _KILLED.search(text)
+    if not vm_id.isdigit() or kill_at is None or killed is None or vm_id in sim.vms:
+        return
+    rss = _ANON_RSS.search(text)
+    sim.feed_kill(vm_id, kill_at, process=killed.group(2), pid=int(killed.group(1)),
+                  rss_bytes=int(rss.group(1)) * 1024 if rss else 12 * GIB,
+                  project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")))
+
+
+def feed_from_incident(sim: MonitoringSimulator, notification: dict[str, Any]) -> None:
+    """What the agent wrote up to a memory alert: the hour rising to the incident's observed value, now."""
+    incident = _dict(notification.get("incident"))
+    labels = _dict(_dict(incident.get("resource")).get("labels"))
+    vm_id = str(labels.get("instance_id", ""))
+    try:
+        percent = float(incident.get("observed_value", 92))
+    except (TypeError, ValueError):
+        percent = 92.0
+    if vm_id.isdigit() and vm_id not in sim.vms:
+        sim.feed_warning(vm_id, datetime.now(UTC), percent=min(99.0, percent if percent > 1 else percent * 100),
+                         project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")))
