@@ -8,8 +8,9 @@ Phases: import cost (fresh interpreters, on an idle machine first), Slack acknow
 under load, cold; ours and a bare Bolt app), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
 when their operation ends), and the memory picture's cost (drawing it; the restart with pictures on and off,
-side by side), and the report after a contest day of 50 notebooks' audit entries. Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
-resets, events that never reached a reset); a target missed is reported, not an error.
+side by side), and the report after a contest day of 50 notebooks' audit entries. Each runs its own local
+stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated resets, events that never reached
+a reset); a target missed is reported, not an error.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.adapters.audit_log import make_client, read_audit
-from shared.adapters.config import load_settings
+from shared.adapters.config import Settings, load_settings
+from shared.adapters.slack_notify import SlackNotifier
 from shared.core import messages
 from shared.core.report import Notebook, Report, build, to_csv, to_table
 from shared.core.report_message import slack_text
@@ -38,6 +39,8 @@ class Source:
     services: tuple[str, ...]
     fleet: Mapping[str, Notebook]
     prices: Mapping[str, float]
+    slack: SlackNotifier | None = None  # --post: where the message goes, and its channel
+    channel: str = ""
 
 
 def _time(text: str) -> datetime:
@@ -55,6 +58,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--since", type=_time, help="ISO 8601, UTC unless a zone is given (default: until - 24 h)")
     parser.add_argument("--until", type=_time, help="ISO 8601 (default: now)")
     parser.add_argument("--csv", type=Path, help="where the CSV goes (default: notebook-medic-report-<since>.csv)")
+    parser.add_argument("--post", action="store_true",
+                        help="send the message with the CSV to the organizers' channel (SLACK_BOT_TOKEN, "
+                        "SLACK_ALERT_CHANNEL; bot scope files:write)")
     parser.add_argument("--lang", choices=("en", "ja"), help="the message's language (default: MESSAGE_LANGUAGE)")
     parser.add_argument("--local", action="store_true",
                         help="a seeded contest day on the local Logging stand-in (no Google account needed)")
@@ -62,19 +68,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not args.local and not args.project:
         parser.error("--project (or GOOGLE_CLOUD_PROJECT) is required, or --local")
+    if args.notebooks < 2:
+        parser.error("--notebooks: at least 2 (the local day's gaps need two kills)")
     return args
 
 
 @contextlib.contextmanager
-def _cloud(args: argparse.Namespace, prices: Mapping[str, float]) -> Iterator[tuple[Source, None]]:
-    """The deployment: Logging and Workbench with Application Default Credentials."""
+def _cloud(args: argparse.Namespace, settings: Settings) -> Iterator[tuple[Source, None]]:
+    """The deployment: Logging and Workbench with Application Default Credentials; Slack with the bot's token."""
     from shared.adapters.workbench import Workbench  # noqa: PLC0415 - only a real deployment lists its fleet
 
     zones = tuple(zone.strip() for zone in args.zones.split(",") if zone.strip())
     views = Workbench().list(args.project, zones) if zones else []
     fleet = {view.ref.name: Notebook(view.owner_email or "", view.machine_type) for view in views}
     services = tuple(f"{args.prefix}-{suffix}" for suffix in AUDITED)
-    yield Source(args.project, make_client(args.project), services, fleet, prices), None
+    slack = SlackNotifier(token=settings.slack_bot_token, base_url=settings.slack_api_url) if args.post else None
+    yield Source(args.project, make_client(args.project), services, fleet, settings.machine_prices, slack,
+                 settings.slack_alert_channel), None
 
 
 def window(args: argparse.Namespace, now: datetime, day: tuple[datetime, datetime] | None) -> tuple[datetime, datetime]:
@@ -99,14 +109,22 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     if args.local:
         from tools.report.local import local_source  # noqa: PLC0415 - the simulators, only for --local
 
-        context = local_source(args.notebooks)
+        context = local_source(args.notebooks, post=args.post)
     else:
-        context = _cloud(args, settings.machine_prices)
+        context = _cloud(args, settings)
     with context as (source, day):
         since, until = window(args, datetime.now(UTC), day)
         report = run(source, since, until)
         path = args.csv or Path(f"notebook-medic-report-{since:%Y%m%dT%H%M}.csv")
         path.write_text(to_csv(report))
         print(to_table(report), file=out)
-        print(f"\n{slack_text(report, say, path.name)}\n\nCSV: {path.resolve()}", file=out)
+        text = slack_text(report, say, path.name)
+        print(f"\n{text}\n\nCSV: {path.resolve()}", file=out)
+        if args.post:
+            from tools.report.post import post  # noqa: PLC0415 - only when asked
+
+            if source.slack is None or not source.channel:
+                print("--post: SLACK_BOT_TOKEN and SLACK_ALERT_CHANNEL are needed", file=out)
+                return 2
+            print(post(source.slack, source.channel, text, path, say), file=out)
     return 0

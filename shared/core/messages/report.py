@@ -67,4 +67,12 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "ja": "参加者ごとの行は CSV ({file}) にあります。稼働時間は期間からボットの停止を除いたもので、上限の値です "
         "(docs/operations.md)。",
     },
+    "report.posted": {
+        "en": "Posted to {channel} with {file}.",
+        "ja": "{channel} に {file} 付きで投稿しました。",
+    },
+    "report.post_failed": {
+        "en": "Not posted to {channel}: {error}. The CSV is written; post it by hand.",
+        "ja": "{channel} に投稿できませんでした: {error}。CSV は書き出してあります。手で投稿してください。",
+    },
 }
