@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.core import messages
 from shared.core.report import AuditRecord, Notebook, Report, build, to_csv, to_table
 from shared.core.report_message import slack_text
+from simulators import audit_day
 
 SINCE = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 UNTIL = SINCE + timedelta(hours=10)
@@ -149,3 +153,23 @@ def test_totals_csv_table_and_message_agree() -> None:
     for lang in ("en", "ja"):
         text = slack_text(report, messages.For(lang), "r.csv")
         assert "15.00" in text and "r.csv" in text and "nb-b" in text  # nb-b's kill k3 has no outcome
+
+
+DAY = audit_day.contest_day(SINCE, 12, hours=10, seed=9)
+DAY_RECORDS = [AuditRecord(e["insertId"], datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")),
+                           e["jsonPayload"]) for e in DAY.entries]
+DAY_FLEET = {name: Notebook(*listed) for name, listed in DAY.fleet.items()}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(min_value=0, max_value=30))
+def test_the_report_does_not_depend_on_the_order_or_on_entries_delivered_twice(rng: random.Random,
+                                                                                 repeats: int) -> None:
+    plain = build(DAY_RECORDS, since=SINCE, until=UNTIL, fleet=DAY_FLEET, prices=audit_day.PRICES)
+    shuffled = [*DAY_RECORDS, *(rng.choice(DAY_RECORDS) for _ in range(repeats))]
+    rng.shuffle(shuffled)
+    again = build(shuffled, since=SINCE, until=UNTIL, fleet=DAY_FLEET, prices=audit_day.PRICES)
+    assert to_csv(again) == to_csv(plain)
+    assert again.gaps.duplicates == repeats and plain.gaps.duplicates == 0
+    assert (plain.totals.kills, plain.totals.automatic_restarts, plain.totals.manual_restarts,
+            plain.totals.resizes) == (DAY.kills, DAY.automatic, DAY.manual, DAY.resizes)
