@@ -10,9 +10,10 @@ What each number measures:
   line the worker took for an earlier incident (skip-duplicate, folded) is not counted again.
 - automatic / manual restarts: the worker's restart lines whose outcome is done, one per request (event_id):
   trigger "oom" is automatic; "slash-command" and "button" are manual.
-- minutes down: for each kill with a done restart, from the intake's entry for the kill to the worker's entry for
-  the restart's end. The kill itself happened a little earlier (Logging's delivery) and JupyterLab answers a
-  little later, so this is a lower bound of the time the notebook was out.
+- minutes down: for each kill with a done automatic restart, from the intake's entry for the kill to the worker's
+  entry for the restart's end (a kill ended by an organizer's restart instead is not counted). The kill itself
+  happened a little earlier (Logging's delivery) and JupyterLab answers a little later, so this is a lower bound
+  of the time the notebook was out.
 - resizes: the worker's resize lines whose outcome is "resized".
 - hours run: the audit trail records no start or stop done outside the bot, so it cannot say when a notebook ran.
   The report counts the window (since..until) for every notebook, less the time from a stop the bot carried out
@@ -263,9 +264,15 @@ CSV_COLUMNS = ("participant", "notebooks", "machine_types", "oom_kills", "automa
                "failed_restarts", "minutes_down", "resizes", "hours_run_at_most", "estimated_cost_usd")
 
 
+def _inert(cell: str) -> str:
+    """A cell a spreadsheet will not run as a formula (OWASP "CSV Injection"): names come from logs and labels."""
+    return f"'{cell}" if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+
+
 def _cells(row: Row) -> list[str]:
     cost = "" if row.cost_usd is None else f"{row.cost_usd:.2f}"
-    return [row.participant, " ".join(row.notebooks), " ".join(row.machine_types), str(row.kills),
+    return [_inert(row.participant), _inert(" ".join(row.notebooks)), _inert(" ".join(row.machine_types)),
+            str(row.kills),
             str(row.automatic_restarts), str(row.manual_restarts), str(row.failed_restarts),
             f"{row.minutes_down:.1f}", str(row.resizes), f"{row.hours_run:.2f}", cost]
 

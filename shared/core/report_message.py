@@ -18,7 +18,7 @@ def _totals(total: Row, unpriced: tuple[str, ...], say: messages.For) -> str:
               "failed": total.failed_restarts, "minutes": round(total.minutes_down),
               "resizes": total.resizes, "hours": f"{total.hours_run:.1f}"}
     if total.cost_usd is None:
-        return say("report.totals.unpriced", types=", ".join(unpriced), **common)
+        return say("report.totals.unpriced", types=messages.escape(", ".join(unpriced)), **common)
     return say("report.totals", cost=f"{total.cost_usd:.2f}", **common)
 
 
@@ -31,11 +31,11 @@ def _gaps(report: Report, say: messages.For) -> list[str]:
         lines.append(say("report.gap.unnamed_kills", count=gaps.unnamed_kills))
     if gaps.kills_without_outcome:
         lines.append(say("report.gap.without_outcome", count=len(gaps.kills_without_outcome),
-                         instances=", ".join(sorted(set(gaps.kills_without_outcome)))))
+                         instances=messages.escape(", ".join(sorted(set(gaps.kills_without_outcome))))))
     if gaps.restarts_without_kill:
         lines.append(say("report.gap.restarts_without_kill", count=gaps.restarts_without_kill))
     if gaps.unknown_owner:
-        lines.append(say("report.gap.unknown_owner", instances=", ".join(gaps.unknown_owner)))
+        lines.append(say("report.gap.unknown_owner", instances=messages.escape(", ".join(gaps.unknown_owner))))
     return [say("report.gaps"), *lines] if lines else []
 
 

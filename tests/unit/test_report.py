@@ -173,3 +173,13 @@ def test_the_report_does_not_depend_on_the_order_or_on_entries_delivered_twice(r
     assert again.gaps.duplicates == repeats and plain.gaps.duplicates == 0
     assert (plain.totals.kills, plain.totals.automatic_restarts, plain.totals.manual_restarts,
             plain.totals.resizes) == (DAY.kills, DAY.automatic, DAY.manual, DAY.resizes)
+
+
+def test_names_from_the_log_cannot_become_formulas_or_slack_markup() -> None:
+    entries = [kill(60, "nb-x", "k1"), worker(62, "nb-x", "k1", owner="=HYPERLINK(\"http://evil\")"),
+               kill(70, "nb-y", "k2")]
+    report = build(entries, since=SINCE, until=UNTIL, fleet={"nb-y": Notebook("", "<!channel>")}, prices=PRICES)
+    participants = [line["participant"] for line in csv.DictReader(io.StringIO(to_csv(report)))]
+    assert "'=HYPERLINK(\"http://evil\")" in participants
+    text = slack_text(report, messages.For("en"), "r.csv")
+    assert "<!channel>" not in text and "&lt;!channel&gt;" in text
