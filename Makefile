@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # Every requirements*.txt (the runtime's, the dev tools', and any other group) goes into the venv.
 REQUIREMENTS := requirements.txt $(filter-out requirements.txt,$(wildcard requirements*.txt))
 
-.PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean doctor
+.PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean doctor report
 
 venv: $(STAMP)
 
@@ -94,6 +94,12 @@ package:
 # Its client libraries (requirements-doctor.txt) are in the dev venv, never in a function's package.
 doctor: venv
 	PYTHONPATH=. $(PY) -m tools.doctor $(ARGS)
+
+# make report: the contest's report from the bot's audit entries in Cloud Logging (docs/operations.md, "After the
+# contest: the report"): a table, a CSV, the organizers' message. ARGS="--project P --zones Z --since 2026-12-01T08:00
+# --until 2026-12-01T18:00 [--csv out.csv]", or ARGS=--local for a seeded day on the local Logging stand-in.
+report: venv
+	PYTHONPATH=. $(PY) -m tools.report $(ARGS)
 
 checkov:
 	scripts/checkov.sh

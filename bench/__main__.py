@@ -9,10 +9,10 @@ under load, cold; ours and a bare Bolt app), owners asking while Workbench is sl
 one final answer each, the time to it), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
 when their operation ends), the memory picture's cost (drawing it; the restart with pictures on and off,
-side by side), and a kernel's OOM kill under the real kernel and a real JupyterLab
-(the guard's recovery: the kernel, not the VM; skipped where the machine has no memory cgroup). Each
-runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated
-resets, events that never reached a reset); a target missed is reported, not an error.
+side by side), a kernel's OOM kill under the real kernel and a real JupyterLab (the guard's recovery: the
+kernel, not the VM; skipped where the machine has no memory cgroup), and the report after a contest day of 50
+notebooks' audit entries. Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers,
+lost or repeated resets, events that never reached a reset); a target missed is reported, not an error.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import bot_time, guest_oom, imports, pictures, report, slack_ack, slow_answer, storm, watcher
+from bench import audit_report, bot_time, guest_oom, imports, pictures, report, slack_ack, slow_answer, storm, watcher
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher")
+PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher", "report")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -57,6 +57,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     st.add_argument("--storm-copies", type=int, default=4, help="deliveries of each line")
     st.add_argument("--storm-senders", type=int, default=16, help="threads publishing to the OOM topic")
     st.add_argument("--seed", type=int, default=3, help="shuffle of the storm's events")
+    rep = parser.add_argument_group("the report after the contest")
+    rep.add_argument("--report-notebooks", type=int, default=50, help="notebooks in the day's audit entries")
     bot = parser.add_argument_group("bot time")
     bot.add_argument("--bot-incidents", type=int, default=200)
     live = parser.add_argument_group("kill -> reset under the live services' costs")
@@ -121,6 +123,9 @@ def sound(results: dict[str, Any]) -> list[str]:
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
+    if results.get("report") and not results["report"]["ok"]:
+        problems.append(f"report: found {results['report']['found']} and said {results['report']['gaps_said']}, "
+                        f"expected {results['report']['expected']} and one gap of each kind")
     return problems
 
 
@@ -179,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
                                          cpu_s=args.watcher_cpu_seconds,
                                          modes=tuple(args.watcher_modes.split(",")))
         watch.lap("watcher", started)
+
+    if "report" in phases:
+        started = time.monotonic()
+        results["report"] = audit_report.run(args.report_notebooks)
+        watch.lap("report", started)
 
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),

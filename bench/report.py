@@ -146,6 +146,12 @@ def metrics(results: dict[str, Any]) -> list[Metric]:
                    "s", "< 5 s", _lt(live["bot_ms"]["p99"] / 1000, 5)),
         ]
     out += slow_answer.metrics(results.get("slow"))
+    day = results.get("report")
+    if day:
+        out.append(Metric("report.total", f"The report of a day's audit entries ({day['notebooks']} notebooks, "
+                          f"{day['entries']} entries): read over the wire, built, written", day["total_ms"], "ms",
+                          "", None, f"{day['total_ms']:.0f} ms (read {day['read_ms']:.0f} ms in {day['pages']} "
+                          f"page(s), built {day['build_ms']:.0f} ms, CSV and message {day['write_ms']:.0f} ms)"))
     return out + _picture_metrics(results.get("pictures"))
 
 

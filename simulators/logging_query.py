@@ -4,11 +4,13 @@ The local stack's sink applies the filter with it, as Logging does, so nothing r
 the real sink would drop; tests/infra/test_sink_filter.py checks the filter against the samples with it.
 
 Supported: AND / OR / NOT (and juxtaposition as AND), parentheses, `field:"text"` (substring), `field="value"`
-and `field!="value"` (equality), and the function `log_id("ID")` (the log whose logName ends in /logs/ID,
-the ID URL-encoded there: Logging query language reference, "log_id"). Fields are dotted paths into the
-LogEntry JSON; a segment may be quoted (labels."compute.googleapis.com/resource_name"). As in Logging, string
-comparisons ignore case and a comparison on a missing field is false. Anything outside the subset raises
-QueryError rather than guessing, so a filter that grows past it fails the test instead of passing it.
+and `field!="value"` (equality), `field>="value"` (and >, <, <=: as times when both sides are RFC 3339 timestamps,
+as Logging compares `timestamp`, else as text; the report's time range, issue 28), and the function
+`log_id("ID")` (the log whose logName ends in /logs/ID, the ID URL-encoded there: Logging query language
+reference, "log_id"). Fields are dotted paths into the LogEntry JSON; a segment may be quoted
+(labels."compute.googleapis.com/resource_name"). As in Logging, string comparisons ignore case and a comparison
+on a missing field is false. Anything outside the subset raises QueryError rather than guessing, so a filter that
+grows past it fails the test instead of passing it.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import re
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 _TOKEN = re.compile(
-    r'\s*(?:(?P<lparen>\()|(?P<rparen>\))|(?P<op>!=|=|:)|(?P<string>"(?:[^"\\]|\\.)*")'
+    r'\s*(?:(?P<lparen>\()|(?P<rparen>\))|(?P<op>!=|>=|<=|=|:|<|>)|(?P<string>"(?:[^"\\]|\\.)*")'
     r'|(?P<word>[A-Za-z_@][\w@/-]*(?:\.(?:[A-Za-z_@][\w@/-]*|"(?:[^"\\]|\\.)*"))*))'
 )
 
@@ -128,7 +131,10 @@ class _Parser:
         if op.kind != "op" or value.kind not in ("string", "word"):
             raise QueryError(f"only field:value, field=value and field!=value are supported (at {token.text})")
         path = _path(token.text)
-        wanted = (_unquote(value.text) if value.kind == "string" else value.text).lower()
+        raw = _unquote(value.text) if value.kind == "string" else value.text
+        if op.text in _ORDER:
+            return _ordered(path, op.text, raw)
+        wanted = raw.lower()
 
         def compare(entry: dict[str, Any]) -> bool:
             found = _lookup(entry, path)
@@ -157,6 +163,34 @@ class _Parser:
             return urllib.parse.unquote(name.split("/logs/", 1)[1]) == wanted
 
         return compare
+
+
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    ">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
+
+
+def as_time(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else None
+
+
+def _ordered(path: list[str], op: str, wanted: str) -> Predicate:
+    """field >= value and kin: as times when both are timestamps with a zone, else as text."""
+    wanted_time = as_time(wanted)
+
+    def compare(entry: dict[str, Any]) -> bool:
+        found = _lookup(entry, path)
+        if found is None or isinstance(found, dict | list):
+            return False
+        found_time = as_time(str(found))
+        if wanted_time is not None and found_time is not None:
+            return _ORDER[op](found_time, wanted_time)
+        return _ORDER[op](str(found), wanted)
+
+    return compare
 
 
 def compile_query(query: str) -> Predicate:

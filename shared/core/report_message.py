@@ -1,0 +1,57 @@
+"""The report's Slack message: its totals, the participants with the most kills and what the audit trail could
+not attribute, worded in the organizers' language (the rows themselves go in the CSV beside it)."""
+
+from __future__ import annotations
+
+from shared.core import messages
+from shared.core.report import Report, Row
+
+MOST_KILLS = 5  # participants named in the message; every one is in the CSV
+
+
+def _when(report: Report) -> tuple[str, str]:
+    return report.since.strftime("%Y-%m-%d %H:%M UTC"), report.until.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _totals(total: Row, unpriced: tuple[str, ...], say: messages.For) -> str:
+    common = {"kills": total.kills, "automatic": total.automatic_restarts, "manual": total.manual_restarts,
+              "failed": total.failed_restarts, "minutes": round(total.minutes_down),
+              "resizes": total.resizes, "hours": f"{total.hours_run:.1f}"}
+    if total.cost_usd is None:
+        return say("report.totals.unpriced", types=messages.escape(", ".join(unpriced)), **common)
+    return say("report.totals", cost=f"{total.cost_usd:.2f}", **common)
+
+
+def _gaps(report: Report, say: messages.For) -> list[str]:
+    gaps = report.gaps
+    lines: list[str] = []
+    if gaps.duplicates:
+        lines.append(say("report.gap.duplicates", count=gaps.duplicates))
+    if gaps.unnamed_kills:
+        lines.append(say("report.gap.unnamed_kills", count=gaps.unnamed_kills))
+    if gaps.kills_without_outcome:
+        lines.append(say("report.gap.without_outcome", count=len(gaps.kills_without_outcome),
+                         instances=messages.escape(", ".join(sorted(set(gaps.kills_without_outcome))))))
+    if gaps.restarts_without_kill:
+        lines.append(say("report.gap.restarts_without_kill", count=gaps.restarts_without_kill))
+    if gaps.unknown_owner:
+        lines.append(say("report.gap.unknown_owner", instances=messages.escape(", ".join(gaps.unknown_owner))))
+    return [say("report.gaps"), *lines] if lines else []
+
+
+def slack_text(report: Report, say: messages.For, csv_name: str) -> str:
+    """The message that carries the CSV named csv_name."""
+    since, until = _when(report)
+    total = report.totals
+    lines = [say("report.title", since=since, until=until, notebooks=len(total.notebooks),
+                 participants=len(report.rows)),
+             _totals(total, report.gaps.unpriced, say)]
+    killed = [row for row in report.rows if row.kills][:MOST_KILLS]
+    if killed:
+        lines.append(say("report.most_kills"))
+        lines += [say("report.row", participant=messages.escape(row.participant), kills=row.kills,
+                      restarts=row.automatic_restarts + row.manual_restarts, minutes=round(row.minutes_down))
+                  for row in killed]
+    lines += _gaps(report, say)
+    lines.append(say("report.csv", file=csv_name))
+    return "\n".join(lines)
