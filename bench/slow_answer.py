@@ -31,7 +31,11 @@ ENV = {
     "WORKBENCH_RETRY_SECONDS": "30",
     "SLACK_TIMEOUT_SECONDS": "10",
     "WORKER_BUDGET_SECONDS": "300",
+    # functions-framework's gunicorn threads per process (its default is 4 per core: 8 here). Production scales the
+    # worker out instead (infra: up to worker_max_instances, 20, at concurrency 1); 2 processes x 16 stand for that.
+    "THREADS": "16",
 }
+ANSWER_WAIT_S = 900.0  # every final answer must come; a run that needs longer is reported, not cut short sooner
 TRY_AGAIN = ("try again", "もう一度お試しください")
 
 
@@ -94,7 +98,7 @@ def _one(workbench_s: float, requests: int, concurrency: int) -> dict[str, Any]:
         def answered(a: Asked) -> list[tuple[float, str]]:
             return list(slack.answered.get(urlsplit(a.url).path, []))
 
-        finished = stack.slack.wait_for(lambda: all(answered(a) for a in asked), timeout=240)
+        finished = stack.slack.wait_for(lambda: all(answered(a) for a in asked), timeout=ANSWER_WAIT_S)
         idle = stack.wait_idle(120)
         time.sleep(2)  # a second answer, if any were coming, would be on its way by now
         resets = {a.instance: stack.workbench.resets(a.instance) for a in asked}

@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.wire
+# The demo runs about a minute on a quiet 2-core machine and took over pytest's 120 s hang guard beside a loaded
+# suite (issue 24): its guard is the subprocess's own, generous, never a figure the test is about.
+DEMO_GUARD_S = 540
+pytestmark = [pytest.mark.wire, pytest.mark.timeout(DEMO_GUARD_S + 60)]
 
 # What a developer would write and an organizer would not read: policy codes, Workbench enums, label names,
 # epoch seconds, Slack user ids, HTTP statuses, the functions' and Pub/Sub's own vocabulary.
@@ -27,7 +30,7 @@ JARGON = re.compile(
 @pytest.fixture(scope="module")
 def transcript() -> str:
     done = subprocess.run([sys.executable, "-m", "demo"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, timeout=DEMO_GUARD_S, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 

@@ -371,7 +371,7 @@ def test_timeout_fault_fires_client_timeout(sim: SlackSimulator) -> None:
     started = time.monotonic()
     with pytest.raises(TimeoutError):  # not retried by the default ConnectionErrorRetryHandler
         client(sim, timeout=1).chat_postMessage(channel="C0GENERAL", text="x")
-    assert 0.9 <= time.monotonic() - started < 5
+    assert 0.9 <= time.monotonic() - started < 25  # the client's 1 s, not the fault's 30 s
     assert [c.status for c in sim.calls_to("chat.postMessage")] == [0]  # never answered
     assert client(sim).chat_postMessage(channel="C0GENERAL", text="y")["ok"] is True
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -193,10 +192,8 @@ def test_timeout_fault_is_a_deadline_exceeded(
     monkeypatch.setattr(simulators.workbench, "TIMEOUT_FAULT_SECONDS", 1.0)
     full = add(sim, "t")
     sim.inject_fault(method="reset", kind="timeout")
-    started = time.monotonic()
-    with pytest.raises(gexc.DeadlineExceeded):
+    with pytest.raises(gexc.DeadlineExceeded):  # the client gave up: the held call, 1 s later, succeeds
         client.reset_instance(request={"name": full}, timeout=0.3)
-    assert time.monotonic() - started < 0.9
     assert sim.wait_until(lambda: sim.resets(full) == 1, timeout=3)  # held, then applied all the same
 
 

@@ -433,7 +433,7 @@ def test_timeout_fault_fires_the_client_timeout_and_stop_interrupts_it() -> None
     # not as google.api_core.exceptions.DeadlineExceeded.
     with pytest.raises(requests.exceptions.Timeout):
         client.get_instance(name=full, timeout=0.3)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 20  # the client's 0.3 s, not the fault's 30 s
     assert client.get_instance(name=full, timeout=2).name == full
 
     sim.inject_fault(kind="timeout", count=-1)
@@ -441,7 +441,7 @@ def test_timeout_fault_fires_the_client_timeout_and_stop_interrupts_it() -> None
         client.get_instance(name=full, timeout=0.2)
     started = time.monotonic()
     sim.stop()  # the handler still sleeping in the fault wakes up at once
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 20  # not the fault's 30 s
 
 
 def test_op_error_makes_result_raise_and_leaves_instance_as_before(

@@ -42,7 +42,7 @@ def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(
     with pytest.raises(PublishUnconfirmedError) as unconfirmed:
         queue.publish(request(1), timeout_s=0.5)
     assert isinstance(unconfirmed.value, MaybeAppliedError) and unconfirmed.value.status == "DEADLINE_EXCEEDED"
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < sim.latency_s  # cut short, not waited out (a busy machine is slower than 0.5 s)
     sim.latency_s = 0.0
     time.sleep(0.5)  # the abandoned attempt fails meanwhile, which pauses its ordering key client-side
     queue.publish(request(2), timeout_s=2.0)  # resumed: the next request for the instance goes through

@@ -25,6 +25,7 @@ from shared.adapters.config import Need, Settings, load_settings
 from shared.adapters.errors import TransientError
 from shared.app.slack import Deadline, SlackService, slack_request_digest
 from shared.app.slack.budget import MIN_CALL_S
+from shared.core.blocks import ACTION_RESIZE_DENY, resize_request_blocks, resize_value
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from simulators.slack import SlackSimulator
 
@@ -258,3 +259,40 @@ def test_the_wait_for_a_read_is_bounded_by_its_share_in_real_time_too(sim: Slack
     finally:
         answered.set()
     assert queue.requests[0].authorize
+
+
+@pytest.mark.parametrize(("users_info_s", "told"), [(1.5, True), (1.51, False)])
+def test_denys_slack_calls_are_made_only_while_a_whole_call_fits(sim: SlackSimulator, users_info_s: float,
+                                                                 told: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """SLACK_APP_CALL_SECONDS: Deny updates the request's message and tells the participant only while that
+    much of the acknowledgement is left (here: the reads' share widened so that users.info is in time)."""
+    clock, queue = FakeClock(), RecordingQueue()
+    wide = replace(SETTINGS, slack_budget=replace(BUDGET, reads=2.0))
+    service = service_on(clock, queue, SlowWorkbench(clock), sim, settings=wide, users_info_s=users_info_s)
+    sim.add_channel("C0ALERTS", "alerts")
+    sim.add_user(ALICE, "alice", "alice@contest.example")
+    value = resize_value(REF, "e2-highmem-4", ALICE)
+    blocks = resize_request_blocks("more memory", REF, "e2-highmem-4", ALICE, "en")
+    ts = WebClient(token=TOKEN, base_url=sim.api_url).chat_postMessage(channel="C0ALERTS", text="more memory",
+                                                                        blocks=blocks)["ts"]
+    body = {**press_body(sim, ACTION_RESIZE_DENY), "message": {"ts": ts, "blocks": blocks},
+            "actions": [{"action_id": ACTION_RESIZE_DENY, "value": value, "action_ts": "1700000000.000200"}],
+            "container": {"message_ts": ts, "channel_id": "C0ALERTS"}}
+    assert BUDGET.ack - users_info_s == pytest.approx(BUDGET.call, abs=0.011)  # at the limit, and just past it
+    service.button(body, service.replier(body["response_url"], Deadline(FakeClock(), 30)), workspace=sim.team_id)
+    [message] = [m for m in sim.messages("C0ALERTS") if m["ts"] == ts]
+    assert ("Denied by" in str(message)) is told
+    assert bool([m for m in sim.messages(ALICE) if "wb-alice" in m["text"]]) is told
+    assert ("no time left before the ack" in caplog.text) is not told and not queue.requests
+
+
+@pytest.mark.parametrize(("left", "posted"), [(MIN_CALL_S, True), (MIN_CALL_S - 0.01, False)])
+def test_a_reply_is_started_only_with_time_for_it(sim: SlackSimulator, left: float, posted: bool) -> None:
+    """SLACK_REPLY_SECONDS caps a reply; less than MIN_CALL_S of the acknowledgement left, none is started."""
+    clock = FakeClock()
+    service = service_on(clock, RecordingQueue(), None, sim)
+    deadline = service.deadline()
+    clock.advance(BUDGET.ack - left)
+    url = sim.new_response_url()
+    service.replier(url, deadline)(text="answered")
+    assert bool(sim.responses(url)) is posted

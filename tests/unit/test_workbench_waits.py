@@ -55,7 +55,8 @@ def test_labels_not_seen_by_the_deadline_raise_after_polling_at_the_fixed_interv
     waited = clock.monotonic()
     assert RETRY.total_seconds() - LABEL_POLL_SECONDS <= waited <= RETRY.total_seconds()
     assert waited / LABEL_POLL_SECONDS == pytest.approx(sim.count_calls("get_operation") - polls, abs=2)
-    assert time.monotonic() - started < 10, "the 30 s were the fake clock's"
+    # The 30 s were the fake clock's: real ones would take 30 s (its ~120 polls are real RPCs, slow on a busy machine).
+    assert time.monotonic() - started < RETRY.total_seconds(), "the 30 s were the fake clock's"
 
 
 def test_labels_shown_at_once_are_confirmed_without_a_pause() -> None:
@@ -103,7 +104,7 @@ def test_an_operation_that_never_ends_is_unconfirmed_at_its_deadline() -> None:
     started = time.monotonic()
     outcome = follow(Operation(clock), budget=600.0)
     assert outcome.result is ResetResult.UNCONFIRMED and outcome.seconds == pytest.approx(600.0)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 60.0  # the 600 s were the fake clock's (a tenth of them would be real)
 
 
 def test_an_operation_that_ends_is_done_after_its_time_with_its_labels() -> None:

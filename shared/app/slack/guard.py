@@ -92,4 +92,6 @@ def slack_request_digest(body: Mapping[str, Any]) -> str:
     else:
         own = f"command:{body.get('trigger_id', '')}"
         complete = bool(body.get("trigger_id"))
-    return acted_digest(own if complete else "body:" + json.dumps(body, sort_keys=True, default=str))
+    said = own if complete else "body:" + json.dumps(body, sort_keys=True, default=str)
+    # A lone surrogate (never in a body Slack sends, but a form field can carry one) is escaped, not fatal.
+    return acted_digest(said.encode("utf-8", "backslashreplace").decode("utf-8"))

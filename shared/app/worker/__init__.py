@@ -5,13 +5,14 @@ ones it last wrote. Every request ends in one of two ways the push subscription 
 nothing more can be done: the organizers were told why) or redeliver (a failure that may pass, on a request
 young enough to be worth another delivery).
 
-Rooms: dispatch (Worker: push -> observe -> decide -> one action per verdict; the only place an exception
-becomes an outcome), job (the frozen value every action takes), restart (reset, follow, find an earlier reset,
-see it through), actions (stop, pause/resume, warn, resize, report only), interrupts (the OOM guard's watcher
-interrupted a kernel: counted, told), kernel_words (a kernel lost or kept: the owner's words, when the channel
-hears of it), endings (unresolved, too old, refused,
-waits yielded), reporter (everything said in Slack), recorder (the medic-* labels), outcomes (what a request
-ends as, and which exceptions mean "again later").
+Rooms: dispatch (Worker: push -> observe -> decide -> one action per verdict; the only place an exception becomes an
+outcome), asked (a Slack request the app acknowledged before its reads: who asked, what exists, the app's own
+decision, then handed on or answered), job (the frozen value every action takes), restart (reset, follow, find an
+earlier reset, see it through), actions (stop, pause/resume, warn, resize, report only), start (a stopped notebook
+started), interrupts (the OOM guard's watcher interrupted a kernel: counted, told), kernel_words (a kernel lost or
+kept: the owner's words, when the channel hears of it), endings (unresolved, too old, refused, waits yielded),
+reporter (everything said in Slack), recorder (the medic-* labels), outcomes (what a request ends as, and which
+exceptions mean "again later").
 
 Ordering rules (methods refer to them by number):
 
