@@ -83,6 +83,12 @@ def test_the_owners_restart_is_not_queued_behind_an_incident_waiting_for_health(
 
 @pytest.mark.both_label_variants
 def test_a_kill_dated_a_day_ahead_is_acted_on_at_its_receipt_and_holds_nothing(stack: LocalStack) -> None:
+    # Warm first: a cold worker on a loaded machine (make test's 6 workers on 2 cores, each starting its stacks)
+    # once took longer than the grace to handle its first delivery, so the incident was reset without ever waiting,
+    # and "yielded" never came. A warm one answers in a second or two whatever the load.
+    warm, warm_name = new_instance(stack, "wb-ahead")
+    kill(stack, warm, warm_name)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(warm) == 1, timeout=60)
     full, name = new_instance(stack, "wb-ahead")
     kill(stack, full, name, health=False, at=datetime.now(UTC) + timedelta(days=1) - timedelta(minutes=1))
     assert wait_for(lambda: "yielded" in decisions(stack, name), timeout=GRACE_S)
