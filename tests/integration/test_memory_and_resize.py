@@ -276,7 +276,11 @@ def test_approve_for_a_deleted_notebook_says_it_was_not_resized_and_closes_the_r
     url = press(stack, slack, ORGANIZER[0], "medic_resize", request)
     assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=30), replies(stack, url)
     assert stack.wait_idle(30)
-    answer = replies(stack, url)[-1]
+    # The app's acknowledgement ("Resizing…") and the worker's answer are two posts to the same response_url: on a
+    # loaded machine the worker's can land first (docs/limitations.md), so the answer is found by what it says.
+    finals = [r for r in replies(stack, url) if not r.startswith("Resizing")]
+    assert len(finals) == 1, replies(stack, url)
+    answer = finals[0]
     assert answer.startswith(":x: *wb-deleted-since* was not resized") and "NOT_FOUND" in answer, answer
     assert "restart" not in answer
     assert len(stack.alerts()) == alerts_before  # no "restart requested by ..." alert
