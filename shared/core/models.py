@@ -140,6 +140,11 @@ class RestartRequest:
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
     # a second message about the same event (a sink duplicate) does not.
     delivery_id: str = ""
+    # ALERT (a kill line the bot can't act on): the name of the VM that wrote it, "" when no VM has the entry's id;
+    # its alert's group, so that one writer's lines fill only their own (issue 25).
+    writer: str = ""
+    refused: bool = False  # ALERT: the line's claims did not hold (forged, or not ours), rather than unreadable
+    folded: int = 0  # ALERT: the same writer's lines on_oom held back since its last alert (a flood), counted here
 
     def to_json(self) -> bytes:
         data = asdict(self)
@@ -186,14 +191,14 @@ class RestartRequest:
                 raw_entry=_str(data, "raw_entry", ""),
                 note=_str(data, "note", ""),
                 alert_blocks=tuple(alert_blocks[:50]),
-                machine_type=_str(data, "machine_type", ""),
-                asked_by=_str(data, "asked_by", ""),
+                machine_type=_str(data, "machine_type", ""), asked_by=_str(data, "asked_by", ""),
                 memory_percent=_percent(data.get("memory_percent")),
                 incident_open=bool(data.get("incident_open", True)),
-                chain=_str(data, "chain", ""),
-                yields=_count(data.get("yields", 0)),
+                chain=_str(data, "chain", ""), yields=_count(data.get("yields", 0)),
                 slack_request=_str(data, "slack_request", ""),
                 received_at=parse_time(_str(data, "received_at")) if data.get("received_at") is not None else None,
+                writer=_str(data, "writer", "")[:63], refused=data.get("refused") is True,
+                folded=_count(data.get("folded", 0)),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
@@ -210,6 +215,13 @@ class RestartRequest:
         if request.kill is not None and isinstance(request.kill.get("killed_at"), str):
             parse_time(request.kill["killed_at"])  # kill_time: a killed_at that is no time fails here, not mid-restart
         return request
+
+    @property
+    def unverified(self) -> str:
+        """An OOM kill whose VM Compute Engine could not be asked about: why ("" for a checked one). The worker
+        then resets only on the instance's own word that JupyterLab is down (policy.py)."""
+        value = (self.kill or {}).get("unverified")
+        return value if isinstance(value, str) else ""
 
     @property
     def kill_time(self) -> datetime | None:

@@ -45,6 +45,7 @@ class Message:
     metadata: dict[str, Any] | None = None
     posted_at: datetime | None = None
     updates: int = 0
+    bot_id: str = "B0MEDIC"  # who posted it: the bot (simulators/slack.py's default), or another app
 
 
 @dataclass
@@ -100,11 +101,22 @@ class FakeSlack:
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
         """conversations.history as SlackNotifier returns it: newest first, with metadata; None when unreadable."""
         def read() -> list[dict[str, Any]]:
-            return [{"ts": m.ts, "text": m.text, "blocks": m.blocks or [], "metadata": m.metadata or {}}
-                    for m in reversed(self.in_channel(channel)) if float(m.ts) >= oldest]
+            return [{"ts": m.ts, "text": m.text, "blocks": m.blocks or [], "metadata": m.metadata or {},
+                     "bot_id": m.bot_id} for m in reversed(self.in_channel(channel)) if float(m.ts) >= oldest]
 
         seen: list[dict[str, Any]] | None = self._api("conversations.history", read)
         return seen
+
+    def bot_id(self) -> str:
+        return "B0MEDIC"
+
+    def foreign_post(self, channel: str, text: str, metadata: dict[str, Any], *, bot_id: str = "B0OTHERAPP") -> str:
+        """Another app in the channel posts, with whatever metadata it likes (issue 25's red team)."""
+        self._ts += 1
+        message = Message(channel, f"{1_700_000_000 + self._ts}.{self._ts:06d}", text, None, "", metadata,
+                          self.clock.now(), bot_id=bot_id)
+        self.messages.append(message)
+        return message.ts
 
     def mention(self, email: str | None) -> str:
         if not email:

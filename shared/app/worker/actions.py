@@ -17,6 +17,7 @@ from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
 from shared.core import messages
+from shared.core.alert_groups import Cause
 from shared.core.blocks import resize_button_label
 from shared.core.history import AutoMode
 from shared.core.models import Action, InstanceState, Trigger
@@ -73,6 +74,9 @@ class Actions(Crew):
                 outcome = f"{outcome}\n{no_room}"
         if request.trigger is not Trigger.OOM:  # a person asked: the reply names what they asked for
             self._reply_not_done(job, outcome)
+        elif decision.reason is Reason.UNVERIFIED:  # maybe forged (its VM unchecked): grouped, the owner not told
+            facts = self.reporter.facts(job, outcome=outcome, history=new_history)
+            self.reporter.post_grouped(facts, Cause.API_ERROR, job.ref.full_name)
         else:
             self.reporter.post_alert(self.reporter.facts(job, outcome=outcome, history=new_history))
             self.reporter.dm_owner(job, paused=not unpaused)
