@@ -46,7 +46,7 @@ class _Zone:
     listed: float | None = None  # monotonic, when the last complete list was asked for
     failed: float | None = None
     error: Exception | None = None
-    lookups: Budget = field(default_factory=lambda: Budget(per_minute=LOOKUPS_PER_MINUTE))
+    lookups: Budget = field(default_factory=lambda: Budget(per_minute=LOOKUPS_PER_MINUTE, burst=LOOKUPS_PER_MINUTE))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 

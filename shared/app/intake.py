@@ -14,7 +14,7 @@ from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.google_errors import describe_error
 from shared.adapters.queue import RestartQueue
-from shared.core.flood import Budget
+from shared.core.flood import Floods
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
 from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
@@ -153,11 +153,11 @@ def handle_event(
     settings: Settings,
     vm_names: VmNames,
     now: datetime | None = None,
-    alert_budget: Budget | None = None,
+    floods: Floods | None = None,
 ) -> IntakeOutcome:
     """Parse, vet, then publish a request; raises only when publishing fails, or when Compute Engine fails
-    transiently on a line only the VM id can name (the event is then redelivered). `alert_budget`: how many
-    alerts each writing VM may cause a minute (a line over it is only logged)."""
+    transiently on a line only the VM id can name (the event is then redelivered). `floods`: how many alerts
+    each writing VM, and unverified kills each instance, may cause a minute (a line over it is only logged)."""
     now = now or utcnow()
     delivered = delivery_time(event_time, now)
     entry = entry_from_cloudevent(event_type, data)
@@ -176,10 +176,10 @@ def handle_event(
     if queued.kind in ("unresolved", "refused"):
         writer = _writer(vetted, entry, settings, vm_names)
         queued = replace(queued, request=replace(queued.request, writer=writer, refused=queued.kind == "refused"))
-        held = _held_back(vetted, queued, entry, alert_budget, now)
-        if isinstance(held, IntakeOutcome):
-            return held
-        queued = replace(queued, request=replace(queued.request, folded=min(held, 10_000)))
+    held = _held_back(vetted, queued, entry, floods, now)
+    if isinstance(held, IntakeOutcome):
+        return held
+    queued = held
     try:
         message_id = queue.publish(queued.request)
     except Exception as exc:
@@ -203,24 +203,37 @@ def handle_event(
 
 
 def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, entry: dict[str, Any],
-               budget: Budget | None, now: datetime) -> IntakeOutcome | int:
-    """An alert not queued: a kill only its VM id names, which Compute Engine could not check and is too old to
-    retry (an ERROR: the dropped-kills alert); or a line over its writer's alerts for the minute (logged, and
-    counted by its writer's next alert). Else how many of the writer's lines were held back since its last."""
+               floods: Floods | None, now: datetime) -> IntakeOutcome | _Queued:
+    """The request to publish, or why none is: an unverified kill over its instance's for the minute (logged; the
+    next that passes carries the earliest kill time of those held, and a real kill leaves JupyterLab down for it
+    to see); a kill only its VM id names, which Compute Engine could not check and is too old to retry (an ERROR:
+    the dropped-kills alert); a line over its writer's alerts for the minute (logged, and counted by its
+    writer's next alert, RestartRequest.folded)."""
     request = queued.request
     if isinstance(vetted, Refusal) and not vetted.checked:
         audit("kill dropped: only its VM id names it, Compute Engine could not be asked, and the event is too old "
               "to retry", severity=logging.ERROR, decision="dropped", reason=vetted.reason,
               event_id=request.event_id, vm_id=vm_id_of(entry))
         return IntakeOutcome("too-old", vetted.reason)
+    if floods is None or queued.kind == "kill":
+        return queued
+    if isinstance(vetted, Unverified):
+        passed = floods.unverified.admit(vetted.kill.instance.name, now.timestamp(), killed_at=request.kill_time)
+        if passed is not None:
+            earliest = passed[1] or vetted.kill.killed_at
+            return replace(queued, request=replace(request, kill={**(request.kill or {}), "killed_at": iso(earliest)}))
+        audit("unverified kill folded: its instance had its unverified kills for the minute", decision="folded",
+              severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id,
+              instance=vetted.kill.instance.name, vm_id=vm_id_of(entry))
+        return IntakeOutcome("folded", queued.detail)
     source = request.writer or "an id no VM has"
-    held = 0 if budget is None else budget.take(source, now.timestamp())
+    held = floods.alerts.take(source, now.timestamp())
     if held is None:
         audit("kill line not alerted: its writer is over its alerts for the minute; the next alert counts it",
               severity=logging.WARNING, decision="refused", kind=queued.kind, reason=queued.detail, writer=source,
               event_id=request.event_id, vm_id=vm_id_of(entry))
         return IntakeOutcome("flooded", queued.detail)
-    return held
+    return replace(queued, request=replace(request, folded=min(held, 10_000)))
 
 
 def _vetted_or_raised(entry: dict[str, Any], result: OomKill | UnresolvedKill, *, settings: Settings,

@@ -34,6 +34,7 @@ DAY = timedelta(days=1)
 class Cause(StrEnum):
     UNRESOLVED = "unresolved"  # no instance could be named
     REFUSED = "refused"  # the entry's claims did not hold up: another VM's id, an id no VM has, not our project
+    UNVERIFIED = "unverified"  # its VM unchecked (Compute Engine unavailable), and its instance's JupyterLab up
     NOT_FOUND = "not-found"
     TOO_OLD = "too-old"
     API_ERROR = "api-error"
@@ -82,9 +83,9 @@ def writer_key(cause: Cause, writer: str) -> str:
 
 
 def window_for(cause: Cause, window: timedelta) -> timedelta:
-    """Refused lines (claims that don't hold: forged) are news once a day per writer; after that their message
-    only counts. Every other cause: a new message per window."""
-    return DAY if cause is Cause.REFUSED else window
+    """Refused lines (claims that don't hold: forged), and unverified ones about a notebook that is well, are news
+    once a day per group; after that their message only counts. Every other cause: a new message per window."""
+    return DAY if cause in (Cause.REFUSED, Cause.UNVERIFIED) else window
 
 
 def read_groups(messages: list[dict[str, Any]], bot_id: str) -> list[Group]:

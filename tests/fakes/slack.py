@@ -77,7 +77,7 @@ class FakeSlack:
              *, thread_ts: str = "", metadata: dict[str, Any] | None = None) -> str | None:
         def posted() -> Message:
             self._ts += 1
-            message = Message(channel, f"{1_700_000_000 + self._ts}.{self._ts:06d}", text, blocks, thread_ts,
+            message = Message(channel, self._next_ts(), text, blocks, thread_ts,
                               metadata, self.clock.now())
             self.messages.append(message)
             return message
@@ -110,10 +110,14 @@ class FakeSlack:
     def bot_id(self) -> str:
         return "B0MEDIC"
 
+    def _next_ts(self) -> str:
+        """A message ts as Slack gives it: the epoch seconds of its posting (on the clock), unique."""
+        return f"{int(self.clock.now().timestamp())}.{self._ts:06d}"
+
     def foreign_post(self, channel: str, text: str, metadata: dict[str, Any], *, bot_id: str = "B0OTHERAPP") -> str:
         """Another app in the channel posts, with whatever metadata it likes (issue 25's red team)."""
         self._ts += 1
-        message = Message(channel, f"{1_700_000_000 + self._ts}.{self._ts:06d}", text, None, "", metadata,
+        message = Message(channel, self._next_ts(), text, None, "", metadata,
                           self.clock.now(), bot_id=bot_id)
         self.messages.append(message)
         return message.ts

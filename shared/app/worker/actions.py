@@ -74,9 +74,9 @@ class Actions(Crew):
                 outcome = f"{outcome}\n{no_room}"
         if request.trigger is not Trigger.OOM:  # a person asked: the reply names what they asked for
             self._reply_not_done(job, outcome)
-        elif decision.reason is Reason.UNVERIFIED:  # maybe forged (its VM unchecked): grouped, the owner not told
+        elif request.unverified and decision.verdict is Verdict.NOTIFY_ONLY:  # maybe forged: grouped, no DM
             facts = self.reporter.facts(job, outcome=outcome, history=new_history)
-            self.reporter.post_grouped(facts, Cause.API_ERROR, job.ref.full_name)
+            self.reporter.post_grouped(facts, Cause.UNVERIFIED, f"{Cause.UNVERIFIED.value}:{job.ref.full_name}")
         else:
             self.reporter.post_alert(self.reporter.facts(job, outcome=outcome, history=new_history))
             self.reporter.dm_owner(job, paused=not unpaused)

@@ -98,7 +98,7 @@ class Reporter:
     def outcome_text(self, job: Job) -> str:
         """Why nothing was restarted, in words (the verdicts that reset nothing)."""
         verdict, reason = job.decision.verdict, job.decision.reason
-        if verdict is Verdict.NOTIFY_ONLY and reason is Reason.UNVERIFIED:
+        if verdict is Verdict.NOTIFY_ONLY and job.request.unverified:
             return self.say("outcome.unverified", reason=messages.escape(job.request.unverified))
         if verdict is Verdict.NOTIFY_ONLY:
             return self.say("outcome.notify_only")
