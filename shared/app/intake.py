@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from shared.adapters.audit import audit
@@ -27,6 +27,8 @@ from shared.core.oom_parse import (
     received_time,
     vm_id_of,
 )
+
+RETRY_FOLDED_FOR = timedelta(minutes=10)  # a folded kill older than this is answered by the lines after it
 
 
 @dataclass(frozen=True)
@@ -220,11 +222,17 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
     if isinstance(vetted, Unverified):
         passed = floods.unverified.admit(vetted.kill.instance.name, now.timestamp(), killed_at=request.kill_time)
         if passed is not None:
+            floods.redelivering.pop(vetted.kill.instance.name, None)
             earliest = passed[1] or vetted.kill.killed_at
             return replace(queued, request=replace(request, kill={**(request.kill or {}), "killed_at": iso(earliest)}))
+        first = floods.keep_redelivering(vetted.kill.instance.name, request.event_id)
         audit("unverified kill folded: its instance had its unverified kills for the minute", decision="folded",
-              severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id,
+              severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id, redelivered=first,
               instance=vetted.kill.instance.name, vm_id=vm_id_of(entry))
+        if first and now - vetted.kill.killed_at <= RETRY_FOLDED_FOR:
+            # The first held back since the last that passed comes again (Eventarc redelivers it), so that one line
+            # of the interval passes even if no other comes: a real kill among them is never left behind.
+            raise TransientError("FOLDED", "unverified kill held back; redelivered to pass a later interval")
         return IntakeOutcome("folded", queued.detail)
     source = request.writer or "an id no VM has"
     held = floods.alerts.take(source, now.timestamp())

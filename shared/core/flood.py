@@ -59,6 +59,11 @@ class Budget:
         held, bucket.held, bucket.earliest = bucket.held, 0, None
         return held, earliest
 
+    def held(self, source: str) -> int:
+        """How many of `source`'s uses were held back since its last that passed."""
+        bucket = self._buckets.get(source)
+        return bucket.held if bucket else 0
+
 
 @dataclass
 class Floods:
@@ -66,3 +71,17 @@ class Floods:
 
     alerts: Budget = field(default_factory=lambda: Budget(per_minute=ALERTS_PER_WRITER, burst=ALERTS_PER_WRITER))
     unverified: Budget = field(default_factory=lambda: Budget(per_minute=UNVERIFIED_PER_INSTANCE, burst=2))
+    # Per instance, the held-back unverified kill that is being redelivered (its event id), until one passes.
+    redelivering: OrderedDict[str, str] = field(default_factory=OrderedDict)
+
+    def keep_redelivering(self, instance: str, event_id: str) -> bool:
+        """Whether this held-back unverified kill is to come again: the first held back since the last that
+        passed, or that one again (a redelivery), so that one line of every interval passes even if no other
+        line comes; the rest are folded into it."""
+        if self.unverified.held(instance) == 1 or self.redelivering.get(instance) == event_id:
+            self.redelivering[instance] = event_id
+            self.redelivering.move_to_end(instance)
+            while len(self.redelivering) > MAX_SOURCES:
+                self.redelivering.popitem(last=False)
+            return True
+        return False
