@@ -24,6 +24,7 @@ class MemoryIncident:
     started_at: datetime | None
     policy_name: str
     url: str
+    vm_id: str = ""  # resource.labels.instance_id: the VM whose metric it is, checked as on_oom checks a kill line
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def parse_incident(payload: Any) -> MemoryIncident | NotAMemoryIncident:
         started_at=_epoch(incident.get("started_at")),
         policy_name=str(incident.get("policy_name", ""))[:200],
         url=str(incident.get("url", ""))[:500] if str(incident.get("url", "")).startswith("https://") else "",
+        vm_id=vm_id if (vm_id := str(labels.get("instance_id", ""))).isascii() and vm_id.isdigit() else "",
     )
 
 

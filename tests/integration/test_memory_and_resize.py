@@ -81,13 +81,22 @@ def test_memory_incident_warns_the_owner_once_per_quiet_period(stack: LocalStack
 
 
 def test_memory_incident_for_a_vm_that_is_no_notebook_stays_quiet(stack: LocalStack) -> None:
+    """And a forged one, whose VM id is not the named notebook's VM's, warns no one (issue 25)."""
     before = len(stack.slack.calls)
     stack.monitoring(memory_incident(PROJECT, ZONE, "build-server", percent=99.0))
     stack.monitoring({"incident": {"resource": {"type": "k8s_node"}}})
+    _, victim = new_instance(stack, "wb-mem-forged", slack_user="U0MEMFORGED")
+    stack.monitoring(memory_incident(PROJECT, ZONE, victim, percent=97.0, vm_id="4242424242424242424"))
     assert stack.wait_idle(20)
     assert not [c for c in stack.slack.calls[before:] if c.method.startswith("chat.")]
+    assert any(r.get("decision") == "refused" and r.get("instance") == victim
+               for r in stack.audit_records("on_memory_alert"))
+    # The simulated project's VMs are its notebooks' (simulators/compute.py): build-server's id is no VM's, so
+    # on_memory_alert refuses it (issue 25); a live build-server passes that check and the worker ignores it.
     assert any(r.get("decision") == "ignored" and "not a notebook" in r.get("outcome", "")
-               for r in stack.audit_records())
+               for r in stack.audit_records()) or any(
+        r.get("decision") == "refused" and r.get("instance") == "build-server"
+        for r in stack.audit_records("on_memory_alert"))
 
 
 def test_memory_warning_that_aged_in_the_queue_is_dropped_not_reported_as_a_kill(stack: LocalStack) -> None:
