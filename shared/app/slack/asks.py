@@ -32,10 +32,8 @@ def gate(service: SlackService, caller: Caller, instance: InstanceView, fields: 
     None: post it. Slack unreadable: no request is posted (the organizers' channel is not flooded blind)."""
     name, now = instance.ref.full_name, service.clock.now()
     with _lock:
-        held = _reserved.get(name)
-        if held is not None and service.clock.monotonic() - held[0] < RESERVED_S:
-            service.audit("bigger folded", fields, instance=instance.ref.name, reason="a request was just posted")
-            return service.say("resize.still_open", instance=instance.ref.name, since=held[1])
+        if just_posted := _just_posted(service, instance, fields):
+            return just_posted
     try:
         seen = _history(service, (now - DAY).timestamp())
     except ServiceError as exc:
@@ -49,15 +47,22 @@ def gate(service: SlackService, caller: Caller, instance: InstanceView, fields: 
     if isinstance(step, OverLimit):
         service.audit("bigger denied", fields, instance=instance.ref.name, reason=f"{step.count} requests today")
         return service.say("resize.daily_limit", count=step.count)
-    with _lock:
-        held = _reserved.get(name)
-        if held is not None and service.clock.monotonic() - held[0] < RESERVED_S:
-            service.audit("bigger folded", fields, instance=instance.ref.name, reason="a request was just posted")
-            return service.say("resize.still_open", instance=instance.ref.name, since=held[1])
+    with _lock:  # checked again: another thread may have posted while this one read Slack
+        if just_posted := _just_posted(service, instance, fields):
+            return just_posted
         _reserved[name] = (service.clock.monotonic(), messages.slack_date(now, service.settings.tz))
         for stale in [k for k, (at, _) in _reserved.items() if service.clock.monotonic() - at >= RESERVED_S]:
             del _reserved[stale]
     return None
+
+
+def _just_posted(service: SlackService, instance: InstanceView, fields: dict[str, Any]) -> str | None:
+    """"Still open" for a request this process posted within RESERVED_S (the caller holds _lock)."""
+    held = _reserved.get(instance.ref.full_name)
+    if held is None or service.clock.monotonic() - held[0] >= RESERVED_S:
+        return None
+    service.audit("bigger folded", fields, instance=instance.ref.name, reason="a request was just posted")
+    return service.say("resize.still_open", instance=instance.ref.name, since=held[1])
 
 
 def _history(service: SlackService, oldest: float) -> list[dict[str, Any]]:
