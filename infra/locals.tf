@@ -84,6 +84,9 @@ locals {
     on_oom = [
       "compute.instances.list",
     ]
+    on_memory_alert = [
+      "compute.instances.list", # the notification's VM id, held to the instance it names (issue 25)
+    ]
   }
 
   apis = toset([

@@ -7,6 +7,10 @@ The bot asks one thing of Compute Engine: which VM has the id a log entry carrie
   left out when empty, `id` a uint64 sent as a JSON string (Compute REST reference, Instance resource).
 - `filter`: "fieldname = value" comparisons (instances.list reference, `filter` parameter); this simulator
   knows `id` and `name` and answers 400 to anything else, so a filter the bot grows past it fails loudly.
+- A spent rate quota: `fail_next(403, "rateLimitExceeded")` answers as Compute Engine does, "a 403 error with
+  the reason rateLimitExceeded" in the `errors` list of the body (cloud.google.com/compute/api-quota; the
+  audit-log example in compute/docs/troubleshooting/troubleshoot-operation-limits shows the body:
+  {"code": 403, "errors": [{"reason": "rateLimitExceeded", "domain": "usageLimits"}]}).
 - A Workbench instance's VM has the instance's name (docs/checked-facts.md); its id is the VM's, which the Workbench v2
   Instance does not carry. ASSUMPTION (simulator only): ids are derived from the instance's full name
   (simulated_vm_id), so an instance deleted and created again keeps its id here; live it gets a new one. The bot
@@ -88,6 +92,10 @@ class ComputeSimulator:
         """The next `count` calls answer `status` (503 backendError, 403 forbidden, ...)."""
         with self._lock:
             self._faults += [(status, reason or _REASONS.get(status, "backendError"))] * count
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
 
     def register(self, full_name: str, vm_id: str) -> None:
         """Give an instance's VM this id (a real entry's, for `make replay`) instead of simulated_vm_id's."""
@@ -194,13 +202,15 @@ class ComputeSimulator:
         return 200, body
 
 
+_DOMAINS = {"rateLimitExceeded": "usageLimits", "userRateLimitExceeded": "usageLimits", "quotaExceeded": "usageLimits"}
 _REASONS = {403: "forbidden", 404: "notFound", 429: "rateLimitExceeded", 500: "backendError", 503: "backendError"}
 
 
 def _error(code: int, message: str, reason: str) -> tuple[int, dict[str, Any]]:
     """Compute's error body: {"error": {"code", "message", "errors": [{"domain", "reason", "message"}]}}."""
     return code, {"error": {"code": code, "message": message,
-                            "errors": [{"domain": "global", "reason": reason, "message": message}]}}
+                            "errors": [{"domain": _DOMAINS.get(reason, "global"), "reason": reason,
+                                        "message": message}]}}
 
 
 def _make_handler(sim: ComputeSimulator) -> type[BaseHTTPRequestHandler]:

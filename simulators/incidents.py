@@ -6,11 +6,15 @@ import itertools
 import time
 from typing import Any
 
+from simulators.compute import simulated_vm_id
+
 _ids = itertools.count(1)
 
 
 def memory_incident(project: str, zone: str, name: str, *, percent: float, state: str = "open",
-                    incident_id: str | None = None) -> dict[str, Any]:
+                    incident_id: str | None = None, vm_id: str | None = None) -> dict[str, Any]:
+    """`vm_id`: the resource's instance_id, by default the simulated VM's of that name (simulators/compute.py):
+    Monitoring's notification names the VM whose metric crossed the threshold."""
     started = int(time.time())
     incident_id = incident_id or f"0.sim{next(_ids):06d}"
     return {
@@ -27,7 +31,8 @@ def memory_incident(project: str, zone: str, name: str, *, percent: float, state
             "threshold_value": "90",
             "resource": {
                 "type": "gce_instance",
-                "labels": {"instance_id": str(abs(hash(name)) % 10**19), "project_id": project, "zone": zone},
+                "labels": {"instance_id": vm_id or simulated_vm_id(project, zone, name), "project_id": project,
+                           "zone": zone},
             },
             "resource_type_display_name": "VM Instance",
             "resource_display_name": name,

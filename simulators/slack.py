@@ -409,6 +409,19 @@ class SlackSimulator:
             cid = self._dm_id(channel) if channel.startswith(("U", "W")) else channel
             return copy.deepcopy(self._messages.get(cid, []))
 
+    def post_as_app(self, channel: str, text: str, metadata: JsonDict, *, bot_id: str = "B0OTHER",
+                    app_id: str = "A0OTHER") -> str:
+        """Another app installed in the workspace posts in `channel`, with message metadata of its choosing (any
+        app may attach any event_type: docs.slack.dev/messaging/message-metadata). conversations.history then
+        lists it as Slack lists an app's message: with that app's `bot_id` and `app_id` (node-slack-sdk's
+        ConversationsHistoryResponse MessageElement: bot_id, app_id), never the bot's own."""
+        with self._lock:
+            ts = self._next_ts()
+            message = {"type": "message", "subtype": "bot_message", "bot_id": bot_id, "app_id": app_id,
+                       "team": self.team_id, "text": text, "ts": ts, "metadata": metadata}
+            self._messages.setdefault(channel, []).append(message)
+        return ts
+
     def ephemeral_messages(self, channel: str) -> list[JsonDict]:
         """Messages sent with chat.postEphemeral to a channel (each has ``user``)."""
         with self._lock:

@@ -13,6 +13,7 @@ from shared.adapters.compute import Compute
 from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import acknowledge_unreadable_bodies, handle_event
+from shared.core.flood import Floods
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.PUBLISH, Need.SCOPE})
@@ -20,6 +21,10 @@ QUEUE = RestartQueue(SETTINGS.restart_topic)
 COMPUTE = Compute(
     endpoint=SETTINGS.compute_api_endpoint, timeout=SETTINGS.workbench_timeout, retry_deadline=SETTINGS.workbench_retry
 )
+# Alerts about lines the bot can't act on, per writing VM per minute (lines giving ids no VM has share one), and
+# unverified kills per instance: a flood costs the restart topic, the worker and Slack a few messages a minute,
+# not one per line (issue 25; shared/core/flood.py).
+FLOODS = Floods()
 acknowledge_unreadable_bodies()
 
 
@@ -33,4 +38,5 @@ def on_oom(event: CloudEvent) -> None:
         queue=QUEUE,
         settings=SETTINGS,
         vm_names=COMPUTE,
+        floods=FLOODS,
     )

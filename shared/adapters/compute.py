@@ -1,29 +1,53 @@
 """Adapter over google-cloud-compute: the name of the VM behind a log entry's resource.labels.instance_id.
 
 Why Compute Engine: a Workbench v2 Instance carries no VM id (its `id` is Workbench's own), so the id a log
-entry carries can only be tied to a name by the Compute Engine API, which lists a zone's instances with the
-filter `id = N` (compute.instances.list; one permission, and the same call whether or not the entry names a VM).
+entry carries can only be tied to a name by the Compute Engine API (compute.instances.list, one permission).
 A Workbench instance's VM has the instance's name (docs/checked-facts.md).
 
-An id belongs to one VM for that VM's whole life and is never reused, so id -> name is cached for the
-process's life; a name is not cached the other way round, since an instance deleted and created again under
-the same name gets a new id. An id no VM in the zone has is remembered for a while too, so a flood of
-forged entries costs one call per id, not per entry. What Compute Engine raises leaves as the project's errors
-(shared/adapters/errors.py); the unknown ids' ages are read on the Clock it is given.
+Why a list of the zone, not a lookup per id: anyone whose VM may write logs can write kill lines with a new id
+each (issue 25: 200 forged lines made 200 calls in 4.3 s), and the project's read quota is shared: spent, Compute
+Engine answers 403 rateLimitExceeded to everyone (cloud.google.com/compute/api-quota), the bot's checks
+included. So ids are answered from the zone's list of VMs, kept per process: an id in it is answered at once (an
+id belongs to one VM for that VM's whole life and is never reused, so a name once seen stays right); an id
+not in it asks for a new list only when the last one is older than RELIST_AFTER; before that, it is asked for
+alone (filter `id = N`, for a VM created since the list) at most LOOKUPS_PER_MINUTE times a minute per zone,
+and past that it is taken as no VM's. After a failed call none is made before RETRY_AFTER (the failure is said
+again meanwhile). Whatever the lines say, this process makes at most 60 / RELIST_AFTER lists and
+LOOKUPS_PER_MINUTE lookups per zone a minute (plus pages, and google.api_core's retries inside a call): a
+forger's flood costs a few dozen calls a minute, not one per line. One thread lists a zone at a time; the others
+wait for its answer. What Compute Engine raises leaves as the project's errors (shared/adapters/errors.py);
+the lists' ages are read on the Clock it is given.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from shared.adapters.clock import SYSTEM, Clock
-from shared.adapters.google_errors import google_answers, transient_errors
+from shared.adapters.errors import ServiceError, TransientError
+from shared.adapters.google_errors import google_answers, retryable
+from shared.core.flood import Budget
 
-CACHE_SIZE = 4096  # per cache: a contest's VMs, many times over; unknown (forged) ids have a cache of their own
-UNKNOWN_FOR = timedelta(minutes=10)
+RELIST_AFTER = timedelta(seconds=15)  # a VM created since the last list is known within this of its first line
+RETRY_AFTER = timedelta(seconds=15)  # Compute's rate quotas refill each minute: a few tries a minute at most
+PAGE_SIZE = 500  # instances.list's maxResults limit
+LOOKUPS_PER_MINUTE = 20  # single ids asked for between lists, per zone
+
+
+@dataclass
+class _Zone:
+    """What one zone's lists have shown: every VM id -> its name, and when the last list was made or failed."""
+
+    names: dict[str, str] = field(default_factory=dict)
+    unknown: set[str] = field(default_factory=set)  # ids asked for alone since the last list, and no VM's
+    listed: float | None = None  # monotonic, when the last complete list was asked for
+    failed: float | None = None
+    error: Exception | None = None
+    lookups: Budget = field(default_factory=lambda: Budget(per_minute=LOOKUPS_PER_MINUTE, burst=LOOKUPS_PER_MINUTE))
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Compute:
@@ -42,10 +66,8 @@ class Compute:
         self._client: Any = None
         self._retry: Any = None
         self._lock = threading.Lock()
-        # (project, zone, id) -> name, least recently used first; and ids no VM has, with when that was learnt.
-        # Kept apart, so that forged ids (new ones each time) never push out the real VMs' names.
-        self._names: OrderedDict[tuple[str, str, str], str] = OrderedDict()
-        self._unknown: OrderedDict[tuple[str, str, str], float] = OrderedDict()
+        self._zones: dict[tuple[str, str], _Zone] = {}
+        self.list_calls = 0  # list calls made (each page counts), for the bench and the flood tests
 
     @property
     def client(self) -> Any:
@@ -56,40 +78,62 @@ class Compute:
                 from google.cloud import compute_v1  # noqa: PLC0415
 
                 self._retry = gretry.Retry(
-                    predicate=gretry.if_exception_type(*transient_errors()),
-                    initial=0.5, maximum=8.0, multiplier=2.0, timeout=self._retry_deadline,
+                    predicate=retryable, initial=0.5, maximum=8.0, multiplier=2.0, timeout=self._retry_deadline,
                 )
                 self._client = _client(compute_v1, self._endpoint)
             return self._client
 
     def vm_name(self, project: str, zone: str, vm_id: str) -> str:
         """The name of the VM with this id in this zone, or "" when the zone has none. Errors propagate as the
-        project's (TransientError, RefusedError...): the caller tells a transient one from a permanent one."""
-        key = (project, zone, vm_id)
+        project's (TransientError, RefusedError...): they say Compute Engine could not be asked, nothing of the id."""
         with self._lock:
-            known = self._names.get(key)
+            place = self._zones.setdefault((project, zone), _Zone())
+        with place.lock:
+            known = place.names.get(vm_id)
             if known is not None:
-                self._names.move_to_end(key)
                 return known
-            learnt = self._unknown.get(key)
-            if learnt is not None and self._clock.monotonic() - learnt < UNKNOWN_FOR.total_seconds():
+            now = self._clock.monotonic()
+            wait = RETRY_AFTER.total_seconds() - (now - place.failed) if place.failed is not None else 0.0
+            if place.error is not None and wait > 0:
+                raise _again(place.error, wait)
+            fresh = place.listed is not None and now - place.listed < RELIST_AFTER.total_seconds()
+            if fresh and (vm_id in place.unknown or place.lookups.take("", now) is None):
                 return ""
+            try:
+                place.names.update(self._list(project, zone, vm_id if fresh else ""))
+            except Exception as exc:
+                place.failed, place.error = self._clock.monotonic(), exc
+                raise
+            place.failed, place.error = None, None
+            if not fresh:
+                place.listed, place.unknown = now, set()
+            elif vm_id not in place.names and len(place.unknown) < LOOKUPS_PER_MINUTE * 4:
+                place.unknown.add(vm_id)
+            return place.names.get(vm_id, "")
+
+    def _list(self, project: str, zone: str, vm_id: str = "") -> dict[str, str]:
+        """Every VM of the zone, id -> name, one call per page of PAGE_SIZE; or only the one with `vm_id` (an id
+        belongs to one VM: a first page is all there is, and an instance whose id differs is never taken for it)."""
         client = self.client
+        names: dict[str, str] = {}
+        request: dict[str, Any] = {"project": project, "zone": zone, "max_results": PAGE_SIZE}
+        if vm_id:
+            request |= {"filter": f"id = {int(vm_id)}", "max_results": 2}
         with google_answers():
-            pager = client.list(
-                request={"project": project, "zone": zone, "filter": f"id = {int(vm_id)}", "max_results": 2},
-                retry=self._retry, timeout=self._timeout,
-            )
-            # The first page only: an id names at most one VM, and a second page could only come from a filter
-            # the API ignored; an instance whose id differs is never taken for it.
-            name = next((str(vm.name) for vm in pager.items if str(vm.id) == vm_id), "")
-        with self._lock:
-            cache: OrderedDict[tuple[str, str, str], Any] = self._names if name else self._unknown
-            cache[key] = name if name else self._clock.monotonic()
-            cache.move_to_end(key)
-            while len(cache) > CACHE_SIZE:
-                cache.popitem(last=False)
-        return name
+            pager = client.list(request=request, retry=self._retry, timeout=self._timeout)
+            for page in pager.pages:
+                self.list_calls += 1
+                names.update((str(vm.id), str(vm.name)) for vm in page.items if not vm_id or str(vm.id) == vm_id)
+                if vm_id:
+                    break
+        return names
+
+
+def _again(error: Exception, wait_s: float) -> ServiceError:
+    """The last list's failure, said again without asking (RETRY_AFTER); transient if it was, or unknown."""
+    status = error.status if isinstance(error, ServiceError) else type(error).__name__
+    detail = f"the zone's last list failed; not asked again for {wait_s:.0f} s"
+    return type(error)(status, detail) if isinstance(error, ServiceError) else TransientError(status, detail)
 
 
 def _client(compute_v1: Any, endpoint: str) -> Any:

@@ -2,9 +2,10 @@
 transport, grpc's when a channel raises its own; and their translation into the project's family
 (shared/adapters/errors.py), which the Workbench, Compute and Pub/Sub adapters raise at their boundary.
 
-The knowledge lives here: which answers are transient (429, 503, a refused connection), which may have been
-applied although no answer said so (a timeout, 500, 502), that the live API's 409 ABORTED "unable to queue the
-operation" is a busy instance (retried, never queued), and that the status worth saying is the API's own
+The knowledge lives here: which answers are transient (429, 503, a 403 that is a rate quota, a refused
+connection), which may have been applied although no answer said so (a timeout, 500, 502), that the live API's
+409 ABORTED "unable to queue the operation" is a busy instance (retried, never queued), and that the status
+worth saying is the API's own
 (FAILED_PRECONDITION), not the HTTP one google.api_core names REST's exception classes by (BAD_REQUEST).
 google.api_core's Retry objects keep working on the library's exceptions inside a call; translation comes after.
 The libraries are imported on first use (cold start).
@@ -54,6 +55,24 @@ def transient_errors() -> tuple[type[Exception], ...]:
     )
 
 
+# Compute Engine's answer to a project over a rate quota: 403 with reason rateLimitExceeded ("wait a minute then
+# try your request again", cloud.google.com/compute/api-quota); other Google APIs say userRateLimitExceeded or
+# quotaExceeded in the same place, and the newer ones 429 RESOURCE_EXHAUSTED with an ErrorInfo reason
+# RATE_LIMIT_EXCEEDED (google.api_core.exceptions.format_http_response_error reads both: `errors`, `reason`).
+RATE_LIMIT_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "RATE_LIMIT_EXCEEDED"})
+
+
+def rate_limited(exc: BaseException) -> bool:
+    """A 403 that is a quota running out, not a refusal: it says nothing about the request, and passes by itself
+    within a minute. 429 is TooManyRequests, transient already."""
+    from google.api_core import exceptions as gexc  # noqa: PLC0415 - lazy: cold start
+
+    if not isinstance(exc, gexc.Forbidden):
+        return False
+    reasons = {str(e.get("reason")) for e in exc.errors if isinstance(e, dict)}
+    return bool((reasons | {str(exc.reason)}) & RATE_LIMIT_REASONS)
+
+
 def aborted(exc: BaseException) -> bool:
     """409 ABORTED "unable to queue the operation": the live API's answer to an instance operation on an instance
     between states (terraform-provider-google issues 24278, 17593; magic-modules PR 15158 retries it). Transient,
@@ -67,7 +86,7 @@ def aborted(exc: BaseException) -> bool:
 
 def retryable(exc: BaseException) -> bool:
     """The adapters' Retry predicate for calls that are safe to repeat (reads, label updates)."""
-    return isinstance(exc, transient_errors()) or aborted(exc)
+    return isinstance(exc, transient_errors()) or aborted(exc) or rate_limited(exc)
 
 
 def may_have_been_applied(exc: BaseException) -> bool:
@@ -149,7 +168,7 @@ def _family(exc: BaseException) -> type[ServiceError]:
         return BusyError
     if may_have_been_applied(exc):
         return MaybeAppliedError
-    if isinstance(exc, transient_errors()):
+    if isinstance(exc, transient_errors()) or rate_limited(exc):
         return TransientError
     if isinstance(exc, gexc.NotFound):
         return NotFoundError

@@ -129,6 +129,7 @@ class SlackNotifier:
         self._alert_channel = alert_channel
         self._response_url_base = response_url_base
         self._misconfigured = throttle or SLACK
+        self._bot_id = ""
 
     def _api(self, method: str, *, again_after_timeout: bool = False, **kwargs: Any) -> dict[str, Any] | None:
         try:
@@ -194,6 +195,14 @@ class SlackNotifier:
             if not data.get("has_more") or not cursor:
                 break
         return messages
+
+    def bot_id(self) -> str:
+        """The bot's own bot id (auth.test's bot_id), asked once per process; "" while Slack can't say. Alert
+        groups read only messages carrying it: any app in the channel can attach our metadata to its own."""
+        if not self._bot_id:
+            data = self._api("auth.test")
+            self._bot_id = str(data.get("bot_id") or "") if data else ""
+        return self._bot_id
 
     def user_id_for(self, email: str) -> str | None:
         """Slack user id for an email (users.lookupByEmail), cached for the life of the process; None for

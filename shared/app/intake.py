@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from shared.adapters.audit import audit
@@ -14,6 +14,7 @@ from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.google_errors import describe_error
 from shared.adapters.queue import RestartQueue
+from shared.core.flood import Floods
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
 from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
@@ -28,10 +29,12 @@ from shared.core.oom_parse import (
     vm_id_of,
 )
 
+RETRY_FOLDED_FOR = timedelta(minutes=10)  # a folded kill older than this is answered by the lines after it
+
 
 @dataclass(frozen=True)
 class IntakeOutcome:
-    kind: str  # "kill", "unresolved", "refused", "not-a-kill", "rejected", "too-old"
+    kind: str  # "kill", "unverified", "unresolved", "refused", "flooded", "not-a-kill", "rejected", "too-old"
     detail: str
     message_id: str = ""
 
@@ -89,6 +92,18 @@ class Refusal:
     killed_at: datetime
     insert_id: str
     named: str  # the instance the entry names ("" when none)
+    writer: str = ""  # the name of the VM whose id the entry carries, when a VM has it ("" when none does)
+    checked: bool = True  # False: Compute Engine could not be asked, so nothing is known against the line
+
+
+@dataclass(frozen=True)
+class Unverified:
+    """A kill naming an instance whose VM Compute Engine could not be asked about (quota, 5xx, a timeout, no
+    permission): nothing is known against the line, so it is not refused, and nothing for it, so it is acted on
+    only the safer way: the worker resets only if the instance's own health says JupyterLab is down (policy.py)."""
+
+    kill: OomKill
+    reason: str
 
 
 def vet(
@@ -126,7 +141,8 @@ def vet(
             return refuse(named_by_id.reason)
         return replace(named_by_id, killed_at=result.killed_at) if isinstance(named_by_id, OomKill) else named_by_id
     if vm_name != named:
-        return refuse(f"the entry names {named} but its instance_id {vm_id} is the VM of {vm_name[:63]}")
+        refusal = refuse(f"the entry names {named} but its instance_id {vm_id} is the VM of {vm_name[:63]}")
+        return replace(refusal, writer=vm_name[:63])
     return result
 
 
@@ -140,9 +156,11 @@ def handle_event(
     settings: Settings,
     vm_names: VmNames,
     now: datetime | None = None,
+    floods: Floods | None = None,
 ) -> IntakeOutcome:
-    """Parse, vet, then publish a request; raises only when publishing fails or Compute Engine fails transiently
-    (the event is then redelivered)."""
+    """Parse, vet, then publish a request; raises only when publishing fails, or when Compute Engine fails
+    transiently on a line only the VM id can name (the event is then redelivered). `floods`: how many alerts
+    each writing VM, and unverified kills each instance, may cause a minute (a line over it is only logged)."""
     now = now or utcnow()
     delivered = delivery_time(event_time, now)
     entry = entry_from_cloudevent(event_type, data)
@@ -158,6 +176,13 @@ def handle_event(
     young = now - result.killed_at <= settings.policy.max_event_age
     vetted = _vetted_or_raised(entry, result, settings=settings, vm_names=vm_names, retry=young)
     queued = _queued(vetted, entry, event_id, received_time(entry, delivered))
+    if queued.kind in ("unresolved", "refused"):
+        writer = _writer(vetted, entry, settings, vm_names)
+        queued = replace(queued, request=replace(queued.request, writer=writer, refused=queued.kind == "refused"))
+    held = _held_back(vetted, queued, entry, floods, now)
+    if isinstance(held, IntakeOutcome):
+        return held
+    queued = held
     try:
         message_id = queue.publish(queued.request)
     except Exception as exc:
@@ -170,44 +195,94 @@ def handle_event(
             return IntakeOutcome("too-old", _failure(exc))
         raise
     kind = queued.kind
-    what = {"kill": "OOM kill queued", "unresolved": "unresolved kill queued for an alert",
+    what = {"kill": "OOM kill queued", "unverified": "OOM kill queued unverified: its VM could not be checked",
+            "unresolved": "unresolved kill queued for an alert",
             "refused": "kill refused: it does not hold up; queued for an alert"}[kind]
-    audit(what, severity=logging.WARNING if kind == "refused" else logging.INFO,
+    audit(what, severity=logging.WARNING if kind in ("refused", "unverified") else logging.INFO,
           decision="refused" if kind == "refused" else "queued", kind=kind, reason=queued.detail,
           event_id=queued.request.event_id, instance=queued.request.instance.rsplit("/", 1)[-1],
           message_id=message_id, **queued.provenance)
     return IntakeOutcome(kind, queued.detail, message_id)
 
 
+def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, entry: dict[str, Any],
+               floods: Floods | None, now: datetime) -> IntakeOutcome | _Queued:
+    """The request to publish, or why none is: an unverified kill over its instance's for the minute (logged; the
+    next that passes carries the earliest kill time of those held, and a real kill leaves JupyterLab down for it
+    to see); a kill only its VM id names, which Compute Engine could not check and is too old to retry (an ERROR:
+    the dropped-kills alert); a line over its writer's alerts for the minute (logged, and counted by its
+    writer's next alert, RestartRequest.folded)."""
+    request = queued.request
+    if isinstance(vetted, Refusal) and not vetted.checked:
+        audit("kill dropped: only its VM id names it, Compute Engine could not be asked, and the event is too old "
+              "to retry", severity=logging.ERROR, decision="dropped", reason=vetted.reason,
+              event_id=request.event_id, vm_id=vm_id_of(entry))
+        return IntakeOutcome("too-old", vetted.reason)
+    if floods is None or queued.kind == "kill":
+        return queued
+    if isinstance(vetted, Unverified):
+        passed = floods.unverified.admit(vetted.kill.instance.name, now.timestamp(), killed_at=request.kill_time)
+        if passed is not None:
+            floods.redelivering.pop(vetted.kill.instance.name, None)
+            earliest = passed[1] or vetted.kill.killed_at
+            return replace(queued, request=replace(request, kill={**(request.kill or {}), "killed_at": iso(earliest)}))
+        first = floods.keep_redelivering(vetted.kill.instance.name, request.event_id)
+        audit("unverified kill folded: its instance had its unverified kills for the minute", decision="folded",
+              severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id, redelivered=first,
+              instance=vetted.kill.instance.name, vm_id=vm_id_of(entry))
+        if first and now - vetted.kill.killed_at <= RETRY_FOLDED_FOR:
+            # The first held back since the last that passed comes again (Eventarc redelivers it), so that one line
+            # of the interval passes even if no other comes: a real kill among them is never left behind.
+            raise TransientError("FOLDED", "unverified kill held back; redelivered to pass a later interval")
+        return IntakeOutcome("folded", queued.detail)
+    source = request.writer or "an id no VM has"
+    held = floods.alerts.take(source, now.timestamp())
+    if held is None:
+        audit("kill line not alerted: its writer is over its alerts for the minute; the next alert counts it",
+              severity=logging.WARNING, decision="refused", kind=queued.kind, reason=queued.detail, writer=source,
+              event_id=request.event_id, vm_id=vm_id_of(entry))
+        return IntakeOutcome("flooded", queued.detail)
+    return replace(queued, request=replace(request, folded=min(held, 10_000)))
+
+
 def _vetted_or_raised(entry: dict[str, Any], result: OomKill | UnresolvedKill, *, settings: Settings,
-                      vm_names: VmNames, retry: bool) -> OomKill | UnresolvedKill | Refusal:
-    """vet(), with Compute Engine's failures decided: a transient one is raised while the event is young
-    (Eventarc redelivers; the id lookup is cached once it succeeds); any other, or one too old to retry, leaves
-    the kill unproven, so refused."""
+                      vm_names: VmNames, retry: bool) -> OomKill | UnresolvedKill | Refusal | Unverified:
+    """vet(), with Compute Engine's failures decided. Its failure (quota, 5xx, a timeout, no permission) says
+    nothing about the line, so it never refuses one: a kill that names its instance goes on unverified, at once
+    (the adapter has retried within its call; the worker acts on it only if JupyterLab is down); one that only
+    the VM id can name is raised while young, so Eventarc redelivers it, and once too old, dropped with an ERROR
+    (the dropped-kills alert). A forger gains nothing from a Compute outage: an unverified line resets only a
+    notebook whose JupyterLab is already down, which its owner's /restart-notebook would reset too."""
     try:
         return vet(entry, result, settings=settings, vm_names=vm_names)
-    except TransientError as exc:
-        if retry:
+    except Exception as exc:  # whatever Compute Engine's failure, it is no statement about the line
+        reason = f"Compute Engine could not be asked for the VM: {describe_error(exc)}"
+        if isinstance(result, OomKill):
+            return Unverified(result, reason)
+        if retry and isinstance(exc, TransientError):
             raise
-        return _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
-    except Exception as exc:  # noqa: BLE001 - a RefusedError (PERMISSION_DENIED...) or no answer at all: unproven, refused
-        return _unchecked(result, entry, f"Compute Engine could not be asked for the VM: {describe_error(exc)}")
+        return _unchecked(result, entry, reason)
 
 
 @dataclass(frozen=True)
 class _Queued:
     request: RestartRequest
-    kind: str  # "kill", "unresolved", "refused"
+    kind: str  # "kill", "unverified", "unresolved", "refused"
     detail: str
     provenance: dict[str, Any]
 
 
-def _queued(vetted: OomKill | UnresolvedKill | Refusal, entry: dict[str, Any], event_id: str,
+def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, entry: dict[str, Any], event_id: str,
             received: datetime) -> _Queued:
     """The request for a vetted kill: a restart, or an alert that says why not.
 
     The event's age counts from the kill's time, which is never later than Logging's receipt: neither a VM clock
     running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker."""
+    if isinstance(vetted, Unverified):
+        queued = _queued(vetted.kill, entry, event_id, received)
+        kill = {**(queued.request.kill or {}), "unverified": vetted.reason[:300]}
+        return replace(queued, request=replace(queued.request, kill=kill), kind="unverified",
+                       provenance={**queued.provenance, "unverified": vetted.reason})
     occurred = vetted.killed_at
     if isinstance(vetted, OomKill):
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
@@ -224,17 +299,40 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal, entry: dict[str, Any], e
         return _Queued(request, "kill", f"{told}{vetted.process} pid {vetted.pid} on {vetted.instance.name}",
                        provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
-                             event_id=vetted.insert_id or event_id, raw_entry=vetted.raw_entry, note=vetted.reason,
-                             received_at=received)
+                             event_id=vetted.insert_id or event_id, raw_entry=_without_vm_id(vetted.raw_entry, entry),
+                             note=_without_vm_id(vetted.reason, entry), received_at=received)
     if isinstance(vetted, Refusal):
         return _Queued(request, "refused", vetted.reason, {"named": vetted.named, "vm_id": vm_id_of(entry)})
     return _Queued(request, "unresolved", vetted.reason, {})
 
 
+def _without_vm_id(raw: str, entry: dict[str, Any]) -> str:
+    """The entry as the organizers' channel shows it: without the writer's VM id, the one value a forger needs
+    to pass the VM check (the alert names the writer's VM instead; the audit record keeps the id)."""
+    vm_id = vm_id_of(entry)
+    return raw.replace(vm_id, "(VM id: in the audit log)") if vm_id else raw
+
+
+def _writer(vetted: OomKill | UnresolvedKill | Refusal | Unverified, entry: dict[str, Any], settings: Settings,
+            vm_names: VmNames) -> str:
+    """The name of the VM that wrote a line the bot can't act on (its id's VM), "" when no VM has the id or it
+    could not be asked: the alert's group (each writer fills only its own) and the writer it names."""
+    if isinstance(vetted, Refusal) and vetted.writer:
+        return vetted.writer
+    project, zone = entry_place(entry)
+    vm_id = vm_id_of(entry)
+    if not vm_id or settings.in_scope(project, zone) or not ZONE_RE.fullmatch(zone):
+        return ""
+    try:
+        return vm_names.vm_name(project, zone, vm_id)[:63]
+    except Exception:  # noqa: BLE001 - unknown writer: the group of lines no VM can be named for
+        return ""
+
+
 def _unchecked(result: OomKill | UnresolvedKill, entry: dict[str, Any], reason: str) -> Refusal:
     named = result.instance.name if isinstance(result, OomKill) else ""
     return Refusal(reason, result.line, json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT], result.killed_at,
-                   result.insert_id, named)
+                   result.insert_id, named, checked=False)
 
 
 def _failure(exc: Exception) -> str:

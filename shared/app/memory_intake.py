@@ -13,9 +13,9 @@ from typing import Any
 from shared.adapters.audit import audit
 from shared.adapters.clock import utcnow
 from shared.adapters.queue import RestartQueue
-from shared.app.intake import delivery_time
+from shared.app.intake import VmNames, delivery_time
 from shared.core.models import Action, RestartRequest, Trigger
-from shared.core.monitoring import NotAMemoryIncident, parse_incident
+from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
 from shared.core.oom_parse import Rejected, entry_from_cloudevent
 from shared.core.policy import PolicyConfig
 
@@ -29,8 +29,10 @@ def handle_memory_event(
     queue: RestartQueue,
     policy: PolicyConfig,
     now: datetime | None = None,
+    vm_names: VmNames | None = None,
 ) -> str:
-    """Returns what happened ("queued", "closed", "rejected", "too-old"); raises only when publishing fails.
+    """What happened ("queued", "closed", "rejected", "refused", "too-old"); raises only when publishing fails.
+    With `vm_names`, the notification's VM id must be the named instance's (as on_oom holds a kill line).
 
     The warning is as old as the notification: requested_at is the CloudEvent's time (when Monitoring's
     message reached Pub/Sub, kept by every redelivery), so a delivery retried for hours after failed
@@ -53,6 +55,8 @@ def handle_memory_event(
         audit("memory incident closed", decision="ignored", reason="closed incidents update nothing",
               instance=incident.instance.name, incident=incident.incident_id)
         return "closed"
+    if vm_names is not None and _not_its_vm(incident, vm_names, event_id):
+        return "refused"
     request = RestartRequest(
         action=Action.WARN,
         trigger=Trigger.MEMORY,
@@ -75,3 +79,28 @@ def handle_memory_event(
     audit("memory warning queued", decision="queued", instance=incident.instance.name,
           percent=incident.percent_used, incident=incident.incident_id, message_id=message_id)
     return "queued"
+
+
+def _not_its_vm(incident: MemoryIncident, vm_names: VmNames, event_id: str) -> bool:
+    """Whether the notification is not the named instance's (its VM id is another VM's, or none): logged as
+    refused. False when it is, or when Compute Engine can't be asked: a memory warning is a DM to the owner,
+    which the quiet period bounds, and Monitoring's own notifications carry the VM's id. The notebooks' service
+    account may write metrics for any resource labels (monitoring.metricWriter), so a forged one is held to the
+    id as a kill line is."""
+    ref = incident.instance
+    if not incident.vm_id:
+        audit("memory warning refused: the incident's resource carries no instance_id", severity=logging.WARNING,
+              decision="refused", reason="nothing ties it to a VM", instance=ref.name, event_id=event_id[:128])
+        return True
+    try:
+        name = vm_names.vm_name(ref.project, ref.zone, incident.vm_id)
+    except Exception as exc:  # noqa: BLE001 - unchecked, not refused: Compute Engine's failure says nothing of it
+        audit("memory warning unverified: Compute Engine could not be asked", severity=logging.WARNING,
+              decision="unverified", reason=type(exc).__name__, instance=ref.name)
+        return False
+    refused = "" if name == ref.name else f"its instance_id {incident.vm_id} is not the VM of {ref.name}"
+    if refused:
+        audit("memory warning refused: the metric is not the named instance's VM's", severity=logging.WARNING,
+              decision="refused", reason=refused, instance=ref.name, vm_id=incident.vm_id,
+              incident=incident.incident_id, event_id=event_id[:128])
+    return bool(refused)

@@ -32,7 +32,9 @@ DAY = timedelta(days=1)
 
 
 class Cause(StrEnum):
-    UNRESOLVED = "unresolved"  # no instance could be named, or the entry's claims did not hold up (refused)
+    UNRESOLVED = "unresolved"  # no instance could be named
+    REFUSED = "refused"  # the entry's claims did not hold up: another VM's id, an id no VM has, not our project
+    UNVERIFIED = "unverified"  # its VM unchecked (Compute Engine unavailable), and its instance's JupyterLab up
     NOT_FOUND = "not-found"
     TOO_OLD = "too-old"
     API_ERROR = "api-error"
@@ -67,17 +69,36 @@ class Hold:
     posted_today: int
 
 
+FUTURE_SLACK = timedelta(minutes=1)  # an `opened` further ahead of now was never written by a worker's clock
+
+
 def group_key(cause: Cause, instance: str) -> str:
     return instance or f"cause:{cause.value}"
 
 
-def read_groups(messages: list[dict[str, Any]]) -> list[Group]:
-    """The group messages among a channel's history: an app's message (only apps attach metadata) carrying ours.
-    Anything malformed reads as no group: a new message is posted rather than an alert lost."""
+def writer_key(cause: Cause, writer: str) -> str:
+    """The group of a kill line the bot can't act on: the VM that wrote it, so that one participant's flood fills
+    only their own group; lines giving an id no VM has (a writer that lied about its VM) share one."""
+    return f"{cause.value}:{'vm:' + writer if writer else 'unknown-id'}"
+
+
+def window_for(cause: Cause, window: timedelta) -> timedelta:
+    """Refused lines (claims that don't hold: forged), and unverified ones about a notebook that is well, are news
+    once a day per group; after that their message only counts. Every other cause: a new message per window."""
+    return DAY if cause in (Cause.REFUSED, Cause.UNVERIFIED) else window
+
+
+def read_groups(messages: list[dict[str, Any]], bot_id: str) -> list[Group]:
+    """The group messages among a channel's history: the bot's own (`bot_id`, from auth.test) carrying ours.
+    Another app's message says nothing of our groups, whatever its metadata: any app may post event_type
+    medic_alert_group. Anything malformed reads as no group: a new message is posted rather than an alert lost;
+    no bot id known, no group is."""
     groups = []
     for message in messages:
         metadata = message.get("metadata")
-        if not message.get("bot_id") or not isinstance(metadata, dict) or metadata.get("event_type") != EVENT_TYPE:
+        if not bot_id or message.get("bot_id") != bot_id:
+            continue
+        if not isinstance(metadata, dict) or metadata.get("event_type") != EVENT_TYPE:
             continue
         payload = metadata.get("event_payload")
         if not isinstance(payload, dict):
@@ -98,14 +119,16 @@ def _whole(value: Any) -> int | None:
 
 
 def plan(
-    groups: list[Group], key: str, now: datetime, *, window: timedelta = WINDOW, daily_limit: int = DAILY_LIMIT
+    groups: list[Group], key: str, now: datetime, *, window: timedelta = WINDOW, daily_limit: int = DAILY_LIMIT,
+    seen: int = 1,
 ) -> Post | Update | Hold:
-    """Post, update the open window's message, or hold back: the group's messages of the last day decide."""
-    today = sorted((g for g in groups if g.key == key and now - DAY < g.opened <= now + window),
+    """Post, update the open window's message, or hold back: the group's messages of the last day decide. One
+    opened further ahead than FUTURE_SLACK was not written by a worker: it counts for nothing."""
+    today = sorted((g for g in groups if g.key == key and now - DAY < g.opened <= now + FUTURE_SLACK),
                    key=lambda g: g.opened)
     if today and now - today[-1].opened < window:
         latest = today[-1]
-        return Update(latest.ts, latest.count + 1, latest.opened)
+        return Update(latest.ts, latest.count + seen, latest.opened)
     if len(today) >= daily_limit:
         return Hold(len(today))
     return Post()

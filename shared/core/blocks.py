@@ -26,6 +26,7 @@ ACTION_STOP_OPEN = "medic_stop_open"  # a stop whose notebook its owner may star
 ACTION_START = "medic_start"  # on a stopped notebook's alert: an organizer starts it
 ACTION_RESIZE = "medic_resize"  # value: "<instance full name>|<machine type>|<requester slack id or empty>"
 ACTION_RESIZE_DENY = "medic_resize_deny"
+ASK_BLOCK = "medic_ask"  # a resize request's first section: "medic_ask|<instance full name>|<asker>"
 ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP, ACTION_STOP_OPEN, ACTION_START, ACTION_RESIZE,
                ACTION_RESIZE_DENY)
 FIELD_MAX = 2000  # Block Kit: characters in one of a section's fields
@@ -243,7 +244,9 @@ def resize_request_blocks(text_line: str, ref: InstanceRef, machine_type: str, r
     say = messages.For(lang)
     value = resize_value(ref, machine_type, requester)
     return [
-        {"type": "section", "text": {"type": "mrkdwn", "text": text_line[:3000]}},
+        # The block id names the request (resize_asks.py): it stays when the request is closed and its buttons go.
+        {"type": "section", "block_id": f"{ASK_BLOCK}|{ref.full_name}|{requester}"[:255],
+         "text": {"type": "mrkdwn", "text": text_line[:3000]}},
         {
             "type": "actions",
             "block_id": "medic_resize",

@@ -13,6 +13,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from shared.core.wire import count, kill_object, percent, text_field, vm_id
+from shared.core.wire import iso as iso  # noqa: PLC0414 - re-exported: the messages' time format
+from shared.core.wire import parse_time as parse_time  # noqa: PLC0414 - re-exported likewise
+
 # Workbench instance names follow Compute Engine's rules: RFC 1035 label, 1-63 chars.
 INSTANCE_NAME_RE = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
@@ -174,6 +178,11 @@ class RestartRequest:
     # OOM on a guarded notebook: an earlier read of this incident saw JupyterLab down (policy: it is then waited on,
     # and JupyterLab up again reads as the guard's restart, not as a kernel-only kill). Kept by its continuations.
     jupyter_was_down: bool = False
+    # ALERT (a kill line the bot can't act on): the name of the VM that wrote it, "" when no VM has the entry's id;
+    # its alert's group, so that one writer's lines fill only their own (issue 25).
+    writer: str = ""
+    refused: bool = False  # ALERT: the line's claims did not hold (forged, or not ours), rather than unreadable
+    folded: int = 0  # ALERT: the same writer's lines on_oom held back since its last alert (a flood), counted here
 
     def to_json(self) -> bytes:
         data = asdict(self)
@@ -200,31 +209,30 @@ class RestartRequest:
             request = cls(
                 action=Action(data["action"]),
                 trigger=Trigger(data["trigger"]),
-                instance=_str(data, "instance"),
-                requested_at=parse_time(_str(data, "requested_at")),
-                event_id=_str(data, "event_id"),
-                kill=_kill(data.get("kill")),
-                requester=Requester(_str(requester, "slack_user_id"), _str(requester, "email"),
+                instance=text_field(data, "instance"),
+                requested_at=parse_time(text_field(data, "requested_at")),
+                event_id=text_field(data, "event_id"),
+                kill=kill_object(data.get("kill")),
+                requester=Requester(text_field(requester, "slack_user_id"), text_field(requester, "email"),
                                     bool(requester["is_organizer"])) if isinstance(requester, dict) else None,
-                response_url=_str(data, "response_url", ""),
-                alert_ts=_str(data, "alert_ts", ""),
-                alert_channel=_str(data, "alert_channel", ""),
-                raw_entry=_str(data, "raw_entry", ""),
-                note=_str(data, "note", ""),
+                response_url=text_field(data, "response_url", ""),
+                alert_ts=text_field(data, "alert_ts", ""),
+                alert_channel=text_field(data, "alert_channel", ""),
+                raw_entry=text_field(data, "raw_entry", ""),
+                note=text_field(data, "note", ""),
                 alert_blocks=tuple(alert_blocks[:50]),
-                machine_type=_str(data, "machine_type", ""),
-                asked_by=_str(data, "asked_by", ""),
+                machine_type=text_field(data, "machine_type", ""), asked_by=text_field(data, "asked_by", ""),
                 owner_may_start=data.get("owner_may_start", False) is True,
-                memory_percent=_percent(data.get("memory_percent")),
-                incident_open=bool(data.get("incident_open", True)),
-                vm_id=_vm_id(_str(data, "vm_id", "")),
-                chain=_str(data, "chain", ""),
-                yields=_count(data.get("yields", 0)),
-                slack_request=_str(data, "slack_request", ""),
-                received_at=parse_time(_str(data, "received_at")) if data.get("received_at") is not None else None,
-                authorize=data.get("authorize", False) is True,
-                target=_str(data, "target", ""),
-                jupyter_was_down=data.get("jupyter_was_down", False) is True)
+                memory_percent=percent(data.get("memory_percent")),
+                incident_open=bool(data.get("incident_open", True)), vm_id=vm_id(text_field(data, "vm_id", "")),
+                chain=text_field(data, "chain", ""), yields=count(data.get("yields", 0)),
+                slack_request=text_field(data, "slack_request", ""),
+                received_at=(parse_time(text_field(data, "received_at")) if data.get("received_at") is not None
+                             else None),
+                authorize=data.get("authorize", False) is True, target=text_field(data, "target", ""),
+                jupyter_was_down=data.get("jupyter_was_down", False) is True,
+                writer=text_field(data, "writer", "")[:63], refused=data.get("refused") is True,
+                folded=count(data.get("folded", 0)))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
         request.check()
@@ -263,47 +271,17 @@ class RestartRequest:
         return ""
 
     @property
+    def unverified(self) -> str:
+        """An OOM kill whose VM Compute Engine could not be asked about: why ("" for a checked one). The worker
+        then resets only on the instance's own word that JupyterLab is down (policy.py)."""
+        value = (self.kill or {}).get("unverified")
+        return value if isinstance(value, str) else ""
+
+    @property
     def kill_time(self) -> datetime | None:
         if self.kill and isinstance(self.kill.get("killed_at"), str):
             return parse_time(self.kill["killed_at"])
         return None
-
-
-def _percent(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
-        raise TypeError("memory_percent")
-    return float(value)
-
-
-def _kill(value: Any) -> dict[str, Any] | None:
-    if value is not None and not isinstance(value, dict):
-        raise ValueError("kill must be an object")
-    return value
-
-
-def _vm_id(value: str) -> str:
-    if value and not re.fullmatch(r"\d{1,20}", value):
-        raise ValueError("vm_id is not a Compute Engine instance id")
-    return value
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000:
-        raise TypeError("yields")
-    return value
-
-
-def _str(data: Any, key: str, default: str | None = None) -> str:
-    if not isinstance(data, dict):
-        raise TypeError(key)
-    if key not in data and default is not None:
-        return default
-    value = data[key]
-    if not isinstance(value, str):
-        raise TypeError(key)
-    return value
 
 
 def kill_to_json(kill: OomKill) -> dict[str, Any]:
@@ -373,27 +351,3 @@ class InstanceView:
             except ValueError:
                 continue
         return None
-
-
-def parse_time(text: str) -> datetime:
-    """RFC 3339 with any number of fraction digits (Logging writes 6 or 9), always aware."""
-    match = re.fullmatch(
-        r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?", text.strip()
-    )
-    if not match:
-        raise ValueError(f"not an RFC 3339 time: {text[:60]!r}")
-    day, clock, fraction, zone = match.groups()
-    micro = (fraction or "0")[:6].ljust(6, "0")
-    offset = "+00:00" if zone in (None, "Z") else zone
-    try:
-        moment = datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}").astimezone(UTC)
-    except OverflowError as exc:  # "0001-01-01T00:00:00+23:59": valid text, but before year 1 in UTC
-        raise ValueError(f"time out of range: {text[:60]!r}") from exc
-    if not 1 < moment.year < 9999:  # so close to datetime's limits that no time zone could show it (slack_date)
-        raise ValueError(f"time out of range: {text[:60]!r}")
-    return moment
-
-
-def iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-

@@ -24,7 +24,7 @@ class MemoryIncident:
     started_at: datetime | None
     policy_name: str
     url: str
-    vm_id: str = ""  # resource.labels.instance_id: digits, or empty
+    vm_id: str = ""  # resource.labels.instance_id: the VM whose metric it is, checked as on_oom checks a kill line
 
 
 @dataclass(frozen=True)

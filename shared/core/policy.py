@@ -28,6 +28,10 @@ Rules, in the order they are applied to an OOM kill:
    restarts and asks for a person. A clean run of CRASHLOOP_RESET_AFTER clears
    the count.
 6. DRY_RUN turns a reset into a report of what would have happened.
+7. A kill whose VM Compute Engine could not be asked about (`unverified`: quota, an outage) is held to rule 4
+   whatever RESTART_POLICY says, and only the instance's own health resets it: JupyterLab down, or UNHEALTHY.
+   No agent, or no fresh health by the end of the grace: notify only. A forged line then resets only what is
+   already down.
 
 Manual restarts (slash command, button) skip 1's cooldown, 4 and 5, count in the
 history, and never trip the pause; a request made before the last restart
@@ -44,6 +48,7 @@ set by hand, not by a clock: it reads as absent, or it would hold its verdict
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from shared.core.history import AutoMode, History, event_key
@@ -191,7 +196,10 @@ def _decide_oom(
     covered = _covering_restart(killed_at, history, live_inflight(history, now, config))
     if covered is not None:
         return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)
-    decision = _decide_kill(killed_at, instance, history, now, config, run, saw_down=request.jupyter_was_down)
+    if request.unverified:  # its VM unchecked (Compute Engine unavailable): only the instance's word resets it
+        config = replace(config, restart_policy=RestartPolicy.WHEN_UNHEALTHY)
+    decision = _decide_kill(killed_at, instance, history, now, config, run, saw_down=request.jupyter_was_down,
+                            unverified=bool(request.unverified))
     if decision.verdict in _NOTHING_NEW and _in_open_incident(killed_at, history, config):
         # Not dropped before deciding: the earlier line may have been "JupyterLab survived", and this kill (another
         # process, moments later) may be the one that took it down. Only a verdict that acts gets through; the
@@ -202,7 +210,7 @@ def _decide_oom(
 
 def _decide_kill(
     killed_at: datetime, instance: InstanceView, history: History, now: datetime, config: PolicyConfig, run: int,
-    *, saw_down: bool = False,
+    *, saw_down: bool = False, unverified: bool = False,
 ) -> Decision:
     """Rules 2 to 6 for a kill no restart has answered yet."""
     if history.auto_mode is AutoMode.OFF:
@@ -215,6 +223,8 @@ def _decide_kill(
     health = _health_verdict(killed_at, instance, now, config, saw_down=saw_down)
     if health.verdict is not Verdict.RESET:
         return Decision(health.verdict, health.reason, health.recheck_after, run)
+    if unverified and health.reason not in (Reason.JUPYTER_DOWN, Reason.UNHEALTHY):  # rule 7
+        return Decision(Verdict.NOTIFY_ONLY, Reason.UNVERIFIED, restarts_in_window=run)
 
     if run >= config.crashloop_limit:
         return Decision(Verdict.PAUSE, Reason.CRASH_LOOP, restarts_in_window=run, would_reset=True)

@@ -85,6 +85,7 @@ class Reason(StrEnum):
     RESUMING = "resuming"
     QUIET_PERIOD = "quiet-period"
     ALREADY_THAT_SIZE = "already-that-size"
+    UNVERIFIED = "unverified"  # the kill's VM could not be checked, and the instance does not say JupyterLab is down
     NOT_BIGGER = "not-bigger"  # a resize whose target has no more memory than the instance has now
     ALREADY_RUNNING = "already-running"  # a start of an instance that is running again already
     HELD = "held"  # a start an organizer's stop holds: only an organizer starts it

@@ -46,6 +46,7 @@ class Message:
     metadata: dict[str, Any] | None = None
     posted_at: datetime | None = None
     updates: int = 0
+    bot_id: str = "B0MEDIC"  # who posted it: the bot (simulators/slack.py's default), or another app
 
 
 @dataclass
@@ -109,7 +110,7 @@ class FakeSlack:
              *, thread_ts: str = "", metadata: dict[str, Any] | None = None) -> str | None:
         def posted() -> Message:
             self._ts += 1
-            message = Message(channel, f"{1_700_000_000 + self._ts}.{self._ts:06d}", text, blocks, thread_ts,
+            message = Message(channel, self._next_ts(), text, blocks, thread_ts,
                               metadata, self.clock.now())
             self.messages.append(message)
             return message
@@ -133,11 +134,26 @@ class FakeSlack:
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
         """conversations.history as SlackNotifier returns it: newest first, with metadata; None when unreadable."""
         def read() -> list[dict[str, Any]]:
-            return [{"ts": m.ts, "text": m.text, "blocks": m.blocks or [], "metadata": m.metadata or {}}
-                    for m in reversed(self.in_channel(channel)) if float(m.ts) >= oldest]
+            return [{"ts": m.ts, "text": m.text, "blocks": m.blocks or [], "metadata": m.metadata or {},
+                     "bot_id": m.bot_id} for m in reversed(self.in_channel(channel)) if float(m.ts) >= oldest]
 
         seen: list[dict[str, Any]] | None = self._api("conversations.history", read)
         return seen
+
+    def bot_id(self) -> str:
+        return "B0MEDIC"
+
+    def _next_ts(self) -> str:
+        """A message ts as Slack gives it: the epoch seconds of its posting (on the clock), unique."""
+        return f"{int(self.clock.now().timestamp())}.{self._ts:06d}"
+
+    def foreign_post(self, channel: str, text: str, metadata: dict[str, Any], *, bot_id: str = "B0OTHERAPP") -> str:
+        """Another app in the channel posts, with whatever metadata it likes (issue 25's red team)."""
+        self._ts += 1
+        message = Message(channel, self._next_ts(), text, None, "", metadata,
+                          self.clock.now(), bot_id=bot_id)
+        self.messages.append(message)
+        return message.ts
 
     def mention(self, email: str | None) -> str:
         if not email:

@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from slack_sdk import WebClient
 
-from shared.core.alert_groups import DAILY_LIMIT, Cause, metadata
+from shared.core.alert_groups import DAILY_LIMIT, Cause, metadata, writer_key
+from simulators.compute import simulated_vm_id
 from simulators.entries import oom_entry
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
@@ -36,17 +37,24 @@ def group_messages(stack: LocalStack, group: str) -> list[dict[str, object]]:
 
 
 def test_fifty_forged_unresolvable_lines_in_a_minute_are_one_alert_with_the_count(stack: LocalStack) -> None:
+    """50 lines in a burst from a writer whose id no VM has (refused: the ghost's VM doesn't exist): on_oom
+    queues the writer's first 10 of the minute (functions/on_oom/main.py ALERTS) and logs the rest, which that
+    writer's next alert counts; the worker folds them into one message of the writer's group."""
     started = time.monotonic()
     for n in range(50):  # a legacy-agent line names no host, and the entry no instance
         stack.sink(oom_entry(PROJECT, ZONE, "ghost", with_name_label=False, ops_agent=False, pid=9000 + n))
     assert time.monotonic() - started < 60
     assert stack.wait_idle(60)
-    [alert] = group_messages(stack, "cause:unresolved")
-    assert "could not tie" in alert_text(alert)
-    assert "Seen 50 times" in alert_text(alert), alert_text(alert)
-    assert alert["metadata"]["event_payload"]["count"] == 50  # type: ignore[index]
+    [alert] = group_messages(stack, writer_key(Cause.REFUSED, ""))
+    assert "could not tie" in alert_text(alert) and "the writer can't be named" in alert_text(alert)
+    assert "Seen 10 times" in alert_text(alert), alert_text(alert)
+    assert alert["metadata"]["event_payload"]["count"] == 10  # type: ignore[index]
     posted = [c for c in stack.slack.calls_to("chat.postMessage") if "could not tie" in str(c)]
-    assert len(posted) == 1  # one notification; the other 49 were edits
+    assert len(posted) == 1  # one notification; the other 9 were edits
+    held = [r for r in stack.audit_records("on_oom") if "not alerted" in str(r.get("message"))]
+    assert len(held) == 40 and {r["writer"] for r in held} == {"an id no VM has"}
+    raw = alert_text(alert)
+    assert simulated_vm_id(PROJECT, ZONE, "ghost") not in raw, "the alert never shows the VM id a forger needs"
 
 
 def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(stack: LocalStack) -> None:

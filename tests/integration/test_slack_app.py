@@ -60,8 +60,9 @@ EXPECTED = {
     ("organizer", "own"): "Restarting",
     ("no-email", "own"): "no email address",
     ("unknown", "own"): "no email address",
-    ("owner", "nonexistent"): "There is no notebook",
-    ("participant", "nonexistent"): "There is no notebook",
+    # A participant can't tell a name that doesn't exist from someone else's notebook (issue 25: no probing).
+    ("owner", "nonexistent"): "`wb-nobody-here` is not your notebook",
+    ("participant", "nonexistent"): "`wb-nobody-here` is not your notebook",
     ("organizer", "nonexistent"): "There is no notebook",
     ("no-email", "nonexistent"): "no email address",
     ("unknown", "nonexistent"): "no email address",

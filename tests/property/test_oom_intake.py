@@ -348,24 +348,39 @@ class Failing:
         raise self.error
 
 
-def test_compute_errors_refuse_or_retry(sims: Sims, queue: RestartQueue, audit_log: AuditCapture) -> None:
-    """Denied: refused at once with the reason (an unproven kill resets nothing). Unavailable: raised while young, so
-    that Eventarc redelivers; refused once too old to be worth another try."""
+@pytest.mark.parametrize("error", [RefusedError("PERMISSION_DENIED", "denied"),
+                                   TransientError("FORBIDDEN", "Quota exceeded (rateLimitExceeded)"),
+                                   TransientError("UNAVAILABLE", "busy")], ids=["denied", "quota", "unavailable"])
+def test_compute_errors_never_refuse_a_kill(sims: Sims, queue: RestartQueue, audit_log: AuditCapture,
+                                            error: Exception) -> None:
+    """Issue 25: a Compute Engine failure (quota, an outage, no permission) says nothing about the line, so a kill
+    that names its instance goes on at once, unverified, on its instance's key (the worker then resets only if
+    JupyterLab is down); it used to be refused, so a spent quota switched automatic recovery off for everyone.
+    A kill only the VM id can name is retried while young, and dropped with an ERROR (the dropped-kills alert)
+    once too old, never folded into a group a forger can fill."""
     settings_ = load_settings({Need.PUBLISH, Need.SCOPE}, sims.env)
     data = {"message": pubsub_message(sample("oom-ops-agent-modern.json"))}
     sent = "2026-11-20T04:12:35.402Z"
     before = sims.published()
     audit_log.take()
     outcome = handle_event(PUBSUB_EVENT_TYPE, "c1", sent, data, queue=queue, settings=settings_,
-                           vm_names=Failing(RefusedError("PERMISSION_DENIED", "denied")), now=NOW)
-    assert outcome.kind == "refused" and "Compute Engine could not be asked" in outcome.detail
-    with pytest.raises(TransientError):
-        handle_event(PUBSUB_EVENT_TYPE, "c2", sent, data, queue=queue, settings=settings_,
-                     vm_names=Failing(TransientError("UNAVAILABLE", "busy")), now=NOW)
-    late = NOW + settings_.policy.max_event_age + timedelta(minutes=1)
-    outcome = handle_event(PUBSUB_EVENT_TYPE, "c3", sent, data, queue=queue, settings=settings_,
-                           vm_names=Failing(TransientError("UNAVAILABLE", "busy")), now=late)
-    assert outcome.kind == "refused"
-    queued = [RestartRequest.from_json(m.data) for m in sims.pubsub.published(RESTART_TOPIC)[before:]]
-    assert [(r.action, r.instance) for r in queued] == [(Action.ALERT, ""), (Action.ALERT, "")]
-    assert [r["decision"] for r in audit_log.take()] == ["refused", "refused"]
+                           vm_names=Failing(error), now=NOW)
+    assert outcome.kind == "unverified" and outcome.detail == "python pid 23817 on wb-alice"
+    [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
+    request = RestartRequest.from_json(message.data)
+    assert (request.action, request.trigger, message.ordering_key) == (Action.RESTART, Trigger.OOM, request.instance)
+    assert request.instance.endswith("/wb-alice") and "could not be asked" in request.unverified
+    assert [r["decision"] for r in audit_log.take()] == ["queued"]
+    serial = sample("oom-serial-console-no-label.json")
+    serial["resource"]["labels"]["zone"] = ZONE
+    nameless = {"message": pubsub_message(serial)}
+    if isinstance(error, TransientError):
+        with pytest.raises(TransientError):
+            handle_event(PUBSUB_EVENT_TYPE, "c2", sent, nameless, queue=queue, settings=settings_,
+                         vm_names=Failing(error), now=NOW)
+    late = NOW + settings_.policy.max_event_age + timedelta(hours=1)
+    outcome = handle_event(PUBSUB_EVENT_TYPE, "c3", sent, nameless, queue=queue, settings=settings_,
+                           vm_names=Failing(error), now=late)
+    assert outcome.kind == "too-old"
+    assert [(r["decision"], r["severity"]) for r in audit_log.take()] == [("dropped", "ERROR")]
+    assert len(sims.pubsub.published(RESTART_TOPIC)) == before + 1, "nothing of the nameless line was queued"

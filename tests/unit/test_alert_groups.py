@@ -21,6 +21,7 @@ from shared.core.alert_groups import (
     metadata,
     plan,
     read_groups,
+    writer_key,
 )
 from shared.core.blocks import AlertFacts
 from shared.core.models import InstanceRef
@@ -37,7 +38,7 @@ def message(ts: str, key: str, count: int, opened: datetime, **extra: Any) -> di
 def test_the_first_alert_posts_and_those_in_its_window_update_it_with_a_count() -> None:
     assert plan([], KEY, NOW) == Post()
     opened = NOW - WINDOW + timedelta(seconds=1)
-    groups = read_groups([message("1.0", KEY, 4, opened)])
+    groups = read_groups([message("1.0", KEY, 4, opened)], "B0MEDIC")
     assert plan(groups, KEY, NOW) == Update("1.0", 5, opened)
     assert plan(groups, KEY, NOW + timedelta(seconds=1)) == Post()  # the window is over: a new notification
     assert plan(groups, "cause:unresolved", NOW) == Post()  # another group is another message
@@ -62,10 +63,10 @@ def test_only_an_apps_well_formed_group_metadata_counts() -> None:
     mangled = [{**good, "metadata": {"event_type": EVENT_TYPE, "event_payload": {"group": KEY, "count": value,
                                                                                    "opened": 5}}}
                for value in (True, -1, "2", None, 2**40)]
-    assert read_groups([person, other_event, *mangled, {"ts": "2.0"}]) == []
+    assert read_groups([person, other_event, *mangled, {"ts": "2.0"}], "B0MEDIC") == []
     floats = {**good, "metadata": {"event_type": EVENT_TYPE,
                                    "event_payload": {"group": KEY, "count": 2.0, "opened": NOW.timestamp()}}}
-    assert read_groups([floats]) == [Group("1.0", KEY, 2, NOW)]
+    assert read_groups([floats], "B0MEDIC") == [Group("1.0", KEY, 2, NOW)]
     assert group_key(Cause.UNRESOLVED, "") == "cause:unresolved" and group_key(Cause.TOO_OLD, KEY) == KEY
 
 
@@ -85,13 +86,18 @@ class ChannelSlack:
         return ts
 
     def update(self, channel: str, ts: str, text: str, blocks: Any = None, *, metadata: Any = None) -> bool:
-        self.updates += 1
         found = next(m for m in self.messages if m["ts"] == ts)
+        if found.get("bot_id") != "B0MEDIC":  # Slack: cant_update_message, another app's message
+            return False
+        self.updates += 1
         found.update(text=text, metadata=metadata or found["metadata"])
         return True
 
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
         return list(reversed(self.messages)) if self.readable else None
+
+    def bot_id(self) -> str:
+        return "B0MEDIC"
 
 
 class SetClock:
@@ -143,3 +149,54 @@ def test_unreadable_history_posts_rather_than_loses_the_alert() -> None:
     worker = grouping_worker(slack, clock)
     facts = AlertFacts(title="t", instance=None, outcome="x")
     assert [worker.reporter.post_grouped(facts, Cause.UNRESOLVED, "") for _ in range(2)] == ["posted", "posted"]
+
+
+# ---- issue 25: what another app, or a time ahead, may do to a group ---------------------------------------------
+def test_another_apps_metadata_is_no_group_of_ours() -> None:
+    """Any app in the channel may post event_type medic_alert_group: only the bot's own bot id counts."""
+    ours, theirs = message("1.0", KEY, 2, NOW), message("2.0", KEY, 1, NOW, bot_id="B0OTHER")
+    assert read_groups([theirs, ours], "B0MEDIC") == [Group("1.0", KEY, 2, NOW)]
+    assert read_groups([theirs, ours], "") == [], "the bot's own id unknown: no group is believed"
+
+
+def test_twenty_foreign_messages_silence_no_group() -> None:
+    """The red team's case: 20 messages of another app's with our event_type used up a group's day."""
+    slack, clock = ChannelSlack(), [NOW]
+    worker = grouping_worker(slack, clock)
+    for i in range(DAILY_LIMIT):
+        slack.messages.append(message(f"9{i}.0", "cause:unresolved", 1, NOW - timedelta(hours=1, minutes=i),
+                                      bot_id="B0OTHER"))
+    facts = AlertFacts(title="t", instance=None, outcome="could not tie")
+    assert worker.reporter.post_grouped(facts, Cause.UNRESOLVED, "") == "posted"
+
+
+def test_a_group_opened_in_the_future_counts_for_nothing() -> None:
+    """A message with `opened` minutes ahead was the open window's for ever: the red team's 10 lines made 10 posts
+    (another app's such message can't be updated, so each line posted anew)."""
+    ahead = Group("1.0", KEY, 1, NOW + timedelta(minutes=4))
+    assert plan([ahead], KEY, NOW) == Post()
+    for bot in ("B0OTHER", "B0MEDIC"):
+        slack, clock = ChannelSlack(), [NOW]
+        worker = grouping_worker(slack, clock)
+        slack.messages.append(message("0.5", KEY, 1, NOW + timedelta(minutes=4), bot_id=bot))
+        facts = AlertFacts(title="t", instance=InstanceRef.parse(KEY), outcome="NOT_FOUND", instance_read=False)
+        said = []
+        for second in range(10):
+            clock[0] = NOW + timedelta(seconds=second)
+            said.append(worker.reporter.post_grouped(facts, Cause.NOT_FOUND, KEY))
+        assert said == ["posted"] + ["updated"] * 9, bot
+
+
+def test_each_writer_fills_only_its_own_group_and_a_refused_writer_is_news_once_a_day() -> None:
+    slack, clock = ChannelSlack(), [NOW]
+    worker = grouping_worker(slack, clock)
+    facts = AlertFacts(title="t", instance=None, outcome="forged")
+    said = []
+    for minute in range(60 * 23):  # a line a minute for 23 hours from one writer
+        clock[0] = NOW + timedelta(minutes=minute)
+        said.append(worker.reporter.post_grouped(facts, Cause.REFUSED, writer_key(Cause.REFUSED, "wb-mallory")))
+    assert said.count("posted") == 1 and "held" not in said
+    clock[0] += timedelta(minutes=1)
+    other = worker.reporter.post_grouped(facts, Cause.REFUSED, writer_key(Cause.REFUSED, "wb-bob"))
+    unresolved = worker.reporter.post_grouped(facts, Cause.UNRESOLVED, writer_key(Cause.UNRESOLVED, "wb-bob"))
+    assert (other, unresolved) == ("posted", "posted"), "another writer's group, another message"

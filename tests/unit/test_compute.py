@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 
 from shared.adapters.clock import FakeClock
-from shared.adapters.compute import UNKNOWN_FOR, Compute
-from shared.adapters.errors import RefusedError
+from shared.adapters.compute import LOOKUPS_PER_MINUTE, RELIST_AFTER, RETRY_AFTER, Compute
+from shared.adapters.errors import RefusedError, TransientError
 from simulators.compute import ComputeSimulator, simulated_vm_id
 from simulators.workbench import WorkbenchSimulator
 
@@ -39,14 +39,16 @@ def adapter(compute: ComputeSimulator, clock: FakeClock | None = None) -> Comput
 def test_the_vm_id_names_its_instance_and_no_other(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:
     _, compute = sims
     vms = adapter(compute)
+    before = len(compute.calls)
+    carol = simulated_vm_id(PROJECT, OTHER, "wb-carol")
     assert vms.vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-alice")) == "wb-alice"
     assert vms.vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-bob")) == "wb-bob"
-    assert vms.vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, OTHER, "wb-carol")) == "", "carol's VM is elsewhere"
+    assert vms.vm_name(PROJECT, ZONE, carol) == "", "carol's VM is elsewhere"
     assert vms.vm_name(PROJECT, ZONE, "1234567890123456789") == ""
-    assert compute.calls[-1] == "id = 1234567890123456789"
+    assert compute.calls[before:] == ["", f"id = {carol}", "id = 1234567890123456789"], "the zone's list, then ids"
 
 
-def test_a_found_id_is_asked_once_an_unknown_one_again_after_a_while(
+def test_ids_are_answered_from_the_zones_list_asked_again_only_when_it_is_old(
     sims: tuple[WorkbenchSimulator, ComputeSimulator]
 ) -> None:
     _, compute = sims
@@ -54,14 +56,25 @@ def test_a_found_id_is_asked_once_an_unknown_one_again_after_a_while(
     vms = adapter(compute, clock)
     alice = simulated_vm_id(PROJECT, ZONE, "wb-alice")
     before = len(compute.calls)
-    for _ in range(5):
+    for forged in range(200):
         assert vms.vm_name(PROJECT, ZONE, alice) == "wb-alice"
-        assert vms.vm_name(PROJECT, ZONE, "42") == ""
-    assert len(compute.calls) - before == 2
-    clock.advance(UNKNOWN_FOR.total_seconds() + 1)
+        assert vms.vm_name(PROJECT, ZONE, f"77777777777777{forged:05d}") == ""
+    assert compute.calls[before:] == [""] + [f"id = 77777777777777{i:05d}" for i in range(LOOKUPS_PER_MINUTE)]
+    assert vms.list_calls == 1 + LOOKUPS_PER_MINUTE, "200 new ids: one list of the zone, and a minute's lookups"
+    clock.advance(RELIST_AFTER.total_seconds() + 1)
     vms.vm_name(PROJECT, ZONE, alice)
+    assert len(compute.calls) - before == 1 + LOOKUPS_PER_MINUTE, "a VM's id never changes owner: never asked again"
     vms.vm_name(PROJECT, ZONE, "42")
-    assert len(compute.calls) - before == 3, "a VM's id never changes owner; an unknown id may come to exist"
+    assert compute.calls[-1] == "", "an unknown id may have come to exist: the old list is made again"
+
+
+def test_a_vm_created_since_the_list_is_found_by_its_id(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:
+    workbench, compute = sims
+    vms = adapter(compute, FakeClock())
+    assert vms.vm_name(PROJECT, OTHER, simulated_vm_id(PROJECT, OTHER, "wb-carol")) == "wb-carol"
+    workbench.add_instance(PROJECT, OTHER, "wb-dave", owner_email="dave@contest.example")
+    assert vms.vm_name(PROJECT, OTHER, simulated_vm_id(PROJECT, OTHER, "wb-dave")) == "wb-dave"
+    assert compute.calls[-1].startswith("id = ")
 
 
 def test_a_transient_error_is_retried_a_permanent_one_raised(
@@ -76,6 +89,41 @@ def test_a_transient_error_is_retried_a_permanent_one_raised(
     assert refused.value.status == "FORBIDDEN" and "http" not in str(refused.value)  # Compute names no status
 
 
+@pytest.mark.parametrize(("status", "reason"), [(403, "rateLimitExceeded"), (403, "userRateLimitExceeded"),
+                                                (403, "quotaExceeded"), (429, "rateLimitExceeded")])
+def test_a_spent_rate_quota_is_transient_and_retried(
+    sims: tuple[WorkbenchSimulator, ComputeSimulator], status: int, reason: str
+) -> None:
+    """Compute Engine's answer to a spent read quota is 403 rateLimitExceeded (cloud.google.com/compute/api-quota):
+    no refusal, it passes within a minute. Retried within the call; past it, a TransientError, never a refusal."""
+    _, compute = sims
+    compute.fail_next(status, reason)
+    assert adapter(compute).vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-bob")) == "wb-bob"
+    compute.fail_next(status, reason, count=1000)
+    try:
+        with pytest.raises(TransientError):
+            Compute(endpoint=compute.endpoint, timeout=timedelta(seconds=5), retry_deadline=timedelta(seconds=1),
+                    clock=FakeClock()).vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-bob"))
+    finally:
+        compute.clear_faults()
+
+
+def test_after_a_failed_list_none_is_asked_for_a_while(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:
+    """A flood during an outage costs no call per line: the failure is said again until RETRY_AFTER."""
+    _, compute = sims
+    clock = FakeClock()
+    vms = adapter(compute, clock)
+    compute.fail_next(403, "forbidden")
+    before = len(compute.calls)
+    for forged in range(50):
+        with pytest.raises(RefusedError):
+            vms.vm_name(PROJECT, ZONE, f"88888888888888{forged:05d}")
+    assert len(compute.calls) - before == 1
+    clock.advance(RETRY_AFTER.total_seconds())
+    assert vms.vm_name(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-alice")) == "wb-alice"
+    assert len(compute.calls) - before == 2
+
+
 def test_the_simulator_answers_as_the_list_api(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:
     """No `items` when nothing matches; ids as strings; a filter it doesn't know is a 400, not a guess."""
     _, compute = sims
@@ -88,18 +136,3 @@ def test_the_simulator_answers_as_the_list_api(sims: tuple[WorkbenchSimulator, C
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(base + "?filter=status+%3D+RUNNING+AND+zone+%3D+x")
     assert refused.value.code == 400
-
-
-def test_forged_ids_never_push_out_a_real_vms_name(
-    sims: tuple[WorkbenchSimulator, ComputeSimulator], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A flood of made-up ids (a new one each line) fills a cache of their own: the real VMs' names stay known."""
-    _, compute = sims
-    monkeypatch.setattr("shared.adapters.compute.CACHE_SIZE", 2)
-    vms = adapter(compute)
-    alice = simulated_vm_id(PROJECT, ZONE, "wb-alice")
-    assert vms.vm_name(PROJECT, ZONE, alice) == "wb-alice"
-    for forged in range(5):
-        assert vms.vm_name(PROJECT, ZONE, f"99999999999999{forged:05d}") == ""
-    asked = len(compute.calls)
-    assert vms.vm_name(PROJECT, ZONE, alice) == "wb-alice" and len(compute.calls) == asked

@@ -496,3 +496,23 @@ def test_a_memory_warning_for_a_stopped_notebook_warns_no_one() -> None:
         decision = decide(request, view(state=state), History(), NOW, CONFIG)
         assert (decision.verdict, decision.reason) == (Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
     assert decide(request, view(), History(), NOW, CONFIG).verdict is Verdict.WARN
+
+# ---- rule 7: a kill whose VM could not be checked (issue 25) -------------------------------------------------------
+def unverified(killed_at: datetime = KILL) -> RestartRequest:
+    request = oom(killed_at)
+    return replace(request, kill={**(request.kill or {}), "unverified": "Compute Engine: rateLimitExceeded"})
+
+
+@pytest.mark.parametrize("policy", list(RestartPolicy))
+def test_an_unverified_kill_resets_only_on_the_instances_own_word(policy: RestartPolicy) -> None:
+    config = replace(CONFIG, restart_policy=policy)
+    down = decide(unverified(), view(), History(), NOW, config)
+    assert (down.verdict, down.reason) == (Verdict.RESET, Reason.JUPYTER_DOWN)
+    sick = decide(unverified(), view(health="UNHEALTHY", jupyter="1"), History(), NOW, config)
+    assert (sick.verdict, sick.reason) == (Verdict.RESET, Reason.UNHEALTHY)
+    well = view(health="HEALTHY", jupyter="1", updated=KILL + CONFIG.health_settle)
+    assert decide(unverified(), well, History(), NOW, config).verdict is Verdict.NOTIFY_ONLY
+    for silent in (view(health="AGENT_NOT_RUNNING", updated=None), view(updated=KILL - timedelta(minutes=1))):
+        late = decide(unverified(), silent, History(), KILL + CONFIG.health_grace, config)
+        assert (late.verdict, late.reason) == (Verdict.NOTIFY_ONLY, Reason.UNVERIFIED), silent
+    assert decide(unverified(), view(updated=None), History(), NOW, config).verdict is Verdict.WAIT

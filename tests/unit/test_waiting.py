@@ -199,6 +199,9 @@ class FakeSlack:
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]]:
         return []
 
+    def bot_id(self) -> str:
+        return "B0MEDIC"
+
     def mention(self, email: str | None) -> str:
         return email or ""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shared.adapters.errors import ServiceError
+from shared.app.slack import asks
 from shared.app.slack.budget import Deadline, Late, Read
 from shared.app.slack.failures import failure, misconfigured, slack_answers
 from shared.app.slack.guard import slack_request_digest
@@ -168,6 +169,8 @@ def _bigger(service: SlackService, caller: Caller, target: str | None, instances
         why = (say("resize.why.no_fit", current=current, ladder=", ".join(ladder)) if current in ladder
                else say("resize.why.off_ladder", current=current, ladder=", ".join(ladder)))
         return say("resize.no_offer", instance=instance.ref.name, current=current, why=why)
+    if held_back := asks.gate(service, caller, instance, fields):  # one open request per instance (issue 25)
+        return held_back
     params = {
         "instance": instance.ref.name, "current": current, "next": bigger,
         "current_mem": memory_text(current), "next_mem": memory_text(bigger),

@@ -34,6 +34,8 @@ def denial(say: messages.For, settings: Settings, answer: Answer, caller: Caller
            decision: Any, *, verb: Verb = Verb.RESTART) -> str:
     """Why `verb` was refused, in the words of its `answer` (a decision of authorize_restart or find_target)."""
     name = target or (decision.instance.ref.name if decision.instance else "")
+    if answer is Answer.NOT_FOUND and not caller.is_organizer:  # as "not yours": no probing for names (issue 25)
+        answer = Answer.NOT_YOURS
     if verb is Verb.BIGGER:  # asks for a machine, restarts nothing: refused in its own words
         if answer is Answer.CHOOSE:
             return say("cmd.choose_bigger", names=", ".join(f"`{i.ref.name}`" for i in decision.choices))

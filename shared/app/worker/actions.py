@@ -18,6 +18,7 @@ from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import kernels_today, said_to_organizers
 from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
 from shared.core import messages
+from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.history import AutoMode, StopHold
 from shared.core.models import Action, InstanceState, Trigger
@@ -78,6 +79,9 @@ class Actions(Crew):
                 outcome = f"{outcome}\n{no_room}"
         if request.trigger is not Trigger.OOM:  # a person asked: the reply names what they asked for
             self._reply_not_done(job, outcome)
+        elif request.unverified and decision.verdict is Verdict.NOTIFY_ONLY:  # maybe forged: grouped, no DM
+            facts = self.reporter.facts(job, outcome=outcome, history=new_history)
+            self.reporter.post_grouped(facts, Cause.UNVERIFIED, f"{Cause.UNVERIFIED.value}:{job.ref.full_name}")
         else:
             facts = self.reporter.facts(job, outcome=outcome, history=new_history)
             alert_ts: str | None = None

@@ -12,7 +12,7 @@ from shared.app.resize import Resizer
 from shared.app.worker.crew import Crew
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Outcome, Publisher, Redeliver, WorkOutcome, attempt, describe
-from shared.core import messages, waiting
+from shared.core import alert_groups, messages, waiting
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts
 from shared.core.models import Action, InstanceRef, RestartRequest
@@ -26,15 +26,20 @@ class Endings(Crew):
     resizer: Resizer
 
     def unresolved(self, request: RestartRequest) -> WorkOutcome:
-        """An OOM kill that names no instance we can read: the organizers hear of it, grouped."""
+        """An OOM kill that names no instance we can read, or whose claims did not hold: the organizers hear of it,
+        grouped by the VM that wrote it (alert_groups.writer_key), so one writer's flood fills only its own group."""
+        writer = (self.say("alert.writer", writer=messages.escape(request.writer)) if request.writer
+                  else self.say("alert.writer.unknown"))
         facts = AlertFacts(
             title=self.say("alert.title.unresolved"),
             instance=None,
             killed_at=request.kill_time or request.requested_at,
-            outcome=self.say("outcome.unresolved", reason=messages.escape(request.note)),
+            outcome=f"{self.say('outcome.unresolved', reason=messages.escape(request.note))}\n{writer}",
             raw_entry=request.raw_entry,
         )
-        said = self.reporter.post_grouped(facts, Cause.UNRESOLVED, request.instance)
+        cause = Cause.REFUSED if request.refused else Cause.UNRESOLVED
+        said = self.reporter.post_grouped(facts, cause, alert_groups.writer_key(cause, request.writer),
+                                          seen=1 + request.folded)
         return WorkOutcome(ack=True, verdict=Outcome.ALERT, detail=f"{request.note} (alert {said})")
 
     def too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:

@@ -104,6 +104,8 @@ class Reporter:
     def outcome_text(self, job: Job) -> str:
         """Why nothing was restarted, in words (the verdicts that reset nothing)."""
         verdict, reason = job.decision.verdict, job.decision.reason
+        if verdict is Verdict.NOTIFY_ONLY and job.request.unverified:
+            return self.say("outcome.unverified", reason=messages.escape(job.request.unverified))
         if verdict is Verdict.NOTIFY_ONLY:
             return self.say("outcome.notify_only")
         if verdict is Verdict.SKIP_NOT_ACTIVE:
@@ -177,17 +179,19 @@ class Reporter:
             return ts if self.slack.update(channel, ts, fallback, blocks, metadata=metadata) else None
         return self.slack.post(channel, fallback, blocks, metadata=metadata)
 
-    def post_grouped(self, facts: AlertFacts, cause: Cause, instance: str) -> str:
+    def post_grouped(self, facts: AlertFacts, cause: Cause, instance: str, *, seen: int = 1) -> str:
         """An alert about input the bot can't act on, folded into its group's message (alert_groups.py):
         posted, the open window's message updated with the count, or over the day's limit, only logged.
-        Returns which. Slack's history unreadable: posted, since a repeated alert beats a lost one."""
+        Returns which. Slack's history unreadable: posted, since a repeated alert beats a lost one. `seen`: how
+        many lines this alert stands for (on_oom folds a writer's flood: RestartRequest.folded)."""
         key = alert_groups.group_key(cause, instance)
         now = self.clock.now()
-        window = self.settings.alert_group_window
+        window = alert_groups.window_for(cause, self.settings.alert_group_window)
         channel = self.settings.slack_alert_channel
-        seen = self.slack.history(channel, oldest=(now - alert_groups.DAY).timestamp())
-        step = alert_groups.plan(alert_groups.read_groups(seen or []), key, now, window=window,
-                                 daily_limit=self.settings.alert_daily_limit)
+        history = self.slack.history(channel, oldest=(now - alert_groups.DAY).timestamp())
+        groups = alert_groups.read_groups(history or [], self.slack.bot_id())
+        step = alert_groups.plan(groups, key, now, window=window,
+                                 daily_limit=self.settings.alert_daily_limit, seen=seen)
         if isinstance(step, alert_groups.Hold):
             log.warning("alert not posted (%s, %s): %d alerts of this group in 24 hours, the most there are: %s",
                         cause.value, key, step.posted_today, facts.outcome[:300])
@@ -199,7 +203,10 @@ class Reporter:
             if self.post_alert(grouped, step.ts, metadata=alert_groups.metadata(key, cause, step.count, step.opened)):
                 return "updated"
             log.warning("could not update the grouped alert %s; posting a new one", step.ts)
-        self.post_alert(facts, metadata=alert_groups.metadata(key, cause, 1, now))
+        if seen > 1:
+            facts = replace(facts, repeats=self.say("alert.repeats", count=seen, since=self.when(now),
+                                                    window=self._duration(window)))
+        self.post_alert(facts, metadata=alert_groups.metadata(key, cause, seen, now))
         return "posted"
 
     def update_button_alert(

@@ -159,6 +159,20 @@ ALERTS: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":label: 再起動せず: このインスタンスには自動再起動を記録できず、記録できない自動再起動は"
         "際限なく繰り返すおそれがあります。{labels}。JupyterLab が停止していればボタンで再起動してください",
     },
+    "outcome.unverified": {
+        "en": ":grey_question: Not restarted: I could not check which VM wrote this kill line ({reason}), so only "
+        "the instance's own report that JupyterLab is down would restart it, and it has not said so",
+        "ja": ":grey_question: 再起動せず: この OOM Kill の行を書いた VM を確認できませんでした ({reason})。"
+        "インスタンス自身が JupyterLab の停止を報告した場合にのみ再起動しますが、その報告はありません",
+    },
+    "alert.writer": {
+        "en": ":pencil2: Written by the VM of {writer}",
+        "ja": ":pencil2: 書き込んだ VM: {writer}",
+    },
+    "alert.writer.unknown": {
+        "en": ":pencil2: Written by a VM that gave an id no VM in the zone has (or none): the writer can't be named",
+        "ja": ":pencil2: 書き込んだ VM は、ゾーンのどの VM にもない ID を名乗りました (または ID なし)。特定できません",
+    },
     "outcome.unresolved": {
         "en": ":mag: Not restarted: {reason}. Please find the instance and restart it by hand if needed",
         "ja": ":mag: 再起動せず: {reason}。該当インスタンスを確認し、必要なら手動で再起動してください",

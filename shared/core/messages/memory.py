@@ -58,6 +58,14 @@ MEMORY: Final[dict[str, dict[Lang, str]]] = {
         "en": ":incoming_envelope: I asked the organizers to move *{instance}* from {current} to {next}. You'll hear from me when they decide. If they approve, the notebook is stopped and started again on the new machine: anything only in memory is lost, so save your work.",
         "ja": ":incoming_envelope: *{instance}* を {current} から {next} に変更するよう運営に依頼しました。決まり次第お知らせします。承認されるとノートブックは停止し、新しいマシンで再起動します。メモリ上のデータは失われるので、作業を保存しておいてください。",
     },
+    "resize.still_open": {
+        "en": ":hourglass_flowing_sand: Your request to move *{instance}* to a bigger machine, sent {since}, is still with the organizers: I haven't asked again. You'll hear from me when they decide.",
+        "ja": ":hourglass_flowing_sand: *{instance}* を大きいマシンに変更する依頼 ({since} 送信) は運営が確認中のため、重ねて依頼していません。決まり次第お知らせします。",
+    },
+    "resize.daily_limit": {
+        "en": ":no_entry_sign: You've sent {count} requests for a bigger machine in the last 24 hours, the most there can be. Ask the organizers directly if it can't wait.",
+        "ja": ":no_entry_sign: 過去 24 時間に大きいマシンへの変更依頼を {count} 件送っており、これが上限です。急ぎの場合は運営に直接ご相談ください。",
+    },
     "resize.largest": {
         "en": ":information_source: *{instance}* is already on {current}, the largest machine on the ladder; ask an organizer.",
         "ja": ":information_source: *{instance}* はすでに最大のマシン {current} です。運営に相談してください。",

@@ -1,0 +1,69 @@
+"""Reading a JSON message's fields strictly (a field of the wrong type raises, so the caller refuses the message),
+and the RFC 3339 times every message carries: the checks RestartRequest.from_json applies, apart from the data."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+
+def percent(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+        raise TypeError("memory_percent")
+    return float(value)
+
+
+def kill_object(value: Any) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise ValueError("kill must be an object")
+    return value
+
+
+def vm_id(value: str) -> str:
+    if value and not re.fullmatch(r"\d{1,20}", value):
+        raise ValueError("vm_id is not a Compute Engine instance id")
+    return value
+
+
+def count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000:
+        raise TypeError("yields")
+    return value
+
+
+def text_field(data: Any, key: str, default: str | None = None) -> str:
+    if not isinstance(data, dict):
+        raise TypeError(key)
+    if key not in data and default is not None:
+        return default
+    value = data[key]
+    if not isinstance(value, str):
+        raise TypeError(key)
+    return value
+
+
+def parse_time(text: str) -> datetime:
+    """RFC 3339 with any number of fraction digits (Logging writes 6 or 9), always aware."""
+    match = re.fullmatch(
+        r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})?", text.strip()
+    )
+    if not match:
+        raise ValueError(f"not an RFC 3339 time: {text[:60]!r}")
+    day, clock, fraction, zone = match.groups()
+    micro = (fraction or "0")[:6].ljust(6, "0")
+    offset = "+00:00" if zone in (None, "Z") else zone
+    try:
+        moment = datetime.fromisoformat(f"{day}T{clock}.{micro}{offset}").astimezone(UTC)
+    except OverflowError as exc:  # "0001-01-01T00:00:00+23:59": valid text, but before year 1 in UTC
+        raise ValueError(f"time out of range: {text[:60]!r}") from exc
+    if not 1 < moment.year < 9999:  # so close to datetime's limits that no time zone could show it (slack_date)
+        raise ValueError(f"time out of range: {text[:60]!r}")
+    return moment
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
