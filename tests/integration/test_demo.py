@@ -29,7 +29,10 @@ JARGON = re.compile(
 
 @pytest.fixture(scope="module")
 def transcript() -> str:
-    done = subprocess.run([sys.executable, "-m", "demo"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    # The demo takes its ports from a block of its own (simulators/stack.py free_port), not from this xdist worker's,
+    # whose stacks are still up: a fresh-clone run under load once saw the demo hang after its first scene.
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_WORKER"} | {"PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "demo"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=DEMO_GUARD_S, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout

@@ -309,7 +309,7 @@ install_watcher() {
   done
   if [[ -f "$HERE/kernel_hook.py" ]] && ! grep -qs "$OPT/kernel_hook.py" /usr/local/etc/ipython/ipython_kernel_config.py; then
     mkdir -p /usr/local/etc/ipython
-    echo "c.InteractiveShellApp.exec_lines.append(\"__import__('runpy').run_path('$OPT/kernel_hook.py')\")" \
+    echo "c.InteractiveShellApp.exec_lines.append(\"__import__('runpy').run_path('$OPT/kernel_hook.py');\")" \
       >> /usr/local/etc/ipython/ipython_kernel_config.py
     log "kernels load $OPT/kernel_hook.py (/usr/local/etc/ipython/ipython_kernel_config.py)"
     CHANGED=1
