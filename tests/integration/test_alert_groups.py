@@ -47,12 +47,15 @@ def test_fifty_forged_unresolvable_lines_in_a_minute_are_one_alert_with_the_coun
     assert stack.wait_idle(60)
     [alert] = group_messages(stack, writer_key(Cause.REFUSED, ""))
     assert "could not tie" in alert_text(alert) and "the writer can't be named" in alert_text(alert)
-    assert "Seen 10 times" in alert_text(alert), alert_text(alert)
-    assert alert["metadata"]["event_payload"]["count"] == 10  # type: ignore[index]
-    posted = [c for c in stack.slack.calls_to("chat.postMessage") if "could not tie" in str(c)]
-    assert len(posted) == 1  # one notification; the other 9 were edits
     held = [r for r in stack.audit_records("on_oom") if "not alerted" in str(r.get("message"))]
-    assert len(held) == 40 and {r["writer"] for r in held} == {"an id no VM has"}
+    queued = 50 - len(held)
+    # 10 a writer per minute: a burst that a loaded machine spreads over a minute's edge gets the next minute's
+    # share too (a fresh-clone run saw 11), so the count is read from what on_oom held back, and bounded.
+    assert 10 <= queued <= 20 and {r["writer"] for r in held} == {"an id no VM has"}, queued
+    assert f"Seen {queued} times" in alert_text(alert), alert_text(alert)
+    assert alert["metadata"]["event_payload"]["count"] == queued  # type: ignore[index]
+    posted = [c for c in stack.slack.calls_to("chat.postMessage") if "could not tie" in str(c)]
+    assert len(posted) == 1  # one notification; the others were edits
     raw = alert_text(alert)
     assert simulated_vm_id(PROJECT, ZONE, "ghost") not in raw, "the alert never shows the VM id a forger needs"
 
