@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +28,8 @@ from google.cloud import eventarc_v1, functions_v2, monitoring_v3, resourcemanag
 from google.cloud.iam_admin_v1 import types as iam_types
 from google.cloud.logging_v2.types import logging_config
 from google.iam.v1 import iam_policy_pb2, policy_pb2
+
+from simulators.grpc_local import serve
 
 Handler = Callable[[Any, Any], Any]
 
@@ -97,12 +98,7 @@ class GcpAdminSimulator:
         return f"127.0.0.1:{self.port}"
 
     def start(self) -> GcpAdminSimulator:
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="gcp-admin-sim"),
-                             options=[("grpc.so_reuseport", 0)])
-        server.add_generic_rpc_handlers(self._handlers())
-        self.port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        self._server = server
+        self._server, self.port = serve(self._handlers(), name="gcp-admin-sim", workers=8)
         return self
 
     def stop(self) -> None:

@@ -23,13 +23,14 @@ from __future__ import annotations
 import re
 import threading
 import time
-from concurrent import futures
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import grpc
 from google.cloud import monitoring_v3
+
+from simulators.grpc_local import serve
 
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
@@ -63,16 +64,12 @@ class MonitoringSimulator:
         return f"grpc://127.0.0.1:{self.port}"
 
     def start(self) -> MonitoringSimulator:
-        server = grpc.server(futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="monitoring-sim"),
-                             options=[("grpc.so_reuseport", 0)])
         handler = grpc.unary_unary_rpc_method_handler(
             self._list_time_series, request_deserializer=monitoring_v3.ListTimeSeriesRequest.deserialize,
             response_serializer=monitoring_v3.ListTimeSeriesResponse.serialize)
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
-            "google.monitoring.v3.MetricService", {"ListTimeSeries": handler}),))
-        self.port = server.add_insecure_port("127.0.0.1:0")
-        server.start()
-        self._server = server
+        self._server, self.port = serve(
+            [grpc.method_handlers_generic_handler("google.monitoring.v3.MetricService", {"ListTimeSeries": handler})],
+            name="monitoring-sim", workers=4)
         return self
 
     def stop(self) -> None:
