@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from shared.core.oom_parse import SINK_FILTER
+from simulators.children import die_with_parent
 from simulators.compute import ComputeSimulator
 from simulators.logging_query import compile_query
 from simulators.monitoring import MonitoringSimulator, feed_from_incident, feed_from_kill
@@ -181,7 +182,8 @@ class FunctionProcess:
         # Its own process group: functions-framework serves through a gunicorn master and a worker
         # process, and kill() must take both down, as a crashed instance goes down whole.
         self.process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0,
+            preexec_fn=die_with_parent(),  # noqa: PLW1509 - one prctl call, no lock or allocation in the child
         )
         log.close()
 
