@@ -95,3 +95,8 @@ def slack_request_digest(body: Mapping[str, Any]) -> str:
     said = own if complete else "body:" + json.dumps(body, sort_keys=True, default=str)
     # A lone surrogate (never in a body Slack sends, but a form field can carry one) is escaped, not fatal.
     return acted_digest(said.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+def request_stamp(clock: Clock) -> str:
+    """Now, in microseconds, to tell apart requests that carry no id of Slack's (not as Slack sends them)."""
+    return str(int(clock.now().timestamp() * 1_000_000))
