@@ -1,10 +1,9 @@
-"""The one Bolt app and its listeners, grouped by purpose: the slash command, the buttons, the error handler.
+"""The Bolt app and its listeners, because Bolt's public surface is where Slack's requests come in and their
+acknowledgements go out."""
 
-Owns the wiring, at Bolt's public surface only: `App(process_before_response=True)` with Bolt's own request
-verification on (behind guard.py's), listeners that take Bolt's `ack`, `body` and `context` and hand them to the
-service (service.py) that decides, each with one last-resort catch that answers the person and logs, and an
-error handler that turns a payload Bolt cannot route into a 400.
-"""
+# Each listener takes Bolt's ack, body and context, calls command.answer or buttons.press with the dependencies, and has
+# one last-resort catch that answers the person and logs; the error handler turns a payload Bolt cannot route into a
+# 400. Bolt's own request verification stays on behind guard.py's.
 
 from __future__ import annotations
 
@@ -32,7 +31,7 @@ LISTENER_RAN = "notebook_medic_listener_ran"  # set in the request's BoltContext
 
 
 def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -> App:
-    """One Bolt app; process_before_response because Cloud Functions stops work after the response."""
+    """One Bolt app with process_before_response, because Cloud Functions stops work after the response."""
     from slack_bolt import App  # noqa: PLC0415
     from slack_sdk import WebClient  # noqa: PLC0415
 
@@ -77,9 +76,9 @@ def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -
 
 
 def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:
-    """Bolt's middleware and matchers index a payload as Slack shapes it (actions[0]["action_id"],
-    event.get, ...) and raise on any other shape: a 400 with the reason logged, nothing done. What fails
-    past a listener's own last resort (ack itself), and Slack unreachable (auth.test), stay Bolt's loud 500."""
+    """A 400 for a payload Bolt's routing raised on, because only a body of a shape Slack never sends does that, while
+    failures past a listener (ack itself) and Slack unreachable (auth.test) stay Bolt's loud 500."""
+    # Bolt's middleware and matchers index a payload as Slack shapes it (actions[0]["action_id"], event.get, ...).
     from slack_bolt import BoltResponse  # noqa: PLC0415
     from slack_sdk.errors import SlackClientError  # noqa: PLC0415
 
@@ -92,18 +91,19 @@ def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse |
 
 
 def _went_wrong(deps: Dependencies) -> str:
-    """What a person reads when the app itself failed: nothing was done, and asking again is the way on."""
+    """What a person reads when the app itself failed, so they know nothing was done and asking again is the way on."""
     return deps.say("deny.unavailable", service="notebook-medic")
 
 
 def _workspace(context: BoltContext) -> str | None:
-    """The app's own team id, from the auth.test Bolt makes (single-workspace authorization keeps its result
-    as the context's authorize_result); None, and so nobody may act, when Bolt has none."""
+    """The app's own team id from the auth.test Bolt makes (kept as the context's authorize_result), so members of other
+    workspaces are refused, and nobody may act when Bolt has none."""
     team = getattr(context.authorize_result, "team_id", None)
     return team if isinstance(team, str) and team else None
 
 
 def _deadline(context: BoltContext, deps: Dependencies) -> Deadline:
-    """The request's deadline, set by guard.answer(); a fresh one when Bolt is driven some other way."""
+    """The request's deadline as guard.answer() set it, or a fresh one when Bolt is driven some other way, so every
+    listener runs on one."""
     deadline = context.get(ACK_DEADLINE)
     return deadline if isinstance(deadline, Deadline) else Deadline(deps.clock, deps.settings.slack_budget.ack)

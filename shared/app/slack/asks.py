@@ -1,10 +1,10 @@
-"""Whether a `bigger` request may go to the organizers now (shared/core/resize_asks.py decides; this reads).
+"""Whether a `bigger` request may go to the organizers now, read from their channel so an instance has one open request
+and a participant a few a day (issue 25)."""
 
-The open requests and the asker's day are read from the organizers' channel (conversations.history, the bot's
-own messages: its bot id from auth.test, asked once per process). A request posted by this process is also held
-for RESERVED_S in memory, so that a burst of commands (issue 25: 30 in 0.6 s) sees the first before Slack's
-history does; across function instances, two requests at the very same moment can still both be posted.
-"""
+# The open requests and the asker's day are read from the organizers' channel (conversations.history, the bot's own
+# messages, its bot id from auth.test asked once per process) and shared/core/resize_asks.py decides. A request posted
+# by this process is also held for RESERVED_S in memory, because a burst of commands (30 in 0.6 s) would otherwise miss
+# the first in Slack's history; across function instances, two at the very same moment can still both be posted.
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ _bot_id: list[str] = []
 
 
 def gate(caller: Caller, instance: InstanceView, fields: dict[str, Any], *, deps: Dependencies) -> str | None:
-    """The answer instead of a new request (the instance's is still open, or the asker has had the day's), or
-    None: post it. Slack unreadable: no request is posted (the organizers' channel is not flooded blind)."""
+    """The answer instead of a new request, or None to post it, refusing while Slack can't be read so the organizers'
+    channel is never flooded blind."""
     name, now = instance.ref.full_name, deps.clock.now()
     with _lock:
         if just_posted := _just_posted(deps, instance, fields):
@@ -56,7 +56,8 @@ def gate(caller: Caller, instance: InstanceView, fields: dict[str, Any], *, deps
 
 
 def _just_posted(deps: Dependencies, instance: InstanceView, fields: dict[str, Any]) -> str | None:
-    """"Still open" for a request this process posted within RESERVED_S (the caller holds _lock)."""
+    """"Still open" for a request this process posted within RESERVED_S, because Slack's history may not show it yet
+    (the caller holds _lock)."""
     held = _reserved.get(instance.ref.full_name)
     if held is None or deps.clock.monotonic() - held[0] >= RESERVED_S:
         return None
@@ -65,7 +66,8 @@ def _just_posted(deps: Dependencies, instance: InstanceView, fields: dict[str, A
 
 
 def _history(deps: Dependencies, oldest: float) -> list[dict[str, Any]]:
-    """The organizers' channel since `oldest`, newest first: two pages of 200 at most (a day of requests)."""
+    """The organizers' channel since `oldest`, newest first, in at most two pages of 200 because a day of requests fits
+    in them."""
     found: list[dict[str, Any]] = []
     cursor = ""
     for _ in range(2):
@@ -83,7 +85,7 @@ def _history(deps: Dependencies, oldest: float) -> list[dict[str, Any]]:
 
 
 def _own_bot_id(deps: Dependencies) -> str:
-    """auth.test's bot_id, once per process; "" (no request counts) while Slack can't say."""
+    """auth.test's bot_id, asked once per process, so only this bot's requests count (none while Slack can't say)."""
     if not _bot_id:
         try:
             with slack_answers():

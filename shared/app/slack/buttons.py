@@ -1,11 +1,9 @@
-"""The organizers' buttons on alerts and resize requests: checked, queued for the worker, answered at once.
-When users.info does not answer inside its share of Slack's window, the press is queued unread and the worker
-checks who pressed it (authorize_press, the same rule) and answers.
+"""The organizers' buttons on alerts and resize requests, checked and queued for the worker before the ack, because
+Slack shows a press it has no answer to in 3 seconds as failed."""
 
-Owns a press from its payload to the reply: which action and instance the button names, that the one pressing
-is an organizer, that this very press was not acted on already, and the request published to the restart topic.
-Deny on a resize request is the one press acted on here (only Slack changes); every other goes to the worker.
-"""
+# Deny on a resize request is the one press acted on here (only Slack changes); every other goes to the worker. When
+# users.info misses its share, the press is queued unread and the worker checks who pressed it (authorize_press, the
+# same rule) and answers.
 
 from __future__ import annotations
 
@@ -60,7 +58,8 @@ ACKS = {  # what the organizer reads at once, for each action a button queues
 
 @dataclass(frozen=True)
 class _Press:
-    """One press as its payload names it. `action` is None for Deny on a resize request."""
+    """One press as its button names it (`action` None for Deny on a resize request), parsed once so the steps after
+    share one value."""
 
     body: dict[str, Any]
     user_id: str
@@ -72,23 +71,23 @@ class _Press:
 
     @property
     def blocks(self) -> tuple[dict[str, Any], ...]:
-        """The blocks of the message the button sits on."""
+        """The blocks of the message the button sits on, for the worker that edits that message."""
         original = obj(self.body.get("message")).get("blocks")
         return tuple(b for b in original if isinstance(b, dict)) if isinstance(original, list) else ()
 
     @property
     def container(self) -> dict[str, Any]:
+        """Where the button sits (channel and message ts), as Slack's payload says it."""
         return obj(self.body.get("container"))
 
 
 def press(body: dict[str, Any], *, reply: Callable[..., Any], deadline: Deadline, workspace: str | None,
           deps: Dependencies) -> None:
-    """An organizer's press checked, queued for the worker and answered through `reply` (Responder.respond), all
-    before the deadline, because Slack shows a press that is not acknowledged in 3 seconds as failed."""
+    """An organizer's press checked, queued for the worker and answered through `reply`, all before the deadline,
+    because Slack shows a press not acknowledged in 3 seconds as failed."""
 
     def respond(**kwargs: Any) -> None:
-        """Best effort, like every Slack call: a bad or unreachable response_url must not turn into an
-        error for a press that was already handled (Bolt would answer 500 after the request was queued)."""
+        """A reply whose failure is logged, because a press already handled must not turn into Bolt's 500."""
         try:
             reply(**kwargs)
         except ServiceError as exc:
@@ -127,7 +126,8 @@ def press(body: dict[str, Any], *, reply: Callable[..., Any], deadline: Deadline
 
 def _parse(body: dict[str, Any], user_id: str, action_id: str, value: str,
            fields: dict[str, Any]) -> _Press | None:
-    """The press its button names, or None (audited) when the button's value or action is not one of ours."""
+    """The press its button names, or None (audited) when its value or action is not one of ours, because a payload's
+    fields are untrusted."""
     machine_type, asked_by = "", ""
     try:
         if action_id in (ACTION_RESIZE, ACTION_RESIZE_DENY):
@@ -147,8 +147,8 @@ def _parse(body: dict[str, Any], user_id: str, action_id: str, value: str,
 
 def _request(deps: Dependencies, pressed: _Press, action: Action, requester: Requester, *,
              authorize: bool = False) -> RestartRequest:
-    """The press as a request for the worker; `authorize`: acknowledged before users.info answered, so the
-    worker reads who pressed and checks them (authorize_press) itself."""
+    """The press as a request for the worker, with `authorize` when acknowledged before users.info answered, so the
+    worker checks who pressed (authorize_press) itself."""
     body, container = pressed.body, pressed.container
     action_ts = obj((body.get("actions") or [{}])[0]).get("action_ts")
     return RestartRequest(
@@ -172,9 +172,8 @@ def _request(deps: Dependencies, pressed: _Press, action: Action, requester: Req
 
 def _acknowledge_first(deps: Dependencies, pressed: _Press, late: Late, deadline: Deadline,
                        fields: dict[str, Any]) -> str:
-    """users.info did not answer in its share, and did not fail: the press goes to the worker unread (key: the
-    instance), which reads who pressed, checks them by the same rule and answers; said at once. Deny, acted on
-    only here, says it was slow."""
+    """A press whose users.info missed its share, handed to the worker unread and said at once, because slow is not
+    wrong (Deny, acted on only here, says it was slow)."""
     fields["late"] = late.what
     if pressed.action is None or not deps.responder.url(pressed.body.get("response_url")):
         audit_request("denied", fields, reason=f"{late.what} did not answer in time")
@@ -190,7 +189,8 @@ def _acknowledge_first(deps: Dependencies, pressed: _Press, late: Late, deadline
 
 def _queue(deps: Dependencies, pressed: _Press, action: Action, caller: Caller, labels: Read[InstanceView],
            reads: Deadline, deadline: Deadline, fields: dict[str, Any]) -> str | None:
-    """Publish the press for the worker unless it was acted on already; what to reply (None: nothing)."""
+    """The press published for the worker unless this very press was acted on already, so a replay does nothing; returns
+    what to reply (None: nothing)."""
     digest = slack_request_digest(pressed.body)
     if authorize_press(caller, digest, _acted(labels, reads)) is Answer.REPLAYED:
         audit_request("replay refused", fields, reason="this Slack request was already acted on")
@@ -205,9 +205,8 @@ def _queue(deps: Dependencies, pressed: _Press, action: Action, caller: Caller, 
 
 
 def _acted(view: Read[InstanceView], reads: Deadline) -> tuple[str, ...]:
-    """The Slack requests the instance records as acted on. A read that fails or is late (past `reads`) gives
-    none: the worker, which reads the labels again before acting (one at a time per instance), drops a replay
-    then."""
+    """The Slack requests the instance records as acted on, none when the read failed or was late, because the worker
+    reads the labels again before acting."""
     try:
         read = view.within(reads)
     except ServiceError as exc:
@@ -219,8 +218,8 @@ def _acted(view: Read[InstanceView], reads: Deadline) -> tuple[str, ...]:
 
 
 def _deny_resize(deps: Dependencies, pressed: _Press, caller: Caller, deadline: Deadline) -> None:
-    """Only Slack changes, before the ack: each call is started only while a whole client timeout is
-    left, so what does not fit is left out (and logged) rather than holding the press past Slack's 3 s."""
+    """Deny's Slack updates, each started only while a whole client timeout is left, so a press is never held past
+    Slack's 3 seconds (what does not fit is logged)."""
 
     def time_for(what: str) -> bool:
         if deadline.left() >= deps.settings.slack_budget.call:

@@ -1,11 +1,10 @@
-"""`/restart-notebook`: who asks and what exists (read at once), the decision (shared/core/commands.py), the queue.
+"""`/restart-notebook` from the body to the acknowledgement (help, status, bigger, restart), because Slack wants the
+answer within 3 seconds."""
 
-Owns the slash command's path from the body to the acknowledgement: help and usage, `status`, `bigger` (a
-request posted to the organizers, who approve or deny it with buttons.py), and a restart (authorized, checked
-against the instance's record of requests acted on, published to the restart topic for the worker). When the
-reads do not finish inside their share of Slack's window, a restart is acknowledged at once and published unread:
-the worker reads, authorizes by the same function and answers (shared/app/worker/asked.py).
-"""
+# Who asks and what exists are read at once, shared/core/commands.py decides, and a restart is published to the restart
+# topic for the worker; `bigger` posts a request the organizers approve or deny with buttons.py. When the reads miss
+# their share, a restart is acknowledged at once and published unread: the worker reads, authorizes by the same function
+# and answers (shared/app/worker/asked.py).
 
 from __future__ import annotations
 
@@ -27,8 +26,8 @@ from shared.core.models import Action, InstanceView, Requester, RestartRequest, 
 
 def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
            deps: Dependencies) -> str | dict[str, Any]:
-    """The acknowledgement to send (text, or a message dict with blocks), ready before the deadline.
-    `workspace`: the app's own team id (from Bolt's auth.test), so a member of another workspace is refused."""
+    """The acknowledgement (text, or a message with blocks) ready before the deadline, `workspace` being the app's own
+    team so members of other workspaces are refused."""
     say = deps.say
     raw = str(body.get("text", ""))
     parsed = parse_command(raw)
@@ -57,9 +56,8 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
 
 def _read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, deadline: Deadline,
           fields: dict[str, Any]) -> tuple[Caller, list[InstanceView]] | str | Late:
-    """Who is asking and what exists; what to answer instead when a service answered an error; Late when they are
-    merely slow. They are independent reads: made at once, and waited for at most SLACK_READS_SECONDS; a read still
-    running goes on in its thread, bounded by its client's timeout."""
+    """Who is asking and what exists, read at once and waited for at most the reads' share, so a slow service is Late
+    and a failing one is answered (a read still running goes on, bounded by its client's timeout)."""
     settings = deps.settings
     reads = deadline.share(settings.slack_budget.reads)  # from the moment they start
     if verb is Verb.RESTART and not deps.publisher.ready:
@@ -84,17 +82,16 @@ def _read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, d
 
 
 def _make_publisher_during_reads(deps: Dependencies) -> None:
-    """Cold start: the publisher's imports while the reads wait on the network, after the Workbench client the
-    reads need first, because imports share the GIL and two at once would only delay the reads' requests."""
+    """The cold start's publisher imports made while the reads wait on the network, after the Workbench client they need
+    first, since imports share the GIL."""
     _ = deps.workbench.client
     deps.publisher.warm_up()
 
 
 def _acknowledge_first(deps: Dependencies, body: dict[str, Any], verb: Verb, target: str | None, late: Late,
                        deadline: Deadline, fields: dict[str, Any]) -> str:
-    """The reads did not finish in their share of Slack's window, and nothing answered an error: a restart is
-    handed to the worker unread (it reads, authorizes by the same rules, acts and answers through response_url),
-    acknowledged at once with what is true now. `status` and `bigger` have no worker step: they say it was slow."""
+    """Late reads: a restart handed to the worker unread and acknowledged at once, because slow is not wrong (status and
+    bigger have no worker step, so they say it was slow)."""
     fields["late"] = late.what
     url = deps.responder.url(body.get("response_url"))
     if verb is not Verb.RESTART or not url:  # nowhere to answer later: say so, with what was slow
@@ -122,7 +119,8 @@ def _acknowledge_first(deps: Dependencies, body: dict[str, Any], verb: Verb, tar
 
 def _restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: str | None,
              instances: list[InstanceView], deadline: Deadline, fields: dict[str, Any]) -> str:
-    """A restart, when the caller may have one now and this very request was not acted on already."""
+    """A restart published when the caller may have one now and this very request was not acted on already, so a
+    replayed request restarts nothing."""
     settings = deps.settings
     digest = slack_request_digest(body)
     decision = authorize_restart(caller, target, instances, now=deps.clock.now(), policy=settings.policy,
@@ -159,7 +157,8 @@ def _restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: s
 
 def _bigger(deps: Dependencies, caller: Caller, target: str | None, instances: list[InstanceView],
             fields: dict[str, Any]) -> str:
-    """A participant asks for more memory: the request goes to the organizers, who approve or deny."""
+    """A participant's request for more memory posted to the organizers, because only they may approve a bigger,
+    costlier machine."""
     say, settings = deps.say, deps.settings
     found = find_target(caller, target, instances)
     fields["answer"] = found.answer.value

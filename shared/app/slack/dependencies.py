@@ -1,8 +1,8 @@
-"""What the slash command and the buttons depend on, built once per instance, as a request has no time to build it.
+"""What the slash command and the buttons depend on, built once per function instance, because a request has no time to
+build it."""
 
-Owns Dependencies (each a small collaborator: who is asking, publishing under the deadline, replying, the reads'
-pool, the clock and the words) and build_dependencies, the one place they are put together.
-"""
+# Dependencies holds small collaborators (who is asking, publishing under the deadline, replying, the reads' pool, the
+# clock and the words); build_dependencies is the one place they are put together.
 
 from __future__ import annotations
 
@@ -41,9 +41,8 @@ def build_dependencies(
     settings: Settings, *, client: Any, workbench: Workbench, queue: RestartQueue, clock: Clock = SYSTEM,
     pool: Executor | None = None, callers: Callers | None = None,
 ) -> Dependencies:
-    """The app's collaborators from its settings and clients, so every wiring (the function, a test) is the same.
-    `pool` and `callers` default to the production ones: a pool as wide as the reads made at once, and users.info
-    through a client whose timeout is the whole acknowledgement (see _reading)."""
+    """The app's collaborators from its settings and clients, so the function and every test wire them the same way
+    (`pool` and `callers` default to production's)."""
     say = messages.For(settings.message_language)
     budget = settings.slack_budget
     pool = pool or ThreadPoolExecutor(max_workers=4 + len(settings.workbench_zones), thread_name_prefix="reads")
@@ -57,8 +56,8 @@ def build_dependencies(
 
 
 def _reading(client: Any, seconds: float) -> Any:
-    """A client for the reads of who is asking: the app's, with a timeout as long as the whole acknowledgement
-    (longer than the reads' share), so that a slow Slack is late (budget.Read), not a timeout taken for an error."""
+    """A client for users.info whose timeout is the whole acknowledgement, longer than the reads' share, so a slow Slack
+    is Late, not a timeout taken for an error."""
     if client is None or not hasattr(client, "token"):  # no Slack (a test of the queue alone)
         return client
     from slack_sdk import WebClient  # noqa: PLC0415 - lazy: cold start

@@ -1,8 +1,7 @@
-"""Who is asking, looked up before the acknowledgement, because a request is decided by its caller's identity.
+"""Who is asking, looked up within the reads' share of the acknowledgement, because a request is decided by its caller's
+identity."""
 
-Owns CallerLookup: users.info (through callers.py, the reading the worker shares) started in the reads' pool and
-waited for within the reads' share of Slack's window, and what to answer instead of a caller.
-"""
+# users.info goes through callers.py, the reading the worker shares.
 
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ class CallerLookup:
         self.say = say
 
     def caller(self, user_id: str, workspace: str | None) -> Caller:
-        """The caller now (raises the project's error when Slack fails), for a reader that need not wait."""
+        """The caller now, raising the project's error when Slack fails, for a reader that need not wait."""
         return self.callers.caller(user_id, workspace)
 
     def start(self, user_id: str, workspace: str | None) -> Read[Caller]:
@@ -38,8 +37,8 @@ class CallerLookup:
         return Read(self.pool, self.clock, "users.info", self.caller, user_id, workspace)
 
     def within(self, asked: Read[Caller], reads: Deadline, fields: dict[str, Any]) -> Caller | str | Late:
-        """The caller, or the answer instead: Slack's error said (nothing done), Late when merely slow (the worker
-        reads again), or a refusal for a Slack user refused whoever they are."""
+        """The caller, or the answer instead (Slack's error said, Late when merely slow, a refusal for a user refused
+        whoever they are), so the command and the buttons treat users.info alike."""
         try:
             caller = asked.within(reads)
         except ServiceError as exc:

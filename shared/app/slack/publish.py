@@ -1,8 +1,7 @@
-"""Publishing a request to the restart topic within what is left of Slack's window, as a late ack fails the request.
+"""Publishing to the restart topic within what is left of Slack's window, because a publish that outlasts the ack fails
+the request."""
 
-Owns DeadlinePublisher: the publish's share of the deadline, never started without time for it, and what the
-person is told when nothing, or perhaps something, was queued.
-"""
+# A publish is never started without time for it, and the person is told when nothing, or perhaps something, was queued.
 
 from __future__ import annotations
 
@@ -36,8 +35,8 @@ class DeadlinePublisher:
         _ = self.queue.publisher
 
     def publish(self, request: RestartRequest, deadline: Deadline, fields: dict[str, Any]) -> str | None:
-        """None when queued, else what to say: refused means nothing was queued, unconfirmed that it may have been,
-        because the person must never be told a restart is coming when it is not."""
+        """None when queued, else what to say (refused: nothing was queued; unconfirmed: it may have been), because a
+        person must never be told a restart is coming when it is not."""
         seconds = deadline.left(self.budget.publish)
         if seconds < MIN_CALL_S:
             audit_request("denied", fields, reason="no time left to publish before Slack's deadline")

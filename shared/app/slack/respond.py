@@ -1,8 +1,7 @@
-"""Replies through a request's response_url that fit before the ack, because Slack shows a late press as failed.
+"""Replies through a request's response_url that fit before the ack, because Slack shows a late press as failed."""
 
-Owns Responder: which response_url may be answered at all (only one Slack issues, under SLACK_RESPONSE_URL_BASE),
-and a reply of one attempt, at most the reply's share and never past the deadline (Bolt's respond waits 30 s).
-"""
+# Only a response_url Slack issues (under SLACK_RESPONSE_URL_BASE) is answered, with one attempt of at most the reply's
+# share and never past the deadline (Bolt's respond would wait up to 30 s).
 
 from __future__ import annotations
 
@@ -35,8 +34,8 @@ class Responder:
         return str(value)
 
     def respond(self, response_url: Any, deadline: Deadline) -> Callable[..., None]:
-        """A reply function for one request, raising the project's error when the post fails, so the caller decides
-        whether that matters (the worker answers a queued request again through the same response_url)."""
+        """A reply function for one request that raises the project's error when the post fails, so the caller decides
+        whether that matters (the worker answers a queued request again)."""
 
         def reply(**message: Any) -> None:
             seconds = deadline.left(self.budget.reply)
