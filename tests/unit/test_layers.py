@@ -60,9 +60,11 @@ def test_the_core_touches_no_client_library_and_no_clock() -> None:
 
 
 def test_the_layer_check_sees_a_wrong_arrow(tmp_path: Path) -> None:
-    """The walker must find an import of an adapter written the usual ways; else the tests above prove nothing."""
+    """The walker must find an import of an adapter written the usual ways, one for annotations only included; else
+    the tests above prove nothing."""
     sample = tmp_path / "sample.py"
-    sample.write_text("from shared.adapters.workbench import Workbench\nimport google.cloud.notebooks_v2\n")
+    sample.write_text("from typing import TYPE_CHECKING\nimport google.cloud.notebooks_v2\n"
+                      "if TYPE_CHECKING:\n    from shared.adapters.workbench import Workbench\n")
     assert {"shared.adapters.workbench", "google.cloud.notebooks_v2"} <= set(imported_modules(sample))
 
 
