@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.common import Latency, TimedSlack, log, summary, timed_stack
+from bench.metric import Metric
 from bench.slack_ack import ZONES
 from simulators.slack import SlackRequester
 from simulators.stack import BOT_TOKEN, PROJECT, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET
@@ -144,10 +145,8 @@ def problems(result: dict[str, Any]) -> list[str]:
     return found
 
 
-def metrics(result: dict[str, Any] | None) -> list[Any]:
-    """The table's rows (report.Metric): correctness as the target, and the times beside it."""
-    from bench.report import Metric  # noqa: PLC0415 - report imports this module
-
+def metrics(result: dict[str, Any] | None) -> list[Metric]:
+    """The table's rows (metric.Metric): correctness as the target, and the times beside it."""
     if not result:
         return []
     out = []

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import log
-from bench.report import Metric
+from bench.metric import Metric
 from tests.guest import rig
 from tests.guest import watcher_rig as wr
 

@@ -19,29 +19,29 @@ from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.misconfig import slack_start_failure
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack import SlackService, answer, build_app
+from shared.app.slack import Dependencies, answer, build_app, build_dependencies
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.PUBLISH, Need.SLACK_APP})
 
 
-def _service(client: Any) -> SlackService:
+def _dependencies(client: Any) -> Dependencies:
     # Everything here fits in Slack's 3 seconds: the reads (made at once) and the publish get their shares
-    # (SETTINGS.slack_budget), and the service cuts every wait to what is left of the request's deadline. The
-    # reads' own deadline is the whole acknowledgement's, longer than their share: a slow Workbench is then
-    # "late" (acknowledged first, finished by the worker), never a timeout taken for an error.
+    # (SETTINGS.slack_budget), and the command and the buttons cut every wait to what is left of the request's
+    # deadline. The reads' own deadline is the whole acknowledgement's, longer than their share: a slow Workbench
+    # is then "late" (acknowledged first, finished by the worker), never a timeout taken for an error.
     budget = SETTINGS.slack_budget
     workbench = Workbench(
         endpoint=SETTINGS.workbench_api_endpoint,
         timeout=timedelta(seconds=budget.ack),
         retry_deadline=timedelta(seconds=budget.ack),
     )
-    return SlackService(SETTINGS, client, workbench,
-                        RestartQueue(SETTINGS.restart_topic, publish_timeout_s=budget.publish))
+    return build_dependencies(SETTINGS, client=client, workbench=workbench,
+                              queue=RestartQueue(SETTINGS.restart_topic, publish_timeout_s=budget.publish))
 
 
 try:
-    APP = build_app(SETTINGS, _service)
+    APP = build_app(SETTINGS, _dependencies)
 except Exception as exc:  # noqa: BLE001 - Bolt checks the token (auth.test) as the app is built: one line, not a traceback
     logging.getLogger(__name__).critical("%s", slack_start_failure(exc))
     raise SystemExit(1) from None

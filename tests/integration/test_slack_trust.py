@@ -22,7 +22,7 @@ from shared.adapters.clock import FakeClock
 from shared.adapters.config import Need, load_settings
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack import USERGROUP_TTL_S, SlackService
+from shared.app.slack import USERGROUP_TTL_S, build_dependencies
 from shared.core.history import acted_digest
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from simulators.slack import SlackRequester, SlackResponse, SlackSimulator
@@ -179,19 +179,19 @@ def test_the_organizer_group_fails_closed_when_it_cannot_be_read() -> None:
         sim.add_user("U0HELPER", "helper", "helper@contest.example")
         sim.add_usergroup("S0ORGS", ["U0HELPER"])
         client = WebClient(token="xoxb-t", base_url=sim.api_url, timeout=2, retry_handlers=[])
-        service = SlackService(settings, client, Workbench(), RestartQueue(settings.restart_topic),
-                               clock=clock)
-        assert service.caller("U0HELPER", sim.team_id).is_organizer
+        callers = build_dependencies(settings, client=client, workbench=Workbench(),
+                                     queue=RestartQueue(settings.restart_topic), clock=clock).callers
+        assert callers.caller("U0HELPER", sim.team_id).is_organizer
         sim.add_usergroup("S0ORGS", [])  # removed from the group
         sim.inject_fault("usergroups.users.list", "server_error", count=100)
-        assert service.caller("U0HELPER", sim.team_id).is_organizer  # within the cache's 5 minutes: as read
+        assert callers.caller("U0HELPER", sim.team_id).is_organizer  # within the cache's 5 minutes: as read
         clock.advance(USERGROUP_TTL_S + 1)
-        assert not service.caller("U0HELPER", sim.team_id).is_organizer  # can't refresh: nobody
-        assert not service.caller("U0HELPER", sim.team_id).is_organizer  # and asked again, not cached
+        assert not callers.caller("U0HELPER", sim.team_id).is_organizer  # can't refresh: nobody
+        assert not callers.caller("U0HELPER", sim.team_id).is_organizer  # and asked again, not cached
         assert len(sim.calls_to("usergroups.users.list")) == 3
         sim.clear_faults()
         sim.add_usergroup("S0ORGS", ["U0HELPER"])
-        assert service.caller("U0HELPER", sim.team_id).is_organizer  # back as soon as it can be read
+        assert callers.caller("U0HELPER", sim.team_id).is_organizer  # back as soon as it can be read
 
 
 # ---- the worker posts only to Slack ---------------------------------------------------------------

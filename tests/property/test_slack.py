@@ -1,9 +1,9 @@
 """(d) slash-command bodies and (e) interactivity payloads: hostile text, users, action_ids and values.
 
 In-process, with the real WebClient, Workbench and Pub/Sub clients pointed at simulators in this process:
-parse_command alone; SlackService.command / .button; and the Bolt app itself (build_app) dispatching signed
-requests, which is the deployed path minus the HTTP server. A request is queued only when the oracle below
-(written from the rules, not from the code) says the caller may restart that instance.
+parse_command alone; command.answer and buttons.press as the listeners call them; and the Bolt app itself
+(build_app) dispatching signed requests, which is the deployed path minus the HTTP server. A request is queued
+only when the oracle below (written from the rules, not from the code) says the caller may restart that instance.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from shared.adapters.clock import FakeClock
 from shared.adapters.config import Need, load_settings
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack import SlackService, answer, build_app
+from shared.app.slack import Deadline, Dependencies, answer, build_app, build_dependencies, buttons, command
 from shared.core.commands import Caller, Verb, is_owner, parse_command
 from shared.core.identity import identity, same_person, shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
@@ -90,7 +90,7 @@ def button_queues(user_id: str, action_id: str, value: str) -> bool:
 # ---- the workspace ---------------------------------------------------------------------------
 @dataclass
 class Slack:
-    service: SlackService
+    deps: Dependencies
     app: Any
     sims: Sims
     response_url: str
@@ -137,12 +137,12 @@ def slack(sims: Sims) -> Iterator[Slack]:
     env = {**sims.env, **SLACK_GENEROUS_BUDGET, "WORKBENCH_ZONES": ZONE}
     settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
 
-    def service(client: Any) -> SlackService:
-        return SlackService(settings, client, Workbench(endpoint=sims.workbench.endpoint),
-                            RestartQueue(RESTART_TOPIC, publish_timeout_s=5), clock=FakeClock(NOW))
+    def dependencies(client: Any) -> Dependencies:
+        return build_dependencies(settings, client=client, workbench=Workbench(endpoint=sims.workbench.endpoint),
+                                  queue=RestartQueue(RESTART_TOPIC, publish_timeout_s=5), clock=FakeClock(NOW))
 
-    yield Slack(service(WebClient(token=BOT_TOKEN, base_url=sims.slack.api_url)), build_app(settings, service), sims,
-                sims.slack.new_response_url())
+    yield Slack(dependencies(WebClient(token=BOT_TOKEN, base_url=sims.slack.api_url)),
+                build_app(settings, dependencies), sims, sims.slack.new_response_url())
 
 
 def response_urls(slack: Slack) -> tuple[str, ...]:
@@ -201,7 +201,8 @@ def test_slash_commands_in_process(slack: Slack, audit_log: AuditCapture, record
     def check(body: dict[str, Any]) -> None:
         before = slack.published()
         audit_log.take()
-        answer = slack.service.command(body, workspace="T0CONTEST")
+        deadline = Deadline(slack.deps.clock, slack.deps.settings.slack_budget.ack)
+        answer = command.answer(body, deadline=deadline, workspace="T0CONTEST", deps=slack.deps)
         check_command(slack, body, answer, before, audit_log.take())
 
     run("slash", "service", slash_bodies(response_urls(slack)), check, record_property)
@@ -254,7 +255,8 @@ def test_buttons_in_process(slack: Slack, audit_log: AuditCapture, record_proper
     def check(payload: dict[str, Any]) -> None:
         before = slack.published()
         audit_log.take()
-        slack.service.button(payload, respond, workspace="T0CONTEST")
+        deadline = Deadline(slack.deps.clock, slack.deps.settings.slack_budget.ack)
+        buttons.press(payload, reply=respond, deadline=deadline, workspace="T0CONTEST", deps=slack.deps)
         check_button(slack, payload, before, audit_log.take())
         for said in responses:
             assert str(said.get("text", "")).strip(), said
@@ -384,7 +386,7 @@ def test_look_alikes_of_an_organizer_through_users_info(slack: Slack) -> None:
         seen += 1
         user = f"U0LOOK{seen}"
         slack.sims.slack.add_user(user, "look", variant)
-        caller = slack.service.caller(user, "T0CONTEST")
+        caller = slack.deps.callers.caller(user, "T0CONTEST")
         assert caller.is_organizer is variant.isascii(), variant
         assert caller.email_not_plain is not variant.isascii()
 

@@ -1,5 +1,6 @@
 """shared/ is three layers: core (pure: data in, data out), adapters (the only code that talks to Google, Slack
-or the clock), app (what the functions run, wiring the two). These tests keep the arrows pointing one way."""
+or the clock), app (what the functions run, wiring the two). These tests keep the arrows pointing one way, and keep
+the whole tree (shared, functions, tools, simulators, bench, demo) free of import cycles, TYPE_CHECKING ones too."""
 
 from __future__ import annotations
 
@@ -59,7 +60,97 @@ def test_the_core_touches_no_client_library_and_no_clock() -> None:
 
 
 def test_the_layer_check_sees_a_wrong_arrow(tmp_path: Path) -> None:
-    """The walker must find an import of an adapter written the usual ways; else the tests above prove nothing."""
+    """The walker must find an import of an adapter written the usual ways, one for annotations only included; else
+    the tests above prove nothing."""
     sample = tmp_path / "sample.py"
-    sample.write_text("from shared.adapters.workbench import Workbench\nimport google.cloud.notebooks_v2\n")
+    sample.write_text("from typing import TYPE_CHECKING\nimport google.cloud.notebooks_v2\n"
+                      "if TYPE_CHECKING:\n    from shared.adapters.workbench import Workbench\n")
     assert {"shared.adapters.workbench", "google.cloud.notebooks_v2"} <= set(imported_modules(sample))
+
+
+# ---- no import cycle anywhere in the tree -------------------------------------------------------
+TREE = ("shared", "functions", "tools", "simulators", "bench", "demo")
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """The dotted name a file is imported by (a package's __init__.py is the package)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = ROOT, packages: tuple[str, ...] = TREE) -> dict[str, set[str]]:
+    """Each module of the tree and the modules of the tree it imports: at the top, in a function, or under
+    TYPE_CHECKING alike (a cycle hidden from the interpreter is still one a reader must walk round). `from pkg
+    import name` is an arrow to pkg.name when that is a module, else to pkg itself."""
+    files = {module_name(p, root): p for top in packages for p in sorted((root / top).rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        arrows: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                arrows |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1]) if node.level else ""
+                source = ".".join(p for p in (base, node.module or "") if p)
+                arrows |= {f"{source}.{a.name}" if f"{source}.{a.name}" in files else source for a in node.names}
+        graph[name] = {a for a in arrows if a in files and a != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group: list[str] = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+# Today's cycles left for their owners' changes; this list may only shrink (an entry no longer found fails too).
+KNOWN_CYCLES = [
+    # free_port lives in stack.py, which the lead is changing (issue 26 h26s report): move it to a module of its own
+    ["simulators.pubsub_emulator", "simulators.stack"],
+    # issue 26 item 6: the Workbench simulator becomes a package whose errors import nothing of its own
+    ["simulators.workbench", "simulators.workbench_grpc"],
+]
+
+
+def test_no_import_cycle_in_the_tree() -> None:
+    found = cycles(import_graph())
+    assert [c for c in found if c not in KNOWN_CYCLES] == [], "import cycles (TYPE_CHECKING imports included)"
+    assert [c for c in KNOWN_CYCLES if c not in found] == [], "a listed cycle is gone: take it off KNOWN_CYCLES"
+
+
+def test_the_cycle_check_sees_a_cycle_hidden_under_type_checking(tmp_path: Path) -> None:
+    """A service importing a module that imports the service back only for its annotations is a cycle."""
+    package = tmp_path / "shared" / "app"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('"""p"""\n')
+    (package / "service.py").write_text("from shared.app import command\n")
+    (package / "command.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from shared.app.service import Service\n")
+    (package / "alone.py").write_text("from . import command\n")
+    graph = import_graph(tmp_path, ("shared",))
+    assert graph["shared.app.alone"] == {"shared.app.command"}
+    assert cycles(graph) == [["shared.app.command", "shared.app.service"]]

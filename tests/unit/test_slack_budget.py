@@ -1,7 +1,7 @@
 """Slack's 3 seconds on a FakeClock: every call before the acknowledgement gets only its share of what is left,
 a call that would not fit is not started, and reads that do not finish inside their share (slow, not failing)
 acknowledge at once and hand the request to the worker unread, while a read that answers an error says what
-failed (shared/app/slack/budget.py, service.py, command.py, buttons.py).
+failed (shared/app/slack/budget.py, lookup.py, publish.py, respond.py, command.py, buttons.py).
 
 Each budget is a setting (SlackBudget, docs/configuration.md); each is tested here at its limit and just past it.
 In process: the real WebClient against the Slack simulator (users.info answers at once); the Workbench is a
@@ -23,8 +23,9 @@ from slack_sdk import WebClient
 from shared.adapters.clock import SYSTEM, Clock, FakeClock
 from shared.adapters.config import Need, Settings, load_settings
 from shared.adapters.errors import TransientError
-from shared.app.slack import Deadline, SlackService, slack_request_digest
+from shared.app.slack import Deadline, Dependencies, build_dependencies, buttons, command, slack_request_digest
 from shared.app.slack.budget import MIN_CALL_S
+from shared.app.slack.callers import Callers
 from shared.core.blocks import ACTION_RESIZE_DENY, resize_request_blocks, resize_value
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from simulators.slack import SlackSimulator
@@ -94,19 +95,33 @@ def sim() -> Iterator[SlackSimulator]:
         yield running
 
 
-def service_on(clock: Clock, queue: RecordingQueue, workbench: Any = None, sim: SlackSimulator | None = None,
-               *, settings: Settings = SETTINGS, users_info_s: float = 0.0) -> SlackService:
+def deps_on(clock: Clock, queue: RecordingQueue, workbench: Any = None, sim: SlackSimulator | None = None,
+               *, settings: Settings = SETTINGS, users_info_s: float = 0.0) -> Dependencies:
     client = None
     if sim:
         client = WebClient(token=TOKEN, base_url=sim.api_url)
         settings = replace(settings, slack_api_url=sim.api_url, slack_response_url_base=sim.response_url_base)
-    service = SlackService(settings, client, workbench, queue, clock=clock)  # type: ignore[arg-type]
+    callers: Any = SlowCallers(Callers(settings, client, clock), clock, users_info_s) if users_info_s else None
     # One read at a time, in the order made: a FakeClock moved by one read would otherwise make the other late
     # or not by how the threads happened to run.
-    service.pool = ThreadPoolExecutor(max_workers=1)
-    if users_info_s:
-        service.callers = SlowCallers(service.callers, clock, users_info_s)  # type: ignore[assignment]
-    return service
+    return build_dependencies(settings, client=client, workbench=workbench, queue=queue,  # type: ignore[arg-type]
+                              clock=clock, pool=ThreadPoolExecutor(max_workers=1), callers=callers)
+
+
+def deadline_of(deps: Dependencies) -> Deadline:
+    """A request's acknowledgement deadline from now, as guard.answer() sets it."""
+    return Deadline(deps.clock, deps.settings.slack_budget.ack)
+
+
+def ask(deps: Dependencies, body: dict[str, Any], sim: SlackSimulator) -> Any:
+    """The slash command as the listener hands it on."""
+    return command.answer(body, deadline=deadline_of(deps), workspace=sim.team_id, deps=deps)
+
+
+def press(deps: Dependencies, body: dict[str, Any], sim: SlackSimulator) -> None:
+    """A press as the listener hands it on, replied to through its response_url with time to spare."""
+    reply = deps.responder.respond(body["response_url"], Deadline(FakeClock(), 30))
+    buttons.press(body, reply=reply, deadline=deadline_of(deps), workspace=sim.team_id, deps=deps)
 
 
 def slash(sim: SlackSimulator, text: str = "", user: str = ALICE) -> dict[str, Any]:
@@ -140,23 +155,23 @@ def test_a_deadline_gives_what_is_left_and_a_share_never_outlasts_it() -> None:
 
 def test_the_publish_gets_what_is_left_and_is_not_started_without_time() -> None:
     clock, queue = FakeClock(), RecordingQueue()
-    service = service_on(clock, queue)
-    deadline = service.deadline()
-    assert service.publish(request(clock), deadline, {}) is None
+    deps = deps_on(clock, queue)
+    deadline = deadline_of(deps)
+    assert deps.publisher.publish(request(clock), deadline, {}) is None
     clock.advance(BUDGET.ack - 0.5)
-    assert service.publish(request(clock), deadline, {}) is None
+    assert deps.publisher.publish(request(clock), deadline, {}) is None
     clock.advance(0.5 - MIN_CALL_S / 2)
-    said = service.publish(request(clock), deadline, {})
+    said = deps.publisher.publish(request(clock), deadline, {})
     assert said is not None and "restart queue" in said  # not queued, and said so
     assert queue.timeouts == [BUDGET.publish, pytest.approx(0.5)]
 
 
 def test_a_reply_is_not_started_without_time(caplog: pytest.LogCaptureFixture) -> None:
     clock = FakeClock()
-    service = service_on(clock, RecordingQueue())
-    deadline = service.deadline()
+    deps = deps_on(clock, RecordingQueue())
+    deadline = deadline_of(deps)
     clock.advance(BUDGET.ack)
-    service.replier("https://hooks.slack.com/actions/T/1/x", deadline)(text="late")
+    deps.responder.respond("https://hooks.slack.com/actions/T/1/x", deadline)(text="late")
     assert "response_url post skipped: no time left" in caplog.text
 
 
@@ -164,8 +179,8 @@ def test_a_reply_is_not_started_without_time(caplog: pytest.LogCaptureFixture) -
 def test_reads_that_finish_at_their_limit_are_answered_at_once(sim: SlackSimulator, slow: str) -> None:
     clock, queue = FakeClock(), RecordingQueue()
     seconds = {"instances.list": (BUDGET.reads, 0.0), "users.info": (0.0, BUDGET.reads)}[slow]
-    service = service_on(clock, queue, SlowWorkbench(clock, seconds[0]), sim, users_info_s=seconds[1])
-    said = service.command(slash(sim), workspace=sim.team_id)
+    deps = deps_on(clock, queue, SlowWorkbench(clock, seconds[0]), sim, users_info_s=seconds[1])
+    said = ask(deps, slash(sim), sim)
     assert isinstance(said, str) and "Restarting *wb-alice*" in said, said
     [queued] = queue.requests
     assert queued.instance == REF.full_name and not queued.authorize
@@ -180,10 +195,10 @@ def test_reads_past_their_limit_acknowledge_first_and_hand_the_request_on_unread
     clock, queue = FakeClock(), RecordingQueue()
     past = BUDGET.reads + 0.01
     seconds = {"instances.list": (past, 0.0), "users.info": (0.0, past)}[slow]
-    service = service_on(clock, queue, SlowWorkbench(clock, seconds[0]), sim, users_info_s=seconds[1])
+    deps = deps_on(clock, queue, SlowWorkbench(clock, seconds[0]), sim, users_info_s=seconds[1])
     body = slash(sim, "wb-alice", user=ORG)
-    said = service.command(body, workspace=sim.team_id)
-    assert said == service.say("cmd.looking")
+    said = ask(deps, body, sim)
+    assert said == deps.say("cmd.looking")
     [queued] = queue.requests
     assert queued.authorize and queued.instance == "" and queued.target == "wb-alice"
     assert queued.requester is not None and (queued.requester.email, queued.requester.is_organizer) == ("", False)
@@ -195,8 +210,8 @@ def test_reads_past_their_limit_acknowledge_first_and_hand_the_request_on_unread
 def test_a_late_publish_after_late_reads_is_not_started_and_says_so(sim: SlackSimulator) -> None:
     """Reads that take the whole acknowledgement leave no time to publish: nothing queued, and said."""
     clock, queue = FakeClock(), RecordingQueue()
-    service = service_on(clock, queue, SlowWorkbench(clock, BUDGET.ack), sim)
-    said = service.command(slash(sim), workspace=sim.team_id)
+    deps = deps_on(clock, queue, SlowWorkbench(clock, BUDGET.ack), sim)
+    said = ask(deps, slash(sim), sim)
     assert isinstance(said, str) and "restart queue" in said and not queue.requests
 
 
@@ -204,19 +219,19 @@ def test_a_late_publish_after_late_reads_is_not_started_and_says_so(sim: SlackSi
 def test_a_late_read_for_status_or_bigger_says_it_was_slow_not_that_something_failed(sim: SlackSimulator,
                                                                                      verb: str) -> None:
     clock, queue = FakeClock(), RecordingQueue()
-    service = service_on(clock, queue, SlowWorkbench(clock, BUDGET.reads + 0.01), sim)
-    said = service.command(slash(sim, verb), workspace=sim.team_id)
-    assert said == service.say("deny.slow", service="Workbench") and not queue.requests
+    deps = deps_on(clock, queue, SlowWorkbench(clock, BUDGET.reads + 0.01), sim)
+    said = ask(deps, slash(sim, verb), sim)
+    assert said == deps.say("deny.slow", service="Workbench") and not queue.requests
 
 
 def test_a_read_that_answers_an_error_says_what_failed_and_does_nothing(sim: SlackSimulator) -> None:
     clock, queue = FakeClock(), RecordingQueue()
-    service = service_on(clock, queue, SlowWorkbench(clock, error=TransientError("UNAVAILABLE", "down")), sim)
-    said = service.command(slash(sim), workspace=sim.team_id)
-    assert said == service.say("deny.failed", service="Workbench", error="UNAVAILABLE") and not queue.requests
+    deps = deps_on(clock, queue, SlowWorkbench(clock, error=TransientError("UNAVAILABLE", "down")), sim)
+    said = ask(deps, slash(sim), sim)
+    assert said == deps.say("deny.failed", service="Workbench", error="UNAVAILABLE") and not queue.requests
     sim.inject_fault("users.info", "error", error="internal_error")
-    service = service_on(clock, queue, SlowWorkbench(clock), sim)
-    said = service.command(slash(sim), workspace=sim.team_id)
+    deps = deps_on(clock, queue, SlowWorkbench(clock), sim)
+    said = ask(deps, slash(sim), sim)
     assert isinstance(said, str) and "couldn't reach Slack (" in said and not queue.requests
 
 
@@ -231,14 +246,14 @@ def press_body(sim: SlackSimulator, action_id: str = "medic_pause") -> dict[str,
 def test_a_press_whose_users_info_is_late_is_acknowledged_and_handed_on_unread(sim: SlackSimulator, seconds: float,
                                                                                unread: bool) -> None:
     clock, queue = FakeClock(), RecordingQueue()
-    service = service_on(clock, queue, SlowWorkbench(clock), sim, users_info_s=seconds)
+    deps = deps_on(clock, queue, SlowWorkbench(clock), sim, users_info_s=seconds)
     body = press_body(sim)
-    service.button(body, service.replier(body["response_url"], Deadline(FakeClock(), 30)), workspace=sim.team_id)
+    press(deps, body, sim)
     [queued] = queue.requests
     assert queued.action is Action.PAUSE and queued.instance == REF.full_name and queued.authorize is unread
     assert queued.requester is not None and queued.requester.is_organizer is not unread  # unread: the worker's
     said = [r.get("text", "") for r in sim.responses(body["response_url"])]
-    assert said == [service.say("button.looking" if unread else "button.ack.pause", name="wb-alice")], said
+    assert said == [deps.say("button.looking" if unread else "button.ack.pause", name="wb-alice")], said
 
 
 def test_the_wait_for_a_read_is_bounded_by_its_share_in_real_time_too(sim: SlackSimulator) -> None:
@@ -253,9 +268,9 @@ def test_the_wait_for_a_read_is_bounded_by_its_share_in_real_time_too(sim: Slack
             answered.wait(60)
             return super().list(project, zones)
 
-    service = service_on(clock, queue, Hanging(clock), sim, settings=settings)
+    deps = deps_on(clock, queue, Hanging(clock), sim, settings=settings)
     try:
-        assert service.command(slash(sim), workspace=sim.team_id) == service.say("cmd.looking")
+        assert ask(deps, slash(sim), sim) == deps.say("cmd.looking")
     finally:
         answered.set()
     assert queue.requests[0].authorize
@@ -268,7 +283,7 @@ def test_denys_slack_calls_are_made_only_while_a_whole_call_fits(sim: SlackSimul
     much of the acknowledgement is left (here: the reads' share widened so that users.info is in time)."""
     clock, queue = FakeClock(), RecordingQueue()
     wide = replace(SETTINGS, slack_budget=replace(BUDGET, reads=2.0))
-    service = service_on(clock, queue, SlowWorkbench(clock), sim, settings=wide, users_info_s=users_info_s)
+    deps = deps_on(clock, queue, SlowWorkbench(clock), sim, settings=wide, users_info_s=users_info_s)
     sim.add_channel("C0ALERTS", "alerts")
     sim.add_user(ALICE, "alice", "alice@contest.example")
     value = resize_value(REF, "e2-highmem-4", ALICE)
@@ -279,7 +294,7 @@ def test_denys_slack_calls_are_made_only_while_a_whole_call_fits(sim: SlackSimul
             "actions": [{"action_id": ACTION_RESIZE_DENY, "value": value, "action_ts": "1700000000.000200"}],
             "container": {"message_ts": ts, "channel_id": "C0ALERTS"}}
     assert BUDGET.ack - users_info_s == pytest.approx(BUDGET.call, abs=0.011)  # at the limit, and just past it
-    service.button(body, service.replier(body["response_url"], Deadline(FakeClock(), 30)), workspace=sim.team_id)
+    press(deps, body, sim)
     [message] = [m for m in sim.messages("C0ALERTS") if m["ts"] == ts]
     assert ("Denied by" in str(message)) is told
     assert bool([m for m in sim.messages(ALICE) if "wb-alice" in m["text"]]) is told
@@ -290,9 +305,9 @@ def test_denys_slack_calls_are_made_only_while_a_whole_call_fits(sim: SlackSimul
 def test_a_reply_is_started_only_with_time_for_it(sim: SlackSimulator, left: float, posted: bool) -> None:
     """SLACK_REPLY_SECONDS caps a reply; less than MIN_CALL_S of the acknowledgement left, none is started."""
     clock = FakeClock()
-    service = service_on(clock, RecordingQueue(), None, sim)
-    deadline = service.deadline()
+    deps = deps_on(clock, RecordingQueue(), None, sim)
+    deadline = deadline_of(deps)
     clock.advance(BUDGET.ack - left)
     url = sim.new_response_url()
-    service.replier(url, deadline)(text="answered")
+    deps.responder.respond(url, deadline)(text="answered")
     assert bool(sim.responses(url)) is posted

@@ -21,7 +21,7 @@ from slack_sdk.signature import SignatureVerifier
 from shared.adapters.config import Need, load_settings
 from shared.adapters.errors import TransientError
 from shared.adapters.queue import RestartQueue
-from shared.app.slack import SlackService, answer, build_app
+from shared.app.slack import Dependencies, answer, build_app, build_dependencies
 from shared.core.models import InstanceRef, InstanceView
 from simulators.slack import SlackSimulator, sign
 
@@ -51,22 +51,23 @@ def sim() -> Iterator[SlackSimulator]:
         yield running
 
 
-def app_failing_with(sim: SlackSimulator, error: Exception) -> tuple[Any, SlackService]:
-    """The Bolt app, and the service its listeners hand each request to."""
+def app_failing_with(sim: SlackSimulator, error: Exception) -> tuple[Any, Dependencies]:
+    """The Bolt app, and the dependencies its listeners hand each request."""
     env = {"GOOGLE_CLOUD_PROJECT": "contest-prj", "RESTART_TOPIC": "projects/contest-prj/topics/restarts",
            "SLACK_BOT_TOKEN": TOKEN, "SLACK_ALERT_CHANNEL": "C0ALERTS", "SLACK_SIGNING_SECRET": SECRET,
            "SLACK_API_URL": sim.api_url, "SLACK_RESPONSE_URL_BASE": sim.response_url_base,
            "ORGANIZER_EMAILS": "org@contest.example", "WORKBENCH_ZONES": "asia-northeast1-a"}
     settings = load_settings({Need.PUBLISH, Need.SLACK_APP}, env)
 
-    made: list[SlackService] = []
+    made: list[Dependencies] = []
 
-    def service(client: Any) -> SlackService:
+    def dependencies(client: Any) -> Dependencies:
         workbench: Any = FailingWorkbench(error)
-        made.append(SlackService(settings, client, workbench, RestartQueue(settings.restart_topic)))
+        made.append(build_dependencies(settings, client=client, workbench=workbench,
+                                       queue=RestartQueue(settings.restart_topic)))
         return made[-1]
 
-    app = build_app(settings, service)
+    app = build_app(settings, dependencies)
     return app, made[0]
 
 
@@ -122,9 +123,9 @@ def test_a_press_the_app_fails_on_is_answered_through_its_response_url(sim: Slac
 @pytest.mark.parametrize("user_id", ["U0ALICE\n", "u0alice", "%2e%2e%2fU0", "U0\ud800", ""])
 def test_a_user_id_slack_never_gives_names_nobody_and_is_never_sent(sim: SlackSimulator, user_id: str) -> None:
     """users.info is asked only about ids shaped as Slack gives them; a surrogate could not even be sent."""
-    _, service = app_failing_with(sim, RuntimeError("the instances are not read for nobody"))
-    caller = service.caller(user_id, sim.team_id)
+    _, deps = app_failing_with(sim, RuntimeError("the instances are not read for nobody"))
+    caller = deps.callers.caller(user_id, sim.team_id)
     assert caller.email is None and not caller.is_organizer
     assert not sim.calls_to("users.info")
-    assert service.caller("U0" + "X" * 30, sim.team_id).email is None  # a longer id is asked about (not found)
+    assert deps.callers.caller("U0" + "X" * 30, sim.team_id).email is None  # a longer id is asked about (not found)
     assert len(sim.calls_to("users.info")) == 1

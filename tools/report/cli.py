@@ -12,8 +12,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,23 +23,7 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.core import messages
 from shared.core.report import Notebook, Report, build, to_csv, to_table
 from shared.core.report_message import slack_text
-from tools.doctor.deployment import FUNCTION_SUFFIX
-
-DEFAULT_PREFIX = "notebook-medic"
-AUDITED = tuple(FUNCTION_SUFFIX.values())  # every function writes audit lines
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where the entries, the fleet and the prices come from."""
-
-    project: str
-    client: Any
-    services: tuple[str, ...]
-    fleet: Mapping[str, Notebook]
-    prices: Mapping[str, float]
-    slack: SlackNotifier | None = None  # --post: where the message goes, and its channel
-    channel: str = ""
+from tools.report.source import AUDITED, DEFAULT_PREFIX, Source
 
 
 def _time(text: str) -> datetime:

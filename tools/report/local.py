@@ -18,7 +18,7 @@ from shared.core.report import Notebook
 from simulators import audit_day
 from simulators.logging_api import LoggingSimulator
 from simulators.slack import SlackSimulator
-from tools.report.cli import AUDITED, DEFAULT_PREFIX, Source
+from tools.report.source import AUDITED, DEFAULT_PREFIX, Source
 
 DAY_START = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 DAY_HOURS = 10

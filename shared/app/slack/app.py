@@ -1,10 +1,9 @@
-"""The one Bolt app and its listeners, grouped by purpose: the slash command, the buttons, the error handler.
+"""The Bolt app and its listeners, because Bolt's public surface is where Slack's requests come in and their
+acknowledgements go out."""
 
-Owns the wiring, at Bolt's public surface only: `App(process_before_response=True)` with Bolt's own request
-verification on (behind guard.py's), listeners that take Bolt's `ack`, `body` and `context` and hand them to the
-service (service.py) that decides, each with one last-resort catch that answers the person and logs, and an
-error handler that turns a payload Bolt cannot route into a 400.
-"""
+# Each listener takes Bolt's ack, body and context, calls command.answer or buttons.press with the dependencies, and has
+# one last-resort catch that answers the person and logs; the error handler turns a payload Bolt cannot route into a
+# 400. Bolt's own request verification stays on behind guard.py's.
 
 from __future__ import annotations
 
@@ -17,22 +16,22 @@ from typing import TYPE_CHECKING, Any
 from shared.adapters.audit import audit
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError
+from shared.app.slack import buttons, command
 from shared.app.slack.budget import Deadline
+from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.guard import ACK_DEADLINE
 from shared.core.blocks import ALL_ACTIONS
 
 if TYPE_CHECKING:
     from slack_bolt import Ack, App, BoltContext, BoltResponse
 
-    from shared.app.slack.service import SlackService
-
 log = logging.getLogger(__name__)
 COMMAND = "/restart-notebook"
 LISTENER_RAN = "notebook_medic_listener_ran"  # set in the request's BoltContext once one of ours runs
 
 
-def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]) -> App:
-    """One Bolt app; process_before_response because Cloud Functions stops work after the response."""
+def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -> App:
+    """One Bolt app with process_before_response, because Cloud Functions stops work after the response."""
     from slack_bolt import App  # noqa: PLC0415
     from slack_sdk import WebClient  # noqa: PLC0415
 
@@ -44,16 +43,16 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     client = WebClient(**kwargs)
     app = App(client=client, signing_secret=settings.slack_signing_secret, process_before_response=True,
               request_verification_enabled=True)
-    service = service_factory(client)
+    deps = dependencies(client)
 
     @app.command(COMMAND)
     def restart_notebook(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         context[LISTENER_RAN] = True
         try:
-            reply = service.command(body, _deadline(context, service), workspace=_workspace(context))
+            reply = command.answer(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
         except Exception:  # the last resort: the person hears it, the log says why
             log.exception("slack request failed: %s", COMMAND)
-            reply = _went_wrong(service)
+            reply = _went_wrong(deps)
         if isinstance(reply, dict):
             ack(**reply)
         else:
@@ -63,23 +62,23 @@ def build_app(settings: Settings, service_factory: Callable[[Any], SlackService]
     def organizer_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         context[LISTENER_RAN] = True
         ack()
-        deadline = _deadline(context, service)
-        reply = service.replier(body.get("response_url"), deadline)
+        deadline = _deadline(context, deps)
+        reply = deps.responder.respond(body.get("response_url"), deadline)
         try:
-            service.button(body, reply, deadline, workspace=_workspace(context))
+            buttons.press(body, reply=reply, deadline=deadline, workspace=_workspace(context), deps=deps)
         except Exception:  # the last resort: the person hears it, the log says why
             log.exception("slack request failed: a button")
             with suppress(ServiceError):  # already logged above; the press was acknowledged
-                reply(text=_went_wrong(service), replace_original=False)
+                reply(text=_went_wrong(deps), replace_original=False)
 
     app.error(unroutable_payload)
     return app
 
 
 def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:
-    """Bolt's middleware and matchers index a payload as Slack shapes it (actions[0]["action_id"],
-    event.get, ...) and raise on any other shape: a 400 with the reason logged, nothing done. What fails
-    past a listener's own last resort (ack itself), and Slack unreachable (auth.test), stay Bolt's loud 500."""
+    """A 400 for a payload Bolt's routing raised on, because only a body of a shape Slack never sends does that, while
+    failures past a listener (ack itself) and Slack unreachable (auth.test) stay Bolt's loud 500."""
+    # Bolt's middleware and matchers index a payload as Slack shapes it (actions[0]["action_id"], event.get, ...).
     from slack_bolt import BoltResponse  # noqa: PLC0415
     from slack_sdk.errors import SlackClientError  # noqa: PLC0415
 
@@ -91,19 +90,20 @@ def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse |
     return BoltResponse(status=400, body="bad request")
 
 
-def _went_wrong(service: SlackService) -> str:
-    """What a person reads when the app itself failed: nothing was done, and asking again is the way on."""
-    return service.say("deny.unavailable", service="notebook-medic")
+def _went_wrong(deps: Dependencies) -> str:
+    """What a person reads when the app itself failed, so they know nothing was done and asking again is the way on."""
+    return deps.say("deny.unavailable", service="notebook-medic")
 
 
 def _workspace(context: BoltContext) -> str | None:
-    """The app's own team id, from the auth.test Bolt makes (single-workspace authorization keeps its result
-    as the context's authorize_result); None, and so nobody may act, when Bolt has none."""
+    """The app's own team id from the auth.test Bolt makes (kept as the context's authorize_result), so members of other
+    workspaces are refused, and nobody may act when Bolt has none."""
     team = getattr(context.authorize_result, "team_id", None)
     return team if isinstance(team, str) and team else None
 
 
-def _deadline(context: BoltContext, service: SlackService) -> Deadline:
-    """The request's deadline, set by guard.answer(); a fresh one when Bolt is driven some other way."""
+def _deadline(context: BoltContext, deps: Dependencies) -> Deadline:
+    """The request's deadline as guard.answer() set it, or a fresh one when Bolt is driven some other way, so every
+    listener runs on one."""
     deadline = context.get(ACK_DEADLINE)
-    return deadline if isinstance(deadline, Deadline) else service.deadline()
+    return deadline if isinstance(deadline, Deadline) else Deadline(deps.clock, deps.settings.slack_budget.ack)

@@ -1,13 +1,12 @@
-"""The two places the app reaches past Bolt's public surface, kept here and pinned by
-tests/unit/test_bolt_internals.py, which fails the day a slack-bolt upgrade moves or reshapes them.
+"""The two places the app reaches past Bolt's public surface, kept together so tests/unit/test_bolt_internals.py fails
+the day a slack-bolt upgrade moves or reshapes them."""
 
-- `bolt_request` works around Bolt reading any form body that contains the word "payload" as an interactivity
-  payload. Its fix uses only BoltRequest's public constructor and attributes; what it relies on is the misreading
-  itself (the test says when it is gone).
-- `unroutable` asks Bolt's payload readers (`slack_bolt.request.payload_utils.to_*`, which Bolt runs on every
-  payload to build any listener's or error handler's arguments) whether Bolt could hand a payload to anyone.
-  No public API answers that: a payload they raise on fails inside Bolt before any listener or error handler.
-"""
+# bolt_request works around Bolt reading any form body that contains the word "payload" as an interactivity payload; its
+# fix uses only BoltRequest's public constructor and attributes, and what it relies on is the misreading itself (the
+# test says when it is gone).
+# unroutable asks Bolt's payload readers (slack_bolt.request.payload_utils.to_*, which Bolt runs on every payload to
+# build any listener's or error handler's arguments) whether Bolt could hand a payload to anyone; no public API answers
+# that, and a payload they raise on fails inside Bolt before any listener or error handler.
 
 from __future__ import annotations
 
@@ -21,11 +20,8 @@ PAYLOAD_READERS = ("to_options", "to_shortcut", "to_action", "to_view", "to_comm
 
 
 def unroutable(body: Mapping[str, Any]) -> str | None:
-    """Why Bolt could not even hand this payload to a listener or an error handler, or None.
-
-    Bolt builds every payload view (to_action, to_step, ...) for every listener's and error handler's
-    arguments, and they index the payload as Slack shapes it: those views are the oracle here.
-    """
+    """Why Bolt could not hand this payload to any listener or error handler (None when it could), asked of Bolt's own
+    payload views because they index a payload as Slack shapes it."""
     from slack_bolt.request import payload_utils  # noqa: PLC0415
 
     as_bolt_has_it = dict(body)
@@ -38,15 +34,12 @@ def unroutable(body: Mapping[str, Any]) -> str | None:
 
 
 def bolt_request(raw_body: str, *, headers: Mapping[str, Any], query: str = "") -> Any:
-    """A BoltRequest, with slack-bolt 1.30's reading of the word "payload" undone.
-
-    Bolt takes any form body that contains the text "payload" for an interactivity
-    payload (`parse_body` tests `"payload" in body`), so a slash command typed in
-    #payload-team, or with "payload" in its text, parses to {} and is answered 404.
-    Here such a body, which has no `payload` field, is read as the form it is: its
-    context is the one Bolt builds for a body handed over already parsed. The
-    signature is checked on the raw body, which stays exactly as it came.
-    """
+    """A BoltRequest with slack-bolt 1.30's misreading of the word "payload" undone, so a command typed in #payload-team
+    is not answered 404."""
+    # Bolt takes any form body that contains the text "payload" for an interactivity payload (parse_body tests
+    # `"payload" in body`), so such a command parses to {}. Here a body without a `payload` field is read as the form it
+    # is, its context the one Bolt builds for a body handed over already parsed; the signature is checked on the raw
+    # body, which stays exactly as it came.
     from slack_bolt.request import BoltRequest  # noqa: PLC0415
 
     request = BoltRequest(body=raw_body, query=query, headers=dict(headers))

@@ -1,12 +1,10 @@
-"""Slack's 3 seconds, shared out: the Deadline every wait before the acknowledgement is cut to, and what a read
-that did not fit in its share is called (Late). The shares themselves are settings (SlackBudget in
-shared/adapters/config.py, docs/configuration.md). The clock is a parameter (shared/adapters/clock.py), so the
-budget is tested on a FakeClock.
+"""Slack's 3 seconds shared out on a Clock (Deadline, Read, Late), so every wait before the acknowledgement is cut to
+what is left and the budget is tested on a FakeClock."""
 
-The clients are not made at import instead: functions-framework imports the function in gunicorn's master and
-forks the worker from it (functions_framework/_cli.py, then _http/gunicorn.py's load()), so a thread started, a
-lock taken or a gRPC channel opened there is inherited broken (tried: the first press then hung for good).
-"""
+# The shares themselves are settings (SlackBudget in shared/adapters/config.py, docs/configuration.md).
+# The clients are not made at import instead: functions-framework imports the function in gunicorn's master and forks
+# the worker from it (functions_framework/_cli.py, then _http/gunicorn.py's load()), so a thread started, a lock taken
+# or a gRPC channel opened there is inherited broken (tried: the first press then hung for good).
 
 from __future__ import annotations
 
@@ -24,8 +22,8 @@ MIN_CALL_S = 0.1  # less time left than this: a call is not started
 
 
 class Late:
-    """A read that did not finish inside its share of Slack's window and did not answer with an error: nothing is
-    known to be wrong, so the request is acknowledged at once and finished by the worker (never "try again")."""
+    """A read that missed its share without an error, so the request is acknowledged at once and finished by the worker,
+    never answered "try again"."""
 
     def __init__(self, what: str) -> None:
         self.what = what  # the read still running, for the audit line
@@ -48,8 +46,8 @@ class Deadline:
 
 
 class Read(Generic[T]):
-    """One read made before the acknowledgement, running in `pool`, with the time on `clock` it finished: judged
-    by that time, a read is late by the clock, so a FakeClock decides it in a test as time does live."""
+    """One read made before the acknowledgement, judged by the clock time it finished, so a FakeClock decides lateness
+    in a test as time does live."""
 
     def __init__(self, pool: Executor, clock: Clock, what: str, call: Callable[..., T], *args: Any,
                  **kwargs: Any) -> None:
@@ -65,9 +63,8 @@ class Read(Generic[T]):
         self.future: Future[T] = pool.submit(run)
 
     def within(self, share: Deadline) -> T | Late:
-        """The read's value when it finished inside `share`, Late when it did not; the error it answered inside
-        its share, raised. The read's own client waits longer than its share (service.py, main.py), so a slow
-        service is Late here, never its client's timeout taken for an error."""
+        """The read's value when it finished inside `share`, else Late, its error raised only when it failed inside its
+        share, because a slow service is not a failing one (its client waits longer than the share)."""
         try:
             value = wait(self.clock, self.future, share.left())
         except TimeoutError:

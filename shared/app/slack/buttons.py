@@ -1,23 +1,23 @@
-"""The organizers' buttons on alerts and resize requests: checked, queued for the worker, answered at once.
-When users.info does not answer inside its share of Slack's window, the press is queued unread and the worker
-checks who pressed it (authorize_press, the same rule) and answers.
+"""The organizers' buttons on alerts and resize requests, checked and queued for the worker before the ack, because
+Slack shows a press it has no answer to in 3 seconds as failed."""
 
-Owns a press from its payload to the reply: which action and instance the button names, that the one pressing
-is an organizer, that this very press was not acted on already, and the request published to the restart topic.
-Deny on a resize request is the one press acted on here (only Slack changes); every other goes to the worker.
-"""
+# Deny on a resize request is the one press acted on here (only Slack changes); every other goes to the worker. When
+# users.info misses its share, the press is queued unread and the worker checks who pressed it (authorize_press, the
+# same rule) and answers.
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shared.adapters.errors import ServiceError
+from shared.app.slack.auditing import audit_request
 from shared.app.slack.budget import Deadline, Late, Read
+from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import slack_answers
-from shared.app.slack.guard import slack_request_digest
+from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import obj
 from shared.core import messages
 from shared.core.blocks import (
@@ -35,9 +35,6 @@ from shared.core.blocks import (
 from shared.core.commands import Answer, Caller, authorize_press
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
-
-if TYPE_CHECKING:
-    from shared.app.slack.service import SlackService
 
 log = logging.getLogger(__name__)
 BUTTON_ACTIONS = {
@@ -61,7 +58,8 @@ ACKS = {  # what the organizer reads at once, for each action a button queues
 
 @dataclass(frozen=True)
 class _Press:
-    """One press as its payload names it. `action` is None for Deny on a resize request."""
+    """One press as its button names it (`action` None for Deny on a resize request), parsed once so the steps after
+    share one value."""
 
     body: dict[str, Any]
     user_id: str
@@ -73,22 +71,23 @@ class _Press:
 
     @property
     def blocks(self) -> tuple[dict[str, Any], ...]:
-        """The blocks of the message the button sits on."""
+        """The blocks of the message the button sits on, for the worker that edits that message."""
         original = obj(self.body.get("message")).get("blocks")
         return tuple(b for b in original if isinstance(b, dict)) if isinstance(original, list) else ()
 
     @property
     def container(self) -> dict[str, Any]:
+        """Where the button sits (channel and message ts), as Slack's payload says it."""
         return obj(self.body.get("container"))
 
 
-def press(service: SlackService, body: dict[str, Any], reply: Callable[..., Any], deadline: Deadline, *,
-          workspace: str | None) -> None:
-    """An organizer's press: checked, queued for the worker, and answered through `reply` (see replier)."""
+def press(body: dict[str, Any], *, reply: Callable[..., Any], deadline: Deadline, workspace: str | None,
+          deps: Dependencies) -> None:
+    """An organizer's press checked, queued for the worker and answered through `reply`, all before the deadline,
+    because Slack shows a press not acknowledged in 3 seconds as failed."""
 
     def respond(**kwargs: Any) -> None:
-        """Best effort, like every Slack call: a bad or unreachable response_url must not turn into an
-        error for a press that was already handled (Bolt would answer 500 after the request was queued)."""
+        """A reply whose failure is logged, because a press already handled must not turn into Bolt's 500."""
         try:
             reply(**kwargs)
         except ServiceError as exc:
@@ -98,36 +97,37 @@ def press(service: SlackService, body: dict[str, Any], reply: Callable[..., Any]
     actions = body.get("actions") or [{}]
     action_id = str(actions[0].get("action_id", ""))
     fields: dict[str, Any] = {"user": user_id, "button": action_id}
-    pressed = _parse(service, body, user_id, action_id, str(actions[0].get("value", "")), fields)
+    pressed = _parse(body, user_id, action_id, str(actions[0].get("value", "")), fields)
     if pressed is None:
         return
-    reads = deadline.share(service.budget.reads)  # both reads share SLACK_READS_SECONDS, as the command's do
-    labels = Read(service.pool, service.clock, "instances.get", service.workbench.get, pressed.ref,
+    reads = deadline.share(deps.settings.slack_budget.reads)  # both reads share SLACK_READS_SECONDS, as the command's
+    labels = Read(deps.pool, deps.clock, "instances.get", deps.workbench.get, pressed.ref,
                   retry=False)  # what was acted on, alongside
-    caller = service.known_caller(service.read_caller(user_id, workspace), reads, fields)
+    caller = deps.callers.within(deps.callers.start(user_id, workspace), reads, fields)
     if isinstance(caller, Late):
-        respond(text=_acknowledge_first(service, pressed, caller, deadline, fields), replace_original=False)
+        respond(text=_acknowledge_first(deps, pressed, caller, deadline, fields), replace_original=False)
         return
     if isinstance(caller, str):
         respond(text=caller, replace_original=False)
         return
     verdict = authorize_press(caller)
     if verdict is not Answer.ALLOW:
-        service.audit("denied", fields, reason=verdict.value)
-        respond(text=service.say("deny.organizers_only"), replace_original=False)
+        audit_request("denied", fields, reason=verdict.value)
+        respond(text=deps.say("deny.organizers_only"), replace_original=False)
         return
     if pressed.action is None:  # Deny: only Slack changes, right here
-        _deny_resize(service, pressed, caller, deadline)
-        service.audit("resize denied", fields)
+        _deny_resize(deps, pressed, caller, deadline)
+        audit_request("resize denied", fields)
         return
-    queued = _queue(service, pressed, pressed.action, caller, labels, reads, deadline, fields)
+    queued = _queue(deps, pressed, pressed.action, caller, labels, reads, deadline, fields)
     if queued is not None:
         respond(text=queued, replace_original=False)
 
 
-def _parse(service: SlackService, body: dict[str, Any], user_id: str, action_id: str, value: str,
+def _parse(body: dict[str, Any], user_id: str, action_id: str, value: str,
            fields: dict[str, Any]) -> _Press | None:
-    """The press its button names, or None (audited) when the button's value or action is not one of ours."""
+    """The press its button names, or None (audited) when its value or action is not one of ours, because a payload's
+    fields are untrusted."""
     machine_type, asked_by = "", ""
     try:
         if action_id in (ACTION_RESIZE, ACTION_RESIZE_DENY):
@@ -135,30 +135,30 @@ def _parse(service: SlackService, body: dict[str, Any], user_id: str, action_id:
         else:
             ref = InstanceRef.parse(value)
     except ValueError:
-        service.audit("button rejected", fields, reason="the button's value is not an instance name")
+        audit_request("button rejected", fields, reason="the button's value is not an instance name")
         return None
     fields["instance"] = ref.name
     action = BUTTON_ACTIONS.get(action_id)
     if action is None and action_id != ACTION_RESIZE_DENY:
-        service.audit("button rejected", fields, reason="unknown action")
+        audit_request("button rejected", fields, reason="unknown action")
         return None
     return _Press(body, user_id, action, ref, machine_type, asked_by, owner_may_start=action_id == ACTION_STOP_OPEN)
 
 
-def _request(service: SlackService, pressed: _Press, action: Action, requester: Requester, *,
+def _request(deps: Dependencies, pressed: _Press, action: Action, requester: Requester, *,
              authorize: bool = False) -> RestartRequest:
-    """The press as a request for the worker; `authorize`: acknowledged before users.info answered, so the
-    worker reads who pressed and checks them (authorize_press) itself."""
+    """The press as a request for the worker, with `authorize` when acknowledged before users.info answered, so the
+    worker checks who pressed (authorize_press) itself."""
     body, container = pressed.body, pressed.container
     action_ts = obj((body.get("actions") or [{}])[0]).get("action_ts")
     return RestartRequest(
         action=action,
         trigger=Trigger.BUTTON,
         instance=pressed.ref.full_name,
-        requested_at=service.clock.now(),
-        event_id=f"button-{action_ts or service.stamp()}-{pressed.user_id}",
+        requested_at=deps.clock.now(),
+        event_id=f"button-{action_ts or request_stamp(deps.clock)}-{pressed.user_id}",
         requester=requester,
-        response_url=service.response_url(body.get("response_url")),
+        response_url=deps.responder.url(body.get("response_url")),
         alert_ts=str(container.get("message_ts", "")),
         alert_channel=str(container.get("channel_id", "") or obj(body.get("channel")).get("id", "")),
         alert_blocks=pressed.blocks[:50],
@@ -170,44 +170,43 @@ def _request(service: SlackService, pressed: _Press, action: Action, requester: 
     )
 
 
-def _acknowledge_first(service: SlackService, pressed: _Press, late: Late, deadline: Deadline,
+def _acknowledge_first(deps: Dependencies, pressed: _Press, late: Late, deadline: Deadline,
                        fields: dict[str, Any]) -> str:
-    """users.info did not answer in its share, and did not fail: the press goes to the worker unread (key: the
-    instance), which reads who pressed, checks them by the same rule and answers; said at once. Deny, acted on
-    only here, says it was slow."""
+    """A press whose users.info missed its share, handed to the worker unread and said at once, because slow is not
+    wrong (Deny, acted on only here, says it was slow)."""
     fields["late"] = late.what
-    if pressed.action is None or not service.response_url(pressed.body.get("response_url")):
-        service.audit("denied", fields, reason=f"{late.what} did not answer in time")
-        return service.say("deny.slow", service="Slack")
-    request = _request(service, pressed, pressed.action, Requester(pressed.user_id, "", False), authorize=True)
+    if pressed.action is None or not deps.responder.url(pressed.body.get("response_url")):
+        audit_request("denied", fields, reason=f"{late.what} did not answer in time")
+        return deps.say("deny.slow", service="Slack")
+    request = _request(deps, pressed, pressed.action, Requester(pressed.user_id, "", False), authorize=True)
     fields["action"] = pressed.action.value
-    unsent = service.publish(request, deadline, fields)
+    unsent = deps.publisher.publish(request, deadline, fields)
     if unsent is not None:
         return unsent
-    service.audit("acknowledged first", fields, reason=f"{late.what} did not answer in time")
-    return service.say("button.looking", name=pressed.ref.name)
+    audit_request("acknowledged first", fields, reason=f"{late.what} did not answer in time")
+    return deps.say("button.looking", name=pressed.ref.name)
 
 
-def _queue(service: SlackService, pressed: _Press, action: Action, caller: Caller, labels: Read[InstanceView],
+def _queue(deps: Dependencies, pressed: _Press, action: Action, caller: Caller, labels: Read[InstanceView],
            reads: Deadline, deadline: Deadline, fields: dict[str, Any]) -> str | None:
-    """Publish the press for the worker unless it was acted on already; what to reply (None: nothing)."""
+    """The press published for the worker unless this very press was acted on already, so a replay does nothing; returns
+    what to reply (None: nothing)."""
     digest = slack_request_digest(pressed.body)
     if authorize_press(caller, digest, _acted(labels, reads)) is Answer.REPLAYED:
-        service.audit("replay refused", fields, reason="this Slack request was already acted on")
+        audit_request("replay refused", fields, reason="this Slack request was already acted on")
         return None
-    request = _request(service, pressed, action, Requester(pressed.user_id, caller.email or "", True))
+    request = _request(deps, pressed, action, Requester(pressed.user_id, caller.email or "", True))
     fields["action"] = action.value
-    unsent = service.publish(request, deadline, fields)
+    unsent = deps.publisher.publish(request, deadline, fields)
     if unsent is not None:
         return unsent
-    service.audit("button queued", fields)
-    return service.say(ACKS[action], name=pressed.ref.name)
+    audit_request("button queued", fields)
+    return deps.say(ACKS[action], name=pressed.ref.name)
 
 
 def _acted(view: Read[InstanceView], reads: Deadline) -> tuple[str, ...]:
-    """The Slack requests the instance records as acted on. A read that fails or is late (past `reads`) gives
-    none: the worker, which reads the labels again before acting (one at a time per instance), drops a replay
-    then."""
+    """The Slack requests the instance records as acted on, none when the read failed or was late, because the worker
+    reads the labels again before acting."""
     try:
         read = view.within(reads)
     except ServiceError as exc:
@@ -218,19 +217,19 @@ def _acted(view: Read[InstanceView], reads: Deadline) -> tuple[str, ...]:
     return History.from_labels(read.labels).acted
 
 
-def _deny_resize(service: SlackService, pressed: _Press, caller: Caller, deadline: Deadline) -> None:
-    """Only Slack changes, before the ack: each call is started only while a whole client timeout is
-    left, so what does not fit is left out (and logged) rather than holding the press past Slack's 3 s."""
+def _deny_resize(deps: Dependencies, pressed: _Press, caller: Caller, deadline: Deadline) -> None:
+    """Deny's Slack updates, each started only while a whole client timeout is left, so a press is never held past
+    Slack's 3 seconds (what does not fit is logged)."""
 
     def time_for(what: str) -> bool:
-        if deadline.left() >= service.budget.call:
+        if deadline.left() >= deps.settings.slack_budget.call:
             return True
         log.warning("a denied resize not reported in %s: no time left before the ack", what)
         return False
 
-    container, client, say = pressed.container, service.client, service.say
+    container, client, say = pressed.container, deps.client, deps.say
     line = say("resize.denied_by", who=f"<@{caller.slack_user_id}>",
-               time=messages.slack_date(service.clock.now(), service.settings.tz))
+               time=messages.slack_date(deps.clock.now(), deps.settings.tz))
     try:
         if not time_for("the request's message"):
             return

@@ -1,10 +1,9 @@
-"""Who is asking, read from Slack: the one reading of a Slack identity, used by the Slack app before its
-acknowledgement and by the worker when the app acknowledged first (shared/app/worker/asked.py).
+"""Who is asking, read from Slack (users.info and the organizer rule) in one place, because the Slack app and the worker
+must identify a person alike."""
 
-Owns users.info as a Caller (shared/core/commands.py: refusal, identity), and the organizer rule: an email in
-ORGANIZER_EMAILS or a member of ORGANIZER_USERGROUP (read at most every USERGROUP_TTL_S, failing closed). The
-worker derives the organizer flag here itself rather than trust one carried in a message.
-"""
+# An organizer is an email in ORGANIZER_EMAILS or a member of ORGANIZER_USERGROUP (read at most every USERGROUP_TTL_S,
+# failing closed); the worker derives the organizer flag here itself rather than trust one carried in a message
+# (shared/app/worker/asked.py).
 
 from __future__ import annotations
 
@@ -28,7 +27,8 @@ SLACK_USER_ID = re.compile(r"[UW][A-Z0-9]{1,63}")
 
 
 class Callers:
-    """Slack identities through `client` (a slack_sdk WebClient), with the organizer group cached per process."""
+    """Slack identities through a slack_sdk WebClient, with the organizer group cached per process so a burst of
+    requests asks Slack for it once."""
 
     def __init__(self, settings: Settings, client: Any, clock: Clock) -> None:
         self.settings = settings
@@ -38,8 +38,7 @@ class Callers:
         self._team: str | None = None
 
     def workspace(self) -> str | None:
-        """The app's own team id (auth.test), for a reader that has no Bolt context (the worker); read once.
-        Raises the project's error when Slack fails."""
+        """The app's own team id (auth.test), read once, for the worker, which has no Bolt context to take it from."""
         if self._team is None:
             with slack_answers():
                 team = self.client.auth_test().get("team_id")
@@ -47,11 +46,11 @@ class Callers:
         return self._team
 
     def caller(self, user_id: str, workspace: str | None) -> Caller:
-        """Identity from the Slack profile email (users.info, scope users:read.email). Raises if Slack is down.
-
-        `workspace` is the app's own team (auth.test): a member of another one (Slack Connect), a bot, a
-        deactivated account or an unconfirmed email is refused whatever its email says; an email that is not
-        plain ASCII names nobody (shared/core/identity.py)."""
+        """A caller from the Slack profile email (users.info, scope users:read.email), because only a confirmed member's
+        email names a participant."""
+        # Raises the project's error if Slack fails. `workspace` is the app's own team: a member of another one (Slack
+        # Connect), a bot, a deactivated account or an unconfirmed email is refused whatever its email says; an email
+        # that is not plain ASCII names nobody (shared/core/identity.py).
         if not SLACK_USER_ID.fullmatch(user_id):  # not an id Slack gives: it names nobody, and is never sent
             log.warning("a request names a Slack user id of a shape Slack does not give: nobody")
             return Caller(user_id, None, False)
@@ -76,9 +75,8 @@ class Callers:
         return Caller(user_id, email, organizer, email_not_plain=not_plain)
 
     def _in_organizer_group(self, user_id: str) -> bool:
-        """ORGANIZER_USERGROUP's members, read at most every USERGROUP_TTL_S. Fails closed: when the list
-        can't be refreshed, nobody is an organizer through the group (ORGANIZER_EMAILS still counts) until
-        it can, so someone removed from the group is not kept on by an outage."""
+        """Membership of ORGANIZER_USERGROUP, read at most every USERGROUP_TTL_S and failing closed, so someone removed
+        from the group is not kept on by an outage."""
         group = self.settings.organizer_usergroup
         if not group:
             return False

@@ -1,12 +1,9 @@
-"""The door: only a request Slack signed gets in, only in a shape Bolt can route, and each is known by its own ids.
+"""Request verification before any listener runs (Slack's signature, a routable body, the ack deadline, the replay
+digest), because Bolt parses a body before its own check."""
 
-Owns the answer to one HTTP request before any listener runs (the signature, Slack's 5-minute window, a body
-Bolt could not route), the deadline the request's acknowledgement runs on from the moment it is ours, and
-`slack_request_digest`, which names a request so that a replay of it, within its window, is acted on once.
-Bolt's own SlackRequestHandler for Flask would parse the body before any of this could look at it: so
-functions/slack_app/main.py hands the raw body to answer() and turns the BoltResponse into Flask's with the
-Flask adapter's to_flask_response (pinned by tests/unit/test_bolt_internals.py).
-"""
+# Bolt's own SlackRequestHandler for Flask would parse the body before any of this could look at it, so
+# functions/slack_app/main.py hands the raw body to answer() and turns the BoltResponse into Flask's with the Flask
+# adapter's to_flask_response (pinned by tests/unit/test_bolt_internals.py).
 
 from __future__ import annotations
 
@@ -35,17 +32,12 @@ def answer(
     app: App, raw_body: str, *, headers: Mapping[str, Any], verifier: SignatureVerifier, query: str = "",
     clock: Clock = SYSTEM, ack_budget: float = SlackBudget.ack,
 ) -> BoltResponse:
-    """The BoltResponse to one HTTP request: 401 unless Slack signed it; a signed body of a shape Slack
-    never sends is a logged 400.
-
-    The signature comes first because Bolt parses a body before its own middleware verifies it: without
-    this, anyone could make the parsing below fail and write an audit record, and a timestamp that is not
-    a number (Bolt's int() raising in its middleware) read as a bad payload instead of a bad signature.
-    Bolt reads a payload as Slack shapes it, without checking: its parsing and the payload views it hands
-    every listener raise on anything else. Signed such bodies come only from someone who holds the signing
-    secret; they get a 400 and a logged reason, and nothing is done. (What Bolt's middleware and matchers
-    raise on is answered by the app's error handler, app.py.)
-    """
+    """The BoltResponse to one HTTP request, 401 unless Slack signed it and a logged 400 for a signed body of a shape
+    Slack never sends, checked before Bolt parses anything so nobody without the secret can make it fail or write an
+    audit line."""
+    # A timestamp that is not a number (Bolt's int() raising in its middleware) then reads as a bad signature, not a bad
+    # payload. Signed bodies of other shapes come only from someone who holds the signing secret; what Bolt's middleware
+    # and matchers raise on is answered by the app's error handler (app.py).
     from slack_bolt import BoltResponse  # noqa: PLC0415
 
     deadline = Deadline(clock, ack_budget)  # from the moment the request is ours (SLACK_ACK_BUDGET_SECONDS)
@@ -65,7 +57,8 @@ def answer(
 
 
 def signed_by_slack(verifier: SignatureVerifier, raw_body: str, headers: Mapping[str, Any]) -> bool:
-    """slack_sdk's check of the v0 signature and the 5-minute window; anything it raises on is unsigned."""
+    """slack_sdk's check of the v0 signature and the 5-minute window, anything it raises on counted as unsigned, because
+    only Slack's own requests are answered."""
     try:
         return verifier.is_valid_request(raw_body, {str(k): _first(v) for k, v in headers.items()})
     except Exception:  # noqa: BLE001 - e.g. a timestamp that is not a number: not signed by Slack
@@ -73,17 +66,18 @@ def signed_by_slack(verifier: SignatureVerifier, raw_body: str, headers: Mapping
 
 
 def _first(value: Any) -> str:
-    """A header as one string (Bolt's own headers hold lists)."""
+    """A header as one string, because Bolt's own headers hold lists."""
     if isinstance(value, list | tuple):
         return str(value[0]) if value else ""
     return str(value)
 
 
 def slack_request_digest(body: Mapping[str, Any]) -> str:
-    """What makes one Slack request itself, digested for a label: a command's trigger_id; a button's action_ts
-    and the ts of the message it sits on. Slack retries neither (X-Slack-Retry-Num is the Events API's), so the
-    same again is a replay of the signed request within its 5 minutes. A body without them (not as Slack sends
-    it) is known by all of its fields, which a replay repeats byte for byte."""
+    """What makes one Slack request itself, digested for a label, so a replay of the signed request within its 5 minutes
+    is acted on once."""
+    # A command's trigger_id; a button's action_ts and the ts of the message it sits on. Slack retries neither
+    # (X-Slack-Retry-Num is the Events API's), so the same again is a replay. A body without them (not as Slack sends
+    # it) is known by all of its fields, which a replay repeats byte for byte.
     if "actions" in body:
         actions = body.get("actions")
         action = obj(actions[0]) if isinstance(actions, list) and actions else {}
@@ -95,3 +89,8 @@ def slack_request_digest(body: Mapping[str, Any]) -> str:
     said = own if complete else "body:" + json.dumps(body, sort_keys=True, default=str)
     # A lone surrogate (never in a body Slack sends, but a form field can carry one) is escaped, not fatal.
     return acted_digest(said.encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
+def request_stamp(clock: Clock) -> str:
+    """Now, in microseconds, to tell apart requests that carry no id of Slack's (not as Slack sends them)."""
+    return str(int(clock.now().timestamp() * 1_000_000))

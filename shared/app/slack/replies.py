@@ -1,9 +1,8 @@
-"""What the app answers a person, worked out without I/O: the refusals in their words, and the status table.
+"""What the app answers a person (each refusal in its words, the status table), worked out without I/O so the same
+decision always reads the same."""
 
-Owns the wording of each decision of shared/core/commands.py (why a restart or a bigger machine is refused) and
-the `status` reply (a code block, one instance a row, bounded to what a Slack message holds). Pure: given the
-words (messages.For), the settings and the time, the same answer every time.
-"""
+# Given the words (messages.For), the settings and the time, the same answer every time; the status reply is a code
+# block, one instance a row, bounded to what a Slack message holds.
 
 from __future__ import annotations
 
@@ -21,18 +20,20 @@ STATUS_ROWS = 60  # `status` shows the instances needing attention most; it says
 
 
 def obj(value: Any) -> dict[str, Any]:
-    """A payload field that should be an object; anything else reads as empty (Bolt passes what it got)."""
+    """A payload field that should be an object, anything else read as empty, because Bolt passes on whatever it got."""
     return value if isinstance(value, dict) else {}
 
 
 def refused(say: messages.For, why: Refusal) -> str:
-    """A Slack user refused whoever they are (not a member here, an unconfirmed email)."""
+    """The words for a Slack user refused whoever they are (not a member here, an unconfirmed email), so they know it is
+    not about their notebook."""
     return say("deny.unconfirmed_email") if why is Refusal.UNCONFIRMED_EMAIL else say("deny.not_member")
 
 
 def denial(say: messages.For, settings: Settings, answer: Answer, caller: Caller, target: str | None,
            decision: Any, *, verb: Verb = Verb.RESTART) -> str:
-    """Why `verb` was refused, in the words of its `answer` (a decision of authorize_restart or find_target)."""
+    """Why `verb` was refused, in the words of its `answer`, so each decision of authorize_restart or find_target is
+    explained one way."""
     name = target or (decision.instance.ref.name if decision.instance else "")
     if answer is Answer.NOT_FOUND and not caller.is_organizer:  # as "not yours": no probing for names (issue 25)
         answer = Answer.NOT_YOURS
@@ -77,13 +78,14 @@ def denial(say: messages.For, settings: Settings, answer: Answer, caller: Caller
 
 
 def shown_instances(caller: Caller, instances: list[InstanceView]) -> list[InstanceView]:
-    """What `status` shows a caller: the fleet to an organizer, a participant their own."""
+    """What `status` shows a caller, the fleet to an organizer and a participant their own, so nobody reads another's
+    notebooks."""
     return instances if caller.is_organizer else [i for i in instances if is_owner(caller, i)]
 
 
 def status_reply(say: messages.For, settings: Settings, caller: Caller, instances: list[InstanceView],
                  now: datetime) -> dict[str, Any]:
-    """`status`: a title, then the table of shown_instances (those needing attention first), as blocks."""
+    """`status` as blocks, a title then the rows needing attention first, bounded to what one Slack message holds."""
     shown = shown_instances(caller, instances)
     title = say("status.title.fleet", count=len(instances)) if caller.is_organizer else say("status.title.mine")
     if not shown:
