@@ -40,8 +40,9 @@ from bench.common import (
     timed_workbench,
     wait_accepting,
 )
+from simulators.ports import free_port
 from simulators.slack import SlackRequester
-from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET, LocalStack, free_port
+from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET, LocalStack
 
 ZONES = ("asia-northeast1-a", "us-central1-a")
 PUBLISH_RPC = "/google.pubsub.v1.Publisher/Publish"

@@ -32,6 +32,7 @@ from typing import Any
 import grpc
 
 from simulators.children import die_with_parent
+from simulators.ports import free_port
 
 __all__ = ["EmulatorPubSub", "PubSubEmulator", "cloudevent_request", "emulator_launcher", "shared_emulator"]
 
@@ -119,7 +120,6 @@ def shared_emulator() -> PubSubEmulator:
     """
     with _shared_lock:
         if "emulator" not in _shared:
-            from simulators.stack import free_port  # noqa: PLC0415 - the stack imports this module
 
             _shared["emulator"] = _start_on_a_free_port(free_port)
             atexit.register(_shared["emulator"].stop)

@@ -33,6 +33,7 @@ from typing import Any
 
 from shared.core.oom_parse import parse_log_entry
 from simulators.children import die_with_parent
+from simulators.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 V1_MEMORY = Path("/sys/fs/cgroup/memory")
@@ -199,7 +200,6 @@ def jupyter_venv() -> Path:
 
 
 def _free_port() -> int:
-    from simulators.stack import free_port  # noqa: PLC0415 - the project's one way to pick a port
 
     return free_port()
 

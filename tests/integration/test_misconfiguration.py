@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from simulators.ports import free_port
 from simulators.slack import SlackRequester
-from simulators.stack import SIGNING_SECRET, FunctionProcess, LocalStack, free_port
+from simulators.stack import SIGNING_SECRET, FunctionProcess, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import kill
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from simulators import stack
+from simulators import ports as stack
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _block_of_another_process(locks: Path, worker: str) -> int:
-    code = "from simulators import stack; p = stack.free_port(); print(p - (p - 10_000) % stack.PORT_BLOCK)"
+    code = "from simulators import ports as stack; p = stack.free_port(); print(p - (p - 10_000) % stack.PORT_BLOCK)"
     env = os.environ | {"MEDIC_PORT_LOCKS": str(locks), "PYTEST_XDIST_WORKER": worker, "PYTHONPATH": str(ROOT)}
     return int(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                               cwd=ROOT).stdout)
