@@ -200,7 +200,6 @@ def jupyter_venv() -> Path:
 
 
 def _free_port() -> int:
-
     return free_port()
 
 
