@@ -33,20 +33,25 @@ def sdk() -> Path:
     return root
 
 
-def rewrite_build_filter(sdk: Path, expression: str) -> tuple[str, str]:
-    """(client filter, server filter) as `gcloud builds list` splits them (surface/builds/list.py `Run`)."""
+def run_in_sdk(sdk: Path, code: str, *args: str) -> str:
+    """Run `code` under the SDK's bundled interpreter with its sources importable; its stdout."""
     bundled = sdk / "platform" / "bundledpythonunix" / "bin" / "python3"
     python = str(bundled) if bundled.exists() else "python3"
+    env = {"PYTHONPATH": f"{sdk / 'lib'}:{sdk / 'lib' / 'third_party'}", "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([python, "-c", code, *args], capture_output=True, text=True, timeout=60, env=env,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def rewrite_build_filter(sdk: Path, expression: str) -> tuple[str, str]:
+    """(client filter, server filter) as `gcloud builds list` splits them (surface/builds/list.py `Run`)."""
     code = (
         "import json, sys\n"
         "from googlecloudsdk.api_lib.cloudbuild import filter_rewrite\n"
         "print(json.dumps(filter_rewrite.Backend(False).Rewrite(sys.argv[1])))\n"
     )
-    env = {"PYTHONPATH": f"{sdk / 'lib'}:{sdk / 'lib' / 'third_party'}", "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([python, "-c", code, expression], capture_output=True, text=True, timeout=60,
-                            env=env, check=False)
-    assert result.returncode == 0, result.stderr
-    client, server = json.loads(result.stdout)
+    client, server = json.loads(run_in_sdk(sdk, code, expression))
     return str(client), str(server or "")
 
 
@@ -64,3 +69,114 @@ def test_the_deploy_builds_commit_filter_is_applied_by_gcloud_itself(sdk: Path) 
     assert 'substitutions._COMMIT="0123abcd"' in client
     assert "substitutions" not in server
     assert 'tags="notebook-medic-test"' in server and 'status="SUCCESS"' in server
+
+
+# ---- rows of docs/fidelity.md that gcloud's own code settles (issue 29) --------------------------------------------
+INFRA = ROOT / "infra"
+
+
+def function_names() -> list[str]:
+    """Every Cloud Function `infra/` declares, under the default name prefix."""
+    prefix = re.search(r'variable "name_prefix" \{.*?default\s*=\s*"([^"]+)"', (INFRA / "variables.tf").read_text(),
+                       re.S)
+    assert prefix, "infra/variables.tf no longer gives name_prefix a default"
+    names = [f"{prefix[1]}-{suffix}" for tf in sorted(INFRA.glob("*.tf"))
+             for suffix in re.findall(r'resource "google_cloudfunctions2_function" "\w+" \{\s*name\s*=\s*'
+                                      r'"\$\{var\.name_prefix\}-([^"]+)"', tf.read_text())]
+    assert len(names) >= 4, names
+    return names
+
+
+def test_a_functions_cloud_run_service_is_named_as_the_function(sdk: Path) -> None:
+    """The report and the dropped-kills metric select a function's log lines by `service_name` = its name.
+
+    gcloud's own `functions logs read` builds the same selection (lib/surface/functions/logs/read.py
+    `_CreateGen2LogFilterBase`: "GCFv2 functions' service names are the function ID lower-cased with '_' replaced
+    with '-'"), so it is the function's name exactly when the name has neither: name_prefix's validation allows
+    neither, and the suffixes are lower case with hyphens.
+    """
+    code = (
+        "import sys, types\n"
+        "from surface.functions.logs import read\n"
+        "for name in sys.argv[1:]:\n"
+        "    print(read._CreateGen2LogFilterBase(types.SimpleNamespace(functionsId=name), 'us-central1'))\n"
+    )
+    names = function_names()
+    filters = run_in_sdk(sdk, code, *names).splitlines()
+    for name, log_filter in zip(names, filters, strict=True):
+        assert 'resource.type="cloud_run_revision"' in log_filter
+        assert f'resource.labels.service_name="{name}"' in log_filter, (name, log_filter)
+    validation = re.search(r'variable "name_prefix" \{.*?regex\("([^"]+)"', (INFRA / "variables.tf").read_text(), re.S)
+    assert validation, "name_prefix lost its validation"
+    allowed = re.compile(validation[1].replace("\\\\", "\\"))
+    assert allowed.fullmatch("medic-7") and not allowed.fullmatch("medic_7") and not allowed.fullmatch("Medic-7")
+
+
+def test_workbench_gives_an_unset_data_disk_100_gb_of_standard_persistent_disk(sdk: Path) -> None:
+    """What `tools/doctor/preflight.py` counts of each notebook's data disk, which infra/contest leaves unset.
+
+    gcloud's `workbench instances create` sends no data disk unless asked (api_lib/workbench/instances.py
+    `GetDataDisk` returns []), and its help says what the service then makes (command_lib/workbench/flags.py
+    `AddCreateInstanceFlags`): "defaults to standard persistent disk (`PD_STANDARD`)", "defaults to 100".
+    Standard persistent disk counts against DISKS_TOTAL_GB, not SSD_TOTAL_GB (Compute Engine "Disk quotas").
+    """
+    flags = " ".join((sdk / "lib/googlecloudsdk/command_lib/workbench/flags.py").read_text().split())
+    data_type = re.search(r"'--data-disk-type',.*?help=\((.*?)\),", flags)
+    data_size = re.search(r"'--data-disk-size',.*?help=\((.*?)\),", flags)
+    assert data_type and data_size, "gcloud's workbench flags changed shape"
+    assert "defaults to ' 'standard persistent disk (`PD_STANDARD`)" in data_type[1]
+    assert "If not specified, this defaults to 100." in data_size[1]
+    instances = (sdk / "lib/googlecloudsdk/api_lib/workbench/instances.py").read_text()
+    assert re.search(r"def GetDataDisk\(.*?\):.*?\n\s+return \[\]\n", instances, re.S)
+    assert "data_disks" not in (INFRA / "contest" / "main.tf").read_text()
+
+    from tools.doctor.preflight import DATA_DISK_GB, ContestPlan, needs  # noqa: PLC0415
+
+    plan = ContestPlan(project="prj", zone="us-central1-a", contest_name="c", participants=(),
+                       disable_public_ip=True, boot_disk_size_gb=150)
+    need = needs(["n2-standard-4", "n2-standard-4"], plan)
+    assert DATA_DISK_GB == 100
+    assert need["DISKS_TOTAL_GB"] == 2 * 100  # the data disks, PD_STANDARD
+    assert need["SSD_TOTAL_GB"] == 2 * 150  # the boot disks, PD_BALANCED in infra/contest/main.tf
+
+
+def test_a_guest_attribute_namespace_with_nothing_under_it_is_404_in_computes_words(sdk: Path) -> None:
+    """gcloud waits for these words from getGuestAttributes and reports them as a 404; the simulator answers them.
+
+    lib/surface/compute/instances/os_inventory/describe.py `Describe._GetGuestInventoryGuestAttributes` (queryPath
+    'guestInventory/'); `make doctor` reads a 404 as "nothing written" (tools/doctor/guard.py).
+    """
+    describe = (sdk / "lib/surface/compute/instances/os_inventory/describe.py").read_text()
+    joined = re.sub(r"'\s*\n\s*'", "", describe).replace("\\'", "'")  # adjacent literals as one, quotes unescaped
+    assert "The resource 'guestInventory/' of type 'Guest Attribute' was not found." in joined
+    assert re.search(r"\(404,\s*'OS inventory data was not found", describe)
+
+    from simulators.compute import ComputeSimulator  # noqa: PLC0415
+    from simulators.workbench import WorkbenchSimulator  # noqa: PLC0415
+
+    workbench = WorkbenchSimulator()
+    workbench.add_instance("prj", "us-central1-a", "nb-1", owner_email="a@example.com")
+    status, body = ComputeSimulator(workbench).guest_attributes(
+        "prj", "us-central1-a", "nb-1", {"queryPath": ["guestInventory/"]})
+    assert status == 404
+    assert body["error"]["message"] == "The resource 'guestInventory/' of type 'Guest Attribute' was not found."
+
+
+def test_a_push_is_the_json_of_a_pubsubmessage_and_that_carries_the_ordering_key(sdk: Path) -> None:
+    """Settles the push body's `orderingKey` (tests/contract/test_pubsub_push_body.py holds both Pub/Subs to it).
+
+    gcloud's generated pubsub v1 client (generated_clients/apis/pubsub/v1/pubsub_v1_messages.py): `PubsubWrapper`
+    "The payload to the push endpoint is in the form of the JSON representation of a PubsubMessage", and
+    `PubsubMessage.orderingKey` is one of its fields; google-cloud-pubsub's protos say the same.
+    """
+    text = (sdk / "lib/googlecloudsdk/generated_clients/apis/pubsub/v1/pubsub_v1_messages.py").read_text()
+    wrapper = re.search(r'class PubsubWrapper\(_messages\.Message\): r"""(.*?)"""', " ".join(text.split()))
+    assert wrapper and "JSON representation of a PubsubMessage" in wrapper[1]
+    pubsub_message = text[text.index("class PubsubMessage(_messages.Message):"):]
+    pubsub_message = pubsub_message[:pubsub_message.index("\nclass ")]
+    assert "orderingKey = _messages.StringField(" in pubsub_message
+
+    from google.pubsub_v1.types import PubsubMessage, PushConfig  # noqa: PLC0415
+
+    assert "JSON" in " ".join((PushConfig.PubsubWrapper.__doc__ or "").split())
+    assert "ordering_key" in PubsubMessage.meta.fields
