@@ -180,3 +180,41 @@ def test_a_push_is_the_json_of_a_pubsubmessage_and_that_carries_the_ordering_key
 
     assert "JSON" in " ".join((PushConfig.PubsubWrapper.__doc__ or "").split())
     assert "ordering_key" in PubsubMessage.meta.fields
+
+
+def test_every_quota_the_preflight_counts_is_a_metric_compute_names(sdk: Path) -> None:
+    """`needs` keys its figures by `Quota.metric`; a name Compute does not have would never meet the region's list.
+
+    gcloud's generated compute v1 client (generated_clients/apis/compute/v1/compute_v1_messages.py)
+    `Quota.MetricValueValuesEnum`, from the API's discovery document.
+    """
+    text = (sdk / "lib/googlecloudsdk/generated_clients/apis/compute/v1/compute_v1_messages.py").read_text()
+    quota = text[text.index("class Quota(_messages.Message):"):]
+    enum = quota[quota.index("class MetricValueValuesEnum"):quota.index("metric = _messages.EnumField")]
+    metrics = set(re.findall(r"^\s+([A-Z0-9_]+) = \d+$", enum, re.M))
+    assert {"CPUS", "SSD_TOTAL_GB", "DISKS_TOTAL_GB", "IN_USE_ADDRESSES"} <= metrics
+
+    from shared.core.machines import DEFAULT_LADDER  # noqa: PLC0415
+    from tools.doctor.preflight import ContestPlan, needs  # noqa: PLC0415
+
+    plan = ContestPlan(project="prj", zone="us-central1-a", contest_name="c", participants=())
+    counted = set(needs([*DEFAULT_LADDER, "n2d-standard-8", "c2-standard-8"], plan))
+    assert counted <= metrics, counted - metrics
+
+
+def test_the_guest_agents_reports_are_operations_of_the_notebooks_api(sdk: Path) -> None:
+    """Why the zone's ListOperations holds operations the bot did not start (Workbench.find_reset skips them).
+
+    gcloud's generated notebooks v2 client: `ReportInfoSystem` ("Allows notebook instances to report their latest
+    instance information to the Notebooks API server … Do not use this method directly") answers an `Operation`;
+    its request carries an `Event` of type IDLE, HEARTBEAT, HEALTH, MAINTENANCE or METADATA_CHANGE.
+    """
+    api = sdk / "lib/googlecloudsdk/generated_clients/apis/notebooks/v2"
+    client = " ".join((api / "notebooks_v2_client.py").read_text().split())
+    method = re.search(r"ReportInfoSystem\.method_config = lambda: base_api\.ApiMethodInfo\((.*?)\)", client)
+    assert method and "response_type_name='Operation'" in method[1] and "http_method='POST'" in method[1]
+    assert "report their latest instance information to the Notebooks API server" in client
+    messages = (api / "notebooks_v2_messages.py").read_text()
+    event = messages[messages.index("class Event(_messages.Message):"):]
+    event = event[:event.index("\nclass ")]
+    assert {"IDLE", "HEARTBEAT", "HEALTH"} <= set(re.findall(r"^\s+([A-Z_]+) = \d+$", event, re.M))
