@@ -29,7 +29,7 @@ def sdk_root() -> Path | None:
 def sdk() -> Path:
     root = sdk_root()
     if root is None:
-        pytest.skip("no gcloud SDK with its sources on this machine: gcloud's own filter code unchecked")
+        pytest.skip("no gcloud SDK with its sources on this machine: what gcloud's own code settles is unchecked")
     return root
 
 
