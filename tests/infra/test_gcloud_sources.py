@@ -218,3 +218,35 @@ def test_the_guest_agents_reports_are_operations_of_the_notebooks_api(sdk: Path)
     event = messages[messages.index("class Event(_messages.Message):"):]
     event = event[:event.index("\nclass ")]
     assert {"IDLE", "HEARTBEAT", "HEALTH"} <= set(re.findall(r"^\s+([A-Z_]+) = \d+$", event, re.M))
+
+
+def test_the_logging_stand_in_answers_entries_list_as_its_fields_are_documented(sdk: Path) -> None:
+    """simulators/logging_api.py against `ListLogEntriesRequest`'s documentation in gcloud's generated client.
+
+    "Default is 50. If the value is negative, the request is rejected"; orderBy "the only permitted values are
+    \\"timestamp asc\\" (default) and \\"timestamp desc\\""; "The maximum length of a filter is 20,000 characters".
+    """
+    text = (sdk / "lib/googlecloudsdk/generated_clients/apis/logging/v2/logging_v2_messages.py").read_text()
+    request = " ".join(text[text.index("class ListLogEntriesRequest(_messages.Message):"):].split())
+    request = request[:request.index(" class ")]
+    assert "Default is 50. If the value is negative, the request is rejected." in request
+    assert 'the only permitted values are "timestamp asc" (default) and "timestamp desc"' in request
+    assert "The maximum length of a filter is 20,000 characters." in request
+
+    from simulators.logging_api import LoggingSimulator  # noqa: PLC0415
+
+    sim = LoggingSimulator()
+    sim.add(*({"insertId": f"i{n:03}", "timestamp": f"2026-12-01T10:{n // 60:02}:{n % 60:02}Z",
+               "logName": "projects/prj/logs/audit", "resource": {"type": "global"}} for n in range(60)))
+    names = {"resourceNames": ["projects/prj"]}
+    status, page = sim.list_entries(names)
+    assert status == 200 and len(page["entries"]) == 50 and page["nextPageToken"]
+    assert page["entries"][0]["insertId"] == "i000"  # "timestamp asc" by default: oldest first
+    status, newest = sim.list_entries(names | {"orderBy": "timestamp desc", "pageSize": 1})
+    assert status == 200 and newest["entries"][0]["insertId"] == "i059"
+    assert sim.list_entries(names | {"pageSize": -1})[0] == 400
+    assert sim.list_entries(names | {"orderBy": "insertId asc"})[0] == 400
+    longest = 'timestamp>="2026-12-01T00:00:00Z"'
+    longest += " " * (20_000 - len(longest))
+    assert sim.list_entries(names | {"filter": longest})[0] == 200
+    assert sim.list_entries(names | {"filter": longest + " "})[0] == 400
