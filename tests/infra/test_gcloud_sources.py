@@ -250,3 +250,52 @@ def test_the_logging_stand_in_answers_entries_list_as_its_fields_are_documented(
     longest += " " * (20_000 - len(longest))
     assert sim.list_entries(names | {"filter": longest})[0] == 200
     assert sim.list_entries(names | {"filter": longest + " "})[0] == 400
+
+
+class _AbortedError(Exception):
+    """What a gRPC servicer's `context.abort` raises."""
+
+
+class _Context:
+    def abort(self, code: object, details: str) -> None:
+        raise _AbortedError(code, details)
+
+
+def test_the_monitoring_stand_in_aligns_and_orders_as_the_fields_are_documented(sdk: Path) -> None:
+    """simulators/monitoring.py against the v3 documentation in gcloud's generated monitoring client.
+
+    `Aggregation.alignmentPeriod`: "The value must be at least 60 seconds. If a per-series aligner other than
+    ALIGN_NONE is specified, this field is required or an error is returned"; `TimeSeries.points`: "returned in
+    reverse time order (most recent to oldest)".
+    """
+    text = " ".join((sdk / "lib/googlecloudsdk/generated_clients/apis/monitoring/v3/monitoring_v3_messages.py")
+                    .read_text().split())
+    assert ("The value must be at least 60 seconds. If a per-series aligner other than ALIGN_NONE is specified, "
+            "this field is required or an error is returned.") in text
+    assert "returned in reverse time order (most recent to oldest)" in text
+
+    from datetime import UTC, datetime, timedelta  # noqa: PLC0415
+
+    from google.cloud import monitoring_v3  # noqa: PLC0415
+
+    from simulators.monitoring import MEMORY_METRIC, MonitoringSimulator  # noqa: PLC0415
+
+    sim = MonitoringSimulator()
+    kill = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    sim.feed_kill("4242", kill, project="prj", zone="us-central1-a")
+    mean = monitoring_v3.Aggregation.Aligner.ALIGN_MEAN
+
+    def ask(aggregation: dict[str, object]) -> object:
+        return sim._list_time_series(monitoring_v3.ListTimeSeriesRequest(
+            name="projects/prj",
+            filter=f'metric.type = "{MEMORY_METRIC}" AND resource.labels.instance_id = "4242"',
+            interval={"start_time": kill - timedelta(minutes=30), "end_time": kill},
+            aggregation=aggregation), _Context())
+
+    for too_short in ({"per_series_aligner": mean}, {"per_series_aligner": mean, "alignment_period": {"seconds": 59}}):
+        with pytest.raises(_AbortedError, match="60 seconds"):
+            ask(too_short)
+    answer = ask({"per_series_aligner": mean, "alignment_period": {"seconds": 60}})
+    [series] = answer.time_series  # type: ignore[attr-defined]
+    ends = [point.interval.end_time for point in series.points]
+    assert len(ends) == 30 and ends == sorted(ends, reverse=True)
