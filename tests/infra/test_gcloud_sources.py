@@ -299,3 +299,32 @@ def test_the_monitoring_stand_in_aligns_and_orders_as_the_fields_are_documented(
     [series] = answer.time_series  # type: ignore[attr-defined]
     ends = [point.interval.end_time for point in series.points]
     assert len(ends) == 30 and ends == sorted(ends, reverse=True)
+
+
+def _api_fields(messages: str, name: str) -> set[str]:
+    """The fields of one message of a generated apitools client (camelCase, as on the wire)."""
+    body = messages[messages.index(f"class {name}(_messages.Message):"):]
+    body = body[:body.index("\nclass ")]
+    return set(re.findall(r"^  (\w+) = _messages\.\w+Field\(", body, re.M))
+
+
+def test_the_live_instance_has_fields_the_locked_client_library_does_not_know(sdk: Path) -> None:
+    """Why a REST `op.result()` can raise ParseError on a reset that worked, and the simulator sends such fields.
+
+    The v2 API's own field list (gcloud's generated notebooks v2 client, `Instance`, `GceSetup`) against
+    google-cloud-notebooks' protos as locked: the fields the simulator adds to every Instance it renders
+    (`simulators/workbench.py` `UNKNOWN_TOP_LEVEL`, `UNKNOWN_GCE_SETUP`) are real fields the library lacks.
+    """
+    from google.cloud import notebooks_v2  # noqa: PLC0415
+
+    from simulators.workbench import UNKNOWN_GCE_SETUP, UNKNOWN_TOP_LEVEL  # noqa: PLC0415
+
+    def known(message: type) -> set[str]:
+        names = [field.name.split("_") for field in message.pb().DESCRIPTOR.fields]  # type: ignore[attr-defined]
+        return {first + "".join(part.title() for part in rest) for first, *rest in names}
+
+    messages = (sdk / "lib/googlecloudsdk/generated_clients/apis/notebooks/v2/notebooks_v2_messages.py").read_text()
+    newer_instance = _api_fields(messages, "Instance") - known(notebooks_v2.Instance)
+    newer_gce_setup = _api_fields(messages, "GceSetup") - known(notebooks_v2.GceSetup)
+    assert set(UNKNOWN_TOP_LEVEL) <= newer_instance, (set(UNKNOWN_TOP_LEVEL), newer_instance)
+    assert set(UNKNOWN_GCE_SETUP) <= newer_gce_setup, (set(UNKNOWN_GCE_SETUP), newer_gce_setup)
