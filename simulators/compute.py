@@ -19,9 +19,11 @@ The bot asks one thing of Compute Engine: which VM has the id a log entry carrie
   {zone}/instances/{instance}/getGuestAttributes?queryPath=…` (google-cloud-compute's rest transport,
   `_BaseGetGuestAttributes`), answering a GuestAttributes: `queryPath` as asked and `queryValue.items`, each
   {namespace, key, value}; `variableKey` answers `variableValue` (Compute REST reference, instances.getGuestAttributes).
-  A queryPath is "<namespace>/" or "<namespace>/<key>" ("Setting and querying guest attributes"). ASSUMPTION: a path
-  with no attribute under it, or a VM that wrote none, answers 404 notFound (the reference does not say; the doctor
-  reads 404 as "nothing written", whichever it is).
+  A queryPath is "<namespace>/" or "<namespace>/<key>" ("Setting and querying guest attributes"). A namespace with no
+  attribute under it answers 404 "The resource '<queryPath>' of type 'Guest Attribute' was not found.": gcloud's own
+  code waits for those words (gcloud SDK `lib/surface/compute/instances/os_inventory/describe.py`
+  `Describe._GetGuestInventoryGuestAttributes`, for 'guestInventory/') and reports them as a 404; the doctor reads
+  404 as "nothing written". ASSUMPTION: a missing `variableKey` answers the same way (gcloud shows no such case).
 """
 
 from __future__ import annotations
@@ -131,13 +133,13 @@ class ComputeSimulator:
         if key:
             value = next((v for (_, k), v in written.items() if k == key), None)
             if value is None:
-                return _error(404, f"The guest attribute {key} was not found", "notFound")
+                return _error(404, f"The resource '{key}' of type 'Guest Attribute' was not found.", "notFound")
             return 200, body | {"variableKey": key, "variableValue": value}
         namespace, _, wanted = path.partition("/")
         items = [{"namespace": ns, "key": k, "value": v} for (ns, k), v in sorted(written.items())
                  if (not namespace or ns == namespace) and (not wanted or k == wanted)]
         if not items:
-            return _error(404, f"The guest attributes {path or '/'} were not found", "notFound")
+            return _error(404, f"The resource '{path}' of type 'Guest Attribute' was not found.", "notFound")
         return 200, body | {"queryPath": path, "queryValue": {"items": items}}
 
     def vm_id(self, full_name: str) -> str:

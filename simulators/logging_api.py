@@ -9,7 +9,9 @@ What it answers, from the API reference (https://cloud.google.com/logging/docs/r
 - the body's `resourceNames` is required ("projects/[PROJECT_ID]" and kin); entries of other projects are not
   returned (400 INVALID_ARGUMENT without one);
 - `filter` in the Logging query language (simulators/logging_query.py: the subset it knows; any other filter is
-  answered 400 INVALID_ARGUMENT rather than guessed);
+  answered 400 INVALID_ARGUMENT rather than guessed), at most 20,000 characters (the field's documentation in
+  gcloud's generated client, `generated_clients/apis/logging/v2/logging_v2_messages.py` `ListLogEntriesRequest`:
+  "The maximum length of a filter is 20,000 characters"; a longer one is 400 here);
 - `orderBy` "timestamp asc" (the default) or "timestamp desc"; anything else is 400;
 - `pageSize`: default 50, at most 1000 (a larger one is cut to 1000), negative rejected; `pageToken` from the
   previous answer's `nextPageToken`, which is absent on the last page.
@@ -27,6 +29,7 @@ from simulators.logging_query import QueryError, as_time, compile_query
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 1000
+MAX_FILTER_CHARS = 20_000
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -117,6 +120,8 @@ class LoggingSimulator:
         size = int(body.get("pageSize") or DEFAULT_PAGE_SIZE)
         if size < 0:
             return 400, _error(400, "INVALID_ARGUMENT", "pageSize is negative")
+        if len(str(body.get("filter") or "")) > MAX_FILTER_CHARS:
+            return 400, _error(400, "INVALID_ARGUMENT", f"filter: longer than {MAX_FILTER_CHARS} characters")
         try:
             wanted = compile_query(str(body["filter"])) if body.get("filter") else (lambda entry: True)
         except QueryError as exc:

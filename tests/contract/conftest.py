@@ -89,6 +89,7 @@ class Push:
     attributes: dict[str, str]
     delivery_attempt: int | None
     arrived: float  # time.monotonic()
+    body: dict[str, Any] = field(default_factory=dict)  # the request's JSON as sent
 
 
 Answer = Callable[[Push, int], int]  # (the push, how many times this message id arrived) -> HTTP status
@@ -139,6 +140,7 @@ def decode(body: dict[str, Any]) -> Push:
         attributes=dict(message.get("attributes", {})),
         delivery_attempt=body.get("deliveryAttempt"),
         arrived=time.monotonic(),
+        body=body,
     )
 
 

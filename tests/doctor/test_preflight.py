@@ -112,6 +112,11 @@ def test_quotas_that_cannot_hold_the_fleet_or_its_ladder(local: LocalDeployment)
         results = preflight(local)
         assert not_ok(results) == {"preflight.quotas": Status.WARN}
         assert "N2_CPUS: needs 48, 24 free of 24" in results["preflight.quotas"].what
+        quotas["N2_CPUS"] = saved["N2_CPUS"]
+        quotas["DISKS_TOTAL_GB"] = (400.0, 200.0)  # the 3 data disks, 100 GB of PD_STANDARD each (fidelity.md)
+        results = preflight(local)
+        assert not_ok(results) == {"preflight.quotas": Status.FAIL}
+        assert "DISKS_TOTAL_GB: needs 300, 200 free of 400" in results["preflight.quotas"].what
     finally:
         quotas.clear()
         quotas.update(saved)

@@ -52,4 +52,5 @@ def seed_region(cloud: CloudProject, plan: ContestPlan) -> None:
     """A region with room for the fleet and its ladder, and every API the contest uses on."""
     cloud.enabled_services |= set(CONTEST_APIS)
     cloud.region_quotas[plan.region] = {"CPUS": (2400.0, 8.0), "E2_CPUS": (2400.0, 0.0), "N2_CPUS": (2400.0, 0.0),
-                                        "SSD_TOTAL_GB": (500000.0, 100.0), "IN_USE_ADDRESSES": (1000.0, 2.0)}
+                                        "SSD_TOTAL_GB": (500000.0, 100.0), "DISKS_TOTAL_GB": (409600.0, 200.0),
+                                        "IN_USE_ADDRESSES": (1000.0, 2.0)}

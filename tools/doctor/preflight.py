@@ -23,7 +23,9 @@ from tools.doctor.model import CheckResult, ReadError, SlackUser, fail, ok, warn
 # infra/contest/main.tf google_project_service.apis (tests/doctor/test_preflight.py holds them equal).
 CONTEST_APIS = ("bigquery.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "logging.googleapis.com",
                 "monitoring.googleapis.com", "notebooks.googleapis.com", "storage.googleapis.com")
-DATA_DISK_GB = 100  # Workbench's default data disk (gcloud workbench instances create --data-disk-size)
+# Workbench's default data disk, which infra/contest leaves unset: 100 GB of PD_STANDARD (gcloud SDK
+# command_lib/workbench/flags.py `AddCreateInstanceFlags`, --data-disk-size and --data-disk-type; docs/fidelity.md).
+DATA_DISK_GB = 100
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ def needs(machines: list[str], plan: ContestPlan) -> dict[str, float]:
         cpus = vcpus(machine) or 0
         need["CPUS"] += cpus  # every family counts here, and in its own metric where the region lists one
         need[f"{family(machine).upper()}_CPUS"] += cpus  # N2_CPUS, E2_CPUS, ...
-    need["SSD_TOTAL_GB"] = len(machines) * (plan.boot_disk_size_gb + DATA_DISK_GB)  # PD_BALANCED disks
+    need["SSD_TOTAL_GB"] = len(machines) * plan.boot_disk_size_gb  # PD_BALANCED boot disks (infra/contest)
+    need["DISKS_TOTAL_GB"] = len(machines) * DATA_DISK_GB  # PD_STANDARD data disks
     if not plan.disable_public_ip:
         need["IN_USE_ADDRESSES"] = len(machines)
     return dict(need)
