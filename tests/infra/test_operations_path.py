@@ -345,3 +345,11 @@ def test_terraform_takes_the_backend_settings_the_pages_pass(module: Path, tmp_p
     assert "Initializing the backend" in right and "Invalid backend configuration" not in right, right
     assert "credentials" in right.lower(), right
     assert "Invalid backend configuration argument" in init("bukket=x")
+
+
+def test_every_figure_the_deploy_page_quotes_names_where_it_came_from() -> None:
+    """infra/README.md too (test_docs checks README, testing, doctor and operations): a measured duration names
+    its run, test or date; a figure computed from the configuration says so instead of "about"."""
+    from tests.infra.test_docs import unsourced_figures  # noqa: PLC0415 - one rule, kept in test_docs
+
+    assert unsourced_figures((ROOT / "infra" / "README.md").read_text()) == []
