@@ -5,11 +5,15 @@ and never ✓ for a fleet of nobody."""
 
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.infra import hcl
 from tools.doctor.bigquery import contest_from_tfvars
+from tools.doctor.cli import main
 from tools.doctor.model import ReadError, SlackUser, Status
 from tools.doctor.preflight import PreflightSeen, check_plan, plan_from
 
@@ -69,3 +73,15 @@ def test_a_contest_without_its_csv_is_no_fleet_of_nobody(tmp_path: Path) -> None
     assert status is Status.FAIL and "no participants" in what
     status, _what, _fix = _lines(_copied_examples(tmp_path), seen)["preflight.names"]
     assert status is Status.OK
+
+
+def test_make_doctor_without_application_default_credentials_says_so_once(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """operations.md step 7 before infra/README step 1's `gcloud auth application-default login`: one line with the
+    fix, not a ✗ per read each naming another fix (seen on a fresh clone: 17 ✗, "gcloud services enable …")."""
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "none.json"))  # google.auth: not found
+    for name in ("WORKBENCH_API_ENDPOINT", "COMPUTE_API_ENDPOINT", "SLACK_API_URL"):
+        monkeypatch.delenv(name, raising=False)
+    err = io.StringIO()
+    assert main(["--project", "my-contest-project", "--zones", "us-central1-a"], out=io.StringIO(), err=err) == 2
+    assert "gcloud auth application-default login" in err.getvalue() and "none.json" in err.getvalue()
