@@ -161,6 +161,9 @@ class Session:
 
     def _cp(self, where: str, args: list[str], raw: list[str]) -> None:
         source, target = args[-2], (self.cwd / args[-1]).resolve()
+        if target in self.created and "-n" not in args:
+            self.problems.append(f"{where}: copies over {args[-1]}, which an earlier step made and the organizer "
+                                 "filled in (cp -n)")
         if self.exists(source) is None:
             self.problems.append(f"{where}: {source} does not exist")
         if not target.parent.is_dir():
@@ -288,6 +291,8 @@ def test_the_walk_sees_each_kind_of_broken_step() -> None:
 export PROJECT_ID=p REGION=r
 sed -i "s#x#y#" manifest.yaml
 cp infra/terraform.tfvars.example infra/mine.tfvars
+cp -n infra/contest/terraform.tfvars.example infra/contest/terraform.tfvars
+cp infra/contest/terraform.tfvars.example infra/contest/terraform.tfvars
 terraform -chdir=infra output nothing
 make nosuch
 gcloud secrets versions add medic-token --data-file=-
@@ -304,7 +309,7 @@ cd infra && terraform apply -target=google_secret_manager_secret.nope -var nosuc
     found = "\n".join(session.problems)
     for needle in ("no folder", "ends in infra", "no resource google_secret_manager_secret.nope",
                    "no variable nosuch", "edits the tracked manifest.yaml", "infra/mine.tfvars is an input",
-                   "no output nothing", "no make target nosuch", "no secret medic-token",
+                   "no output nothing", "no make target nosuch", "copies over infra/contest/terraform.tfvars", "no secret medic-token",
                    "no function notebook-medic-slak", "-state is no bucket", "no substitution _COMIT",
                    "$COMMIT not set"):
         assert needle in found, (needle, found)
