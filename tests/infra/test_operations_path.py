@@ -309,7 +309,8 @@ cd infra && terraform apply -target=google_secret_manager_secret.nope -var nosuc
     found = "\n".join(session.problems)
     for needle in ("no folder", "ends in infra", "no resource google_secret_manager_secret.nope",
                    "no variable nosuch", "edits the tracked manifest.yaml", "infra/mine.tfvars is an input",
-                   "no output nothing", "no make target nosuch", "copies over infra/contest/terraform.tfvars", "no secret medic-token",
+                   "no output nothing", "no make target nosuch", "copies over infra/contest/terraform.tfvars",
+                   "no secret medic-token",
                    "no function notebook-medic-slak", "-state is no bucket", "no substitution _COMIT",
                    "$COMMIT not set"):
         assert needle in found, (needle, found)
