@@ -359,3 +359,19 @@ def test_every_figure_the_deploy_page_quotes_names_where_it_came_from() -> None:
     from tests.infra.test_docs import unsourced_figures  # noqa: PLC0415 - one rule, kept in test_docs
 
     assert unsourced_figures((ROOT / "infra" / "README.md").read_text()) == []
+
+
+def test_every_setting_the_deploy_pages_name_is_a_variable_or_an_argument_of_infra() -> None:
+    """`dry_run = true`, `install_guard = false`…: a variable of infra/ or infra/contest (or, where the page
+    explains what Terraform does, an argument the .tf files set), so a renamed variable cannot leave a page
+    telling organizers to set one that no longer exists. Python in a span (`x = bytearray(…)`) is not one."""
+    variables = set(hcl.load_module(hcl.INFRA).variables) | set(hcl.load_module(hcl.INFRA / "contest").variables)
+    tf_text = "\n".join(path.read_text() for path in hcl.all_tf_files())
+    unknown = set()
+    for page in PAGES:
+        for name, value in re.findall(r"`([a-z_]+) = ([^`]*)`", page.read_text()):
+            if re.search(r"[(\[]", value) or name in variables:
+                continue
+            if not re.search(rf"^\s*{name}\s*=", tf_text, re.MULTILINE):
+                unknown.add(f"{page.name}: {name}")
+    assert unknown == set()
