@@ -141,6 +141,19 @@ def ladder_from(env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(m.strip() for m in env.get("MACHINE_LADDER", "").split(",") if m.strip()) or DEFAULT_LADDER
 
 
+def adc_missing() -> str:
+    """What google.auth says when Application Default Credentials are not found ('' when they are): every Google
+    read would fail on it, each line with its own, wrong, fix."""
+    import google.auth  # noqa: PLC0415
+    from google.auth.exceptions import DefaultCredentialsError  # noqa: PLC0415
+
+    try:
+        google.auth.default()
+    except DefaultCredentialsError as exc:
+        return str(exc).split(". ", 1)[0]
+    return ""
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     args = parse_args(argv)
     if not args.local and not args.preflight and (not args.project or not args.zones):
@@ -148,6 +161,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout, err: TextI
         return 2
     if args.preflight and not (args.contest or args.local):
         err.write("doctor: --preflight checks the contest's inputs: give --contest infra/contest/terraform.tfvars\n")
+        return 2
+    if not args.local and not args.preflight and not any(env_endpoint in os.environ for env_endpoint in (
+            "WORKBENCH_API_ENDPOINT", "COMPUTE_API_ENDPOINT", "SLACK_API_URL")) and (missing := adc_missing()):
+        err.write(f"doctor: no Application Default Credentials ({missing}); run gcloud auth application-default "
+                  "login (infra/README step 1), then make doctor again\n")
         return 2
     with _target(args) as (dep, contest, plan):
         started = time.monotonic()

@@ -89,6 +89,9 @@ class PreflightSeen:
 def name_problems(plan: ContestPlan) -> list[str]:
     """Every name the contest builds from an input, against its API's limit (infra/contest/*.tf)."""
     problems = []
+    if not plan.participants:  # contest_from_tfvars reads a missing CSV as no rows: never a silent ✓
+        problems.append("no participants: the CSV participants_csv names (beside terraform.tfvars) is missing or "
+                        "has no rows")
     if not re.fullmatch(r"[a-z][a-z0-9-]{1,18}[a-z0-9]", plan.contest_name):
         problems.append(f"contest_name {plan.contest_name!r}: 3-20 lowercase letters, digits, hyphens (the VM "
                         f"account {plan.contest_name}-notebooks has at most 30 characters)")
@@ -146,16 +149,32 @@ def check_plan(plan: ContestPlan, seen: PreflightSeen) -> list[CheckResult]:
     return [_slack(plan, seen), _network(plan, seen), _names(plan), _apis(plan, seen), *_quotas(plan, seen)]
 
 
+def _credentials(what: str, fix: str) -> str:
+    """A read that failed for want of Application Default Credentials says how to make them, before the rest."""
+    if "DefaultCredentialsError" not in what:
+        return fix
+    return "gcloud auth application-default login (Application Default Credentials: infra/README step 1); " + fix
+
+
 def _slack(plan: ContestPlan, seen: PreflightSeen) -> CheckResult:
-    missing = sorted(p.email for p in plan.participants
-                     if not isinstance(found := seen.slack_users.get(p.email), SlackUser) or not found.user_id)
-    errors = {e.what for e in seen.slack_users.values() if isinstance(e, ReadError)}
+    answers = {p.email: seen.slack_users.get(p.email, ReadError("not read")) for p in plan.participants}
+    missing = sorted(email for email, found in answers.items() if isinstance(found, SlackUser) and not found.user_id
+                     and found.error in ("", "users_not_found"))
+    unread = sorted(email for email, found in answers.items() if email not in missing and (
+        isinstance(found, ReadError) or not found.user_id))
+    errors = sorted({found.what if isinstance(found, ReadError) else found.error for email, found in answers.items()
+                     if email in unread})
     if missing:
         return fail("preflight.slack_members", f"{len(missing)} of {len(plan.participants)} participants' emails are "
                     f"no Slack member's: {', '.join(missing[:10])}{' …' if len(missing) > 10 else ''}"
-                    f"{' (' + '; '.join(sorted(errors)) + ')' if errors else ''}",
+                    f"{f' ({len(unread)} more not looked up: ' + '; '.join(errors) + ')' if unread else ''}",
                     "each participant's Slack profile email must be the owner_email of their row (the bot finds "
                     "owners by it): fix the row, or have them set that email in Slack (and confirm it)")
+    if unread:  # not asked, or Slack did not answer: nothing is known of these emails yet
+        return fail("preflight.slack_members", f"{len(unread)} of {len(plan.participants)} participants' emails "
+                    f"could not be looked up in Slack ({'; '.join(errors)})",
+                    "export SLACK_BOT_TOKEN=xoxb-… (the Bot User OAuth Token of infra/README step 4, scope "
+                    "users:read.email) and run the pre-flight again")
     return ok("preflight.slack_members", f"all {len(plan.participants)} participants' emails are Slack members'")
 
 
@@ -171,7 +190,8 @@ def _network(plan: ContestPlan, seen: PreflightSeen) -> CheckResult:
     if isinstance(seen.nat_subnets, ReadError) or seen.nat_subnets is None:
         what = seen.nat_subnets.what if seen.nat_subnets else "not read"
         return fail("preflight.network", f"disable_public_ip is set and Cloud NAT on {where} could not be read "
-                    f"({what})", "compute.routers.list on the project (roles/compute.networkViewer); " + nat_fix)
+                    f"({what})", _credentials(what, "compute.routers.list on the project "
+                                              f"(roles/compute.networkViewer); {nat_fix}"))
     subnet = plan.subnet.rsplit("/", 1)[-1]
     if "*" in seen.nat_subnets or (subnet and subnet in seen.nat_subnets):
         return ok("preflight.network", f"no external IPs, and Cloud NAT on {where} serves the notebooks' subnet")
@@ -194,7 +214,7 @@ def _apis(plan: ContestPlan, seen: PreflightSeen) -> CheckResult:
     if not isinstance(seen.api_states, dict):
         what = seen.api_states.what if isinstance(seen.api_states, ReadError) else "not read"
         return fail("preflight.apis", f"the APIs' states could not be read ({what})",
-                    "serviceusage.services.get (roles/viewer); is the project ID right?")
+                    _credentials(what, "serviceusage.services.get (roles/viewer); is the project ID right?"))
     off = sorted(api for api in CONTEST_APIS if seen.api_states.get(api) != "ENABLED")
     if not off:
         return ok("preflight.apis", "every API the contest uses is enabled")
@@ -211,7 +231,7 @@ def _quotas(plan: ContestPlan, seen: PreflightSeen) -> list[CheckResult]:
     if not isinstance(seen.quotas, dict):
         what = seen.quotas.what if isinstance(seen.quotas, ReadError) else "not read"
         return [fail("preflight.quotas", f"region {plan.region}'s quotas could not be read ({what})",
-                     f"compute.regions.get (roles/compute.viewer); {fix}")]
+                     _credentials(what, f"compute.regions.get (roles/compute.viewer); {fix}"))]
     fleet = [p.machine_type for p in plan.participants]
     short = quota_shortfalls(needs(fleet, plan), seen.quotas)
     if short:
