@@ -10,7 +10,7 @@ from shared.adapters.config import Settings
 from shared.adapters.errors import RefusedError
 from shared.app.intake import Refusal, vet
 from shared.core.models import OomKill
-from shared.core.oom_parse import UnresolvedKill, parse_log_entry
+from shared.core.oom_parse import KillEntry, UnresolvedKill, read_kill_entry
 from simulators.compute import VmTable
 from tests.support import sample
 
@@ -19,10 +19,14 @@ SCOPE = Settings(project="contest-prj", workbench_zones=("asia-northeast1-a", "u
 ALICE_VM = ("contest-prj", "asia-northeast1-a", "4410287765349125621")
 
 
+def read(entry: dict[str, object]) -> KillEntry:
+    result = read_kill_entry(entry, fallback_time=LATER)
+    assert isinstance(result, KillEntry)
+    return result
+
+
 def vetted(entry: dict[str, object], vms: VmTable, scope: Settings = SCOPE) -> OomKill | UnresolvedKill | Refusal:
-    result = parse_log_entry(entry, fallback_time=LATER)
-    assert isinstance(result, OomKill | UnresolvedKill)
-    return vet(entry, result, settings=scope, vm_names=vms)
+    return vet(read(entry), settings=scope, vm_names=vms)
 
 
 def test_the_named_instances_own_vm_passes() -> None:
@@ -82,8 +86,7 @@ class Denied:
 
 def test_compute_errors_reach_the_caller() -> None:
     """handle_event refuses on a permanent error and retries a transient one (tests/property/test_oom_intake.py)."""
-    entry = sample("oom-ops-agent-modern.json")
-    result = parse_log_entry(entry, fallback_time=LATER)
-    assert isinstance(result, OomKill)
+    kill = read(sample("oom-ops-agent-modern.json"))
+    assert isinstance(kill.kill, OomKill)
     with pytest.raises(RefusedError):
-        vet(entry, result, settings=SCOPE, vm_names=Denied())
+        vet(kill, settings=SCOPE, vm_names=Denied())

@@ -8,18 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.core.log_entry import received_time, vm_id_of
 from shared.core.models import OomKill, iso
 from shared.core.oom_parse import (
     SINK_FILTER,
     NotAKill,
-    Rejected,
     UnresolvedKill,
-    entry_from_cloudevent,
     parse_cloudevent,
     parse_log_entry,
-    received_time,
-    vm_id_of,
 )
+from shared.core.pubsub_event import Rejected, entry_from_cloudevent
 from simulators.compute import simulated_vm_id
 from simulators.logging_query import matches
 from tests.support import DATA, NOT_OOM_SAMPLES, OOM_SAMPLES, pubsub_message, sample
