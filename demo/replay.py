@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shared.core.oom_parse import Rejected, entry_from_cloudevent, entry_from_pubsub_message
+from shared.core.pubsub_event import Rejected, entry_from_cloudevent, entry_from_pubsub_message
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -15,19 +14,17 @@ from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.google_errors import describe_error
 from shared.adapters.queue import RestartQueue
 from shared.core.flood import Floods
-from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json, parse_time
+from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json
 from shared.core.oom_parse import (
-    RAW_ENTRY_LIMIT,
     WATCHER_FORM,
+    EntryOrigin,
+    KillEntry,
     NotAKill,
-    Rejected,
     UnresolvedKill,
-    entry_from_cloudevent,
-    entry_place,
-    parse_log_entry,
-    received_time,
-    vm_id_of,
+    name_by_vm,
+    read_kill_entry,
 )
+from shared.core.pubsub_event import Rejected, delivery_time, entry_from_cloudevent
 
 RETRY_FOLDED_FOR = timedelta(minutes=10)  # a folded kill older than this is answered by the lines after it
 
@@ -67,14 +64,6 @@ def reject_unreadable(error: Exception) -> IntakeOutcome:
     return IntakeOutcome("rejected", reason)
 
 
-def delivery_time(event_time: str, now: datetime) -> datetime:
-    """The CloudEvent's time: when Pub/Sub took the message, the same on every redelivery; now if it is unreadable."""
-    try:
-        return parse_time(event_time) if event_time else now
-    except ValueError:
-        return now
-
-
 class VmNames(Protocol):
     """What intake asks of Compute Engine (shared/adapters/compute.py): the name of the VM with this id in this zone."""
 
@@ -106,9 +95,7 @@ class Unverified:
     reason: str
 
 
-def vet(
-    entry: dict[str, Any], result: OomKill | UnresolvedKill, *, settings: Settings, vm_names: VmNames
-) -> OomKill | UnresolvedKill | Refusal:
+def vet(read: KillEntry, *, settings: Settings, vm_names: VmNames) -> OomKill | UnresolvedKill | Refusal:
     """Hold a kill to the instance it names: the project is ours, the zone one of ours, and Compute Engine says the
     VM that wrote the entry (resource.labels.instance_id) is that instance's. A kill naming no VM is named by that
     id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused.
@@ -116,30 +103,26 @@ def vet(
     Any VM's service account can write an entry naming any instance, with any id (docs/checked-facts.md): the
     check proves the entry came from the named VM only against writers who don't know the victim's VM id, which
     participants can't list without compute.instances.list. docs/security.md, "Forged kill lines"."""
+    result, origin = read.kill, read.origin
     if isinstance(result, UnresolvedKill) and not result.nameless:
         return result  # unreadable beyond a name: the organizers get it raw, as before
-    project, zone = entry_place(entry)
+    project, zone, vm_id = origin.project, origin.zone, origin.vm_id
     named = result.instance.name if isinstance(result, OomKill) else ""
 
     def refuse(reason: str) -> Refusal:
-        line = result.line
-        raw = json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT]
-        return Refusal(reason, line, raw, result.killed_at, result.insert_id, named)
+        return Refusal(reason, result.line, origin.raw_entry, result.killed_at, result.insert_id, named)
 
     out_of_scope = settings.in_scope(project, zone)
     if out_of_scope or not ZONE_RE.fullmatch(zone):
         return refuse(out_of_scope or f"the zone {zone[:40]!r} is not a zone")
-    vm_id = vm_id_of(entry)
     if not vm_id:
         return refuse("the entry carries no resource.labels.instance_id: nothing ties it to a VM")
     vm_name = vm_names.vm_name(project, zone, vm_id)
     if not vm_name:
         return refuse(f"no VM in {zone} has the entry's instance_id {vm_id}")
     if isinstance(result, UnresolvedKill):
-        named_by_id = parse_log_entry(entry, fallback_time=result.killed_at, vm_name=vm_name)
-        if isinstance(named_by_id, NotAKill):  # cannot be: the same line matched before
-            return refuse(named_by_id.reason)
-        return replace(named_by_id, killed_at=result.killed_at) if isinstance(named_by_id, OomKill) else named_by_id
+        named_by_id = name_by_vm(read, vm_name)
+        return refuse(named_by_id.reason) if isinstance(named_by_id, NotAKill) else named_by_id  # NotAKill: a watcher's
     if vm_name != named:
         refusal = refuse(f"the entry names {named} but its instance_id {vm_id} is the VM of {vm_name[:63]}")
         return replace(refusal, writer=vm_name[:63])
@@ -164,7 +147,7 @@ def handle_event(
     now = now or utcnow()
     delivered = delivery_time(event_time, now)
     entry = entry_from_cloudevent(event_type, data)
-    result = entry if isinstance(entry, Rejected) else parse_log_entry(entry, fallback_time=delivered)
+    result = entry if isinstance(entry, Rejected) else read_kill_entry(entry, fallback_time=delivered)
     if isinstance(result, Rejected):
         audit("event rejected", severity=logging.WARNING, decision="rejected", reason=result.reason,
               event_id=event_id[:128])
@@ -172,14 +155,14 @@ def handle_event(
     if isinstance(result, NotAKill):
         audit("not an OOM kill", decision="ignored", reason=result.reason, event_id=result.insert_id or event_id[:128])
         return IntakeOutcome("not-a-kill", result.reason)
-    assert isinstance(entry, dict)
-    young = now - result.killed_at <= settings.policy.max_event_age
-    vetted = _vetted_or_raised(entry, result, settings=settings, vm_names=vm_names, retry=young)
-    queued = _queued(vetted, entry, event_id, received_time(entry, delivered))
+    origin = result.origin  # from here on, what the parse read: never the entry again
+    young = now - origin.killed_at <= settings.policy.max_event_age
+    vetted = _vetted_or_raised(result, settings=settings, vm_names=vm_names, retry=young)
+    queued = _queued(vetted, origin, event_id)
     if queued.kind in ("unresolved", "refused"):
-        writer = _writer(vetted, entry, settings, vm_names)
+        writer = _writer(vetted, origin, settings, vm_names)
         queued = replace(queued, request=replace(queued.request, writer=writer, refused=queued.kind == "refused"))
-    held = _held_back(vetted, queued, entry, floods, now)
+    held = _held_back(vetted, queued, origin.vm_id, floods, now)
     if isinstance(held, IntakeOutcome):
         return held
     queued = held
@@ -205,7 +188,7 @@ def handle_event(
     return IntakeOutcome(kind, queued.detail, message_id)
 
 
-def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, entry: dict[str, Any],
+def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, vm_id: str,
                floods: Floods | None, now: datetime) -> IntakeOutcome | _Queued:
     """The request to publish, or why none is: an unverified kill over its instance's for the minute (logged; the
     next that passes carries the earliest kill time of those held, and a real kill leaves JupyterLab down for it
@@ -216,7 +199,7 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
     if isinstance(vetted, Refusal) and not vetted.checked:
         audit("kill dropped: only its VM id names it, Compute Engine could not be asked, and the event is too old "
               "to retry", severity=logging.ERROR, decision="dropped", reason=vetted.reason,
-              event_id=request.event_id, vm_id=vm_id_of(entry))
+              event_id=request.event_id, vm_id=vm_id)
         return IntakeOutcome("too-old", vetted.reason)
     if floods is None or queued.kind == "kill":
         return queued
@@ -229,7 +212,7 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
         first = floods.keep_redelivering(vetted.kill.instance.name, request.event_id)
         audit("unverified kill folded: its instance had its unverified kills for the minute", decision="folded",
               severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id, redelivered=first,
-              instance=vetted.kill.instance.name, vm_id=vm_id_of(entry))
+              instance=vetted.kill.instance.name, vm_id=vm_id)
         if first and now - vetted.kill.killed_at <= RETRY_FOLDED_FOR:
             # The first held back since the last that passed comes again (Eventarc redelivers it), so that one line
             # of the interval passes even if no other comes: a real kill among them is never left behind.
@@ -240,13 +223,13 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
     if held is None:
         audit("kill line not alerted: its writer is over its alerts for the minute; the next alert counts it",
               severity=logging.WARNING, decision="refused", kind=queued.kind, reason=queued.detail, writer=source,
-              event_id=request.event_id, vm_id=vm_id_of(entry))
+              event_id=request.event_id, vm_id=vm_id)
         return IntakeOutcome("flooded", queued.detail)
     return replace(queued, request=replace(request, folded=min(held, 10_000)))
 
 
-def _vetted_or_raised(entry: dict[str, Any], result: OomKill | UnresolvedKill, *, settings: Settings,
-                      vm_names: VmNames, retry: bool) -> OomKill | UnresolvedKill | Refusal | Unverified:
+def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
+                      retry: bool) -> OomKill | UnresolvedKill | Refusal | Unverified:
     """vet(), with Compute Engine's failures decided. Its failure (quota, 5xx, a timeout, no permission) says
     nothing about the line, so it never refuses one: a kill that names its instance goes on unverified, at once
     (the adapter has retried within its call; the worker acts on it only if JupyterLab is down); one that only
@@ -254,14 +237,15 @@ def _vetted_or_raised(entry: dict[str, Any], result: OomKill | UnresolvedKill, *
     (the dropped-kills alert). A forger gains nothing from a Compute outage: an unverified line resets only a
     notebook whose JupyterLab is already down, which its owner's /restart-notebook would reset too."""
     try:
-        return vet(entry, result, settings=settings, vm_names=vm_names)
+        return vet(read, settings=settings, vm_names=vm_names)
     except Exception as exc:  # whatever Compute Engine's failure, it is no statement about the line
         reason = f"Compute Engine could not be asked for the VM: {describe_error(exc)}"
-        if isinstance(result, OomKill):
-            return Unverified(result, reason)
+        if isinstance(read.kill, OomKill):
+            return Unverified(read.kill, reason)
         if retry and isinstance(exc, TransientError):
             raise
-        return _unchecked(result, entry, reason)
+        return Refusal(reason, read.kill.line, read.origin.raw_entry, read.kill.killed_at, read.kill.insert_id, "",
+                       checked=False)
 
 
 @dataclass(frozen=True)
@@ -272,18 +256,17 @@ class _Queued:
     provenance: dict[str, Any]
 
 
-def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, entry: dict[str, Any], event_id: str,
-            received: datetime) -> _Queued:
+def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: EntryOrigin, event_id: str) -> _Queued:
     """The request for a vetted kill: a restart, or an alert that says why not.
 
     The event's age counts from the kill's time, which is never later than Logging's receipt: neither a VM clock
     running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker."""
     if isinstance(vetted, Unverified):
-        queued = _queued(vetted.kill, entry, event_id, received)
+        queued = _queued(vetted.kill, origin, event_id)
         kill = {**(queued.request.kill or {}), "unverified": vetted.reason[:300]}
         return replace(queued, request=replace(queued.request, kill=kill), kind="unverified",
                        provenance={**queued.provenance, "unverified": vetted.reason})
-    occurred = vetted.killed_at
+    occurred, received = vetted.killed_at, origin.received_at
     if isinstance(vetted, OomKill):
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
         action, trigger = ((Action.INTERRUPTED, Trigger.WATCHER) if vetted.form == WATCHER_FORM
@@ -299,40 +282,33 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, entry: dict
         return _Queued(request, "kill", f"{told}{vetted.process} pid {vetted.pid} on {vetted.instance.name}",
                        provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
-                             event_id=vetted.insert_id or event_id, raw_entry=_without_vm_id(vetted.raw_entry, entry),
-                             note=_without_vm_id(vetted.reason, entry), received_at=received)
+                             event_id=vetted.insert_id or event_id, raw_entry=_without_vm_id(vetted.raw_entry, origin),
+                             note=_without_vm_id(vetted.reason, origin), received_at=received)
     if isinstance(vetted, Refusal):
-        return _Queued(request, "refused", vetted.reason, {"named": vetted.named, "vm_id": vm_id_of(entry)})
+        return _Queued(request, "refused", vetted.reason, {"named": vetted.named, "vm_id": origin.vm_id})
     return _Queued(request, "unresolved", vetted.reason, {})
 
 
-def _without_vm_id(raw: str, entry: dict[str, Any]) -> str:
+def _without_vm_id(raw: str, origin: EntryOrigin) -> str:
     """The entry as the organizers' channel shows it: without the writer's VM id, the one value a forger needs
     to pass the VM check (the alert names the writer's VM instead; the audit record keeps the id)."""
-    vm_id = vm_id_of(entry)
+    vm_id = origin.vm_id
     return raw.replace(vm_id, "(VM id: in the audit log)") if vm_id else raw
 
 
-def _writer(vetted: OomKill | UnresolvedKill | Refusal | Unverified, entry: dict[str, Any], settings: Settings,
+def _writer(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: EntryOrigin, settings: Settings,
             vm_names: VmNames) -> str:
     """The name of the VM that wrote a line the bot can't act on (its id's VM), "" when no VM has the id or it
     could not be asked: the alert's group (each writer fills only its own) and the writer it names."""
     if isinstance(vetted, Refusal) and vetted.writer:
         return vetted.writer
-    project, zone = entry_place(entry)
-    vm_id = vm_id_of(entry)
+    project, zone, vm_id = origin.project, origin.zone, origin.vm_id
     if not vm_id or settings.in_scope(project, zone) or not ZONE_RE.fullmatch(zone):
         return ""
     try:
         return vm_names.vm_name(project, zone, vm_id)[:63]
     except Exception:  # noqa: BLE001 - unknown writer: the group of lines no VM can be named for
         return ""
-
-
-def _unchecked(result: OomKill | UnresolvedKill, entry: dict[str, Any], reason: str) -> Refusal:
-    named = result.instance.name if isinstance(result, OomKill) else ""
-    return Refusal(reason, result.line, json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT], result.killed_at,
-                   result.insert_id, named, checked=False)
 
 
 def _failure(exc: Exception) -> str:

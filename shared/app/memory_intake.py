@@ -13,11 +13,11 @@ from typing import Any
 from shared.adapters.audit import audit
 from shared.adapters.clock import utcnow
 from shared.adapters.queue import RestartQueue
-from shared.app.intake import VmNames, delivery_time
+from shared.app.intake import VmNames
 from shared.core.models import Action, RestartRequest, Trigger
-from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
-from shared.core.oom_parse import Rejected, entry_from_cloudevent
+from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, read_notification
 from shared.core.policy import PolicyConfig
+from shared.core.pubsub_event import delivery_time
 
 
 def handle_memory_event(
@@ -41,12 +41,7 @@ def handle_memory_event(
     and it dates the memory pressure, not the notice (a re-notification of a long-open incident is news).
     """
     now = now or utcnow()
-    payload = entry_from_cloudevent(event_type, data)
-    if isinstance(payload, Rejected):
-        audit("memory event rejected", severity=logging.WARNING, decision="rejected", reason=payload.reason,
-              event_id=event_id[:128])
-        return "rejected"
-    incident = parse_incident(payload)
+    incident = read_notification(event_type, data)
     if isinstance(incident, NotAMemoryIncident):
         audit("memory event rejected", severity=logging.WARNING, decision="rejected", reason=incident.reason,
               event_id=event_id[:128])

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.core.models import InstanceRef, is_valid_instance_name
+from shared.core.pubsub_event import Rejected, entry_from_cloudevent
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,13 @@ class MemoryIncident:
 @dataclass(frozen=True)
 class NotAMemoryIncident:
     reason: str
+
+
+def read_notification(event_type: str, data: Any) -> MemoryIncident | NotAMemoryIncident:
+    """The incident a notification's CloudEvent carries, read once: the instance named, its VM id, its place, how full
+    and whether open; or why there is none. on_memory_alert vets and queues this value, never the payload."""
+    payload = entry_from_cloudevent(event_type, data)
+    return NotAMemoryIncident(payload.reason) if isinstance(payload, Rejected) else parse_incident(payload)
 
 
 def parse_incident(payload: Any) -> MemoryIncident | NotAMemoryIncident:

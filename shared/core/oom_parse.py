@@ -1,31 +1,24 @@
 """Reading OOM kills out of Logging entries that a sink published to Pub/Sub.
 
-Pure functions of data. Each input ends as exactly one of: an OomKill, a
-NotAKill (logged and ignored), an UnresolvedKill (a kill we cannot tie to an
-instance: the organizers are alerted with the raw entry) or a Rejected event
-(malformed input: logged, acknowledged, never retried).
+Pure functions of data. An entry is read once (read_kill_entry) into a KillEntry: the kill, the instance the entry
+names, the VM that wrote it, its place and times; intake vets and queues that value and never reads the entry again.
+Each input ends as exactly one of: an OomKill, a NotAKill (logged and ignored), an UnresolvedKill (a kill we cannot
+tie to an instance: the organizers are alerted with the raw entry) or a Rejected event (malformed input: logged,
+acknowledged, never retried; shared/core/pubsub_event.py).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
-import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from shared.core.models import InstanceRef, OomKill, is_valid_instance_name, parse_time
+from shared.core.log_entry import as_text, entry_place, kill_line, log_id, name_label, received_time, time_of, vm_id_of
+from shared.core.models import InstanceRef, OomKill, is_valid_instance_name
+from shared.core.pubsub_event import Rejected, entry_from_cloudevent
 
-PUBSUB_EVENT_TYPE = "google.cloud.pubsub.topic.v1.messagePublished"
-VM_NAME_LABEL = "compute.googleapis.com/resource_name"
-ESCAPED_LABEL = "is_text_escaped"
-_ESCAPES = {"r": "\r", "n": "\n", "t": "\t", "\\": "\\"}
-_ESCAPE = re.compile(r"\\(.)")
-# A LogEntry is at most 256 KB; Pub/Sub adds base64. Anything larger is not from a sink.
-MAX_MESSAGE_BYTES = 512 * 1024
 RAW_ENTRY_LIMIT = 2000
 
 # The logs a kernel line really arrives in (docs/fidelity.md): the Ops Agent's syslog receiver and the legacy
@@ -120,14 +113,6 @@ _NOT_KILLS: tuple[tuple[re.Pattern[str], str], ...] = (
 _SYSLOG_HOST = re.compile(
     r"^(?:[A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T\S+)\s+(?P<host>[A-Za-z0-9.-]+)\s+kernel:"
 )
-_LOG_NAME_PROJECT = re.compile(r"^projects/(?P<project>[^/]+)/logs/")
-
-
-@dataclass(frozen=True)
-class Rejected:
-    """Input that is not a usable event at all."""
-
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -151,67 +136,59 @@ class UnresolvedKill:
 ParseResult = OomKill | NotAKill | UnresolvedKill | Rejected
 
 
-def entry_from_pubsub_message(message: Any) -> dict[str, Any] | Rejected:
-    """Decode the LogEntry from a Pub/Sub message object ({"data": base64, ...})."""
-    if not isinstance(message, dict):
-        return Rejected("the Pub/Sub message is not an object")
-    data = message.get("data")
-    if not isinstance(data, str) or not data:
-        return Rejected("the Pub/Sub message has no data")
-    if len(data) > MAX_MESSAGE_BYTES * 4 // 3 + 4:
-        return Rejected(f"the message data is {len(data)} bytes, larger than any LogEntry")
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return Rejected("the message data is not base64")
-    try:
-        entry = json.loads(raw)
-    except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: "[[[[..." nested too deep
-        return Rejected("the message data is not JSON")
-    if not isinstance(entry, dict):
-        return Rejected("the message data is not a JSON object (a LogEntry)")
-    return entry
+@dataclass(frozen=True)
+class EntryOrigin:
+    """Where and when a LogEntry comes from, read once: vetting and queueing go by this, never by the entry."""
+
+    project: str  # resource.labels.project_id, else logName's project; "" when neither says
+    zone: str  # resource.labels.zone, "" when absent
+    vm_id: str  # resource.labels.instance_id when Compute Engine's digits: the VM that wrote the entry
+    insert_id: str
+    received_at: datetime  # receiveTimestamp (Logging's, no writer's), never later than the Pub/Sub delivery
+    killed_at: datetime  # the entry's timestamp (the writer's), never later than received_at
+    dated_at: datetime | None  # the entry's timestamp when it was later than received_at (a clock ahead, a forgery)
+    raw_entry: str  # the entry as JSON, cut to RAW_ENTRY_LIMIT: what an alert about it shows
 
 
-def entry_from_cloudevent(event_type: str, data: Any) -> dict[str, Any] | Rejected:
-    if event_type != PUBSUB_EVENT_TYPE:
-        return Rejected(f"unexpected CloudEvent type {event_type[:100]!r}")
-    if not isinstance(data, dict):
-        return Rejected("the CloudEvent data is not an object")
-    return entry_from_pubsub_message(data.get("message"))
+@dataclass(frozen=True)
+class KillLine:
+    """What the kill's (or the watcher's) line says, the instance apart (OomKill's fields of the same names)."""
+
+    form: str
+    line: str
+    pid: int
+    process: str
+    anon_rss_kb: int | None
+    total_vm_kb: int | None
+    constraint: str
+    unit: str
+    limit_kb: int | None
 
 
-def kill_line(entry: dict[str, Any]) -> str | None:
-    """The kernel's text in the entry, whichever shape carries it (LINE_FIELDS), unescaped where Logging escaped it.
+@dataclass(frozen=True)
+class NameClaim:
+    """The instance a LogEntry names itself and who vouches for it, read before anyone checks it."""
 
-    The serial console's entries carry the label is_text_escaped="true" and end in the four characters `\\r\\n`
-    (2i2c-org/infrastructure#2359): read as text, the process name would run into a backslash."""
-    text = entry.get("textPayload")
-    if not isinstance(text, str):
-        payload = entry.get("jsonPayload")
-        payload = payload if isinstance(payload, dict) else {}
-        text = next((v for v in (payload.get("message"), payload.get("MESSAGE")) if isinstance(v, str)), None)
-    if text is None:
-        return None
-    labels = entry.get("labels")
-    if isinstance(labels, dict) and labels.get(ESCAPED_LABEL) == "true":
-        text = _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), m.group(0)), text)
-    return text
+    name: str | None  # the resource_name label's, else the syslog prefix's host; None: the entry names no VM
+    by: str  # "label", "syslog host", or "" (nothing: only the VM id can name it)
+    not_a_vm: str  # why the entry's resource is no Compute Engine VM; "" when it is one
 
 
-def received_time(entry: dict[str, Any], delivered: datetime) -> datetime:
-    """When Cloud Logging took the entry: receiveTimestamp, which Logging sets and a writer cannot, and never
-    later than the Pub/Sub delivery that carried it (`delivered`, used alone when receiveTimestamp is unreadable)."""
-    received = _time_of(entry, "receiveTimestamp")
-    return min(received, delivered) if received is not None else delivered
+@dataclass(frozen=True)
+class KillEntry:
+    """One LogEntry holding a kill line, read once: the kill as the entry names it (UnresolvedKill.nameless: only its
+    VM id can name it, name_by_vm), where it came from and the line's fields. shared/app/intake.py reads only this."""
+
+    kill: OomKill | UnresolvedKill
+    origin: EntryOrigin
+    said: KillLine
+    claim: NameClaim
 
 
-def parse_log_entry(
-    entry: dict[str, Any], *, fallback_time: datetime, vm_name: str = ""
-) -> OomKill | NotAKill | UnresolvedKill:
-    """`fallback_time`: when Pub/Sub delivered the entry. `vm_name`: the name Compute Engine gives the VM of the
-    entry's resource.labels.instance_id, for an entry that names none itself (a serial line without the label)."""
-    insert_id = _text(entry.get("insertId"))[:128]
+def read_kill_entry(entry: dict[str, Any], *, fallback_time: datetime) -> KillEntry | NotAKill:
+    """The entry's kill, place, writer and times in one value, or why it holds no kill the bot acts on.
+    `fallback_time`: when Pub/Sub delivered the entry."""
+    insert_id = as_text(entry.get("insertId"))[:128]
     line = kill_line(entry)
     if line is None:
         return NotAKill("the entry has no textPayload, jsonPayload.message or jsonPayload.MESSAGE", insert_id)
@@ -226,45 +203,75 @@ def parse_log_entry(
     if log not in KERNEL_LOGS:  # the sink's filter leaves these out; one published by other means is no kernel's
         return NotAKill(f"a kill line in the log {log[:80]!r}, which the kernel never writes: an application quoting "
                         "one", insert_id)
-    # Shown: the kill's own line. Memory figures: the first after the kill, so not an earlier line's (an
-    # oom_reaper's "now anon-rss:0kB"), yet an old kernel's "Killed process ... anon-rss" on the next line counts.
-    kill_text = line[line.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0].rstrip("\r")
-    after_kill = line[match.start():]
     # The writer chooses `timestamp` (Logging takes one up to a day ahead); a kill is never later than its receipt.
     received = received_time(entry, fallback_time)
-    dated = _time_of(entry, "timestamp") or received
-    killed_at = min(dated, received)
-    dated_ahead = dated if dated > received else None
-    ref_or_reason = resolve_instance(entry, line, vm_name=vm_name)
-    if form == WATCHER_FORM and isinstance(ref_or_reason, str):  # no kill: unnamed, nothing to tell anyone
-        return NotAKill(f"a watcher's interrupt line whose VM can't be named: {ref_or_reason}", insert_id)
-    if isinstance(ref_or_reason, Nameless | str):
-        return UnresolvedKill(
-            reason=str(ref_or_reason),
-            line=kill_text[:500],
-            raw_entry=json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT],
-            killed_at=killed_at,
-            insert_id=insert_id,
-            nameless=isinstance(ref_or_reason, Nameless),
-        )
+    dated = time_of(entry, "timestamp") or received
+    project, zone = entry_place(entry)
+    origin = EntryOrigin(project, zone, vm_id_of(entry), insert_id, received, min(dated, received),
+                         dated if dated > received else None, json.dumps(entry, sort_keys=True)[:RAW_ENTRY_LIMIT])
+    said, claim = _kill_line_of(line, match, form), _claim_of(entry, line)
+    kill = _named(origin, said, claim, "")
+    return kill if isinstance(kill, NotAKill) else KillEntry(kill, origin, said, claim)
+
+
+def name_by_vm(read: KillEntry, vm_name: str) -> OomKill | UnresolvedKill | NotAKill:
+    """The kill of an entry that names no VM itself, named by `vm_name`: the name Compute Engine gives the VM of the
+    entry's resource.labels.instance_id (a serial line without the label)."""
+    return _named(read.origin, read.said, read.claim, vm_name)
+
+
+def parse_log_entry(
+    entry: dict[str, Any], *, fallback_time: datetime, vm_name: str = ""
+) -> OomKill | NotAKill | UnresolvedKill:
+    """read_kill_entry's kill, named by `vm_name` when the entry names none itself (name_by_vm)."""
+    read = read_kill_entry(entry, fallback_time=fallback_time)
+    return read if isinstance(read, NotAKill) else name_by_vm(read, vm_name)
+
+
+def _kill_line_of(line: str, match: re.Match[str], form: str) -> KillLine:
+    """Shown: the kill's own line. Memory figures: the first after the kill, so not an earlier line's (an
+    oom_reaper's "now anon-rss:0kB"), yet an old kernel's "Killed process ... anon-rss" on the next line counts."""
+    kill_text = line[line.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0].rstrip("\r")
+    after_kill = line[match.start():]
     pid, watcher = int(match["pid"]), form == WATCHER_FORM
     constraint, unit = _constraint_and_unit(match) if form in ("summary", WATCHER_FORM) else _summary_of(line, pid)
-    return OomKill(
-        instance=ref_or_reason,
-        killed_at=killed_at,
+    return KillLine(
+        form=form,
+        line=kill_text[:500],
         pid=pid,
         process=match["process"],
         anon_rss_kb=int(match["rss"]) // 1024 if watcher else _kb(_ANON_RSS, after_kill),
         total_vm_kb=None if watcher else _kb(_TOTAL_VM, after_kill),
-        insert_id=insert_id,
-        form=form,
-        line=kill_text[:500],
-        named_by=_named_by(entry, line, vm_name),
-        vm_id=vm_id_of(entry),
-        dated_at=dated_ahead,
         constraint=constraint or _CONSTRAINT_OF_FORM.get(form, ""),
         unit=unit,
         limit_kb=int(match["limit"]) // 1024 if watcher else None,
+    )
+
+
+def _named(origin: EntryOrigin, said: KillLine, claim: NameClaim, vm_name: str) -> OomKill | UnresolvedKill | NotAKill:
+    """The kill named by the entry's claim, else by `vm_name`; or why it can't be named."""
+    ref = _instance(claim, origin.project, origin.zone, vm_name)
+    if said.form == WATCHER_FORM and isinstance(ref, str):  # no kill: unnamed, nothing to tell anyone
+        return NotAKill(f"a watcher's interrupt line whose VM can't be named: {ref}", origin.insert_id)
+    if isinstance(ref, Nameless | str):
+        return UnresolvedKill(reason=str(ref), line=said.line, raw_entry=origin.raw_entry, killed_at=origin.killed_at,
+                              insert_id=origin.insert_id, nameless=isinstance(ref, Nameless))
+    return OomKill(
+        instance=ref,
+        killed_at=origin.killed_at,
+        pid=said.pid,
+        process=said.process,
+        anon_rss_kb=said.anon_rss_kb,
+        total_vm_kb=said.total_vm_kb,
+        insert_id=origin.insert_id,
+        form=said.form,
+        line=said.line,
+        named_by=claim.by or ("instance id" if vm_name else "syslog host"),
+        vm_id=origin.vm_id,
+        dated_at=origin.dated_at,
+        constraint=said.constraint,
+        unit=said.unit,
+        limit_kb=said.limit_kb,
     )
 
 
@@ -281,30 +288,6 @@ def _constraint_and_unit(found: re.Match[str]) -> tuple[str, str]:
     if "constraint" not in found.groupdict():
         return "", found["unit"] or ""
     return "memcg" if found["constraint"] == "CONSTRAINT_MEMCG" else "global", found["unit"] or ""
-
-
-def _named_by(entry: dict[str, Any], line: str, vm_name: str) -> str:
-    if _name_label(entry):
-        return "label"
-    return "syslog host" if _SYSLOG_HOST.match(line) or not vm_name else "instance id"
-
-
-def _name_label(entry: dict[str, Any]) -> str:
-    labels = entry.get("labels")
-    name = labels.get(VM_NAME_LABEL) if isinstance(labels, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def vm_id_of(entry: dict[str, Any]) -> str:
-    """resource.labels.instance_id when it is what Compute Engine issues (digits), else empty."""
-    value = _resource_labels(entry).get("instance_id")
-    return value if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20 else ""
-
-
-def _resource_labels(entry: dict[str, Any]) -> dict[str, Any]:
-    resource = entry.get("resource")
-    labels = resource.get("labels") if isinstance(resource, dict) else None
-    return labels if isinstance(labels, dict) else {}
 
 
 @dataclass(frozen=True)
@@ -327,21 +310,30 @@ def resolve_instance(entry: dict[str, Any], line: str, *, vm_name: str = "") -> 
     Zone and project come from resource.labels (project also from logName).
     Who vouches for the name is checked later (shared/app/intake.py): here it is only read.
     """
+    return _instance(_claim_of(entry, line), *entry_place(entry), vm_name)
+
+
+def _claim_of(entry: dict[str, Any], line: str) -> NameClaim:
     resource = entry.get("resource")
     resource_type = resource.get("type") if isinstance(resource, dict) else None
-    if resource_type not in (None, "gce_instance"):
-        return f"the entry is from a {str(resource_type)[:60]!r} resource, not a Compute Engine VM"
+    not_a_vm = ("" if resource_type in (None, "gce_instance")
+                else f"the entry is from a {str(resource_type)[:60]!r} resource, not a Compute Engine VM")
+    if label := name_label(entry):
+        return NameClaim(label, "label", not_a_vm)
+    host = _SYSLOG_HOST.match(line)
+    if host:
+        return NameClaim(host["host"].split(".")[0].lower(), "syslog host", not_a_vm)
+    return NameClaim(None, "", not_a_vm)
 
-    name: str | None = _name_label(entry)
-    if not name:
-        host = _SYSLOG_HOST.match(line)
-        name = host["host"].split(".")[0].lower() if host else vm_name
+
+def _instance(claim: NameClaim, project: str, zone: str, vm_name: str) -> InstanceRef | Nameless | str:
+    if claim.not_a_vm:
+        return claim.not_a_vm
+    name = vm_name if claim.name is None else claim.name
     if not name:
         return Nameless("the entry names no VM (no resource_name label, no host in a syslog prefix)")
     if not is_valid_instance_name(name):
         return f"the VM name {name[:80]!r} is not a valid Workbench instance name"
-
-    project, zone = entry_place(entry)
     if not zone:
         return "the entry has no zone in resource.labels"
     if not project:
@@ -352,22 +344,6 @@ def resolve_instance(entry: dict[str, Any], line: str, *, vm_name: str = "") -> 
         return str(exc)
 
 
-def log_id(entry: dict[str, Any]) -> str:
-    """The log of an entry: the part of logName after /logs/, URL-decoded (Logging's log_id)."""
-    name = _text(entry.get("logName"))
-    return urllib.parse.unquote(name.split("/logs/", 1)[1]) if "/logs/" in name else ""
-
-
-def entry_place(entry: dict[str, Any]) -> tuple[str, str]:
-    """The project and zone an entry is about: resource.labels (the project also from logName), "" where absent."""
-    resource_labels = _resource_labels(entry)
-    project = _text(resource_labels.get("project_id"))
-    if not project:
-        match = _LOG_NAME_PROJECT.match(_text(entry.get("logName")))
-        project = match["project"] if match else ""
-    return project, _text(resource_labels.get("zone"))
-
-
 def parse_cloudevent(event_type: str, data: Any, *, event_time: datetime) -> ParseResult:
     entry = entry_from_cloudevent(event_type, data)
     if isinstance(entry, Rejected):
@@ -375,20 +351,6 @@ def parse_cloudevent(event_type: str, data: Any, *, event_time: datetime) -> Par
     return parse_log_entry(entry, fallback_time=event_time)
 
 
-def _time_of(entry: dict[str, Any], key: str) -> datetime | None:
-    value = entry.get(key)
-    if isinstance(value, str):
-        try:
-            return parse_time(value)
-        except ValueError:
-            return None
-    return None
-
-
 def _kb(pattern: re.Pattern[str], line: str) -> int | None:
     match = pattern.search(line)
     return int(match.group(1)) if match else None
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""

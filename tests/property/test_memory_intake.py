@@ -20,11 +20,10 @@ import pytest
 from shared.adapters.config import Need, load_settings
 from shared.adapters.errors import NotFoundError
 from shared.adapters.queue import RestartQueue
-from shared.app.intake import delivery_time
 from shared.app.memory_intake import handle_memory_event
 from shared.core.models import Action, RestartRequest, Trigger
 from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
-from shared.core.oom_parse import Rejected, entry_from_cloudevent
+from shared.core.pubsub_event import Rejected, delivery_time, entry_from_cloudevent
 from simulators.incidents import memory_incident
 from tests.property.budget import run
 from tests.property.conftest import RESTART_TOPIC, AuditCapture, Sims, has_reason

@@ -24,16 +24,16 @@ from shared.adapters.compute import Compute
 from shared.adapters.config import Need, load_settings
 from shared.adapters.errors import NotFoundError, RefusedError, TransientError
 from shared.adapters.queue import RestartQueue
-from shared.app.intake import delivery_time, handle_event
+from shared.app.intake import handle_event
 from shared.core.models import Action, OomKill, RestartRequest, Trigger, iso
 from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
     NotAKill,
-    Rejected,
     UnresolvedKill,
     parse_cloudevent,
     parse_log_entry,
 )
+from shared.core.pubsub_event import Rejected, delivery_time
 from simulators.compute import ComputeSimulator, VmTable, simulated_vm_id
 from simulators.entries import SHAPES, oom_entry
 from tests.property.budget import run

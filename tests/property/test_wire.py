@@ -22,7 +22,8 @@ import pytest
 from hypothesis import strategies as st
 
 from shared.core.models import Action, RestartRequest
-from shared.core.oom_parse import NotAKill, Rejected, parse_cloudevent
+from shared.core.oom_parse import NotAKill, parse_cloudevent
+from shared.core.pubsub_event import Rejected
 from simulators.pubsub import ACK_STATUSES
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack

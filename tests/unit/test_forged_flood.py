@@ -22,7 +22,7 @@ from shared.adapters.errors import TransientError
 from shared.app.intake import handle_event
 from shared.core.flood import UNVERIFIED_PER_INSTANCE, Floods
 from shared.core.models import InstanceRef, RestartRequest, iso
-from shared.core.oom_parse import PUBSUB_EVENT_TYPE
+from shared.core.pubsub_event import PUBSUB_EVENT_TYPE
 from simulators.compute import ComputeSimulator, simulated_vm_id
 from simulators.entries import oom_entry
 from simulators.workbench import WorkbenchSimulator

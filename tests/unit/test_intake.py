@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -10,19 +12,24 @@ from shared.adapters.config import Settings
 from shared.adapters.errors import RefusedError
 from shared.app.intake import Refusal, vet
 from shared.core.models import OomKill
-from shared.core.oom_parse import UnresolvedKill, parse_log_entry
+from shared.core.oom_parse import KillEntry, UnresolvedKill, read_kill_entry
 from simulators.compute import VmTable
 from tests.support import sample
 
+ROOT = Path(__file__).resolve().parents[2]
 LATER = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
 SCOPE = Settings(project="contest-prj", workbench_zones=("asia-northeast1-a", "us-west1-b"))
 ALICE_VM = ("contest-prj", "asia-northeast1-a", "4410287765349125621")
 
 
+def read(entry: dict[str, object]) -> KillEntry:
+    result = read_kill_entry(entry, fallback_time=LATER)
+    assert isinstance(result, KillEntry)
+    return result
+
+
 def vetted(entry: dict[str, object], vms: VmTable, scope: Settings = SCOPE) -> OomKill | UnresolvedKill | Refusal:
-    result = parse_log_entry(entry, fallback_time=LATER)
-    assert isinstance(result, OomKill | UnresolvedKill)
-    return vet(entry, result, settings=scope, vm_names=vms)
+    return vet(read(entry), settings=scope, vm_names=vms)
 
 
 def test_the_named_instances_own_vm_passes() -> None:
@@ -82,8 +89,26 @@ class Denied:
 
 def test_compute_errors_reach_the_caller() -> None:
     """handle_event refuses on a permanent error and retries a transient one (tests/property/test_oom_intake.py)."""
-    entry = sample("oom-ops-agent-modern.json")
-    result = parse_log_entry(entry, fallback_time=LATER)
-    assert isinstance(result, OomKill)
+    kill = read(sample("oom-ops-agent-modern.json"))
+    assert isinstance(kill.kill, OomKill)
     with pytest.raises(RefusedError):
-        vet(entry, result, settings=SCOPE, vm_names=Denied())
+        vet(kill, settings=SCOPE, vm_names=Denied())
+
+
+def test_a_nameless_line_named_by_its_vm_id_keeps_the_times_the_parse_read() -> None:
+    """Named from the one read (name_by_vm), not a second parse: a timestamp ahead of Logging's receipt stays
+    recorded, and the kill is dated at the receipt, as for a line that names its instance."""
+    entry = sample("oom-serial-console-no-label.json")
+    entry["timestamp"] = "2026-11-20T07:30:00Z"  # half an hour after receiveTimestamp: a clock ahead, or a forgery
+    vm = ("contest-prj", "us-west1-b", entry["resource"]["labels"]["instance_id"])
+    kill = vetted(entry, VmTable({vm: "wb-gina"}))
+    assert isinstance(kill, OomKill) and kill.instance.name == "wb-gina"
+    assert kill.killed_at == datetime(2026, 11, 20, 7, 0, 1, 480321, tzinfo=UTC)
+    assert kill.dated_at == datetime(2026, 11, 20, 7, 30, tzinfo=UTC)
+
+
+def test_vetting_and_queueing_read_the_parse_not_the_entry() -> None:
+    """The straight line (issue 26): after read_kill_entry, intake has no way back to the raw entry's fields."""
+    source = (ROOT / "shared" / "app" / "intake.py").read_text()
+    assert "shared.core.log_entry" not in source
+    assert not re.search(r"\bentry\[|\bentry\.get\(|parse_log_entry", source)

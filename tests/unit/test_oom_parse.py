@@ -8,18 +8,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.core.log_entry import received_time, vm_id_of
 from shared.core.models import OomKill, iso
 from shared.core.oom_parse import (
     SINK_FILTER,
+    KillEntry,
     NotAKill,
-    Rejected,
     UnresolvedKill,
-    entry_from_cloudevent,
     parse_cloudevent,
     parse_log_entry,
-    received_time,
-    vm_id_of,
+    read_kill_entry,
 )
+from shared.core.pubsub_event import Rejected, entry_from_cloudevent
 from simulators.compute import simulated_vm_id
 from simulators.logging_query import matches
 from tests.support import DATA, NOT_OOM_SAMPLES, OOM_SAMPLES, pubsub_message, sample
@@ -335,3 +335,14 @@ def test_a_parenthesis_no_kernel_writes_is_no_kill_wording() -> None:
     assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
     entry["jsonPayload"]["message"] = "Out of memory (" * 16_500 + " out of memory: kill"
     assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+
+
+def test_one_read_yields_what_vetting_and_queueing_need() -> None:
+    """read_kill_entry: the kill, the writer's VM id, the place, the times and the raw text in one value."""
+    read = read_kill_entry(sample("oom-ops-agent-modern.json"), fallback_time=LATER)
+    assert isinstance(read, KillEntry) and isinstance(read.kill, OomKill)
+    origin = read.origin
+    assert (origin.project, origin.zone, origin.vm_id) == ("contest-prj", "asia-northeast1-a", "4410287765349125621")
+    assert origin.killed_at == read.kill.killed_at <= origin.received_at <= LATER
+    assert origin.insert_id == read.kill.insert_id and '"insertId"' in origin.raw_entry
+    assert (read.claim.name, read.claim.by) == ("wb-alice", "label")
