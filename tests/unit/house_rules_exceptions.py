@@ -11,7 +11,6 @@ from __future__ import annotations
 FILE_EXCEPTIONS: dict[str, int] = {
     "simulators/pubsub.py": 976,
     "simulators/stack.py": 504,
-    "tests/fakes/workbench.py": 532,
     "tests/guest/rig.py": 568,
     "tests/integration/test_faults.py": 505,
     "tests/integration/test_memory_and_resize.py": 551,
