@@ -122,10 +122,11 @@ What the installed client (google-cloud-notebooks 1.18, google-api-core 2.44) do
 
 from __future__ import annotations
 
-# The package's parts (docs: each module's docstring): errors (imports nothing of the simulator), model (the
-# vocabulary and pure rules), state (instances, operations, timeline), faults, api (`handle()`, one per request,
-# for both transports), rest (the HTTP server: WorkbenchSimulator), simulators.workbench_grpc (the gRPC face),
-# __main__ (the command line). Everything the tests, the stacks and the fake import is re-exported here.
+# The package's parts (each module's docstring says what it owns): errors (imports nothing of the simulator),
+# model (the vocabulary and pure rules), instances (a new instance's JSON), state (instances, operations, timeline),
+# faults, api (`handle()`, one per request, for both transports), rest (the HTTP server: WorkbenchSimulator),
+# simulators.workbench_grpc (the gRPC face), __main__ (the command line). Everything the tests, the stacks and
+# the fake import is re-exported here.
 from simulators.workbench.errors import GRPC_CODES, HTTP_TO_GRPC, AbortError, Json, SimulatorError, _AbortError
 from simulators.workbench.model import (
     ACCELERATOR_TYPE_VALUES,

@@ -138,11 +138,8 @@ class ApiState(FaultyState):
         _refuse_between_states(full, inst)
         required = "STOPPED" if verb == "start" else "ACTIVE"
         if state != required:
-            raise SimulatorError(
-                400,
-                f"Instance {full} is in state {state}; {verb} requires {required}.",
-                "FAILED_PRECONDITION",
-            )
+            message = f"Instance {full} is in state {state}; {verb} requires {required}."
+            raise SimulatorError(400, message, "FAILED_PRECONDITION")
         fault = self._take_fault_locked("POST", path, ("op_error", "op_never_done"))
         now = time.time()
         op = self._new_op_locked(full, verb, now)
@@ -198,20 +195,7 @@ class ApiState(FaultyState):
         self, full: str, path: str, query: dict[str, list[str]], body: bytes, as_int: bool
     ) -> Json:
         inst = self._instance_locked(full)
-        raw_mask = ",".join(query.get("updateMask", []))
-        paths = [p.strip() for p in raw_mask.split(",") if p.strip()]
-        if not paths:
-            raise SimulatorError(400, "update_mask must name at least one field.")
-        bad = [p for p in paths if p not in ALLOWED_MASK_PATHS]
-        if bad:
-            raise SimulatorError(400, f"Invalid update_mask path(s): {', '.join(bad)}.")
-        try:
-            patch = json.loads(body or b"{}")
-        except ValueError:
-            raise SimulatorError(400, "Invalid JSON payload received.") from None
-        if not isinstance(patch, dict):
-            raise SimulatorError(400, "Invalid JSON payload received: expected an Instance.")
-        masked = {ALLOWED_MASK_PATHS[p] for p in paths}
+        masked, patch = _masked_patch(query, body)
         labels: dict[str, str] | None = None
         machine_type: str | None = None
         if "labels" in masked:
@@ -233,11 +217,8 @@ class ApiState(FaultyState):
             _check_machine_type(machine_type, inst.data["gceSetup"], _split_name(full)[1])
             _refuse_between_states(full, inst)
             if inst.data.get("state") != "STOPPED":
-                raise SimulatorError(
-                    400,
-                    f"Instance {full} must be STOPPED to change its machine type.",
-                    "FAILED_PRECONDITION",
-                )
+                message = f"Instance {full} must be STOPPED to change its machine type."
+                raise SimulatorError(400, message, "FAILED_PRECONDITION")
         fault = self._take_fault_locked("PATCH", path, ("op_error", "op_never_done"))
         now = time.time()
         op = self._new_op_locked(full, "update", now)
@@ -269,3 +250,19 @@ class ApiState(FaultyState):
         return self._render_op_locked(op, as_int=as_int)
 
 
+def _masked_patch(query: dict[str, list[str]], body: bytes) -> tuple[set[str], Json]:
+    """An update's fields (the update mask's paths, each checked) and the Instance sent: 400 when either is bad."""
+    raw_mask = ",".join(query.get("updateMask", []))
+    paths = [p.strip() for p in raw_mask.split(",") if p.strip()]
+    if not paths:
+        raise SimulatorError(400, "update_mask must name at least one field.")
+    bad = [p for p in paths if p not in ALLOWED_MASK_PATHS]
+    if bad:
+        raise SimulatorError(400, f"Invalid update_mask path(s): {', '.join(bad)}.")
+    try:
+        patch = json.loads(body or b"{}")
+    except ValueError:
+        raise SimulatorError(400, "Invalid JSON payload received.") from None
+    if not isinstance(patch, dict):
+        raise SimulatorError(400, "Invalid JSON payload received: expected an Instance.")
+    return {ALLOWED_MASK_PATHS[p] for p in paths}, patch

@@ -316,4 +316,3 @@ def classify(http_method: str, path: str) -> str:
     if RE_OPERATION.match(path) and http_method == "GET":
         return "get_operation"
     return "unknown"
-

@@ -9,13 +9,13 @@ import os
 import secrets
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from datetime import datetime
 from http.server import ThreadingHTTPServer
 from typing import Any
 
 from simulators.workbench.errors import Json
+from simulators.workbench.instances import new_instance
 from simulators.workbench.model import (
     ACCELERATOR_TYPE_VALUES,
     HEALTH_STATE_VALUES,
@@ -35,11 +35,9 @@ from simulators.workbench.model import (
     _health_info,
     _health_stamp,
     _Instance,
-    _machine_type_url,
     _Operation,
     _rfc3339,
     _split_name,
-    _system_labels,
     classify,
 )
 
@@ -121,61 +119,8 @@ class SimulatorState:
             raise ValueError(f"unknown accelerator type in {accelerators!r}")
         full = f"projects/{project}/locations/{zone}/instances/{name}"
         now = time.time()
-        region = zone.rsplit("-", 1)[0]
-        extra_metadata = metadata
-        metadata = {
-            "framework": "workbench",
-            "notebooks-api": "PROD",
-            "notebooks-api-version": "v2",
-            "enable-oslogin": "TRUE",
-            "idle-timeout-seconds": "10800",
-        }
-        metadata |= dict(extra_metadata or {})
-        if owner_email is not None:
-            metadata |= {"proxy-mode": "mail", "proxy-user-mail": owner_email}
-        else:
-            metadata |= {"proxy-mode": "service_account"}
-        data: Json = {
-            "name": full,
-            "gceSetup": {
-                "machineType": _machine_type_url(project, zone, machine_type),
-                "serviceAccounts": [
-                    {
-                        "email": f"workbench@{project}.iam.gserviceaccount.com",
-                        "scopes": ["https://www.googleapis.com/auth/cloud-platform"],
-                    }
-                ],
-                "vmImage": {"project": "cloud-notebooks-managed", "name": "workbench-instances-v20250324"},
-                "bootDisk": {"diskSizeGb": "150", "diskType": "PD_BALANCED", "diskEncryption": "GMEK"},
-                "dataDisks": [{"diskSizeGb": "100", "diskType": "PD_BALANCED", "diskEncryption": "GMEK"}],
-                "networkInterfaces": [
-                    {
-                        "network": f"https://www.googleapis.com/compute/v1/projects/{project}/global/networks/default",
-                        "subnet": f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}/subnetworks/default",
-                    }
-                ],
-                "disablePublicIp": True,
-                "tags": ["deeplearning-vm", "notebook-instance"],
-                "metadata": metadata,
-                "shieldedInstanceConfig": {"enableVtpm": True, "enableIntegrityMonitoring": True},
-            },
-            "proxyUri": f"{secrets.token_hex(8)}-dot-{region}.notebooks.googleusercontent.com",
-            "creator": f"terraform@{project}.iam.gserviceaccount.com",
-            "state": state,
-            "id": str(uuid.uuid4()),
-            "createTime": _rfc3339(now),
-            "updateTime": _rfc3339(now),
-            "labels": {**(labels or {}), **_system_labels(project, name)},
-        }
-        if accelerators:  # int64 core_count: a JSON string, as the API sends it
-            data["gceSetup"]["acceleratorConfigs"] = [
-                {"type": kind, "coreCount": str(count)} for kind, count in accelerators.items()
-            ]
-        if state == "ACTIVE":
-            data["healthState"] = "HEALTHY"
-            data["healthInfo"] = _health_info(now, jupyter_up=True)
-        elif state in ("STARTING", "PROVISIONING", "INITIALIZING"):
-            data["healthState"] = "AGENT_NOT_RUNNING"
+        data = new_instance(project, zone, name, owner_email=owner_email, machine_type=machine_type, state=state,
+                            labels=labels, accelerators=accelerators, metadata=metadata, now=now)
         with self._lock:
             if full in self._instances:
                 raise ValueError(f"instance exists: {full}")
