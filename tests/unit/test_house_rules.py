@@ -180,3 +180,15 @@ def test_the_exception_rules_see_a_breach() -> None:
     assert [line.split(":")[0].strip() for line in breaches(sizes, 400, allowed)] == ["grown.py", "new.py"]
     assert [line.split(":")[0].strip() for line in stale(sizes, 400, allowed)] == ["fixed.py", "gone.py", "shrunk.py"]
     assert "lower it to 410" in stale(sizes, 400, allowed)[2]
+
+
+def test_the_simulators_errors_import_nothing_of_theirs() -> None:
+    """A simulator package's errors module is what every face and the state raise and catch (issue 26): importing
+    nothing of the simulators, it can be imported from anywhere in them without a cycle."""
+    for errors in sorted((ROOT / "simulators").glob("*/errors.py")):
+        tree = ast.parse(errors.read_text())
+        imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+        imported += [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+        ours = [name for name in imported if name.split(".")[0] in ("simulators", "shared", "tests")]
+        assert not ours, f"{errors.relative_to(ROOT)} imports {ours}"
+    assert sorted(p.parent.name for p in (ROOT / "simulators").glob("*/errors.py")) == ["slack", "workbench"]
