@@ -52,10 +52,10 @@ class TimedWorkbench(WorkbenchSimulator):
         super().__init__(**options)
         self.timed: list[TimedCall] = []
 
-    def _handle(self, http_method: str, raw_path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    def handle(self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False) -> tuple[int, dict[str, Any]]:
         at = time.monotonic()
         try:
-            return super()._handle(http_method, raw_path, body)
+            return super().handle(http_method, raw_path, body, grpc=grpc)
         finally:
             path = unquote(urlsplit(raw_path).path)
             service = time.monotonic() - at - self.latency_s

@@ -8,7 +8,7 @@ Slack's documented flow, followed here (docs/fidelity.md, "Issue 27"):
 3. files.completeUploadExternal (docs.slack.dev/reference/methods/files.completeUploadExternal): `files`, a JSON
    array of {"id", "title"}; `channel_id` to share it (with `thread_ts`, as a reply in that thread;
    `initial_comment` as the message's text). Answers `files`. An id never uploaded is `file_not_found`.
-Both methods need the bot scope files:write (missing_scope otherwise: simulators/slack.py's _EXTRA_SCOPES). A
+Both methods need the bot scope files:write (missing_scope otherwise: simulators/slack/model.py's _EXTRA_SCOPES). A
 shared file appears as a message of the bot's carrying `files` (the file object: id, name, title, mimetype,
 filetype, size, alt_txt) and `upload: true`, in the channel or the thread.
 """

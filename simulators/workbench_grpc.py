@@ -3,7 +3,7 @@
 ``NotebookServiceClient()`` with no arguments talks gRPC to notebooks.googleapis.com,
 so this is the wire production uses. Each RPC is translated into the REST request it
 corresponds to (the path template from the API's HTTP rules) and handed to the same
-``WorkbenchSimulator._handle``: one state machine, one set of faults and latency, one
+``WorkbenchSimulator.handle``: one state machine, one set of faults and latency, one
 call log for both transports. Answers go back as protobuf, errors as gRPC status codes
 (NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE...), as the live API sends them.
 
@@ -35,6 +35,8 @@ import grpc
 from google.cloud import notebooks_v2
 from google.longrunning import operations_pb2
 from google.protobuf import field_mask_pb2, json_format
+
+from simulators.workbench.errors import AbortError, SimulatorError
 
 if TYPE_CHECKING:
     from simulators.workbench import WorkbenchSimulator
@@ -188,17 +190,13 @@ class _Handler(grpc.GenericRpcHandler):  # type: ignore[misc]  # grpc ships no t
     def _serve(
         self, rest: Rest, render: Callable[[dict[str, Any]], bytes], context: grpc.ServicerContext
     ) -> bytes:
-        from simulators.workbench import SimulatorError, _AbortError  # noqa: PLC0415 - import cycle
-
         http_method, path, body = rest
-        with self._sim._calls_lock:
-            self._sim.grpc_requests += 1
         try:
-            _, payload = self._sim._handle(http_method, path, body)
+            _, payload = self._sim.handle(http_method, path, body, grpc=True)
             return render(payload)
         except SimulatorError as err:
             context.abort(getattr(grpc.StatusCode, err.grpc_status, grpc.StatusCode.UNKNOWN), str(err))
-        except _AbortError:
+        except AbortError:
             context.abort(grpc.StatusCode.UNAVAILABLE, "The simulator is shutting down.")
         except Exception as exc:  # a simulator bug: report it as Google would
             log.exception("workbench simulator (gRPC) failed on %s %s", http_method, path)

@@ -3,7 +3,7 @@
 What SlackNotifier returns and logs for each fault is mirrored from its code: slack_sdk's retry handlers it installs
 (RateLimitErrorRetryHandler and ServerErrorRetryHandler, 2 retries each, the first waiting Retry-After;
 ConnectionErrorRetryHandler, 1), `_api`'s "Slack <method> failed: <why>" log and None, and a timed-out
-chat.postMessage tried once more. The fault kinds are the Slack simulator's (simulators/slack.py inject_fault),
+chat.postMessage tried once more. The fault kinds are the Slack simulator's (simulators/slack inject_fault),
 plus `unreachable` (the simulator stopped: its port refuses connections).
 """
 
@@ -27,7 +27,7 @@ CONNECTION_RETRIES = 1
 
 @dataclass
 class SlackFault:
-    """The next `count` calls to `method` ("*": every Web API method) fail so (simulators/slack.py)."""
+    """The next `count` calls to `method` ("*": every Web API method) fail so (simulators/slack)."""
 
     method: str
     kind: SlackKind
@@ -46,7 +46,7 @@ class Message:
     metadata: dict[str, Any] | None = None
     posted_at: datetime | None = None
     updates: int = 0
-    bot_id: str = "B0MEDIC"  # who posted it: the bot (simulators/slack.py's default), or another app
+    bot_id: str = "B0MEDIC"  # who posted it: the bot (simulators/slack's default), or another app
 
 
 @dataclass
@@ -62,7 +62,7 @@ TEAM = "T0CONTEST"
 class FakeWebClient:
     """What shared/app/slack/callers.py asks of slack_sdk's WebClient (auth.test, users.info,
     usergroups.users.list), answered from FakeSlack's users in the shape the Slack simulator gives them
-    (simulators/slack.py add_user). `failures` are raised by the next users.info calls, in order."""
+    (simulators/slack add_user). `failures` are raised by the next users.info calls, in order."""
 
     def __init__(self, slack: FakeSlack) -> None:
         self.slack = slack
@@ -196,7 +196,7 @@ class FakeSlack:
                 tried[fault.kind] = tried.get(fault.kind, 0) + 1
                 self.clock.sleep(fault.retry_after_s if fault.kind == "ratelimit" else 0.5)
                 continue
-            if fault.kind == "timeout":  # held, then served all the same (a late copy: simulators/slack.py)
+            if fault.kind == "timeout":  # held, then served all the same (a late copy: simulators/slack)
                 self.clock.sleep(max(1.0, self.timeout_s))
                 effect()
                 log.warning("Slack %s failed: TimeoutError%s", method, "; trying once more" * again_after_timeout)

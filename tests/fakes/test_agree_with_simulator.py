@@ -9,6 +9,7 @@ the fake does not follow fails here, not in a matrix row that would then test a 
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ import simulators.workbench
 from shared.adapters.clock import FakeClock
 from shared.adapters.workbench import Workbench, describe_error, may_have_been_applied, transient_errors
 from shared.core.history import present
-from shared.core.models import InstanceRef, InstanceState
+from shared.core.models import InstanceRef, InstanceState, InstanceView
 from simulators.workbench import SYSTEM_LABEL_KEYS, WorkbenchSimulator
 from tests.fakes.workbench import VISIBILITIES, FakeWorkbench, Visibility, WorkbenchFault
 
@@ -177,6 +178,48 @@ def operation_faults(side: Side, name: str) -> object:
     stuck = side.api.follow(side.api.reset(ref), ref, deadline=side.deadline(2))
     busy = classed(lambda: side.api.reset(ref))  # still STARTING: 409 ABORTED until the retries give up
     return str(failed.result), failed.error.split(":", 1)[0], after_failure, str(stuck.result), busy
+
+
+def shown(view: InstanceView) -> tuple[object, ...]:
+    """Everything a view holds but the health report's time stamp (the fake's clock is not the simulator's)."""
+    info = {k: v for k, v in view.health_info.items() if k != "updated"}
+    return (view.ref.full_name, view.state, view.health_state, info, view.owner_email, view.machine_type,
+            own(view.labels), view.accelerators, view.idle_timeout_s, view.guarded)
+
+
+def every_request(side: Side, name: str) -> dict[str, object]:
+    """Each request the adapter makes, once, answered as it should be and refused as it should be; by the adapter's
+    method names (the follow of an operation is its get_operation polls)."""
+    a, b = side.add(f"{name}-a", labels={"team": "red"}), side.add(f"{name}-b", state="STOPPED")
+    missing = InstanceRef(PROJECT, ZONE, f"{name}-none")
+    seen: dict[str, object] = {"get": (shown(side.api.get(a)), classed(lambda: side.api.get(missing)))}
+    listed = sorted((shown(v) for v in side.api.list(PROJECT, (ZONE,)) if v.ref.name.startswith(name)), key=str)
+    seen["list"] = listed
+    seen["set_labels"] = own(side.api.set_labels(a, {"medic-auto": "off"}, own=("medic-auto",)))
+    since = side.now() - timedelta(seconds=1)
+    reset = side.api.follow(side.api.reset(a), a, deadline=side.deadline(20))
+    seen["reset"] = (str(reset.result), reset.error, own(present(reset.labels or {})))
+    seen["find_reset"] = (side.api.find_reset(a, since=since) is not None,
+                          side.api.find_reset(b, since=since) is None)
+    side.wait(1.0)  # the agent's health report, 0.1 s after the reset's end
+    seen["follow"] = shown(side.api.get(a))
+    stopped = side.api.follow(side.api.stop(a), a, deadline=side.deadline(20))
+    seen["stop"] = (str(stopped.result), classed(lambda: side.api.stop(b)))
+    resized = side.api.follow(side.api.set_machine_type(a, "e2-standard-8"), a, deadline=side.deadline(20))
+    refused = classed(lambda: side.api.set_machine_type(missing, "e2-standard-8"))
+    seen["set_machine_type"] = (str(resized.result), refused)
+    started = side.api.follow(side.api.start(b), b, deadline=side.deadline(20))
+    side.wait(1.0)  # the health report after the start
+    seen["start"] = (str(started.result), shown(side.api.get(b)), shown(side.api.get(a)))
+    return seen
+
+
+def test_every_request_the_adapter_makes_is_answered_alike(sim: WorkbenchSimulator) -> None:
+    """The walk covers the adapter's whole surface: a request type added to it fails here until it is walked."""
+    requests = {name for name, _ in inspect.getmembers(Workbench, inspect.isfunction) if not name.startswith("_")}
+    expected = every_request(simulator_side(sim), "walk")
+    assert set(expected) == requests, f"walk every request type the adapter makes: {sorted(requests - set(expected))}"
+    assert every_request(fake_side("on-done"), "walk") == expected
 
 
 SCENARIOS = [lifecycle, reset_and_find, faults_on_get, faults_on_reset, reset_timed_out,

@@ -1,0 +1,75 @@
+"""The Workbench simulator's faults: what a test injects (an HTTP error, a hang, an operation that fails or never
+ends), and how a request takes one."""
+
+from __future__ import annotations
+
+from simulators.workbench.errors import GRPC_CODES, HTTP_TO_GRPC, Json
+from simulators.workbench.model import FAULT_KINDS, _Fault, classify
+from simulators.workbench.state import SimulatorState
+
+
+class FaultyState(SimulatorState):
+    # --- faults -----------------------------------------------------------------------
+    def inject_fault(
+        self,
+        *,
+        method: str = "*",
+        path_contains: str = "",
+        kind: str,
+        count: int = 1,
+        status: int = 0,
+        grpc_status: str | None = None,
+    ) -> None:
+        """Arms a fault for the next ``count`` matching requests (negative: until cleared).
+
+        ``method`` is "*", an HTTP method ("GET", "POST", "PATCH") or a verb as in
+        :meth:`count_calls` ("reset", "update", "get_operation", ...). ``path_contains`` is a
+        substring of the request path.
+
+        - ``http``: answer with ``status`` (e.g. 400/403/404/429/500/503) in Google's
+          error format; ``grpc_status`` overrides the status string (e.g. 400 with
+          "FAILED_PRECONDITION").
+        - ``timeout``: hold the request for 30 s (interrupted by :meth:`stop`), then answer.
+        - ``op_error``: the next matching reset/start/stop/update operation ends done with
+          ``error``; its code comes from ``status`` (HTTP, default 500 -> 13 INTERNAL)
+          or ``grpc_status``.
+        - ``op_never_done``: the next matching operation never completes.
+        """
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; expected one of {FAULT_KINDS}")
+        if kind == "http" and not (400 <= status <= 599):
+            raise ValueError("an http fault needs status=4xx/5xx")
+        if grpc_status is not None and grpc_status not in GRPC_CODES:
+            raise ValueError(f"unknown gRPC status {grpc_status!r}")
+        if count == 0:
+            raise ValueError("count must be non-zero (negative = until clear_faults())")
+        with self._lock:
+            self._faults.append(_Fault(method, path_contains, kind, count, status, grpc_status))
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def _take_fault_locked(self, http_method: str, path: str, kinds: tuple[str, ...]) -> _Fault | None:
+        verb = classify(http_method, path)
+        for fault in self._faults:
+            if fault.kind not in kinds or fault.path_contains not in path:
+                continue
+            m = "patch" if fault.method == "update" else fault.method
+            if m != "*" and m.upper() != http_method and m != verb:
+                continue
+            if fault.count > 0:
+                fault.count -= 1
+                if fault.count == 0:
+                    self._faults.remove(fault)
+            return fault
+        return None
+
+
+    def _op_error(self, fault: _Fault, verb: str) -> Json:
+        if fault.grpc_status is not None:
+            code = GRPC_CODES[fault.grpc_status]
+        else:
+            code = HTTP_TO_GRPC.get(fault.status or 500, ("INTERNAL", 13))[1]
+        return {"code": code, "message": f"Simulated failure of the {verb} operation."}
+

@@ -1,0 +1,45 @@
+"""The places that broke the size rules (400 lines a file, 60 a function) when issue 26 extended them beyond shared/,
+each with its size that day: they may only shrink (tests/unit/test_house_rules.py).
+
+The list is exact: when a listed file or function shrinks, its number is lowered to its new size; when it is back
+within the rule, or gone, its line leaves. Nothing is ever added here: a new file or function keeps the rule.
+"""
+
+from __future__ import annotations
+
+# path from the root -> lines
+FILE_EXCEPTIONS: dict[str, int] = {
+    "simulators/pubsub.py": 976,
+    "simulators/stack.py": 532,
+    "tests/guest/rig.py": 570,
+    "tests/integration/test_faults.py": 505,
+    "tests/integration/test_memory_and_resize.py": 551,
+    "tests/integration/test_slack_app.py": 416,
+    "tests/integration/test_wording.py": 403,
+    "tests/property/hostile.py": 956,
+    "tests/simulators/test_pubsub_sim.py": 579,
+    "tests/simulators/test_slack_sim.py": 626,
+    "tests/simulators/test_workbench_sim.py": 690,
+    "tests/unit/message_walk.py": 461,
+    "tests/unit/test_fault_matrix.py": 592,
+    "tests/unit/test_policy.py": 518,
+    "tools/doctor/checks.py": 593,
+    "tools/doctor/readers.py": 435,
+}
+
+# "path:Class.function" (nested functions by their enclosing names) -> lines, decorators not counted
+FUNCTION_EXCEPTIONS: dict[str, int] = {
+    "bench/__main__.py:main": 82,
+    "bench/__main__.py:parse_args": 64,
+    "bench/report.py:markdown": 161,
+    "bench/report.py:metrics": 112,
+    "bench/slow_answer.py:_one": 63,
+    "bench/storm.py:run": 129,
+    "demo/story.py:scenario": 85,
+    "simulators/pubsub.py:PubSubSimulator.create_push_subscription": 67,
+    "simulators/stack.py:LocalStack.start": 61,
+    "tests/guest/test_guard_systemd.py:test_guard_in_debian12_systemd": 61,
+    "tests/simulators/test_pubsub_sim.py:test_cloudevent_push_into_real_functions_framework": 72,
+    "tools/doctor/local.py:seed_like_terraform": 70,
+    "tools/doctor/readers.py:read_all": 85,
+}
