@@ -2,12 +2,12 @@
 use where known, today's kills and restarts, pauses and opt-outs), attention first, rendered as the Slack app's
 Home tab (views.publish) for organizers, and as the participant's own notebook alone for everyone else.
 
-Block Kit allows 100 blocks in a Home tab view (api.slack.com/reference/surfaces/views: "a maximum of 100 blocks"),
-3000 characters in a section's text. A row with its buttons takes two blocks, so 40-60 notebooks as full rows would
-pass the limit. The view therefore SUMMARIZES and PAGES: every notebook that needs attention gets a full row with
-buttons (at most ATTENTION_PER_PAGE a page, with a "Next page" button past that), and every other notebook one
-line in a compact list packed into as few sections as fit. An organizer sees all 60 on one screen, with the ones
-that need a hand first; paging is only needed when more than ATTENTION_PER_PAGE need attention at once.
+Block Kit allows 100 blocks in a Home tab view (docs.slack.dev/reference/views/home-tab-views: "Max of 100
+blocks") and 3000 characters in a section's text. A row with its buttons takes two blocks, so 40-60 notebooks as
+full rows would pass the limit. The view therefore SUMMARIZES and PAGES: every notebook that needs attention gets a
+full row with buttons (at most ATTENTION_PER_PAGE a page, with a "Next page" button past that), and every other
+notebook one line in a compact list packed into as few sections as fit. An organizer sees all 60 on one screen,
+with the ones that need a hand first; paging is only needed when more than ATTENTION_PER_PAGE need attention.
 """
 
 from __future__ import annotations

@@ -202,6 +202,32 @@ class Run:
     def over(self) -> bool:
         return not self.in_flight and not self._waiting()
 
+    def to_dict(self) -> dict[str, Any]:
+        """The run between two worker invocations (a run outlasts one: 50 notebooks, 5 at a time): what is in flight
+        when the budget ends is sent again on resumption, which a start or stop of a notebook already there absorbs."""
+        return {"action": self.action.value, "names": list(self.names), "limit": self.limit,
+                "max_tries": self.max_tries, "done": list(self.done),
+                "tries": {name: a.tries for name, a in self.attempts.items() if a.tries},
+                "not_before": {name: _iso(a.not_before) for name, a in self.attempts.items() if a.not_before},
+                "failed": {name: [why.value, detail, tries] for name, (why, detail, tries) in self.failed.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Run:
+        """Strict, like every message the worker reads: a field that does not fit raises ValueError."""
+        try:
+            run = cls(BulkAction(data["action"]), tuple(str(n) for n in data["names"]), limit=int(data["limit"]),
+                      max_tries=int(data["max_tries"]))
+            run.done = [name for name in data["done"] if name in run.attempts]
+            for name, tries in data["tries"].items():
+                run.attempts[name].tries = int(tries)
+            for name, moment in data["not_before"].items():
+                run.attempts[name].not_before = _parse(moment)
+            run.failed = {name: (Failure(why), str(detail), int(tries))
+                          for name, (why, detail, tries) in data["failed"].items() if name in run.attempts}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"bulk run state: {exc!r}"[:300]) from None
+        return run
+
 
 def progress_text(run: Run, say: messages.For) -> str:
     """The one message edited as the run goes."""
@@ -240,6 +266,15 @@ def summary_text(run: Run, say: messages.For) -> str:
         lines += [say("fleet.failure", name=name, reason=reason_text(why, detail, tries, say))
                   for name, (why, detail, tries) in sorted(run.failed.items())]
     return "\n".join(lines)
+
+
+def warned(rows: Iterable[FleetRow], *, include_opted_out: bool = False,
+           include_paused: bool = False) -> list[tuple[str, str]]:
+    """(notebook, owner email) of every notebook the scheduled stop will stop: exactly those are warned (an
+    opted-out one the stop leaves alone is not told it stops). A notebook without an owner has no one to tell."""
+    rows = list(rows)
+    chosen = set(plan(BulkAction.STOP, rows, include_opted_out=include_opted_out, include_paused=include_paused).chosen)
+    return [(row.name, row.owner) for row in sorted(rows, key=lambda r: r.name) if row.name in chosen and row.owner]
 
 
 def warning_at(stop_at: datetime, lead: timedelta = STOP_WARNING_DEFAULT) -> datetime:

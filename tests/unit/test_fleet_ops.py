@@ -200,3 +200,28 @@ def test_a_delivery_is_acted_on_only_near_its_own_time() -> None:
     assert message.due(clock.now())  # 1 h after: a late delivery still counts
     clock.advance(timedelta(days=365).total_seconds())
     assert not message.due(clock.now())  # the cron's firing a year later is not this contest's
+
+
+def test_a_run_carried_between_invocations_goes_on_where_it_stopped() -> None:
+    clock = FakeClock(START)
+    run = Run(BulkAction.STOP, tuple("abcdef"), limit=2)
+    first = run.next(clock.now())
+    run.finished(first[0], clock.now())
+    run.finished(first[1], clock.now(), Failure.BUSY, "unable to queue the operation")
+    run.next(clock.now())
+    run.finished("c", clock.now(), Failure.QUOTA, "Quota 'CPUS' exceeded")
+    carried = Run.from_dict(json.loads(json.dumps(run.to_dict())))
+    assert carried.done == ["a"] and carried.failed == run.failed
+    assert carried.attempts["b"].not_before == START + fleet_ops.BUSY_WAIT and carried.attempts["b"].tries == 1
+    assert "d" not in carried.in_flight and carried.next(clock.now()) == ["d", "e"]  # d was in flight: sent again
+    for broken in ({}, {**run.to_dict(), "action": "delete"}, {**run.to_dict(), "failed": {"a": ["nope", "", 1]}},
+                   {**run.to_dict(), "not_before": {"b": "yesterday"}}):
+        with pytest.raises(ValueError, match="bulk run state"):
+            Run.from_dict(broken)
+
+
+def test_the_warning_goes_to_the_owners_of_what_the_stop_will_stop() -> None:
+    fleet = [*FLEET, FleetRow("h", "projects/p/locations/z/instances/h", "", "ACTIVE", "e2-standard-4", None, None,
+                              DayCounts(), AutoMode.ON, False, 0, ())]
+    assert fleet_ops.warned(fleet) == [("a", "a@x"), ("g", "g@x")]
+    assert fleet_ops.warned(fleet, include_opted_out=True) == [("a", "a@x"), ("b", "b@x"), ("g", "g@x")]
