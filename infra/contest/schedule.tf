@@ -84,14 +84,6 @@ data "google_project" "schedule" {
   project_id = var.project_id
 }
 
-resource "google_project_service" "scheduler" {
-  count = local.schedule_on ? 1 : 0
-
-  project            = var.project_id
-  service            = "cloudscheduler.googleapis.com"
-  disable_on_destroy = false
-}
-
 resource "google_pubsub_topic_iam_member" "scheduler_publishes_schedule" {
   count = local.schedule_on ? 1 : 0
 
@@ -100,7 +92,9 @@ resource "google_pubsub_topic_iam_member" "scheduler_publishes_schedule" {
   role    = "roles/pubsub.publisher"
   member  = "serviceAccount:service-${data.google_project.schedule[0].number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
 
-  depends_on = [google_project_service.scheduler]
+  # cloudscheduler.googleapis.com is in main.tf's google_project_service.apis. Google creates the agent around
+  # the API's enabling; where the first apply finds it missing (a fresh project), the next apply grants it.
+  depends_on = [google_project_service.apis]
 }
 
 resource "google_cloud_scheduler_job" "contest" {
@@ -127,5 +121,5 @@ resource "google_cloud_scheduler_job" "contest" {
     }
   }
 
-  depends_on = [google_pubsub_topic_iam_member.scheduler_publishes_schedule]
+  depends_on = [google_project_service.apis, google_pubsub_topic_iam_member.scheduler_publishes_schedule]
 }
