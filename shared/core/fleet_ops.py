@@ -19,6 +19,7 @@ What an answer means (the sources the classification follows):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -117,17 +118,20 @@ class Failure(StrEnum):
 
 _RETRY_AFTER = {Failure.BUSY: BUSY_WAIT, Failure.RATE: RATE_WAIT, Failure.STOCKOUT: STOCKOUT_WAIT,
                 Failure.UNAVAILABLE: BUSY_WAIT}
-_RATE_WORDS = ("ratelimitexceeded", "userratelimitexceeded", "rate_limit_exceeded", "rate limit")
+_RATE_WORDS = ("ratelimitexceeded", "userratelimitexceeded", "rate_limit_exceeded", "rate limit", "quota metric",
+               "per minute", "per second", "per 100 seconds")
+# A resource quota as Compute Engine words it: the operation error code, or "Quota 'CPUS' exceeded".
+_RESOURCE_QUOTA = re.compile(r"quota_exceeded|quota '[^']{1,80}' exceeded")
 
 
 def classify(status: str, detail: str) -> Failure:
     """The failure an API answer is: `status` the service's status name (ABORTED, RESOURCE_EXHAUSTED...), `detail`
-    its message (the adapters' ServiceError carries both)."""
+    its message (the adapters' ServiceError carries both). A per-minute quota ("Quota exceeded for quota metric
+    ... per minute") is a rate, retried; a resource quota is final."""
     text = detail.lower()
     if "zone_resource_pool_exhausted" in text or "does not have enough resources" in text:
         return Failure.STOCKOUT
-    if "quota_exceeded" in text or "quota '" in text or ("quota" in text and "exceeded" in text
-                                                          and not any(w in text for w in _RATE_WORDS)):
+    if _RESOURCE_QUOTA.search(text) and not any(word in text for word in _RATE_WORDS):
         return Failure.QUOTA
     if status == "RESOURCE_EXHAUSTED" or any(word in text for word in _RATE_WORDS):
         return Failure.RATE

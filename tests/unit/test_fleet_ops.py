@@ -64,6 +64,8 @@ def test_a_long_list_of_names_is_cut_with_how_many_more() -> None:
     ("FAILED_PRECONDITION", "409 unable to queue the operation", Failure.BUSY),
     ("RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Read requests' ... rateLimitExceeded", Failure.RATE),
     ("PERMISSION_DENIED", "rateLimitExceeded", Failure.RATE),
+    ("RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Queries' and limit 'Queries per minute'", Failure.RATE),
+    ("FAILED_PRECONDITION", "Quota exceeded", Failure.REFUSED),
     ("FAILED_PRECONDITION", "QUOTA_EXCEEDED: Quota 'CPUS' exceeded.  Limit: 24.0 in region us-central1.",
      Failure.QUOTA),
     ("RESOURCE_EXHAUSTED", "ZONE_RESOURCE_POOL_EXHAUSTED: does not have enough resources available",
