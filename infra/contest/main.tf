@@ -33,7 +33,7 @@ locals {
 }
 
 resource "google_project_service" "apis" {
-  for_each = toset(["bigquery.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "notebooks.googleapis.com", "storage.googleapis.com"])
+  for_each = toset(["bigquery.googleapis.com", "cloudscheduler.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "notebooks.googleapis.com", "pubsub.googleapis.com", "storage.googleapis.com"])
 
   project            = var.project_id
   service            = each.value

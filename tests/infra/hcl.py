@@ -133,6 +133,7 @@ class Module:
     variables: dict[str, dict[str, Any]] = field(default_factory=dict)
     locals: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    modules: dict[str, dict[str, Any]] = field(default_factory=dict)  # module calls (infra/contest/schedule.tf)
     providers: dict[str, dict[str, Any]] = field(default_factory=dict)
     terraform: list[dict[str, Any]] = field(default_factory=list)
 
@@ -168,6 +169,9 @@ def load_module(directory: Path) -> Module:
         for block in doc.get("provider", []):
             for name, body in body_items(block):
                 module.providers[unquote(name)] = body
+        for block in doc.get("module", []):
+            for name, body in body_items(block):
+                module.modules[unquote(name)] = body
         for block in doc.get("locals", []):
             for name, value in body_items(block):
                 assert name not in module.locals, f"local.{name} declared twice in {directory}"

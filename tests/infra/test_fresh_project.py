@@ -31,6 +31,7 @@ _API = re.compile(r'"([a-z]+\.googleapis\.com)"')
 # (infra/README.md step 1), so resources of those need no ordering.
 API_OF_TYPE = {
     "google_bigquery_dataset": "bigquery.googleapis.com",
+    "google_cloud_scheduler_job": "cloudscheduler.googleapis.com",
     "google_cloud_run_service_iam_member": "run.googleapis.com",
     "google_cloudfunctions2_function": "cloudfunctions.googleapis.com",
     "google_logging_metric": "logging.googleapis.com",

@@ -35,6 +35,7 @@ def module_expressions(module: hcl.Module) -> Iterator[tuple[str, str]]:
     sources += [(f"local.{n}", value) for n, value in module.locals.items()]
     sources += [(f"output.{n}", body) for n, body in module.outputs.items()]
     sources += [(f"provider.{n}", body) for n, body in module.providers.items()]
+    sources += [(f"module.{n}", body) for n, body in module.modules.items()]
     for where, value in sources:
         for text in hcl.expressions_in(value):
             yield where, _STRING_WITHOUT_TEMPLATE.sub('""', text)

@@ -1,0 +1,282 @@
+"""The fleet view: one row per contest notebook (Workbench state, owner, machine type, JupyterLab's health, memory in
+use where known, today's kills and restarts, pauses and opt-outs), attention first, rendered as the Slack app's
+Home tab (views.publish) for organizers, and as the participant's own notebook alone for everyone else.
+
+Block Kit allows 100 blocks in a Home tab view (docs.slack.dev/reference/views/home-tab-views: "Max of 100
+blocks") and 3000 characters in a section's text. A row with its buttons takes two blocks, so 40-60 notebooks as
+full rows would pass the limit. The view therefore SUMMARIZES and PAGES: every notebook that needs attention gets a
+full row with buttons (at most ATTENTION_PER_PAGE a page, with a "Next page" button past that), and every other
+notebook one line in a compact list packed into as few sections as fit. An organizer sees all 60 on one screen,
+with the ones that need a hand first; paging is only needed when more than ATTENTION_PER_PAGE need attention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from shared.core import messages
+from shared.core.history import AutoMode, History
+from shared.core.models import InstanceView
+from shared.core.report import Report
+
+ACTION_START_ALL = "medic_fleet_start_all"
+ACTION_STOP_ALL = "medic_fleet_stop_all"
+ACTION_REFRESH = "medic_fleet_refresh"
+ACTION_PAGE = "medic_fleet_page"  # value: the page to show, "1", "2", ...
+ACTION_RESTART = "medic_fleet_restart"  # value: the instance's full resource name
+ACTION_START = "medic_fleet_start"
+ACTION_RESUME = "medic_fleet_resume"
+ALL_ACTIONS = (ACTION_START_ALL, ACTION_STOP_ALL, ACTION_REFRESH, ACTION_PAGE, ACTION_RESTART, ACTION_START,
+               ACTION_RESUME)
+
+HOME_MAX_BLOCKS = 100  # Block Kit: blocks in a Home tab view
+SECTION_MAX = 3000  # Block Kit: characters in a section's text
+ATTENTION_PER_PAGE = 30  # two blocks each, beside the header, the summary, the buttons and the compact list
+HIGH_MEMORY_PERCENT = 85.0
+CRASH_LOOP_RESTARTS = 3  # automatic restarts within CRASH_LOOP_WINDOW: a crash loop even before the pause
+CRASH_LOOP_WINDOW = timedelta(hours=1)
+_RUNNING = frozenset({"ACTIVE", "STARTING", "PROVISIONING", "INITIALIZING", "UPGRADING"})
+
+
+class Attention(StrEnum):
+    """Why a notebook is shown first, most urgent first."""
+
+    DOWN = "down"  # ACTIVE, JupyterLab's health says down
+    CRASH_LOOP = "crash-loop"  # paused by the bot after a crash loop, or restarting again and again
+    STOPPED = "stopped"  # stopped while the contest runs
+    MEMORY = "memory"  # memory in use at or above HIGH_MEMORY_PERCENT
+
+
+@dataclass(frozen=True)
+class DayCounts:
+    """Today's numbers for one notebook, from the audit trail (report.Report) or the bot's labels."""
+
+    kills: int = 0
+    restarts: int = 0
+
+
+@dataclass(frozen=True)
+class FleetRow:
+    name: str
+    full_name: str
+    owner: str  # the owner's email, "" when Workbench names none
+    state: str  # Workbench state name (models.InstanceState)
+    machine_type: str
+    jupyter_up: bool | None  # None: no fresh report names JupyterLab
+    memory_percent: float | None
+    today: DayCounts
+    mode: AutoMode
+    held: bool  # an organizer's stop that only an organizer undoes
+    auto_restarts_recent: int
+    attention: tuple[Attention, ...]
+
+
+def jupyter_up(view: InstanceView) -> bool | None:
+    """JupyterLab's health as the health agent reports it ("-1" down; the keys policy.py reads)."""
+    statuses = (view.health_info.get("jupyterlab_status"), view.health_info.get("jupyterlab_api_status"))
+    if view.state != "ACTIVE" or statuses == (None, None):
+        return None
+    return "-1" not in statuses
+
+
+def counts_from_report(report: Report) -> dict[str, DayCounts]:
+    """The audit trail's counts by notebook, for participants with one notebook (the usual contest): a row that
+    covers several notebooks cannot say which one was killed, so those fall back to the labels."""
+    return {row.notebooks[0]: DayCounts(row.kills, row.automatic_restarts + row.manual_restarts)
+            for row in report.rows if len(row.notebooks) == 1}
+
+
+def _from_labels(history: History, since: datetime) -> DayCounts:
+    """The labels keep the last five kills and automatic restarts: a floor, not the day's count."""
+    return DayCounts(sum(1 for t in history.kills if t >= since), sum(1 for t in history.auto_restarts if t >= since))
+
+
+def build_row(view: InstanceView, *, now: datetime, day_start: datetime, contest_running: bool,
+              memory_percent: float | None = None, counts: DayCounts | None = None) -> FleetRow:
+    """One notebook's row; `contest_running` makes a stopped notebook need attention."""
+    history = History.from_labels(view.labels).as_of(now)
+    up = jupyter_up(view)
+    recent = sum(1 for t in history.auto_restarts if now - t <= CRASH_LOOP_WINDOW)
+    attention: list[Attention] = []
+    if up is False:
+        attention.append(Attention.DOWN)
+    if history.auto_mode is AutoMode.PAUSED or recent >= CRASH_LOOP_RESTARTS:
+        attention.append(Attention.CRASH_LOOP)
+    if contest_running and view.state in ("STOPPED", "SUSPENDED"):
+        attention.append(Attention.STOPPED)
+    if memory_percent is not None and memory_percent >= HIGH_MEMORY_PERCENT:
+        attention.append(Attention.MEMORY)
+    return FleetRow(
+        name=view.ref.name, full_name=view.ref.full_name, owner=view.owner_email or "", state=view.state.value,
+        machine_type=view.machine_type, jupyter_up=up, memory_percent=memory_percent,
+        today=counts if counts is not None else _from_labels(history, day_start), mode=history.auto_mode,
+        held=history.stopped is not None and history.stopped.held, auto_restarts_recent=recent,
+        attention=tuple(attention))
+
+
+def build(views: Iterable[InstanceView], *, now: datetime, day_start: datetime, contest_running: bool,
+          memory: Mapping[str, float] | None = None, counts: Mapping[str, DayCounts] | None = None,
+          ) -> list[FleetRow]:
+    """Every notebook's row, attention first (by its most urgent reason), then by name."""
+    memory, counts = memory or {}, counts or {}
+    rows = [build_row(view, now=now, day_start=day_start, contest_running=contest_running,
+                      memory_percent=memory.get(view.ref.name), counts=counts.get(view.ref.name))
+            for view in views]
+    order = list(Attention)
+    return sorted(rows, key=lambda row: (min((order.index(a) for a in row.attention), default=len(order)),
+                                         row.name))
+
+
+def _plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text[:75], "emoji": True}
+
+
+def _button(action_id: str, label: str, value: str, *, style: str = "",
+            confirm: dict[str, Any] | None = None) -> dict[str, Any]:
+    button: dict[str, Any] = {"type": "button", "action_id": action_id, "text": _plain(label), "value": value[:2000]}
+    if style:
+        button["style"] = style
+    if confirm:
+        button["confirm"] = confirm
+    return button
+
+
+def confirm_dialog(text: str, say: messages.For) -> dict[str, Any]:
+    """Block Kit's confirm object (its text at most 300 characters): the count and the first names."""
+    return {"title": _plain(say("fleet.confirm.title")), "text": {"type": "mrkdwn", "text": text[:300]},
+            "confirm": _plain(say("fleet.confirm.go")), "deny": _plain(say("fleet.confirm.cancel"))}
+
+
+def _texts(row: FleetRow, say: messages.For) -> dict[str, str]:
+    unknown = say("fleet.unknown")
+    jupyter = unknown if row.jupyter_up is None else say("fleet.jupyter.up" if row.jupyter_up else "fleet.jupyter.down")
+    memory = unknown if row.memory_percent is None else f"{row.memory_percent:.0f}%"
+    return {"name": messages.escape(row.name), "state": row.state, "jupyter": jupyter, "memory": memory,
+            "machine": messages.escape(row.machine_type) or unknown}
+
+
+def _flags(row: FleetRow, say: messages.For) -> str:
+    """Why the row needs attention, and the modes a person set, as one trailing string."""
+    parts: list[str] = []
+    for why in row.attention:
+        if why is Attention.DOWN:
+            parts.append(say("fleet.why.down"))
+        elif why is Attention.CRASH_LOOP:
+            parts.append(say("fleet.why.crash_loop", count=row.auto_restarts_recent))
+        elif why is Attention.STOPPED:
+            parts.append(say("fleet.why.stopped"))
+        else:
+            parts.append(say("fleet.why.memory", percent=f"{row.memory_percent or 0:.0f}"))
+    if row.mode is AutoMode.PAUSED:
+        parts.append(say("fleet.flag.paused"))
+    elif row.mode is AutoMode.OFF:
+        parts.append(say("fleet.flag.opted_out"))
+    if row.held:
+        parts.append(say("fleet.flag.held"))
+    return "".join(parts)
+
+
+def _row_buttons(row: FleetRow, say: messages.For, *, organizer: bool) -> list[dict[str, Any]]:
+    """What can be done from the row: start a stopped one (not one an organizer holds, for its owner), restart a
+    running one, resume a paused one (organizers)."""
+    buttons: list[dict[str, Any]] = []
+    if row.state in ("STOPPED", "SUSPENDED") and (organizer or not row.held):
+        buttons.append(_button(ACTION_START, say("fleet.button.start"), row.full_name, style="primary"))
+    if row.state == "ACTIVE":
+        buttons.append(_button(ACTION_RESTART, say("fleet.button.restart"), row.full_name))
+    if organizer and row.mode is AutoMode.PAUSED:
+        buttons.append(_button(ACTION_RESUME, say("fleet.button.resume"), row.full_name))
+    return buttons
+
+
+def _row_blocks(row: FleetRow, say: messages.For) -> list[dict[str, Any]]:
+    t = _texts(row, say)
+    text = say("fleet.row", name=t["name"], owner=messages.escape(row.owner) or say("fleet.no_owner"),
+               state=t["state"], jupyter=t["jupyter"], memory=t["memory"], machine=t["machine"],
+               kills=row.today.kills, restarts=row.today.restarts, flags=_flags(row, say))
+    blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_MAX]}}]
+    buttons = _row_buttons(row, say, organizer=True)
+    if buttons:
+        blocks.append({"type": "actions", "block_id": f"medic_fleet_row|{row.name}", "elements": buttons})
+    return blocks
+
+
+def _compact(rows: list[FleetRow], say: messages.For) -> list[dict[str, Any]]:
+    """One line per notebook, packed into sections of at most SECTION_MAX characters."""
+    sections: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for row in rows:
+        t = _texts(row, say)
+        line = say("fleet.line", name=t["name"], owner=messages.escape(row.owner) or say("fleet.no_owner"),
+                   state=t["state"], jupyter=t["jupyter"], memory=t["memory"], kills=row.today.kills)
+        if lines and len("\n".join([*lines, line])) > SECTION_MAX:
+            sections.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
+            lines = []
+        lines.append(line[:SECTION_MAX])
+    if lines:
+        sections.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
+    return sections
+
+
+def _organizer_buttons(start_confirm: str, stop_confirm: str, say: messages.For) -> dict[str, Any]:
+    return {"type": "actions", "block_id": "medic_fleet_bulk", "elements": [
+        _button(ACTION_START_ALL, say("fleet.button.start_all"), "start", style="primary",
+                confirm=confirm_dialog(start_confirm, say)),
+        _button(ACTION_STOP_ALL, say("fleet.button.stop_all"), "stop", style="danger",
+                confirm=confirm_dialog(stop_confirm, say)),
+        _button(ACTION_REFRESH, say("fleet.button.refresh"), "refresh"),
+    ]}
+
+
+def organizer_view(rows: list[FleetRow], say: messages.For, *, as_of: str, start_confirm: str, stop_confirm: str,
+                   page: int = 1) -> dict[str, Any]:
+    """The organizers' Home tab: summary, Start all / Stop all / Refresh (each confirm dialog says how many and
+    which: fleet_ops.confirmation), the page's notebooks that need attention, then every other one in a line."""
+    needing = [row for row in rows if row.attention]
+    others = [row for row in rows if not row.attention]
+    pages = max(1, -(-len(needing) // ATTENTION_PER_PAGE))
+    page = min(max(1, page), pages)
+    shown = needing[(page - 1) * ATTENTION_PER_PAGE: page * ATTENTION_PER_PAGE]
+    running = sum(1 for row in rows if row.state in _RUNNING)
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": _plain(say("fleet.title"))},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": say(
+            "fleet.summary", total=len(rows), running=running, stopped=len(rows) - running,
+            attention=len(needing), when=as_of)}]},
+        _organizer_buttons(start_confirm, stop_confirm, say),
+    ]
+    if shown:
+        blocks += [{"type": "divider"}, {"type": "section", "text": {"type": "mrkdwn", "text": say("fleet.attention")}}]
+        for row in shown:
+            blocks += _row_blocks(row, say)
+    if pages > 1:
+        first = (page - 1) * ATTENTION_PER_PAGE + 1
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": say(
+            "fleet.page", first=first, last=first + len(shown) - 1, count=len(needing))}]})
+        blocks.append({"type": "actions", "block_id": "medic_fleet_pages", "elements": [
+            _button(ACTION_PAGE, say("fleet.button.next"), str(page % pages + 1))]})
+    if others:
+        blocks += [{"type": "divider"}, {"type": "section", "text": {"type": "mrkdwn", "text": say("fleet.healthy")}}]
+        blocks += _compact(others, say)
+    return {"type": "home", "blocks": blocks[:HOME_MAX_BLOCKS]}
+
+
+def participant_view(rows: list[FleetRow], owner_email: str, say: messages.For) -> dict[str, Any]:
+    """A participant's Home tab: their own notebook(s) only; no other row's name, owner or numbers are read."""
+    mine = [row for row in rows if owner_email and row.owner.lower() == owner_email.lower()]
+    blocks: list[dict[str, Any]] = [{"type": "header", "text": _plain(say("fleet.title"))}]
+    if not mine:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": say("fleet.mine.none")}})
+    for row in mine[:HOME_MAX_BLOCKS // 2 - 1]:
+        t = _texts(row, say)
+        text = say("fleet.mine", name=t["name"], state=t["state"], jupyter=t["jupyter"], memory=t["memory"],
+                   machine=t["machine"], kills=row.today.kills, restarts=row.today.restarts, flags=_flags(row, say))
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_MAX]}})
+        buttons = _row_buttons(row, say, organizer=False)
+        if buttons:
+            blocks.append({"type": "actions", "block_id": f"medic_fleet_mine|{row.name}", "elements": buttons})
+    return {"type": "home", "blocks": blocks}

@@ -1,0 +1,136 @@
+"""The fleet's words in English and Japanese (fleet.*): the Home tab's fleet view for organizers and participants,
+start all / stop all (confirmation, progress, summary, each failure's reason) and the scheduled stop's warning."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from shared.core.messages.formatting import Lang
+
+FLEET: Final[dict[str, dict[Lang, str]]] = {
+    "fleet.title": {"en": "Contest notebooks", "ja": "コンテストのノートブック"},
+    "fleet.summary": {
+        "en": "{total} notebooks: {running} running, {stopped} stopped, {attention} need attention. As of {when}.",
+        "ja": "ノートブック {total} 台: 稼働中 {running} 台、停止中 {stopped} 台、要対応 {attention} 台。{when} 時点。",
+    },
+    "fleet.attention": {"en": "*Needs attention*", "ja": "*要対応*"},
+    "fleet.healthy": {"en": "*Running as expected*", "ja": "*正常*"},
+    "fleet.page": {
+        "en": "Showing notebooks {first}–{last} of {count} that need attention.",
+        "ja": "要対応 {count} 台のうち {first}–{last} 台目を表示しています。",
+    },
+    "fleet.row": {
+        "en": "*{name}* · {owner} · {state} · JupyterLab {jupyter} · memory {memory} · {machine}\n"
+        "Today: {kills} OOM kills, {restarts} restarts{flags}",
+        "ja": "*{name}* · {owner} · {state} · JupyterLab {jupyter} · メモリ {memory} · {machine}\n"
+        "今日: OOM キル {kills} 件、再起動 {restarts} 件{flags}",
+    },
+    "fleet.line": {
+        "en": "{name} · {owner} · {state} · JupyterLab {jupyter} · {memory} · {kills} kills",
+        "ja": "{name} · {owner} · {state} · JupyterLab {jupyter} · {memory} · キル {kills} 件",
+    },
+    "fleet.mine": {
+        "en": "*Your notebook {name}*: {state} · JupyterLab {jupyter} · memory {memory} · {machine}\n"
+        "Today: {kills} OOM kills, {restarts} restarts{flags}",
+        "ja": "*あなたのノートブック {name}*: {state} · JupyterLab {jupyter} · メモリ {memory} · {machine}\n"
+        "今日: OOM キル {kills} 件、再起動 {restarts} 件{flags}",
+    },
+    "fleet.mine.none": {
+        "en": "No contest notebook is registered to you. Ask an organizer if you expected one.",
+        "ja": "あなたのコンテスト用ノートブックは登録されていません。必要なら運営に連絡してください。",
+    },
+    "fleet.unknown": {"en": "unknown", "ja": "不明"},
+    "fleet.no_owner": {"en": "(no owner)", "ja": "(所有者なし)"},
+    "fleet.jupyter.up": {"en": "up", "ja": "稼働"},
+    "fleet.jupyter.down": {"en": "down", "ja": "停止"},
+    "fleet.why.down": {"en": " · :red_circle: JupyterLab down", "ja": " · :red_circle: JupyterLab 停止"},
+    "fleet.why.crash_loop": {
+        "en": " · :repeat: crash loop ({count} automatic restarts)",
+        "ja": " · :repeat: 再起動の繰り返し (自動再起動 {count} 件)",
+    },
+    "fleet.why.stopped": {
+        "en": " · :black_square_for_stop: stopped while the contest runs",
+        "ja": " · :black_square_for_stop: コンテスト中に停止",
+    },
+    "fleet.why.memory": {"en": " · :warning: memory {percent}%", "ja": " · :warning: メモリ {percent}%"},
+    "fleet.flag.paused": {"en": " · automatic restarts paused", "ja": " · 自動再起動を一時停止中"},
+    "fleet.flag.opted_out": {"en": " · opted out (medic-auto=off)", "ja": " · 対象外 (medic-auto=off)"},
+    "fleet.flag.held": {"en": " · stopped by an organizer", "ja": " · 運営が停止"},
+    "fleet.button.start_all": {"en": "Start all", "ja": "すべて起動"},
+    "fleet.button.stop_all": {"en": "Stop all", "ja": "すべて停止"},
+    "fleet.button.refresh": {"en": "Refresh", "ja": "更新"},
+    "fleet.button.next": {"en": "Next page", "ja": "次のページ"},
+    "fleet.button.restart": {"en": "Restart", "ja": "再起動"},
+    "fleet.button.start": {"en": "Start", "ja": "起動"},
+    "fleet.button.resume": {"en": "Resume automatic restarts", "ja": "自動再起動を再開"},
+    "fleet.confirm.title": {"en": "Are you sure?", "ja": "実行しますか?"},
+    "fleet.confirm.go": {"en": "Yes, go ahead", "ja": "実行する"},
+    "fleet.confirm.cancel": {"en": "Cancel", "ja": "キャンセル"},
+    "fleet.confirm.start": {
+        "en": "Start {count} notebooks: {names}.",
+        "ja": "ノートブック {count} 台を起動します: {names}。",
+    },
+    "fleet.confirm.stop": {
+        "en": "Stop {count} notebooks: {names}. Their owners lose what is not saved.",
+        "ja": "ノートブック {count} 台を停止します: {names}。保存していない作業は失われます。",
+    },
+    "fleet.confirm.none": {
+        "en": "Nothing to do: no notebook is in a state this acts on.",
+        "ja": "対象のノートブックはありません。",
+    },
+    "fleet.confirm.left_alone": {
+        "en": "Left as they are: {count} ({names}).",
+        "ja": "対象外のまま: {count} 台 ({names})。",
+    },
+    "fleet.more": {"en": "{names} and {count} more", "ja": "{names} ほか {count} 台"},
+    "fleet.progress.start": {
+        "en": ":hourglass_flowing_sand: Starting {total} notebooks: {done} done, {running} in progress, "
+        "{waiting} waiting to retry, {failed} failed.",
+        "ja": ":hourglass_flowing_sand: ノートブック {total} 台を起動中: 完了 {done}、実行中 {running}、"
+        "再試行待ち {waiting}、失敗 {failed}。",
+    },
+    "fleet.progress.stop": {
+        "en": ":hourglass_flowing_sand: Stopping {total} notebooks: {done} done, {running} in progress, "
+        "{waiting} waiting to retry, {failed} failed.",
+        "ja": ":hourglass_flowing_sand: ノートブック {total} 台を停止中: 完了 {done}、実行中 {running}、"
+        "再試行待ち {waiting}、失敗 {failed}。",
+    },
+    "fleet.summary.start": {
+        "en": ":white_check_mark: Start all finished: {done} of {total} started.",
+        "ja": ":white_check_mark: 一括起動が終わりました: {total} 台中 {done} 台を起動。",
+    },
+    "fleet.summary.stop": {
+        "en": ":white_check_mark: Stop all finished: {done} of {total} stopped.",
+        "ja": ":white_check_mark: 一括停止が終わりました: {total} 台中 {done} 台を停止。",
+    },
+    "fleet.summary.failures": {"en": "Failed ({count}):", "ja": "失敗 ({count} 台):"},
+    "fleet.failure": {"en": "• {name}: {reason}", "ja": "• {name}: {reason}"},
+    "fleet.reason.quota": {
+        "en": "over a Compute Engine quota ({detail}); raise the quota or stop others first",
+        "ja": "Compute Engine の割り当てを超えています ({detail})。割り当てを増やすか他を先に停止してください",
+    },
+    "fleet.reason.busy": {
+        "en": "still busy after {tries} tries (Workbench: unable to queue the operation)",
+        "ja": "{tries} 回試しても処理中でした (Workbench: unable to queue the operation)",
+    },
+    "fleet.reason.rate": {
+        "en": "API rate limit still reached after {tries} tries",
+        "ja": "{tries} 回試しても API のレート制限に達していました",
+    },
+    "fleet.reason.stockout": {
+        "en": "the zone has no capacity for this machine type after {tries} tries ({detail})",
+        "ja": "{tries} 回試してもゾーンにこのマシンタイプの空きがありませんでした ({detail})",
+    },
+    "fleet.reason.unavailable": {
+        "en": "Workbench did not answer after {tries} tries ({detail})",
+        "ja": "{tries} 回試しても Workbench が応答しませんでした ({detail})",
+    },
+    "fleet.reason.refused": {"en": "refused: {detail}", "ja": "拒否されました: {detail}"},
+    "fleet.reason.gone": {"en": "the notebook no longer exists", "ja": "ノートブックが存在しません"},
+    "fleet.warning": {
+        "en": ":alarm_clock: Save your work: your notebook {name} stops at {time} ({minutes} minutes from now), "
+        "when the contest ends.",
+        "ja": ":alarm_clock: 作業を保存してください: ノートブック {name} はコンテスト終了の {time} "
+        "({minutes} 分後) に停止します。",
+    },
+}

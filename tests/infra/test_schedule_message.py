@@ -1,0 +1,140 @@
+"""The contest's schedule (infra/contest/schedule.tf and its module ./schedule): the installed Terraform applies the
+module (it has no provider, so it runs offline) and every message it builds with jsonencode is decoded by the
+worker's decoder (shared/core/fleet_ops.py), at the minute its cron line fires; the jobs publish only to the restart
+topic, as Cloud Scheduler's service agent, which may publish to that topic alone. Skipped without the binary."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.core import fleet_ops
+from shared.core.fleet_ops import ScheduledAction
+from tests.infra import hcl
+from tests.infra.test_terraform_binary import TERRAFORM, run_terraform
+
+MODULE = hcl.INFRA / "contest" / "schedule"
+needs_terraform = pytest.mark.skipif(TERRAFORM is None, reason="no terraform binary on PATH: schedule not rendered")
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("schedule") / "schedule"
+    shutil.copytree(MODULE, copy, ignore=shutil.ignore_patterns(".terraform*", "terraform.tfstate*"))
+    if TERRAFORM is not None:
+        init = run_terraform("init", "-no-color", "-backend=false", cwd=copy)
+        assert init.returncode == 0, init.stdout + init.stderr
+    return copy
+
+
+def render(workdir: Path, **variables: Any) -> tuple[int, dict[str, Any], str]:
+    """`terraform apply` of the module alone (outputs only, local state in the copy): its jobs output."""
+    args = ["apply", "-auto-approve", "-no-color", "-input=false", "-var", "contest_name=kaggle-day"]
+    for name, value in variables.items():
+        args += ["-var", f"{name}={value}"]
+    applied = run_terraform(*args, cwd=workdir)
+    if applied.returncode != 0:
+        return applied.returncode, {}, applied.stdout + applied.stderr
+    output = run_terraform("output", "-json", "jobs", cwd=workdir)
+    return 0, json.loads(output.stdout), ""
+
+
+def fires_at(cron: str, year: int) -> datetime:
+    minute, hour, day, month, weekday = cron.split()
+    assert weekday == "*"
+    return datetime(year, int(month), int(day), int(hour), int(minute), tzinfo=UTC)
+
+
+@needs_terraform
+def test_every_message_terraform_builds_decodes_and_fires_at_its_own_time(workdir: Path) -> None:
+    code, jobs, error = render(workdir, contest_start="2026-12-01T00:00:00Z", contest_end="2026-12-01T09:00:00Z")
+    assert code == 0, error
+    assert set(jobs) == {action.value for action in ScheduledAction}
+    for action, job in jobs.items():
+        message = fleet_ops.decode_schedule(job["data"].encode())
+        assert message.action.value == action and message.contest == "kaggle-day"
+        assert not message.include_opted_out and not message.include_paused
+        assert fires_at(job["schedule"], message.at.year) == message.at
+        assert message.due(message.at) and fleet_ops.is_schedule(job["data"].encode())
+    warn = fleet_ops.decode_schedule(jobs["warn-stop"]["data"].encode())
+    assert warn.stop_at == datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    assert warn.at == warn.stop_at - fleet_ops.STOP_WARNING_DEFAULT  # the variable's default is fleet_ops's 15 min
+
+
+@needs_terraform
+def test_the_lead_time_and_the_includes_reach_the_message(workdir: Path) -> None:
+    code, jobs, error = render(workdir, contest_end="2026-12-01T00:10:00Z", stop_warning_minutes=30,
+                               include_paused="true")
+    assert code == 0, error
+    assert set(jobs) == {"warn-stop", "stop-all"}
+    warn = fleet_ops.decode_schedule(jobs["warn-stop"]["data"].encode())
+    assert warn.at == datetime(2026, 11, 30, 23, 40, tzinfo=UTC) and warn.include_paused
+    assert jobs["warn-stop"]["schedule"] == "40 23 30 11 *"
+
+
+@needs_terraform
+def test_unset_times_make_no_job_and_no_warning(workdir: Path) -> None:
+    code, jobs, error = render(workdir)
+    assert (code, jobs) == (0, {}), error
+    code, jobs, error = render(workdir, contest_end="2026-12-01T09:00:00Z", stop_warning_minutes=0)
+    assert code == 0 and set(jobs) == {"stop-all"}, error
+
+
+@needs_terraform
+@pytest.mark.parametrize(("variables", "says"), [
+    ({"contest_end": "2026-12-01T18:00:00+09:00"}, "UTC"),
+    ({"contest_end": "2026-12-01T09:00:30Z"}, "UTC"),
+    ({"contest_start": "2026-12-01T10:00:00Z", "contest_end": "2026-12-01T09:00:00Z"}, "before contest_end"),
+    ({"contest_end": "2026-12-01T09:00:00Z", "stop_warning_minutes": 2.5}, "whole number"),
+])
+def test_times_that_cannot_be_scheduled_are_refused(workdir: Path, variables: dict[str, Any], says: str) -> None:
+    code, _, error = render(workdir, **variables)
+    assert code != 0 and says in " ".join(error.split())
+
+
+def test_the_decoders_message_shape_is_the_modules() -> None:
+    """What fleet_ops writes and the module writes carry the same keys (the rendered test checks the values)."""
+    module = hcl.parse(MODULE / "main.tf")
+    common = module["locals"][0]["common"]
+    built = json.loads(fleet_ops.ScheduleMessage(ScheduledAction.STOP_ALL, datetime(2026, 12, 1, tzinfo=UTC), None,
+                                                 "c").to_json())
+    assert set(built) == set(common) | {"action", "at", "stop_at"}
+    assert hcl.literal(common["kind"]) == fleet_ops.SCHEDULE_KIND
+    assert int(common["version"]) == fleet_ops.SCHEDULE_VERSION
+
+
+def contest() -> hcl.Module:
+    return hcl.load_module(hcl.INFRA / "contest")
+
+
+def test_the_jobs_publish_to_the_restart_topic_with_the_routing_attribute() -> None:
+    job = contest().resource("google_cloud_scheduler_job", "contest")
+    target = job["pubsub_target"][0]
+    assert hcl.expression(target["topic_name"]) == "local.restart_topic"
+    assert hcl.expression(target["data"]) == "base64encode(each.value.data)"
+    assert {hcl.literal(k): hcl.literal(v) for k, v in target["attributes"].items()} == {
+        fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"}
+    assert hcl.literal(job["time_zone"]) == "Etc/UTC"
+    assert hcl.expression(job["for_each"]) == "module.schedule.jobs"
+
+
+def test_the_scheduler_agent_may_publish_to_that_topic_only() -> None:
+    module = contest()
+    member = module.resource("google_pubsub_topic_iam_member", "scheduler_publishes_schedule")
+    assert hcl.literal(member["role"]) == "roles/pubsub.publisher"
+    assert hcl.expression(member["topic"]) == "local.restart_topic"
+    assert member["member"].endswith('@gcp-sa-cloudscheduler.iam.gserviceaccount.com"')
+    grants = [key for key, body in module.resources.items()
+              if "_iam_" in key[0] and "cloudscheduler" in json.dumps(body, default=str)]
+    assert grants == [("google_pubsub_topic_iam_member", "scheduler_publishes_schedule")], "nothing project-wide"
+
+
+def test_the_schedule_defaults_are_none_and_fifteen_minutes() -> None:
+    variables = contest().variables
+    assert variables["contest_start"]["default"] is None and variables["contest_end"]["default"] is None
+    assert variables["stop_warning_minutes"]["default"] == timedelta(minutes=15).total_seconds() / 60
