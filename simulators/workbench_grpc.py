@@ -39,7 +39,7 @@ from google.protobuf import field_mask_pb2, json_format
 from simulators.workbench.errors import AbortError, SimulatorError
 
 if TYPE_CHECKING:
-    from simulators.workbench import WorkbenchSimulator
+    from simulators.workbench.api import ApiState as WorkbenchSimulator  # what it serves: handle(), nothing more
 
 log = logging.getLogger(__name__)
 

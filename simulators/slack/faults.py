@@ -3,7 +3,7 @@ takes one."""
 
 from __future__ import annotations
 
-import simulators.slack
+from simulators.slack import model
 from simulators.slack.model import FAULT_KINDS, RESPONSE_URL_METHOD, _Fault, _Reply
 from simulators.slack.state import SlackState
 
@@ -57,7 +57,7 @@ class FaultyState(SlackState):
             fault.remaining -= 1
             self._faults = [f for f in self._faults if f.remaining > 0]
         if fault.kind == "timeout":
-            if self._stopping.wait(simulators.slack.TIMEOUT_FAULT_S):  # the package's: tests set it there
+            if self._stopping.wait(model.TIMEOUT_FAULT_S):  # read at each hold: tests set it there
                 return _Reply.text(503, "stopping")
             return None  # served late, normally
         if fault.kind == "ratelimit":

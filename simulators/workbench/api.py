@@ -7,7 +7,7 @@ import json
 import time
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import simulators.workbench
+from simulators.workbench import model
 from simulators.workbench.errors import AbortError, Json, SimulatorError
 from simulators.workbench.faults import FaultyState
 from simulators.workbench.model import (
@@ -49,7 +49,7 @@ class ApiState(FaultyState):
         with self._lock:
             fault = self._take_fault_locked(http_method, path, ("http", "timeout"))
         if fault is not None and fault.kind == "timeout":
-            if self._stopping.wait(simulators.workbench.TIMEOUT_FAULT_SECONDS):  # the package's: tests set it there
+            if self._stopping.wait(model.TIMEOUT_FAULT_SECONDS):  # read at each hold: tests set it there
                 raise AbortError
         elif fault is not None:
             raise SimulatorError(

@@ -51,7 +51,7 @@ class Side:
 @pytest.fixture(scope="module")
 def sim() -> Iterator[WorkbenchSimulator]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(simulators.workbench, "TIMEOUT_FAULT_SECONDS", HOLD_S)
+        patch.setattr(simulators.workbench.model, "TIMEOUT_FAULT_SECONDS", HOLD_S)
         running = WorkbenchSimulator(unknown_fields=False, labels_visible="on-done", health_delay_s=0.1,
                                      **TIMINGS).start()
         yield running

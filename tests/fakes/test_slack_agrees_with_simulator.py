@@ -30,7 +30,7 @@ STATUS = {"ok": 200, "ratelimit": 429, "server_error": 500, "error": 200, "timeo
 @pytest.fixture
 def sim() -> Iterator[SlackSimulator]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(simulators.slack, "TIMEOUT_FAULT_S", HOLD_S)
+        patch.setattr(simulators.slack.model, "TIMEOUT_FAULT_S", HOLD_S)
         running = SlackSimulator(bot_token=TOKEN).start()
         running.add_channel(CHANNEL, "alerts")
         running.add_user("U0ALICE", "alice", "alice@contest.example")

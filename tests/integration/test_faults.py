@@ -73,8 +73,8 @@ FAULT_ENV = {
 def short_holds() -> Iterator[None]:
     """A held (`timeout`) request is answered after HOLD_S instead of 30 s: what it does late shows up in the test."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(simulators.workbench, "TIMEOUT_FAULT_SECONDS", HOLD_S)
-        patch.setattr(simulators.slack, "TIMEOUT_FAULT_S", HOLD_S)
+        patch.setattr(simulators.workbench.model, "TIMEOUT_FAULT_SECONDS", HOLD_S)
+        patch.setattr(simulators.slack.model, "TIMEOUT_FAULT_S", HOLD_S)
         yield
 
 

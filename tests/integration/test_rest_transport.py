@@ -37,7 +37,7 @@ REST_ENV = {"WORKER_BUDGET_SECONDS": "6", "WORKBENCH_TIMEOUT_SECONDS": "1.5", "W
 @pytest.fixture(scope="module")
 def stack(label_visibility: str) -> Iterator[LocalStack]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(simulators.workbench, "TIMEOUT_FAULT_SECONDS", HOLD_S)
+        patch.setattr(simulators.workbench.model, "TIMEOUT_FAULT_SECONDS", HOLD_S)
         with LocalStack(env=REST_ENV, workbench_transport="rest") as running:
             yield running
 

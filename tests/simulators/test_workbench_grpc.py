@@ -189,7 +189,7 @@ def test_injected_http_faults_map_to_their_grpc_codes(
 def test_timeout_fault_is_a_deadline_exceeded(
     sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(simulators.workbench, "TIMEOUT_FAULT_SECONDS", 1.0)
+    monkeypatch.setattr(simulators.workbench.model, "TIMEOUT_FAULT_SECONDS", 1.0)
     full = add(sim, "t")
     sim.inject_fault(method="reset", kind="timeout")
     with pytest.raises(gexc.DeadlineExceeded):  # the client gave up: the held call, 1 s later, succeeds

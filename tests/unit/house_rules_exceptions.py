@@ -10,8 +10,8 @@ from __future__ import annotations
 # path from the root -> lines
 FILE_EXCEPTIONS: dict[str, int] = {
     "simulators/pubsub.py": 976,
-    "simulators/stack.py": 532,
-    "tests/guest/rig.py": 570,
+    "simulators/stack.py": 467,
+    "tests/guest/rig.py": 569,
     "tests/integration/test_faults.py": 505,
     "tests/integration/test_memory_and_resize.py": 551,
     "tests/integration/test_slack_app.py": 416,

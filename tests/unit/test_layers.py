@@ -127,17 +127,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-# Today's cycles left for their owners' changes; this list may only shrink (an entry no longer found fails too).
-KNOWN_CYCLES = [
-    # issue 26 item 6: the Workbench simulator becomes a package whose errors import nothing of its own
-    ["simulators.workbench", "simulators.workbench_grpc"],
-]
-
-
 def test_no_import_cycle_in_the_tree() -> None:
-    found = cycles(import_graph())
-    assert [c for c in found if c not in KNOWN_CYCLES] == [], "import cycles (TYPE_CHECKING imports included)"
-    assert [c for c in KNOWN_CYCLES if c not in found] == [], "a listed cycle is gone: take it off KNOWN_CYCLES"
+    assert cycles(import_graph()) == [], "import cycles (TYPE_CHECKING imports included)"
 
 
 def test_the_cycle_check_sees_a_cycle_hidden_under_type_checking(tmp_path: Path) -> None:
