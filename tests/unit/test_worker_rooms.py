@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from shared.adapters.errors import MaybeAppliedError, NotFoundError, RefusedError, TransientError
-from shared.app.worker import Outcome, Worker, WorkOutcome
-from shared.app.worker.outcomes import Redeliver, settle
+from shared.app.worker import Outcome, Worker
+from shared.app.worker.errors import FinalError, TryAgainLater, classify
 from shared.core.history import INFLIGHT
 from shared.core.models import Action, InstanceRef, InstanceView
 from shared.core.policy import Verdict
@@ -24,12 +24,17 @@ def test_every_verdict_is_an_outcome_of_the_same_words_and_has_one_action() -> N
     assert set(worker.by_verdict) == set(Verdict)
 
 
-def test_settle_redelivers_what_may_pass_and_leaves_the_rest_to_be_said() -> None:
-    retry = WorkOutcome(False, Outcome.RETRY, "UNAVAILABLE: try later")
-    assert settle(TransientError("UNAVAILABLE", "try later")) == retry
-    assert settle(Redeliver(Outcome.WAIT, "no reset seen yet")) == WorkOutcome(False, Outcome.WAIT, "no reset seen yet")
-    assert settle(NotFoundError("NOT_FOUND", "no such instance")) is None
-    assert settle(KeyError("a bug")) is None
+@pytest.mark.parametrize("acting", [False, True])
+def test_classify_tries_again_what_may_pass_and_ends_a_failed_read(acting: bool) -> None:
+    """The table at the top of shared/app/worker: what may pass is tried again later wherever it rose; anything
+    else is final before an action and tried again once an action may have changed the instance."""
+    assert isinstance(classify(TransientError("UNAVAILABLE", "try later"), acting=acting), TryAgainLater)
+    waiting = TryAgainLater("no reset seen yet", ended=Outcome.WAIT, delay=3.0)
+    assert classify(waiting, acting=acting) is waiting
+    final = FinalError("refused")
+    assert classify(final, acting=acting) is final
+    for other in (NotFoundError("NOT_FOUND", "no such instance"), KeyError("a bug")):
+        assert isinstance(classify(other, acting=acting), TryAgainLater if acting else FinalError)
 
 
 class Failing(FakeWorkbench):

@@ -61,7 +61,8 @@ stop refused, a mode that can't be written).
 """
 
 from shared.app.worker.dispatch import Worker
+from shared.app.worker.errors import FinalError, LabelsFullError, TryAgainLater
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import LabelsFullError, Outcome, Publisher, WorkOutcome
+from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
 
-__all__ = ["Job", "LabelsFullError", "Outcome", "Publisher", "WorkOutcome", "Worker"]
+__all__ = ["FinalError", "Job", "LabelsFullError", "Outcome", "Publisher", "TryAgainLater", "WorkOutcome", "Worker"]

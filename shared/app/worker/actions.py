@@ -10,13 +10,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from shared.adapters.errors import TransientError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
 from shared.app.worker.crew import Crew
+from shared.app.worker.errors import LabelsFullError, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import kernels_today, said_to_organizers
-from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
+from shared.app.worker.outcomes import Outcome, WorkOutcome
 from shared.core import messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
@@ -151,41 +153,43 @@ class Actions(Crew):
     def _stopped(self, job: Job) -> OperationOutcome:
         """The stop sent and followed; a failure is reported to the organizer who pressed the button, except one
         that may pass before it is sent: that rises (nothing sent, nothing recorded: the redelivery stops it)."""
-        operation = attempt(lambda: self.workbench.stop(job.ref))
-        if isinstance(operation, Exception) and is_transient(operation):
-            raise operation
+        try:
+            operation = self.workbench.stop(job.ref)
+        except TransientError:  # nothing sent: redelivered
+            raise
+        except Exception as exc:  # noqa: BLE001 - the stop refused: told to the organizer who pressed
+            self._record_stop(job)
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
         self._record_stop(job)
-        if isinstance(operation, Exception):
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(operation))
-        followed = attempt(lambda: self.workbench.follow(operation, job.ref, deadline=job.deadline))
-        if isinstance(followed, Exception):
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(followed))
-        return followed
+        try:
+            return self.workbench.follow(operation, job.ref, deadline=job.deadline)
+        except Exception as exc:  # noqa: BLE001 - sent, then not seen through: said as failed, as before
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
 
     def _record_stop(self, job: Job) -> None:
         """The stop recorded with who may start the notebook again (history.StopHold): organizers only, unless
         the organizer let its owner (the Stop button that says so)."""
         request = job.request
         hold = StopHold(held=not request.owner_may_start, since=self.clock.now(), alert_ts=request.alert_ts)
-        failure = self.recorder.attempt(job.ref, job.view, replace(job.history, stopped=hold))
-        if failure is not None:
-            log.warning("the stop of %s was sent but not recorded: %s", job.ref.name, describe(failure))
+        self.recorder.best_effort(job.ref, job.view, replace(job.history, stopped=hold),
+                                  "the stop of %s was sent but not recorded")
 
     def set_mode(self, job: Job) -> WorkOutcome:
         """Pause or resume automatic restarts: a label, so a refusal to write it is the action's failure."""
         request, ref, view = job.request, job.ref, job.view
         paused = job.decision.verdict is Verdict.SET_PAUSED
         new_history = replace(job.history, auto_mode=AutoMode.PAUSED) if paused else job.history.resumed()
-        failure = self.recorder.attempt(ref, view, new_history)
-        if isinstance(failure, LabelsFullError):  # the mode is a label: in the alerts' words, how many to remove
+        try:
+            self.recorder.save(ref, view, new_history)
+        except LabelsFullError as full:  # the mode is a label: in the alerts' words, how many to remove
             key = MODE_REFUSED_REPLIES.get(request.action, "reply.failed")
-            self.reporter.reply(request, self.say(key, instance=ref.name, error=str(failure)))
+            self.reporter.reply(request, self.say(key, instance=ref.name, error=str(full)))
             return WorkOutcome(ack=True, verdict=Outcome.NOT_RECORDED, detail="no room for the mode in the labels")
-        if failure is not None:
-            if is_transient(failure):
-                raise failure
-            self.reporter.reply(request, self.reporter.failed_reply(request, ref, describe(failure)))
-            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(failure))
+        except TransientError:  # nothing written: redelivered
+            raise
+        except Exception as exc:  # noqa: BLE001 - the mode refused: said to whoever asked
+            self.reporter.reply(request, self.reporter.failed_reply(request, ref, describe(exc)))
+            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(exc))
         when = self.reporter.when(self.clock.now())
         who = self.reporter.who(request)
         line = self.say("outcome.paused_by", who=who, time=when) if paused else self.say(

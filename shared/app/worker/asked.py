@@ -20,11 +20,12 @@ from typing import Any
 
 from shared.adapters.clock import Clock
 from shared.adapters.config import Settings
-from shared.adapters.errors import ServiceError
+from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import Workbench
 from shared.app.slack.callers import Callers
 from shared.app.slack.replies import denial, refused
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_transient
+from shared.app.worker.errors import TryAgainLater, describe
+from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
 from shared.app.worker.reporter import Reporter
 from shared.core import messages
 from shared.core.commands import Answer, Caller, authorize_press, authorize_restart
@@ -115,10 +116,10 @@ class Asked:
             return [view for listed in lists for view in listed.result()]
 
     def _failed(self, request: RestartRequest, service: str, exc: ServiceError) -> WorkOutcome:
-        """A service answered an error: redelivered while it may pass and the request is young (the person sees
-        the placeholder meanwhile), else said, naming what failed: the request's one final answer."""
+        """A service answered an error: tried again later while it may pass and the request is young (the person
+        sees the placeholder meanwhile), else said, naming what failed: the request's one final answer."""
         young = self.clock.now() - request.requested_at < timedelta(seconds=self.settings.slack_budget.retry)
-        if is_transient(exc) and young:
-            return WorkOutcome(ack=False, verdict=Outcome.RETRY, detail=f"{service}: {describe(exc)}")
+        if isinstance(exc, TransientError) and young:
+            raise TryAgainLater(f"{service}: {describe(exc)}") from exc
         self.reporter.reply(request, self.say("deny.failed", service=service, error=exc.status))
         return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=f"{service}: {describe(exc)}")

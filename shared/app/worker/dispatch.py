@@ -1,6 +1,6 @@
 """The dispatcher: a Pub/Sub push in, one outcome out. Parse, observe, decide (policy.py), then the one
-action the verdict names (Worker.by_verdict), and the audit line. The only place an exception becomes an outcome
-(outcomes.settle): ack, redeliver, or said to the organizers.
+action the verdict names (Worker.by_verdict), and the audit line. The only place an error becomes an ack or a
+redelivery (Worker.conclude, by the table in this package's docstring).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
 from shared.app.worker.asked import Asked
 from shared.app.worker.endings import Endings
+from shared.app.worker.errors import TryAgainLater, classify, describe, unexpected
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_service_error, settle
+from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
 from shared.app.worker.pictures import Pictures
 from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
@@ -121,8 +122,8 @@ class Worker:
                 job = prepared
                 prepared = self.by_verdict[job.decision.verdict](job)
             outcome = prepared
-        except Exception as exc:  # noqa: BLE001 - the last resort: every request ends in an outcome, never a crash
-            outcome = self._settle(request, exc, acting=job is not None)
+        except Exception as exc:  # noqa: BLE001 - every request ends in an outcome, never a crash (conclude)
+            outcome = self.conclude(job.request if job else request, exc, acting=job is not None)
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
@@ -137,26 +138,24 @@ class Worker:
             owner=outcome.owner,
             latency_ms=round((self.clock.monotonic() - started) * 1000, 1),
             acked=outcome.ack,
+            retry_after_s=outcome.retry_after,
         )
         return outcome
 
-    def _settle(self, request: RestartRequest, exc: Exception, *, acting: bool) -> WorkOutcome:
-        """Redelivered when it may pass (outcomes.settle). A failure to observe the instance is said
-        (Endings.refused) and acked, since reading again would only fail again. One that rose out of an action is
-        redelivered, as an uncaught error was before: the action may already have changed the instance (an intent
-        written, a reset sent), and the redelivery sees that (Verdict.FOLLOW) where an alert could only guess;
-        a request that keeps failing ends in the too-old alert, never a silent drop."""
-        if settled := settle(exc):
-            return settled
-        if acting or not is_service_error(exc):
+    def conclude(self, request: RestartRequest, exc: Exception, *, acting: bool) -> WorkOutcome:
+        """The one place an error becomes an ack or a redelivery (the table in this package's docstring).
+        TryAgainLater is redelivered; FinalError is reported in the words of what was asked and acked. Anything
+        else is first read as one of the two (errors.classify: by whether an action was under way)."""
+        if unexpected(exc, acting=acting):
             log.error("%s: %s", request.instance, describe(exc), exc_info=exc)
-        if acting:
-            return WorkOutcome(ack=False, verdict=Outcome.RETRY, detail=f"redelivered after {describe(exc)}")
+        error = classify(exc, acting=acting)
+        if isinstance(error, TryAgainLater):
+            return WorkOutcome(ack=False, verdict=error.ended, detail=error.reason, retry_after=error.delay)
         try:
             ref = InstanceRef.parse(request.instance)
-        except ValueError:  # an unresolved kill names no instance: nothing to say it about
-            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(exc))
-        return self.endings.refused(request, ref, describe(exc))
+        except ValueError:  # an unresolved kill names no instance: nothing to report it about
+            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=error.reason)
+        return self.endings.refused(request, ref, error.reason)
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
         """The job to act on, or how the request ended before one: unresolved, refused or handed on (asked.py),

@@ -10,8 +10,9 @@ from dataclasses import dataclass, replace
 
 from shared.app.resize import Resizer
 from shared.app.worker.crew import Crew
+from shared.app.worker.errors import TryAgainLater, describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, Redeliver, WorkOutcome, attempt, describe
+from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
 from shared.core import alert_groups, messages, waiting
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts
@@ -85,11 +86,12 @@ class Endings(Crew):
             return self._wait_ended(job)
         marker = waiting.own_marker(request)
         named = replace(job.history, waiting=marker.label)  # unnamed, the wait still ends; its lines don't fold
-        if named != job.history and (failure := self.recorder.attempt(job.ref, job.view, named)):
-            log.warning("could not name the wait on %s: %s", job.ref.name, describe(failure))
-        message_id = attempt(lambda: self.queue.publish(waiting.continuation(request)))
-        if isinstance(message_id, Exception):  # not handed on: this message is redelivered, and waits again
-            raise Redeliver(Outcome.RETRY, f"continuation not published: {describe(message_id)}") from message_id
+        if named != job.history:
+            self.recorder.best_effort(job.ref, job.view, named, "could not name the wait on %s")
+        try:
+            message_id = self.queue.publish(waiting.continuation(request))
+        except Exception as exc:
+            raise TryAgainLater(f"continuation not published: {describe(exc)}") from exc
         return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
                            detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")
 

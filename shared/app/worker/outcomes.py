@@ -1,23 +1,16 @@
-"""How a request ends (WorkOutcome, its Outcome), and the one place an exception becomes one.
+"""How a request ends (WorkOutcome, its Outcome): what the dispatcher audits and the push endpoint answers.
 
-Actions let failures rise; the dispatcher alone turns them into an outcome with `settle` (this package's
-docstring). The adapters raise the project's errors (shared/adapters/errors.py): which of them mean "try again"
-or "may have been applied" is read here and nowhere else in the worker.
+Errors, and which of them mean "try again later", are in errors.py.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, TypeVar
+from typing import Protocol
 
-from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
-from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
 from shared.core.models import RestartRequest
 from shared.core.policy import Verdict
-
-T = TypeVar("T")
 
 
 class Outcome(StrEnum):
@@ -64,69 +57,16 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True)
 class WorkOutcome:
+    """`ack` False asks Pub/Sub to redeliver; `retry_after`, when known, the seconds before that can help."""
+
     ack: bool
     verdict: Outcome
     detail: str = ""
     owner: str = ""
+    retry_after: float | None = None
 
 
 class Publisher(Protocol):
     """The restart topic (queue.RestartQueue): where a waiting incident's continuation goes."""
 
     def publish(self, request: RestartRequest) -> str: ...
-
-
-class LabelsFullError(RuntimeError):
-    """The history doesn't fit in GCP's 64 labels beside the instance's others: the API would refuse it.
-    Its text is what organizers must do about it (Recorder.no_room)."""
-
-
-class Redeliver(Exception):  # noqa: N818 - what the dispatcher does with it, not an error
-    """An action's request to be delivered again later (ack=False), with the outcome to audit."""
-
-    def __init__(self, verdict: Outcome, detail: str) -> None:
-        super().__init__(detail)
-        self.verdict = verdict
-        self.detail = detail
-
-
-def describe(exc: BaseException) -> str:
-    """A short, log-safe description: the API's status and message (describe_error), no request details."""
-    return describe_error(exc)
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Asking again later may work (429, 503, a refused connection, 409 ABORTED, no answer)."""
-    return isinstance(exc, TransientError)
-
-
-def maybe_applied(exc: BaseException) -> bool:
-    """No answer to a request that may have been applied all the same (a reset that timed out)."""
-    return isinstance(exc, MaybeAppliedError)
-
-
-def is_service_error(exc: BaseException) -> bool:
-    """An answer of the service (or its silence), as opposed to a fault of the worker's own."""
-    return isinstance(exc, ServiceError)
-
-
-def attempt(call: Callable[[], T]) -> T | Exception:
-    """What `call` returned, or what it raised, for a caller whose own outcome a failure is: a reset or a stop
-    refused (said in the action's words), bookkeeping that must never cost a report (rules 2 and 3), a
-    continuation not handed on. Whatever it raised: the adapters translate the APIs' answers into the project's
-    errors, but not what lies below them (google.auth's TransportError when a token can't be had) nor a fault of
-    their own, and each of those here meant the same as a refusal before the errors were the project's."""
-    try:
-        return call()
-    except Exception as exc:  # noqa: BLE001 - handed back: the caller says what it means (above)
-        return exc
-
-
-def settle(exc: BaseException) -> WorkOutcome | None:
-    """The outcome of an exception that ends a request by redelivery; None for one that is to be reported
-    (refused, not found, or a fault of the worker's own: said, never looped on)."""
-    if isinstance(exc, Redeliver):
-        return WorkOutcome(ack=False, verdict=exc.verdict, detail=exc.detail)
-    if is_transient(exc) or isinstance(exc, LabelsNotConfirmedError):  # an intent that may still land: FOLLOW
-        return WorkOutcome(ack=False, verdict=Outcome.RETRY, detail=describe(exc))
-    return None

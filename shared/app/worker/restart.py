@@ -13,22 +13,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.adapters.errors import TransientError
+from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.crew import Crew
+from shared.app.worker.errors import MAY_PASS, FinalError, LabelsFullError, TryAgainLater, describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import (
-    LabelsFullError,
-    Outcome,
-    Redeliver,
-    WorkOutcome,
-    attempt,
-    describe,
-    is_service_error,
-    is_transient,
-    maybe_applied,
-    settle,
-)
+from shared.app.worker.outcomes import Outcome, WorkOutcome
 from shared.core import messages
 from shared.core.blocks import AlertFacts
 from shared.core.models import InstanceRef, InstanceState, Trigger
@@ -66,16 +56,17 @@ class RestartAction(Crew):
             intent = history.with_intent(
                 start_time, restart_key(job.request), killed_at=job.request.kill_time, automatic=job.automatic
             )
-            labels = attempt(lambda: self.recorder.save(job.ref, job.view, intent))  # rule 1: before acting
-            if isinstance(labels, LabelsFullError):
+            try:
+                labels = self.recorder.save(job.ref, job.view, intent)  # rule 1: before acting
+            except LabelsFullError as full:
                 if job.automatic:
-                    return self._not_recorded(job, str(labels))
-                log.warning("restarting %s unrecorded: %s", job.ref.name, labels)
-                labels, no_room = job.view.labels, str(labels)
-            elif isinstance(labels, Exception):  # nothing was reset: one that may pass rises (redelivered)
-                if settle(labels) is not None:
-                    raise labels
-                return self._intent_refused(job, labels)
+                    return self._not_recorded(job, str(full))
+                log.warning("restarting %s unrecorded: %s", job.ref.name, full)
+                labels, no_room = job.view.labels, str(full)
+            except MAY_PASS:  # nothing was reset: redelivered
+                raise
+            except Exception as exc:
+                raise self._intent_refused(job, exc) from exc
             job = job.with_labels(labels)  # the labels the instance now carries, as read back
             seen = self._reset_and_follow(job, facts, attempted_at=start_time, undo=not no_room)
         if isinstance(seen, WorkOutcome):
@@ -134,13 +125,12 @@ class RestartAction(Crew):
         # The intent landed but its reset never did: send it now, under the same intent.
         return self._reset_and_follow(job, facts, attempted_at=start_time, undo=False)
 
-    def _intent_refused(self, job: Job, exc: Exception) -> WorkOutcome:
-        """The API refused the intent: nothing was reset, so "not restarted" is true; said once and acked."""
+    def _intent_refused(self, job: Job, exc: Exception) -> FinalError:
+        """The API refused the intent: nothing was reset, so "not restarted" is true; reported once and acked."""
         error = describe(exc)
-        if not is_service_error(exc):
+        if not isinstance(exc, ServiceError):
             log.error("%s: the intent was not written: %s", job.ref.name, error, exc_info=exc)
-        self.reporter.api_failure(job.request, job.ref, error)
-        return WorkOutcome(ack=True, verdict=Outcome.API_ERROR, detail=error)
+        return FinalError(error)
 
     def _not_recorded(self, job: Job, no_room: str) -> WorkOutcome:
         """An automatic restart whose intent doesn't fit in the instance's labels is not made (rule 1). Told to
@@ -157,9 +147,10 @@ class RestartAction(Crew):
         After a crash (FOLLOW) there is no such history and nothing is undone: the redelivery follows the intent
         again and finds no reset."""
         busy: list[BaseException] = []
-        operation = attempt(lambda: self.workbench.reset(job.ref, on_busy=busy.append))
-        if isinstance(operation, Exception):  # nothing was reset: undo the intent, then report or rise
-            return self._not_reset(job, facts, operation, attempted_at=attempted_at, undo=undo)
+        try:
+            operation = self.workbench.reset(job.ref, on_busy=busy.append)
+        except Exception as exc:  # noqa: BLE001 - nothing was reset: undo the intent, then report or try again later
+            return self._not_reset(job, facts, exc, attempted_at=attempted_at, undo=undo)
         result, alert_ts = self._see_through(
             lambda until: self.workbench.follow(operation, job.ref, deadline=until), job.deadline, facts
         )
@@ -167,17 +158,17 @@ class RestartAction(Crew):
 
     def _not_reset(self, job: Job, facts: Facts, exc: Exception, *, attempted_at: datetime, undo: bool
                    ) -> WorkOutcome:
-        if maybe_applied(exc):
+        if isinstance(exc, MaybeAppliedError):
             # A reset that timed out may still happen: keep the intent, so that the redelivery
             # looks for it (Verdict.FOLLOW) instead of starting a second one.
-            raise Redeliver(Outcome.RETRY, describe(exc)) from exc
+            raise TryAgainLater(describe(exc)) from exc
         if undo:  # the Slack request's record goes with the intent: the redelivery is no replay
             undone = job.history.without_acted(job.request.slack_request)
-            if failure := self.recorder.attempt(job.ref, job.view, undone):  # the redelivery finds no reset: sends
-                log.error("could not take back the intent on %s: %s", job.ref.name, describe(failure))
-        if is_transient(exc):  # said once the redelivery knows how it ended
+            self.recorder.best_effort(job.ref, job.view, undone, "could not take back the intent on %s",
+                                      level=logging.ERROR)  # the redelivery finds no reset: sends it
+        if isinstance(exc, TransientError):  # said once the redelivery knows how it ended
             log.warning("reset of %s: %s; the request will be redelivered", job.ref.name, describe(exc))
-            raise exc
+            raise TryAgainLater(describe(exc)) from exc
         if job.decision.verdict is Verdict.FOLLOW:  # read before waiting for the earlier attempt's reset: re-read
             failed = OperationOutcome(ResetResult.FAILED, 0.0)
             job = replace(job, view=self.recorder.freshest(job.ref, job.view, failed, attempted_at, job.deadline))
@@ -186,16 +177,17 @@ class RestartAction(Crew):
     def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float) -> Any:
         """The reset an earlier attempt sent under this intent: its operation; None once it is clear none was
         sent (no reset in the API's operations by the time any request of that attempt could have landed);
-        _UNKNOWN if operations can't be listed. Redeliver (WAIT) while that time has not come and the budget has."""
+        _UNKNOWN if operations can't be listed. TryAgainLater (WAIT) while that time has not come and the budget has."""
         settled_at = since + self.settings.reset_settle
         budget = self.settings.worker_budget.total_seconds()
         latest = deadline - min(180.0, budget / 2)  # a reset sent later than this could not be seen through
         while True:
             # Labels keep whole seconds: a reset created in the intent's second is after it.
-            found = attempt(lambda: self.workbench.find_reset(ref, since=since - timedelta(seconds=1)))
-            if isinstance(found, Exception):  # e.g. REST's ParseError on a finished operation
+            try:
+                found = self.workbench.find_reset(ref, since=since - timedelta(seconds=1))
+            except Exception as exc:  # noqa: BLE001 - e.g. REST's ParseError on a finished operation: watch instead
                 log.warning("could not list operations for %s: %s; watching the instance instead",
-                            ref.name, describe(found))
+                            ref.name, describe(exc))
                 return _UNKNOWN
             if found is not None:
                 log.info("%s: following the reset sent under the intent of %s", ref.name, since)
@@ -206,7 +198,7 @@ class RestartAction(Crew):
                 return None
             wait = min(2.0, max(left, 0.0))
             if self.clock.monotonic() + wait > latest:  # the redelivery sends it, with a whole budget to follow it
-                raise Redeliver(Outcome.WAIT, "no reset seen yet; redeliver later")
+                raise TryAgainLater("no reset seen yet; redeliver later", ended=Outcome.WAIT, delay=max(left, 0.0))
             self.clock.sleep(wait)
 
     def _see_through(self, wait: Callable[[float], OperationOutcome], deadline: float, facts: Facts) -> Seen:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from shared.adapters.errors import TransientError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.crew import Crew
+from shared.app.worker.errors import describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, WorkOutcome, attempt, describe, is_transient
+from shared.app.worker.outcomes import Outcome, WorkOutcome
 from shared.core import messages
 
 log = logging.getLogger(__name__)
@@ -28,21 +30,10 @@ class StartAction(Crew):
     def run(self, job: Job) -> WorkOutcome:
         """Start, record (the organizer's hold cleared, the Slack request acted on), follow, then say how it
         ended: to whoever asked, to the thread of the alert the stop was pressed on, and to the owner when an
-        organizer started it for them. A start refused for a moment before it was sent rises (redelivered)."""
-        request, ref, view = job.request, job.ref, job.view
+        organizer started it for them. A start refused for a moment before it was sent is tried again later."""
+        request, view = job.request, job.view
         hold = job.history.stopped
-        operation = attempt(lambda: self.workbench.start(ref))
-        if isinstance(operation, Exception) and is_transient(operation):
-            raise operation
-        failure = self.recorder.attempt(ref, view, replace(job.history, stopped=None))
-        if failure is not None:  # the start goes on: a hold left behind only keeps a participant's second start out
-            log.warning("the start of %s was sent but not recorded: %s", ref.name, describe(failure))
-        if isinstance(operation, Exception):
-            result = OperationOutcome(ResetResult.FAILED, 0.0, describe(operation))
-        else:
-            followed = attempt(lambda: self.workbench.follow(operation, ref, deadline=job.deadline))
-            result = followed if not isinstance(followed, Exception) else OperationOutcome(
-                ResetResult.FAILED, 0.0, describe(followed))
+        result = self._started(job)
         line = self._said(job, result)
         self.reporter.reply(request, line)
         if hold is not None and hold.alert_ts and result.result is not ResetResult.FAILED:
@@ -52,6 +43,25 @@ class StartAction(Crew):
         if result.result is ResetResult.DONE:
             self.reporter.tell_owner_of_organizers_act(request, view, "dm.started_for_you", self.clock.now())
         return WorkOutcome(ack=True, verdict=Outcome.START, detail=str(result.result))
+
+    def _started(self, job: Job) -> OperationOutcome:
+        """The start sent, recorded, and followed; refused or not seen through, a FAILED result to say."""
+        ref, refused = job.ref, ""
+        try:
+            operation = self.workbench.start(ref)
+        except TransientError:  # nothing sent: redelivered
+            raise
+        except Exception as exc:  # noqa: BLE001 - refused: said to whoever asked
+            operation, refused = None, describe(exc)
+        # The start goes on unrecorded: a hold left behind only keeps a participant's second start out.
+        self.recorder.best_effort(ref, job.view, replace(job.history, stopped=None),
+                                  "the start of %s was sent but not recorded")
+        if operation is None:
+            return OperationOutcome(ResetResult.FAILED, 0.0, refused)
+        try:
+            return self.workbench.follow(operation, ref, deadline=job.deadline)
+        except Exception as exc:  # noqa: BLE001 - sent, then not seen through: said as failed
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
 
     def _said(self, job: Job, result: OperationOutcome) -> str:
         name, seconds = job.ref.name, round(result.seconds)
