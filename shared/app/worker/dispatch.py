@@ -59,17 +59,25 @@ class Worker:
         self.slack = slack
         self.clock = clock
         self.policy = settings.policy
-        say = messages.For(settings.message_language)
-        self.recorder = Recorder(settings, workbench, clock, say)
-        self.reporter = Reporter(settings, slack, clock, say, Pictures(settings, slack, clock, say, memory))
-        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
+        wording = messages.For(settings.message_language)
+        self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
+        pictures = Pictures(settings=settings, slack=slack, clock=clock, wording=wording, reader=memory)
+        self.reporter = Reporter(settings=settings, slack=slack, clock=clock, wording=wording, pictures=pictures)
+        # Answers as all requests do (the reporter's reply).
+        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)
         # The requests the Slack app acknowledged first: who asked is read here, through the worker's own client.
-        self.asked = Asked(settings, clock, self.reporter, workbench, slack, queue)
-        crew = (settings, clock, self.recorder, self.reporter)
-        self.restart = RestartAction(*crew, workbench)
-        self.actions = Actions(*crew, workbench, slack, resizer)
-        self.endings = Endings(*crew, queue, resizer)
-        self.start = StartAction(*crew, workbench, slack)
+        self.asked = Asked(settings=settings, clock=clock, reporter=self.reporter, workbench=workbench, slack=slack,
+                           queue=queue)
+        recorder, reporter = self.recorder, self.reporter
+        self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                     workbench=workbench)
+        self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                               workbench=workbench, slack=slack, resizer=resizer)
+        self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
+                               resizer=resizer)
+        self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                 workbench=workbench, slack=slack)
+        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
         act = self.actions
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
@@ -89,7 +97,7 @@ class Worker:
             Verdict.GIVE_UP: act.report_only,
             Verdict.ALERT: act.report_only,
             Verdict.WAIT: self.endings.yield_key,  # reached only past the one hold a delivery has (_observe)
-            Verdict.KERNEL_KEPT: Interrupts(*crew).interrupted,
+            Verdict.KERNEL_KEPT: interrupts.interrupted,
         }
 
     def handle_push(self, body: Any) -> WorkOutcome:

@@ -43,11 +43,11 @@ class Outcome(StrEnum):
     FOLDED = "folded"  # another line of an incident already waiting
     REPLAYED = "replayed"  # a Slack request already acted on
     IGNORED = "ignored"  # a memory warning too old, or not of a notebook
-    API_ERROR = "api-error"  # the API refused before anything was done: said
+    API_ERROR = "api-error"  # the API refused before anything was done: reported
     WAIT_ENDED = "wait-ended"  # a wait longer than any the policy makes
     NOT_RECORDED = "not-recorded"  # no room in the labels for what must be recorded first
     FAILED = "failed"  # the API refused the action itself
-    DENIED = "denied"  # a Slack request acknowledged before its reads, then refused here (asked.py): said
+    DENIED = "denied"  # a Slack request acknowledged before its reads, then refused here (asked.py): reported
     HANDED_ON = "handed-on"  # a slash command acknowledged before its reads, authorized, handed to its instance
 
     @classmethod

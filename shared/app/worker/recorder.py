@@ -23,12 +23,12 @@ from shared.core.models import InstanceRef, InstanceView
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Recorder:
     settings: Settings
     workbench: Workbench
     clock: Clock
-    say: messages.For
+    wording: messages.For
 
     def save(self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True) -> dict[str, str]:
         """The history over the view's labels (History.to_labels: right whether updates merge or replace); returns
@@ -52,16 +52,16 @@ class Recorder:
         if len(labels) <= MAX_LABELS:
             return ""
         count = foreign_count(labels)
-        return self.say("outcome.labels_full", instance=ref.name, count=count, needed=ROOM_NEEDED,
+        return self.wording("outcome.labels_full", instance=ref.name, count=count, needed=ROOM_NEEDED,
                         excess=count + ROOM_NEEDED - MAX_LABELS)
 
-    def record_before_saying(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
+    def record_before_alert(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
         """The record that folds an incident's other lines into it, written before the alert (rule 3). A
-        failure that may pass is raised (redelivered: nothing has been said); any other is logged and returned,
+        failure that may pass is raised (redelivered: nothing has been reported); any other is logged and returned,
         and the alert goes out unrecorded. Returns "" when the record was written, else why not."""
         try:
             self.save(ref, view, history)
-        except TransientError:  # nothing said yet: redelivered
+        except TransientError:  # nothing reported yet: redelivered
             raise
         except Exception as exc:  # noqa: BLE001 - a repeated alert beats a request that loops (rule 3)
             log.error("could not record history on %s: %s", ref.name, describe(exc))

@@ -15,7 +15,7 @@ from typing import Any
 
 from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
-from shared.app.worker.crew import Crew
+from shared.app.worker.context import ActionContext
 from shared.app.worker.errors import MAY_PASS, FinalError, LabelsFullError, TryAgainLater, describe
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Outcome, WorkOutcome
@@ -31,8 +31,8 @@ Facts = Callable[[str], AlertFacts]  # the alert with this outcome: built when n
 Seen = tuple[OperationOutcome, str | None]  # how the reset ended, and the alert announcing a slow one, if posted
 
 
-@dataclass(frozen=True)
-class RestartAction(Crew):
+@dataclass(frozen=True, kw_only=True)
+class RestartAction(ActionContext):
     workbench: Workbench
 
     def run(self, job: Job) -> WorkOutcome:
@@ -80,18 +80,18 @@ class RestartAction(Crew):
 
     def _report(self, job: Job, facts: Facts, seen: Seen, start_time: datetime, finished: datetime, no_room: str
                 ) -> WorkOutcome:
-        """The restart said (rule 2: before it is recorded), to the channel, the owner and whoever asked."""
+        """The restart reported (rule 2: before it is recorded), to the channel, the owner and whoever asked."""
         request, view = job.request, job.view
         result, alert_ts = seen
         seconds = max(0, round((finished - start_time).total_seconds()))
         if result.result is ResetResult.UNCONFIRMED:
-            outcome = self.say("outcome.restart_unconfirmed", seconds=seconds)
+            outcome = self.wording("outcome.restart_unconfirmed", seconds=seconds)
         elif request.requester is not None:
-            outcome = self.say("outcome.restarted_by", who=self.reporter.who(request), seconds=seconds)
+            outcome = self.wording("outcome.restarted_by", who=self.reporter.who(request), seconds=seconds)
         else:
-            outcome = self.say("outcome.restarted", seconds=seconds)
+            outcome = self.wording("outcome.restarted", seconds=seconds)
         if result.busy_retries:
-            outcome = f"{outcome}\n" + self.say("outcome.busy_retried", count=result.busy_retries)
+            outcome = f"{outcome}\n" + self.wording("outcome.busy_retried", count=result.busy_retries)
         if no_room:
             outcome = f"{outcome}\n{no_room}"
         alert_ts = self.reporter.post_alert(facts(outcome), alert_ts)
@@ -107,7 +107,7 @@ class RestartAction(Crew):
             self.reporter.tell_owner_of_organizers_act(request, view, "dm.restarted_for_you", finished)
         if request.response_url:
             done = result.result is ResetResult.DONE
-            reply = self.say("reply.restarted", instance=job.ref.name, seconds=seconds) if done else outcome
+            reply = self.wording("reply.restarted", instance=job.ref.name, seconds=seconds) if done else outcome
             self.reporter.reply(request, reply)
         self.recorder.try_save(job.ref, view, new_history)  # no redelivery if it fails: that would repeat the alert
         if job.automatic:  # last: the picture never delays the restart, its alert or its record
@@ -135,7 +135,7 @@ class RestartAction(Crew):
     def _not_recorded(self, job: Job, no_room: str) -> WorkOutcome:
         """An automatic restart whose intent doesn't fit in the instance's labels is not made (rule 1). Told to
         the organizers, with how to make room and the Restart button beside it."""
-        outcome = self.say("outcome.not_recorded", labels=no_room)
+        outcome = self.wording("outcome.not_recorded", labels=no_room)
         alert_ts = self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
         self.reporter.pictures.after_kill(job, alert_ts, owner_told=False)  # no DM here: the organizers act
         return WorkOutcome(ack=True, verdict=Outcome.NOT_RECORDED, detail="no room for the intent in the labels")
@@ -166,7 +166,7 @@ class RestartAction(Crew):
             undone = job.history.without_acted(job.request.slack_request)
             self.recorder.best_effort(job.ref, job.view, undone, "could not take back the intent on %s",
                                       level=logging.ERROR)  # the redelivery finds no reset: sends it
-        if isinstance(exc, TransientError):  # said once the redelivery knows how it ended
+        if isinstance(exc, TransientError):  # reported once the redelivery knows how it ended
             log.warning("reset of %s: %s; the request will be redelivered", job.ref.name, describe(exc))
             raise TryAgainLater(describe(exc)) from exc
         if job.decision.verdict is Verdict.FOLLOW:  # read before waiting for the earlier attempt's reset: re-read
@@ -207,7 +207,7 @@ class RestartAction(Crew):
         result = wait(min(deadline, announce_at))
         if result.result is not ResetResult.UNCONFIRMED or self.clock.monotonic() >= deadline:
             return result, None
-        alert_ts = self.reporter.post_alert(facts(self.say("outcome.restarting")))
+        alert_ts = self.reporter.post_alert(facts(self.wording("outcome.restarting")))
         return wait(deadline), alert_ts
 
     def _finish_failed(self, job: Job, facts: AlertFacts, alert_ts: str | None, error: str, attempted_at: datetime
@@ -219,7 +219,7 @@ class RestartAction(Crew):
             attempted_at, "", killed_at=request.kill_time, automatic=job.automatic
         ).without_inflight()
         self.recorder.try_save(job.ref, job.view, new_history)
-        outcome = self.say("outcome.restart_failed", error=messages.escape(error))
+        outcome = self.wording("outcome.restart_failed", error=messages.escape(error))
         alert_ts = self.reporter.post_alert(replace(facts, outcome=outcome), alert_ts)
         if job.automatic:
             self.reporter.dm_owner(job, restart=OperationOutcome(ResetResult.FAILED, 0.0, error))

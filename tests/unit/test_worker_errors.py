@@ -1,4 +1,4 @@
-"""The worker's dispatcher (shared/app/worker/): one action per verdict, and the one place an exception becomes an
+"""The worker's dispatcher (shared/app/worker/): one action per verdict, and the one place an error becomes an
 outcome. In-process fakes behind the adapters' interfaces (tests/unit/test_waiting.py's), on a fake clock; the
 same faults over the wire are in tests/integration/test_faults.py."""
 
