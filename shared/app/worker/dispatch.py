@@ -70,7 +70,7 @@ class Worker:
                            queue=queue)
         recorder, reporter = self.recorder, self.reporter
         self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
-                                     workbench=workbench)
+                                     workbench=workbench, queue=queue)
         self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                workbench=workbench, slack=slack, resizer=resizer)
         self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
@@ -96,7 +96,7 @@ class Worker:
             Verdict.DRY_RUN: act.report_only,
             Verdict.GIVE_UP: act.report_only,
             Verdict.ALERT: act.report_only,
-            Verdict.WAIT: self.endings.yield_key,  # reached only past the one hold a delivery has (_observe)
+            Verdict.WAIT: self.endings.hand_on_key,  # reached only past the one hold a delivery has (_observe)
             Verdict.KERNEL_KEPT: interrupts.interrupted,
         }
 
@@ -123,6 +123,8 @@ class Worker:
 
     def handle(self, request: RestartRequest) -> WorkOutcome:
         started = self.clock.monotonic()
+        if request.resumes:  # a follow's continuation (restart.py): received as the message whose intent it follows
+            request = replace(request, delivery_id=request.resumes)
         job: Job | None = None
         try:
             prepared = self._prepare(request, started)

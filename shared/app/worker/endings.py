@@ -21,6 +21,15 @@ from shared.core.models import Action, InstanceRef, RestartRequest
 log = logging.getLogger(__name__)
 
 
+def hand_on(queue: Publisher, continuation: RestartRequest) -> str:
+    """The continuation published under the same ordering key (rule 4), before this message is acked: its
+    message id. Not published, this message is tried again later, and waits again."""
+    try:
+        return queue.publish(continuation)
+    except Exception as exc:
+        raise TryAgainLater(f"continuation not published: {describe(exc)}") from exc
+
+
 @dataclass(frozen=True, kw_only=True)
 class Endings(ActionContext):
     queue: Publisher
@@ -77,7 +86,7 @@ class Endings(ActionContext):
             self.reporter.api_failure(request, ref, error)
         return WorkOutcome(ack=True, verdict=Outcome.API_ERROR, detail=error)
 
-    def yield_key(self, job: Job) -> WorkOutcome:
+    def hand_on_key(self, job: Job) -> WorkOutcome:
         """Still waiting after one poll: hand the instance's key on (rule 4). The wait is named on the instance
         first, so that the incident's other lines fold into it; then the continuation is published, and only
         then is this message acked."""

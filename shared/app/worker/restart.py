@@ -16,16 +16,18 @@ from typing import Any
 from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.context import ActionContext
+from shared.app.worker.endings import hand_on
 from shared.app.worker.errors import MAY_PASS, FinalError, LabelsFullError, TryAgainLater, describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, WorkOutcome
-from shared.core import messages
+from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
+from shared.core import messages, waiting
 from shared.core.blocks import AlertFacts
 from shared.core.models import InstanceRef, InstanceState, Trigger
 from shared.core.policy import Verdict, crashloop_count, restart_key
 
 log = logging.getLogger(__name__)
 _UNKNOWN = object()  # _find_earlier_reset: the operations could not be listed
+_NOT_YET = object()  # _find_earlier_reset: no reset seen after this delivery's one poll: hand the key on (rule 4)
 
 Facts = Callable[[str], AlertFacts]  # the alert with this outcome: built when needed (the owner's mention is a call)
 Seen = tuple[OperationOutcome, str | None]  # how the reset ended, and the alert announcing a slow one, if posted
@@ -34,6 +36,7 @@ Seen = tuple[OperationOutcome, str | None]  # how the reset ended, and the alert
 @dataclass(frozen=True, kw_only=True)
 class RestartAction(ActionContext):
     workbench: Workbench
+    queue: Publisher  # where the follow's continuation goes while it waits (rule 4)
 
     def run(self, job: Job) -> WorkOutcome:
         """Intent on the instance, reset, then one alert with the outcome (Slack waits until after the reset)."""
@@ -116,7 +119,10 @@ class RestartAction(ActionContext):
 
     def _resume(self, job: Job, start_time: datetime, facts: Facts) -> Seen | WorkOutcome:
         """After a crash, or a reset whose answer was lost: did the reset reach the API?"""
-        found = self._find_earlier_reset(job.ref, start_time, job.deadline)
+        may_hand_on = job.request.yields < waiting.max_yields(self.settings.policy)
+        found = self._find_earlier_reset(job.ref, start_time, job.deadline, hand_on=may_hand_on)
+        if found is _NOT_YET:
+            return self._hand_on(job)
         if found is _UNKNOWN:  # the operations can't be listed: watch the instance come back instead
             return self._see_through(lambda until: self._await_active(job.ref, start_time, until), job.deadline, facts)
         if found is not None:
@@ -174,13 +180,25 @@ class RestartAction(ActionContext):
             job = replace(job, view=self.recorder.freshest(job.ref, job.view, failed, attempted_at, job.deadline))
         return self._finish_failed(job, facts(""), None, describe(exc), attempted_at)
 
-    def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float) -> Any:
+    def _hand_on(self, job: Job) -> WorkOutcome:
+        """No reset seen yet, and it may still appear: the instance's key is handed on as a waiting incident's is
+        (rule 4), so a person's request queued behind this follow waits one short poll, not the whole settle. The
+        continuation is received as this very message (RestartRequest.resumes), so it follows the same intent."""
+        request = job.request
+        follow_up = replace(waiting.continuation(request), resumes=request.delivery_id)
+        message_id = hand_on(self.queue, follow_up)
+        return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
+                           detail=f"no reset seen yet; follows on in message {message_id} ({follow_up.yields})")
+
+    def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float, *, hand_on: bool) -> Any:
         """The reset an earlier attempt sent under this intent: its operation; None once it is clear none was
         sent (no reset in the API's operations by the time any request of that attempt could have landed);
-        _UNKNOWN if operations can't be listed. TryAgainLater (WAIT) while that time has not come and the budget has."""
+        _UNKNOWN if operations can't be listed; _NOT_YET after one short poll, when `hand_on`. Otherwise
+        TryAgainLater (WAIT) while that time has not come and the budget has."""
         settled_at = since + self.settings.reset_settle
         budget = self.settings.worker_budget.total_seconds()
         latest = deadline - min(180.0, budget / 2)  # a reset sent later than this could not be seen through
+        polled = False
         while True:
             # Labels keep whole seconds: a reset created in the intent's second is after it.
             try:
@@ -197,9 +215,12 @@ class RestartAction(ActionContext):
                 log.warning("%s: no reset was sent under the intent of %s; sending it now", ref.name, since)
                 return None
             wait = min(2.0, max(left, 0.0))
+            if hand_on and polled:
+                return _NOT_YET
             if self.clock.monotonic() + wait > latest:  # the redelivery sends it, with a whole budget to follow it
                 raise TryAgainLater("no reset seen yet; redeliver later", ended=Outcome.WAIT, delay=max(left, 0.0))
             self.clock.sleep(wait)
+            polled = True
 
     def _see_through(self, wait: Callable[[float], OperationOutcome], deadline: float, facts: Facts) -> Seen:
         """Quiet while the restart runs its usual course; a slow one is announced, and the alert updated later."""
