@@ -205,6 +205,11 @@ class RestartRequest:
             raise ValueError(f"restart request is not JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise ValueError("restart request is not a JSON object")
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RestartRequest:
+        """The flat fields (wire version 0, or a version-1 envelope and payload together: envelope.py), checked."""
         try:
             requester = data.get("requester")
             alert_blocks = data.get("alert_blocks", [])

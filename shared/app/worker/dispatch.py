@@ -30,7 +30,7 @@ from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
-from shared.core import messages, waiting
+from shared.core import envelope, messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.policy import Reason, Verdict, decide, is_too_old
@@ -109,7 +109,7 @@ class Worker:
         if len(data) > MAX_DATA_BYTES:
             return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
         try:
-            request = RestartRequest.from_json(base64.b64decode(data, validate=True))
+            request = envelope.decode(base64.b64decode(data, validate=True))  # either wire version
         except ValueError as exc:  # binascii.Error is a ValueError
             return self._reject(str(exc)[:300])
         message_id = message.get("messageId") if isinstance(message, dict) else None
