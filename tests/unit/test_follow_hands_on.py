@@ -53,7 +53,7 @@ def test_a_restart_notebook_behind_a_follow_waits_one_short_poll_not_the_settle(
 
     queued_at = clock.at  # the owner's /restart-notebook is queued behind the follow's delivery
     follow = push(worker, kill, "m1")  # the redelivery of the very message: FOLLOW
-    assert follow.ack and follow.verdict == "yielded", follow
+    assert follow.ack and follow.decision == "yielded", follow
     assert sum(clock.slept) <= SHORT_POLL and workbench.resets == 0
     [continuation] = topic.published
     assert continuation.ordering_key == REF.full_name and continuation.resumes == "m1"
@@ -75,7 +75,7 @@ def test_a_restart_notebook_behind_a_follow_waits_one_short_poll_not_the_settle(
         assert outcome.ack, outcome
         request = topic.published[-1] if len(topic.published) > before else None
         assert max(clock.slept[-2:]) <= SHORT_POLL  # never more than one short poll a delivery
-    assert outcome is not None and outcome.verdict == "follow", outcome
+    assert outcome is not None and outcome.decision == "follow", outcome
     assert workbench.resets == 1
     assert deliveries <= settle / SHORT_POLL + 2
 
@@ -85,5 +85,5 @@ def test_a_follow_past_the_continuations_bound_waits_in_its_delivery_as_before()
     worker, clock, workbench, topic, kill = crashed(intent_at=RECEIVED + timedelta(seconds=1))
     worn = replace(kill, yields=max_yields(worker.policy), resumes="m1")
     outcome = push(worker, worn, "c99")
-    assert outcome.ack and outcome.verdict == "follow" and workbench.resets == 1 and not topic.published
+    assert outcome.ack and outcome.decision == "follow" and workbench.resets == 1 and not topic.published
     assert sum(clock.slept) >= worker.settings.reset_settle.total_seconds() - SHORT_POLL

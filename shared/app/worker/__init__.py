@@ -56,6 +56,6 @@ Ordering rules (methods refer to them by number):
 from shared.app.worker.dispatch import Worker
 from shared.app.worker.errors import FinalError, LabelsFullError, TryAgainLater
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 
-__all__ = ["FinalError", "Job", "LabelsFullError", "Outcome", "Publisher", "TryAgainLater", "WorkOutcome", "Worker"]
+__all__ = ["Ended", "FinalError", "Job", "LabelsFullError", "Publisher", "TryAgainLater", "WorkOutcome", "Worker"]

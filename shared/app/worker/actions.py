@@ -18,7 +18,7 @@ from shared.app.worker.context import ActionContext
 from shared.app.worker.errors import LabelsFullError, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today
-from shared.app.worker.outcomes import Outcome, WorkOutcome
+from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
@@ -48,7 +48,7 @@ class Actions(ActionContext):
             self.reporter.reply(job.request, self.wording("reply.already_running", instance=job.ref.name))
         elif job.request.response_url:
             self.reporter.reply(job.request, self._coalesced(job))
-        return WorkOutcome(ack=True, verdict=Outcome.SKIP_DUPLICATE, detail=job.decision.reason)
+        return WorkOutcome.acted(Verdict.SKIP_DUPLICATE, job.decision.reason)
 
     def _coalesced(self, job: Job) -> str:
         history = job.history
@@ -93,7 +93,7 @@ class Actions(ActionContext):
             else:
                 alert_ts = self._kernel_lost(job, facts, no_room)
             self.reporter.pictures.after_kill(job, alert_ts)
-        return WorkOutcome(ack=True, verdict=Outcome.of(decision.verdict), detail=decision.reason)
+        return WorkOutcome.acted(decision.verdict, decision.reason)
 
     def _kernel_lost(self, job: Job, facts: AlertFacts, no_room: str) -> str | None:
         """A kernel lost, JupyterLab up: the owner is told, the channel only when there is something for the
@@ -123,7 +123,7 @@ class Actions(ActionContext):
     def resize(self, job: Job) -> WorkOutcome:
         done = self.resizer.run(job.request, job.view, job.deadline)
         detail = "resized" if done.done else f"failed at {done.failed_step}; left {done.left_state}"
-        return WorkOutcome(ack=True, verdict=Outcome.RESIZE, detail=detail)
+        return WorkOutcome.acted(Verdict.RESIZE, detail)
 
     def stop(self, job: Job) -> WorkOutcome:
         """Stop, at an organizer's button. The Slack request's record is written once the stop is sent (a
@@ -148,7 +148,7 @@ class Actions(ActionContext):
             key = "dm.stopping_for_you" if not stopped else (
                 "dm.stopped_for_you_open" if request.owner_may_start else "dm.stopped_for_you")
             self.reporter.tell_owner_of_organizers_act(request, view, key, now)
-        return WorkOutcome(ack=True, verdict=Outcome.STOP, detail=str(result.result))
+        return WorkOutcome.acted(Verdict.STOP, str(result.result))
 
     def _stopped(self, job: Job) -> OperationOutcome:
         """The stop sent and followed; a failure is reported to the organizer who pressed the button, except one
@@ -184,12 +184,12 @@ class Actions(ActionContext):
         except LabelsFullError as full:  # the mode is a label: in the alerts' words, how many to remove
             key = MODE_REFUSED_REPLIES.get(request.action, "reply.failed")
             self.reporter.reply(request, self.wording(key, instance=ref.name, error=str(full)))
-            return WorkOutcome(ack=True, verdict=Outcome.NOT_RECORDED, detail="no room for the mode in the labels")
+            return WorkOutcome(ack=True, ended=Ended.NOT_RECORDED, detail="no room for the mode in the labels")
         except TransientError:  # nothing written: redelivered
             raise
         except Exception as exc:  # noqa: BLE001 - the mode refused: reported to whoever asked
             self.reporter.reply(request, self.reporter.failed_reply(request, ref, describe(exc)))
-            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(exc))
+            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=describe(exc))
         when = self.reporter.when(self.clock.now())
         who = self.reporter.who(request)
         line = self.wording("outcome.paused_by", who=who, time=when) if paused else self.wording(
@@ -197,7 +197,7 @@ class Actions(ActionContext):
         # A stopped instance keeps only Pause/Resume, as the confirmed stop left it (Restart and Stop are refused).
         self.reporter.update_button_alert(request, view, new_history, line, stopped=view.state is InstanceState.STOPPED)
         self.reporter.reply(request, self.wording("reply.done", what=line))
-        return WorkOutcome(ack=True, verdict=Outcome.of(job.decision.verdict), detail="paused" if paused else "resumed")
+        return WorkOutcome.acted(job.decision.verdict, "paused" if paused else "resumed")
 
     def warn(self, job: Job) -> WorkOutcome:
         """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels,
@@ -223,4 +223,4 @@ class Actions(ActionContext):
             line = f"{line}\n{self.wording('warn.not_recorded', labels=no_room)}"
         line_ts = self.slack.post(self.settings.slack_alert_channel, line)
         self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
-        return WorkOutcome(ack=True, verdict=Outcome.WARN, detail=detail)
+        return WorkOutcome.acted(Verdict.WARN, detail)

@@ -25,7 +25,7 @@ from shared.adapters.workbench import Workbench
 from shared.app.slack.callers import Callers
 from shared.app.slack.replies import denial, refused
 from shared.app.worker.errors import TryAgainLater, describe
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.reporter import Reporter
 from shared.core import messages
 from shared.core.commands import Answer, Caller, authorize_press, authorize_restart
@@ -60,7 +60,7 @@ class Asked:
         verdict = authorize_press(caller)  # the replay check is the dispatcher's, on the labels it reads anyway
         if verdict is not Answer.ALLOW:
             self.reporter.reply(request, self.wording("deny.organizers_only"))
-            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"press refused: {verdict.value}")
+            return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"press refused: {verdict.value}")
         return replace(request, requester=Requester(caller.slack_user_id, caller.email or "", True), authorize=False)
 
     @property
@@ -77,7 +77,7 @@ class Asked:
             return self._failed(request, "Slack", exc)
         if caller.refused is not None:
             self.reporter.reply(request, refused(self.wording, caller.refused))
-            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"Slack user refused: {caller.refused}")
+            return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"Slack user refused: {caller.refused}")
         return caller
 
     def _command(self, request: RestartRequest, caller: Caller) -> WorkOutcome:
@@ -91,10 +91,10 @@ class Asked:
         decision = authorize_restart(caller, target, instances, now=self.clock.now(), policy=settings.policy,
                                      min_interval=settings.manual_restart_interval, request=request.slack_request)
         if decision.answer is Answer.REPLAYED:
-            return WorkOutcome(ack=True, verdict=Outcome.REPLAYED, detail="this Slack request was already acted on")
+            return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
         if not decision.allowed or decision.instance is None:
             self.reporter.reply(request, denial(self.wording, settings, decision.answer, caller, target, decision))
-            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"denied: {decision.answer.value}")
+            return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"denied: {decision.answer.value}")
         resolved = replace(request, action=decision.action, instance=decision.instance.ref.full_name,
                            authorize=False, target="",
                            requester=Requester(caller.slack_user_id, caller.email or "", caller.is_organizer))
@@ -104,7 +104,7 @@ class Asked:
             return self._failed(request, "the restart queue", exc)
         if resolved.action is Action.START:  # minutes, not seconds: reported now, and "running" when it is
             self.reporter.reply(request, self.wording("cmd.start_queued", instance=decision.instance.ref.name))
-        return WorkOutcome(ack=True, verdict=Outcome.HANDED_ON,
+        return WorkOutcome(ack=True, ended=Ended.HANDED_ON,
                            detail=f"authorized; handed on to {decision.instance.ref.name}'s key")
 
     def _instances(self) -> list[InstanceView]:
@@ -122,4 +122,4 @@ class Asked:
         if isinstance(exc, TransientError) and young:
             raise TryAgainLater(f"{service}: {describe(exc)}") from exc
         self.reporter.reply(request, self.wording("deny.failed", service=service, error=exc.status))
-        return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=f"{service}: {describe(exc)}")
+        return WorkOutcome(ack=True, ended=Ended.FAILED, detail=f"{service}: {describe(exc)}")

@@ -24,7 +24,7 @@ from shared.app.worker.endings import Endings
 from shared.app.worker.errors import TryAgainLater, classify, describe, unexpected
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.pictures import Pictures
 from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
@@ -118,8 +118,8 @@ class Worker:
         return self.handle(request)
 
     def _reject(self, reason: str) -> WorkOutcome:
-        audit("restart request rejected", severity=logging.WARNING, decision=Outcome.REJECTED, reason=reason)
-        return WorkOutcome(ack=True, verdict=Outcome.REJECTED, detail=reason)
+        audit("restart request rejected", severity=logging.WARNING, decision=Ended.REJECTED, reason=reason)
+        return WorkOutcome(ack=True, ended=Ended.REJECTED, detail=reason)
 
     def handle(self, request: RestartRequest) -> WorkOutcome:
         started = self.clock.monotonic()
@@ -137,11 +137,11 @@ class Worker:
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
-            f"{request.action} {outcome.verdict}",
+            f"{request.action} {outcome.decision}",
             instance=request.instance.rsplit("/", 1)[-1],
             trigger=request.trigger.value,
             action=request.action.value,
-            decision=outcome.verdict,
+            decision=outcome.decision,
             outcome=outcome.detail,
             event_id=request.event_id,
             requester=request.requester.email if request.requester else None,
@@ -160,11 +160,11 @@ class Worker:
             log.error("%s: %s", request.instance, describe(exc), exc_info=exc)
         error = classify(exc, acting=acting)
         if isinstance(error, TryAgainLater):
-            return WorkOutcome(ack=False, verdict=error.ended, detail=error.reason, retry_after=error.delay)
+            return WorkOutcome(ack=False, ended=error.ended, detail=error.reason, retry_after=error.delay)
         try:
             ref = InstanceRef.parse(request.instance)
         except ValueError:  # an unresolved kill names no instance: nothing to report it about
-            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=error.reason)
+            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
         return self.endings.refused(request, ref, error.reason)
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
@@ -204,7 +204,7 @@ class Worker:
             current = waiting.Marker.parse(history.waiting)
             leads = waiting.join(request, current, self.clock.now(), self.policy)
             if leads is None:
-                return WorkOutcome(ack=True, verdict=Outcome.FOLDED, detail=f"folded into the wait {history.waiting}")
+                return WorkOutcome(ack=True, ended=Ended.FOLDED, detail=f"folded into the wait {history.waiting}")
             if current is not None and current.chain != leads.chain and not waiting.expired(
                 current, self.clock.now(), self.policy
             ):
@@ -224,6 +224,6 @@ class Worker:
             history = replace(history, waiting="")
         if request.slack_request:
             if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW:
-                return WorkOutcome(ack=True, verdict=Outcome.REPLAYED, detail="this Slack request was already acted on")
+                return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
             history = history.with_acted(request.slack_request)
         return replace(job, history=history)

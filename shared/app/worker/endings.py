@@ -12,7 +12,7 @@ from shared.app.resize import Resizer
 from shared.app.worker.context import ActionContext
 from shared.app.worker.errors import TryAgainLater, describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.core import alert_groups, messages, waiting
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts
@@ -50,14 +50,14 @@ class Endings(ActionContext):
         cause = Cause.REFUSED if request.refused else Cause.UNRESOLVED
         reported = self.reporter.post_grouped(facts, cause, alert_groups.writer_key(cause, request.writer),
                                           seen=1 + request.folded)
-        return WorkOutcome(ack=True, verdict=Outcome.ALERT, detail=f"{request.note} (alert {reported})")
+        return WorkOutcome(ack=True, ended=Ended.UNRESOLVED, detail=f"{request.note} (alert {reported})")
 
     def too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
         """Too old to act on safely (the instance may have been restarted since): reported instead, never done."""
         if request.action is Action.WARN:  # "your memory is nearly full", hours late, warns of nothing
-            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail="memory warning too old to be worth sending")
+            return WorkOutcome(ack=True, ended=Ended.IGNORED, detail="memory warning too old to be worth sending")
         if request.action is Action.INTERRUPTED:  # the kernel was kept: hours late, news of nothing to do
-            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail="interrupt too old to be worth telling")
+            return WorkOutcome(ack=True, ended=Ended.IGNORED, detail="interrupt too old to be worth telling")
         age = (self.clock.now() - request.requested_at).total_seconds()
         durations = {"age": messages.human_duration(age, self.wording.lang),
                      "limit": messages.human_duration(self.settings.policy.max_event_age.total_seconds(),
@@ -73,18 +73,18 @@ class Endings(ActionContext):
         self.reporter.reply(request, outcome)
         if request.action is Action.RESIZE:
             self.resizer.tell_asker(request, self.wording("resize.why_not.too_old", **durations))
-        return WorkOutcome(ack=True, verdict=Outcome.GIVE_UP, detail=f"{int(age)} s old")
+        return WorkOutcome(ack=True, ended=Ended.TOO_OLD, detail=f"{int(age)} s old")
 
     def refused(self, request: RestartRequest, ref: InstanceRef, error: str) -> WorkOutcome:
         """The API refused to show the instance, or to take the restart's intent: nothing was done. Said in the
         words of what was asked; a memory alert of a VM that is no notebook stays quiet."""
         if request.action in (Action.WARN, Action.INTERRUPTED):  # any VM may warn, or log a watcher's line
-            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail=f"not a notebook: {error}")
+            return WorkOutcome(ack=True, ended=Ended.IGNORED, detail=f"not a notebook: {error}")
         if request.action is Action.RESIZE:  # in resize's words, and the request is closed
             self.resizer.unreadable(request, error, self.reporter.short_error(error))
         else:
             self.reporter.api_failure(request, ref, error)
-        return WorkOutcome(ack=True, verdict=Outcome.API_ERROR, detail=error)
+        return WorkOutcome(ack=True, ended=Ended.API_ERROR, detail=error)
 
     def hand_on_key(self, job: Job) -> WorkOutcome:
         """Still waiting after one poll: hand the instance's key on (rule 4). The wait is named on the instance
@@ -101,7 +101,7 @@ class Endings(ActionContext):
             message_id = self.queue.publish(waiting.continuation(request))
         except Exception as exc:
             raise TryAgainLater(f"continuation not published: {describe(exc)}") from exc
-        return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
+        return WorkOutcome(ack=True, ended=Ended.YIELDED,
                            detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")
 
     def _wait_ended(self, job: Job) -> WorkOutcome:
@@ -111,4 +111,4 @@ class Endings(ActionContext):
         outcome = self.wording("outcome.wait_ended", count=job.request.yields, reason=str(reason))
         self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
         log.error("%s: still waiting (%s) after %d continuations; stopped", job.ref.name, reason, job.request.yields)
-        return WorkOutcome(ack=True, verdict=Outcome.WAIT_ENDED, detail=str(reason))
+        return WorkOutcome(ack=True, ended=Ended.WAIT_ENDED, detail=str(reason))

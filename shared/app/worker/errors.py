@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
-from shared.app.worker.outcomes import Outcome
+from shared.app.worker.outcomes import Ended
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ class TryAgainLater(Exception):  # noqa: N818 - named for what the dispatcher do
     `delay`, when known, the seconds before another delivery can help (audited: the subscription's backoff
     decides when Pub/Sub redelivers)."""
 
-    def __init__(self, reason: str, *, ended: Outcome = Outcome.RETRY, delay: float | None = None) -> None:
+    def __init__(self, reason: str, *, ended: Ended = Ended.RETRY, delay: float | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.ended = ended

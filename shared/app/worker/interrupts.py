@@ -8,8 +8,9 @@ from dataclasses import dataclass, replace
 from shared.app.worker.context import ActionContext
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today, size
-from shared.app.worker.outcomes import Outcome, WorkOutcome
+from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
+from shared.core.verdicts import Verdict
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,4 +34,4 @@ class Interrupts(ActionContext):
         if for_organizers(facts, ""):
             today = kernels_today(self.wording, new_history, self.clock.now())
             self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
-        return WorkOutcome(ack=True, verdict=Outcome.KERNEL_KEPT, detail=f"pid {kill.get('pid', '?')} interrupted")
+        return WorkOutcome.acted(Verdict.KERNEL_KEPT, f"pid {kill.get('pid', '?')} interrupted")

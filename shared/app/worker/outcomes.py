@@ -13,36 +13,20 @@ from shared.core.models import RestartRequest
 from shared.core.policy import Verdict
 
 
-class Outcome(StrEnum):
-    """What became of a request: the policy's verdict it carried out, or one of the worker's own ends. The
-    values are what audit lines, tests and the demo read; every Verdict's value is one of them."""
+class Ended(StrEnum):
+    """How a request ended: ACTED, the policy's verdict carried out (WorkOutcome.verdict says which), or one of
+    the worker's own ends. The values are what audit lines, tests and the demo read (WorkOutcome.decision)."""
 
-    RESET = Verdict.RESET.value
-    NOTIFY_ONLY = Verdict.NOTIFY_ONLY.value
-    SKIP_DUPLICATE = Verdict.SKIP_DUPLICATE.value
-    SKIP_NOT_ACTIVE = Verdict.SKIP_NOT_ACTIVE.value
-    WAIT = Verdict.WAIT.value  # FOLLOW found no reset yet: redelivered later
-    PAUSE = Verdict.PAUSE.value
-    SKIP_DISABLED = Verdict.SKIP_DISABLED.value
-    DRY_RUN = Verdict.DRY_RUN.value
-    GIVE_UP = Verdict.GIVE_UP.value
-    STOP = Verdict.STOP.value
-    SET_PAUSED = Verdict.SET_PAUSED.value
-    SET_RESUMED = Verdict.SET_RESUMED.value
-    ALERT = Verdict.ALERT.value
-    FOLLOW = Verdict.FOLLOW.value
-    WARN = Verdict.WARN.value
-    RESIZE = Verdict.RESIZE.value
-    START = Verdict.START.value
-
-    KERNEL_KEPT = Verdict.KERNEL_KEPT.value
-    # The worker's own
+    ACTED = "acted"
     REJECTED = "rejected"  # malformed, or out of scope: acked with a logged reason
     RETRY = "retry"  # a failure that may pass: redelivered
-    YIELDED = "yielded"  # a waiting incident handed its instance's key on
+    RESET_NOT_SEEN = "wait"  # a follow found no reset yet, and its budget ran out: redelivered later
+    YIELDED = "yielded"  # a waiting incident, or a follow, handed its instance's key on
     FOLDED = "folded"  # another line of an incident already waiting
     REPLAYED = "replayed"  # a Slack request already acted on
     IGNORED = "ignored"  # a memory warning too old, or not of a notebook
+    UNRESOLVED = "alert"  # a kill line tied to no instance: told to the organizers, grouped
+    TOO_OLD = "give-up"  # too old to act on safely: reported instead
     API_ERROR = "api-error"  # the API refused before anything was done: reported
     WAIT_ENDED = "wait-ended"  # a wait longer than any the policy makes
     NOT_RECORDED = "not-recorded"  # no room in the labels for what must be recorded first
@@ -50,20 +34,28 @@ class Outcome(StrEnum):
     DENIED = "denied"  # a Slack request acknowledged before its reads, then refused here (asked.py): reported
     HANDED_ON = "handed-on"  # a slash command acknowledged before its reads, authorized, handed to its instance
 
-    @classmethod
-    def of(cls, verdict: Verdict) -> Outcome:
-        return cls(verdict.value)
-
 
 @dataclass(frozen=True)
 class WorkOutcome:
-    """`ack` False asks Pub/Sub to redeliver; `retry_after`, when known, the seconds before that can help."""
+    """`ack` False asks Pub/Sub to redeliver; `verdict` the policy's, when one was carried out (Ended.ACTED);
+    `retry_after`, when known, the seconds before a redelivery can help."""
 
     ack: bool
-    verdict: Outcome
+    ended: Ended
     detail: str = ""
+    verdict: Verdict | None = None
     owner: str = ""
     retry_after: float | None = None
+
+    @classmethod
+    def acted(cls, verdict: Verdict, detail: str) -> WorkOutcome:
+        """The policy's verdict carried out to its end, reported as it said: acked."""
+        return cls(ack=True, ended=Ended.ACTED, detail=detail, verdict=verdict)
+
+    @property
+    def decision(self) -> str:
+        """One word for the audit line: the verdict carried out, or how the request ended otherwise."""
+        return self.verdict.value if self.ended is Ended.ACTED and self.verdict is not None else self.ended.value
 
 
 class Publisher(Protocol):

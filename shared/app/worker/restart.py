@@ -19,7 +19,7 @@ from shared.app.worker.context import ActionContext
 from shared.app.worker.endings import hand_on
 from shared.app.worker.errors import MAY_PASS, FinalError, LabelsFullError, TryAgainLater, describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.core import messages, waiting
 from shared.core.blocks import AlertFacts
 from shared.core.models import InstanceRef, InstanceState, Trigger
@@ -115,7 +115,7 @@ class RestartAction(ActionContext):
         self.recorder.try_save(job.ref, view, new_history)  # no redelivery if it fails: that would repeat the alert
         if job.automatic:  # last: the picture never delays the restart, its alert or its record
             self.reporter.pictures.after_kill(job, alert_ts)
-        return WorkOutcome(ack=True, verdict=Outcome.of(job.decision.verdict), detail=f"{result.result} in {seconds} s")
+        return WorkOutcome.acted(job.decision.verdict, f"{result.result} in {seconds} s")
 
     def _resume(self, job: Job, start_time: datetime, facts: Facts) -> Seen | WorkOutcome:
         """After a crash, or a reset whose answer was lost: did the reset reach the API?"""
@@ -144,7 +144,7 @@ class RestartAction(ActionContext):
         outcome = self.wording("outcome.not_recorded", labels=no_room)
         alert_ts = self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
         self.reporter.pictures.after_kill(job, alert_ts, owner_told=False)  # no DM here: the organizers act
-        return WorkOutcome(ack=True, verdict=Outcome.NOT_RECORDED, detail="no room for the intent in the labels")
+        return WorkOutcome(ack=True, ended=Ended.NOT_RECORDED, detail="no room for the intent in the labels")
 
     def _reset_and_follow(self, job: Job, facts: Facts, *, attempted_at: datetime, undo: bool) -> Seen | WorkOutcome:
         """The reset, under an intent already on the instance (written at `attempted_at`). A WorkOutcome when
@@ -187,7 +187,7 @@ class RestartAction(ActionContext):
         request = job.request
         follow_up = replace(waiting.continuation(request), resumes=request.delivery_id)
         message_id = hand_on(self.queue, follow_up)
-        return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
+        return WorkOutcome(ack=True, ended=Ended.YIELDED,
                            detail=f"no reset seen yet; follows on in message {message_id} ({follow_up.yields})")
 
     def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float, *, hand_on: bool) -> Any:
@@ -218,7 +218,8 @@ class RestartAction(ActionContext):
             if hand_on and polled:
                 return _NOT_YET
             if self.clock.monotonic() + wait > latest:  # the redelivery sends it, with a whole budget to follow it
-                raise TryAgainLater("no reset seen yet; redeliver later", ended=Outcome.WAIT, delay=max(left, 0.0))
+                raise TryAgainLater("no reset seen yet; redeliver later", ended=Ended.RESET_NOT_SEEN,
+                                    delay=max(left, 0.0))
             self.clock.sleep(wait)
             polled = True
 
@@ -247,7 +248,7 @@ class RestartAction(ActionContext):
         self.reporter.reply(request, self.reporter.failed_reply(request, job.ref, error))
         if job.automatic:  # last, as after a restart (_report)
             self.reporter.pictures.after_kill(job, alert_ts)
-        return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=error)
+        return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error)
 
     def _await_active(self, ref: InstanceRef, since: datetime, deadline: float) -> OperationOutcome:
         """After a crash mid-restart: watch the instance come back instead of resetting it again."""

@@ -16,8 +16,9 @@ from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.context import ActionContext
 from shared.app.worker.errors import describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, WorkOutcome
+from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
+from shared.core.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class StartAction(ActionContext):
             self.slack.post(self.settings.slack_alert_channel, started, thread_ts=hold.alert_ts)
         if result.result is ResetResult.DONE:
             self.reporter.tell_owner_of_organizers_act(request, view, "dm.started_for_you", self.clock.now())
-        return WorkOutcome(ack=True, verdict=Outcome.START, detail=str(result.result))
+        return WorkOutcome.acted(Verdict.START, str(result.result))
 
     def _started(self, job: Job) -> OperationOutcome:
         """The start sent, recorded, and followed; refused or not seen through, a FAILED result to report."""
