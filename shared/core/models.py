@@ -135,7 +135,8 @@ class Requester:
 
 @dataclass(frozen=True)
 class RestartRequest:
-    """A message on the restart topic: the single door every restart passes through."""
+    """A message on the restart topic, whatever its action: every restart, stop, resize, warning and alert the
+    worker acts on arrives as one (its wire format, versioned: envelope.py)."""
 
     action: Action
     trigger: Trigger

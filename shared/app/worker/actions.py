@@ -201,7 +201,7 @@ class Actions(ActionContext):
 
     def warn(self, job: Job) -> WorkOutcome:
         """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels,
-        recorded before saying: rule 3). The channel line says what became of the DM."""
+        recorded before the alert: rule 3). The channel line says what became of the DM."""
         request, ref, view = job.request, job.ref, job.view
         warned = replace(job.history, memory_warned=self.clock.now())
         self.recorder.record_before_alert(ref, view, warned)

@@ -76,7 +76,7 @@ class Endings(ActionContext):
         return WorkOutcome(ack=True, ended=Ended.TOO_OLD, detail=f"{int(age)} s old")
 
     def refused(self, request: RestartRequest, ref: InstanceRef, error: str) -> WorkOutcome:
-        """The API refused to show the instance, or to take the restart's intent: nothing was done. Said in the
+        """The API refused to show the instance, or to take the restart's intent: nothing was done. Reported in the
         words of what was asked; a memory alert of a VM that is no notebook stays quiet."""
         if request.action in (Action.WARN, Action.INTERRUPTED):  # any VM may warn, or log a watcher's line
             return WorkOutcome(ack=True, ended=Ended.IGNORED, detail=f"not a notebook: {error}")

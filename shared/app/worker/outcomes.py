@@ -49,7 +49,7 @@ class WorkOutcome:
 
     @classmethod
     def acted(cls, verdict: Verdict, detail: str) -> WorkOutcome:
-        """The policy's verdict carried out to its end, reported as it said: acked."""
+        """The policy's verdict carried out to its end: acked."""
         return cls(ack=True, ended=Ended.ACTED, detail=detail, verdict=verdict)
 
     @property

@@ -1,7 +1,7 @@
 """The recorder: the instance's medic-* labels, the worker's only memory (history.py says what they hold).
 
 Writing over the labels read, checking they fit in GCP's 64, and the three ways a record is written: before
-the reset (the intent: rule 1), before saying (rule 3), and after a restart's report without waiting (rule 2).
+the reset (the intent: rule 1), before the alert (rule 3), and after a restart's report without waiting (rule 2).
 The rules are in this package's docstring.
 """
 

@@ -182,8 +182,9 @@ class RestartAction(ActionContext):
 
     def _hand_on(self, job: Job) -> WorkOutcome:
         """No reset seen yet, and it may still appear: the instance's key is handed on as a waiting incident's is
-        (rule 4), so a person's request queued behind this follow waits one short poll, not the whole settle. The
-        continuation is received as this very message (RestartRequest.resumes), so it follows the same intent."""
+        (rule 4), so a person's request queued behind this follow waits one short poll, not all of
+        Settings.reset_settle. The continuation is received as this very message (RestartRequest.resumes), so it
+        follows the same intent."""
         request = job.request
         follow_up = replace(waiting.continuation(request), resumes=request.delivery_id)
         message_id = hand_on(self.queue, follow_up)
