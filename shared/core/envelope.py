@@ -4,6 +4,10 @@ typed payload per action, so that a message carries only the fields its action r
 Version 1 is the envelope. Version 0 is the flat RestartRequest JSON of the releases before it (no "version"
 key); it is still decoded, so messages published by the previous release and still in flight across a deploy
 are read. Both decode to the same RestartRequest through its one set of checks (RestartRequest.from_dict).
+
+Rollout, one step a release so that no worker ever receives a version it cannot read (it would ack and drop it):
+this release's worker decodes both; the next release's publishers send `encode`'s version 1; then the actions
+read the typed payloads instead of RestartRequest's flat fields.
 """
 
 from __future__ import annotations
