@@ -135,7 +135,8 @@ class Requester:
 
 @dataclass(frozen=True)
 class RestartRequest:
-    """A message on the restart topic: the single door every restart passes through."""
+    """A message on the restart topic, whatever its action: every restart, stop, resize, warning and alert the
+    worker acts on arrives as one (its wire format, versioned: envelope.py)."""
 
     action: Action
     trigger: Trigger
@@ -161,6 +162,10 @@ class RestartRequest:
     # (the same on every continuation), `yields` how many times it has re-published itself (bounded).
     chain: str = ""
     yields: int = 0
+    # The follow after a crash (Verdict.FOLLOW) hands the key on in the same way while it waits for the reset an
+    # earlier attempt may have sent: its continuation names the Pub/Sub message whose intent it follows, and is
+    # received as that message's redelivery (the worker sets delivery_id from it), so it follows that intent.
+    resumes: str = ""
     # The Slack request it came from (history.acted_digest of its trigger_id, or a button's action_ts and message
     # ts): recorded on the instance when acted on, so a replay of the same signed request acts no more.
     slack_request: str = ""
@@ -201,6 +206,11 @@ class RestartRequest:
             raise ValueError(f"restart request is not JSON: {exc}") from exc
         if not isinstance(data, dict):
             raise ValueError("restart request is not a JSON object")
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RestartRequest:
+        """The flat fields (wire version 0, or a version-1 envelope and payload together: envelope.py), checked."""
         try:
             requester = data.get("requester")
             alert_blocks = data.get("alert_blocks", [])
@@ -226,6 +236,7 @@ class RestartRequest:
                 memory_percent=percent(data.get("memory_percent")),
                 incident_open=bool(data.get("incident_open", True)), vm_id=vm_id(text_field(data, "vm_id", "")),
                 chain=text_field(data, "chain", ""), yields=count(data.get("yields", 0)),
+                resumes=text_field(data, "resumes", ""),
                 slack_request=text_field(data, "slack_request", ""),
                 received_at=(parse_time(text_field(data, "received_at")) if data.get("received_at") is not None
                              else None),
@@ -252,6 +263,8 @@ class RestartRequest:
             raise ValueError("machine_type is not a machine type name")
         if len(request.chain) > 128:
             raise ValueError("chain is not a Pub/Sub message id")
+        if len(request.resumes) > 128:
+            raise ValueError("resumes is not a Pub/Sub message id")
         if request.slack_request and not SLACK_REQUEST_RE.fullmatch(request.slack_request):
             raise ValueError("slack_request is not a request digest")
         if request.asked_by and not SLACK_USER_RE.fullmatch(request.asked_by):

@@ -15,7 +15,7 @@ chain folds at its next delivery.
 
 Bounded: the kill time is never later than when the entry was received (`as_received`), so the policy's health
 grace, counted from it, ends every wait for health; a backoff ends by itself (BACKOFF_CAP_SECONDS); and a chain
-that somehow outlives both stops at `max_yields` with an alert (the worker's Endings.yield_key).
+that somehow outlives both stops at `max_yields` with an alert (the worker's Endings.hand_on_key).
 """
 
 from __future__ import annotations

@@ -128,11 +128,11 @@ def test_names_pushed_to_the_worker(sims: Sims, worker: Worker, audit_log: Audit
         calls = sims.workbench.calls[calls_before:]
         assert outcome.ack, outcome
         if valid_name(name):
-            assert outcome.verdict == "api-error", outcome  # 404: this Workbench has no instances at all
+            assert outcome.decision == "api-error", outcome  # 404: this Workbench has no instances at all
             paths = {urllib.parse.urlsplit(path).path for _method, path in calls}
             assert paths == {f"/v2/{full_name(name)}"}, paths
         else:
-            assert outcome.verdict == "rejected" and outcome.detail.strip(), outcome
+            assert outcome.decision == "rejected" and outcome.detail.strip(), outcome
             assert calls == [], f"a request path was built from {name[:80]!r}: {calls}"
             assert len(records) == 1 and has_reason(records[0]), records
         assert all(method == "GET" for method, _ in calls), calls

@@ -130,19 +130,19 @@ def test_push_bodies_never_reset_and_say_why(
         records = audit_log.take()
         calls = sims.workbench.calls[calls_before:]
         assert outcome.ack, f"malformed input asked for a retry: {outcome}"
-        assert outcome.verdict not in ("retry", "wait", "yielded"), outcome
+        assert outcome.decision not in ("retry", "wait", "yielded"), outcome
         assert all(method == "GET" for method, _ in calls), f"a hostile request changed something: {calls}"
         assert sims.workbench.resets(ALICE_FULL) == 0
         assert_only_valid_paths(calls)
-        if outcome.verdict in ("rejected", "api-error"):
+        if outcome.decision in ("rejected", "api-error"):
             assert outcome.detail.strip(), outcome
         assert records and all(r.get("decision") for r in records), records
-        if outcome.verdict == "rejected":
+        if outcome.decision == "rejected":
             assert len(records) == 1 and has_reason(records[0]), records
         carried, asker = asked_by_in(body)
         if carried and not valid_user_id(asker):  # the DM's address: refused before anything is read or sent
             hostile_askers += 1
-            assert outcome.verdict == "rejected" and not calls, (outcome, calls)
+            assert outcome.decision == "rejected" and not calls, (outcome, calls)
 
     run("push", "handle_push", bodies, check, record_property)
     assert hostile_askers, "no request carried a hostile asked_by"

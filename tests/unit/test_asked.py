@@ -47,7 +47,7 @@ def test_an_owners_unread_request_is_authorized_handed_on_under_the_instance_and
     request = unread(rig, rig.owner(ref))
     assert request.ordering_key == f"slack-user:{rig.owner(ref)}"  # the instance was not known yet
     outcomes = rig.push(request)
-    assert [o.verdict for o in outcomes] == ["handed-on", "reset"]
+    assert [o.decision for o in outcomes] == ["handed-on", "reset"]
     handed = rig.topic.published[0]
     assert handed.ordering_key == ref.full_name and not handed.authorize
     assert handed.requester == Requester(rig.owner(ref), "wb-alice@contest.example", False)
@@ -63,7 +63,7 @@ def test_a_redelivered_unread_request_acts_and_answers_no_more(rig: Rig) -> None
     request = unread(rig, rig.owner(ref))
     rig.push(request)
     again = rig.push(request)  # Pub/Sub delivers it once more: the instance records it as acted on
-    assert [o.verdict for o in again] == ["replayed"]
+    assert [o.decision for o in again] == ["replayed"]
     assert rig.workbench.resets(ref) == 1 and len(answers(rig)) == 1
 
 
@@ -71,7 +71,7 @@ def test_someone_elses_notebook_is_refused_in_the_apps_words_once(rig: Rig) -> N
     rig.instance("wb-carol")
     mallory = rig.instance("wb-mallory")
     outcomes = rig.push(unread(rig, rig.owner(mallory), "wb-carol", organizer_claimed=True))
-    assert [o.verdict for o in outcomes] == ["denied"] and not rig.topic.published  # the claim counts for nothing
+    assert [o.decision for o in outcomes] == ["denied"] and not rig.topic.published  # the claim counts for nothing
     [said] = answers(rig)
     assert "not your notebook" in said
 
@@ -79,7 +79,7 @@ def test_someone_elses_notebook_is_refused_in_the_apps_words_once(rig: Rig) -> N
 def test_an_organizer_is_known_from_slack_not_from_the_message(rig: Rig) -> None:
     ref = rig.instance("wb-dave")
     outcomes = rig.push(unread(rig, ORG, "wb-dave"))
-    assert [o.verdict for o in outcomes] == ["handed-on", "reset"]
+    assert [o.decision for o in outcomes] == ["handed-on", "reset"]
     assert rig.topic.published[0].requester == Requester(ORG, "org@contest.example", True)
     assert rig.workbench.resets(ref) == 1 and len(answers(rig)) == 1
 
@@ -91,7 +91,7 @@ def test_the_rate_limit_holds_for_an_unread_request_as_for_one_read_in_time(rig:
     second = replace(unread(rig, rig.owner(ref)), slack_request=acted_digest("command:1.2.second"),
                      response_url=URL + "-2")
     outcomes = rig.push(second)
-    assert [o.verdict for o in outcomes] == ["denied"] and rig.workbench.resets(ref) == 1
+    assert [o.decision for o in outcomes] == ["denied"] and rig.workbench.resets(ref) == 1
     [said] = rig.slack.responses[URL + "-2"]
     assert "wb-eve" in said and "try again" not in said
 
@@ -109,10 +109,10 @@ def test_slack_answering_an_error_is_redelivered_while_it_may_pass_then_said(rig
         rig.clock.advance(SETTINGS.slack_budget.retry + 1)
     rig.slack.client.failures.append(error)
     outcome = rig.worker.handle(request)
-    assert outcome.verdict == ends and outcome.ack is (ends != "retry")
+    assert outcome.decision == ends and outcome.ack is (ends != "retry")
     if ends == "retry":
         assert not answers(rig)  # the person still sees the placeholder; the redelivery answers
-        assert [o.verdict for o in rig.push(request)] == ["handed-on", "reset"]
+        assert [o.decision for o in rig.push(request)] == ["handed-on", "reset"]
         assert len(answers(rig)) == 1
     else:
         [said] = answers(rig)
@@ -128,7 +128,7 @@ def test_an_unread_press_is_acted_on_only_for_an_organizer_as_slack_says(rig: Ri
                            requested_at=rig.clock.now(), event_id="button-1-x", requester=Requester(user, "", True),
                            response_url=URL, slack_request=acted_digest("button:1:2"), authorize=True)
     [outcome] = rig.push(press)
-    assert outcome.verdict == verdict
+    assert outcome.decision == verdict
     [said] = answers(rig)
     assert ("Only organizers" in said) is (pressed_by == "owner")
 

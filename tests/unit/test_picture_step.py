@@ -57,7 +57,8 @@ def slack() -> Iterator[SlackSimulator]:
 def step(sim: SlackSimulator, reader: Reader) -> tuple[Pictures, SlackNotifier]:
     notifier = SlackNotifier(token="xoxb-test", base_url=sim.api_url, alert_channel=CHANNEL)
     settings = Settings(slack_alert_channel=CHANNEL, display_timezone="Asia/Tokyo")
-    return Pictures(settings, notifier, SYSTEM, messages.For("en"), reader), notifier
+    pictures = Pictures(settings=settings, slack=notifier, clock=SYSTEM, wording=messages.For("en"), reader=reader)
+    return pictures, notifier
 
 
 def job(machine_type: str = "e2-standard-4") -> Job:
@@ -125,7 +126,8 @@ def test_a_machine_of_unknown_memory_or_no_alert_asks_nothing(slack: SlackSimula
 
 def test_pictures_off_read_nothing(slack: SlackSimulator) -> None:
     notifier = SlackNotifier(token="xoxb-test", base_url=slack.api_url, alert_channel=CHANNEL)
-    pictures = Pictures(Settings(slack_alert_channel=CHANNEL), notifier, SYSTEM, messages.For("en"), None)
+    pictures = Pictures(settings=Settings(slack_alert_channel=CHANNEL), slack=notifier, clock=SYSTEM,
+                        wording=messages.For("en"), reader=None)
     ts = alert(notifier)
     pictures.after_kill(job(), ts)
     pictures.after_warning(job(), ts, owner=True)

@@ -114,7 +114,7 @@ def test_a_step_that_fails_outside_the_apis_answers_is_reported_with_the_state_i
     monkeypatch.setattr(rig.workbench, "start", start)
     request = approved(rig, ref)
     [outcome] = rig.push(request)
-    assert outcome.ack and outcome.verdict == "resize" and "failed at start" in outcome.detail, outcome
+    assert outcome.ack and outcome.decision == "resize" and "failed at start" in outcome.detail, outcome
     report = thread(rig, request.alert_ts)[-1]
     assert report.startswith(":x:") and "metadata server unreachable" in report, report
     rig.workbench.settle()

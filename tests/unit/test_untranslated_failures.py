@@ -34,7 +34,7 @@ def test_a_reset_that_fails_outside_the_apis_answers_is_a_failed_restart_with_it
 
     monkeypatch.setattr(rig.workbench, "reset", reset)
     [outcome] = rig.push(rig.kill(ref))
-    assert outcome.ack and outcome.verdict == "failed", outcome
+    assert outcome.ack and outcome.decision == "failed", outcome
     rig.workbench.settle()
     assert "medic-inflight" not in rig.workbench.labels(ref), rig.workbench.labels(ref)
     assert any("metadata server unreachable" in alert for alert in rig.alerts(ref.name)), rig.alerts(ref.name)
@@ -53,7 +53,7 @@ def test_a_record_after_the_restarts_alert_that_fails_outside_the_apis_answers_i
 
     monkeypatch.setattr(rig.workbench, "set_labels", record)
     [outcome] = rig.push(rig.kill(ref))
-    assert outcome.ack and outcome.verdict == "reset", outcome
+    assert outcome.ack and outcome.decision == "reset", outcome
     assert rig.workbench.resets(ref) == 1
     assert not any("metadata server unreachable" in alert for alert in rig.alerts(ref.name)), rig.alerts(ref.name)
 
@@ -73,5 +73,5 @@ def test_a_continuation_the_pubsub_client_refuses_to_send_is_redelivered(
     monkeypatch.setattr(rig.topic, "publish", paused)
     outcomes = rig.push(rig.kill(ref, reported_after_s=10**6))  # the agent stays silent: the incident waits
     assert not outcomes[0].ack and "continuation not published" in outcomes[0].detail, outcomes[0]
-    assert outcomes[-1].verdict == "reset", outcomes
+    assert outcomes[-1].decision == "reset", outcomes
     assert rig.workbench.resets(ref) == 1

@@ -242,8 +242,8 @@ def deliver(worker: Worker, request: RestartRequest, topic: Topic) -> tuple[str,
     outcome = worker.handle(request)
     assert outcome.ack, outcome
     if len(topic.published) == before:
-        return str(outcome.verdict), None
-    return str(outcome.verdict), replace(topic.published[-1], delivery_id=f"c{len(topic.published)}")
+        return str(outcome.decision), None
+    return str(outcome.decision), replace(topic.published[-1], delivery_id=f"c{len(topic.published)}")
 
 
 def test_a_waiting_incident_holds_the_key_one_poll_then_hands_it_on() -> None:
@@ -299,7 +299,7 @@ def test_a_chain_past_its_bound_stops_and_says_so() -> None:
     worker, _clock, workbench, topic = rig()
     worn = replace(continuation(oom()), yields=max_yields(worker.policy), delivery_id="late")
     outcome = worker.handle(worn)
-    assert outcome.ack and outcome.verdict == "wait-ended" and not topic.published
+    assert outcome.ack and outcome.decision == "wait-ended" and not topic.published
     assert any("still waiting" in post for post in worker.slack.posts)  # type: ignore[attr-defined]
     assert workbench.resets == 0
 
@@ -379,7 +379,7 @@ def test_a_persons_restart_refused_for_a_moment_is_acted_on_when_redelivered_not
     again = worker.handle(asked)
     assert again.ack and again.verdict == Verdict.RESET and workbench.resets == 1
     assert "0123456789a" in workbench.labels["medic-acted"]  # and a replay of it now acts no more
-    assert worker.handle(replace(asked, delivery_id="m8")).verdict == "replayed" and workbench.resets == 1
+    assert worker.handle(replace(asked, delivery_id="m8")).decision == "replayed" and workbench.resets == 1
 
 
 def test_a_later_kill_takes_over_a_live_wait_without_holding_the_key() -> None:

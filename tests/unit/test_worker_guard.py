@@ -47,7 +47,7 @@ def interrupt(rig: Rig, ref: InstanceRef, *, delivery: str = "w1") -> RestartReq
 def test_a_kernel_only_kill_tells_the_owner_what_happened_and_alerts_no_one(rig: Rig) -> None:
     ref = rig.instance("wb-kernel")
     outcomes = rig.push(kernel_kill(rig, ref, unit="/system.slice/jupyter.service"))
-    assert outcomes[-1].verdict == "notify-only" and rig.workbench.resets(ref) == 0
+    assert outcomes[-1].decision == "notify-only" and rig.workbench.resets(ref) == 0
     assert rig.alerts(ref.name) == []
     [dm] = dms(rig, ref)
     assert "python3 (pid 4242) (7.3 GiB in use)" in dm
@@ -78,7 +78,7 @@ def test_a_guarded_notebook_back_by_itself_is_not_reset(rig: Rig) -> None:
     rig.workbench.oom_kill(ref, jupyter_survives=False, after_s=5, back_after_s=30)  # the guard's restart
     rig.clock.advance(1.0)
     outcomes = rig.push(oom_request(ref, killed_at))
-    assert outcomes[-1].verdict == "notify-only", outcomes
+    assert outcomes[-1].decision == "notify-only", outcomes
     assert rig.workbench.resets(ref) == 0 and rig.alerts(ref.name) == []
     [dm] = dms(rig, ref)
     assert "went down with it, then came back by itself" in dm and "Reload the JupyterLab tab" in dm
@@ -91,7 +91,7 @@ def test_a_guarded_notebook_that_stays_down_is_reset_once_the_wait_is_over(rig: 
     rig.workbench.oom_kill(ref, jupyter_survives=False, after_s=5)
     rig.clock.advance(1.0)
     outcomes = rig.push(oom_request(ref, killed_at))
-    assert outcomes[-1].verdict == "reset" and rig.workbench.resets(ref) == 1
+    assert outcomes[-1].decision == "reset" and rig.workbench.resets(ref) == 1
     restarted = History.from_labels(rig.workbench.labels(ref)).auto_restarts[-1]
     assert GUARD_WAIT <= restarted - killed_at.replace(microsecond=0) < GUARD_WAIT + timedelta(seconds=30)
     [alert] = rig.alerts(ref.name)
@@ -112,8 +112,8 @@ def test_an_unguarded_notebook_down_is_reset_without_the_wait(rig: Rig) -> None:
 def test_an_interrupt_is_told_to_the_owner_counted_and_alerts_no_one(rig: Rig) -> None:
     ref = rig.instance("wb-interrupted")
     request = interrupt(rig, ref)
-    assert [o.verdict for o in rig.push(request)] == ["kernel-kept"]
-    assert [o.verdict for o in rig.push(replace(request, delivery_id="w2"))] == ["skip-duplicate"]  # a 2nd copy
+    assert [o.decision for o in rig.push(request)] == ["kernel-kept"]
+    assert [o.decision for o in rig.push(replace(request, delivery_id="w2"))] == ["skip-duplicate"]  # a 2nd copy
     [dm] = dms(rig, ref)
     assert "interrupted" in dm and "14.0 GiB of the 15.0 GiB" in dm and "kernel and its variables are kept" in dm
     assert rig.alerts(ref.name) == [] and rig.workbench.resets(ref) == 0

@@ -1,8 +1,8 @@
 """The small actions, one per verdict that resets nothing: stop, pause/resume, warn, resize, and report only
-(a duplicate answered, or an incident recorded and said without a restart). The restart is in restart.py.
+(a duplicate answered, or an incident recorded and reported without a restart). The restart is in restart.py.
 
 Each takes the Job and returns its WorkOutcome; failures that may pass rise to the dispatcher (redelivered),
-refusals of the action itself are said in the action's own words.
+refusals of the action itself are reported in the action's own words.
 """
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from shared.adapters.errors import TransientError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
-from shared.app.worker.crew import Crew
+from shared.app.worker.context import ActionContext
+from shared.app.worker.errors import LabelsFullError, describe
 from shared.app.worker.job import Job
-from shared.app.worker.kernel_words import kernels_today, said_to_organizers
-from shared.app.worker.outcomes import LabelsFullError, Outcome, WorkOutcome, attempt, describe, is_transient
+from shared.app.worker.kernel_words import for_organizers, kernels_today
+from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
@@ -32,8 +34,8 @@ NOT_DONE_REPLIES = {
 MODE_REFUSED_REPLIES = {Action.PAUSE: "reply.failed.pause", Action.RESUME: "reply.failed.resume"}
 
 
-@dataclass(frozen=True)
-class Actions(Crew):
+@dataclass(frozen=True, kw_only=True)
+class Actions(ActionContext):
     workbench: Workbench
     slack: SlackNotifier
     resizer: Resizer
@@ -43,35 +45,35 @@ class Actions(Crew):
         if job.request.action is Action.RESIZE:
             self.resizer.already(job.request, job.view)
         elif job.request.action is Action.START:  # running again already (someone started it first)
-            self.reporter.reply(job.request, self.say("reply.already_running", instance=job.ref.name))
+            self.reporter.reply(job.request, self.wording("reply.already_running", instance=job.ref.name))
         elif job.request.response_url:
             self.reporter.reply(job.request, self._coalesced(job))
-        return WorkOutcome(ack=True, verdict=Outcome.SKIP_DUPLICATE, detail=job.decision.reason)
+        return WorkOutcome.acted(Verdict.SKIP_DUPLICATE, job.decision.reason)
 
     def _coalesced(self, job: Job) -> str:
         history = job.history
         if job.decision.reason is Reason.DURING_RESTART:  # still restarting: not "already restarted"
-            return self.say("outcome.coalesced_inflight", time=self.reporter.when(history.inflight_since
+            return self.wording("outcome.coalesced_inflight", time=self.reporter.when(history.inflight_since
                                                                                  or self.clock.now()))
         if history.unconfirmed_since is not None:  # recorded as done when the worker stopped watching it
-            return self.say("outcome.coalesced_unconfirmed", time=self.reporter.when(history.unconfirmed_since))
-        return self.say("outcome.coalesced", time=self.reporter.when(history.last_restart or self.clock.now()))
+            return self.wording("outcome.coalesced_unconfirmed", time=self.reporter.when(history.unconfirmed_since))
+        return self.wording("outcome.coalesced", time=self.reporter.when(history.last_restart or self.clock.now()))
 
     def report_only(self, job: Job) -> WorkOutcome:
-        """No reset. The incident is recorded so that its other lines fold into it (rule 3), and said: to the
+        """No reset. The incident is recorded so that its other lines fold into it (rule 3), and reported: to the
         channel and the owner for a kill, to whoever asked otherwise."""
         request, history, decision = job.request, job.history, job.decision
         kill_time = request.kill_time
         new_history = history.with_kill(kill_time) if kill_time is not None else history
         if decision.verdict is Verdict.PAUSE:
             new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
-        unsaved = self.recorder.record_before_saying(job.ref, job.view, new_history)
+        unsaved = self.recorder.record_before_alert(job.ref, job.view, new_history)
         no_room = self.recorder.no_room(job.ref, job.view, new_history)  # unrecorded: its next line says it again
         unpaused = decision.verdict is Verdict.PAUSE and bool(unsaved)
         if unpaused:  # the pause is a label: unwritten, nothing is paused (the owner can still restart it)
             new_history = replace(new_history, auto_mode=history.auto_mode)
-            window = messages.human_duration(self.settings.policy.crashloop_window.total_seconds(), self.say.lang)
-            outcome = self.say("outcome.crash_loop_unpaused", count=decision.restarts_in_window, window=window,
+            window = messages.human_duration(self.settings.policy.crashloop_window.total_seconds(), self.wording.lang)
+            outcome = self.wording("outcome.crash_loop_unpaused", count=decision.restarts_in_window, window=window,
                                why=no_room or messages.escape(unsaved))
         else:
             outcome = self.reporter.outcome_text(job)
@@ -91,16 +93,16 @@ class Actions(Crew):
             else:
                 alert_ts = self._kernel_lost(job, facts, no_room)
             self.reporter.pictures.after_kill(job, alert_ts)
-        return WorkOutcome(ack=True, verdict=Outcome.of(decision.verdict), detail=decision.reason)
+        return WorkOutcome.acted(decision.verdict, decision.reason)
 
     def _kernel_lost(self, job: Job, facts: AlertFacts, no_room: str) -> str | None:
         """A kernel lost, JupyterLab up: the owner is told, the channel only when there is something for the
-        organizers to do (kernel_words.said_to_organizers) or the owner could not be told (no owner, no DMs, no
+        organizers to do (kernel_words.for_organizers) or the owner could not be told (no owner, no DMs, no
         Slack account): then the channel says it as before, so the kill is never told to no one."""
         told = self.reporter.dm_owner(job)
-        if said_to_organizers(facts, no_room) or not told:
+        if for_organizers(facts, no_room) or not told:
             history = job.history.with_kill(job.request.kill_time) if job.request.kill_time else job.history
-            today = kernels_today(self.say, history, self.clock.now())
+            today = kernels_today(self.wording, history, self.clock.now())
             return self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
         return None
 
@@ -109,19 +111,19 @@ class Actions(Crew):
         key = NOT_DONE_REPLIES.get(request.action)
         if job.decision.reason is Reason.HELD:  # an organizer stopped and held it since the participant asked
             key = "reply.start_held"
-        button = resize_button_label(request.alert_blocks) or self.say("button.approve")
+        button = resize_button_label(request.alert_blocks) or self.wording("button.approve")
         if key:
-            reply = self.say(key, instance=ref.name, state=view.state.value, button=button)
+            reply = self.wording(key, instance=ref.name, state=view.state.value, button=button)
         else:
-            reply = self.say("reply.skipped", instance=ref.name, reason=outcome)
+            reply = self.wording("reply.skipped", instance=ref.name, reason=outcome)
         self.reporter.reply(request, reply)
         if request.action is Action.RESIZE:
-            self.resizer.tell_asker(request, self.say("resize.why_not.not_active", state=view.state.value))
+            self.resizer.tell_asker(request, self.wording("resize.why_not.not_active", state=view.state.value))
 
     def resize(self, job: Job) -> WorkOutcome:
         done = self.resizer.run(job.request, job.view, job.deadline)
         detail = "resized" if done.done else f"failed at {done.failed_step}; left {done.left_state}"
-        return WorkOutcome(ack=True, verdict=Outcome.RESIZE, detail=detail)
+        return WorkOutcome.acted(Verdict.RESIZE, detail)
 
     def stop(self, job: Job) -> WorkOutcome:
         """Stop, at an organizer's button. The Slack request's record is written once the stop is sent (a
@@ -134,89 +136,91 @@ class Actions(Crew):
         stopped = result.result is ResetResult.DONE
         when = self.reporter.when(now)
         if result.result is ResetResult.FAILED:
-            line = self.say("outcome.stop_failed", error=messages.escape(result.error))
+            line = self.wording("outcome.stop_failed", error=messages.escape(result.error))
         elif result.result is ResetResult.UNCONFIRMED:
-            line = self.say("outcome.stop_unconfirmed", who=self.reporter.who(request), time=when,
+            line = self.wording("outcome.stop_unconfirmed", who=self.reporter.who(request), time=when,
                             seconds=round(result.seconds))
         else:
-            line = self.say("outcome.stopped_by", who=self.reporter.who(request), time=when)
+            line = self.wording("outcome.stopped_by", who=self.reporter.who(request), time=when)
         self.reporter.update_button_alert(request, view, job.history, line, stopped=stopped)
         self.reporter.reply(request, line)
         if result.result is not ResetResult.FAILED:
             key = "dm.stopping_for_you" if not stopped else (
                 "dm.stopped_for_you_open" if request.owner_may_start else "dm.stopped_for_you")
             self.reporter.tell_owner_of_organizers_act(request, view, key, now)
-        return WorkOutcome(ack=True, verdict=Outcome.STOP, detail=str(result.result))
+        return WorkOutcome.acted(Verdict.STOP, str(result.result))
 
     def _stopped(self, job: Job) -> OperationOutcome:
         """The stop sent and followed; a failure is reported to the organizer who pressed the button, except one
         that may pass before it is sent: that rises (nothing sent, nothing recorded: the redelivery stops it)."""
-        operation = attempt(lambda: self.workbench.stop(job.ref))
-        if isinstance(operation, Exception) and is_transient(operation):
-            raise operation
+        try:
+            operation = self.workbench.stop(job.ref)
+        except TransientError:  # nothing sent: redelivered
+            raise
+        except Exception as exc:  # noqa: BLE001 - the stop refused: told to the organizer who pressed
+            self._record_stop(job)
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
         self._record_stop(job)
-        if isinstance(operation, Exception):
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(operation))
-        followed = attempt(lambda: self.workbench.follow(operation, job.ref, deadline=job.deadline))
-        if isinstance(followed, Exception):
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(followed))
-        return followed
+        try:
+            return self.workbench.follow(operation, job.ref, deadline=job.deadline)
+        except Exception as exc:  # noqa: BLE001 - sent, then not seen through: reported as failed, as before
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
 
     def _record_stop(self, job: Job) -> None:
         """The stop recorded with who may start the notebook again (history.StopHold): organizers only, unless
         the organizer let its owner (the Stop button that says so)."""
         request = job.request
         hold = StopHold(held=not request.owner_may_start, since=self.clock.now(), alert_ts=request.alert_ts)
-        failure = self.recorder.attempt(job.ref, job.view, replace(job.history, stopped=hold))
-        if failure is not None:
-            log.warning("the stop of %s was sent but not recorded: %s", job.ref.name, describe(failure))
+        self.recorder.best_effort(job.ref, job.view, replace(job.history, stopped=hold),
+                                  "the stop of %s was sent but not recorded")
 
     def set_mode(self, job: Job) -> WorkOutcome:
         """Pause or resume automatic restarts: a label, so a refusal to write it is the action's failure."""
         request, ref, view = job.request, job.ref, job.view
         paused = job.decision.verdict is Verdict.SET_PAUSED
         new_history = replace(job.history, auto_mode=AutoMode.PAUSED) if paused else job.history.resumed()
-        failure = self.recorder.attempt(ref, view, new_history)
-        if isinstance(failure, LabelsFullError):  # the mode is a label: in the alerts' words, how many to remove
+        try:
+            self.recorder.save(ref, view, new_history)
+        except LabelsFullError as full:  # the mode is a label: in the alerts' words, how many to remove
             key = MODE_REFUSED_REPLIES.get(request.action, "reply.failed")
-            self.reporter.reply(request, self.say(key, instance=ref.name, error=str(failure)))
-            return WorkOutcome(ack=True, verdict=Outcome.NOT_RECORDED, detail="no room for the mode in the labels")
-        if failure is not None:
-            if is_transient(failure):
-                raise failure
-            self.reporter.reply(request, self.reporter.failed_reply(request, ref, describe(failure)))
-            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(failure))
+            self.reporter.reply(request, self.wording(key, instance=ref.name, error=str(full)))
+            return WorkOutcome(ack=True, ended=Ended.NOT_RECORDED, detail="no room for the mode in the labels")
+        except TransientError:  # nothing written: redelivered
+            raise
+        except Exception as exc:  # noqa: BLE001 - the mode refused: reported to whoever asked
+            self.reporter.reply(request, self.reporter.failed_reply(request, ref, describe(exc)))
+            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=describe(exc))
         when = self.reporter.when(self.clock.now())
         who = self.reporter.who(request)
-        line = self.say("outcome.paused_by", who=who, time=when) if paused else self.say(
+        line = self.wording("outcome.paused_by", who=who, time=when) if paused else self.wording(
             "outcome.resumed_by", who=who, time=when)
         # A stopped instance keeps only Pause/Resume, as the confirmed stop left it (Restart and Stop are refused).
         self.reporter.update_button_alert(request, view, new_history, line, stopped=view.state is InstanceState.STOPPED)
-        self.reporter.reply(request, self.say("reply.done", what=line))
-        return WorkOutcome(ack=True, verdict=Outcome.of(job.decision.verdict), detail="paused" if paused else "resumed")
+        self.reporter.reply(request, self.wording("reply.done", what=line))
+        return WorkOutcome.acted(job.decision.verdict, "paused" if paused else "resumed")
 
     def warn(self, job: Job) -> WorkOutcome:
         """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels,
-        recorded before saying: rule 3). The channel line says what became of the DM."""
+        recorded before the alert: rule 3). The channel line says what became of the DM."""
         request, ref, view = job.request, job.ref, job.view
         warned = replace(job.history, memory_warned=self.clock.now())
-        self.recorder.record_before_saying(ref, view, warned)
+        self.recorder.record_before_alert(ref, view, warned)
         percent = (
             f"{request.memory_percent:.0f}%" if request.memory_percent is not None
-            else self.say("warn.unknown_percent")
+            else self.wording("warn.unknown_percent")
         )
         if not view.owner_email:
             key, detail = "warn.channel.no_owner", "no owner"
         elif not self.settings.owner_dm:
             key, detail = "warn.channel.no_dm", "owner DMs off"
-        elif self.slack.dm(view.owner_email, self.say("warn.dm", instance=ref.name, percent=percent)):
+        elif self.slack.dm(view.owner_email, self.wording("warn.dm", instance=ref.name, percent=percent)):
             key, detail = "warn.channel", "owner warned"
         else:
             key, detail = "warn.channel.unreached", "owner not reachable"
         owner = self.slack.mention(view.owner_email)
-        line = self.say(key, instance=ref.name, percent=percent, owner=owner)
+        line = self.wording(key, instance=ref.name, percent=percent, owner=owner)
         if no_room := self.recorder.no_room(ref, view, warned):  # no quiet period: every alert warns again
-            line = f"{line}\n{self.say('warn.not_recorded', labels=no_room)}"
+            line = f"{line}\n{self.wording('warn.not_recorded', labels=no_room)}"
         line_ts = self.slack.post(self.settings.slack_alert_channel, line)
         self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
-        return WorkOutcome(ack=True, verdict=Outcome.WARN, detail=detail)
+        return WorkOutcome.acted(Verdict.WARN, detail)

@@ -20,11 +20,12 @@ from typing import Any
 
 from shared.adapters.clock import Clock
 from shared.adapters.config import Settings
-from shared.adapters.errors import ServiceError
+from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import Workbench
 from shared.app.slack.callers import Callers
 from shared.app.slack.replies import denial, refused
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_transient
+from shared.app.worker.errors import TryAgainLater, describe
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.reporter import Reporter
 from shared.core import messages
 from shared.core.commands import Answer, Caller, authorize_press, authorize_restart
@@ -58,16 +59,16 @@ class Asked:
             return self._command(request, caller)
         verdict = authorize_press(caller)  # the replay check is the dispatcher's, on the labels it reads anyway
         if verdict is not Answer.ALLOW:
-            self.reporter.reply(request, self.say("deny.organizers_only"))
-            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"press refused: {verdict.value}")
+            self.reporter.reply(request, self.wording("deny.organizers_only"))
+            return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"press refused: {verdict.value}")
         return replace(request, requester=Requester(caller.slack_user_id, caller.email or "", True), authorize=False)
 
     @property
-    def say(self) -> messages.For:
-        return self.reporter.say
+    def wording(self) -> messages.For:
+        return self.reporter.wording
 
     def _caller(self, request: RestartRequest) -> Caller | WorkOutcome:
-        """Who asked, read here; a Slack error is said (what failed) and ends the request, or is redelivered
+        """Who asked, read here; a Slack error is reported (what failed) and ends the request, or is redelivered
         when it may pass and the person is still waiting for the answer."""
         user_id = request.requester.slack_user_id if request.requester else ""
         try:
@@ -75,8 +76,8 @@ class Asked:
         except ServiceError as exc:
             return self._failed(request, "Slack", exc)
         if caller.refused is not None:
-            self.reporter.reply(request, refused(self.say, caller.refused))
-            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"Slack user refused: {caller.refused}")
+            self.reporter.reply(request, refused(self.wording, caller.refused))
+            return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"Slack user refused: {caller.refused}")
         return caller
 
     def _command(self, request: RestartRequest, caller: Caller) -> WorkOutcome:
@@ -90,10 +91,10 @@ class Asked:
         decision = authorize_restart(caller, target, instances, now=self.clock.now(), policy=settings.policy,
                                      min_interval=settings.manual_restart_interval, request=request.slack_request)
         if decision.answer is Answer.REPLAYED:
-            return WorkOutcome(ack=True, verdict=Outcome.REPLAYED, detail="this Slack request was already acted on")
+            return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
         if not decision.allowed or decision.instance is None:
-            self.reporter.reply(request, denial(self.say, settings, decision.answer, caller, target, decision))
-            return WorkOutcome(ack=True, verdict=Outcome.DENIED, detail=f"denied: {decision.answer.value}")
+            self.reporter.reply(request, denial(self.wording, settings, decision.answer, caller, target, decision))
+            return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"denied: {decision.answer.value}")
         resolved = replace(request, action=decision.action, instance=decision.instance.ref.full_name,
                            authorize=False, target="",
                            requester=Requester(caller.slack_user_id, caller.email or "", caller.is_organizer))
@@ -101,9 +102,9 @@ class Asked:
             self.queue.publish(resolved)
         except ServiceError as exc:
             return self._failed(request, "the restart queue", exc)
-        if resolved.action is Action.START:  # minutes, not seconds: said now, and "running" when it is
-            self.reporter.reply(request, self.say("cmd.start_queued", instance=decision.instance.ref.name))
-        return WorkOutcome(ack=True, verdict=Outcome.HANDED_ON,
+        if resolved.action is Action.START:  # minutes, not seconds: reported now, and "running" when it is
+            self.reporter.reply(request, self.wording("cmd.start_queued", instance=decision.instance.ref.name))
+        return WorkOutcome(ack=True, ended=Ended.HANDED_ON,
                            detail=f"authorized; handed on to {decision.instance.ref.name}'s key")
 
     def _instances(self) -> list[InstanceView]:
@@ -115,10 +116,10 @@ class Asked:
             return [view for listed in lists for view in listed.result()]
 
     def _failed(self, request: RestartRequest, service: str, exc: ServiceError) -> WorkOutcome:
-        """A service answered an error: redelivered while it may pass and the request is young (the person sees
-        the placeholder meanwhile), else said, naming what failed: the request's one final answer."""
+        """A service answered an error: tried again later while it may pass and the request is young (the person
+        sees the placeholder meanwhile), else reported, naming what failed: the request's one final answer."""
         young = self.clock.now() - request.requested_at < timedelta(seconds=self.settings.slack_budget.retry)
-        if is_transient(exc) and young:
-            return WorkOutcome(ack=False, verdict=Outcome.RETRY, detail=f"{service}: {describe(exc)}")
-        self.reporter.reply(request, self.say("deny.failed", service=service, error=exc.status))
-        return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=f"{service}: {describe(exc)}")
+        if isinstance(exc, TransientError) and young:
+            raise TryAgainLater(f"{service}: {describe(exc)}") from exc
+        self.reporter.reply(request, self.wording("deny.failed", service=service, error=exc.status))
+        return WorkOutcome(ack=True, ended=Ended.FAILED, detail=f"{service}: {describe(exc)}")

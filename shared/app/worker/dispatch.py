@@ -1,6 +1,6 @@
 """The dispatcher: a Pub/Sub push in, one outcome out. Parse, observe, decide (policy.py), then the one
-action the verdict names (Worker.by_verdict), and the audit line. The only place an exception becomes an outcome
-(outcomes.settle): ack, redeliver, or said to the organizers.
+action the verdict names (Worker.by_verdict), and the audit line. The only place an error becomes an ack or a
+redelivery (Worker.conclude, by the table in this package's docstring).
 """
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
 from shared.app.worker.asked import Asked
 from shared.app.worker.endings import Endings
+from shared.app.worker.errors import TryAgainLater, classify, describe, unexpected
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, WorkOutcome, describe, is_service_error, settle
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.pictures import Pictures
 from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
-from shared.core import messages, waiting
+from shared.core import envelope, messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.policy import Reason, Verdict, decide, is_too_old
@@ -58,17 +59,25 @@ class Worker:
         self.slack = slack
         self.clock = clock
         self.policy = settings.policy
-        say = messages.For(settings.message_language)
-        self.recorder = Recorder(settings, workbench, clock, say)
-        self.reporter = Reporter(settings, slack, clock, say, Pictures(settings, slack, clock, say, memory))
-        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
+        wording = messages.For(settings.message_language)
+        self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
+        pictures = Pictures(settings=settings, slack=slack, clock=clock, wording=wording, reader=memory)
+        self.reporter = Reporter(settings=settings, slack=slack, clock=clock, wording=wording, pictures=pictures)
+        # Answers as all requests do (the reporter's reply).
+        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)
         # The requests the Slack app acknowledged first: who asked is read here, through the worker's own client.
-        self.asked = Asked(settings, clock, self.reporter, workbench, slack, queue)
-        crew = (settings, clock, self.recorder, self.reporter)
-        self.restart = RestartAction(*crew, workbench)
-        self.actions = Actions(*crew, workbench, slack, resizer)
-        self.endings = Endings(*crew, queue, resizer)
-        self.start = StartAction(*crew, workbench, slack)
+        self.asked = Asked(settings=settings, clock=clock, reporter=self.reporter, workbench=workbench, slack=slack,
+                           queue=queue)
+        recorder, reporter = self.recorder, self.reporter
+        self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                     workbench=workbench, queue=queue)
+        self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                               workbench=workbench, slack=slack, resizer=resizer)
+        self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
+                               resizer=resizer)
+        self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                 workbench=workbench, slack=slack)
+        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
         act = self.actions
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
@@ -87,8 +96,8 @@ class Worker:
             Verdict.DRY_RUN: act.report_only,
             Verdict.GIVE_UP: act.report_only,
             Verdict.ALERT: act.report_only,
-            Verdict.WAIT: self.endings.yield_key,  # reached only past the one hold a delivery has (_observe)
-            Verdict.KERNEL_KEPT: Interrupts(*crew).interrupted,
+            Verdict.WAIT: self.endings.hand_on_key,  # reached only past the one hold a delivery has (_observe)
+            Verdict.KERNEL_KEPT: interrupts.interrupted,
         }
 
     def handle_push(self, body: Any) -> WorkOutcome:
@@ -100,7 +109,7 @@ class Worker:
         if len(data) > MAX_DATA_BYTES:
             return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
         try:
-            request = RestartRequest.from_json(base64.b64decode(data, validate=True))
+            request = envelope.decode(base64.b64decode(data, validate=True))  # either wire version
         except ValueError as exc:  # binascii.Error is a ValueError
             return self._reject(str(exc)[:300])
         message_id = message.get("messageId") if isinstance(message, dict) else None
@@ -109,11 +118,13 @@ class Worker:
         return self.handle(request)
 
     def _reject(self, reason: str) -> WorkOutcome:
-        audit("restart request rejected", severity=logging.WARNING, decision=Outcome.REJECTED, reason=reason)
-        return WorkOutcome(ack=True, verdict=Outcome.REJECTED, detail=reason)
+        audit("restart request rejected", severity=logging.WARNING, decision=Ended.REJECTED, reason=reason)
+        return WorkOutcome(ack=True, ended=Ended.REJECTED, detail=reason)
 
     def handle(self, request: RestartRequest) -> WorkOutcome:
         started = self.clock.monotonic()
+        if request.resumes:  # a follow's continuation (restart.py): received as the message whose intent it follows
+            request = replace(request, delivery_id=request.resumes)
         job: Job | None = None
         try:
             prepared = self._prepare(request, started)
@@ -121,42 +132,40 @@ class Worker:
                 job = prepared
                 prepared = self.by_verdict[job.decision.verdict](job)
             outcome = prepared
-        except Exception as exc:  # noqa: BLE001 - the last resort: every request ends in an outcome, never a crash
-            outcome = self._settle(request, exc, acting=job is not None)
+        except Exception as exc:  # noqa: BLE001 - every request ends in an outcome, never a crash (conclude)
+            outcome = self.conclude(job.request if job else request, exc, acting=job is not None)
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
-            f"{request.action} {outcome.verdict}",
+            f"{request.action} {outcome.decision}",
             instance=request.instance.rsplit("/", 1)[-1],
             trigger=request.trigger.value,
             action=request.action.value,
-            decision=outcome.verdict,
+            decision=outcome.decision,
             outcome=outcome.detail,
             event_id=request.event_id,
             requester=request.requester.email if request.requester else None,
             owner=outcome.owner,
             latency_ms=round((self.clock.monotonic() - started) * 1000, 1),
             acked=outcome.ack,
+            retry_after_s=outcome.retry_after,
         )
         return outcome
 
-    def _settle(self, request: RestartRequest, exc: Exception, *, acting: bool) -> WorkOutcome:
-        """Redelivered when it may pass (outcomes.settle). A failure to observe the instance is said
-        (Endings.refused) and acked, since reading again would only fail again. One that rose out of an action is
-        redelivered, as an uncaught error was before: the action may already have changed the instance (an intent
-        written, a reset sent), and the redelivery sees that (Verdict.FOLLOW) where an alert could only guess;
-        a request that keeps failing ends in the too-old alert, never a silent drop."""
-        if settled := settle(exc):
-            return settled
-        if acting or not is_service_error(exc):
+    def conclude(self, request: RestartRequest, exc: Exception, *, acting: bool) -> WorkOutcome:
+        """The one place an error becomes an ack or a redelivery (the table in this package's docstring).
+        TryAgainLater is redelivered; FinalError is reported in the words of what was asked and acked. Anything
+        else is first read as one of the two (errors.classify: by whether an action was under way)."""
+        if unexpected(exc, acting=acting):
             log.error("%s: %s", request.instance, describe(exc), exc_info=exc)
-        if acting:
-            return WorkOutcome(ack=False, verdict=Outcome.RETRY, detail=f"redelivered after {describe(exc)}")
+        error = classify(exc, acting=acting)
+        if isinstance(error, TryAgainLater):
+            return WorkOutcome(ack=False, ended=error.ended, detail=error.reason, retry_after=error.delay)
         try:
             ref = InstanceRef.parse(request.instance)
-        except ValueError:  # an unresolved kill names no instance: nothing to say it about
-            return WorkOutcome(ack=True, verdict=Outcome.FAILED, detail=describe(exc))
-        return self.endings.refused(request, ref, describe(exc))
+        except ValueError:  # an unresolved kill names no instance: nothing to report it about
+            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
+        return self.endings.refused(request, ref, error.reason)
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
         """The job to act on, or how the request ended before one: unresolved, refused or handed on (asked.py),
@@ -195,7 +204,7 @@ class Worker:
             current = waiting.Marker.parse(history.waiting)
             leads = waiting.join(request, current, self.clock.now(), self.policy)
             if leads is None:
-                return WorkOutcome(ack=True, verdict=Outcome.FOLDED, detail=f"folded into the wait {history.waiting}")
+                return WorkOutcome(ack=True, ended=Ended.FOLDED, detail=f"folded into the wait {history.waiting}")
             if current is not None and current.chain != leads.chain and not waiting.expired(
                 current, self.clock.now(), self.policy
             ):
@@ -215,6 +224,6 @@ class Worker:
             history = replace(history, waiting="")
         if request.slack_request:
             if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW:
-                return WorkOutcome(ack=True, verdict=Outcome.REPLAYED, detail="this Slack request was already acted on")
+                return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
             history = history.with_acted(request.slack_request)
         return replace(job, history=history)

@@ -1,6 +1,6 @@
 """Requests that end before any action on the instance: an OOM kill tied to no instance, a request too old to
 act on, one the API refused to show or record, and an incident that waits (it yields its key: rule 4, or its
-wait has gone on too long). Each is said, so that no incident ends in silence.
+wait has gone on too long). Each is reported, so that no incident ends in silence.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ import logging
 from dataclasses import dataclass, replace
 
 from shared.app.resize import Resizer
-from shared.app.worker.crew import Crew
+from shared.app.worker.context import ActionContext
+from shared.app.worker.errors import TryAgainLater, describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, Publisher, Redeliver, WorkOutcome, attempt, describe
+from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.core import alert_groups, messages, waiting
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts
@@ -20,63 +21,72 @@ from shared.core.models import Action, InstanceRef, RestartRequest
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class Endings(Crew):
+def hand_on(queue: Publisher, continuation: RestartRequest) -> str:
+    """The continuation published under the same ordering key (rule 4), before this message is acked: its
+    message id. Not published, this message is tried again later, and waits again."""
+    try:
+        return queue.publish(continuation)
+    except Exception as exc:
+        raise TryAgainLater(f"continuation not published: {describe(exc)}") from exc
+
+
+@dataclass(frozen=True, kw_only=True)
+class Endings(ActionContext):
     queue: Publisher
     resizer: Resizer
 
     def unresolved(self, request: RestartRequest) -> WorkOutcome:
         """An OOM kill that names no instance we can read, or whose claims did not hold: the organizers hear of it,
         grouped by the VM that wrote it (alert_groups.writer_key), so one writer's flood fills only its own group."""
-        writer = (self.say("alert.writer", writer=messages.escape(request.writer)) if request.writer
-                  else self.say("alert.writer.unknown"))
+        writer = (self.wording("alert.writer", writer=messages.escape(request.writer)) if request.writer
+                  else self.wording("alert.writer.unknown"))
         facts = AlertFacts(
-            title=self.say("alert.title.unresolved"),
+            title=self.wording("alert.title.unresolved"),
             instance=None,
             killed_at=request.kill_time or request.requested_at,
-            outcome=f"{self.say('outcome.unresolved', reason=messages.escape(request.note))}\n{writer}",
+            outcome=f"{self.wording('outcome.unresolved', reason=messages.escape(request.note))}\n{writer}",
             raw_entry=request.raw_entry,
         )
         cause = Cause.REFUSED if request.refused else Cause.UNRESOLVED
-        said = self.reporter.post_grouped(facts, cause, alert_groups.writer_key(cause, request.writer),
+        reported = self.reporter.post_grouped(facts, cause, alert_groups.writer_key(cause, request.writer),
                                           seen=1 + request.folded)
-        return WorkOutcome(ack=True, verdict=Outcome.ALERT, detail=f"{request.note} (alert {said})")
+        return WorkOutcome(ack=True, ended=Ended.UNRESOLVED, detail=f"{request.note} (alert {reported})")
 
     def too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
-        """Too old to act on safely (the instance may have been restarted since): said instead, never done."""
+        """Too old to act on safely (the instance may have been restarted since): reported instead, never done."""
         if request.action is Action.WARN:  # "your memory is nearly full", hours late, warns of nothing
-            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail="memory warning too old to be worth sending")
+            return WorkOutcome(ack=True, ended=Ended.IGNORED, detail="memory warning too old to be worth sending")
         if request.action is Action.INTERRUPTED:  # the kernel was kept: hours late, news of nothing to do
-            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail="interrupt too old to be worth telling")
+            return WorkOutcome(ack=True, ended=Ended.IGNORED, detail="interrupt too old to be worth telling")
         age = (self.clock.now() - request.requested_at).total_seconds()
-        durations = {"age": messages.human_duration(age, self.say.lang),
+        durations = {"age": messages.human_duration(age, self.wording.lang),
                      "limit": messages.human_duration(self.settings.policy.max_event_age.total_seconds(),
-                                                      self.say.lang)}
+                                                      self.wording.lang)}
         if request.action is Action.RESTART:
-            outcome = self.say("outcome.too_old", **durations)
+            outcome = self.wording("outcome.too_old", **durations)
         else:
-            outcome = self.say("outcome.too_old_request", **durations)
+            outcome = self.wording("outcome.too_old_request", **durations)
         self.reporter.post_grouped(AlertFacts(
             title=self.reporter.title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome,
             buttons=True, instance_read=False,
         ), Cause.TOO_OLD, ref.full_name)
         self.reporter.reply(request, outcome)
         if request.action is Action.RESIZE:
-            self.resizer.tell_asker(request, self.say("resize.why_not.too_old", **durations))
-        return WorkOutcome(ack=True, verdict=Outcome.GIVE_UP, detail=f"{int(age)} s old")
+            self.resizer.tell_asker(request, self.wording("resize.why_not.too_old", **durations))
+        return WorkOutcome(ack=True, ended=Ended.TOO_OLD, detail=f"{int(age)} s old")
 
     def refused(self, request: RestartRequest, ref: InstanceRef, error: str) -> WorkOutcome:
-        """The API refused to show the instance, or to take the restart's intent: nothing was done. Said in the
+        """The API refused to show the instance, or to take the restart's intent: nothing was done. Reported in the
         words of what was asked; a memory alert of a VM that is no notebook stays quiet."""
         if request.action in (Action.WARN, Action.INTERRUPTED):  # any VM may warn, or log a watcher's line
-            return WorkOutcome(ack=True, verdict=Outcome.IGNORED, detail=f"not a notebook: {error}")
+            return WorkOutcome(ack=True, ended=Ended.IGNORED, detail=f"not a notebook: {error}")
         if request.action is Action.RESIZE:  # in resize's words, and the request is closed
             self.resizer.unreadable(request, error, self.reporter.short_error(error))
         else:
             self.reporter.api_failure(request, ref, error)
-        return WorkOutcome(ack=True, verdict=Outcome.API_ERROR, detail=error)
+        return WorkOutcome(ack=True, ended=Ended.API_ERROR, detail=error)
 
-    def yield_key(self, job: Job) -> WorkOutcome:
+    def hand_on_key(self, job: Job) -> WorkOutcome:
         """Still waiting after one poll: hand the instance's key on (rule 4). The wait is named on the instance
         first, so that the incident's other lines fold into it; then the continuation is published, and only
         then is this message acked."""
@@ -85,18 +95,20 @@ class Endings(Crew):
             return self._wait_ended(job)
         marker = waiting.own_marker(request)
         named = replace(job.history, waiting=marker.label)  # unnamed, the wait still ends; its lines don't fold
-        if named != job.history and (failure := self.recorder.attempt(job.ref, job.view, named)):
-            log.warning("could not name the wait on %s: %s", job.ref.name, describe(failure))
-        message_id = attempt(lambda: self.queue.publish(waiting.continuation(request)))
-        if isinstance(message_id, Exception):  # not handed on: this message is redelivered, and waits again
-            raise Redeliver(Outcome.RETRY, f"continuation not published: {describe(message_id)}") from message_id
-        return WorkOutcome(ack=True, verdict=Outcome.YIELDED,
+        if named != job.history:
+            self.recorder.best_effort(job.ref, job.view, named, "could not name the wait on %s")
+        try:
+            message_id = self.queue.publish(waiting.continuation(request))
+        except Exception as exc:
+            raise TryAgainLater(f"continuation not published: {describe(exc)}") from exc
+        return WorkOutcome(ack=True, ended=Ended.YIELDED,
                            detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")
 
     def _wait_ended(self, job: Job) -> WorkOutcome:
-        """A wait longer than any the policy makes (waiting.max_yields): said, with the Restart button, and ended."""
+        """A wait longer than any the policy makes (waiting.max_yields): reported, with the Restart
+        button, and ended."""
         reason = job.decision.reason
-        outcome = self.say("outcome.wait_ended", count=job.request.yields, reason=str(reason))
+        outcome = self.wording("outcome.wait_ended", count=job.request.yields, reason=str(reason))
         self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
         log.error("%s: still waiting (%s) after %d continuations; stopped", job.ref.name, reason, job.request.yields)
-        return WorkOutcome(ack=True, verdict=Outcome.WAIT_ENDED, detail=str(reason))
+        return WorkOutcome(ack=True, ended=Ended.WAIT_ENDED, detail=str(reason))

@@ -18,29 +18,30 @@ from shared.core.models import jupyter_unit
 from shared.core.policy import Reason
 
 
-def kernel_only_dm(say: messages.For, job: Job, *, instance: str, time: str, process: str, advice: str) -> str:
+def kernel_only_dm(wording: messages.For, job: Job, *, instance: str, time: str, process: str, advice: str) -> str:
     """The owner's message for a kill JupyterLab survived (or the guard brought JupyterLab back from): what was
     killed and how much memory it held, where it ran when the kernel's summary said, and what happens next."""
     kill = job.request.kill or {}
     rss = kill.get("anon_rss_kb")
-    memory = say("dm.memory_used", rss=messages.human_bytes(rss)) if isinstance(rss, int) else ""
+    memory = wording("dm.memory_used", rss=messages.human_bytes(rss)) if isinstance(rss, int) else ""
     if job.decision.reason is Reason.GUARD_RESTARTED:
-        return say("dm.guard_restarted", instance=instance, time=time, process=process, memory=memory, advice=advice)
+        return wording("dm.guard_restarted", instance=instance, time=time, process=process, memory=memory,
+                       advice=advice)
     unit = kill.get("unit")
     if isinstance(unit, str) and unit and not jupyter_unit(unit):
-        return say("dm.killed_outside_jupyter", instance=instance, time=time, process=process, memory=memory,
+        return wording("dm.killed_outside_jupyter", instance=instance, time=time, process=process, memory=memory,
                    unit=messages.escape(unit[:120]), advice=advice)
-    return say("dm.kernel_killed", instance=instance, time=time, process=process, memory=memory, advice=advice)
+    return wording("dm.kernel_killed", instance=instance, time=time, process=process, memory=memory, advice=advice)
 
 
-def kernels_today(say: messages.For, history: History, now: datetime) -> str:
+def kernels_today(wording: messages.For, history: History, now: datetime) -> str:
     """The day's count of kernels killed and interrupted: the line beside the bigger-machine offer."""
     day = timedelta(days=1)
-    return say("outcome.kernels_today", kills=history.kills_within(day, now),
+    return wording("outcome.kernels_today", kills=history.kills_within(day, now),
                interrupts=history.interrupts_within(day, now))
 
 
-def said_to_organizers(facts: AlertFacts, no_room: str) -> bool:
+def for_organizers(facts: AlertFacts, no_room: str) -> bool:
     """A kernel lost or kept reaches the channel only with something for the organizers to do."""
     return bool(facts.resize_to) or bool(no_room)
 

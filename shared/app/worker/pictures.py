@@ -1,8 +1,8 @@
-"""The memory picture step: after a kill's alert (or a memory warning) is said, its memory curve follows.
+"""The memory picture step: after a kill's alert (or a memory warning) is reported, its memory curve follows.
 
 Read from Cloud Monitoring (shared/adapters/memory_series.py), drawn (shared/core/memory_chart.py), shared into
 the alert's thread and the owner's DM (shared/adapters/slack_files.py). It comes last, once the restart is done,
-said and recorded: it never delays a reset. Whatever goes wrong here changes nothing else: no data, Monitoring
+reported and recorded: it never delays a reset. Whatever goes wrong here changes nothing else: no data, Monitoring
 unreadable or Slack refusing the file each become one line where the picture would have been, and an error of
 its own is logged. Off with MEMORY_CHARTS=false.
 """
@@ -32,12 +32,12 @@ OWNER_HEARS = frozenset({Verdict.RESET, Verdict.FOLLOW, Verdict.NOTIFY_ONLY, Ver
 Place = tuple[str, str]  # (channel id, thread ts or "")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pictures:
     settings: Settings
     slack: SlackNotifier
     clock: Clock
-    say: messages.For
+    wording: messages.For
     reader: MemorySeries | None  # None: pictures are off
 
     def after_kill(self, job: Job, alert_ts: str | None, *, owner_told: bool = True) -> None:
@@ -80,16 +80,16 @@ class Pictures:
         now = self.clock.now()
         moment = kill_at or now
         if not vm_id.isdigit() or total_kib is None:  # no VM to ask about, or a machine whose memory is unknown
-            return self.say("chart.no_data", instance=name)
+            return self.wording("chart.no_data", instance=name)
         try:
             data = self.reader.read(job.ref.project, vm_id, moment - BEFORE, max(now, moment), moment)
         except ServiceError as exc:
             log.warning("%s: Cloud Monitoring unreadable: %s", name, exc)
-            return self.say("chart.unreadable", instance=name, error=messages.escape(exc.status))
+            return self.wording("chart.unreadable", instance=name, error=messages.escape(exc.status))
         if not data.percents:
-            return self.say("chart.no_data", instance=name)
+            return self.wording("chart.no_data", instance=name)
         chart = memory_chart.MemoryChart.from_percent(name, data.percents, total_kib * 1024.0, kill_at, data.top)
-        return memory_chart.render(chart, lang=self.say.lang, tz=self.settings.tz)
+        return memory_chart.render(chart, lang=self.wording.lang, tz=self.settings.tz)
 
     def _share(self, job: Job, shown: memory_chart.Picture | str, channel: str, thread_ts: str) -> None:
         if isinstance(shown, memory_chart.Picture):
@@ -98,5 +98,5 @@ class Pictures:
             refused = upload(self.slack, channel, file, thread_ts=thread_ts)
             if not refused:
                 return
-            shown = self.say("chart.not_uploaded", instance=job.ref.name, error=messages.escape(refused))
+            shown = self.wording("chart.not_uploaded", instance=job.ref.name, error=messages.escape(refused))
         self.slack.post(channel, shown, thread_ts=thread_ts)

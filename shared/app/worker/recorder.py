@@ -1,7 +1,7 @@
 """The recorder: the instance's medic-* labels, the worker's only memory (history.py says what they hold).
 
 Writing over the labels read, checking they fit in GCP's 64, and the three ways a record is written: before
-the reset (the intent: rule 1), before saying (rule 3), and after a restart's report without waiting (rule 2).
+the reset (the intent: rule 1), before the alert (rule 3), and after a restart's report without waiting (rule 2).
 The rules are in this package's docstring.
 """
 
@@ -13,8 +13,9 @@ from datetime import datetime
 
 from shared.adapters.clock import Clock
 from shared.adapters.config import Settings
+from shared.adapters.errors import TransientError
 from shared.adapters.workbench import OperationOutcome, Workbench
-from shared.app.worker.outcomes import LabelsFullError, attempt, describe, is_transient
+from shared.app.worker.errors import LabelsFullError, best_effort, describe
 from shared.core import messages
 from shared.core.history import BOT_KEYS, MAX_LABELS, ROOM_NEEDED, History, changes_anything, foreign_count, present
 from shared.core.models import InstanceRef, InstanceView
@@ -22,12 +23,12 @@ from shared.core.models import InstanceRef, InstanceView
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Recorder:
     settings: Settings
     workbench: Workbench
     clock: Clock
-    say: messages.For
+    wording: messages.For
 
     def save(self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True) -> dict[str, str]:
         """The history over the view's labels (History.to_labels: right whether updates merge or replace); returns
@@ -39,12 +40,11 @@ class Recorder:
             raise LabelsFullError(no_room)
         return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
 
-    def attempt(
-        self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True
-    ) -> Exception | None:
-        """save(), for bookkeeping: the failure returned, for the caller to say what it means (None: saved)."""
-        saved = attempt(lambda: self.save(ref, view, history, confirm=confirm))
-        return saved if isinstance(saved, Exception) else None
+    def best_effort(self, ref: InstanceRef, view: InstanceView, history: History, failed: str, *,
+                    confirm: bool = True, level: int = logging.WARNING) -> bool:
+        """save(), for bookkeeping whose failure must cost nothing: logged (`failed` % the instance's name) and
+        ignored; True when saved (errors.best_effort)."""
+        return best_effort(lambda: self.save(ref, view, history, confirm=confirm), failed, ref.name, level=level)
 
     def no_room(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
         """What organizers must do when this history doesn't fit in the instance's labels; "" when it does."""
@@ -52,27 +52,28 @@ class Recorder:
         if len(labels) <= MAX_LABELS:
             return ""
         count = foreign_count(labels)
-        return self.say("outcome.labels_full", instance=ref.name, count=count, needed=ROOM_NEEDED,
+        return self.wording("outcome.labels_full", instance=ref.name, count=count, needed=ROOM_NEEDED,
                         excess=count + ROOM_NEEDED - MAX_LABELS)
 
-    def record_before_saying(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
+    def record_before_alert(self, ref: InstanceRef, view: InstanceView, history: History) -> str:
         """The record that folds an incident's other lines into it, written before the alert (rule 3). A
-        failure that may pass is raised (redelivered: nothing has been said); any other is logged and returned,
-        and the alert goes out unrecorded. Returns "" when the record was written."""
-        failure = self.attempt(ref, view, history)
-        if failure is None:
-            return ""
-        if is_transient(failure):
-            raise failure
-        log.error("could not record history on %s: %s", ref.name, describe(failure))
-        return describe(failure)
+        failure that may pass is raised (redelivered: nothing has been reported); any other is logged and returned,
+        and the alert goes out unrecorded. Returns "" when the record was written, else why not."""
+        try:
+            self.save(ref, view, history)
+        except TransientError:  # nothing reported yet: redelivered
+            raise
+        except Exception as exc:  # noqa: BLE001 - a repeated alert beats a request that loops (rule 3)
+            log.error("could not record history on %s: %s", ref.name, describe(exc))
+            return describe(exc)
+        return ""
 
     def try_save(self, ref: InstanceRef, view: InstanceView, history: History) -> None:
         """The record of a restart that has ended, sent and not waited for (rule 2). medic-auto is kept as
         `view` says: a restart never changes it, and an organizer may have opted out while it ran."""
         history = replace(history, auto_mode=History.from_labels(view.labels).auto_mode)
-        if failure := self.attempt(ref, view, history, confirm=False):  # the report matters more than this
-            log.error("could not record history on %s: %s", ref.name, describe(failure))
+        self.best_effort(ref, view, history, "could not record history on %s", confirm=False,
+                         level=logging.ERROR)  # the report matters more than this
 
     def freshest(
         self, ref: InstanceRef, view: InstanceView, result: OperationOutcome, since: datetime, deadline: float
@@ -87,8 +88,9 @@ class Recorder:
         if seen is not None and History.from_labels(seen).inflight_since == since.replace(microsecond=0):
             return replace(view, labels=seen)
         retry = self.clock.monotonic() + self.settings.workbench_retry.total_seconds() <= deadline
-        read = attempt(lambda: self.workbench.get(ref, retry=retry))
-        if isinstance(read, Exception):  # the record is bookkeeping: older labels beat none
-            log.warning("could not re-read the labels of %s: %s", ref.name, describe(read))
+        try:
+            read = self.workbench.get(ref, retry=retry)
+        except Exception as exc:  # noqa: BLE001 - the record is bookkeeping: older labels beat none
+            log.warning("could not re-read the labels of %s: %s", ref.name, describe(exc))
             return view
         return replace(view, labels=read.labels)

@@ -45,12 +45,12 @@ ACTION_WORDS = {Action.PAUSE: "action.pause", Action.RESUME: "action.resume", Ac
 DM_BY_RESULT = {ResetResult.FAILED: "dm.restart_failed", ResetResult.UNCONFIRMED: "dm.restart_unconfirmed"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reporter:
     settings: Settings
     slack: SlackNotifier
     clock: Clock
-    say: messages.For
+    wording: messages.For
     pictures: Pictures  # the memory picture that follows a kill's alert or a warning (pictures.py)
 
     @property
@@ -98,31 +98,31 @@ class Reporter:
         bigger = next_size(view.machine_type, self.settings.machine_ladder, gpus=bool(view.accelerators))
         if bigger is None:
             return "", ""
-        cost = cost_text(view.machine_type, bigger, self.settings.machine_prices, self.say.lang)
-        return bigger, self.say("resize.offer", current=view.machine_type, next=bigger, cost=cost)
+        cost = cost_text(view.machine_type, bigger, self.settings.machine_prices, self.wording.lang)
+        return bigger, self.wording("resize.offer", current=view.machine_type, next=bigger, cost=cost)
 
     def outcome_text(self, job: Job) -> str:
         """Why nothing was restarted, in words (the verdicts that reset nothing)."""
         verdict, reason = job.decision.verdict, job.decision.reason
         if verdict is Verdict.NOTIFY_ONLY and job.request.unverified:
-            return self.say("outcome.unverified", reason=messages.escape(job.request.unverified))
+            return self.wording("outcome.unverified", reason=messages.escape(job.request.unverified))
         if verdict is Verdict.NOTIFY_ONLY:
-            return self.say("outcome.notify_only")
+            return self.wording("outcome.notify_only")
         if verdict is Verdict.SKIP_NOT_ACTIVE:
-            return self.say("outcome.not_active", state=job.view.state.value)
+            return self.wording("outcome.not_active", state=job.view.state.value)
         if verdict is Verdict.SKIP_DISABLED:
-            return self.say("outcome.opted_out") if reason is Reason.OPTED_OUT else self.say("outcome.paused")
+            return self.wording("outcome.opted_out") if reason is Reason.OPTED_OUT else self.wording("outcome.paused")
         if verdict is Verdict.PAUSE:
-            return self.say("outcome.crash_loop", count=job.decision.restarts_in_window,
+            return self.wording("outcome.crash_loop", count=job.decision.restarts_in_window,
                             window=self._duration(self.policy.crashloop_window))
         if verdict is Verdict.DRY_RUN:
             reason_text = self.reason_text(REASONS_WITH_WORDS.get(reason, "reason.policy-always"), job.request)
-            return self.say("outcome.dry_run", reason=reason_text)
+            return self.wording("outcome.dry_run", reason=reason_text)
         return str(verdict)
 
     def reason_text(self, key: str, request: RestartRequest) -> str:
         """Why a restart was (or would have been) made, in words."""
-        return self.say(key, who=self.who(request), grace=self._duration(self.policy.health_grace),
+        return self.wording(key, who=self.who(request), grace=self._duration(self.policy.health_grace),
                         wait=self._duration(self.policy.guard_restart_wait))
 
     def who(self, request: RestartRequest) -> str:
@@ -132,20 +132,20 @@ class Reporter:
         """An alert's header: plain text (Slack header blocks mention no one), so a requester by email; a button
         other than Restart is named by what it asked for."""
         if request.trigger is Trigger.OOM:
-            return self.say("alert.title", instance=ref.name)
+            return self.wording("alert.title", instance=ref.name)
         requester = request.requester.email if request.requester else "notebook-medic"
         if action_key := ACTION_WORDS.get(request.action):
-            return self.say("alert.title.action", instance=ref.name, action=self.say(action_key),
+            return self.wording("alert.title.action", instance=ref.name, action=self.wording(action_key),
                             requester=requester)
-        return self.say("alert.title.manual", instance=ref.name, requester=requester)
+        return self.wording("alert.title.manual", instance=ref.name, requester=requester)
 
     def short_error(self, error: str) -> str:
         """describe_error()'s status alone ("PERMISSION_DENIED: Permission … on resource '//…'" -> the first word).
         An exception's class name (RuntimeError, LabelsFullError) is no answer of the API's: an internal error."""
         status = error.split(":", 1)[0].strip()
         if not re.fullmatch(r"[A-Z][A-Z_]{1,39}", status):
-            return self.say("error.internal")
-        return self.say("error.short", status=status)
+            return self.wording("error.internal")
+        return self.wording("error.short", status=status)
 
     def failed_reply(self, request: RestartRequest, ref: InstanceRef, error: str) -> str:
         """The requester's answer to a failure, naming what they asked for: organizers get the API's words,
@@ -153,13 +153,13 @@ class Reporter:
         key = messages.variant("reply.failed", request.action.value)
         organizer = request.requester is not None and request.requester.is_organizer
         shown = messages.escape(error) if organizer else self.short_error(error)
-        return self.say(key, instance=ref.name, error=shown)
+        return self.wording(key, instance=ref.name, error=shown)
 
     def when(self, moment: datetime) -> str:
         return messages.slack_date(moment, self.settings.tz)
 
     def _duration(self, span: timedelta) -> str:
-        return messages.human_duration(span.total_seconds(), self.say.lang)
+        return messages.human_duration(span.total_seconds(), self.wording.lang)
 
     # ---- the organizers' channel ---------------------------------------------------------------
     def post_alert(
@@ -168,7 +168,7 @@ class Reporter:
         """Posted, or the message at `ts` updated; its ts (None when Slack did not take it)."""
         fallback, blocks = alert_blocks(
             facts,
-            lang=self.say.lang,
+            lang=self.wording.lang,
             tz=self.settings.tz,
             console_url=self.settings.console_url,
             crashloop_limit=self.policy.crashloop_limit,
@@ -197,14 +197,14 @@ class Reporter:
                         cause.value, key, step.posted_today, facts.outcome[:300])
             return "held"
         if isinstance(step, alert_groups.Update):
-            repeats = self.say("alert.repeats", count=step.count, since=self.when(step.opened),
+            repeats = self.wording("alert.repeats", count=step.count, since=self.when(step.opened),
                                window=self._duration(window))
             grouped = replace(facts, repeats=repeats)
             if self.post_alert(grouped, step.ts, metadata=alert_groups.metadata(key, cause, step.count, step.opened)):
                 return "updated"
             log.warning("could not update the grouped alert %s; posting a new one", step.ts)
         if seen > 1:
-            facts = replace(facts, repeats=self.say("alert.repeats", count=seen, since=self.when(now),
+            facts = replace(facts, repeats=self.wording("alert.repeats", count=seen, since=self.when(now),
                                                     window=self._duration(window)))
         self.post_alert(facts, metadata=alert_groups.metadata(key, cause, seen, now))
         return "posted"
@@ -214,7 +214,7 @@ class Reporter:
     ) -> None:
         """Buttons: the alert they sit on gains a line saying who did what, and its buttons follow the state."""
         facts = AlertFacts(
-            title=self.say("alert.title", instance=view.ref.name),
+            title=self.wording("alert.title", instance=view.ref.name),
             instance=view.ref,
             owner=self.slack.mention(view.owner_email),
             machine_type=view.machine_type,
@@ -225,7 +225,7 @@ class Reporter:
         channel = self.settings.slack_alert_channel
         on_alert = bool(request.alert_ts) and request.alert_channel == channel
         if on_alert and request.alert_blocks:
-            blocks = amend_alert(request.alert_blocks, line, view.ref, paused=facts.paused, lang=self.say.lang,
+            blocks = amend_alert(request.alert_blocks, line, view.ref, paused=facts.paused, lang=self.wording.lang,
                                  stopped=stopped)
             self.slack.update(channel, request.alert_ts, f"{facts.title} - {line}", blocks)
         elif on_alert:
@@ -234,10 +234,10 @@ class Reporter:
             self.post_alert(facts)
 
     def api_failure(self, request: RestartRequest, ref: InstanceRef, error: str) -> None:
-        """The API refused before anything was done (the read, the intent): said in the channel, grouped, and
+        """The API refused before anything was done (the read, the intent): reported in the channel, grouped, and
         to whoever asked, in the words of what was not done."""
         key = messages.variant("outcome.api_error", request.action.value)  # what was not done: the button's
-        outcome = self.say(key, error=messages.escape(error))
+        outcome = self.wording(key, error=messages.escape(error))
         cause = Cause.NOT_FOUND if error.startswith("NOT_FOUND") else Cause.API_ERROR
         self.post_grouped(AlertFacts(
             title=self.title(request, ref), instance=ref, killed_at=request.kill_time, outcome=outcome, buttons=False,
@@ -256,18 +256,18 @@ class Reporter:
         kill = request.kill or {}
         killed_at = request.kill_time or request.requested_at
         process = f"{kill.get('process', '?')} (pid {kill.get('pid', '?')})"
-        advice = self.say("dm.advice")
+        advice = self.wording("dm.advice")
         params = {"instance": view.ref.name, "time": self.when(killed_at), "process": messages.escape(process),
                   "advice": advice}
         if decision.verdict is Verdict.NOTIFY_ONLY:
-            body = kernel_only_dm(self.say, job, **params)
+            body = kernel_only_dm(self.wording, job, **params)
         elif decision.verdict is Verdict.PAUSE:
             key = "dm.paused" if paused else "dm.crash_loop_unpaused"
-            body = self.say(key, instance=view.ref.name, count=decision.restarts_in_window,
+            body = self.wording(key, instance=view.ref.name, count=decision.restarts_in_window,
                             window=self._duration(self.policy.crashloop_window), advice=advice)
         elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW) and restart is not None:
             key = DM_BY_RESULT.get(restart.result, "dm.restarted")
-            body = self.say(key, error=self.short_error(restart.error), **params)
+            body = self.wording(key, error=self.short_error(restart.error), **params)
         else:
             return False
         return self.slack.dm(view.owner_email, body)
@@ -280,7 +280,7 @@ class Reporter:
         owner = view.owner_email
         if not self.settings.owner_dm or not owner or requester is None or requester.email.lower() == owner:
             return
-        self.slack.dm(owner, self.say(key, who=self.who(request), instance=view.ref.name, time=self.when(when)))
+        self.slack.dm(owner, self.wording(key, who=self.who(request), instance=view.ref.name, time=self.when(when)))
 
     def reply(self, request: RestartRequest, text: str) -> None:
         """The answer to whoever asked: through the request's response_url while Slack still takes it, by DM

@@ -10,53 +10,64 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from shared.adapters.errors import TransientError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
-from shared.app.worker.crew import Crew
+from shared.app.worker.context import ActionContext
+from shared.app.worker.errors import describe
 from shared.app.worker.job import Job
-from shared.app.worker.outcomes import Outcome, WorkOutcome, attempt, describe, is_transient
+from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
+from shared.core.verdicts import Verdict
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class StartAction(Crew):
+@dataclass(frozen=True, kw_only=True)
+class StartAction(ActionContext):
     workbench: Workbench
     slack: SlackNotifier
 
     def run(self, job: Job) -> WorkOutcome:
-        """Start, record (the organizer's hold cleared, the Slack request acted on), follow, then say how it
+        """Start, record (the organizer's hold cleared, the Slack request acted on), follow, then report how it
         ended: to whoever asked, to the thread of the alert the stop was pressed on, and to the owner when an
-        organizer started it for them. A start refused for a moment before it was sent rises (redelivered)."""
-        request, ref, view = job.request, job.ref, job.view
+        organizer started it for them. A start refused for a moment before it was sent is tried again later."""
+        request, view = job.request, job.view
         hold = job.history.stopped
-        operation = attempt(lambda: self.workbench.start(ref))
-        if isinstance(operation, Exception) and is_transient(operation):
-            raise operation
-        failure = self.recorder.attempt(ref, view, replace(job.history, stopped=None))
-        if failure is not None:  # the start goes on: a hold left behind only keeps a participant's second start out
-            log.warning("the start of %s was sent but not recorded: %s", ref.name, describe(failure))
-        if isinstance(operation, Exception):
-            result = OperationOutcome(ResetResult.FAILED, 0.0, describe(operation))
-        else:
-            followed = attempt(lambda: self.workbench.follow(operation, ref, deadline=job.deadline))
-            result = followed if not isinstance(followed, Exception) else OperationOutcome(
-                ResetResult.FAILED, 0.0, describe(followed))
-        line = self._said(job, result)
+        result = self._started(job)
+        line = self._reply_text(job, result)
         self.reporter.reply(request, line)
         if hold is not None and hold.alert_ts and result.result is not ResetResult.FAILED:
-            started = self.say("outcome.started_by", who=self.reporter.who(request),
+            started = self.wording("outcome.started_by", who=self.reporter.who(request),
                                time=self.reporter.when(self.clock.now()))
             self.slack.post(self.settings.slack_alert_channel, started, thread_ts=hold.alert_ts)
         if result.result is ResetResult.DONE:
             self.reporter.tell_owner_of_organizers_act(request, view, "dm.started_for_you", self.clock.now())
-        return WorkOutcome(ack=True, verdict=Outcome.START, detail=str(result.result))
+        return WorkOutcome.acted(Verdict.START, str(result.result))
 
-    def _said(self, job: Job, result: OperationOutcome) -> str:
+    def _started(self, job: Job) -> OperationOutcome:
+        """The start sent, recorded, and followed; refused or not seen through, a FAILED result to report."""
+        ref, refused = job.ref, ""
+        try:
+            operation = self.workbench.start(ref)
+        except TransientError:  # nothing sent: redelivered
+            raise
+        except Exception as exc:  # noqa: BLE001 - refused: reported to whoever asked
+            operation, refused = None, describe(exc)
+        # The start goes on unrecorded: a hold left behind only keeps a participant's second start out.
+        self.recorder.best_effort(ref, job.view, replace(job.history, stopped=None),
+                                  "the start of %s was sent but not recorded")
+        if operation is None:
+            return OperationOutcome(ResetResult.FAILED, 0.0, refused)
+        try:
+            return self.workbench.follow(operation, ref, deadline=job.deadline)
+        except Exception as exc:  # noqa: BLE001 - sent, then not seen through: reported as failed
+            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+
+    def _reply_text(self, job: Job, result: OperationOutcome) -> str:
         name, seconds = job.ref.name, round(result.seconds)
         if result.result is ResetResult.DONE:
-            return self.say("reply.started", instance=name, seconds=seconds)
+            return self.wording("reply.started", instance=name, seconds=seconds)
         if result.result is ResetResult.UNCONFIRMED:
-            return self.say("reply.start_unconfirmed", instance=name, seconds=seconds)
-        return self.say("reply.start_failed", instance=name, error=messages.escape(result.error))
+            return self.wording("reply.start_unconfirmed", instance=name, seconds=seconds)
+        return self.wording("reply.start_failed", instance=name, error=messages.escape(result.error))

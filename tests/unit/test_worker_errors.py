@@ -1,4 +1,4 @@
-"""The worker's dispatcher (shared/app/worker/): one action per verdict, and the one place an exception becomes an
+"""The worker's dispatcher (shared/app/worker/): one action per verdict, and the one place an error becomes an
 outcome. In-process fakes behind the adapters' interfaces (tests/unit/test_waiting.py's), on a fake clock; the
 same faults over the wire are in tests/integration/test_faults.py."""
 
@@ -9,27 +9,36 @@ from dataclasses import replace
 import pytest
 
 from shared.adapters.errors import MaybeAppliedError, NotFoundError, RefusedError, TransientError
-from shared.app.worker import Outcome, Worker, WorkOutcome
-from shared.app.worker.outcomes import Redeliver, settle
+from shared.app.worker import Ended, Worker, WorkOutcome
+from shared.app.worker.errors import FinalError, TryAgainLater, classify
 from shared.core.history import INFLIGHT
 from shared.core.models import Action, InstanceRef, InstanceView
 from shared.core.policy import Verdict
 from tests.unit.test_waiting import RECEIVED, FakeWorkbench, oom, rig
 
 
-def test_every_verdict_is_an_outcome_of_the_same_words_and_has_one_action() -> None:
-    assert {verdict.value for verdict in Verdict} <= {outcome.value for outcome in Outcome}
-    assert all(Outcome.of(verdict) == verdict for verdict in Verdict)
+def test_every_verdict_has_one_action_and_an_outcome_holds_it_not_a_mirror() -> None:
     worker, *_ = rig()
     assert set(worker.by_verdict) == set(Verdict)
+    acted = WorkOutcome.acted(Verdict.RESET, "DONE in 3 s")
+    assert (acted.ended, acted.verdict, acted.decision) == (Ended.ACTED, Verdict.RESET, "reset")
+    retry = WorkOutcome(ack=False, ended=Ended.RETRY, detail="UNAVAILABLE")
+    assert (retry.verdict, retry.decision) == (None, "retry")
+    # The worker's own ends are few, and none of them is a policy verdict under another name.
+    assert len(Ended) < len(Verdict) and not {ended.name for ended in Ended} & {verdict.name for verdict in Verdict}
 
 
-def test_settle_redelivers_what_may_pass_and_leaves_the_rest_to_be_said() -> None:
-    retry = WorkOutcome(False, Outcome.RETRY, "UNAVAILABLE: try later")
-    assert settle(TransientError("UNAVAILABLE", "try later")) == retry
-    assert settle(Redeliver(Outcome.WAIT, "no reset seen yet")) == WorkOutcome(False, Outcome.WAIT, "no reset seen yet")
-    assert settle(NotFoundError("NOT_FOUND", "no such instance")) is None
-    assert settle(KeyError("a bug")) is None
+@pytest.mark.parametrize("acting", [False, True])
+def test_classify_tries_again_what_may_pass_and_ends_a_failed_read(acting: bool) -> None:
+    """The table at the top of shared/app/worker: what may pass is tried again later wherever it rose; anything
+    else is final before an action and tried again once an action may have changed the instance."""
+    assert isinstance(classify(TransientError("UNAVAILABLE", "try later"), acting=acting), TryAgainLater)
+    waiting = TryAgainLater("no reset seen yet", ended=Ended.RESET_NOT_SEEN, delay=3.0)
+    assert classify(waiting, acting=acting) is waiting
+    final = FinalError("refused")
+    assert classify(final, acting=acting) is final
+    for other in (NotFoundError("NOT_FOUND", "no such instance"), KeyError("a bug")):
+        assert isinstance(classify(other, acting=acting), TryAgainLater if acting else FinalError)
 
 
 class Failing(FakeWorkbench):
@@ -61,15 +70,15 @@ def failing(**faults: Exception) -> tuple[Worker, Failing]:
 @pytest.mark.parametrize(
     ("error", "ack", "verdict"),
     [
-        (TransientError("UNAVAILABLE", "503"), False, Outcome.RETRY),
-        (NotFoundError("NOT_FOUND", "no such instance"), True, Outcome.API_ERROR),
-        (KeyError("a fault of the worker's own"), True, Outcome.API_ERROR),  # said, never a crash or a loop
+        (TransientError("UNAVAILABLE", "503"), False, Ended.RETRY),
+        (NotFoundError("NOT_FOUND", "no such instance"), True, Ended.API_ERROR),
+        (KeyError("a fault of the worker's own"), True, Ended.API_ERROR),  # said, never a crash or a loop
     ],
 )
-def test_a_failed_read_ends_in_one_outcome(error: Exception, ack: bool, verdict: Outcome) -> None:
+def test_a_failed_read_ends_in_one_outcome(error: Exception, ack: bool, verdict: Ended) -> None:
     worker, _ = failing(error=error)
     outcome = worker.handle(oom())
-    assert (outcome.ack, outcome.verdict) == (ack, verdict), outcome
+    assert (outcome.ack, outcome.decision) == (ack, verdict), outcome
     said = worker.slack.posts  # type: ignore[attr-defined]
     assert bool(said) == ack  # a refusal is said in the channel; a retry says nothing yet
 
@@ -77,13 +86,13 @@ def test_a_failed_read_ends_in_one_outcome(error: Exception, ack: bool, verdict:
 def test_a_memory_warning_for_a_vm_that_is_no_notebook_stays_quiet() -> None:
     worker, _ = failing(error=NotFoundError("NOT_FOUND", "no such instance"))
     outcome = worker.handle(replace(oom(), action=Action.WARN))
-    assert outcome.ack and outcome.verdict == Outcome.IGNORED and not worker.slack.posts  # type: ignore[attr-defined]
+    assert outcome.ack and outcome.decision == Ended.IGNORED and not worker.slack.posts  # type: ignore[attr-defined]
 
 
 def test_a_reset_that_may_have_been_applied_keeps_its_intent_and_is_redelivered() -> None:
     worker, workbench = failing(on_reset=MaybeAppliedError("DEADLINE_EXCEEDED", "no answer"))
     outcome = worker.handle(oom())
-    assert not outcome.ack and outcome.verdict == Outcome.RETRY
+    assert not outcome.ack and outcome.decision == Ended.RETRY
     assert workbench.labels.get(INFLIGHT)  # the redelivery looks for the reset before sending one (FOLLOW)
 
 
@@ -92,7 +101,7 @@ def test_a_reset_that_fails_below_the_apis_answers_is_the_restarts_failure_and_t
     as it was before the errors were the project's: said as a failed restart, never left as a restart in flight."""
     worker, workbench = failing(on_reset=RuntimeError("could not get an access token"))
     outcome = worker.handle(oom())
-    assert outcome.ack and outcome.verdict == Outcome.FAILED, outcome
+    assert outcome.ack and outcome.decision == Ended.FAILED, outcome
     assert not workbench.labels.get(INFLIGHT)  # the attempt is recorded as one (rule 1), not in flight
     assert any("could not get an access token" in post for post in worker.slack.posts)  # type: ignore[attr-defined]
 
@@ -116,6 +125,6 @@ def test_a_failure_after_the_reset_was_sent_is_redelivered_not_said_as_not_resta
     assert isinstance(workbench, FollowRefused)
     workbench.follow_error = error
     outcome = worker.handle(oom())
-    assert (outcome.ack, outcome.verdict) == (False, Outcome.RETRY), outcome
+    assert (outcome.ack, outcome.decision) == (False, Ended.RETRY), outcome
     assert workbench.resets == 1 and workbench.labels.get(INFLIGHT)  # in flight: the redelivery FOLLOWs it
     assert not any("Not restarted" in post for post in worker.slack.posts)  # type: ignore[attr-defined]
