@@ -75,9 +75,8 @@ class PubSubEmulator:
         started = time.monotonic()
         env = {**os.environ, "JAVA_OPTS": JVM_OPTIONS}
         self._process = subprocess.Popen(
-            [str(self.launcher), "--host=127.0.0.1", f"--port={self.port}"],
+            die_with_parent([str(self.launcher), "--host=127.0.0.1", f"--port={self.port}"]),
             stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-            preexec_fn=die_with_parent(),  # noqa: PLW1509 - one prctl call, no lock or allocation in the child
         )
         log = Path(self._log.name)
         while STARTED not in log.read_text(errors="replace"):

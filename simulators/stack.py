@@ -117,8 +117,7 @@ class FunctionProcess:
         # Its own process group: functions-framework serves through a gunicorn master and a worker
         # process, and kill() must take both down, as a crashed instance goes down whole.
         self.process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0,
-            preexec_fn=die_with_parent(),  # noqa: PLW1509 - one prctl call, no lock or allocation in the child
+            die_with_parent(command), env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0
         )
         log.close()
 

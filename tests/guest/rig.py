@@ -290,8 +290,8 @@ def start_jupyter(
         command = ["sh", "-c", f'echo $$ > "{cgroup.procs_file}" && exec "$@"', "jupyter", *command]
     log_path = home / "jupyter.log"
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                                   preexec_fn=die_with_parent())  # noqa: PLW1509 - one prctl call in the child
+        process = subprocess.Popen(die_with_parent(command), env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
     server = JupyterServer(process, port, token, home, log_path)
     deadline = time.monotonic() + timeout
     while not server.probe():

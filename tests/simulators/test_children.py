@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PARENT = """
 import subprocess, sys
 from simulators.children import die_with_parent
-child = subprocess.Popen(["sleep", "300"], process_group=0, preexec_fn=die_with_parent())
+child = subprocess.Popen(die_with_parent(["sleep", "300"]), process_group=0)
 print(child.pid, flush=True)
 sys.stdin.read()
 """
