@@ -9,6 +9,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +23,13 @@ from tests.integration.helpers import ORGANIZER, wait_for
 from tests.integration.test_misconfiguration import _refused_start
 from tests.support import pubsub_message
 
-Token = str
+
+@pytest.fixture(scope="module")
+def stack(label_visibility: str) -> Iterator[LocalStack]:
+    """A stack whose Slack knows the organizer: the worker asks Slack whether a requester is one (issue 25)."""
+    with LocalStack() as running:
+        running.slack.add_user(ORGANIZER[0], "org", ORGANIZER[1])
+        yield running
 
 
 def _post(url: str, body: bytes, authorization: str | None) -> int:
@@ -35,11 +42,14 @@ def _post(url: str, body: bytes, authorization: str | None) -> int:
         return int(err.code)
 
 
-def _restart_push(stack: LocalStack, full: str, event: str) -> bytes:
+ORGANIZER_ASKS = Requester(*ORGANIZER, True)
+
+
+def _restart_push(stack: LocalStack, full: str, event: str, requester: Requester = ORGANIZER_ASKS,
+                  action: Action = Action.RESTART) -> bytes:
     """The push Pub/Sub would make of an organizer's restart of `full`: read, it resets the notebook."""
-    request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
-                             requested_at=datetime.now(UTC), event_id=event,
-                             requester=Requester(ORGANIZER[0], ORGANIZER[1], True))
+    request = RestartRequest(action=action, trigger=Trigger.BUTTON, instance=full, requested_at=datetime.now(UTC),
+                             event_id=event, requester=requester)
     message = pubsub_message(request.to_json(), message_id=event)
     return json.dumps({"message": message, "subscription": f"projects/{PROJECT}/subscriptions/restart-worker-push"}
                       ).encode()
@@ -109,6 +119,21 @@ def _message_data(full: str, event: str) -> bytes:
     return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
                           requested_at=datetime.now(UTC), event_id=event,
                           requester=Requester(ORGANIZER[0], ORGANIZER[1], True)).to_json()
+
+
+def test_a_signed_push_claiming_a_participant_is_an_organizer_stops_nothing(stack: LocalStack) -> None:
+    """Signed as Pub/Sub signs, but its message says a participant is an organizer: the worker asks Slack (the
+    Slack app's own rule: ORGANIZER_EMAILS, the organizer group) and acts on nothing (issue 25)."""
+    full, name = new_instance(stack, "claimed-stop")
+    stack.slack.add_user("U0MALLORY", "mallory", "mallory@contest.example")
+    claim = Requester("U0MALLORY", "org@contest.example", True)  # even the organizer's email, written in the message
+    body = _restart_push(stack, full, f"claim-{name}", claim, Action.STOP)
+    status = _post(stack.functions["restart_worker"][0].url, body, stack.push_headers()["Authorization"])
+    assert status == 204
+    assert stack.wait_idle(20)
+    assert stack.workbench.get(full)["state"] == "ACTIVE" and stack.workbench.resets(full) == 0
+    [audit] = [r for r in stack.audit_records() if r.get("instance") == name]
+    assert audit["decision"] == "denied" and "organizer claim" in audit["outcome"]
 
 
 @pytest.mark.parametrize("missing", ["PUSH_AUDIENCE", "PUSH_SERVICE_ACCOUNT"])
