@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import ctypes
 import json
 import math
 import os
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+
+from simulators.children import die_with_parent
 
 __all__ = ["EmulatorPubSub", "PubSubEmulator", "cloudevent_request", "emulator_launcher", "shared_emulator"]
 
@@ -52,15 +53,6 @@ def emulator_launcher() -> Path | None:
     return launcher if launcher.is_file() else None
 
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> Callable[[], None]:
-    """What the child runs before exec: the kernel kills it when the thread that started it ends (prctl
-    PR_SET_PDEATHSIG; the launcher execs the JVM, which keeps it), so a pytest worker killed by a timeout leaves
-    no emulator behind. libc is loaded here, in the parent: the child only makes the call."""
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    return lambda: prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class PubSubEmulator:
@@ -84,7 +76,7 @@ class PubSubEmulator:
         self._process = subprocess.Popen(
             [str(self.launcher), "--host=127.0.0.1", f"--port={self.port}"],
             stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-            preexec_fn=_die_with_parent(),  # noqa: PLW1509 - one prctl call, no lock or allocation in the child
+            preexec_fn=die_with_parent(),  # noqa: PLW1509 - one prctl call, no lock or allocation in the child
         )
         log = Path(self._log.name)
         while STARTED not in log.read_text(errors="replace"):

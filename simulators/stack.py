@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from shared.core.oom_parse import SINK_FILTER
+from simulators.children import die_with_parent
 from simulators.compute import ComputeSimulator
 from simulators.logging_query import compile_query
 from simulators.monitoring import MonitoringSimulator, feed_from_incident, feed_from_kill
@@ -88,9 +89,13 @@ SLACK_PRODUCTION_BUDGET = {  # SlackBudget's defaults, as production runs them
 # does the source port of every outgoing connection, so a port bind(0) handed out and released could be taken
 # before functions-framework bound it (by another xdist worker's stack, or by a connection), and the port then
 # answered for another process: once a stack's slack_app URL answered as another stack's restart_worker (204).
-# Each xdist worker (and each other process, by its pid) draws from a block of its own.
+# Each process draws from a block of its own, claimed with an exclusive lock on a file for the process's life, so
+# two test runs on one machine (a developer's and CI's, or two worktrees') never hand out the same block either.
 PORT_BLOCK = 400
+PORT_LOCKS = Path(os.environ.get("MEDIC_PORT_LOCKS", "/tmp/notebook-medic-ports"))
 _next_port = itertools.count()
+_claimed: dict[str, Any] = {}  # "block" -> (the locked file, the block's first port), held until the process ends
+_claim_lock = threading.Lock()
 
 
 def _port_blocks() -> range | None:
@@ -103,19 +108,41 @@ def _port_blocks() -> range | None:
     return range(start, low - PORT_BLOCK + 1, PORT_BLOCK) if low - start >= 8 * PORT_BLOCK else None
 
 
-def free_port() -> int:
-    """A port free to listen on now, that no other process of this test run is handed."""
-    blocks = _port_blocks()
-    if blocks is not None:
+def _claimed_block(blocks: range) -> int | None:
+    """The first port of this process's block: the first whose lock file no other process holds (None when all
+    are held: then bind(0), as on a machine without room for blocks)."""
+    import fcntl  # noqa: PLC0415 - POSIX only; the stack runs on Linux
+
+    with _claim_lock:
+        if "block" in _claimed:
+            return int(_claimed["block"][1])
+        PORT_LOCKS.mkdir(parents=True, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-        index = int(worker[2:]) if worker[2:].isdigit() else len(blocks) // 2 + os.getpid() % (len(blocks) // 2)
-        base = blocks[index % len(blocks)]
+        first = int(worker[2:]) if worker[2:].isdigit() else os.getpid()
+        for step in range(len(blocks)):
+            base = blocks[(first + step) % len(blocks)]
+            handle = (PORT_LOCKS / f"block-{base}.lock").open("a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                handle.close()
+                continue
+            _claimed["block"] = (handle, base)
+            return base
+        return None
+
+
+def free_port() -> int:
+    """A port free to listen on now, that no other process of this machine's test runs is handed."""
+    blocks = _port_blocks()
+    base = _claimed_block(blocks) if blocks is not None else None
+    if base is not None:
         for _ in range(PORT_BLOCK):
             port = base + next(_next_port) % PORT_BLOCK
             with socket.socket() as sock:
                 try:
                     sock.bind(("127.0.0.1", port))
-                except OSError:  # in use: by a process of another run, or one of this block's still closing
+                except OSError:  # in use: one of this block's still closing
                     continue
                 return port
     with socket.socket() as sock:
@@ -158,7 +185,8 @@ class FunctionProcess:
         # Its own process group: functions-framework serves through a gunicorn master and a worker
         # process, and kill() must take both down, as a crashed instance goes down whole.
         self.process = subprocess.Popen(
-            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0,
+            preexec_fn=die_with_parent(),  # noqa: PLW1509 - one prctl call, no lock or allocation in the child
         )
         log.close()
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.core.oom_parse import parse_log_entry
+from simulators.children import die_with_parent
 
 ROOT = Path(__file__).resolve().parents[2]
 V1_MEMORY = Path("/sys/fs/cgroup/memory")
@@ -290,7 +291,8 @@ def start_jupyter(
         command = ["sh", "-c", f'echo $$ > "{cgroup.procs_file}" && exec "$@"', "jupyter", *command]
     log_path = home / "jupyter.log"
     with log_path.open("wb") as log:
-        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                   preexec_fn=die_with_parent())  # noqa: PLW1509 - one prctl call in the child
     server = JupyterServer(process, port, token, home, log_path)
     deadline = time.monotonic() + timeout
     while not server.probe():

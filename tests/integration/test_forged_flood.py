@@ -7,19 +7,17 @@ that the machine's speed decides nothing.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.adapters.compute import RETRY_AFTER
 from shared.core.alert_groups import DAILY_LIMIT, Cause, metadata, writer_key
 from simulators.compute import simulated_vm_id
 from simulators.entries import oom_entry
 from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import ZONE, alert_text, kill
+from tests.integration.helpers import ZONE, alert_text
 
 pytestmark = pytest.mark.wire
 
@@ -34,34 +32,6 @@ def stack(label_visibility: str) -> Iterator[LocalStack]:
 def group_messages(stack: LocalStack, group: str) -> list[dict[str, object]]:
     return [m for m in stack.alerts()
             if isinstance(m.get("metadata"), dict) and m["metadata"]["event_payload"]["group"] == group]
-
-
-def test_forged_ids_while_compute_is_over_quota_leave_a_real_kill_its_restart(stack: LocalStack) -> None:
-    """200 lines naming the victim, each with a new VM id, while Compute Engine answers 403 rateLimitExceeded to
-    everything: nothing is refused, a handful reach the worker, and the real kill that comes after them is reset
-    once. Before issue 25 the quota error refused every kill at once."""
-    victim, name = new_instance(stack, "wb-victim")
-    stack.compute.fail_next(403, "rateLimitExceeded", count=10**6)
-    try:
-        calls, started = len(stack.compute.calls), time.monotonic()
-        for n in range(200):
-            stack.sink(oom_entry(PROJECT, ZONE, name, vm_id=str(9 * 10**18 + n), pid=3000 + n))
-        kill(stack, victim, name)
-        assert stack.workbench.wait_until(lambda: stack.workbench.resets(victim) == 1, timeout=120)
-        assert stack.wait_idle(120)
-        assert stack.workbench.resets(victim) == 1
-        # One list, then none for RETRY_AFTER after each failure: a handful of calls, not one per line (bounded
-        # by how long this took, so that a loaded machine decides nothing). Each call is retried within itself
-        # (google.api_core's Retry: 0.5, 1, 2, 4, 8 s apart until its deadline): at most 6 requests a call.
-        bound = 6 * (2 + (time.monotonic() - started) / RETRY_AFTER.total_seconds())
-        assert len(stack.compute.calls) - calls <= bound, stack.compute.calls[calls:]
-    finally:
-        stack.compute.clear_faults()
-    records = stack.audit_records("on_oom")
-    assert not [r for r in records if r.get("decision") == "refused" and r.get("named") == name]
-    assert [r for r in records if r.get("decision") == "folded"], "the flood was folded, not queued line by line"
-    restarted = [m for m in stack.alerts() if name in alert_text(m) and "Restarted" in alert_text(m)]
-    assert len(restarted) == 1, [alert_text(m)[:120] for m in stack.alerts() if name in alert_text(m)]
 
 
 def test_a_writers_flood_is_one_message_naming_its_vm(stack: LocalStack) -> None:
