@@ -18,7 +18,7 @@ from typing import Any
 
 from bench.common import BENCH_DIR, log, median
 from simulators.slack import SlackSimulator
-from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, ROOT, SIGNING_SECRET
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, PUSH_ACCOUNT, RESTART_TOPIC, ROOT, SIGNING_SECRET
 
 TARGETS: dict[str, Path] = {
     "on_oom": ROOT / "functions" / "on_oom" / "main.py",
@@ -60,6 +60,8 @@ def function_env(slack_api_url: str) -> dict[str, str]:
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "ORGANIZER_EMAILS": "org@contest.example",
         "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
+        "PUSH_AUDIENCE": "http://127.0.0.1:9/",  # restart_worker refuses to start without them (issue 25)
+        "PUSH_SERVICE_ACCOUNT": PUSH_ACCOUNT,
     }
 
 

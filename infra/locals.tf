@@ -15,6 +15,13 @@ locals {
   worker_budget_seconds  = local.worker_timeout_seconds - 120
   push_ack_deadline      = 600
 
+  # The audience of the push's OIDC token, which the worker checks itself (PUSH_AUDIENCE, issue 25): the worker's
+  # deterministic run.app URL, https://SERVICE-PROJECT_NUMBER.REGION.run.app, which Cloud Run gives a service whose
+  # name fits it (run/docs/triggering/https-request, "Deterministic URL"; here at most 42 characters of 63) and
+  # accepts as an audience (run/docs/configuring/custom-audiences: "the receiving service's *.run.app URL").
+  # Not service_config[0].uri: the function's environment can't name its own URL (a cycle).
+  worker_push_audience = "https://${var.name_prefix}-restart-worker-${data.google_project.this.number}.${var.region}.run.app"
+
   # The Logging filter of the sink. It must equal shared/core/oom_parse.py SINK_FILTER character for
   # character (tests/infra checks this, and that it matches every OOM sample and no other line).
   # log_id(): only the logs a kernel line arrives in (Ops Agent and legacy agent syslog, the Ops Agent's
@@ -48,6 +55,8 @@ locals {
     MAX_EVENT_AGE_SECONDS           = tostring(var.max_event_age_seconds)
     MANUAL_RESTART_INTERVAL_SECONDS = tostring(var.manual_restart_interval_seconds)
     WORKER_BUDGET_SECONDS           = tostring(local.worker_budget_seconds)
+    PUSH_AUDIENCE                   = local.worker_push_audience
+    PUSH_SERVICE_ACCOUNT            = google_service_account.push.email
   })
 
   # Google's service agents this module grants roles to or relies on, by the API they belong to.

@@ -51,7 +51,7 @@ resource "google_pubsub_subscription" "restart_worker" {
 
     oidc_token {
       service_account_email = google_service_account.push.email
-      audience              = google_cloudfunctions2_function.restart_worker.service_config[0].uri
+      audience              = local.worker_push_audience # the worker checks it too (PUSH_AUDIENCE)
     }
   }
 

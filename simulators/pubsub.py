@@ -258,6 +258,9 @@ class PubSubSimulator:
         #: More gRPC services on this port, added before start(): e.g. google.iam.v1.IAMPolicy for topics'
         #: and subscriptions' IAM (simulators/gcp_admin.py), which Pub/Sub serves on its own endpoint.
         self.extra_handlers: list[Any] = []
+        #: A push's Authorization header for (service account, audience) when its subscription has an oidc_token, as
+        #: Pub/Sub signs one (simulators/oidc.py: OidcIssuer.signer); None: no token is sent.
+        self.push_auth: Callable[[str, str], str] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -352,7 +355,7 @@ class PubSubSimulator:
             enable_message_ordering=ordering,
             labels={_PUSH_FORMAT_LABEL: push_format} if push_format != "pubsub" else {},
         )
-        if oidc_token is not None:  # (service account, audience): recorded for GetSubscription; no token is sent
+        if oidc_token is not None:  # (service account, audience): for GetSubscription, and signed by push_auth
             proto.push_config.oidc_token = PushConfig.OidcToken(
                 service_account_email=oidc_token[0], audience=oidc_token[1]
             )
@@ -609,6 +612,9 @@ class PubSubSimulator:
             )
         elif sub.max_delivery_attempts is not None:
             payload["deliveryAttempt"] = attempt
+        oidc = sub.proto.push_config.oidc_token  # the audience defaults to the endpoint (PushConfig.OidcToken)
+        if self.push_auth is not None and oidc.service_account_email:
+            headers["Authorization"] = self.push_auth(oidc.service_account_email, oidc.audience or sub.endpoint or "")
         return json.dumps(payload).encode("utf-8"), headers
 
     def _deliver(

@@ -174,6 +174,8 @@ class EmulatorPubSub:
         self.host = self.emulator.host
         self.suffix = uuid.uuid4().hex[:8]
         self._routes: dict[str, tuple[str, bool, str]] = {}  # relay path -> (endpoint, as CloudEvent, topic)
+        self._signed: dict[str, tuple[str, str]] = {}  # relay path -> the oidc_token (account, audience) it signs
+        self.push_auth: Callable[[str, str], str] | None = None  # as PubSubSimulator.push_auth
         self._subscriptions: list[str] = []
         self._topics: list[str] = []
         self._in_flight = 0
@@ -225,6 +227,8 @@ class EmulatorPubSub:
         assert self._relay is not None, "start() first"
         path = f"/{len(self._routes)}"
         self._routes[path] = (endpoint, push_format == "cloudevent", self.resource(topic))
+        if oidc_token is not None:  # the emulator signs nothing (it has no Google key): the relay signs as Pub/Sub
+            self._signed[path] = oidc_token
         push_config: dict[str, Any] = {"push_endpoint": f"http://127.0.0.1:{self._relay.server_port}{path}"}
         if oidc_token is not None:
             push_config["oidc_token"] = {"service_account_email": oidc_token[0], "audience": oidc_token[1]}
@@ -268,7 +272,9 @@ class EmulatorPubSub:
                 with relay._cond:
                     relay._in_flight += 1
                 try:
-                    status = relay._forward(endpoint, as_cloudevent, topic, body)
+                    oidc = relay._signed.get(self.path)
+                    signed = relay.push_auth(*oidc) if oidc and relay.push_auth else ""
+                    status = relay._forward(endpoint, as_cloudevent, topic, body, signed)
                 finally:
                     with relay._cond:
                         relay._in_flight -= 1
@@ -285,8 +291,8 @@ class EmulatorPubSub:
         return Relay
 
     @staticmethod
-    def _forward(endpoint: str, as_cloudevent: bool, topic: str, body: bytes) -> int:
-        headers = {"Content-Type": "application/json"}
+    def _forward(endpoint: str, as_cloudevent: bool, topic: str, body: bytes, authorization: str = "") -> int:
+        headers = {"Content-Type": "application/json", **({"Authorization": authorization} if authorization else {})}
         if as_cloudevent:
             body, headers = cloudevent_request(json.dumps({**json.loads(body), "topic": topic}).encode())
         request = urllib.request.Request(endpoint, data=body, headers=headers, method="POST")

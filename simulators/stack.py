@@ -23,6 +23,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,6 +35,7 @@ from simulators.children import die_with_parent
 from simulators.compute import ComputeSimulator
 from simulators.logging_query import compile_query
 from simulators.monitoring import MonitoringSimulator, feed_from_incident, feed_from_kill
+from simulators.oidc import OidcIssuer
 from simulators.ports import free_port
 from simulators.pubsub import PubSubSimulator
 from simulators.pubsub_emulator import EmulatorPubSub
@@ -49,6 +51,7 @@ MEMORY_TOPIC = f"projects/{PROJECT}/topics/notebook-memory-alerts"
 ALERT_CHANNEL = "C0ALERTS"
 BOT_TOKEN = "xoxb-local-stack-token"
 SIGNING_SECRET = "local-stack-signing-secret"
+PUSH_ACCOUNT = f"notebook-medic-push@{PROJECT}.iam.gserviceaccount.com"  # Pub/Sub signs the worker's pushes as it
 
 # Fast knobs for a laptop; production defaults are in docs/configuration.md.
 FAST_ENV = {
@@ -196,7 +199,8 @@ class RoundRobin:
 
             def forward(self, backend: str, body: bytes) -> tuple[int, bytes]:
                 request = urllib.request.Request(backend + self.path.lstrip("/"), data=body, method="POST")
-                for key in ("Content-Type", "ce-id", "ce-type", "ce-source", "ce-specversion", "ce-time"):
+                for key in ("Content-Type", "Authorization", "ce-id", "ce-type", "ce-source", "ce-specversion",
+                            "ce-time"):
                     if self.headers.get(key):
                         request.add_header(key, self.headers[key])
                 try:
@@ -240,6 +244,7 @@ class StackPubSub(Protocol):
     """What the stack asks of its Pub/Sub: the simulator's, or Google's emulator's (EmulatorPubSub)."""
 
     host: str
+    push_auth: Callable[[str, str], str] | None  # signs a push's OIDC token, as Pub/Sub does (simulators/oidc.py)
 
     def resource(self, name: str) -> str: ...
     def stop(self) -> None: ...
@@ -270,9 +275,9 @@ class LocalStack:
     # The functions' Workbench transport: gRPC, the client library's default and so production's;
     # "rest" for the REST transport and its traps (docs/checked-facts.md).
     workbench_transport: str = "grpc"
-    # The push subscription's OIDC identity, as infra/pubsub.tf sets it (audience = the worker's URL); recorded
-    # on the subscription (what make doctor reads), not sent.
-    push_service_account: str = ""
+    # The push subscription's OIDC identity, as infra/pubsub.tf sets it (audience = the worker's URL): every push
+    # carries a token the stack's issuer signs (simulators/oidc.py), which restart_worker verifies (issue 25).
+    push_service_account: str = PUSH_ACCOUNT
     # Requests one restart_worker process takes at once before the balancer answers 429 (Cloud Run's concurrency:
     # 1 in infra/functions.tf, with `workers` standing for max_instance_count). None: no limit, the default here.
     worker_concurrency: int | None = None
@@ -296,6 +301,8 @@ class LocalStack:
         self._simulator = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
         self.bus: StackPubSub = EmulatorPubSub() if self.pubsub_backend == "emulator" else self._simulator
         self.metrics = MonitoringSimulator()  # Cloud Monitoring's timeSeries.list: the memory curves
+        self.issuer = OidcIssuer()  # Google's ID-token issuer: signs the pushes' tokens, serves their certificates
+        self.push_audience = ""  # the worker's URL (the balancer's, when there is one), known once ports are drawn
         self.functions: dict[str, list[FunctionProcess]] = {}
         self.balancer: RoundRobin | None = None
         self._tmp: Any = None
@@ -336,6 +343,7 @@ class LocalStack:
         else:
             self._simulator.start()
         self.metrics.start()
+        self.bus.push_auth = self.issuer.start().signer
         self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
         for topic in (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC, MEMORY_TOPIC):
             self.bus.create_topic(topic)
@@ -350,6 +358,13 @@ class LocalStack:
         ]
         if self.slack_app:
             procs.append(FunctionProcess("slack_app", "slack_app", free_port(), self.log_dir / "slack_app.log"))
+        worker_urls = [p.url for p in procs if p.name == "restart_worker"]
+        if len(worker_urls) > 1 or self.worker_concurrency is not None:
+            self.balancer = RoundRobin(worker_urls, concurrency=self.worker_concurrency)
+            worker_endpoint = self.balancer.url
+        else:
+            worker_endpoint = worker_urls[0]
+        self.push_audience = worker_endpoint
         env = self.function_env()
         for proc in procs:
             proc.start(env)
@@ -357,12 +372,6 @@ class LocalStack:
         for proc in procs:
             proc.wait_ready()
 
-        worker_urls = [p.url for p in self.functions["restart_worker"]]
-        if len(worker_urls) > 1 or self.worker_concurrency is not None:
-            self.balancer = RoundRobin(worker_urls, concurrency=self.worker_concurrency)
-            worker_endpoint = self.balancer.url
-        else:
-            worker_endpoint = worker_urls[0]
         self.bus.create_push_subscription(
             f"projects/{PROJECT}/subscriptions/on-oom-eventarc", OOM_TOPIC, self.functions["on_oom"][0].url,
             push_format="cloudevent", ordering=False, ack_deadline_s=60,
@@ -391,6 +400,7 @@ class LocalStack:
             self.balancer.stop()
         self.bus.stop()
         self.metrics.stop()
+        self.issuer.stop()
         self.slack.stop()
         self.compute.stop()
         self.workbench.stop()
@@ -418,6 +428,9 @@ class LocalStack:
             "SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "ORGANIZER_EMAILS": "org@contest.example",
             "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
+            "PUSH_AUDIENCE": self.push_audience,
+            "PUSH_SERVICE_ACCOUNT": self.push_service_account,
+            "PUSH_CERTS_URL": self.issuer.certs_url if self.push_audience else "",
             **FAST_ENV,
             **SLACK_GENEROUS_BUDGET,
         })
@@ -454,6 +467,11 @@ class LocalStack:
         if not self.bus.wait_idle(timeout):
             return False
         return self.workbench.wait_updates_applied(max(1.0, timeout - (time.monotonic() - started)))
+
+    def push_headers(self) -> dict[str, str]:
+        """What Pub/Sub sends with a push to the worker: its JSON type and a token signed for this stack's worker."""
+        return {"Content-Type": "application/json",
+                "Authorization": self.issuer.signer(self.push_service_account, self.push_audience)}
 
     def worker_records(self) -> list[dict[str, Any]]:
         return [r for proc in self.functions.get("restart_worker", []) for r in proc.log_records()]

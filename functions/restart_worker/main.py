@@ -1,8 +1,9 @@
 """restart_worker: Pub/Sub push from the restart topic -> observe, decide, act, report.
 
 2xx acknowledges the message; 503 asks Pub/Sub to redeliver it (only for
-transient failures on requests younger than MAX_EVENT_AGE_SECONDS). A waiting
-incident re-publishes itself to RESTART_TOPIC before its 2xx (shared/core/waiting.py).
+transient failures on requests younger than MAX_EVENT_AGE_SECONDS). A push whose OIDC token is not Google's,
+for PUSH_AUDIENCE, from PUSH_SERVICE_ACCOUNT gets 401/403 before its body is read (shared/adapters/push_auth.py).
+A waiting incident re-publishes itself to RESTART_TOPIC before its 2xx (shared/core/waiting.py).
 Run locally: PYTHONPATH=. functions-framework --source functions/restart_worker/main.py --target restart_worker
 """
 
@@ -15,6 +16,7 @@ from shared.adapters.audit import setup_logging
 from shared.adapters.clock import SYSTEM
 from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.memory_series import MemorySeries
+from shared.adapters.push_auth import PushAuth
 from shared.adapters.queue import RestartQueue
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
@@ -22,7 +24,9 @@ from shared.app.worker import Worker
 
 setup_logging()
 # PUBLISH: a waiting incident hands its instance's ordering key on by re-publishing itself (shared/core/waiting.py).
-SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH, Need.SCOPE})
+SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH, Need.SCOPE, Need.PUSH})
+PUSH_AUTH = PushAuth(audience=SETTINGS.push_audience, service_account=SETTINGS.push_service_account,
+                     certs_url=SETTINGS.push_certs_url, clock=SYSTEM)
 WORKER = Worker(
     SETTINGS,
     Workbench(
@@ -46,6 +50,9 @@ WORKER = Worker(
 
 @functions_framework.http
 def restart_worker(request: flask.Request) -> tuple[str, int]:
+    refused = PUSH_AUTH.refusal(request.headers.get("Authorization"))
+    if refused is not None:
+        return "push refused", refused.status  # the reason is logged, not told to the sender
     try:
         body = request.get_json(silent=True)
     except RecursionError:  # silent=True covers malformed JSON, not JSON nested too deep to parse

@@ -27,6 +27,7 @@ from shared.core.policy import PolicyConfig, RestartPolicy
 # actions/…"; slash commands "https://hooks.slack.com/commands/…"). SLACK_RESPONSE_URL_BASE says otherwise only for
 # a local Slack (the simulator's /response/): the one place a response_url may lead.
 SLACK_RESPONSE_URL_BASE = "https://hooks.slack.com/"
+GOOGLE_CERTS_URL = "https://www.googleapis.com/oauth2/v1/certs"  # google-auth's own for Google-signed ID tokens
 
 
 class ConfigError(RuntimeError):
@@ -41,6 +42,7 @@ class Need(StrEnum):
     SLACK = "slack"  # bot token and alert channel
     SLACK_APP = "slack-app"  # signing secret, organizers, zones
     SCOPE = "scope"  # on_oom, restart_worker: the project and zones whose instances the bot may act on
+    PUSH = "push"  # restart_worker: the push's OIDC token, its audience and service account (push_auth.py)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,9 @@ class Settings:
     slack_alert_channel: str = ""
     slack_api_url: str = ""
     slack_response_url_base: str = SLACK_RESPONSE_URL_BASE  # response_urls are used only under it
+    push_audience: str = ""  # the restart subscription's OIDC audience (infra: the worker's run.app URL)
+    push_service_account: str = ""  # the account Pub/Sub signs the worker's pushes as
+    push_certs_url: str = GOOGLE_CERTS_URL  # Google's; the local stack's issuer (simulators/oidc.py) in tests
     organizer_emails: frozenset[str] = frozenset()
     organizer_usergroup: str = ""
     workbench_zones: tuple[str, ...] = ()
@@ -172,6 +177,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         **_endpoints(read),
         **_slack(read, required=Need.SLACK in needs or app),
         **_organizers_and_zones(read, app=app, scope=scope),
+        **_push(read, required=Need.PUSH in needs),
         **_display(read),
         policy=_policy(read),
         **_machines(read),
@@ -238,6 +244,14 @@ def _organizers_and_zones(read: _Reader, *, app: bool, scope: bool) -> dict[str,
     read.unless(not bad_zones, f"WORKBENCH_ZONES has entries that are not zones: {bad_zones[:3]}")
     return {"slack_signing_secret": secret, "organizer_emails": organizers, "workbench_zones": zones,
             "organizer_usergroup": read.get("ORGANIZER_USERGROUP")}
+
+
+def _push(read: _Reader, *, required: bool) -> dict[str, Any]:
+    """The worker verifies every push's token itself (issue 25): without an audience it would check nothing."""
+    account = read.get("PUSH_SERVICE_ACCOUNT", required=required)
+    read.unless(not account or _EMAIL.fullmatch(account), f"PUSH_SERVICE_ACCOUNT={account[:60]!r} is not an email")
+    return {"push_audience": read.get("PUSH_AUDIENCE", required=required), "push_service_account": account,
+            "push_certs_url": read.get("PUSH_CERTS_URL", GOOGLE_CERTS_URL)}
 
 
 def _display(read: _Reader) -> dict[str, Any]:

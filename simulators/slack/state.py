@@ -60,6 +60,7 @@ class SlackState:
         self._thread: threading.Thread | None = None
         self._users: dict[str, JsonDict] = {}
         self._usergroups: dict[str, list[str]] = {}
+        self._usergroup_changes: dict[str, tuple[str, str, int]] = {}  # id -> (handle, updated_by, date_update)
         self._channels: dict[str, JsonDict] = {}
         self._messages: dict[str, list[JsonDict]] = {}
         self._ephemerals: dict[str, list[JsonDict]] = {}
@@ -264,10 +265,14 @@ class SlackState:
         return {"channel": channel, "ts": ts, "message": copy.deepcopy(message)}
 
 
-    def add_usergroup(self, usergroup_id: str, user_ids: list[str]) -> None:
-        """A user group (e.g. @organizers) and its members, for usergroups.users.list."""
+    def add_usergroup(self, usergroup_id: str, user_ids: list[str], *, handle: str = "", updated_by: str = "",
+                      updated_at: float | None = None) -> None:
+        """A user group (e.g. @organizers) and its members, for usergroups.users.list and usergroups.list, with
+        who last changed it and when (the usergroup type's updated_by, date_update)."""
         with self._lock:
             self._usergroups[usergroup_id] = list(user_ids)
+            when = int(time.time() if updated_at is None else updated_at)
+            self._usergroup_changes[usergroup_id] = (handle or usergroup_id.lower(), updated_by, when)
 
 
     def _writable_channel(self, args: JsonDict) -> str:

@@ -58,6 +58,7 @@ class WebApi(FaultyState):
             "users.info": self._users_info,
             "users.lookupByEmail": self._users_lookup_by_email,
             "usergroups.users.list": self._usergroups_users_list,
+            "usergroups.list": self._usergroups_list,
             "conversations.open": self._conversations_open,
             "conversations.info": self._conversations_info,
             "conversations.history": self._conversations_history,
@@ -151,6 +152,23 @@ class WebApi(FaultyState):
                 return {"user": copy.deepcopy(user)}
         raise _api_error("users_not_found")
 
+
+    def _usergroups_list(self, args: JsonDict) -> JsonDict:
+        """api.slack.com/methods/usergroups.list (scope usergroups:read; `include_users` adds `users`): the
+        usergroup type's fields (api.slack.com/types/usergroup): id, team_id, is_usergroup, name, handle,
+        date_create, date_update, date_delete, created_by, updated_by, deleted_by, user_count. Slack says nothing
+        here, or anywhere in its Web API, of who may edit user groups (a workspace preference)."""
+        listed = []
+        for group, users in self._usergroups.items():
+            handle, updated_by, when = self._usergroup_changes.get(group, (group.lower(), "", 0))
+            record: JsonDict = {"id": group, "team_id": self.team_id, "is_usergroup": True, "name": handle,
+                                "handle": handle, "description": "", "date_create": when, "date_update": when,
+                                "date_delete": 0, "created_by": updated_by, "updated_by": updated_by,
+                                "deleted_by": None, "user_count": len(users)}
+            if str(args.get("include_users", "")).lower() in ("1", "true"):
+                record["users"] = list(users)
+            listed.append(record)
+        return {"usergroups": listed}
 
     def _usergroups_users_list(self, args: JsonDict) -> JsonDict:
         group = _str_arg(args, "usergroup")

@@ -115,12 +115,13 @@ def test_an_organizer_with_no_slack_account(local: LocalDeployment) -> None:
 
 def test_an_organizer_group_that_is_empty_or_unknown(local: LocalDeployment) -> None:
     local.stack.slack.add_usergroup("S0ORGS", ["U0ORGANIZER"])
-    assert not_ok(diagnose(local, organizer_usergroup="S0ORGS")) == {}
+    # Who may edit the group is a workspace setting no API reads: always a warning (tests/doctor/test_usergroup.py)
+    assert not_ok(diagnose(local, organizer_usergroup="S0ORGS")) == {"slack.organizer_group_editors": Status.WARN}
     local.stack.slack.add_usergroup("S0EMPTY", [])
     results = diagnose(local, organizer_usergroup="S0EMPTY")
-    assert not_ok(results) == {"slack.organizer_group": Status.FAIL}
+    assert not_ok(results) == {"slack.organizer_group": Status.FAIL, "slack.organizer_group_editors": Status.WARN}
     results = diagnose(local, organizer_usergroup="S0NOSUCH")
-    assert not_ok(results) == {"slack.organizer_group": Status.FAIL}
+    assert not_ok(results) == {"slack.organizer_group": Status.FAIL, "slack.organizer_group_editors": Status.WARN}
     assert "no_such_subteam" in results["slack.organizer_group"].what
 
 

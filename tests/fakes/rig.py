@@ -21,6 +21,7 @@ from tests.fakes.topic import FakeTopic
 from tests.fakes.workbench import FakeWorkbench, Visibility
 
 ALERTS = "C0ALERTS"
+ORGANIZER_EMAIL = "org@contest.example"  # ORGANIZER_EMAILS of the default settings, and a Slack user (U0ORG)
 # The restart subscription's retry policy (infra/pubsub.tf: minimum_backoff 10s, maximum_backoff 600s).
 MIN_BACKOFF_S, MAX_BACKOFF_S = 10.0, 600.0
 
@@ -57,10 +58,11 @@ class Rig:
         del monkeypatch
         clock = FakeClock()
         settings = settings or Settings(project="contest-prj", workbench_zones=("asia-northeast1-a",),
-                                        slack_alert_channel=ALERTS)
+                                        slack_alert_channel=ALERTS, organizer_emails=frozenset({ORGANIZER_EMAIL}))
         workbench = FakeWorkbench(clock, visibility=visibility, timeout_s=settings.workbench_timeout.total_seconds(),
                                   retry_s=settings.workbench_retry.total_seconds(), **workbench_options)
-        slack = FakeSlack(clock, timeout_s=settings.slack_timeout.total_seconds())
+        # The organizer Slack knows, as the local stack's (the worker asks Slack whether a requester is one: issue 25)
+        slack = FakeSlack(clock, users={ORGANIZER_EMAIL: "U0ORG"}, timeout_s=settings.slack_timeout.total_seconds())
         topic = FakeTopic()
         return cls(clock, workbench, slack, topic, build_worker(settings, workbench, slack, topic, clock))
 

@@ -18,7 +18,13 @@ def test_push_subscription_is_ordered_and_authenticated() -> None:
     assert push["push_endpoint"] == "${google_cloudfunctions2_function.restart_worker.service_config[0].uri}"
     token = push["oidc_token"][0]
     assert token["service_account_email"] == "${google_service_account.push.email}"
-    assert token["audience"] == push["push_endpoint"]
+    # The worker's run.app URL, which the worker is told too (PUSH_AUDIENCE) and checks itself (issue 25).
+    assert token["audience"] == "${local.worker_push_audience}"
+    assert BOT.locals["worker_push_audience"] == (
+        '"https://${var.name_prefix}-restart-worker-${data.google_project.this.number}.${var.region}.run.app"')
+    environment = hcl.expression(BOT.locals["common_environment"]) or ""
+    assert "PUSH_AUDIENCE = local.worker_push_audience" in environment
+    assert "PUSH_SERVICE_ACCOUNT = google_service_account.push.email" in environment
 
 
 def test_ack_deadline_outlasts_the_worker() -> None:

@@ -147,7 +147,7 @@ def test_push_bodies_over_the_wire(stack: LocalStack, record_property: Record) -
 
     def check(body: Any) -> None:
         before = published(stack)
-        status, answer = post(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+        status, answer = post(url, json.dumps(body).encode(), stack.push_headers())
         assert status != 503, f"malformed input asked for a redelivery: {answer[:300]!r}"
         assert 200 <= status < 500, (status, answer[:300])
         assert published(stack) == before
@@ -225,15 +225,15 @@ def test_cloudevent_body_the_framework_cannot_read_is_acked(
 
 def test_push_body_nested_too_deep_is_acked(stack: LocalStack) -> None:
     """flask's get_json(silent=True) catches ValueError, not RecursionError: restart_worker catches that too."""
-    assert post(stack.functions["restart_worker"][0].url, DEEP, {"Content-Type": "application/json"})[0] == 204
+    assert post(stack.functions["restart_worker"][0].url, DEEP, stack.push_headers())[0] == 204
 
 
 def test_push_data_nested_too_deep_is_acked(stack: LocalStack) -> None:
     """The same depth inside message.data is ours to read, and is rejected and acknowledged."""
     body = json.dumps({"message": {"data": b64(DEEP)}}).encode()
-    assert post(stack.functions["restart_worker"][0].url, body, {"Content-Type": "application/json"})[0] == 204
+    assert post(stack.functions["restart_worker"][0].url, body, stack.push_headers())[0] == 204
     body = dumps({"message": {"data": b64(b'{"a":' * 100_000)}})
-    assert post(stack.functions["restart_worker"][0].url, body, {"Content-Type": "application/json"})[0] == 204
+    assert post(stack.functions["restart_worker"][0].url, body, stack.push_headers())[0] == 204
 
 
 @pytest.mark.parametrize("body", ["payload=notjson", "payload=%5B1%5D", "payload=%7B%22a%22%3A"])

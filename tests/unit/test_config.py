@@ -17,6 +17,8 @@ GOOD = {
     "SLACK_SIGNING_SECRET": "shhh-signing",
     "ORGANIZER_EMAILS": "Org@Example.com, boss@example.com",
     "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
+    "PUSH_AUDIENCE": "https://notebook-medic-restart-worker-123456789012.us-central1.run.app",
+    "PUSH_SERVICE_ACCOUNT": "notebook-medic-push@contest-prj.iam.gserviceaccount.com",
 }
 
 

@@ -37,6 +37,7 @@ from tools.doctor.model import (
     ok,
     warn,
 )
+from tools.doctor.usergroup import editors_check
 
 HEALTH_KEYS = ("jupyterlab_status", "jupyterlab_api_status", "updated")  # what shared/core/policy.py reads
 HEALTH_FRESH = timedelta(minutes=5)  # the agent reports about every 30 s (docs/checked-facts.md)
@@ -589,5 +590,6 @@ def run_checks(dep: Deployment, seen: Observed, now: datetime, caller_wanted: fr
         results += check(dep, seen)
     results += fleet_checks(dep, seen, now)
     results += idle_checks(seen)
+    results += editors_check(dep.organizer_usergroup, seen.organizer_group_record)
     results += guard_checks(dep, seen.instances, seen.guards)
     return results

@@ -172,6 +172,7 @@ class Observed:
     slack_auth: SlackAuth | ReadError | None = None
     slack_channel: SlackChannel | ReadError | None = None
     organizer_group: list[str] | ReadError | None = None  # usergroups.users.list of ORGANIZER_USERGROUP
+    organizer_group_record: object = None  # usergroups.list's record of it: tools/doctor/usergroup.py (issue 25)
     slack_users: dict[str, SlackUser | ReadError] = field(default_factory=dict)  # by email (owners and organizers)
     instances: list[Instance] | ReadError | None = None
     topics: dict[str, bool | ReadError] = field(default_factory=dict)  # full name -> exists

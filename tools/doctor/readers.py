@@ -31,6 +31,7 @@ from tools.doctor.model import (
     SlackUser,
     Trigger,
 )
+from tools.doctor.usergroup import read_usergroup_record
 
 log = logging.getLogger(__name__)
 VM_NAME_LABEL = "metadata.system_labels.name"
@@ -406,6 +407,9 @@ def read_all(dep: Deployment, progress: Callable[[str], None], now: datetime | N
             if dep.organizer_usergroup:
                 first.append(submit("Slack organizer group", lambda: read_usergroup(slack, dep.organizer_usergroup),
                                     field("organizer_group")))
+                first.append(submit("Slack organizer group's changes",
+                                    lambda: read_usergroup_record(slack, dep.organizer_usergroup),
+                                    field("organizer_group_record")))
             for email in sorted(dep.organizer_emails):
                 first.append(submit(f"Slack {email}", lambda e=email: read_slack_user(slack, e),  # type: ignore[misc]
                                     put(seen.slack_users, email)))

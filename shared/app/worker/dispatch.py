@@ -24,6 +24,7 @@ from shared.app.worker.endings import Endings
 from shared.app.worker.errors import TryAgainLater, classify, describe, unexpected
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
+from shared.app.worker.organizer import as_slack_says
 from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.pictures import Pictures
 from shared.app.worker.recorder import Recorder
@@ -172,11 +173,12 @@ class Worker:
         out of scope, too old, folded into a wait, or a replay."""
         if request.trigger is Trigger.UNRESOLVED or request.action is Action.ALERT:
             return self.endings.unresolved(request)
-        if request.authorize:  # acknowledged before the Slack app's reads: read, authorize, then as any other
-            resolved = self.asked.resolve(request)
-            if isinstance(resolved, WorkOutcome):
-                return resolved
-            request = resolved
+        # Acknowledged before the Slack app's reads: read, authorize, then as any other (asked.py); otherwise an
+        # organizer flag in the message is a claim, and Slack is asked (issue 25, organizer.py).
+        resolved = self.asked.resolve(request) if request.authorize else as_slack_says(self.asked, request)
+        if isinstance(resolved, WorkOutcome):
+            return resolved
+        request = resolved
         ref = InstanceRef.parse(request.instance)
         if out_of_scope := self.settings.in_scope(ref.project, ref.zone):  # on_oom checks too; anything else can't
             return self._reject(f"{ref.name}: {out_of_scope}")

@@ -1,0 +1,69 @@
+"""The organizer flag a request carries is a claim the worker checks with Slack (shared/app/worker/organizer.py,
+issue 25), on the fakes and a FakeClock: a message that names a non-organizer as an organizer stops nothing and
+restarts nothing; an organizer (by email or by the user group) goes ahead; Slack unreadable, nothing is trusted."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.adapters.errors import TransientError
+from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
+from tests.fakes.rig import Rig
+
+URL = "https://hooks.slack.com/actions/T0CONTEST/1/press"
+
+
+@pytest.fixture
+def rig(monkeypatch: pytest.MonkeyPatch) -> Rig:
+    return Rig.build(monkeypatch, visibility="on-done")
+
+
+def pressed(rig: Rig, ref: InstanceRef, user: str, action: Action = Action.STOP) -> RestartRequest:
+    """An organizer button's request as slack_app publishes it, claiming `user` is an organizer."""
+    return RestartRequest(action=action, trigger=Trigger.BUTTON, instance=ref.full_name,
+                          requested_at=rig.clock.now(), event_id=f"press-{user}-{action.value}",
+                          requester=Requester(user, "", True), response_url=URL)
+
+
+def test_a_claimed_organizer_slack_does_not_know_as_one_stops_nothing(rig: Rig) -> None:
+    ref = rig.instance("wb-victim")
+    rig.slack.users["mallory@contest.example"] = "U0MALLORY"  # a participant, in no organizer list
+    [outcome] = rig.push(pressed(rig, ref, "U0MALLORY"))
+    assert outcome.verdict == "denied" and outcome.ack
+    assert rig.workbench.get(ref).state.value == "ACTIVE"
+    assert rig.workbench.resets(ref) == 0
+    assert rig.slack.responses[URL] and "organizers" in rig.slack.responses[URL][-1]
+    assert "U0MALLORY" in rig.slack.client.asked
+
+
+def test_an_unknown_user_claimed_as_organizer_restarts_nothing(rig: Rig) -> None:
+    ref = rig.instance("wb-other")
+    [outcome] = rig.push(pressed(rig, ref, "U0NOBODY", Action.RESTART))
+    assert outcome.verdict == "denied"
+    assert rig.workbench.resets(ref) == 0
+
+
+def test_an_organizer_by_email_or_by_the_group_goes_ahead(rig: Rig) -> None:
+    ref = rig.instance("wb-stuck")
+    outcomes = rig.push(pressed(rig, ref, "U0ORG", Action.RESTART))
+    assert outcomes[-1].verdict != "denied" and rig.workbench.resets(ref) == 1
+
+
+def test_slack_unreadable_trusts_no_claim(rig: Rig) -> None:
+    """users.info failing: redelivered while the request is young, then said; never acted on in between."""
+    ref = rig.instance("wb-wait")
+    rig.slack.client.failures += [TransientError("Slack: 503")] * 2
+    outcomes = rig.push(pressed(rig, ref, "U0ORG", Action.RESTART))
+    assert [o.ack for o in outcomes[:2]] == [False, False]
+    assert rig.workbench.resets(ref) == 1  # the third delivery read Slack, an organizer: then, and only then
+
+
+def test_a_claim_of_no_organizer_is_not_asked_about(rig: Rig) -> None:
+    """Claiming less grants nothing: the owner's own command costs no Slack read here."""
+    ref = rig.instance("wb-alice")
+    request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=ref.full_name,
+                             requested_at=rig.clock.now(), event_id="cmd-alice",
+                             requester=Requester(rig.owner(ref), "wb-alice@contest.example", False))
+    rig.push(request)
+    assert rig.workbench.resets(ref) == 1
+    assert rig.slack.client.asked == []
