@@ -313,11 +313,11 @@ def test_the_live_instance_has_fields_the_locked_client_library_does_not_know(sd
 
     The v2 API's own field list (gcloud's generated notebooks v2 client, `Instance`, `GceSetup`) against
     google-cloud-notebooks' protos as locked: the fields the simulator adds to every Instance it renders
-    (`simulators/workbench.py` `UNKNOWN_TOP_LEVEL`, `UNKNOWN_GCE_SETUP`) are real fields the library lacks.
+    (`simulators/workbench/model.py` `UNKNOWN_TOP_LEVEL`, `UNKNOWN_GCE_SETUP`) are real fields the library lacks.
     """
     from google.cloud import notebooks_v2  # noqa: PLC0415
 
-    from simulators.workbench import UNKNOWN_GCE_SETUP, UNKNOWN_TOP_LEVEL  # noqa: PLC0415
+    from simulators.workbench.model import UNKNOWN_GCE_SETUP, UNKNOWN_TOP_LEVEL  # noqa: PLC0415
 
     def known(message: type) -> set[str]:
         names = [field.name.split("_") for field in message.pb().DESCRIPTOR.fields]  # type: ignore[attr-defined]

@@ -337,8 +337,9 @@ def test_terraform_takes_the_backend_settings_the_pages_pass(module: Path, tmp_p
     """`terraform init -backend-config=bucket=… -backend-config=prefix=…` on a copy of the module: Terraform 1.11
     reads the settings and stops only at the missing credentials; a key the gcs backend lacks would stop it
     at "Invalid backend configuration argument" first (checked with a wrong key)."""
-    for path in module.glob("*.tf"):
-        shutil.copy(path, tmp_path / path.name)
+    # The module's folder whole: its local modules (infra/contest/schedule) are read by init too.
+    shutil.copytree(module, tmp_path, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns(".terraform", ".terraform.lock.hcl", "*.tfstate*", "*.tfvars"))
 
     def init(*settings: str) -> str:
         env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "none")}

@@ -29,7 +29,7 @@ def test_a_claimed_organizer_slack_does_not_know_as_one_stops_nothing(rig: Rig) 
     ref = rig.instance("wb-victim")
     rig.slack.users["mallory@contest.example"] = "U0MALLORY"  # a participant, in no organizer list
     [outcome] = rig.push(pressed(rig, ref, "U0MALLORY"))
-    assert outcome.verdict == "denied" and outcome.ack
+    assert outcome.decision == "denied" and outcome.ack
     assert rig.workbench.get(ref).state.value == "ACTIVE"
     assert rig.workbench.resets(ref) == 0
     assert rig.slack.responses[URL] and "organizers" in rig.slack.responses[URL][-1]
@@ -39,14 +39,14 @@ def test_a_claimed_organizer_slack_does_not_know_as_one_stops_nothing(rig: Rig) 
 def test_an_unknown_user_claimed_as_organizer_restarts_nothing(rig: Rig) -> None:
     ref = rig.instance("wb-other")
     [outcome] = rig.push(pressed(rig, ref, "U0NOBODY", Action.RESTART))
-    assert outcome.verdict == "denied"
+    assert outcome.decision == "denied"
     assert rig.workbench.resets(ref) == 0
 
 
 def test_an_organizer_by_email_or_by_the_group_goes_ahead(rig: Rig) -> None:
     ref = rig.instance("wb-stuck")
     outcomes = rig.push(pressed(rig, ref, "U0ORG", Action.RESTART))
-    assert outcomes[-1].verdict != "denied" and rig.workbench.resets(ref) == 1
+    assert outcomes[-1].decision != "denied" and rig.workbench.resets(ref) == 1
 
 
 def test_slack_unreadable_trusts_no_claim(rig: Rig) -> None:

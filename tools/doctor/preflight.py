@@ -21,8 +21,9 @@ from shared.core.models import INSTANCE_NAME_RE
 from tools.doctor.model import CheckResult, ReadError, SlackUser, fail, ok, warn
 
 # infra/contest/main.tf google_project_service.apis (tests/doctor/test_preflight.py holds them equal).
-CONTEST_APIS = ("bigquery.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "logging.googleapis.com",
-                "monitoring.googleapis.com", "notebooks.googleapis.com", "storage.googleapis.com")
+CONTEST_APIS = ("bigquery.googleapis.com", "cloudscheduler.googleapis.com", "compute.googleapis.com",
+                "iam.googleapis.com", "logging.googleapis.com", "monitoring.googleapis.com", "notebooks.googleapis.com",
+                "pubsub.googleapis.com", "storage.googleapis.com")
 # Workbench's default data disk, which infra/contest leaves unset: 100 GB of PD_STANDARD (gcloud SDK
 # command_lib/workbench/flags.py `AddCreateInstanceFlags`, --data-disk-size and --data-disk-type; docs/fidelity.md).
 DATA_DISK_GB = 100
