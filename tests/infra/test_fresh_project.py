@@ -137,7 +137,8 @@ def test_the_dependency_walk_sees_references_locals_and_depends_on() -> None:
     assert APIS in depends_on(BOT, sink)  # depends_on
     worker = ("google_cloudfunctions2_function", "restart_worker")
     assert ("google_pubsub_topic", "restart") in depends_on(BOT, worker)  # through local.common_environment
-    assert ("google_service_account", "push") not in depends_on(BOT, worker)
+    assert ("google_service_account", "push") in depends_on(BOT, worker)  # PUSH_SERVICE_ACCOUNT: the token's email
+    assert ("google_logging_project_sink", "oom") not in depends_on(BOT, worker)  # and nothing it doesn't name
 
 
 def agent_users(module: hcl.Module) -> list[Node]:

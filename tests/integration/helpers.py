@@ -101,7 +101,7 @@ def labels(stack: LocalStack, full: str) -> dict[str, str]:
 
 def assert_incident_closed(stack: LocalStack, full: str, name: str, *, resets: int, says: str) -> None:
     """No incident lost, none restarted twice: `resets` resets and an alert saying `says`, nothing left in flight."""
-    assert stack.wait_idle(40), "Pub/Sub still has messages queued or in flight"
+    assert stack.wait_idle(60), "Pub/Sub still has messages queued or in flight"
     assert stack.workbench.resets(full) == resets, f"{name}: {stack.workbench.resets(full)} resets, expected {resets}"
     texts = [alert_text(m) for m in alerts_for(stack, name)]
     assert any(says in t for t in texts), (says, [t[:300] for t in texts])

@@ -73,7 +73,7 @@ def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(s
                                 metadata=metadata(full, Cause.TOO_OLD, 1, now - timedelta(hours=hour + 1)))
     before = len(stack.alerts())
     stack.sink(oom_entry(PROJECT, ZONE, name, at=now - timedelta(hours=2)))
-    assert stack.wait_idle(30)
+    assert stack.wait_idle(60)
     assert len(stack.alerts()) == before  # nothing posted, nothing updated
     assert all("earlier" in m.get("text", "") for m in group_messages(stack, full))
     [held] = worker_logs(stack, "alert not posted")
@@ -82,6 +82,6 @@ def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(s
     # Another instance is its own group: its first alert of the day posts.
     other, other_name = new_instance(stack, "wb-late")
     stack.sink(oom_entry(PROJECT, ZONE, other_name, at=now - timedelta(hours=2)))
-    assert stack.wait_idle(30)
+    assert stack.wait_idle(60)
     [posted] = group_messages(stack, other)
     assert "older than the 1 h I act on" in alert_text(posted), alert_text(posted)

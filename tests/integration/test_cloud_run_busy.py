@@ -38,7 +38,7 @@ def test_a_push_refused_while_the_worker_is_busy_is_redelivered_and_each_instanc
         first, second = kill_two_at_once(stack, "wb-busy")
         assert stack.workbench.wait_until(
             lambda: stack.workbench.resets(first) == 1 and stack.workbench.resets(second) == 1, timeout=40)
-        assert stack.wait_idle(30)
+        assert stack.wait_idle(60)
         assert refused_pushes(stack), "no push found the worker busy: the test proves nothing"
         assert stack.balancer is not None and stack.balancer.refused >= 1
         assert stack.workbench.resets(first) == 1 and stack.workbench.resets(second) == 1
@@ -49,6 +49,6 @@ def test_refused_pushes_count_toward_the_dead_letter_policy() -> None:
     with LocalStack(worker_concurrency=1, max_delivery_attempts=2,
                     workbench_options={"reset_seconds": 4.0}) as stack:
         kill_two_at_once(stack, "wb-dlq")
-        assert stack.workbench.wait_until(lambda: bool(stack.pubsub.dead_lettered), timeout=30)
+        assert stack.workbench.wait_until(lambda: bool(stack.pubsub.dead_lettered), timeout=60)
         [dead] = stack.pubsub.dead_lettered
         assert sorted(refused_pushes(stack))[:2] == [1, 2] and dead.attempts == 2

@@ -42,9 +42,9 @@ def test_a_kill_through_the_emulator_is_reset_once_and_reported(stack: LocalStac
     full, name = new_instance(stack, "emu-kill")
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     assert stack.sink(oom_entry(PROJECT, ZONE, name, pid=4343))
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=40)
-    assert stack.slack.wait_for(lambda: bool(alerts_for(stack, name)), timeout=40)
-    assert stack.wait_idle(40)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.slack.wait_for(lambda: bool(alerts_for(stack, name)), timeout=60)
+    assert stack.wait_idle(60)
     assert stack.workbench.resets(full) == 1
     [alert] = alerts_for(stack, name)
     assert "Restarted in" in str(alert["text"]) and "4343" in json.dumps(alert["blocks"])
@@ -60,7 +60,7 @@ def test_ten_copies_of_a_kill_on_two_workers_are_one_reset(stack: LocalStack) ->
     entry = oom_entry(PROJECT, ZONE, name)
     for _ in range(10):
         stack.sink(entry)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=40)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
     assert stack.wait_idle(60)
     assert stack.workbench.resets(full) == 1
     assert len(alerts_for(stack, name)) == 1
@@ -70,5 +70,5 @@ def test_a_memory_incident_reaches_on_memory_alert_through_the_emulator(stack: L
     """Monitoring's Pub/Sub channel publishes the incident; Eventarc's push hands it to on_memory_alert."""
     _full, name = new_instance(stack, "emu-memory", slack_user="U0EMUMEM")
     stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=93.2))
-    assert stack.slack.wait_for(lambda: len(stack.slack.messages("U0EMUMEM")) == 1, timeout=40)
+    assert stack.slack.wait_for(lambda: len(stack.slack.messages("U0EMUMEM")) == 1, timeout=60)
     assert "93%" in stack.slack.messages("U0EMUMEM")[0]["text"]

@@ -83,7 +83,7 @@ def test_authorization_matrix(stack: LocalStack, slack: SlackRequester, caller: 
     assert "alice@contest.example" not in response.body  # a denial never says whose it is
     allowed = expected == "Restarting"
     assert restart_requests(stack) - before == (1 if allowed else 0)
-    assert stack.wait_idle(30)
+    assert stack.wait_idle(60)
     assert stack.workbench.resets(full) == (1 if allowed else 0)
     if allowed:
         assert stack.slack.wait_for(lambda: any("restarted" in r.get("text", "") for r in stack.slack.responses(url)))
@@ -103,8 +103,8 @@ def test_bare_command_restarts_the_only_instance(stack: LocalStack, slack: Slack
     full, name = new_instance(stack, "wb-solo", owner="solo@contest.example", slack_user="U0SOLO")
     response = slack.slash_command("U0SOLO", "", response_url=stack.slack.new_response_url())
     assert f"Restarting *{name}*" in response.body
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
-    assert stack.wait_idle(30)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.wait_idle(60)
     assert not stack.slack.messages("U0SOLO")  # their own restart: the reply says it, no DM on top
 
 
@@ -114,7 +114,7 @@ def test_the_word_payload_anywhere_in_a_command_is_just_a_word(stack: LocalStack
     response = slack.slash_command("U0PAYLOAD", name, response_url=stack.slack.new_response_url(),
                                    channel_name="payload-team", user_name="payload.person")
     assert response.status == 200 and f"Restarting *{name}*" in response.body, (response.status, response.body)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
     typed = slack.slash_command("U0PAYLOAD", "payload", response_url=stack.slack.new_response_url())
     assert typed.status == 200 and "payload" in typed.body  # no such instance: said, with the name typed
     forged = slack.slash_command("U0PAYLOAD", name, response_url=stack.slack.new_response_url(),
@@ -147,7 +147,7 @@ def test_second_request_while_restarting_is_coalesced_then_rate_limited(
     stack.workbench.wait_until(lambda: "medic-inflight" in stack.workbench.get(full).get("labels", {}), timeout=10)
     second = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
     assert "already restarting" in second.body
-    assert stack.wait_idle(30)
+    assert stack.wait_idle(60)
     third = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
     assert "again in" in third.body
     assert stack.workbench.resets(full) == 1
@@ -245,8 +245,8 @@ def test_restart_now_button_restarts_and_amends_its_alert(stack: LocalStack, sla
     message = {"ts": posted["ts"], "text": posted["message"]["text"], "blocks": [original]}
     slack.block_action(ORGANIZER[0], "medic_restart", full, response_url=stack.slack.new_response_url(),
                        message_ts=posted["ts"], message=message)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=20)
-    assert stack.wait_idle(30)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.wait_idle(60)
     [alert] = [m for m in stack.alerts() if m["ts"] == posted["ts"]]
     body = json.dumps(alert["blocks"])
     assert "pid 4242" in body and "Restarted by <@U0ORG>" in body
@@ -309,7 +309,7 @@ def test_slash_command_is_answered_in_time_when_a_service_is_slow(production_bud
     _, warm = new_instance(stack, "wb-warm", owner="warm@contest.example", slack_user="U0WARM")
     # Warm (the publisher exists). Production's budget on a busy machine may acknowledge this one first: either way.
     assert slack.slash_command("U0WARM", warm, response_url=stack.slack.new_response_url()).status == 200
-    assert stack.wait_idle(30)
+    assert stack.wait_idle(60)
     full, name = new_instance(stack, "wb-late", owner="late@contest.example", slack_user="U0LATE")
     latency, expected = SLOW[slow]
     if slow == "pubsub-after-slow-reads":
@@ -324,11 +324,11 @@ def test_slash_command_is_answered_in_time_when_a_service_is_slow(production_bud
     assert response.status == 200 and response.elapsed_s < latency, (response.elapsed_s, response.body)
     assert expected in response.body, response.body
     assert slow.startswith("pubsub") or "try again" not in response.body, response.body
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=30)
-    assert stack.wait_idle(30)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.wait_idle(60)
     assert stack.workbench.resets(full) == 1
     if not slow.startswith("pubsub"):  # the one final answer, from the worker
-        assert stack.slack.wait_for(lambda: len(stack.slack.responses(url)) == 1, timeout=10)
+        assert stack.slack.wait_for(lambda: len(stack.slack.responses(url)) == 1, timeout=60)
         [final] = stack.slack.responses(url)
         assert "wb-late" in final.get("text", "") and "try again" not in final.get("text", ""), final
 
@@ -340,7 +340,7 @@ def test_button_with_a_slow_publish_is_answered_in_time_and_honestly(production_
     bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
     ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text="an alert")["ts"]
     slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url(), message_ts=ts)
-    assert stack.wait_idle(30)  # warm: the publisher exists
+    assert stack.wait_idle(60)  # warm: the publisher exists
     url = stack.slack.new_response_url()
     stack.pubsub.latency_s = PUBLISH_HELD_S
     try:
@@ -359,7 +359,7 @@ def test_a_press_is_not_held_by_a_slow_replay_check(production_budget: LocalStac
     slow = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
     full, _ = new_instance(stack, "wb-slowcheck")
     slow.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url())
-    assert stack.wait_idle(30)  # warm: the publisher and the Workbench client exist
+    assert stack.wait_idle(60)  # warm: the publisher and the Workbench client exist
     url = stack.slack.new_response_url()
     stack.workbench.latency_s = HANG_S
     try:
@@ -370,7 +370,7 @@ def test_a_press_is_not_held_by_a_slow_replay_check(production_budget: LocalStac
     assert stack.slack.wait_for(lambda: any("resum" in r.get("text", "").lower() for r in stack.slack.responses(url)))
     assert stack.workbench.wait_until(lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}),
                                       timeout=30)
-    assert stack.wait_idle(30)
+    assert stack.wait_idle(60)
 
 
 METADATA_OWNERS = {  # proxy-user-mail as anyone who can edit the instance may set it

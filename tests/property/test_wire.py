@@ -68,7 +68,7 @@ def stack() -> Iterator[LocalStack]:
         running.workbench.add_instance(PROJECT, ZONE, "wb-alice", owner_email="alice@contest.example",
                                        labels={"medic-auto": "off"})
         yield running
-        assert running.wait_idle(30), "Pub/Sub still busy at the end"
+        assert running.wait_idle(60), "Pub/Sub still busy at the end"
         assert running.workbench.count_calls("reset") == 0
 
 
