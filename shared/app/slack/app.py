@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from shared.adapters.audit import audit
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError
-from shared.app.slack import buttons, command
+from shared.app.slack import buttons, command, home
 from shared.app.slack.budget import Deadline
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.guard import ACK_DEADLINE
+from shared.core import fleet
 from shared.core.blocks import ALL_ACTIONS
 
 if TYPE_CHECKING:
@@ -71,8 +72,38 @@ def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -
             with suppress(ServiceError):  # already logged above; the press was acknowledged
                 reply(text=_went_wrong(deps), replace_original=False)
 
+    _home_listeners(app, deps)
     app.error(unroutable_payload)
     return app
+
+
+def _home_listeners(app: App, deps: Dependencies) -> None:
+    """The Home tab: published when a person opens it (the Events API's app_home_opened, acknowledged after, as
+    process_before_response does) and when they press Refresh or Next page there."""
+
+    @app.event("app_home_opened")
+    def home_opened(event: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        if event.get("tab") != "home":  # the Messages tab: nothing to publish
+            return
+        try:
+            home.show(str(event.get("user", "")), deadline=_deadline(context, deps), workspace=_workspace(context),
+                      deps=deps)
+        except Exception:  # the last resort: the tab keeps what it showed, the log says why
+            log.exception("slack request failed: app_home_opened")
+
+    @app.action(re.compile(f"^({fleet.ACTION_REFRESH}|{fleet.ACTION_PAGE})$"))
+    def home_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        ack()
+        action = (body.get("actions") or [{}])[0]
+        value = str(action.get("value", ""))
+        page = int(value) if action.get("action_id") == fleet.ACTION_PAGE and value.isdigit() else 1
+        try:
+            home.show(str((body.get("user") or {}).get("id", "")), deadline=_deadline(context, deps),
+                      workspace=_workspace(context), deps=deps, page=min(page, 100))
+        except Exception:  # the last resort: the tab keeps what it showed, the log says why
+            log.exception("slack request failed: a Home tab button")
 
 
 def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:

@@ -40,12 +40,12 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
     if parsed.verb is Verb.USAGE:
         audit_request("unusable input", fields, reason=parsed.problem)
         return say("cmd.unusable", problem=parsed.problem, help=help_text)
-    read = _read(deps, parsed.verb, fields["user"], workspace, deadline, fields)
-    if isinstance(read, str):
-        return read
-    if isinstance(read, Late):
-        return _acknowledge_first(deps, body, parsed.verb, parsed.target, read, deadline, fields)
-    caller, instances = read
+    got = read(deps, parsed.verb, fields["user"], workspace, deadline, fields)
+    if isinstance(got, str):
+        return got
+    if isinstance(got, Late):
+        return _acknowledge_first(deps, body, parsed.verb, parsed.target, got, deadline, fields)
+    caller, instances = got
     if parsed.verb is Verb.STATUS:
         audit_request("status", fields, shown=len(shown_instances(caller, instances)))
         return status_reply(say, deps.settings, caller, instances, deps.clock.now())
@@ -54,10 +54,10 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
     return _restart(deps, body, caller, parsed.target, instances, deadline, fields)
 
 
-def _read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, deadline: Deadline,
+def read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, deadline: Deadline,
           fields: dict[str, Any]) -> tuple[Caller, list[InstanceView]] | str | Late:
     """Who is asking and what exists, read at once and waited for at most the reads' share, so a slow service is Late
-    and a failing one is answered (a read still running goes on, bounded by its client's timeout)."""
+    and a failing one is answered (a read still running goes on, bounded by its client's timeout); the Home tab too."""
     settings = deps.settings
     reads = deadline.share(settings.slack_budget.reads)  # from the moment they start
     if verb is Verb.RESTART and not deps.publisher.ready:

@@ -39,6 +39,10 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "en": "No contest notebook is registered to you. Ask an organizer if you expected one.",
         "ja": "あなたのコンテスト用ノートブックは登録されていません。必要なら運営に連絡してください。",
     },
+    "fleet.home.slow": {
+        "en": "{service} did not answer in time, so the notebooks are not shown. Press Refresh to try again.",
+        "ja": "{service} の応答が間に合わなかったため、ノートブックを表示できません。「更新」を押して再試行してください。",
+    },
     "fleet.unknown": {"en": "unknown", "ja": "不明"},
     "fleet.no_owner": {"en": "(no owner)", "ja": "(所有者なし)"},
     "fleet.jupyter.up": {"en": "up", "ja": "稼働"},

@@ -1,0 +1,89 @@
+"""The app's Home tab (issue 28): the fleet view published with views.publish when a person opens the tab and when
+they press Refresh or Next page, because Slack shows a Home tab only as an app last published it for that person."""
+
+# Who asks and what exists are read as the slash command reads them (command.read: users.info and instances.list at
+# once, within the reads' share); shared/core/fleet.py builds the rows and the view. An organizer sees every notebook
+# (organizer_view, whose Start all / Stop all confirm dialogs say how many and which: fleet_ops.confirmation); anyone
+# else sees only the notebooks their confirmed Slack email owns (participant_view), so no participant ever reads
+# another's name or email. A read that is slow or failing publishes a short view saying so, with Refresh.
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared.adapters.errors import ServiceError
+from shared.app.slack.auditing import audit_request
+from shared.app.slack.budget import MIN_CALL_S, Deadline, Late
+from shared.app.slack.command import read
+from shared.app.slack.dependencies import Dependencies
+from shared.app.slack.failures import failure, slack_answers
+from shared.core import fleet, fleet_ops, messages
+from shared.core.commands import Caller, Verb
+from shared.core.models import InstanceView
+
+log = logging.getLogger(__name__)
+
+
+def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Dependencies, page: int = 1) -> None:
+    """The Home tab `user_id` sees, read and published before the deadline (a failed publish is logged: the tab keeps
+    what it showed before)."""
+    fields: dict[str, Any] = {"user": user_id, "surface": "home"}
+    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields)
+    if isinstance(got, Late):
+        view = notice(deps.say("fleet.home.slow", service="Slack" if got.what == "users.info" else "Workbench"),
+                      deps.say)
+        audit_request("home: slow", fields, late=got.what)
+    elif isinstance(got, str):
+        view = notice(got, deps.say)
+        audit_request("home: not shown", fields)
+    else:
+        caller, instances = got
+        view = fleet_view(caller, instances, deps, page=page)
+        audit_request("home shown", fields, rows=len(instances) if caller.is_organizer else None)
+    publish(deps, user_id, view, deadline)
+
+
+def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies, *, page: int = 1) -> dict[str, Any]:
+    """The organizers' fleet view, or the caller's own notebooks for anyone else."""
+    say, now = deps.say, deps.clock.now()
+    rows = fleet.build(instances, now=now, day_start=day_start(now, deps), contest_running=False)
+    if not caller.is_organizer:
+        return fleet.participant_view(rows, caller.email or "", say)
+    start = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.START, rows), say)
+    stop = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.STOP, rows), say)
+    return fleet.organizer_view(rows, say, as_of=messages.slack_date(now, deps.settings.tz), start_confirm=start,
+                                stop_confirm=stop, page=page)
+
+
+def day_start(now: datetime, deps: Dependencies) -> datetime:
+    """Midnight of today in DISPLAY_TIMEZONE, where "today's kills" begin."""
+    local = now.astimezone(deps.settings.tz)
+    return local - timedelta(hours=local.hour, minutes=local.minute, seconds=local.second,
+                             microseconds=local.microsecond)
+
+
+def notice(text: str, say: messages.For) -> dict[str, Any]:
+    """A Home tab that only says why the fleet is not shown, with Refresh to try again."""
+    return {"type": "home", "blocks": [
+        {"type": "header", "text": {"type": "plain_text", "text": say("fleet.title")}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[:fleet.SECTION_MAX]}},
+        {"type": "actions", "block_id": "medic_fleet_bulk", "elements": [
+            {"type": "button", "action_id": fleet.ACTION_REFRESH, "value": "refresh",
+             "text": {"type": "plain_text", "text": say("fleet.button.refresh")}}]},
+    ]}
+
+
+def publish(deps: Dependencies, user_id: str, view: dict[str, Any], deadline: Deadline) -> bool:
+    """views.publish started only while a whole client call fits before the deadline; whether it was published."""
+    if deadline.left() < max(MIN_CALL_S, deps.settings.slack_budget.call):
+        log.warning("the Home tab was not published: no time left before the ack")
+        return False
+    try:
+        with slack_answers():
+            deps.client.views_publish(user_id=user_id, view=view)
+    except ServiceError as exc:
+        log.warning("views.publish failed: %s", failure(exc))
+        return False
+    return True
