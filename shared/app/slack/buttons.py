@@ -19,7 +19,7 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import slack_answers
 from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import obj
-from shared.core import messages
+from shared.core import fleet, messages
 from shared.core.blocks import (
     ACTION_PAUSE,
     ACTION_RESIZE,
@@ -45,7 +45,12 @@ BUTTON_ACTIONS = {
     ACTION_STOP_OPEN: Action.STOP,
     ACTION_START: Action.START,
     ACTION_RESIZE: Action.RESIZE,
+    # The Home tab's row buttons (issue 28): the same requests, under the same rule, as an alert's.
+    fleet.ACTION_RESTART: Action.RESTART,
+    fleet.ACTION_START: Action.START,
+    fleet.ACTION_RESUME: Action.RESUME,
 }
+FLEET_ROWS = (fleet.ACTION_RESTART, fleet.ACTION_START, fleet.ACTION_RESUME)
 ACKS = {  # what the organizer reads at once, for each action a button queues
     Action.RESTART: "button.ack.restart",
     Action.PAUSE: "button.ack.pause",

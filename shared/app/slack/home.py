@@ -19,7 +19,9 @@ from shared.app.slack.budget import MIN_CALL_S, Deadline, Late
 from shared.app.slack.command import read
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
-from shared.core import fleet, fleet_ops, messages
+from shared.app.slack.guard import request_stamp
+from shared.app.slack.replies import obj
+from shared.core import bulk, fleet, fleet_ops, messages
 from shared.core.commands import Caller, Verb
 from shared.core.models import InstanceView
 
@@ -87,3 +89,32 @@ def publish(deps: Dependencies, user_id: str, view: dict[str, Any], deadline: De
         log.warning("views.publish failed: %s", failure(exc))
         return False
     return True
+
+
+def bulk_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:
+    """Start all / Stop all pressed (after the confirm dialog): an organizer's press published as one bulk request
+    for the worker, which posts the confirmation, the progress and the summary in the organizers' channel; anyone
+    else's is refused and audited (they are never shown the buttons)."""
+    user_id = str(obj(body.get("user")).get("id", ""))
+    action = obj((body.get("actions") or [{}])[0])
+    action_id = str(action.get("action_id", ""))
+    fields: dict[str, Any] = {"user": user_id, "button": action_id, "surface": "home"}
+    caller = deps.callers.within(deps.callers.start(user_id, workspace),
+                                 deadline.share(deps.settings.slack_budget.reads), fields)
+    if isinstance(caller, Late | str):  # nothing queued; the tab says so, and the organizer may press again
+        audit_request("denied", fields, reason="users.info did not answer in time" if isinstance(caller, Late)
+                      else "refused by Slack's answer")
+        publish(deps, user_id, notice(deps.say("fleet.home.slow", service="Slack") if isinstance(caller, Late)
+                                      else caller, deps.say), deadline)
+        return
+    if not caller.is_organizer:
+        audit_request("denied", fields, reason="start all / stop all is for organizers")
+        return
+    which = fleet_ops.BulkAction.START if action_id == fleet.ACTION_START_ALL else fleet_ops.BulkAction.STOP
+    stamp = action.get("action_ts") or request_stamp(deps.clock)
+    request = bulk.BulkRequest(which, deps.clock.now(), f"bulk-{stamp}-{user_id}"[:200], requester=user_id)
+    unsent = deps.publisher.publish_bulk(request, deadline, fields)
+    if unsent is not None:
+        publish(deps, user_id, notice(unsent, deps.say), deadline)
+        return
+    audit_request("bulk queued", fields, action=which.value)

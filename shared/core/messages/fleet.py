@@ -131,6 +131,9 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
     },
     "fleet.reason.refused": {"en": "refused: {detail}", "ja": "拒否されました: {detail}"},
     "fleet.reason.gone": {"en": "the notebook no longer exists", "ja": "ノートブックが存在しません"},
+    "fleet.run.start": {"en": ":arrow_forward: *Start all*, asked by {who}.", "ja": ":arrow_forward: *一括起動* ({who} の依頼)。"},
+    "fleet.run.stop": {"en": ":stop_button: *Stop all*, asked by {who}.", "ja": ":stop_button: *一括停止* ({who} の依頼)。"},
+    "fleet.run.schedule": {"en": "the contest's schedule", "ja": "コンテストのスケジュール"},
     "fleet.warning": {
         "en": ":alarm_clock: Save your work: your notebook {name} stops at {time} ({minutes} minutes from now), "
         "when the contest ends.",

@@ -1,0 +1,90 @@
+"""Stop all from the Home tab over the wire (issue 28): the organizer's press (after its confirm dialog) is one bulk
+request on the restart topic; the worker posts the confirmation and progress in the organizers' channel, stops every
+running notebook a bounded number at a time, and ends the message with a summary naming each failure and its reason.
+Opted-out and already-stopped notebooks are left as they are; a participant's press queues nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from shared.core import bulk, fleet
+from simulators.slack import SlackRequester
+from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from tests.integration.conftest import new_instance
+from tests.integration.helpers import ORGANIZER, stack_with_organizer, wait_for
+
+pytestmark = pytest.mark.wire
+PARTICIPANT = ("U0PAT", "pat@contest.example")
+
+
+@pytest.fixture(scope="module")
+def stack(label_visibility: str) -> Iterator[LocalStack]:
+    with stack_with_organizer() as running:
+        running.slack.add_user(PARTICIPANT[0], "pat", PARTICIPANT[1])
+        yield running
+
+
+@pytest.fixture(scope="module")
+def slack(stack: LocalStack) -> SlackRequester:
+    return SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+
+
+def home(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, Any]:
+    before = len(stack.slack.calls_to("views.publish"))
+    assert slack.app_home_opened(user_id).status == 200
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=10)
+    view = stack.slack.home_view(user_id)
+    assert view is not None
+    return view
+
+
+def bulk_requests(stack: LocalStack) -> list[dict[str, Any]]:
+    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC) if m.ordering_key == bulk.BULK_KEY]
+
+
+def state(stack: LocalStack, full: str) -> str:
+    return str(stack.workbench.get(full)["state"])
+
+
+def test_stop_all_stops_the_running_ones_and_says_who_refused(stack: LocalStack, slack: SlackRequester) -> None:
+    running = [new_instance(stack, "wb-run") for _ in range(7)]
+    stopped = new_instance(stack, "wb-off", state="STOPPED")
+    opted_out = new_instance(stack, "wb-out", labels={"medic-auto": "off"})
+    refusing_full, refusing = running[0]
+    stack.workbench.inject_fault(method="stop", path_contains=refusing + ":", kind="http", status=403,
+                                 grpc_status="PERMISSION_DENIED", count=-1)
+    view = home(stack, slack, ORGANIZER[0])
+    dialog = next(e for b in view["blocks"] if b["type"] == "actions" for e in b["elements"]
+                  if e["action_id"] == fleet.ACTION_STOP_ALL)["confirm"]["text"]["text"]
+    assert "Stop 7 notebooks" in dialog and opted_out[1] in dialog  # how many, and who is left alone
+
+    assert slack.home_action(ORGANIZER[0], fleet.ACTION_STOP_ALL, "stop", view).status == 200
+    assert wait_for(lambda: len(bulk_requests(stack)) == 1, timeout=10)
+    assert bulk_requests(stack)[0]["requester"] == ORGANIZER[0]
+
+    def summary() -> dict[str, Any] | None:
+        return next((m for m in stack.alerts() if "Stop all finished" in m.get("text", "")), None)
+
+    assert wait_for(lambda: summary() is not None, timeout=90), [m.get("text") for m in stack.alerts()]
+    text = str(summary()["text"])  # type: ignore[index]
+    assert "6 of 7 stopped" in text
+    assert f"• {refusing}: refused" in text and text.count("• ") == 1  # the one failure, with its reason
+    assert [state(stack, full) for full, _ in running[1:]] == ["STOPPED"] * 6
+    assert state(stack, refusing_full) == "ACTIVE"
+    assert state(stack, opted_out[0]) == "ACTIVE" and state(stack, stopped[0]) == "STOPPED"
+    assert stack.workbench.count_calls("stop") == 7  # the refusal is final: not tried again
+    stack.workbench.clear_faults()
+
+
+def test_a_participants_press_queues_nothing(stack: LocalStack, slack: SlackRequester) -> None:
+    view = home(stack, slack, ORGANIZER[0])  # the organizer's view, pressed as someone else (forged)
+    before = len(bulk_requests(stack))
+    assert slack.home_action(PARTICIPANT[0], fleet.ACTION_START_ALL, "start", view).status == 200
+    assert wait_for(lambda: any(r.get("button") == fleet.ACTION_START_ALL and "denied" in str(r.get("message"))
+                                for r in stack.audit_records("slack_app")), timeout=10), \
+        [r for r in stack.audit_records("slack_app") if r.get("button")]
+    assert len(bulk_requests(stack)) == before
