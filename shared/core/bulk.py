@@ -56,13 +56,15 @@ class BulkRequest:
 MAX_HANDS = 40  # at 7 minutes an invocation, over four hours: a run still going then is reported, not continued
 
 
-def is_bulk(raw: bytes) -> bool:
-    """Whether a message on the restart topic is a bulk request (else a schedule message or a RestartRequest)."""
+def kind_of(raw: bytes) -> str:
+    """The `kind` a message on the restart topic names (BULK_KIND, fleet_ops.SCHEDULE_KIND), "" for none: a
+    RestartRequest names none, and goes to its own decoder."""
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError, RecursionError):
-        return False
-    return isinstance(data, dict) and data.get("kind") == BULK_KIND
+        return ""
+    kind = data.get("kind") if isinstance(data, dict) else None
+    return kind if isinstance(kind, str) else ""
 
 
 def decode(raw: bytes) -> BulkRequest:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from shared.core import bulk, fleet
+from shared.core import bulk, fleet, fleet_ops
+from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -88,3 +90,28 @@ def test_a_participants_press_queues_nothing(stack: LocalStack, slack: SlackRequ
                                 for r in stack.audit_records("slack_app")), timeout=10), \
         [r for r in stack.audit_records("slack_app") if r.get("button")]
     assert len(bulk_requests(stack)) == before
+
+
+def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None:
+    """Cloud Scheduler's two messages (infra/contest/schedule.tf) on the restart topic, as the worker reads them."""
+    mine = [new_instance(stack, "wb-sched") for _ in range(2)]
+    out = new_instance(stack, "wb-sched-out", labels={"medic-auto": "off"})
+    now = datetime.now(UTC)
+    warn = ScheduleMessage(ScheduledAction.WARN_STOP, now, now + timedelta(minutes=15), "contest").to_json()
+    stack.pubsub.publish(RESTART_TOPIC, warn, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+
+    def warned(name: str) -> list[str]:
+        return [str(c.args.get("text")) for c in stack.slack.calls_to("chat.postMessage")
+                if "Save your work" in str(c.args.get("text")) and name in str(c.args.get("text"))]
+
+    assert wait_for(lambda: all(warned(name) for _, name in mine), timeout=30)
+    assert "15 minutes from now" in warned(mine[0][1])[0]
+    assert not warned(out[1])  # the stop leaves it alone: it is not told it stops
+
+    stop = ScheduleMessage(ScheduledAction.STOP_ALL, datetime.now(UTC), None, "contest").to_json()
+    before = sum("Stop all finished" in m.get("text", "") for m in stack.alerts())
+    stack.pubsub.publish(RESTART_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    assert wait_for(lambda: sum("Stop all finished" in m.get("text", "") for m in stack.alerts()) > before,
+                    timeout=90)
+    assert [state(stack, full) for full, _ in mine] == ["STOPPED", "STOPPED"]
+    assert state(stack, out[0]) == "ACTIVE"

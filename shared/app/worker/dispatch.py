@@ -114,9 +114,10 @@ class Worker:
             return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
         try:
             raw = base64.b64decode(data, validate=True)
-            if bulk.is_bulk(raw):  # start all / stop all, pressed or handed on (issue 28)
+            kind = bulk.kind_of(raw)
+            if kind == bulk.BULK_KIND:  # start all / stop all, pressed or handed on (issue 28)
                 return self._bulk(self.bulk.requested, raw)
-            if fleet_ops.is_schedule(raw):  # the contest's Cloud Scheduler jobs
+            if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
                 return self._bulk(self.bulk.scheduled, raw)
             request = envelope.decode(raw)  # either wire version
         except ValueError as exc:  # binascii.Error is a ValueError
