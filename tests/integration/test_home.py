@@ -11,7 +11,7 @@ import pytest
 
 from shared.core import fleet
 from simulators.slack import SlackRequester
-from simulators.stack import SIGNING_SECRET, LocalStack
+from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, stack_with_organizer, wait_for
 
@@ -112,3 +112,40 @@ def test_an_unreadable_workbench_says_so_in_the_tab(stack: LocalStack, slack: Sl
     finally:
         stack.workbench.clear_faults()
     assert "Workbench" in text and not [name for name in fleet_of_three if name in text]
+
+
+def pressed(stack: LocalStack, slack: SlackRequester, user_id: str, action_id: str, value: str,
+            view: dict[str, Any]) -> dict[str, Any]:
+    """The tab after a press in it (the press answers by publishing it again, its answer on top)."""
+    before = len(stack.slack.calls_to("views.publish"))
+    assert slack.home_action(user_id, action_id, value, view).status == 200
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=10)
+    after = stack.slack.home_view(user_id)
+    assert after is not None
+    return after
+
+
+def requests_for(stack: LocalStack, name: str) -> list[dict[str, Any]]:
+    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC) if m.attributes.get("instance") == name]
+
+
+def test_a_participant_restarts_their_own_notebook_from_its_row(stack: LocalStack, slack: SlackRequester,
+                                                                fleet_of_three: dict[str, str]) -> None:
+    carol = next(name for name in fleet_of_three if name.startswith("wb-carol"))
+    view = opened(stack, slack, CAROL[0])
+    after = pressed(stack, slack, CAROL[0], fleet.ACTION_RESTART, fleet_of_three[carol], view)
+    answer = after["blocks"][1]["text"]["text"]  # the answer atop the tab, then the notebook again
+    assert "Restarting" in answer and carol in answer
+    assert wait_for(lambda: bool(requests_for(stack, carol)), timeout=10)
+    assert requests_for(stack, carol)[-1]["requester"]["slack_user_id"] == CAROL[0]
+
+
+def test_a_participant_cannot_act_on_anothers_notebook_with_a_forged_press(
+        stack: LocalStack, slack: SlackRequester, fleet_of_three: dict[str, str]) -> None:
+    dave = next(name for name in fleet_of_three if name.startswith("wb-dave"))
+    view = opened(stack, slack, CAROL[0])
+    before = len(requests_for(stack, dave))
+    after = pressed(stack, slack, CAROL[0], fleet.ACTION_START, fleet_of_three[dave], view)
+    text = json.dumps(after, ensure_ascii=False)
+    assert "is not your notebook" in text and DAVE[1] not in text
+    assert len(requests_for(stack, dave)) == before

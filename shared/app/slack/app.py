@@ -59,7 +59,7 @@ def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -
         else:
             ack(text=reply)
 
-    @app.action(re.compile("^(" + "|".join(map(re.escape, (*ALL_ACTIONS, *buttons.FLEET_ROWS))) + ")$"))
+    @app.action(re.compile("^(" + "|".join(map(re.escape, (*ALL_ACTIONS, fleet.ACTION_RESUME))) + ")$"))
     def organizer_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         context[LISTENER_RAN] = True
         ack()
@@ -100,6 +100,15 @@ def _home_listeners(app: App, deps: Dependencies) -> None:
             home.bulk_press(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
         except Exception:  # the last resort: nothing was queued or it was, the log says why
             log.exception("slack request failed: start all / stop all")
+
+    @app.action(re.compile(f"^({fleet.ACTION_RESTART}|{fleet.ACTION_START})$"))
+    def row_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        ack()
+        try:
+            home.row_press(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
+        except Exception:  # the last resort: the tab keeps what it showed, the log says why
+            log.exception("slack request failed: a Home tab row button")
 
     @app.action(re.compile(f"^({fleet.ACTION_REFRESH}|{fleet.ACTION_PAGE})$"))
     def home_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:

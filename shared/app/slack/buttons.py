@@ -45,12 +45,10 @@ BUTTON_ACTIONS = {
     ACTION_STOP_OPEN: Action.STOP,
     ACTION_START: Action.START,
     ACTION_RESIZE: Action.RESIZE,
-    # The Home tab's row buttons (issue 28): the same requests, under the same rule, as an alert's.
-    fleet.ACTION_RESTART: Action.RESTART,
-    fleet.ACTION_START: Action.START,
+    # The Home tab's Resume on a row (issue 28): organizers only, as on an alert (Restart and Start there are the
+    # slash command's: home.row_press).
     fleet.ACTION_RESUME: Action.RESUME,
 }
-FLEET_ROWS = (fleet.ACTION_RESTART, fleet.ACTION_START, fleet.ACTION_RESUME)
 ACKS = {  # what the organizer reads at once, for each action a button queues
     Action.RESTART: "button.ack.restart",
     Action.PAUSE: "button.ack.pause",

@@ -51,7 +51,7 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
         return status_reply(say, deps.settings, caller, instances, deps.clock.now())
     if parsed.verb is Verb.BIGGER:
         return _bigger(deps, caller, parsed.target, instances, fields)
-    return _restart(deps, body, caller, parsed.target, instances, deadline, fields)
+    return restart(deps, body, caller, parsed.target, instances, deadline, fields)
 
 
 def read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, deadline: Deadline,
@@ -117,10 +117,10 @@ def _acknowledge_first(deps: Dependencies, body: dict[str, Any], verb: Verb, tar
     return deps.say("cmd.looking")
 
 
-def _restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: str | None,
+def restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: str | None,
              instances: list[InstanceView], deadline: Deadline, fields: dict[str, Any]) -> str:
     """A restart published when the caller may have one now and this very request was not acted on already, so a
-    replayed request restarts nothing."""
+    replayed request restarts nothing (the Home tab's Restart and Start on a row too)."""
     settings = deps.settings
     digest = slack_request_digest(body)
     decision = authorize_restart(caller, target, instances, now=deps.clock.now(), policy=settings.policy,

@@ -16,7 +16,7 @@ from typing import Any
 from shared.adapters.errors import ServiceError
 from shared.app.slack.auditing import audit_request
 from shared.app.slack.budget import MIN_CALL_S, Deadline, Late
-from shared.app.slack.command import read
+from shared.app.slack.command import read, restart
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
 from shared.app.slack.guard import request_stamp
@@ -118,3 +118,25 @@ def bulk_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | Non
         publish(deps, user_id, notice(unsent, deps.say), deadline)
         return
     audit_request("bulk queued", fields, action=which.value)
+
+
+def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:
+    """Restart or Start on a row of the Home tab: the slash command's request for that notebook, under its rule (the
+    owner or an organizer, the manual restart interval, the replay check), its answer shown atop the tab."""
+    user_id = str(obj(body.get("user")).get("id", ""))
+    action = obj((body.get("actions") or [{}])[0])
+    fields: dict[str, Any] = {"user": user_id, "button": str(action.get("action_id", "")), "surface": "home"}
+    name = str(action.get("value", "")).rsplit("/", 1)[-1]
+    got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields)
+    if isinstance(got, Late | str):  # nothing queued; pressing again is the way on
+        text = got if isinstance(got, str) else deps.say("fleet.home.slow", service="Slack" if got.what ==
+                                                         "users.info" else "Workbench")
+        audit_request("denied", fields, reason="the reads did not answer in time" if isinstance(got, Late)
+                      else "refused")
+        publish(deps, user_id, notice(text, deps.say), deadline)
+        return
+    caller, instances = got
+    said = restart(deps, body, caller, name, instances, deadline, fields)
+    view = fleet_view(caller, instances, deps)
+    view["blocks"].insert(1, {"type": "section", "text": {"type": "mrkdwn", "text": said[:fleet.SECTION_MAX]}})
+    publish(deps, user_id, {**view, "blocks": view["blocks"][:fleet.HOME_MAX_BLOCKS]}, deadline)
