@@ -79,7 +79,7 @@ def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -
 
 def _home_listeners(app: App, deps: Dependencies) -> None:
     """The Home tab: published when a person opens it (the Events API's app_home_opened, acknowledged after, as
-    process_before_response does) and when they press Refresh or Next page there."""
+    process_before_response does) and when they press in it (home.py)."""
 
     @app.event("app_home_opened")
     def home_opened(event: dict[str, Any], context: BoltContext) -> None:
@@ -92,36 +92,25 @@ def _home_listeners(app: App, deps: Dependencies) -> None:
         except Exception:  # the last resort: the tab keeps what it showed, the log says why
             log.exception("slack request failed: app_home_opened")
 
-    @app.action(re.compile(f"^({fleet.ACTION_START_ALL}|{fleet.ACTION_STOP_ALL})$"))
-    def bulk_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
-        context[LISTENER_RAN] = True
-        ack()
-        try:
-            home.bulk_press(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
-        except Exception:  # the last resort: nothing was queued or it was, the log says why
-            log.exception("slack request failed: start all / stop all")
+    def pressed(handle: Callable[..., None], what: str) -> Callable[..., None]:
+        """A listener for presses in the tab: acknowledged at once (the answer is a views.publish), then handled."""
 
-    @app.action(re.compile(f"^({fleet.ACTION_RESTART}|{fleet.ACTION_START})$"))
-    def row_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
-        context[LISTENER_RAN] = True
-        ack()
-        try:
-            home.row_press(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
-        except Exception:  # the last resort: the tab keeps what it showed, the log says why
-            log.exception("slack request failed: a Home tab row button")
+        def listener(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+            context[LISTENER_RAN] = True
+            ack()
+            try:
+                handle(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
+            except Exception:  # the last resort: the tab keeps what it showed, the log says why
+                log.exception("slack request failed: %s", what)
 
-    @app.action(re.compile(f"^({fleet.ACTION_REFRESH}|{fleet.ACTION_PAGE})$"))
-    def home_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
-        context[LISTENER_RAN] = True
-        ack()
-        action = (body.get("actions") or [{}])[0]
-        value = str(action.get("value", ""))
-        page = int(value) if action.get("action_id") == fleet.ACTION_PAGE and value.isdigit() else 1
-        try:
-            home.show(str((body.get("user") or {}).get("id", "")), deadline=_deadline(context, deps),
-                      workspace=_workspace(context), deps=deps, page=min(page, 100))
-        except Exception:  # the last resort: the tab keeps what it showed, the log says why
-            log.exception("slack request failed: a Home tab button")
+        return listener
+
+    app.action(re.compile(f"^({fleet.ACTION_START_ALL}|{fleet.ACTION_STOP_ALL})$"))(
+        pressed(home.bulk_press, "start all / stop all"))
+    app.action(re.compile(f"^({fleet.ACTION_RESTART}|{fleet.ACTION_START})$"))(
+        pressed(home.row_press, "a Home tab row button"))
+    app.action(re.compile(f"^({fleet.ACTION_REFRESH}|{fleet.ACTION_PAGE})$"))(
+        pressed(home.view_press, "Refresh or Next page"))
 
 
 def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:

@@ -47,6 +47,15 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
     publish(deps, user_id, view, deadline)
 
 
+def view_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:
+    """Refresh, or Next page (its value the page to show), published again for whoever pressed."""
+    action = obj((body.get("actions") or [{}])[0])
+    value = str(action.get("value", ""))
+    page = int(value) if action.get("action_id") == fleet.ACTION_PAGE and value.isdigit() else 1
+    show(str(obj(body.get("user")).get("id", "")), deadline=deadline, workspace=workspace, deps=deps,
+         page=min(page, 100))
+
+
 def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies, *, page: int = 1) -> dict[str, Any]:
     """The organizers' fleet view, or the caller's own notebooks for anyone else."""
     say, now = deps.say, deps.clock.now()
