@@ -67,6 +67,7 @@ def test_stop_all_stops_the_running_ones_and_says_who_refused(stack: LocalStack,
     assert slack.home_action(ORGANIZER[0], fleet.ACTION_STOP_ALL, "stop", view).status == 200
     assert wait_for(lambda: len(bulk_requests(stack)) == 1, timeout=10)
     assert bulk_requests(stack)[0]["requester"] == ORGANIZER[0]
+    assert wait_for(lambda: "Stop all is under way" in json.dumps(stack.slack.home_view(ORGANIZER[0])), timeout=10)
 
     def summary() -> dict[str, Any] | None:
         return next((m for m in stack.alerts() if "Stop all finished" in m.get("text", "")), None)

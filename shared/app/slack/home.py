@@ -127,6 +127,9 @@ def bulk_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | Non
         publish(deps, user_id, notice(unsent, deps.say), deadline)
         return
     audit_request("bulk queued", fields, action=which.value)
+    key = "fleet.home.start_queued" if which is fleet_ops.BulkAction.START else "fleet.home.stop_queued"
+    publish(deps, user_id, notice(deps.say(key, channel=f"<#{deps.settings.slack_alert_channel}>"), deps.say),
+            deadline)
 
 
 def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:

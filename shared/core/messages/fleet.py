@@ -43,6 +43,18 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "en": "{service} did not answer in time, so the notebooks are not shown. Press Refresh to try again.",
         "ja": "{service} の応答が間に合わなかったため、ノートブックを表示できません。「更新」を押して再試行してください。",
     },
+    "fleet.home.start_queued": {
+        "en": ":arrow_forward: Start all is under way: its progress and summary are in {channel}. "
+        "Press Refresh to see the notebooks.",
+        "ja": ":arrow_forward: 一括起動を開始しました。進捗と結果は {channel} に表示されます。"
+        "「更新」を押すとノートブックを表示します。",
+    },
+    "fleet.home.stop_queued": {
+        "en": ":stop_button: Stop all is under way: its progress and summary are in {channel}. "
+        "Press Refresh to see the notebooks.",
+        "ja": ":stop_button: 一括停止を開始しました。進捗と結果は {channel} に表示されます。"
+        "「更新」を押すとノートブックを表示します。",
+    },
     "fleet.unknown": {"en": "unknown", "ja": "不明"},
     "fleet.no_owner": {"en": "(no owner)", "ja": "(所有者なし)"},
     "fleet.jupyter.up": {"en": "up", "ja": "稼働"},
