@@ -80,6 +80,10 @@ def test_stop_all_stops_the_running_ones_and_says_who_refused(stack: LocalStack,
     assert state(stack, refusing_full) == "ACTIVE"
     assert state(stack, opted_out[0]) == "ACTIVE" and state(stack, stopped[0]) == "STOPPED"
     assert stack.workbench.count_calls("stop") == 7  # the refusal is final: not tried again
+    # Each stop on record as the report reads a bot's stop (shared/core/report.py: action, decision, outcome).
+    stops = {r["instance"] for r in stack.audit_records() if r.get("trigger") == "bulk"
+             and (r.get("action"), r.get("decision"), r.get("outcome")) == ("stop", "stop", "done")}
+    assert stops == {name for _, name in running[1:]}
     stack.workbench.clear_faults()
 
 

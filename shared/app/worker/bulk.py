@@ -118,7 +118,7 @@ class BulkRunner:
             ts = self.slack.post(channel, head + "\n" + fleet_ops.progress_text(run, self.say)) or ""
         else:
             run = Run.from_dict(request.run)
-        self._drive(run, refs, end, channel, ts)
+        self._drive(run, refs, end, (channel, ts), {"event_id": request.event_id, "requester": request.requester})
         if not run.over and request.hands < bulk.MAX_HANDS and self.queue is not None:
             self.queue.publish_bytes(request.handed_on(run, channel, ts).to_json(), key=bulk.BULK_KEY,
                                      attributes={bulk.BULK_ATTRIBUTE: "bulk", "action": run.action.value})
@@ -129,18 +129,21 @@ class BulkRunner:
               requester=request.requester or None, failed=sorted(run.failed) or None)
         return WorkOutcome(ack=True, ended=Ended.ACTED, detail=_counts(run))
 
-    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, channel: str, ts: str) -> None:
+    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str],
+               tag: dict[str, str]) -> None:
+        """Until the run is over or `end`: begin what Run.next gives, look at what is in flight, edit `message`."""
+        channel, ts = message
         ops: dict[str, Any] = {}
         shown = ""
         while not run.over and self.clock.monotonic() < end:
             now = self.clock.now()
             for name in run.next(now):
-                self._begin(run, name, refs.get(name), ops)
+                self._begin(run, name, refs.get(name), ops, tag)
             for name, operation in list(ops.items()):
                 ended = self.operations.ended(operation)
                 if ended is not False:
                     del ops[name]
-                    self._answer(run, name, refs[name], None if ended is True else ended)
+                    self._answer(run, name, refs[name], None if ended is True else ended, tag)
             text = fleet_ops.progress_text(run, self.say)
             if ts and text != shown and not run.over:
                 self.slack.update(channel, ts, text)
@@ -151,20 +154,24 @@ class BulkRunner:
             pause = POLL_S if wake is None else (wake - self.clock.now()).total_seconds()
             self.clock.sleep(max(0.0, min(pause, end - self.clock.monotonic())))
 
-    def _begin(self, run: Run, name: str, ref: InstanceRef | None, ops: dict[str, Any]) -> None:
+    def _begin(self, run: Run, name: str, ref: InstanceRef | None, ops: dict[str, Any], tag: dict[str, str]) -> None:
         if ref is None:  # gone since the plan was made
             run.finished(name, self.clock.now(), Failure.GONE)
             return
         try:
             ops[name] = self.operations.begin(run.action.value, ref)
         except ServiceError as exc:
-            self._answer(run, name, ref, exc)
+            self._answer(run, name, ref, exc, tag)
 
-    def _answer(self, run: Run, name: str, ref: InstanceRef, error: ServiceError | None) -> None:
-        """One operation's end told to the run; a refusal first re-reads the instance: already there is done."""
+    def _answer(self, run: Run, name: str, ref: InstanceRef, error: ServiceError | None, tag: dict[str, str]) -> None:
+        """One operation's end told to the run, and audited as the worker audits a stop or start (the report counts
+        a bot's stop: shared/core/report.py); a refusal first re-reads the instance: already there is done."""
         now = self.clock.now()
+        verb = run.action.value
         if error is None:
             run.finished(name, now)
+            audit(f"{verb} {verb}", instance=name, trigger="bulk", action=verb, decision=verb, outcome="done",
+                  event_id=f"{tag['event_id']}:{name}"[:240], requester_slack_id=tag["requester"] or None)
             return
         try:
             arrived = self.workbench.get(ref, retry=False).state.value in _ARRIVED[run.action]
@@ -175,8 +182,11 @@ class BulkRunner:
             arrived = False
         if arrived:
             run.finished(name, now)
-        else:
-            run.finished(name, now, fleet_ops.classify(error.status, error.detail), error.detail)
+            return
+        run.finished(name, now, fleet_ops.classify(error.status, error.detail), error.detail)
+        if name in run.failed:  # final: on record beside the summary's line
+            audit(f"{verb} failed", severity=logging.WARNING, instance=name, trigger="bulk", action=verb,
+                  decision=Ended.FAILED.value, outcome=str(error)[:300], event_id=f"{tag['event_id']}:{name}"[:240])
 
     def _list(self) -> list[InstanceView]:
         return self.workbench.list(self.settings.project, self.settings.workbench_zones)
