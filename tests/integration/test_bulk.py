@@ -120,3 +120,25 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
                     timeout=90)
     assert [state(stack, full) for full, _ in mine] == ["STOPPED", "STOPPED"]
     assert state(stack, out[0]) == "ACTIVE"
+
+
+def test_start_all_from_the_command_confirms_then_starts(stack: LocalStack, slack: SlackRequester) -> None:
+    """`/restart-notebook start all`: the organizer reads how many and which, with the button that does it."""
+    down = [new_instance(stack, "wb-cmd", state="STOPPED") for _ in range(2)]
+    refused = slack.slash_command(PARTICIPANT[0], "start all", response_url=stack.slack.new_response_url())
+    assert "organizers" in refused.body and fleet.ACTION_START_ALL not in refused.body
+    url = stack.slack.new_response_url()
+    answer = slack.slash_command(ORGANIZER[0], "start all", response_url=url)
+    assert answer.status == 200 and isinstance(answer.json, dict), answer.body
+    assert all(name in answer.json["text"] for _, name in down) and "Start " in answer.json["text"]
+    [button] = answer.json["blocks"][1]["elements"]
+    assert button["action_id"] == fleet.ACTION_START_ALL and "Start " in button["confirm"]["text"]["text"]
+
+    before = sum("Start all finished" in m.get("text", "") for m in stack.alerts())
+    pressed = slack.block_action(ORGANIZER[0], fleet.ACTION_START_ALL, "start", response_url=url,
+                                 channel_id="C0GENERAL", message={"blocks": answer.json["blocks"]})
+    assert pressed.status == 200
+    assert wait_for(lambda: any("Start all is under way" in str(p.get("text")) for p in stack.slack.responses(url)))
+    assert wait_for(lambda: sum("Start all finished" in m.get("text", "") for m in stack.alerts()) > before,
+                    timeout=90)
+    assert [state(stack, full) for full, _ in down] == ["ACTIVE", "ACTIVE"]

@@ -17,6 +17,7 @@ from shared.adapters.errors import BusyError, ServiceError
 from shared.app.worker import WorkOutcome
 from shared.core import bulk, fleet_ops
 from shared.core.bulk import BulkRequest
+from shared.core.commands import parse_command
 from shared.core.fleet_ops import BulkAction, ScheduledAction, ScheduleMessage
 from shared.core.models import InstanceRef, InstanceState
 from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
@@ -162,3 +163,9 @@ def test_a_schedule_message_not_due_is_dropped_and_a_due_stop_stops(monkeypatch:
     assert done.ended == "acted" and sorted(ops.begun) == ["wb-00", "wb-01"]
     [message] = rig.slack.in_channel(ALERTS)
     assert "Stop all finished: 2 of 2 stopped" in message.text
+
+
+@pytest.mark.parametrize(("typed", "verb"), [("stop all", "stop-all"), ("Start ALL", "start-all"),
+                                             ("stop-all", "restart"), ("stop all now", "usage")])
+def test_start_all_and_stop_all_are_two_words_since_one_can_name_a_notebook(typed: str, verb: str) -> None:
+    assert parse_command(typed).verb.value == verb

@@ -18,6 +18,7 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, misconfigured, slack_answers
 from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import denial, shown_instances, status_reply
+from shared.core import fleet, fleet_ops
 from shared.core.blocks import cost_text, memory_text, resize_request_blocks
 from shared.core.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command
 from shared.core.machines import next_size
@@ -51,6 +52,8 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
         return status_reply(say, deps.settings, caller, instances, deps.clock.now())
     if parsed.verb is Verb.BIGGER:
         return _bigger(deps, caller, parsed.target, instances, fields)
+    if parsed.verb in (Verb.START_ALL, Verb.STOP_ALL):
+        return _bulk(deps, caller, instances, parsed.verb, fields)
     return restart(deps, body, caller, parsed.target, instances, deadline, fields)
 
 
@@ -79,6 +82,30 @@ def read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, de
         audit_request("denied", fields, reason=f"instances.list failed: {failure(exc)}")
         return deps.say("deny.failed", service="Workbench", error=exc.status)
     return caller, instances
+
+
+def _bulk(deps: Dependencies, caller: Caller, instances: list[InstanceView], verb: Verb,
+          fields: dict[str, Any]) -> str | dict[str, Any]:
+    """`start all` / `stop all`: for an organizer, how many and which (fleet_ops.confirmation) with the one button
+    that does it behind a confirm dialog (its press is the Home tab's: home.bulk_press); nothing is queued here."""
+    if not caller.is_organizer:
+        audit_request("denied", fields, reason="start all / stop all is for organizers")
+        return deps.say("deny.organizers_only")
+    say, now = deps.say, deps.clock.now()
+    start = verb is Verb.START_ALL
+    plan = fleet_ops.plan(fleet_ops.BulkAction.START if start else fleet_ops.BulkAction.STOP,
+                          fleet.build(instances, now=now, day_start=now, contest_running=False))
+    text = fleet_ops.confirmation(plan, say)
+    audit_request("bulk asked", fields, chosen=len(plan.chosen))
+    if not plan.chosen:
+        return text
+    label = say("fleet.button.start_all") if start else say("fleet.button.stop_all")
+    button = {"type": "button", "action_id": fleet.ACTION_START_ALL if start else fleet.ACTION_STOP_ALL,
+              "value": "start" if start else "stop", "style": "primary" if start else "danger",
+              "text": {"type": "plain_text", "text": label}, "confirm": fleet.confirm_dialog(text, say)}
+    return {"response_type": "ephemeral", "text": text[:fleet.SECTION_MAX],
+            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:fleet.SECTION_MAX]}},
+                       {"type": "actions", "block_id": "medic_fleet_bulk", "elements": [button]}]}
 
 
 def _make_publisher_during_reads(deps: Dependencies) -> None:

@@ -127,9 +127,16 @@ def bulk_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | Non
         publish(deps, user_id, notice(unsent, deps.say), deadline)
         return
     audit_request("bulk queued", fields, action=which.value)
-    key = "fleet.home.start_queued" if which is fleet_ops.BulkAction.START else "fleet.home.stop_queued"
-    publish(deps, user_id, notice(deps.say(key, channel=f"<#{deps.settings.slack_alert_channel}>"), deps.say),
-            deadline)
+    channel = f"<#{deps.settings.slack_alert_channel}>"
+    said = (deps.say("fleet.home.start_queued", channel=channel) if which is fleet_ops.BulkAction.START
+            else deps.say("fleet.home.stop_queued", channel=channel))
+    if obj(body.get("container")).get("type") == "message":  # the slash command's answer: replaced by this
+        try:
+            deps.responder.respond(body.get("response_url"), deadline)(text=said, replace_original=True)
+        except ServiceError as exc:
+            log.warning("response_url post failed: %s", exc)
+        return
+    publish(deps, user_id, notice(said, deps.say), deadline)
 
 
 def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:

@@ -199,8 +199,9 @@ class BulkRunner:
 
     def _head(self, request: BulkRequest, confirmation: str) -> str:
         who = f"<@{request.requester}>" if request.requester else self.say("fleet.run.schedule")
-        key = "fleet.run.start" if request.action is BulkAction.START else "fleet.run.stop"
-        return self.say(key, who=who) + "\n" + confirmation
+        asked = (self.say("fleet.run.start", who=who) if request.action is BulkAction.START
+                 else self.say("fleet.run.stop", who=who))
+        return asked + "\n" + confirmation
 
 
 def _ended(ended: Ended, detail: str) -> WorkOutcome:
