@@ -96,7 +96,8 @@ def _bulk(deps: Dependencies, caller: Caller, instances: list[InstanceView], ver
     plan = fleet_ops.plan(fleet_ops.BulkAction.START if start else fleet_ops.BulkAction.STOP,
                           fleet.build(instances, now=now, day_start=now, contest_running=False))
     text = fleet_ops.confirmation(plan, say)
-    audit_request("bulk asked", fields, chosen=len(plan.chosen))
+    audit_request("bulk asked", fields, chosen=len(plan.chosen),
+                  reason="a confirmation: nothing is queued until its button is pressed")
     if not plan.chosen:
         return text
     label = say("fleet.button.start_all") if start else say("fleet.button.stop_all")
