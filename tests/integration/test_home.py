@@ -149,3 +149,12 @@ def test_a_participant_cannot_act_on_anothers_notebook_with_a_forged_press(
     text = json.dumps(after, ensure_ascii=False)
     assert "is not your notebook" in text and DAVE[1] not in text
     assert len(requests_for(stack, dave)) == before
+
+
+def test_the_event_request_url_answers_slacks_challenge(stack: LocalStack, slack: SlackRequester) -> None:
+    """Slack verifies the manifest's event_subscriptions.request_url with a signed url_verification before it sends
+    any event (docs.slack.dev/reference/events/url_verification): the function must echo the challenge."""
+    challenge = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"  # the reference's example
+    body = json.dumps({"token": slack.verification_token, "challenge": challenge, "type": "url_verification"})
+    answer = slack.send_signed(body, content_type="application/json")
+    assert answer.status == 200 and challenge in answer.body
