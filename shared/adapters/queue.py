@@ -65,10 +65,6 @@ class RestartQueue:
         answer came in time (the message may be stored all the same), another ServiceError (RefusedError,
         TransientError...) when Pub/Sub refused it.
         """
-        from google.api_core import exceptions as gexc  # noqa: PLC0415
-        from google.api_core import retry as gretry  # noqa: PLC0415
-        from google.cloud.pubsub_v1.publisher.exceptions import PublishToPausedOrderingKeyException  # noqa: PLC0415
-
         key = request.ordering_key or UNRESOLVED_KEY
         attributes = {
             "action": request.action.value,
@@ -80,13 +76,23 @@ class RestartQueue:
             attributes["requester_slack_id"] = request.requester.slack_user_id
         if request.response_url:
             attributes["response_url"] = request.response_url
+        return self.publish_bytes(request.to_json(), key=key, attributes=attributes, timeout_s=timeout_s)
+
+    @translating
+    def publish_bytes(self, data: bytes, *, key: str, attributes: dict[str, str],
+                      timeout_s: float | None = None) -> str:
+        """Any message of the restart topic's (a bulk request: shared/core/bulk.py) under `key`, as publish()."""
+        from google.api_core import exceptions as gexc  # noqa: PLC0415
+        from google.api_core import retry as gretry  # noqa: PLC0415
+        from google.cloud.pubsub_v1.publisher.exceptions import PublishToPausedOrderingKeyException  # noqa: PLC0415
+
         if timeout_s is None:
             retry: Any = gretry.Retry(initial=0.1, maximum=2.0, multiplier=2.0, timeout=self._timeout)
             rpc_timeout, wait = self._timeout, self._timeout + 5
         else:
             retry, rpc_timeout = None, max(0.0, timeout_s)
             wait = rpc_timeout
-        send = functools.partial(self.publisher.publish, self.topic, request.to_json(), ordering_key=key,
+        send = functools.partial(self.publisher.publish, self.topic, data, ordering_key=key,
                                  retry=retry, timeout=rpc_timeout, **attributes)
         future = self._send(send, key)
         if future.done() and isinstance(future.exception(), PublishToPausedOrderingKeyException):

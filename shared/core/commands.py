@@ -27,6 +27,8 @@ class Verb(StrEnum):
     HELP = "help"
     BIGGER = "bigger"  # ask the organizers for a machine with more memory
     USAGE = "usage"  # input it can't use: answer with usage
+    START_ALL = "start-all"  # `start all`, organizers: every notebook (two words: "start-all" can name a notebook)
+    STOP_ALL = "stop-all"  # `stop all`
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ def parse_command(raw: str) -> Command:
         if is_valid_instance_name(words[1]):
             return Command(Verb.BIGGER, target=words[1])
         return Command(Verb.USAGE, problem="not a valid instance name")
+    if len(words) == 2 and words[1].lower() == "all" and words[0].lower() in ("start", "stop"):
+        return Command(Verb.START_ALL if words[0].lower() == "start" else Verb.STOP_ALL)
     if len(words) > 1:
         return Command(Verb.USAGE, problem="too many words")
     word = words[0]

@@ -160,6 +160,7 @@ def _content(args: JsonDict) -> tuple[str, list[Any] | None, list[Any] | None]:
 # Block Kit's limits (Slack's block and element reference) for what the bot posts; Slack rejects a
 # message over any of them with invalid_blocks, i.e. the message is lost.
 MAX_BLOCKS = 50
+HOME_MAX_BLOCKS = 100  # a Home tab view (docs.slack.dev/reference/views/home-tab-views: "Max of 100 blocks")
 _TEXT_LIMITS = {  # (block or element type, field) -> most characters
     ("section", "text"): 3000,
     ("section", "fields"): 2000,
@@ -177,10 +178,16 @@ _MAX_ITEMS = {("section", "fields"): 10, ("context", "elements"): 10, ("actions"
 _STRING_LIMITS = {"block_id": 255, "action_id": 255, "value": 2000, "url": 3000}
 
 
-def _check_blocks(blocks: list[Any]) -> None:
+def check_home_blocks(blocks: list[Any]) -> None:
+    """A Home tab view's blocks: at most HOME_MAX_BLOCKS (docs.slack.dev/reference/views/home-tab-views), each as
+    in a message."""
+    _check_blocks(blocks, most=HOME_MAX_BLOCKS)
+
+
+def _check_blocks(blocks: list[Any], most: int = MAX_BLOCKS) -> None:
     """Raise invalid_blocks, as Slack does, naming the first limit broken (Slack's json-pointer form)."""
-    if len(blocks) > MAX_BLOCKS:
-        raise _api_error("invalid_blocks", f"no more than {MAX_BLOCKS} items allowed [json-pointer:/blocks]")
+    if len(blocks) > most:
+        raise _api_error("invalid_blocks", f"no more than {most} items allowed [json-pointer:/blocks]")
     for i, block in enumerate(blocks):
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
             raise _api_error("invalid_blocks", f"missing required field: type [json-pointer:/blocks/{i}]")

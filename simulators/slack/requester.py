@@ -147,6 +147,47 @@ class SlackRequester:
         body = urllib.parse.urlencode({"payload": json.dumps(payload, separators=(",", ":"))})
         return self.send_signed(body, tamper=tamper)
 
+    def app_home_opened(self, user_id: str, *, tab: str = "home") -> SlackResponse:
+        """POST the Events API's `app_home_opened` (docs.slack.dev/reference/events/app_home_opened) as an
+        `event_callback` envelope (docs.slack.dev/apis/events-api: JSON, signed like every request)."""
+        now = time.time()
+        envelope: JsonDict = {
+            "token": self.verification_token,
+            "team_id": self.team_id,
+            "api_app_id": self.api_app_id,
+            "event": {"type": "app_home_opened", "user": user_id, "channel": "D" + user_id[1:], "tab": tab,
+                      "event_ts": f"{now:.6f}"},
+            "type": "event_callback",
+            "event_id": "Ev" + secrets.token_hex(5).upper(),
+            "event_time": int(now),
+            "authorizations": [{"enterprise_id": None, "team_id": self.team_id, "user_id": "U0MEDICBOT",
+                                "is_bot": True, "is_enterprise_install": False}],
+            "is_ext_shared_channel": False,
+        }
+        return self.send_signed(json.dumps(envelope, separators=(",", ":")), content_type="application/json")
+
+    def home_action(self, user_id: str, action_id: str, value: str, view: JsonDict) -> SlackResponse:
+        """POST a button click in the app's Home tab: a block_actions payload whose container is the view
+        (docs.slack.dev/reference/interaction-payloads/block_actions-payload: `view`, no `response_url`)."""
+        block_id, button_text = _find_action(view.get("blocks"), action_id)
+        username = user_id.lower()
+        payload: JsonDict = {
+            "type": "block_actions",
+            "user": {"id": user_id, "username": username, "name": username, "team_id": self.team_id},
+            "api_app_id": self.api_app_id,
+            "token": self.verification_token,
+            "container": {"type": "view", "view_id": str(view.get("id", ""))},
+            "trigger_id": _trigger_id(self.team_id),
+            "team": {"id": self.team_id, "domain": self.team_domain},
+            "enterprise": None,
+            "is_enterprise_install": False,
+            "view": copy.deepcopy(view),
+            "actions": [{"action_id": action_id, "block_id": block_id, "text": button_text, "value": value,
+                         "type": "button", "action_ts": f"{time.time():.6f}"}],
+        }
+        body = urllib.parse.urlencode({"payload": json.dumps(payload, separators=(",", ":"))})
+        return self.send_signed(body)
+
     def signed_headers(self, body: str, *, timestamp: int | None = None) -> dict[str, str]:
         ts = int(time.time()) if timestamp is None else timestamp
         return {

@@ -65,6 +65,9 @@ class SlackState:
         self._messages: dict[str, list[JsonDict]] = {}
         self._ephemerals: dict[str, list[JsonDict]] = {}
         self._response_urls: dict[str, _ResponseUrl] = {}
+        self._home_views: dict[str, JsonDict] = {}  # user id -> the Home tab view views.publish last published
+        #: The app's Home tab (the manifest's features.app_home.home_tab_enabled); off, views.publish says not_enabled.
+        self.home_tab_enabled = True
         self._faults: list[_Fault] = []
         self._last_ts_us = 0
         self._port = 0
@@ -211,6 +214,12 @@ class SlackState:
         """JSON bodies accepted (HTTP 200) by that response_url, in order."""
         with self._lock:
             return copy.deepcopy(self._response_url_entry(response_url).posts)
+
+    def home_view(self, user_id: str) -> JsonDict | None:
+        """The Home tab `user_id` sees now (what views.publish last published for them), None before any."""
+        with self._lock:
+            view = self._home_views.get(user_id)
+            return copy.deepcopy(view) if view is not None else None
 
     def calls_to(self, method: str) -> list[ApiCall]:
         with self._lock:

@@ -18,6 +18,7 @@ from simulators.slack.model import (
     _Reply,
     _ResponseUrl,
     _str_arg,
+    check_home_blocks,
 )
 
 
@@ -62,6 +63,7 @@ class WebApi(FaultyState):
             "conversations.open": self._conversations_open,
             "conversations.info": self._conversations_info,
             "conversations.history": self._conversations_history,
+            "views.publish": self._views_publish,
             "files.getUploadURLExternal": self.files.get_upload_url,
             "files.completeUploadExternal": self.files.complete,
         }
@@ -216,6 +218,26 @@ class WebApi(FaultyState):
         if already:
             result = {"no_op": True, "already_open": True, **result}
         return result
+
+    def _views_publish(self, args: JsonDict) -> JsonDict:
+        """docs.slack.dev/reference/methods/views.publish (no scope required): `user_id` and `view` (a JSON string
+        or object) required, else invalid_arguments; `not_enabled` when the app's Home tab is off; a `home` view of
+        at most 100 blocks (docs.slack.dev/reference/views/home-tab-views); answers the view with its id and hash."""
+        user = _str_arg(args, "user_id")
+        if not user or user not in self._users:
+            raise _api_error("invalid_arguments", "invalid `user_id`")
+        view = args.get("view")
+        if isinstance(view, str):
+            view = _json_field(view, "view")
+        if not isinstance(view, dict) or view.get("type") != "home" or not isinstance(view.get("blocks"), list):
+            raise _api_error("invalid_arguments", "a home view with blocks [json-pointer:/view]")
+        if not self.home_tab_enabled:
+            raise _api_error("not_enabled")
+        check_home_blocks(view["blocks"])
+        published = {**copy.deepcopy(view), "id": f"V{len(self._home_views) + 1:08d}", "team_id": self.team_id,
+                     "app_id": self.app_id, "bot_id": self.bot_id, "hash": self._next_ts()}
+        self._home_views[user] = published
+        return {"view": copy.deepcopy(published)}
 
     # ------------------------------------------------------------------ Web API helpers
 

@@ -31,6 +31,7 @@ BOT = hcl.load_module(hcl.INFRA)
 # Slack Web API method -> the bot scopes it needs (api.slack.com/methods).
 METHOD_SCOPES = {
     "auth.test": set(),
+    "views.publish": set(),  # docs.slack.dev/reference/methods/views.publish: "No scopes required"
     "chat.postMessage": {"chat:write"},
     "chat.postEphemeral": {"chat:write"},
     "chat.update": {"chat:write"},
@@ -146,6 +147,14 @@ def test_manifest_shows_the_messages_tab_the_owners_dms_land_in() -> None:
     app_home = MANIFEST["features"]["app_home"]
     assert app_home["messages_tab_enabled"] is True
     assert app_home["messages_tab_read_only_enabled"] is True, "nothing reads messages typed to the bot"
+
+
+def test_manifest_opens_the_home_tab_the_fleet_view_is_published_to() -> None:
+    """views.publish answers not_enabled without the Home tab; app_home_opened comes to the same function."""
+    assert MANIFEST["features"]["app_home"]["home_tab_enabled"] is True
+    events = MANIFEST["settings"]["event_subscriptions"]
+    assert events["bot_events"] == ["app_home_opened"]
+    assert events["request_url"] == MANIFEST["settings"]["interactivity"]["request_url"]
 
 
 def test_manifest_usage_hint_names_every_word_the_command_serves() -> None:

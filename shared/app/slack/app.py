@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from shared.adapters.audit import audit
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError
-from shared.app.slack import buttons, command
+from shared.app.slack import buttons, command, home
 from shared.app.slack.budget import Deadline
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.guard import ACK_DEADLINE
+from shared.core import fleet
 from shared.core.blocks import ALL_ACTIONS
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -
         else:
             ack(text=reply)
 
-    @app.action(re.compile("^(" + "|".join(map(re.escape, ALL_ACTIONS)) + ")$"))
+    @app.action(re.compile("^(" + "|".join(map(re.escape, (*ALL_ACTIONS, fleet.ACTION_RESUME))) + ")$"))
     def organizer_button(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
         context[LISTENER_RAN] = True
         ack()
@@ -71,8 +72,45 @@ def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -
             with suppress(ServiceError):  # already logged above; the press was acknowledged
                 reply(text=_went_wrong(deps), replace_original=False)
 
+    _home_listeners(app, deps)
     app.error(unroutable_payload)
     return app
+
+
+def _home_listeners(app: App, deps: Dependencies) -> None:
+    """The Home tab: published when a person opens it (the Events API's app_home_opened, acknowledged after, as
+    process_before_response does) and when they press in it (home.py)."""
+
+    @app.event("app_home_opened")
+    def home_opened(event: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        if event.get("tab") != "home":  # the Messages tab: nothing to publish
+            return
+        try:
+            home.show(str(event.get("user", "")), deadline=_deadline(context, deps), workspace=_workspace(context),
+                      deps=deps)
+        except Exception:  # the last resort: the tab keeps what it showed, the log says why
+            log.exception("slack request failed: app_home_opened")
+
+    def pressed(handle: Callable[..., None], what: str) -> Callable[..., None]:
+        """A listener for presses in the tab: acknowledged at once (the answer is a views.publish), then handled."""
+
+        def listener(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+            context[LISTENER_RAN] = True
+            ack()
+            try:
+                handle(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
+            except Exception:  # the last resort: the tab keeps what it showed, the log says why
+                log.exception("slack request failed: %s", what)
+
+        return listener
+
+    app.action(re.compile(f"^({fleet.ACTION_START_ALL}|{fleet.ACTION_STOP_ALL})$"))(
+        pressed(home.bulk_press, "start all / stop all"))
+    app.action(re.compile(f"^({fleet.ACTION_RESTART}|{fleet.ACTION_START})$"))(
+        pressed(home.row_press, "a Home tab row button"))
+    app.action(re.compile(f"^({fleet.ACTION_REFRESH}|{fleet.ACTION_PAGE})$"))(
+        pressed(home.view_press, "Refresh or Next page"))
 
 
 def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:

@@ -19,7 +19,7 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import slack_answers
 from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import obj
-from shared.core import messages
+from shared.core import fleet, messages
 from shared.core.blocks import (
     ACTION_PAUSE,
     ACTION_RESIZE,
@@ -45,6 +45,9 @@ BUTTON_ACTIONS = {
     ACTION_STOP_OPEN: Action.STOP,
     ACTION_START: Action.START,
     ACTION_RESIZE: Action.RESIZE,
+    # The Home tab's Resume on a row (issue 28): organizers only, as on an alert (Restart and Start there are the
+    # slash command's: home.row_press).
+    fleet.ACTION_RESUME: Action.RESUME,
 }
 ACKS = {  # what the organizer reads at once, for each action a button queues
     Action.RESTART: "button.ack.restart",

@@ -18,6 +18,7 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, misconfigured, slack_answers
 from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import denial, shown_instances, status_reply
+from shared.core import fleet, fleet_ops
 from shared.core.blocks import cost_text, memory_text, resize_request_blocks
 from shared.core.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command
 from shared.core.machines import next_size
@@ -40,24 +41,26 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
     if parsed.verb is Verb.USAGE:
         audit_request("unusable input", fields, reason=parsed.problem)
         return say("cmd.unusable", problem=parsed.problem, help=help_text)
-    read = _read(deps, parsed.verb, fields["user"], workspace, deadline, fields)
-    if isinstance(read, str):
-        return read
-    if isinstance(read, Late):
-        return _acknowledge_first(deps, body, parsed.verb, parsed.target, read, deadline, fields)
-    caller, instances = read
+    got = read(deps, parsed.verb, fields["user"], workspace, deadline, fields)
+    if isinstance(got, str):
+        return got
+    if isinstance(got, Late):
+        return _acknowledge_first(deps, body, parsed.verb, parsed.target, got, deadline, fields)
+    caller, instances = got
     if parsed.verb is Verb.STATUS:
         audit_request("status", fields, shown=len(shown_instances(caller, instances)))
         return status_reply(say, deps.settings, caller, instances, deps.clock.now())
     if parsed.verb is Verb.BIGGER:
         return _bigger(deps, caller, parsed.target, instances, fields)
-    return _restart(deps, body, caller, parsed.target, instances, deadline, fields)
+    if parsed.verb in (Verb.START_ALL, Verb.STOP_ALL):
+        return _bulk(deps, caller, instances, parsed.verb, fields)
+    return restart(deps, body, caller, parsed.target, instances, deadline, fields)
 
 
-def _read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, deadline: Deadline,
+def read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, deadline: Deadline,
           fields: dict[str, Any]) -> tuple[Caller, list[InstanceView]] | str | Late:
     """Who is asking and what exists, read at once and waited for at most the reads' share, so a slow service is Late
-    and a failing one is answered (a read still running goes on, bounded by its client's timeout)."""
+    and a failing one is answered (a read still running goes on, bounded by its client's timeout); the Home tab too."""
     settings = deps.settings
     reads = deadline.share(settings.slack_budget.reads)  # from the moment they start
     if verb is Verb.RESTART and not deps.publisher.ready:
@@ -79,6 +82,31 @@ def _read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, d
         audit_request("denied", fields, reason=f"instances.list failed: {failure(exc)}")
         return deps.say("deny.failed", service="Workbench", error=exc.status)
     return caller, instances
+
+
+def _bulk(deps: Dependencies, caller: Caller, instances: list[InstanceView], verb: Verb,
+          fields: dict[str, Any]) -> str | dict[str, Any]:
+    """`start all` / `stop all`: for an organizer, how many and which (fleet_ops.confirmation) with the one button
+    that does it behind a confirm dialog (its press is the Home tab's: home.bulk_press); nothing is queued here."""
+    if not caller.is_organizer:
+        audit_request("denied", fields, reason="start all / stop all is for organizers")
+        return deps.say("deny.organizers_only")
+    say, now = deps.say, deps.clock.now()
+    start = verb is Verb.START_ALL
+    plan = fleet_ops.plan(fleet_ops.BulkAction.START if start else fleet_ops.BulkAction.STOP,
+                          fleet.build(instances, now=now, day_start=now, contest_running=False))
+    text = fleet_ops.confirmation(plan, say)
+    audit_request("bulk asked", fields, chosen=len(plan.chosen),
+                  reason="a confirmation: nothing is queued until its button is pressed")
+    if not plan.chosen:
+        return text
+    label = say("fleet.button.start_all") if start else say("fleet.button.stop_all")
+    button = {"type": "button", "action_id": fleet.ACTION_START_ALL if start else fleet.ACTION_STOP_ALL,
+              "value": "start" if start else "stop", "style": "primary" if start else "danger",
+              "text": {"type": "plain_text", "text": label}, "confirm": fleet.confirm_dialog(text, say)}
+    return {"response_type": "ephemeral", "text": text[:fleet.SECTION_MAX],
+            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text[:fleet.SECTION_MAX]}},
+                       {"type": "actions", "block_id": "medic_fleet_bulk", "elements": [button]}]}
 
 
 def _make_publisher_during_reads(deps: Dependencies) -> None:
@@ -117,10 +145,10 @@ def _acknowledge_first(deps: Dependencies, body: dict[str, Any], verb: Verb, tar
     return deps.say("cmd.looking")
 
 
-def _restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: str | None,
+def restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: str | None,
              instances: list[InstanceView], deadline: Deadline, fields: dict[str, Any]) -> str:
     """A restart published when the caller may have one now and this very request was not acted on already, so a
-    replayed request restarts nothing."""
+    replayed request restarts nothing (the Home tab's Restart and Start on a row too)."""
     settings = deps.settings
     digest = slack_request_digest(body)
     decision = authorize_restart(caller, target, instances, now=deps.clock.now(), policy=settings.policy,

@@ -13,7 +13,7 @@ from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
 from shared.app.slack.auditing import audit_request
 from shared.app.slack.budget import MIN_CALL_S, Deadline
 from shared.app.slack.failures import failure
-from shared.core import messages
+from shared.core import bulk, messages
 from shared.core.models import RestartRequest
 
 
@@ -46,6 +46,23 @@ class DeadlinePublisher:
         except PublishUnconfirmedError as exc:
             audit_request("maybe queued", fields, reason=str(exc))
             return self.say("queue.unconfirmed", name=request.instance.rsplit("/", 1)[-1])
+        except ServiceError as exc:
+            audit_request("denied", fields, reason=f"publish failed: {failure(exc)}")
+            return self.say("deny.unavailable", service="the restart queue")
+        return None
+
+    def publish_bulk(self, request: bulk.BulkRequest, deadline: Deadline, fields: dict[str, Any]) -> str | None:
+        """A start all / stop all under the bulk key (shared/core/bulk.py), as publish() words what went wrong."""
+        seconds = deadline.left(self.budget.publish)
+        if seconds < MIN_CALL_S:
+            audit_request("denied", fields, reason="no time left to publish before Slack's deadline")
+            return self.say("deny.unavailable", service="the restart queue")
+        try:
+            self.queue.publish_bytes(request.to_json(), key=bulk.BULK_KEY, timeout_s=seconds,
+                                     attributes={bulk.BULK_ATTRIBUTE: "bulk", "action": request.action.value})
+        except PublishUnconfirmedError as exc:
+            audit_request("maybe queued", fields, reason=str(exc))
+            return self.say("deny.unavailable", service="the restart queue")
         except ServiceError as exc:
             audit_request("denied", fields, reason=f"publish failed: {failure(exc)}")
             return self.say("deny.unavailable", service="the restart queue")

@@ -20,6 +20,7 @@ from shared.adapters.workbench import Workbench
 from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
 from shared.app.worker.asked import Asked
+from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.endings import Endings
 from shared.app.worker.errors import TryAgainLater, classify, describe, unexpected
 from shared.app.worker.interrupts import Interrupts
@@ -31,7 +32,7 @@ from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
-from shared.core import envelope, messages, waiting
+from shared.core import bulk, envelope, fleet_ops, messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.policy import Reason, Verdict, decide, is_too_old
@@ -78,6 +79,8 @@ class Worker:
                                resizer=resizer)
         self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                  workbench=workbench, slack=slack)
+        self.bulk = BulkRunner(settings=settings, clock=clock, workbench=workbench, slack=slack, asked=self.asked,
+                               queue=queue if isinstance(queue, BytesPublisher) else None)
         interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
         act = self.actions
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
@@ -110,13 +113,33 @@ class Worker:
         if len(data) > MAX_DATA_BYTES:
             return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
         try:
-            request = envelope.decode(base64.b64decode(data, validate=True))  # either wire version
+            raw = base64.b64decode(data, validate=True)
+            kind = bulk.kind_of(raw)
+            if kind == bulk.BULK_KIND:  # start all / stop all, pressed or handed on (issue 28)
+                return self._bulk(self.bulk.requested, raw)
+            if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
+                return self._bulk(self.bulk.scheduled, raw)
+            request = envelope.decode(raw)  # either wire version
         except ValueError as exc:  # binascii.Error is a ValueError
             return self._reject(str(exc)[:300])
         message_id = message.get("messageId") if isinstance(message, dict) else None
         if isinstance(message_id, str) and 0 < len(message_id) <= 128:
             request = replace(request, delivery_id=message_id)
         return self.handle(request)
+
+    def _bulk(self, handle: Callable[[bytes], WorkOutcome], raw: bytes) -> WorkOutcome:
+        """A bulk run's errors as any request's (errors.classify, read as before an action): what may pass is
+        redelivered, and a run begun again plans again (notebooks already there are left out); else acked."""
+        try:
+            return handle(raw)
+        except Exception as exc:  # every message ends in an outcome, never a crash
+            if unexpected(exc, acting=False):
+                log.error("bulk run: %s", describe(exc), exc_info=exc)
+            error = classify(exc, acting=False)
+            if isinstance(error, TryAgainLater):
+                return WorkOutcome(ack=False, ended=error.ended, detail=error.reason, retry_after=error.delay)
+            audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=error.reason)
+            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
 
     def _reject(self, reason: str) -> WorkOutcome:
         audit("restart request rejected", severity=logging.WARNING, decision=Ended.REJECTED, reason=reason)

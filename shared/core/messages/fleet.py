@@ -39,6 +39,22 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "en": "No contest notebook is registered to you. Ask an organizer if you expected one.",
         "ja": "あなたのコンテスト用ノートブックは登録されていません。必要なら運営に連絡してください。",
     },
+    "fleet.home.slow": {
+        "en": "{service} did not answer in time, so the notebooks are not shown. Press Refresh to try again.",
+        "ja": "{service} の応答が間に合わなかったため、ノートブックを表示できません。「更新」を押して再試行してください。",
+    },
+    "fleet.home.start_queued": {
+        "en": ":arrow_forward: Start all is under way: its progress and summary are in {channel}. "
+        "Press Refresh to see the notebooks.",
+        "ja": ":arrow_forward: 一括起動を開始しました。進捗と結果は {channel} に表示されます。"
+        "「更新」を押すとノートブックを表示します。",
+    },
+    "fleet.home.stop_queued": {
+        "en": ":stop_button: Stop all is under way: its progress and summary are in {channel}. "
+        "Press Refresh to see the notebooks.",
+        "ja": ":stop_button: 一括停止を開始しました。進捗と結果は {channel} に表示されます。"
+        "「更新」を押すとノートブックを表示します。",
+    },
     "fleet.unknown": {"en": "unknown", "ja": "不明"},
     "fleet.no_owner": {"en": "(no owner)", "ja": "(所有者なし)"},
     "fleet.jupyter.up": {"en": "up", "ja": "稼働"},
@@ -127,6 +143,9 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
     },
     "fleet.reason.refused": {"en": "refused: {detail}", "ja": "拒否されました: {detail}"},
     "fleet.reason.gone": {"en": "the notebook no longer exists", "ja": "ノートブックが存在しません"},
+    "fleet.run.start": {"en": ":arrow_forward: *Start all*, asked by {who}.", "ja": ":arrow_forward: *一括起動* ({who} の依頼)。"},
+    "fleet.run.stop": {"en": ":stop_button: *Stop all*, asked by {who}.", "ja": ":stop_button: *一括停止* ({who} の依頼)。"},
+    "fleet.run.schedule": {"en": "the contest's schedule", "ja": "コンテストのスケジュール"},
     "fleet.warning": {
         "en": ":alarm_clock: Save your work: your notebook {name} stops at {time} ({minutes} minutes from now), "
         "when the contest ends.",

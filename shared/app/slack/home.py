@@ -1,0 +1,161 @@
+"""The app's Home tab (issue 28): the fleet view published with views.publish when a person opens the tab and when
+they press Refresh or Next page, because Slack shows a Home tab only as an app last published it for that person."""
+
+# Who asks and what exists are read as the slash command reads them (command.read: users.info and instances.list at
+# once, within the reads' share); shared/core/fleet.py builds the rows and the view. An organizer sees every notebook
+# (organizer_view, whose Start all / Stop all confirm dialogs say how many and which: fleet_ops.confirmation); anyone
+# else sees only the notebooks their confirmed Slack email owns (participant_view), so no participant ever reads
+# another's name or email. A read that is slow or failing publishes a short view saying so, with Refresh.
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from shared.adapters.errors import ServiceError
+from shared.app.slack.auditing import audit_request
+from shared.app.slack.budget import MIN_CALL_S, Deadline, Late
+from shared.app.slack.command import read, restart
+from shared.app.slack.dependencies import Dependencies
+from shared.app.slack.failures import failure, slack_answers
+from shared.app.slack.guard import request_stamp
+from shared.app.slack.replies import obj
+from shared.core import bulk, fleet, fleet_ops, messages
+from shared.core.commands import Caller, Verb
+from shared.core.models import InstanceView
+
+log = logging.getLogger(__name__)
+
+
+def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Dependencies, page: int = 1) -> None:
+    """The Home tab `user_id` sees, read and published before the deadline (a failed publish is logged: the tab keeps
+    what it showed before)."""
+    fields: dict[str, Any] = {"user": user_id, "surface": "home"}
+    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields)
+    if isinstance(got, Late):
+        view = notice(deps.say("fleet.home.slow", service="Slack" if got.what == "users.info" else "Workbench"),
+                      deps.say)
+        audit_request("home: slow", fields, late=got.what)
+    elif isinstance(got, str):
+        view = notice(got, deps.say)
+        audit_request("home: not shown", fields)
+    else:
+        caller, instances = got
+        view = fleet_view(caller, instances, deps, page=page)
+        audit_request("home shown", fields, rows=len(instances) if caller.is_organizer else None)
+    publish(deps, user_id, view, deadline)
+
+
+def view_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:
+    """Refresh, or Next page (its value the page to show), published again for whoever pressed."""
+    action = obj((body.get("actions") or [{}])[0])
+    value = str(action.get("value", ""))
+    page = int(value) if action.get("action_id") == fleet.ACTION_PAGE and value.isdigit() else 1
+    show(str(obj(body.get("user")).get("id", "")), deadline=deadline, workspace=workspace, deps=deps,
+         page=min(page, 100))
+
+
+def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies, *, page: int = 1) -> dict[str, Any]:
+    """The organizers' fleet view, or the caller's own notebooks for anyone else."""
+    say, now = deps.say, deps.clock.now()
+    rows = fleet.build(instances, now=now, day_start=day_start(now, deps), contest_running=False)
+    if not caller.is_organizer:
+        return fleet.participant_view(rows, caller.email or "", say)
+    start = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.START, rows), say)
+    stop = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.STOP, rows), say)
+    return fleet.organizer_view(rows, say, as_of=messages.slack_date(now, deps.settings.tz), start_confirm=start,
+                                stop_confirm=stop, page=page)
+
+
+def day_start(now: datetime, deps: Dependencies) -> datetime:
+    """Midnight of today in DISPLAY_TIMEZONE, where "today's kills" begin."""
+    local = now.astimezone(deps.settings.tz)
+    return local - timedelta(hours=local.hour, minutes=local.minute, seconds=local.second,
+                             microseconds=local.microsecond)
+
+
+def notice(text: str, say: messages.For) -> dict[str, Any]:
+    """A Home tab that only says why the fleet is not shown, with Refresh to try again."""
+    return {"type": "home", "blocks": [
+        {"type": "header", "text": {"type": "plain_text", "text": say("fleet.title")}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[:fleet.SECTION_MAX]}},
+        {"type": "actions", "block_id": "medic_fleet_bulk", "elements": [
+            {"type": "button", "action_id": fleet.ACTION_REFRESH, "value": "refresh",
+             "text": {"type": "plain_text", "text": say("fleet.button.refresh")}}]},
+    ]}
+
+
+def publish(deps: Dependencies, user_id: str, view: dict[str, Any], deadline: Deadline) -> bool:
+    """views.publish started only while a whole client call fits before the deadline; whether it was published."""
+    if deadline.left() < max(MIN_CALL_S, deps.settings.slack_budget.call):
+        log.warning("the Home tab was not published: no time left before the ack")
+        return False
+    try:
+        with slack_answers():
+            deps.client.views_publish(user_id=user_id, view=view)
+    except ServiceError as exc:
+        log.warning("views.publish failed: %s", failure(exc))
+        return False
+    return True
+
+
+def bulk_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:
+    """Start all / Stop all pressed (after the confirm dialog): an organizer's press published as one bulk request
+    for the worker, which posts the confirmation, the progress and the summary in the organizers' channel; anyone
+    else's is refused and audited (they are never shown the buttons)."""
+    user_id = str(obj(body.get("user")).get("id", ""))
+    action = obj((body.get("actions") or [{}])[0])
+    action_id = str(action.get("action_id", ""))
+    fields: dict[str, Any] = {"user": user_id, "button": action_id, "surface": "home"}
+    caller = deps.callers.within(deps.callers.start(user_id, workspace),
+                                 deadline.share(deps.settings.slack_budget.reads), fields)
+    if isinstance(caller, Late | str):  # nothing queued; the tab says so, and the organizer may press again
+        audit_request("denied", fields, reason="users.info did not answer in time" if isinstance(caller, Late)
+                      else "refused by Slack's answer")
+        publish(deps, user_id, notice(deps.say("fleet.home.slow", service="Slack") if isinstance(caller, Late)
+                                      else caller, deps.say), deadline)
+        return
+    if not caller.is_organizer:
+        audit_request("denied", fields, reason="start all / stop all is for organizers")
+        return
+    which = fleet_ops.BulkAction.START if action_id == fleet.ACTION_START_ALL else fleet_ops.BulkAction.STOP
+    stamp = action.get("action_ts") or request_stamp(deps.clock)
+    request = bulk.BulkRequest(which, deps.clock.now(), f"bulk-{stamp}-{user_id}"[:200], requester=user_id)
+    unsent = deps.publisher.publish_bulk(request, deadline, fields)
+    if unsent is not None:
+        publish(deps, user_id, notice(unsent, deps.say), deadline)
+        return
+    audit_request("bulk queued", fields, action=which.value)
+    channel = f"<#{deps.settings.slack_alert_channel}>"
+    said = (deps.say("fleet.home.start_queued", channel=channel) if which is fleet_ops.BulkAction.START
+            else deps.say("fleet.home.stop_queued", channel=channel))
+    if obj(body.get("container")).get("type") == "message":  # the slash command's answer: replaced by this
+        try:
+            deps.responder.respond(body.get("response_url"), deadline)(text=said, replace_original=True)
+        except ServiceError as exc:
+            log.warning("response_url post failed: %s", exc)
+        return
+    publish(deps, user_id, notice(said, deps.say), deadline)
+
+
+def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:
+    """Restart or Start on a row of the Home tab: the slash command's request for that notebook, under its rule (the
+    owner or an organizer, the manual restart interval, the replay check), its answer shown atop the tab."""
+    user_id = str(obj(body.get("user")).get("id", ""))
+    action = obj((body.get("actions") or [{}])[0])
+    fields: dict[str, Any] = {"user": user_id, "button": str(action.get("action_id", "")), "surface": "home"}
+    name = str(action.get("value", "")).rsplit("/", 1)[-1]
+    got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields)
+    if isinstance(got, Late | str):  # nothing queued; pressing again is the way on
+        text = got if isinstance(got, str) else deps.say("fleet.home.slow", service="Slack" if got.what ==
+                                                         "users.info" else "Workbench")
+        audit_request("denied", fields, reason="the reads did not answer in time" if isinstance(got, Late)
+                      else "refused")
+        publish(deps, user_id, notice(text, deps.say), deadline)
+        return
+    caller, instances = got
+    said = restart(deps, body, caller, name, instances, deadline, fields)
+    view = fleet_view(caller, instances, deps)
+    view["blocks"].insert(1, {"type": "section", "text": {"type": "mrkdwn", "text": said[:fleet.SECTION_MAX]}})
+    publish(deps, user_id, {**view, "blocks": view["blocks"][:fleet.HOME_MAX_BLOCKS]}, deadline)

@@ -1,0 +1,213 @@
+"""Start all / stop all in the worker (issue 28): the bulk request (shared/core/bulk.py) and the contest's schedule
+messages (fleet_ops.ScheduleMessage) carried out, because a run of many notebooks needs the worker's time budget and
+its own Workbench pace, never Slack's 3 seconds.
+
+A fresh run asks Slack who pressed (the organizer rule of callers.py: the message's word is not taken), lists the
+notebooks, plans (fleet_ops.plan), and posts the confirmation with the progress in the organizers' channel; then it
+drives fleet_ops.Run: at most Run.limit operations in flight, each begun once (bulk_ops.Operations) and polled, a
+refusal classified (fleet_ops.classify) after re-reading the instance (one already in the state asked for is done),
+waits on the Clock until Run.wake(), the progress message edited as counts change. Near the worker's budget it
+publishes its continuation (the run's state, the message's channel and ts) under the bulk key and acks, like the
+waiting incident's hand-on (waiting.py); at the end the message becomes the summary with every failure's reason.
+A warn-stop schedule message DMs each owner of a notebook the stop will stop (fleet_ops.warned).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any, Protocol, runtime_checkable
+
+from shared.adapters.audit import audit
+from shared.adapters.bulk_ops import Operations
+from shared.adapters.clock import Clock
+from shared.adapters.config import Settings
+from shared.adapters.errors import NotFoundError, ServiceError
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.workbench import Workbench
+from shared.app.worker.asked import Asked
+from shared.app.worker.outcomes import Ended, WorkOutcome
+from shared.core import bulk, fleet, fleet_ops, messages
+from shared.core.bulk import BulkRequest
+from shared.core.fleet_ops import BulkAction, Failure, Run, ScheduledAction
+from shared.core.models import InstanceRef, InstanceView
+
+log = logging.getLogger(__name__)
+POLL_S = 2.0  # between looks at the operations in flight
+HAND_ON_MARGIN = timedelta(seconds=60)  # the budget's end kept free for the continuation and the ack (at most)
+_ARRIVED = {BulkAction.START: frozenset({"ACTIVE", "STARTING", "PROVISIONING", "INITIALIZING"}),
+            BulkAction.STOP: frozenset({"STOPPED", "STOPPING", "SUSPENDED", "SUSPENDING"})}
+
+
+@runtime_checkable
+class BytesPublisher(Protocol):
+    """The restart topic as queue.RestartQueue.publish_bytes publishes to it."""
+
+    def publish_bytes(self, data: bytes, *, key: str, attributes: dict[str, str],
+                      timeout_s: float | None = None) -> str: ...
+
+
+class BulkRunner:
+    """One per Worker; it keeps nothing of a run between calls (the continuation carries it)."""
+
+    def __init__(self, *, settings: Settings, clock: Clock, workbench: Workbench, slack: SlackNotifier,
+                 queue: BytesPublisher | None, asked: Asked) -> None:
+        self.settings, self.clock, self.workbench, self.slack = settings, clock, workbench, slack
+        self.queue, self.asked = queue, asked
+        self.operations = Operations(workbench, timeout_s=settings.workbench_timeout.total_seconds())
+        self.say = messages.For(settings.message_language)
+
+    # -- the two messages ----------------------------------------------------------------------------------------
+    def scheduled(self, raw: bytes) -> WorkOutcome:
+        """A Cloud Scheduler firing: dropped with a log line unless due now; else a warning or a bulk run."""
+        try:
+            message = fleet_ops.decode_schedule(raw)
+        except ValueError as exc:
+            return _ended(Ended.REJECTED, f"schedule message: {exc}"[:300])
+        now = self.clock.now()
+        if not message.due(now):
+            log.warning("a schedule message for %s arrived at %s: not this firing, dropped", message.at, now)
+            return _ended(Ended.IGNORED, f"schedule message for {message.at.isoformat()} is not due")
+        if message.action is ScheduledAction.WARN_STOP and message.stop_at is not None:
+            return self.warn(message.stop_at, message.include_opted_out, message.include_paused)
+        action = BulkAction.START if message.action is ScheduledAction.START_ALL else BulkAction.STOP
+        request = BulkRequest(action, now, f"schedule-{message.action.value}-{message.at.isoformat()}",
+                              include_opted_out=message.include_opted_out, include_paused=message.include_paused)
+        return self.run(request)
+
+    def warn(self, stop_at: Any, include_opted_out: bool, include_paused: bool) -> WorkOutcome:
+        """Each owner of a notebook the stop will stop, told by DM when and why."""
+        rows = self._rows(self._list())
+        told = 0
+        for name, owner in fleet_ops.warned(rows, include_opted_out=include_opted_out, include_paused=include_paused):
+            text = fleet_ops.stop_warning(name, stop_at, self.clock.now(), self.say, self.settings.tz)
+            told += bool(self.slack.dm(owner, text))
+        audit("scheduled stop warned", decision="warned", outcome=f"{told} owners told", trigger="schedule")
+        return WorkOutcome(ack=True, ended=Ended.ACTED, detail=f"{told} owners warned")
+
+    def requested(self, raw: bytes) -> WorkOutcome:
+        """A bulk request: an organizer's press (checked with Slack here), or a run handed on."""
+        try:
+            request = bulk.decode(raw)
+        except ValueError as exc:
+            return _ended(Ended.REJECTED, str(exc)[:300])
+        if request.run is None and request.requester:
+            try:
+                caller = self.asked.callers.caller(request.requester, self.asked.callers.workspace())
+            except ServiceError as exc:
+                return WorkOutcome(ack=False, ended=Ended.RETRY, detail=f"Slack: {exc}"[:300])
+            if not caller.is_organizer:
+                log.warning("a bulk request of Slack user %s, who is no organizer: refused", request.requester[:24])
+                return _ended(Ended.DENIED, "start all / stop all is for organizers")
+        return self.run(request)
+
+    # -- the run ---------------------------------------------------------------------------------------------------
+    def run(self, request: BulkRequest) -> WorkOutcome:
+        """Drive the run until it is over or the budget nears its end (then handed on)."""
+        budget = self.settings.worker_budget
+        end = self.clock.monotonic() + max(budget * 0.75, budget - HAND_ON_MARGIN).total_seconds()
+        views = self._list()
+        refs = {view.ref.name: view.ref for view in views}
+        channel, ts = request.channel, request.ts
+        if request.run is None:
+            plan = fleet_ops.plan(request.action, self._rows(views), include_opted_out=request.include_opted_out,
+                                  include_paused=request.include_paused)
+            run = Run(request.action, plan.chosen)
+            channel = self.settings.slack_alert_channel
+            head = self._head(request, fleet_ops.confirmation(plan, self.say))
+            ts = self.slack.post(channel, head + "\n" + fleet_ops.progress_text(run, self.say)) or ""
+        else:
+            run = Run.from_dict(request.run)
+        self._drive(run, refs, end, (channel, ts), {"event_id": request.event_id, "requester": request.requester})
+        if not run.over and request.hands < bulk.MAX_HANDS and self.queue is not None:
+            self.queue.publish_bytes(request.handed_on(run, channel, ts).to_json(), key=bulk.BULK_KEY,
+                                     attributes={bulk.BULK_ATTRIBUTE: "bulk", "action": run.action.value})
+            return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=_counts(run))
+        if ts:
+            self.slack.update(channel, ts, fleet_ops.summary_text(run, self.say))
+        audit(f"{run.action.value} all finished", decision="acted", outcome=_counts(run), trigger="bulk",
+              requester=request.requester or None, failed=sorted(run.failed) or None)
+        return WorkOutcome(ack=True, ended=Ended.ACTED, detail=_counts(run))
+
+    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str],
+               tag: dict[str, str]) -> None:
+        """Until the run is over or `end`: begin what Run.next gives, look at what is in flight, edit `message`."""
+        channel, ts = message
+        ops: dict[str, Any] = {}
+        shown = ""
+        while not run.over and self.clock.monotonic() < end:
+            now = self.clock.now()
+            for name in run.next(now):
+                self._begin(run, name, refs.get(name), ops, tag)
+            for name, operation in list(ops.items()):
+                ended = self.operations.ended(operation)
+                if ended is not False:
+                    del ops[name]
+                    self._answer(run, name, refs[name], None if ended is True else ended, tag)
+            text = fleet_ops.progress_text(run, self.say)
+            if ts and text != shown and not run.over:
+                self.slack.update(channel, ts, text)
+                shown = text
+            if run.over:
+                return
+            wake = run.wake() if not ops else None
+            pause = POLL_S if wake is None else (wake - self.clock.now()).total_seconds()
+            self.clock.sleep(max(0.0, min(pause, end - self.clock.monotonic())))
+
+    def _begin(self, run: Run, name: str, ref: InstanceRef | None, ops: dict[str, Any], tag: dict[str, str]) -> None:
+        if ref is None:  # gone since the plan was made
+            run.finished(name, self.clock.now(), Failure.GONE)
+            return
+        try:
+            ops[name] = self.operations.begin(run.action.value, ref)
+        except ServiceError as exc:
+            self._answer(run, name, ref, exc, tag)
+
+    def _answer(self, run: Run, name: str, ref: InstanceRef, error: ServiceError | None, tag: dict[str, str]) -> None:
+        """One operation's end told to the run, and audited as the worker audits a stop or start (the report counts
+        a bot's stop: shared/core/report.py); a refusal first re-reads the instance: already there is done."""
+        now = self.clock.now()
+        verb = run.action.value
+        if error is None:
+            run.finished(name, now)
+            audit(f"{verb} {verb}", instance=name, trigger="bulk", action=verb, decision=verb, outcome="done",
+                  event_id=f"{tag['event_id']}:{name}"[:240], requester_slack_id=tag["requester"] or None)
+            return
+        try:
+            arrived = self.workbench.get(ref, retry=False).state.value in _ARRIVED[run.action]
+        except NotFoundError:
+            run.finished(name, now, Failure.GONE, str(error))
+            return
+        except ServiceError:
+            arrived = False
+        if arrived:
+            run.finished(name, now)
+            return
+        run.finished(name, now, fleet_ops.classify(error.status, error.detail), error.detail)
+        if name in run.failed:  # final: on record beside the summary's line
+            audit(f"{verb} failed", severity=logging.WARNING, instance=name, trigger="bulk", action=verb,
+                  decision=Ended.FAILED.value, outcome=str(error)[:300], event_id=f"{tag['event_id']}:{name}"[:240])
+
+    def _list(self) -> list[InstanceView]:
+        return self.workbench.list(self.settings.project, self.settings.workbench_zones)
+
+    def _rows(self, views: list[InstanceView]) -> list[fleet.FleetRow]:
+        now = self.clock.now()
+        local = now.astimezone(self.settings.tz)
+        midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+        return fleet.build(views, now=now, day_start=midnight, contest_running=False)
+
+    def _head(self, request: BulkRequest, confirmation: str) -> str:
+        who = f"<@{request.requester}>" if request.requester else self.say("fleet.run.schedule")
+        asked = (self.say("fleet.run.start", who=who) if request.action is BulkAction.START
+                 else self.say("fleet.run.stop", who=who))
+        return asked + "\n" + confirmation
+
+
+def _ended(ended: Ended, detail: str) -> WorkOutcome:
+    audit("bulk request ended", severity=logging.WARNING, decision=ended.value, reason=detail, trigger="bulk")
+    return WorkOutcome(ack=True, ended=ended, detail=detail)
+
+
+def _counts(run: Run) -> str:
+    return f"{len(run.done)} done, {len(run.failed)} failed of {len(run.names)}"

@@ -1,0 +1,171 @@
+"""The worker's start all / stop all and the contest's schedule (issue 28, shared/app/worker/bulk.py) on the FakeClock:
+a 409 burst is waited out with never more than MAX_IN_FLIGHT operations at once, a notebook that stays busy ends
+failed with its reason, a run that outlasts the budget hands itself on and finishes in the same message, and the
+schedule's warning reaches exactly the owners the stop will stop. Time is the FakeClock's: nothing here waits."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from shared.adapters.config import Settings
+from shared.adapters.errors import BusyError, ServiceError
+from shared.app.worker import WorkOutcome
+from shared.core import bulk, fleet_ops
+from shared.core.bulk import BulkRequest
+from shared.core.commands import parse_command
+from shared.core.fleet_ops import BulkAction, ScheduledAction, ScheduleMessage
+from shared.core.models import InstanceRef, InstanceState
+from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
+
+TOOK_S = 20.0  # how long one stop takes
+
+
+@dataclass
+class Op:
+    name: str
+    done_at: float
+
+
+@dataclass
+class FakeOperations:
+    """bulk_ops.Operations on the rig's clock: `busy` answers a name's next begins with 409 ABORTED."""
+
+    rig: Rig
+    busy: dict[str, int] = field(default_factory=dict)
+    running: set[str] = field(default_factory=set)
+    most: int = 0
+    begun: list[str] = field(default_factory=list)
+
+    def begin(self, action: str, ref: InstanceRef) -> Op:
+        self.begun.append(ref.name)
+        if self.busy.get(ref.name, 0) > 0:
+            self.busy[ref.name] -= 1
+            raise BusyError("ABORTED", f"Instance {ref.name} is STOPPING: unable to queue the operation")
+        self.running.add(ref.name)
+        self.most = max(self.most, len(self.running))
+        return Op(ref.name, self.rig.clock.monotonic() + TOOK_S)
+
+    def ended(self, operation: Op) -> bool | ServiceError:
+        if self.rig.clock.monotonic() < operation.done_at:
+            return False
+        self.running.discard(operation.name)
+        return True
+
+
+@dataclass
+class Collected:
+    """The restart topic as publish_bytes sees it."""
+
+    sent: list[tuple[bytes, str]] = field(default_factory=list)
+
+    def publish_bytes(self, data: bytes, *, key: str, attributes: dict[str, str],
+                      timeout_s: float | None = None) -> str:
+        self.sent.append((data, key))
+        return f"b{len(self.sent)}"
+
+
+def rig_of(monkeypatch: pytest.MonkeyPatch, notebooks: int, **settings: Any) -> tuple[Rig, FakeOperations,
+                                                                                      Collected]:
+    options: dict[str, Any] = {"project": "contest-prj", "workbench_zones": ("asia-northeast1-a",),
+                               "slack_alert_channel": ALERTS, "organizer_emails": frozenset({ORGANIZER_EMAIL})}
+    rig = Rig.build(monkeypatch, visibility="on-done", settings=Settings(**{**options, **settings}))
+    for i in range(notebooks):
+        rig.instance(f"wb-{i:02d}")
+    ops, topic = FakeOperations(rig), Collected()
+    rig.worker.bulk.operations = ops  # type: ignore[assignment]
+    rig.worker.bulk.queue = topic
+    return rig, ops, topic
+
+
+def push(rig: Rig, data: bytes) -> WorkOutcome:
+    return rig.worker.handle_push({"message": {"data": base64.b64encode(data).decode(), "messageId": "1"}})
+
+
+def to_the_end(rig: Rig, topic: Collected, data: bytes) -> WorkOutcome:
+    """The request, then each continuation it hands on, as the bulk key delivers them (ten at most)."""
+    outcome = push(rig, data)
+    for _ in range(10):
+        if outcome.ended != "yielded":
+            break
+        outcome = push(rig, topic.sent[-1][0])
+    return outcome
+
+
+def stop_all(rig: Rig) -> bytes:
+    return BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-1-U0ORG", requester="U0ORG").to_json()
+
+
+def test_a_409_burst_is_waited_out_a_bounded_number_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, ops, topic = rig_of(monkeypatch, 12)
+    ops.busy = {f"wb-{i:02d}": 2 for i in range(6)}  # half the fleet answers 409 twice
+    ops.busy["wb-11"] = 99  # one stays busy
+    outcome = to_the_end(rig, topic, stop_all(rig))
+    assert outcome.ack and outcome.ended == "acted", outcome
+    assert ops.most <= fleet_ops.MAX_IN_FLIGHT
+    message = rig.slack.in_channel(ALERTS)[-1]
+    assert "Stop all finished: 11 of 12 stopped" in message.text
+    assert "wb-11: still busy after 5 tries" in message.text
+    assert ops.begun.count("wb-11") == fleet_ops.MAX_TRIES and ops.begun.count("wb-00") == 3
+    assert message.updates >= 3  # progress edited as it went, then the summary
+
+
+def test_a_run_longer_than_the_budget_is_handed_on_and_ends_in_the_same_message(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, ops, topic = rig_of(monkeypatch, 12, worker_budget=timedelta(seconds=40))
+    first = push(rig, stop_all(rig))
+    assert first.ended == "yielded" and len(topic.sent) == 1
+    data, key = topic.sent[0]
+    assert key == bulk.BULK_KEY
+    handed = bulk.decode(data)
+    assert handed.run is not None and handed.hands == 1 and handed.ts
+    assert 0 < len(handed.run["done"]) < 12
+    assert to_the_end(rig, topic, data).ended == "acted"
+    [message] = rig.slack.in_channel(ALERTS)
+    assert "Stop all finished: 12 of 12 stopped" in message.text
+    assert ops.most <= fleet_ops.MAX_IN_FLIGHT
+
+
+def test_a_bulk_request_of_someone_who_is_no_organizer_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, ops, _ = rig_of(monkeypatch, 3)
+    rig.slack.users["pat@contest.example"] = "U0PAT"
+    data = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-2-U0PAT", requester="U0PAT").to_json()
+    outcome = push(rig, data)
+    assert outcome.ack and outcome.ended == "denied"
+    assert not ops.begun and not rig.slack.in_channel(ALERTS)
+
+
+def schedule(rig: Rig, action: ScheduledAction, *, late: timedelta = timedelta(0)) -> bytes:
+    at = rig.clock.now() - late
+    stop_at = at + timedelta(minutes=15) if action is ScheduledAction.WARN_STOP else None
+    return ScheduleMessage(action, at, stop_at, "contest").to_json()
+
+
+def test_the_warning_reaches_every_owner_the_stop_will_stop_and_no_one_else(monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, _, _ = rig_of(monkeypatch, 2)
+    rig.instance("wb-out", labels={"medic-auto": "off"})
+    rig.instance("wb-down", state=InstanceState.STOPPED)
+    assert push(rig, schedule(rig, ScheduledAction.WARN_STOP)).ack
+    told = {m.channel: m.text for m in rig.slack.messages if m.channel.startswith("U")}
+    assert set(told) == {"UWB00", "UWB01"}
+    assert "Save your work: your notebook wb-00 stops at 12:15 (15 minutes from now)" in told["UWB00"]
+
+
+def test_a_schedule_message_not_due_is_dropped_and_a_due_stop_stops(monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, ops, _ = rig_of(monkeypatch, 2)
+    stale = push(rig, schedule(rig, ScheduledAction.STOP_ALL, late=timedelta(days=365)))
+    assert stale.ack and stale.ended == "ignored" and not ops.begun
+    done = push(rig, schedule(rig, ScheduledAction.STOP_ALL))
+    assert done.ended == "acted" and sorted(ops.begun) == ["wb-00", "wb-01"]
+    [message] = rig.slack.in_channel(ALERTS)
+    assert "Stop all finished: 2 of 2 stopped" in message.text
+
+
+@pytest.mark.parametrize(("typed", "verb"), [("stop all", "stop-all"), ("Start ALL", "start-all"),
+                                             ("stop-all", "restart"), ("stop all now", "usage")])
+def test_start_all_and_stop_all_are_two_words_since_one_can_name_a_notebook(typed: str, verb: str) -> None:
+    assert parse_command(typed).verb.value == verb
