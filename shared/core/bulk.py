@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from shared.core.fleet_ops import BulkAction, Run
+from shared.core.wire import versioned_object
 
 BULK_KIND = "medic-bulk"
 BULK_VERSION = 1
@@ -56,29 +57,11 @@ class BulkRequest:
 MAX_HANDS = 40  # at 7 minutes an invocation, over four hours: a run still going then is reported, not continued
 
 
-def kind_of(raw: bytes) -> str:
-    """The `kind` a message on the restart topic names (BULK_KIND, fleet_ops.SCHEDULE_KIND), "" for none: a
-    RestartRequest names none, and goes to its own decoder."""
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return ""
-    kind = data.get("kind") if isinstance(data, dict) else None
-    return kind if isinstance(kind, str) else ""
-
-
 def decode(raw: bytes) -> BulkRequest:
     """Strict: anything that does not fit raises ValueError; a newer version too."""
     if len(raw) > MAX_BYTES:
         raise ValueError(f"bulk request of {len(raw)} bytes; at most {MAX_BYTES}")
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ValueError(f"bulk request is not JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("kind") != BULK_KIND:
-        raise ValueError("not a bulk request")
-    if data.get("version") != BULK_VERSION:
-        raise ValueError(f"bulk request version {data.get('version')!r}; this worker reads {BULK_VERSION}")
+    data = versioned_object(raw, BULK_KIND, BULK_VERSION, "bulk request")
     try:
         request = BulkRequest(
             BulkAction(data["action"]), _moment(data["requested_at"]), _text(data["event_id"], 200),

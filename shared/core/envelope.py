@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from shared.core.models import Action, RestartRequest, Trigger
+from shared.core.wire import json_object
 
 WIRE_VERSION = 1
 
@@ -135,12 +136,7 @@ def encode(request: RestartRequest) -> bytes:
 
 def decode(raw: bytes) -> RestartRequest:
     """Either version, strictly: a message that doesn't fit raises ValueError (the worker logs and acks it)."""
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
-        raise ValueError(f"restart request is not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ValueError("restart request is not a JSON object")
+    data = json_object(raw, "restart request")
     version = data.get("version", 0)
     if version == 0:
         return RestartRequest.from_dict(data)

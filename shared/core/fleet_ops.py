@@ -30,6 +30,7 @@ from zoneinfo import ZoneInfo
 from shared.core import messages
 from shared.core.fleet import FleetRow
 from shared.core.history import AutoMode
+from shared.core.wire import message_kind, versioned_object
 
 MAX_IN_FLIGHT = 5  # Workbench operations at once: a burst of 50 starts meets the API's per-minute quota and 409s
 MAX_TRIES = 5
@@ -332,23 +333,12 @@ class ScheduleMessage:
 
 def is_schedule(raw: bytes) -> bool:
     """Whether a message on the restart topic is a schedule message (else a RestartRequest)."""
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return False
-    return isinstance(data, dict) and data.get("kind") == SCHEDULE_KIND
+    return message_kind(raw) == SCHEDULE_KIND
 
 
 def decode_schedule(raw: bytes) -> ScheduleMessage:
     """Strict: a message that does not fit raises ValueError (the worker logs and acks it); a newer version too."""
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ValueError(f"schedule message is not JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("kind") != SCHEDULE_KIND:
-        raise ValueError("not a schedule message")
-    if data.get("version") != SCHEDULE_VERSION:
-        raise ValueError(f"schedule message version {data.get('version')!r}; this worker reads {SCHEDULE_VERSION}")
+    data = versioned_object(raw, SCHEDULE_KIND, SCHEDULE_VERSION, "schedule message")
     try:
         action = ScheduledAction(data["action"])
         at = _parse(data["at"])

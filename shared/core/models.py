@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from shared.core.wire import count, kill_object, percent, text_field, vm_id
+from shared.core.wire import count, json_object, kill_object, percent, text_field, vm_id
 from shared.core.wire import iso as iso  # noqa: PLC0414 - re-exported: the messages' time format
 from shared.core.wire import parse_time as parse_time  # noqa: PLC0414 - re-exported likewise
 
@@ -200,13 +200,7 @@ class RestartRequest:
     @classmethod
     def from_json(cls, raw: bytes) -> RestartRequest:
         """Strict: a message that doesn't fit raises ValueError (the caller logs and acks it)."""
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
-            raise ValueError(f"restart request is not JSON: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ValueError("restart request is not a JSON object")
-        return cls.from_dict(data)
+        return cls.from_dict(json_object(raw, "restart request"))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RestartRequest:

@@ -36,6 +36,7 @@ from shared.core import bulk, envelope, fleet_ops, messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.policy import Reason, Verdict, decide, is_too_old
+from shared.core.wire import message_kind
 
 log = logging.getLogger(__name__)
 MAX_DATA_BYTES = 1_000_000  # restart requests are small
@@ -114,7 +115,7 @@ class Worker:
             return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
         try:
             raw = base64.b64decode(data, validate=True)
-            kind = bulk.kind_of(raw)
+            kind = message_kind(raw)
             if kind == bulk.BULK_KIND:  # start all / stop all, pressed or handed on (issue 28)
                 return self._bulk(self.bulk.requested, raw)
             if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
