@@ -29,7 +29,6 @@ The bot asks one thing of Compute Engine: which VM has the id a log entry carrie
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import socket
 import threading
@@ -38,6 +37,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
+from simulators.http_json import send_json
 from simulators.workbench import WorkbenchSimulator
 
 _LIST_PATH = re.compile(r"^/compute/v1/projects/(?P<project>[^/]+)/zones/(?P<zone>[^/]+)/instances$")
@@ -233,12 +233,7 @@ def _make_handler(sim: ComputeSimulator) -> type[BaseHTTPRequestHandler]:
             if length:
                 self.rfile.read(length)
             status, body = sim.handle(self.command, self.path)
-            raw = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=UTF-8")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
+            send_json(self, status, body)
 
         do_GET = do_POST = _serve  # noqa: N815 - http.server's naming
 

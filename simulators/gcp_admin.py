@@ -15,7 +15,6 @@ The REST-only APIs (google-cloud-bigquery and google-cloud-compute speak JSON ov
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from google.cloud.logging_v2.types import logging_config
 from google.iam.v1 import iam_policy_pb2, policy_pb2
 
 from simulators.grpc_local import serve
+from simulators.http_json import send_json
 
 Handler = Callable[[Any, Any], Any]
 
@@ -325,12 +325,7 @@ class RestApis:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 status, body = answer(self.path)
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, body)
 
             def log_message(self, *_args: object) -> None:
                 return

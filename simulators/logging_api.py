@@ -25,6 +25,7 @@ import json
 import threading
 from typing import Any
 
+from simulators.http_json import send_json
 from simulators.logging_query import QueryError, as_time, compile_query
 
 DEFAULT_PAGE_SIZE = 50
@@ -52,12 +53,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._answer(status, answer)
 
     def _answer(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, body)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: tests read `calls` instead."""

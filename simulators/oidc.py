@@ -30,6 +30,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 from google.auth import crypt, jwt
 
+from simulators.http_json import send_json
+
 __all__ = ["GOOGLE_ISSUER", "OidcIssuer"]
 
 GOOGLE_ISSUER = "https://accounts.google.com"
@@ -63,12 +65,8 @@ class OidcIssuer:
         class Certs(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 issuer.fetches += 1
-                self.send_response(200 if self.path == "/oauth2/v1/certs" else 404)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Cache-Control", "public, max-age=21600")  # Google's answer carries one too
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, 200 if self.path == "/oauth2/v1/certs" else 404, None, raw=body,
+                          headers={"Cache-Control": "public, max-age=21600"})  # Google's answer carries one too
 
             def log_message(self, *_args: Any) -> None:
                 return
