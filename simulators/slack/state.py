@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from simulators.polling import poll_until
 from simulators.slack.errors import _api_error
 from simulators.slack.model import (
     _TS_RE,
@@ -227,13 +228,7 @@ class SlackState:
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
         """Poll predicate until it is true (returns True) or timeout passes (returns False)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            if predicate():
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.02)
+        return poll_until(predicate, timeout)
 
 
     def _chat_post_message(self, args: JsonDict) -> JsonDict:

@@ -14,6 +14,7 @@ from datetime import datetime
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from simulators.polling import poll_until
 from simulators.workbench.errors import Json
 from simulators.workbench.instances import new_instance
 from simulators.workbench.model import (
@@ -243,13 +244,7 @@ class SimulatorState:
     def wait_until(
         self, predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02
     ) -> bool:
-        deadline = time.monotonic() + timeout
-        while True:
-            if predicate():
-                return True
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(interval)
+        return poll_until(predicate, timeout, interval)
 
     # --- timeline ---------------------------------------------------------------------
     def _schedule_locked(self, due: float, action: Callable[[float], None]) -> None:

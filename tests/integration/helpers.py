@@ -8,13 +8,13 @@ marked as in flight on the instance.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from simulators.entries import oom_entry
+from simulators.polling import poll_until
 from simulators.pubsub import Delivery
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from simulators.workbench import classify
@@ -78,12 +78,7 @@ def restart_deliveries(stack: LocalStack, name: str) -> list[Delivery]:
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
+    return poll_until(predicate, timeout, 0.05)
 
 
 def worker_logs(stack: LocalStack, needle: str) -> list[dict[str, Any]]:
