@@ -79,12 +79,7 @@ def too_big(server: rig.JupyterServer, kernel: str, cgroup: rig.MemoryCgroup) ->
     kernel (and only it: the server answers, the kernel is back)."""
     kills = cgroup.oom_kills()
     result = server.execute(kernel, f"x = bytearray({int(cgroup.limit_bytes * 1.2)})", timeout=60)
-    back = rig.ExecResult("dead")
-    for _ in range(30):
-        back = server.execute(kernel, "print('back')", timeout=30)
-        if back.status == "ok":
-            break
-        time.sleep(1)
+    back = wr.execute_when_back(server, kernel, "print('back')")
     return {"status": result.status, "oom_kills": cgroup.oom_kills() - kills, "server_answers": server.probe(),
             "kernel_back": back.status == "ok"}
 

@@ -10,7 +10,6 @@ Skipped, in one line, where the machine has no root, no writable memory cgroup o
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -97,12 +96,7 @@ def test_one_allocation_beyond_the_limit_falls_through_to_the_kill_of_that_kerne
     with wr.watcher(server):
         result = server.execute(kernel, f"x = bytearray({int(LIMIT * 1.2)})", timeout=60)
         answered = server.probe(timeout=10)
-        back = rig.ExecResult("dead")
-        for _ in range(30):
-            back = server.execute(kernel, "print('back')", timeout=30)
-            if back.status == "ok":
-                break
-            time.sleep(1)
+        back = wr.execute_when_back(server, kernel, "print('back')")
     assert result.status in ("restarting", "dead"), result
     assert cgroup.oom_kills() > kills
     assert answered and back.status == "ok"

@@ -151,13 +151,21 @@ def runaway_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout:
     outcome = "interrupted" if result.error.startswith("KeyboardInterrupt") else result.status
     if result.status in ("restarting", "dead"):
         outcome = "killed"
-    after = rig.ExecResult("dead")
-    for _ in range(30):  # a killed kernel takes a few seconds to be back
-        after = server.execute(kernel_id, "print(kept_marker)", timeout=30)
-        if after.status in ("ok", "error"):
-            break
-        time.sleep(1)
+    after = execute_when_back(server, kernel_id, "print(kept_marker)", until=("ok", "error"))
     kept = after.status == "ok" and after.stdout.strip() == before.stdout.strip()
     same = kept and server.kernel_pid(kernel_id) == pid
     server.execute(kernel_id, "blocks = rows = None; import gc; gc.collect()", timeout=30)
     return Trial(outcome, result.error.startswith(HOOK_MESSAGE), kept, same, seconds)
+
+
+def execute_when_back(server: rig.JupyterServer, kernel_id: str, code: str, until: tuple[str, ...] = ("ok",),
+                      tries: int = 30) -> rig.ExecResult:
+    """`code` run until its status is one of `until`, a second apart, `tries` times at most: a killed kernel takes
+    a few seconds to be back. The last answer either way."""
+    result = rig.ExecResult("dead")
+    for _ in range(tries):
+        result = server.execute(kernel_id, code, timeout=30)
+        if result.status in until:
+            break
+        time.sleep(1)
+    return result
