@@ -26,6 +26,7 @@ from shared.adapters.errors import NotFoundError, ServiceError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
 from shared.app.worker.asked import Asked
+from shared.app.worker.errors import TryAgainLater
 from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import bulk, fleet, fleet_ops, messages
 from shared.core.bulk import BulkRequest
@@ -94,8 +95,8 @@ class BulkRunner:
         if request.run is None and request.requester:
             try:
                 caller = self.asked.callers.caller(request.requester, self.asked.callers.workspace())
-            except ServiceError as exc:
-                return WorkOutcome(ack=False, ended=Ended.RETRY, detail=f"Slack: {exc}"[:300])
+            except ServiceError as exc:  # redelivered by the dispatcher (the package's table), as any request's
+                raise TryAgainLater(f"Slack: {exc}"[:300]) from exc
             if not caller.is_organizer:
                 log.warning("a bulk request of Slack user %s, who is no organizer: refused", request.requester[:24])
                 return _ended(Ended.DENIED, "start all / stop all is for organizers")

@@ -22,7 +22,7 @@ from shared.app.worker.actions import Actions
 from shared.app.worker.asked import Asked
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.endings import Endings
-from shared.app.worker.errors import TryAgainLater, classify, describe, unexpected
+from shared.app.worker.errors import TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
 from shared.app.worker.organizer import as_slack_says
@@ -133,12 +133,10 @@ class Worker:
         redelivered, and a run begun again plans again (notebooks already there are left out); else acked."""
         try:
             return handle(raw)
-        except Exception as exc:  # every message ends in an outcome, never a crash
-            if unexpected(exc, acting=False):
-                log.error("bulk run: %s", describe(exc), exc_info=exc)
-            error = classify(exc, acting=False)
+        except Exception as exc:  # noqa: BLE001 - every message ends in an outcome; errors.read logs the unexpected
+            error = read(exc, acting=False, about="bulk run")
             if isinstance(error, TryAgainLater):
-                return WorkOutcome(ack=False, ended=error.ended, detail=error.reason, retry_after=error.delay)
+                return redelivery(error)
             audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=error.reason)
             return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
 
@@ -181,11 +179,9 @@ class Worker:
         """The one place an error becomes an ack or a redelivery (the table in this package's docstring).
         TryAgainLater is redelivered; FinalError is reported in the words of what was asked and acked. Anything
         else is first read as one of the two (errors.classify: by whether an action was under way)."""
-        if unexpected(exc, acting=acting):
-            log.error("%s: %s", request.instance, describe(exc), exc_info=exc)
-        error = classify(exc, acting=acting)
+        error = read(exc, acting=acting, about=request.instance)
         if isinstance(error, TryAgainLater):
-            return WorkOutcome(ack=False, ended=error.ended, detail=error.reason, retry_after=error.delay)
+            return redelivery(error)
         try:
             ref = InstanceRef.parse(request.instance)
         except ValueError:  # an unresolved kill names no instance: nothing to report it about

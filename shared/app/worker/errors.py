@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
-from shared.app.worker.outcomes import Ended
+from shared.app.worker.outcomes import Ended, WorkOutcome
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,18 @@ def classify(exc: Exception, *, acting: bool) -> TryAgainLater | FinalError:
     if acting:
         return TryAgainLater(f"redelivered after {describe(exc)}")
     return FinalError(describe(exc))
+
+
+def read(exc: Exception, *, acting: bool, about: str) -> TryAgainLater | FinalError:
+    """classify(), with a stack trace logged first when the failure is unexpected (about: what it rose from)."""
+    if unexpected(exc, acting=acting):
+        log.error("%s: %s", about, describe(exc), exc_info=exc)
+    return classify(exc, acting=acting)
+
+
+def redelivery(error: TryAgainLater) -> WorkOutcome:
+    """The outcome that asks Pub/Sub for another delivery, with why and, when known, after how long."""
+    return WorkOutcome(ack=False, ended=error.ended, detail=error.reason, retry_after=error.delay)
 
 
 def unexpected(exc: Exception, *, acting: bool) -> bool:
