@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from shared.core.announce import usable_text
 from shared.core.history import AutoMode, History, StopHold
 from shared.core.identity import same_person
 from shared.core.models import Action, InstanceState, InstanceView, is_valid_instance_name
@@ -29,6 +30,7 @@ class Verb(StrEnum):
     USAGE = "usage"  # input it can't use: answer with usage
     START_ALL = "start-all"  # `start all`, organizers: every notebook (two words: "start-all" can name a notebook)
     STOP_ALL = "stop-all"  # `stop all`
+    ANNOUNCE = "announce"  # `announce <text>`, organizers: a DM to every notebook owner (shared/core/announce.py)
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class Command:
     verb: Verb
     target: str | None = None  # an instance name, validated
     problem: str = ""  # why the input was not usable (already safe to show)
+    text: str = ""  # ANNOUNCE: the organizer's text, within announce.TEXT_MAX ("" when empty or too long)
 
 
 def parse_command(raw: str) -> Command:
@@ -43,6 +46,8 @@ def parse_command(raw: str) -> Command:
     words = raw.strip().split()
     if not words:
         return Command(Verb.RESTART)
+    if words[0].lower() == "announce":  # before the length check: an announcement is longer than a name
+        return Command(Verb.ANNOUNCE, text=usable_text(raw.strip()[len("announce"):]))
     if len(raw) > 200:
         return Command(Verb.USAGE, problem="too long")
     if words[0].lower() == "bigger" and len(words) <= 2:

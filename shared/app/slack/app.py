@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from shared.adapters.audit import audit
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError
-from shared.app.slack import buttons, command, home
+from shared.app.slack import announce, announce_modal, buttons, command, home
 from shared.app.slack.budget import Deadline
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.guard import ACK_DEADLINE
+from shared.core import announce as announcement
 from shared.core import fleet
 from shared.core.blocks import ALL_ACTIONS
 
@@ -111,6 +112,21 @@ def _home_listeners(app: App, deps: Dependencies) -> None:
         pressed(home.row_press, "a Home tab row button"))
     app.action(re.compile(f"^({fleet.ACTION_REFRESH}|{fleet.ACTION_PAGE})$"))(
         pressed(home.view_press, "Refresh or Next page"))
+    app.action(re.compile(f"^({announcement.ACTION_SEND}|{announcement.ACTION_CANCEL})$"))(
+        pressed(announce.press, "an announcement's Send or Cancel"))
+    app.action(announcement.ACTION_OPEN)(pressed(announce_modal.open_modal, "Announce…"))
+
+    @app.view(re.compile(f"^({announcement.MODAL_WRITE}|{announcement.MODAL_CONFIRM})$"))
+    def announce_submitted(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        """The announcement's modal submitted: its ack is the next view (the confirmation, or what was done)."""
+        context[LISTENER_RAN] = True
+        try:
+            answer = announce_modal.submitted(body, deadline=_deadline(context, deps), workspace=_workspace(context),
+                                              deps=deps)
+        except Exception:  # the last resort: the organizer reads it in the modal, the log says why
+            log.exception("slack request failed: the announcement's modal")
+            answer = announce_modal.said(_went_wrong(deps), deps)
+        ack(**answer)
 
 
 def unroutable_payload(error: Exception, context: BoltContext) -> BoltResponse | None:

@@ -1,5 +1,5 @@
-"""`/restart-notebook` from the body to the acknowledgement (help, status, bigger, restart), because Slack wants the
-answer within 3 seconds."""
+"""`/restart-notebook` from the body to the acknowledgement (help, status, bigger, restart, announce), because Slack
+wants the answer within 3 seconds."""
 
 # Who asks and what exists are read at once, shared/core/commands.py decides, and a restart is published to the restart
 # topic for the worker; `bigger` posts a request the organizers approve or deny with buttons.py. When the reads miss
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.adapters.errors import ServiceError
+from shared.app.slack import announce as announcing
 from shared.app.slack import asks
 from shared.app.slack.auditing import audit_request
 from shared.app.slack.budget import Deadline, Late, Read
@@ -54,6 +55,8 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
         return _bigger(deps, caller, parsed.target, instances, fields)
     if parsed.verb in (Verb.START_ALL, Verb.STOP_ALL):
         return _bulk(deps, caller, instances, parsed.verb, fields)
+    if parsed.verb is Verb.ANNOUNCE:
+        return announcing.confirm(deps, caller, instances, parsed.text, fields)
     return restart(deps, body, caller, parsed.target, instances, deadline, fields)
 
 

@@ -21,7 +21,7 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
 from shared.app.slack.guard import request_stamp
 from shared.app.slack.replies import obj
-from shared.core import bulk, fleet, fleet_ops, messages
+from shared.core import announce, bulk, fleet, fleet_ops, messages
 from shared.core.commands import Caller, Verb
 from shared.core.models import InstanceView
 
@@ -64,8 +64,13 @@ def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies
         return fleet.participant_view(rows, caller.email or "", say)
     start = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.START, rows), say)
     stop = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.STOP, rows), say)
-    return fleet.organizer_view(rows, say, as_of=messages.slack_date(now, deps.settings.tz), start_confirm=start,
+    view = fleet.organizer_view(rows, say, as_of=messages.slack_date(now, deps.settings.tz), start_confirm=start,
                                 stop_confirm=stop, page=page)
+    for block in view["blocks"]:  # "Announce…" beside Start all / Stop all: it opens announce_modal's modal
+        if block.get("block_id") == "medic_fleet_bulk":
+            block["elements"].append({"type": "button", "action_id": announce.ACTION_OPEN, "value": "announce",
+                                      "text": {"type": "plain_text", "text": say("announce.button.open")}})
+    return view
 
 
 def day_start(now: datetime, deps: Dependencies) -> datetime:

@@ -19,6 +19,7 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
 from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
+from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.endings import Endings
@@ -32,7 +33,7 @@ from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
-from shared.core import bulk, envelope, fleet_ops, messages, waiting
+from shared.core import announce, bulk, envelope, fleet_ops, messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.policy import Reason, Verdict, decide, is_too_old
@@ -82,6 +83,8 @@ class Worker:
                                  workbench=workbench, slack=slack)
         self.bulk = BulkRunner(settings=settings, clock=clock, workbench=workbench, slack=slack, asked=self.asked,
                                queue=queue if isinstance(queue, BytesPublisher) else None)
+        self.announce = AnnounceRunner(settings=settings, clock=clock, workbench=workbench, slack=slack,
+                                       asked=self.asked, queue=self.bulk.queue)
         interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
         act = self.actions
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
@@ -118,6 +121,8 @@ class Worker:
             kind = message_kind(raw)
             if kind == bulk.BULK_KIND:  # start all / stop all, pressed or handed on (issue 28)
                 return self._bulk(self.bulk.requested, raw)
+            if kind == announce.ANNOUNCE_KIND:  # the organizers' word to every owner, sent or handed on (issue 28)
+                return self._bulk(self.announce.requested, raw)
             if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
                 return self._bulk(self.bulk.scheduled, raw)
             request = envelope.decode(raw)  # either wire version

@@ -1,5 +1,6 @@
 """The fleet's words in English and Japanese (fleet.*): the Home tab's fleet view for organizers and participants,
-start all / stop all (confirmation, progress, summary, each failure's reason) and the scheduled stop's warning."""
+start all / stop all (confirmation, progress, summary, each failure's reason), the scheduled stop's warning and the
+organizers' announcement (announce.*)."""
 
 from __future__ import annotations
 
@@ -146,6 +147,47 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
     "fleet.run.start": {"en": ":arrow_forward: *Start all*, asked by {who}.", "ja": ":arrow_forward: *一括起動* ({who} の依頼)。"},
     "fleet.run.stop": {"en": ":stop_button: *Stop all*, asked by {who}.", "ja": ":stop_button: *一括停止* ({who} の依頼)。"},
     "fleet.run.schedule": {"en": "the contest's schedule", "ja": "コンテストのスケジュール"},
+    "announce.header": {
+        "en": ":mega: Message from the organizers of {contest}:",
+        "ja": ":mega: {contest} 運営からのお知らせ:",
+    },
+    "announce.confirm": {
+        "en": ":mega: This announcement goes by DM to *{count}* notebook owners:",
+        "ja": ":mega: このお知らせをノートブックの所有者 *{count}* 人に DM で送ります:",
+    },
+    "announce.unowned": {
+        "en": "{count} notebooks have no owner Slack could know; nobody is told about those.",
+        "ja": "所有者が分からないノートブックが {count} 台あります。それらには誰にも届きません。",
+    },
+    "announce.button.open": {"en": "Announce…", "ja": "お知らせ…"},
+    "announce.button.send": {"en": "Send", "ja": "送信"},
+    "announce.button.cancel": {"en": "Cancel", "ja": "キャンセル"},
+    "announce.modal.title": {"en": "Announce", "ja": "お知らせ"},
+    "announce.modal.label": {"en": "Message to every notebook owner", "ja": "すべての所有者へのメッセージ"},
+    "announce.modal.next": {"en": "Next", "ja": "次へ"},
+    "announce.usage": {
+        "en": "Write the announcement after the word: `/restart-notebook announce <text>` (at most {most} characters).",
+        "ja": "`/restart-notebook announce <本文>` の形で本文を書いてください ({most} 文字まで)。",
+    },
+    "announce.cancelled": {"en": "Announcement cancelled: nothing was sent.", "ja": "お知らせを取り消しました。何も送っていません。"},
+    "announce.queued": {
+        "en": ":mega: Sending the announcement; the summary comes in {channel}.",
+        "ja": ":mega: お知らせを送信中です。結果は {channel} に投稿します。",
+    },
+    "announce.asked": {"en": ":mega: *Announcement*, asked by {who}.", "ja": ":mega: *お知らせ* ({who} の依頼)。"},
+    "announce.progress": {"en": "Reached {done} of {total} so far…", "ja": "{total} 人中 {done} 人に送信済み…"},
+    "announce.summary": {
+        "en": ":mega: Announcement sent: reached {reached} of {total} owners.",
+        "ja": ":mega: お知らせ送信完了: 所有者 {total} 人中 {reached} 人に届きました。",
+    },
+    "announce.unfinished": {
+        "en": "It ran out of time before reaching everyone; the rest were not sent to.",
+        "ja": "時間切れのため、残りの所有者には送信していません。",
+    },
+    "announce.missed": {"en": "• {owner}: {reason}", "ja": "• {owner}: {reason}"},
+    "announce.miss.no_user": {"en": "no Slack user for the email", "ja": "このメールの Slack ユーザーがいません"},
+    "announce.miss.deactivated": {"en": "the Slack account is deactivated", "ja": "Slack アカウントが無効です"},
+    "announce.miss.failed": {"en": "the DM failed with {error}", "ja": "DM の送信に失敗しました ({error})"},
     "fleet.warning": {
         "en": ":alarm_clock: Save your work: your notebook {name} stops at {time} ({minutes} minutes from now), "
         "when the contest ends.",
