@@ -11,6 +11,7 @@ the owners still to reach (`owners` and `done`), so no owner is sent the text tw
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -21,6 +22,8 @@ from shared.core import messages
 from shared.core.identity import identity
 from shared.core.messages import Lang
 from shared.core.models import InstanceView
+from shared.core.wire import aware_time as _moment
+from shared.core.wire import short_text as _text
 from shared.core.wire import versioned_object
 
 ANNOUNCE_KIND = "medic-announce"
@@ -34,6 +37,8 @@ ACTION_OPEN = "medic_announce_open"  # the Home tab's "Announce…": opens the m
 MODAL_WRITE = "medic_announce_write"  # the modal's callback_id: the text typed
 MODAL_CONFIRM = "medic_announce_confirm"  # the confirmation view's callback_id: Send is its submit
 LEDGER_EVENT = "medic_announcement"  # the metadata event_type of the organizers' progress message
+# What an owner email must look like to be asked about (as slack_notify's): proxy-user-mail is anyone's to write.
+_EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
 
 
 @dataclass(frozen=True)
@@ -45,12 +50,13 @@ class Audience:
 
 
 def audience(instances: Iterable[InstanceView]) -> Audience:
-    """Each person who owns a notebook once, however many they own; notebooks whose owner email names nobody."""
+    """Each person who owns a notebook once, however many they own; notebooks whose owner email names nobody (none,
+    or not shaped like an email: nobody Slack could find)."""
     owners: set[str] = set()
     unowned: list[str] = []
     for view in instances:
         owner = identity(view.owner_email or "")
-        if owner:
+        if owner and _EMAIL.fullmatch(owner):
             owners.add(owner)
         else:
             unowned.append(view.ref.name)
@@ -174,19 +180,6 @@ def summary_text(total: int, missed: tuple[tuple[str, str, str], ...], say: mess
     lines += [say("announce.missed", owner=messages.escape(owner), reason=reason_text(miss, error, say))
               for owner, miss, error in missed]
     return "\n".join(lines)
-
-
-def _moment(value: Any) -> datetime:
-    moment = datetime.fromisoformat(_text(value, 64))
-    if moment.tzinfo is None:
-        raise ValueError("a time without a zone")
-    return moment
-
-
-def _text(value: Any, most: int) -> str:
-    if not isinstance(value, str) or len(value) > most:
-        raise TypeError(f"a string of at most {most} characters")
-    return value
 
 
 def _count(value: Any) -> int:

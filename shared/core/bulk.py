@@ -15,6 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from shared.core.fleet_ops import BulkAction, Run
+from shared.core.wire import aware_time as _moment
+from shared.core.wire import short_text as _text
 from shared.core.wire import versioned_object
 
 BULK_KIND = "medic-bulk"
@@ -73,19 +75,6 @@ def decode(raw: bytes) -> BulkRequest:
     if request.run is not None:
         Run.from_dict(request.run)  # its own strict check, here, so a bad one is rejected before anything is done
     return request
-
-
-def _moment(value: Any) -> datetime:
-    moment = datetime.fromisoformat(_text(value, 64))
-    if moment.tzinfo is None:
-        raise ValueError("a time without a zone")
-    return moment
-
-
-def _text(value: Any, most: int) -> str:
-    if not isinstance(value, str) or len(value) > most:
-        raise TypeError(f"a string of at most {most} characters")
-    return value
 
 
 def _flag(value: Any) -> bool:

@@ -41,6 +41,21 @@ def versioned_object(raw: bytes, kind: str, version: int, what: str) -> dict[str
     return data
 
 
+def short_text(value: Any, most: int) -> str:
+    """A string field of at most `most` characters; TypeError for anything else."""
+    if not isinstance(value, str) or len(value) > most:
+        raise TypeError(f"a string of at most {most} characters")
+    return value
+
+
+def aware_time(value: Any) -> datetime:
+    """An ISO 8601 time with its zone (as datetime.isoformat writes it); ValueError for one without."""
+    moment = datetime.fromisoformat(short_text(value, 64))
+    if moment.tzinfo is None:
+        raise ValueError("a time without a zone")
+    return moment
+
+
 def percent(value: Any) -> float | None:
     if value is None:
         return None
