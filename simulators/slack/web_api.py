@@ -64,6 +64,7 @@ class WebApi(FaultyState):
             "conversations.info": self._conversations_info,
             "conversations.history": self._conversations_history,
             "views.publish": self._views_publish,
+            "views.open": self._views_open,
             "files.getUploadURLExternal": self.files.get_upload_url,
             "files.completeUploadExternal": self.files.complete,
         }
@@ -238,6 +239,22 @@ class WebApi(FaultyState):
                      "app_id": self.app_id, "bot_id": self.bot_id, "hash": self._next_ts()}
         self._home_views[user] = published
         return {"view": copy.deepcopy(published)}
+
+    def _views_open(self, args: JsonDict) -> JsonDict:
+        """docs.slack.dev/reference/methods/views.open (no scope required): `trigger_id` (from an interaction, valid
+        3 s: not timed here) and `view` required; a `modal` view with a title and at most 100 blocks
+        (docs.slack.dev/reference/surfaces/views: "Max of 100 blocks"); answers the view with its id."""
+        trigger = _str_arg(args, "trigger_id")
+        view = args.get("view")
+        if isinstance(view, str):
+            view = _json_field(view, "view")
+        if not trigger:
+            raise _api_error("invalid_arguments", "missing required field: trigger_id")
+        if not isinstance(view, dict) or view.get("type") != "modal" or not isinstance(view.get("title"), dict):
+            raise _api_error("invalid_arguments", "a modal view with a title [json-pointer:/view]")
+        check_home_blocks(view.get("blocks") or [])
+        return {"view": {**copy.deepcopy(view), "id": f"VM{self._next_ts().replace('.', '')}",
+                         "team_id": self.team_id, "app_id": self.app_id, "bot_id": self.bot_id}}
 
     # ------------------------------------------------------------------ Web API helpers
 

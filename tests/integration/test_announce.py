@@ -5,11 +5,13 @@ escaped, waiting out or handing on Slack's 429s, and says back who it reached an
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from shared.app.slack import announce_modal
 from shared.core import announce, bulk
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
@@ -57,6 +59,22 @@ def confirm_and_send(stack: LocalStack, slack: SlackRequester, ts: str) -> tuple
     return answer.json, url
 
 
+def submit(slack: SlackRequester, user_id: str, callback_id: str, *, text: str = "",
+           private_metadata: str = "") -> dict[str, Any]:
+    """A view_submission as Slack sends one (docs.slack.dev/reference/interaction-payloads/view-interactions-payload):
+    the modal's state, its callback_id and private_metadata; the answer is the app's ack."""
+    view = {"id": "VM0001", "type": "modal", "callback_id": callback_id, "private_metadata": private_metadata,
+            "state": {"values": {announce_modal.INPUT_BLOCK: {announce_modal.INPUT_ACTION: {
+                "type": "plain_text_input", "value": text}}}}}
+    payload = {"type": "view_submission", "team": {"id": slack.team_id, "domain": slack.team_domain},
+               "user": {"id": user_id, "username": user_id.lower(), "name": user_id.lower(), "team_id": slack.team_id},
+               "api_app_id": slack.api_app_id, "token": slack.verification_token, "trigger_id": "1.2.3",
+               "view": view, "response_urls": [], "is_enterprise_install": False, "enterprise": None}
+    answer = slack.send_signed(urllib.parse.urlencode({"payload": json.dumps(payload)}))
+    assert answer.status == 200 and isinstance(answer.json, dict), answer.body
+    return answer.json
+
+
 def test_a_participant_cannot_announce_by_command_or_forged_send(stack: LocalStack, slack: SlackRequester) -> None:
     new_instance(stack, "wb-ann")
     refused = slack.slash_command(PARTICIPANT[0], f"announce {TEXT}", response_url=stack.slack.new_response_url())
@@ -72,8 +90,28 @@ def test_a_participant_cannot_announce_by_command_or_forged_send(stack: LocalSta
         {"type": "actions", "elements": [{"type": "button", "action_id": announce.ACTION_OPEN, "value": "announce",
                                           "text": {"type": "plain_text", "text": "Announce"}}]}]})
     assert opened.status == 200
+    forged_send = submit(slack, PARTICIPANT[0], announce.MODAL_CONFIRM, private_metadata=TEXT)
+    assert "organizers" in json.dumps(forged_send)
     assert announcements(stack) == [] and stack.slack.calls_to("views.open") == []
     assert any(r.get("reason") == "announcements are for organizers" for r in stack.audit_records("slack_app"))
+
+
+def test_the_home_tabs_modal_confirms_the_count_before_send(stack: LocalStack, slack: SlackRequester) -> None:
+    new_instance(stack, "wb-modal", slack_user="U0MODAL")
+    view = {"blocks": [{"type": "actions", "elements": [{"type": "button", "action_id": announce.ACTION_OPEN,
+                                                         "value": "announce",
+                                                         "text": {"type": "plain_text", "text": "Announce"}}]}]}
+    assert slack.home_action(ORGANIZER[0], announce.ACTION_OPEN, "announce", view).status == 200
+    assert wait_for(lambda: len(stack.slack.calls_to("views.open")) == 1, timeout=60)
+    confirmation = submit(slack, ORGANIZER[0], announce.MODAL_WRITE, text=TEXT)
+    assert confirmation["response_action"] == "update"
+    assert "*1* notebook owners" in json.dumps(confirmation["view"]["blocks"])
+    assert confirmation["view"]["callback_id"] == announce.MODAL_CONFIRM and announcements(stack) == []
+    done = submit(slack, ORGANIZER[0], announce.MODAL_CONFIRM,
+                  private_metadata=confirmation["view"]["private_metadata"])
+    assert "Sending the announcement" in json.dumps(done)
+    assert [a["text"] for a in announcements(stack)] == [TEXT]
+    assert wait_for(lambda: len(dms(stack, "U0MODAL")) == 1, timeout=60)
 
 
 def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack: SlackRequester) -> None:
