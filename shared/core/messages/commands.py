@@ -40,6 +40,7 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "• `/restart-notebook status` — your notebooks (organizers: every notebook)\n"
         "• `/restart-notebook bigger [NAME]` — ask the organizers for a machine with more memory\n"
         "• `/restart-notebook start all` / `stop all` — organizers: every notebook, after a confirmation\n"
+        "• `/restart-notebook announce TEXT` — organizers: a DM to every notebook owner, after a confirmation\n"
         "• `/restart-notebook help` — this message\n"
         "A restart takes about a minute; anything only in memory is lost.",
         "ja": "*/restart-notebook* は動かなくなった Workbench ノートブックを再起動します (メモリ不足の後など)。\n"
@@ -48,6 +49,7 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "• `/restart-notebook status` — 自分のノートブックの状態 (運営は全台)\n"
         "• `/restart-notebook bigger [名前]` — メモリの多いマシンを運営に依頼\n"
         "• `/restart-notebook start all` / `stop all` — 運営のみ: 確認のうえ全台を起動 / 停止\n"
+        "• `/restart-notebook announce 本文` — 運営のみ: 確認のうえ全所有者に DM でお知らせ\n"
         "• `/restart-notebook help` — このヘルプ\n"
         "再起動には 1 分ほどかかり、メモリ上のデータは失われます。",
     },
