@@ -32,6 +32,7 @@ BOT = hcl.load_module(hcl.INFRA)
 METHOD_SCOPES = {
     "auth.test": set(),
     "views.publish": set(),  # docs.slack.dev/reference/methods/views.publish: "No scopes required"
+    "views.open": set(),  # docs.slack.dev/reference/methods/views.open: "No scopes required" (the announcement modal)
     "chat.postMessage": {"chat:write"},
     "chat.postEphemeral": {"chat:write"},
     "chat.update": {"chat:write"},
