@@ -86,13 +86,13 @@ class AnnounceRunner:
             reach = announce.audience(self.workbench.list(self.settings.project, self.settings.workbench_zones))
             owners = reach.owners
         done, missed, ts = request.done, request.missed, request.ledger_ts
+        if ledger.get("summarized") is True:  # a replay, or a message redelivered after its end: nothing to do
+            audit("announcement replayed", decision=Ended.REPLAYED.value, event_id=request.event_id,
+                  trigger="announce", outcome="every owner was dealt with already: nothing sent")
+            return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="announcement already sent")
         if ledger and int(ledger.get("done", 0)) >= done:  # the ledger is ahead of a redelivered message
             done, ts = min(int(ledger.get("done", 0)), len(owners)), str(ledger["ts"])
             missed = tuple((str(a), str(b), str(c)) for a, b, c in ledger.get("missed", []))
-            if request.owners is None and done >= len(owners):
-                audit("announcement replayed", decision=Ended.REPLAYED.value, event_id=request.event_id,
-                      trigger="announce", outcome="every owner was dealt with already: nothing sent")
-                return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="announcement already sent")
         if not ts:
             head = self.say("announce.asked", who=f"<@{request.requester}>")
             ts = pace.call(lambda: self.direct.post(channel, head + "\n" + announce.progress_text(
@@ -129,8 +129,8 @@ class AnnounceRunner:
         missed += tuple((owner, Miss.DM_FAILED.value, "not sent: out of time") for owner in owners[done:])
         text = announce.summary_text(len(owners), missed, self.say, unfinished=unfinished)
         try:
-            pace.call(lambda: self.direct.update(self.settings.slack_alert_channel, ts, text,
-                                                   self._meta(request, len(owners), missed)))
+            pace.call(self.direct.update, self.settings.slack_alert_channel, ts, text,
+                      self._meta(request, len(owners), missed, summarized=True))
         except (_HandOnError, ServiceError) as exc:
             log.warning("the announcement's summary was not shown in the channel: %s", exc)
         if request.response_url:
@@ -156,9 +156,12 @@ class AnnounceRunner:
             return Miss.DM_FAILED.value, exc.status[:100]
         return None
 
-    def _meta(self, request: AnnounceRequest, done: int, missed: Missed) -> dict[str, object]:
+    def _meta(self, request: AnnounceRequest, done: int, missed: Missed, *, summarized: bool = False
+              ) -> dict[str, object]:
+        """The ledger: how many owners were dealt with, who was missed and why, and whether the summary was shown."""
         return {"event_type": announce.LEDGER_EVENT, "event_payload": {
-            "event_id": request.event_id, "done": done, "missed": [list(m) for m in missed]}}
+            "event_id": request.event_id, "done": done, "missed": [list(m) for m in missed],
+            "summarized": summarized}}
 
 
 class Pace:
