@@ -58,3 +58,14 @@ def test_without_the_home_tab_enabled_it_is_not_enabled(sim: SlackSimulator) -> 
     with pytest.raises(SlackApiError) as refused:
         client(sim).views_publish(user_id="U0ANN", view=home(1))
     assert refused.value.response["error"] == "not_enabled"
+
+
+def test_views_open_answers_a_modal_with_its_id_and_refuses_what_slack_refuses(sim: SlackSimulator) -> None:
+    modal = {"type": "modal", "title": {"type": "plain_text", "text": "Announce"}, "blocks": home(100)["blocks"]}
+    answer = client(sim).views_open(trigger_id="1.2.3", view=modal)  # docs.slack.dev/reference/methods/views.open
+    assert answer["ok"] and answer["view"]["type"] == "modal" and answer["view"]["id"].startswith("V")
+    for trigger, view, error in (("", modal, "invalid_arguments"), ("1.2.3", home(1), "invalid_arguments"),
+                                 ("1.2.3", {**modal, "blocks": home(101)["blocks"]}, "invalid_blocks")):
+        with pytest.raises(SlackApiError) as refused:
+            client(sim).views_open(trigger_id=trigger, view=view)
+        assert refused.value.response["error"] == error
