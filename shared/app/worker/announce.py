@@ -78,9 +78,11 @@ class AnnounceRunner:
 
     def _run(self, request: AnnounceRequest, pace: Pace) -> WorkOutcome:
         channel = self.settings.slack_alert_channel
-        ledger = pace.call(lambda: self.direct.ledger(
-            channel, announce.LEDGER_EVENT, request.event_id, oldest=request.requested_at.timestamp() - 60,
-            bot_id=self.slack.bot_id()))
+        bot_id = self.slack.bot_id()
+        if not bot_id:  # without it no ledger can be told from another app's message: sending could repeat one
+            raise TryAgainLater("Slack: auth.test did not name the bot")
+        oldest = (min(request.requested_at, self.clock.now()) - announce.LEDGER_WINDOW).timestamp()
+        ledger = pace.call(self.direct.ledger, channel, announce.LEDGER_EVENT, request.event_id, oldest, bot_id)
         owners = request.owners
         if owners is None:
             reach = announce.audience(self.workbench.list(self.settings.project, self.settings.workbench_zones))
