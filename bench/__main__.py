@@ -10,9 +10,10 @@ one final answer each, the time to it), the OOM storm, the bot's own time per ev
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
 when their operation ends), the memory picture's cost (drawing it; the restart with pictures on and off,
 side by side), a kernel's OOM kill under the real kernel and a real JupyterLab (the guard's recovery: the
-kernel, not the VM; skipped where the machine has no memory cgroup), and the report after a contest day of 50
-notebooks' audit entries. Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers,
-lost or repeated resets, events that never reached a reset); a target missed is reported, not an error.
+kernel, not the VM; skipped where the machine has no memory cgroup), stop all of 50 notebooks from the Home tab,
+and the report after a contest day of 50 notebooks' audit entries (--quick: only these two, about a minute).
+Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated resets,
+events that never reached a reset); a target missed is reported, not an error.
 """
 
 from __future__ import annotations

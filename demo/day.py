@@ -171,6 +171,7 @@ def _schedule(stack: LocalStack, action: ScheduledAction, stop_at: datetime | No
 
 def warning_step(stack: LocalStack, transcript: Teller) -> None:
     transcript.heading("Evening. 15 minutes before the scheduled stop, each owner is told to save their work")
+    until(stack, transcript, lambda: stack.wait_idle(0.5), "the end of the afternoon's last request")
     stop_at = datetime.now(UTC) + STOP_LEAD
     def warnings() -> int:
         return sum(r.get("decision") == "warned" for r in stack.audit_records())
