@@ -64,6 +64,7 @@ class Ledger:
         self.started = datetime.now(UTC)
         self.entries: list[dict[str, Any]] = []
         self._seen: dict[tuple[str, int], int] = {}
+        self._lock = threading.Lock()  # the watcher's look and the report's last one never read the same lines twice
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
@@ -76,11 +77,15 @@ class Ledger:
         self._thread.join(10)
 
     def _watch(self) -> None:
-        while not self._stop.wait(0.2):
+        while not self._stop.wait(0.5):  # Logging's own receive stamps lag more than that
             self.collect()
 
     def collect(self) -> None:
         """The lines written since the last look, each stamped now."""
+        with self._lock:
+            self._collect()
+
+    def _collect(self) -> None:
         for function, processes in self.stack.functions.items():
             service = f"{DEFAULT_PREFIX}-{FUNCTION_SUFFIX[function]}"
             for index, process in enumerate(processes):
