@@ -10,9 +10,10 @@ one final answer each, the time to it), the OOM storm, the bot's own time per ev
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
 when their operation ends), the memory picture's cost (drawing it; the restart with pictures on and off,
 side by side), a kernel's OOM kill under the real kernel and a real JupyterLab (the guard's recovery: the
-kernel, not the VM; skipped where the machine has no memory cgroup), and the report after a contest day of 50
-notebooks' audit entries. Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers,
-lost or repeated resets, events that never reached a reset); a target missed is reported, not an error.
+kernel, not the VM; skipped where the machine has no memory cgroup), stop all of 50 notebooks from the Home tab,
+and the report after a contest day of 50 notebooks' audit entries (--quick: only these two, about a minute).
+Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated resets,
+events that never reached a reset); a target missed is reported, not an error.
 """
 
 from __future__ import annotations
@@ -21,14 +22,28 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import audit_report, bot_time, guest_oom, imports, pictures, report, slack_ack, slow_answer, storm, watcher
+from bench import (
+    audit_report,
+    bot_time,
+    bulk_stop,
+    guest_oom,
+    imports,
+    pictures,
+    report,
+    slack_ack,
+    slow_answer,
+    storm,
+    watcher,
+)
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher", "report")
+PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher", "bulk", "report")
+DAY_PHASES = ("bulk", "report")  # --quick: the contest day's (issue 28), about a minute
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -57,8 +72,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     st.add_argument("--storm-copies", type=int, default=4, help="deliveries of each line")
     st.add_argument("--storm-senders", type=int, default=16, help="threads publishing to the OOM topic")
     st.add_argument("--seed", type=int, default=3, help="shuffle of the storm's events")
-    rep = parser.add_argument_group("the report after the contest")
-    rep.add_argument("--report-notebooks", type=int, default=50, help="notebooks in the day's audit entries")
+    _day_arguments(parser)
     bot = parser.add_argument_group("bot time")
     bot.add_argument("--bot-incidents", type=int, default=200)
     live = parser.add_argument_group("kill -> reset under the live services' costs")
@@ -97,6 +111,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def _day_arguments(parser: argparse.ArgumentParser) -> None:
+    day = parser.add_argument_group("the contest's day (issue 28): stop all, and the report after it")
+    day.add_argument("--bulk-notebooks", type=int, default=50, help="running notebooks stop all stops")
+    day.add_argument("--report-notebooks", type=int, default=50, help="notebooks in the day's audit entries")
+    day.add_argument("--quick", action="store_true",
+                     help=f"only the day's phases ({', '.join(DAY_PHASES)}): about a minute, even on a loaded machine")
+
+
 def sound(results: dict[str, Any]) -> list[str]:
     """What makes a run's numbers meaningless: wrong answers, lost or repeated resets, failed events."""
     problems: list[str] = []
@@ -123,15 +145,24 @@ def sound(results: dict[str, Any]) -> list[str]:
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
+    problems += bulk_stop.problems(results.get("bulk_stop"))
     if results.get("report") and not results["report"]["ok"]:
         problems.append(f"report: found {results['report']['found']} and said {results['report']['gaps_said']}, "
                         f"expected {results['report']['expected']} and one gap of each kind")
     return problems
 
 
+def _phase(watch: Stopwatch, name: str, measure: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """One phase's results, its wall time and the load after it on the stopwatch."""
+    started = time.monotonic()
+    result = measure()
+    watch.lap(name, started)
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    phases = args.only.split(",")
+    phases = DAY_PHASES if args.quick else args.only.split(",")
     latency = Latency(args.slack_latency_ms / 1000, args.workbench_latency_ms / 1000, args.pubsub_latency_ms / 1000)
     watch = Stopwatch()
     results: dict[str, Any] = {}
@@ -158,17 +189,13 @@ def main(argv: list[str] | None = None) -> int:
                                      copies=args.storm_copies, senders=args.storm_senders, seed=args.seed)
         watch.lap("storm", started)
     if "bot" in phases:
-        started = time.monotonic()
-        results["bot_time"] = bot_time.run(args.bot_incidents)
-        watch.lap("bot", started)
+        results["bot_time"] = _phase(watch, "bot", lambda: bot_time.run(args.bot_incidents))
     if "live" in phases:
-        started = time.monotonic()
-        results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
-        watch.lap("live", started)
+        results["live_time"] = _phase(watch, "live", lambda: bot_time.run(
+            args.live_incidents, latency, label_update_s=args.label_update_seconds))
     if "pictures" in phases:
-        started = time.monotonic()
-        results["pictures"] = pictures.run(args.picture_incidents, args.draw_runs, latency)
-        watch.lap("pictures", started)
+        results["pictures"] = _phase(watch, "pictures", lambda: pictures.run(args.picture_incidents, args.draw_runs,
+                                                                              latency))
     if "guest" in phases:
         started = time.monotonic()
         results["guest"] = guest_oom.run(args.guest_kills)
@@ -185,10 +212,10 @@ def main(argv: list[str] | None = None) -> int:
                                          modes=tuple(args.watcher_modes.split(",")))
         watch.lap("watcher", started)
 
+    if "bulk" in phases:
+        results["bulk_stop"] = _phase(watch, "bulk", lambda: bulk_stop.run(latency, args.bulk_notebooks))
     if "report" in phases:
-        started = time.monotonic()
-        results["report"] = audit_report.run(args.report_notebooks)
-        watch.lap("report", started)
+        results["report"] = _phase(watch, "report", lambda: audit_report.run(args.report_notebooks))
 
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -200,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
                       if k not in ("out", "record")},
     }
-    table = report.metrics(results) + watcher.metrics(results.get("watcher", {}))
+    table = (report.metrics(results) + watcher.metrics(results.get("watcher", {}))
+             + bulk_stop.metrics(results.get("bulk_stop")))
     args.out.mkdir(parents=True, exist_ok=True)
     report.write(args.out, results, table)
     width = max(len(m.name) for m in table) if table else 0

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import slow_answer
+from bench import bulk_stop, slow_answer
 from bench.metric import Metric
 
 
@@ -356,4 +356,5 @@ LIVE_PARTS = {
 def write(out_dir: Path, results: dict[str, Any], table: list[Metric]) -> None:
     results = {**results, "metrics": [asdict(m) for m in table]}
     (out_dir / "results.json").write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    (out_dir / "results.md").write_text(markdown(results, table))
+    day = bulk_stop.markdown(results.get("bulk_stop"))  # issue 28's section, after the others
+    (out_dir / "results.md").write_text(markdown(results, table) + "\n".join(day) + ("\n" if day else ""))

@@ -1,4 +1,5 @@
-"""`make demo` (python -m demo): OOM kills detected, notebooks reset, alerts posted; then /restart-notebook.
+"""`make demo` (python -m demo): a contest day; start all, then OOM kills detected, notebooks reset, alerts
+posted, /restart-notebook; then the warning before the scheduled stop, the stop, and the report (demo/day.py).
 
 Everything runs here: simulators of the Workbench API, Pub/Sub and Slack, and the
 four functions under the real functions-framework, talking over sockets.

@@ -16,7 +16,7 @@ _EMOJI = {
     ":no_entry_sign:": "🚫", ":octagonal_sign:": "🛑", ":pause_button:": "⏸", ":arrow_forward:": "▶️",
     ":stop_button:": "⏹", ":arrows_counterclockwise:": "🔄", ":test_tube:": "🧪", ":mag:": "🔍", ":link:": "🔗",
     ":wrench:": "🔧", ":thinking_face:": "🤔", ":chart_with_upwards_trend:": "📈", ":incoming_envelope:": "📨",
-    ":gear:": "⚙️", ":arrow_up:": "⬆️", ":tada:": "🎉",
+    ":gear:": "⚙️", ":arrow_up:": "⬆️", ":tada:": "🎉", ":alarm_clock:": "⏰", ":bar_chart:": "📊",
 }
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from demo import guest, render, words
+from demo import day, guest, render, words
 from demo.replay import Entry, localized
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
@@ -216,6 +216,9 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     machine = stack.workbench.get(_full("wb-bob"))["gceSetup"]["machineType"].rsplit("/", 1)[-1]
     transcript.say("notebook", f"wb-bob now runs on {machine} ({human_bytes(memory_kib(machine) or 0)} of memory)")
 
+
+
+def summary(stack: LocalStack, transcript: Transcript) -> None:
     transcript.heading("Summary")
     for name in ("wb-alice", "wb-bob", "wb-carol"):
         transcript.say("notebook", f"{name}: restarted {_times(stack.workbench.resets(_full(name)))}")
@@ -309,7 +312,8 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
         for name in ("wb-alice", "wb-bob", "wb-carol"):
             person = name.removeprefix("wb-")
             stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=f"{person}@contest.example",
-                                         machine_type="e2-standard-4")
+                                         machine_type="e2-standard-4",  # the day's morning starts them
+                                         state="STOPPED" if entries is None else "ACTIVE")
         transcript = Transcript(stack)
         stop = threading.Event()
         watcher = threading.Thread(target=watch_states, args=(stack, transcript, stop), daemon=True)
@@ -317,7 +321,11 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
         try:
             if entries is not None:
                 return replay(stack, transcript, entries, keep_time)
-            scenario(stack, transcript)
+            with day.Ledger(stack) as ledger:  # the report's audit entries, from the first step on
+                day.morning(stack, transcript)
+                scenario(stack, transcript)
+                day.evening(stack, transcript, ledger, PICTURES)
+            summary(stack, transcript)
         finally:
             stop.set()
     return 0

@@ -23,6 +23,9 @@ _VERDICT = {
     "dry-run": "would have restarted (dry run)",
     "give-up": "too old to act on; organizers told",
     "stop": "stopped",
+    "start": "started",
+    "acted": "done",
+    "warned": "owners warned before the stop",
     "alert": "organizers told",
     "follow": "finishing a restart that was interrupted",
     "warn": "owner warned",
@@ -51,7 +54,7 @@ _REASON = {
     "too-old": "the kill is too old to act on",
     "quiet-period": "warned recently",
 }
-_SAYS_THE_VERDICT_AGAIN = {"paused", "resumed", "owner warned", "resized", "stopped"}
+_SAYS_THE_VERDICT_AGAIN = {"paused", "resumed", "owner warned", "resized", "stopped", "done"}
 _DONE_IN = re.compile(r"^(done|timeout|\w+) in (\d+) s$")
 _HEALTH = {
     "HEALTHY": "JupyterLab up",
@@ -89,12 +92,16 @@ def decision(record: dict[str, Any], name_of_email: dict[str, str]) -> str:
         "slash-command": f"{who} asked for a restart",
         "button": f"{who} pressed a button",
         "unresolved": "a kill on a machine that could not be named",
+        "bulk": f"{record.get('action', 'start or stop')} all",
+        "schedule": "the contest's schedule",
     }.get(trigger, _plain(trigger))
     verdict = str(record.get("decision", ""))
     did = _VERDICT.get(verdict, _plain(verdict))
     detail = str(record.get("outcome") or "")
     why = "" if detail in _SAYS_THE_VERDICT_AGAIN else outcome(detail)
-    return f"{record.get('instance', '?')}: {cause} → {did}" + (f" ({why})" if why else "")
+    if not record.get("instance"):  # a run's end or the stop's warning: no one notebook, its own words say it
+        return f"{record.get('message', '?')}" + (f": {outcome(detail)}" if detail else "")
+    return f"{record['instance']}: {cause} → {did}" + (f" ({why})" if why else "")
 
 
 def state(instance: dict[str, Any]) -> str:

@@ -32,16 +32,24 @@ def log_entry(fields: dict[str, Any], message: str, *, at: datetime, insert_id: 
     """The LogEntry Cloud Run makes of the line audit(message, **fields) writes."""
     record = AUDIT.makeRecord(AUDIT.name, severity, __file__, 0, message, (), None,
                               extra={"json_fields": {"audit": True, **fields}})
-    payload = json.loads(_FORMATTER.format(record))
-    labels = payload.pop("logging.googleapis.com/labels")
-    source = payload.pop("logging.googleapis.com/sourceLocation")
+    return as_entry(json.loads(_FORMATTER.format(record)), at=at, insert_id=insert_id, service=service,
+                    project=project)
+
+
+def as_entry(line: dict[str, Any], *, at: datetime, insert_id: str, service: str,
+             project: str = PROJECT) -> dict[str, Any]:
+    """The LogEntry Cloud Run makes of one JSON line a function wrote to stdout (the demo's stack's lines too)."""
+    payload = dict(line)
+    labels = payload.pop("logging.googleapis.com/labels", {})
+    source = payload.pop("logging.googleapis.com/sourceLocation", {})
     return {
         "insertId": insert_id, "timestamp": at.isoformat().replace("+00:00", "Z"),
         "receiveTimestamp": at.isoformat().replace("+00:00", "Z"),
         "logName": f"projects/{project}/logs/run.googleapis.com%2Fstdout",
         "resource": {"type": "cloud_run_revision",
                      "labels": {"service_name": service, "project_id": project, "location": "us-central1"}},
-        "severity": payload.pop("severity"), "labels": labels, "sourceLocation": source, "jsonPayload": payload,
+        "severity": payload.pop("severity", "DEFAULT"), "labels": labels, "sourceLocation": source,
+        "jsonPayload": payload,
     }
 
 

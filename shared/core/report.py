@@ -102,6 +102,7 @@ class _Instance:
     resizes: set[str] = field(default_factory=set)
     outcomes: set[str] = field(default_factory=set)  # event_ids the worker ended, however
     copies: set[str] = field(default_factory=set)  # event_ids of kill lines folded into an earlier incident
+    decided: set[str] = field(default_factory=set)  # event_ids the worker ended otherwise than as a copy
     stops: list[datetime] = field(default_factory=list)
     dropped: int = 0
 
@@ -148,6 +149,8 @@ def _read(records: list[AuditRecord]) -> tuple[dict[str, _Instance], int]:
             continue
         if _text(payload, "action") and event and decision not in PENDING_DECISIONS:
             seen.outcomes.add(event)
+            if decision not in COPY_DECISIONS:
+                seen.decided.add(event)
         if decision in COPY_DECISIONS and event:
             seen.copies.add(event)
         elif _text(payload, "action") == "restart" and decision in RESTART_DECISIONS and event:
@@ -200,7 +203,9 @@ def _count(tally: _Tally, name: str, seen: _Instance, machine_type: str, prices:
     row.notebooks.append(name)
     if machine_type and machine_type not in row.machine_types:
         row.machine_types.append(machine_type)
-    kills = [event for event in seen.kills if event not in seen.copies]
+    # A copy is a kill line whose only outcome was folding it into an earlier incident; Logging's redelivery of
+    # the same entry (same event) after its restart is folded too, and leaves the kill counted.
+    kills = [event for event in seen.kills if event not in seen.copies or event in seen.decided]
     row.kills += len(kills) + seen.dropped
     for event, (end, automatic) in seen.restarts.items():
         if automatic:

@@ -1,9 +1,12 @@
 """`make demo` tells its story in an organizer's words: decisions and states in plain words, one name per
 person, no raw labels, codes or HTTP statuses, and what to do next. Asserted on meaning, not on the exact
-transcript: the wording of the alerts and the policy underneath may change."""
+transcript: the wording of the alerts and the policy underneath may change. Issue 28's contest day is told around
+the story: start all, the fleet view, the warning before the scheduled stop, stop all and the report's CSV."""
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 import subprocess
@@ -93,3 +96,56 @@ def test_the_memory_pictures_are_written_and_named(transcript: str) -> None:
         assert (ROOT / "demo-pictures" / f"{name}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert re.search(r"alt text: Memory used on wb-alice over the hour before the kill: it rose to [\d.]+ GiB "
                      r"\(\d+% of 16\.0 GiB\) at \d\d:\d\d JST.*python \(pid \d+\)", transcript)
+
+
+def test_the_contest_day_is_told_in_order(transcript: str) -> None:
+    """Issue 28: start all, the fleet view, the story's incidents, the warning before the scheduled stop, stop all
+    and the report, each a heading of its own, in the order of a contest day."""
+    headings = [line for line in transcript.splitlines() if line.startswith("=== ")]
+    steps = ("Morning. The organizer starts every notebook", "The fleet view", "1. A notebook runs out of memory",
+             "Evening. 15 minutes before the scheduled stop", "The scheduled stop", "After the contest: the report",
+             "Summary")
+    places = [next((i for i, heading in enumerate(headings) if step in heading), -1) for step in steps]
+    assert -1 not in places and places == sorted(places), list(zip(steps, places, strict=True))
+
+
+def test_start_all_confirms_then_starts_every_notebook(transcript: str) -> None:
+    said = "\n".join(narration(transcript))
+    assert re.search(r"presses \[Start all\]; Slack asks first: Start 3 notebooks: wb-alice, wb-bob, wb-carol", said)
+    for name in ("wb-alice", "wb-bob", "wb-carol"):  # the worker's audit line for each (the states are watched)
+        assert re.search(rf"{name}: start all → started", said), name
+    assert "Start all finished: 3 of 3 started." in transcript
+
+
+def test_the_fleet_view_shows_the_organizer_every_notebook_and_a_participant_only_theirs(transcript: str) -> None:
+    organizers = transcript.split("Home tab of @organizer:", 1)[1].split("carol's Home tab", 1)[0]
+    assert "Contest notebooks" in organizers and "[ Start all ]" in organizers and "[ Stop all ]" in organizers
+    for name in ("wb-alice", "wb-bob", "wb-carol"):
+        assert name in organizers, name
+    carols = transcript.split("carol's Home tab shows her own notebook only (others named: 0):", 1)[1]
+    carols = carols.split("\n=== ", 1)[0]
+    assert "wb-carol" in carols and "wb-alice" not in carols and "wb-bob" not in carols
+
+
+def test_owners_are_warned_before_the_scheduled_stop_which_then_stops_all(transcript: str) -> None:
+    evening = transcript.split("=== Evening.", 1)[1]
+    for owner in ("bob", "carol"):  # alice's restarts were paused in scene 6: the stop leaves her alone, unwarned
+        assert re.search(rf"DM to @{owner}:\n +⏰ Save your work: your notebook wb-{owner} stops at \d\d:\d\d "
+                         r"\(15 minutes from now\)", evening), owner
+        assert re.search(rf"wb-{owner}: stop all → stopped", evening), owner
+    assert "Stop all finished: 2 of 2 stopped." in evening
+    assert "wb-alice still runs: left as it is, since its automatic restarts are paused" in evening
+
+
+def test_the_report_is_written_as_a_csv_with_a_row_per_participant(transcript: str) -> None:
+    named = re.search(r"CSV written to (demo-pictures/contest-report-\d{8}T\d{4}\.csv) \(3 participants",
+                      transcript)
+    assert named, transcript[-3000:]
+    rows = list(csv.DictReader(io.StringIO((ROOT / named[1]).read_text())))
+    participants = {row["participant"]: row for row in rows}
+    assert set(participants) == {"alice@contest.example", "bob@contest.example", "carol@contest.example", "TOTAL"}
+    assert participants["alice@contest.example"]["oom_kills"] == "1"  # delivered 3 times: one kill, one restart
+    assert participants["alice@contest.example"]["automatic_restarts"] == "1"
+    assert participants["carol@contest.example"]["manual_restarts"] == "1"
+    assert participants["bob@contest.example"]["resizes"] == "1"
+    assert "Contest report" in transcript and named[1].rsplit("/", 1)[1] in transcript.split("Contest report", 1)[1]

@@ -120,6 +120,16 @@ def test_a_failed_restart_is_not_a_restart_and_a_folded_copy_is_not_a_second_kil
     assert (alice.kills, alice.automatic_restarts, alice.failed_restarts) == (1, 0, 1)
 
 
+def test_a_kill_logging_delivered_again_after_its_restart_stays_one_kill() -> None:
+    """The sink repeats an entry (same insertId, so the same event): the worker restarts once and folds the rest,
+    whose skip-duplicate lines carry the kill's own event; the kill is counted, with its downtime."""
+    entries = [kill(60, "nb-a", "k1"), worker(61, "nb-a", "k1"),
+               worker(61.2, "nb-a", "k1", decision="skip-duplicate", outcome="before-last-restart"),
+               worker(61.3, "nb-a", "k1", decision="skip-duplicate", outcome="before-last-restart")]
+    alice = row(build(entries, since=SINCE, until=UNTIL, fleet=FLEET, prices=PRICES), ALICE)
+    assert (alice.kills, alice.automatic_restarts, alice.minutes_down) == (1, 1, pytest.approx(1.0))
+
+
 def test_unnamed_kills_unknown_owners_and_unpriced_machines_are_said() -> None:
     entries = [record(10, decision="queued", kind="unresolved", event_id="u1"),
                record(11, decision="refused", kind="refused", event_id="f1"),
