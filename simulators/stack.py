@@ -75,6 +75,7 @@ SLACK_GENEROUS_BUDGET = {
     "SLACK_PUBLISH_SECONDS": "4",
     "SLACK_REPLY_SECONDS": "4",
     "SLACK_APP_CALL_SECONDS": "4",
+    "HOME_MEMORY_SECONDS": "6",
 }
 SLACK_PRODUCTION_BUDGET = {  # SlackBudget's defaults, as production runs them
     "SLACK_ACK_BUDGET_SECONDS": "2.5",
@@ -82,6 +83,7 @@ SLACK_PRODUCTION_BUDGET = {  # SlackBudget's defaults, as production runs them
     "SLACK_PUBLISH_SECONDS": "1",
     "SLACK_REPLY_SECONDS": "1",
     "SLACK_APP_CALL_SECONDS": "1",
+    "HOME_MEMORY_SECONDS": "1",
 }
 
 
