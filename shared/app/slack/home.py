@@ -35,8 +35,8 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
     """The Home tab `user_id` sees, read and published before the deadline (a failed publish is logged: the tab keeps
     what it showed before)."""
     fields: dict[str, Any] = {"user": user_id, "surface": "home"}
-    memory = start_memory(deps, deadline)
-    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields)
+    memory = FleetMemory(deps, deadline)
+    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields, beside=memory.start)
     if isinstance(got, Late):
         view = notice(deps.say("fleet.home.slow", service="Slack" if got.what == "users.info" else "Workbench"),
                       deps.say)
@@ -46,7 +46,7 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
         audit_request("home: not shown", fields)
     else:
         caller, instances = got
-        view = fleet_view(caller, instances, deps, page=page, memory=memory_within(memory, fields))
+        view = fleet_view(caller, instances, deps, page=page, memory=memory.within(fields))
         audit_request("home shown", fields, rows=len(instances) if caller.is_organizer else None)
     publish(deps, user_id, view, deadline)
 
@@ -63,33 +63,38 @@ def view_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | Non
 MemoryReadings = Mapping[tuple[str, str, str], float]
 
 
-def start_memory(deps: Dependencies, deadline: Deadline) -> tuple[Read[MemoryReadings], Deadline] | None:
-    """The fleet's memory read started now, beside the others, with its share of the deadline (at most the reads')."""
-    if deps.memory is None:
-        return None
-    budget = deps.settings.slack_budget
-    share = deadline.share(min(budget.memory, budget.reads))
-    return Read(deps.pool, deps.clock, "timeSeries.list", deps.memory.fleet, deps.settings.project,
-                deps.clock.now()), share
+class FleetMemory:
+    """The fleet's one memory read: started beside the reads (command.read's `beside`) with its own share of the
+    deadline (at most the reads'), and waited for only within it."""
 
+    def __init__(self, deps: Dependencies, deadline: Deadline) -> None:
+        self.deps, self.deadline = deps, deadline
+        self.started: tuple[Read[MemoryReadings], Deadline] | None = None
 
-def memory_within(started: tuple[Read[MemoryReadings], Deadline] | None,
-                  fields: dict[str, Any]) -> MemoryReadings | None:
-    """The readings when Monitoring answered within the share; None (every row "unknown") when it was slow or
-    failed, whatever it raised: memory is best effort and the tab is published without it."""
-    if started is None:
-        return None
-    memory, share = started
-    try:
-        got = memory.within(share)
-    except Exception as exc:  # noqa: BLE001 - no number rather than no tab
-        log.warning("the fleet's memory read failed: %s", failure(exc) if isinstance(exc, ServiceError) else exc)
-        fields["memory"] = "failed"
-        return None
-    if isinstance(got, Late):
-        fields["memory"] = "late"
-        return None
-    return got
+    def start(self) -> None:
+        deps = self.deps
+        if deps.memory is not None:
+            budget = deps.settings.slack_budget
+            share = self.deadline.share(min(budget.memory, budget.reads))
+            self.started = (Read(deps.pool, deps.clock, "timeSeries.list", deps.memory.fleet, deps.settings.project,
+                                 deps.clock.now()), share)
+
+    def within(self, fields: dict[str, Any]) -> MemoryReadings | None:
+        """The readings when Monitoring answered within the share; None (every row "unknown") when it was slow or
+        failed, whatever it raised: memory is best effort and the tab is published without it."""
+        if self.started is None:
+            return None
+        memory, share = self.started
+        try:
+            got = memory.within(share)
+        except Exception as exc:  # noqa: BLE001 - no number rather than no tab
+            log.warning("the fleet's memory read failed: %s", failure(exc) if isinstance(exc, ServiceError) else exc)
+            fields["memory"] = "failed"
+            return None
+        if isinstance(got, Late):
+            fields["memory"] = "late"
+            return None
+        return got
 
 
 def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies, *, page: int = 1,
@@ -185,8 +190,8 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
     action = obj((body.get("actions") or [{}])[0])
     fields: dict[str, Any] = {"user": user_id, "button": str(action.get("action_id", "")), "surface": "home"}
     name = str(action.get("value", "")).rsplit("/", 1)[-1]
-    memory = start_memory(deps, deadline)
-    got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields)
+    memory = FleetMemory(deps, deadline)
+    got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields, beside=memory.start)
     if isinstance(got, Late | str):  # nothing queued; pressing again is the way on
         text = got if isinstance(got, str) else deps.say("fleet.home.slow", service="Slack" if got.what ==
                                                          "users.info" else "Workbench")
@@ -196,6 +201,6 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
         return
     caller, instances = got
     said = restart(deps, body, caller, name, instances, deadline, fields)
-    view = fleet_view(caller, instances, deps, memory=memory_within(memory, fields))
+    view = fleet_view(caller, instances, deps, memory=memory.within(fields))
     view["blocks"].insert(1, {"type": "section", "text": {"type": "mrkdwn", "text": said[:fleet.SECTION_MAX]}})
     publish(deps, user_id, {**view, "blocks": view["blocks"][:fleet.HOME_MAX_BLOCKS]}, deadline)
