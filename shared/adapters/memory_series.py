@@ -46,6 +46,11 @@ class MemorySeries:
         self._client: Any = None
         self._lock = threading.Lock()
 
+    @property
+    def ready(self) -> bool:
+        """Whether the client is made (its library imported): the first read also imports it."""
+        return self._client is not None
+
     def _metrics(self) -> Any:
         with self._lock:  # the worker's threads may ask at once: one client
             if self._client is None:

@@ -40,6 +40,7 @@ class SlowMonitoring(MemorySeries):
     def __init__(self, clock: Clock, seconds: float, readings: dict[tuple[str, str, str], float] | None = None,
                  error: Exception | None = None) -> None:
         super().__init__()
+        self._client = object()  # made: the first read's wait for the Workbench client is not this test's
         self.clock, self.seconds, self.error = clock, seconds, error
         self.readings = readings if readings is not None else {ALICE_KEY: 62.0}
         self.calls = 0
@@ -124,3 +125,26 @@ def test_without_a_window_a_stopped_notebook_needs_no_attention(sim: SlackSimula
     deps = with_monitoring(sim, clock, None, StoppedWorkbench(clock))
     assert deps.settings.contest_start is None and deps.settings.contest_end is None
     assert "stopped while the contest runs" not in shown(sim, deps)
+
+
+class WorkbenchWithClient(SlowWorkbench):
+    """The Workbench stand-in with the lazily made client the cold first memory read waits for."""
+
+    touched = 0
+
+    @property
+    def client(self) -> object:
+        self.touched += 1
+        return object()
+
+
+def test_a_cold_first_read_makes_the_workbench_client_before_it_imports_monitoring(sim: SlackSimulator) -> None:
+    clock = FakeClock()
+    monitoring = SlowMonitoring(clock, 0.0)
+    monitoring._client = None  # not made: this is the instance's first read
+    workbench = WorkbenchWithClient(clock)
+    text = shown(sim, with_monitoring(sim, clock, monitoring, workbench))
+    assert workbench.touched == 1 and monitoring.calls == 1 and "memory 62% ███░░" in text
+    monitoring._client = object()
+    shown(sim, with_monitoring(sim, clock, monitoring, workbench))
+    assert workbench.touched == 1  # made once: later reads go straight to Monitoring

@@ -76,8 +76,17 @@ class FleetMemory:
         if deps.memory is not None:
             budget = deps.settings.slack_budget
             share = self.deadline.share(min(budget.memory, budget.reads))
-            self.started = (Read(deps.pool, deps.clock, "timeSeries.list", deps.memory.fleet, deps.settings.project,
-                                 deps.clock.now()), share)
+            memory, workbench = deps.memory, deps.workbench
+
+            def first_read(project: str, end: datetime) -> dict[tuple[str, str, str], float]:
+                """A cold instance's first read imports the Monitoring library only once the Workbench client the
+                reads need first is made (it waits on that client's lock), since imports share the GIL: the fleet
+                is never late for the memory, which is then most likely "unknown" this once."""
+                _ = workbench.client
+                return memory.fleet(project, end)
+
+            self.started = (Read(deps.pool, deps.clock, "timeSeries.list", memory.fleet if memory.ready else first_read,
+                                 deps.settings.project, deps.clock.now()), share)
 
     def within(self, fields: dict[str, Any]) -> MemoryReadings | None:
         """The readings when Monitoring answered within the share; None (every row "unknown") when it was slow or
