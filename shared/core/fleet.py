@@ -88,7 +88,8 @@ def contest_running(now: datetime, start: datetime | None, end: datetime | None)
 def memory_by_name(views: Iterable[InstanceView], readings: Mapping[tuple[str, str, str], float] | None,
                    ) -> dict[str, float] | None:
     """Each notebook's memory in use from Monitoring's readings keyed (project, zone, VM name): the VM Workbench
-    makes for an instance bears the instance's name, and a reading of another project or zone is another VM's. None stays None: Monitoring was not read."""
+    makes for an instance bears the instance's name, and a reading of another project or zone is another VM's.
+    None stays None: Monitoring was not read."""
     if readings is None:
         return None
     return {view.ref.name: readings[key] for view in views
