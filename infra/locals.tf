@@ -52,6 +52,8 @@ locals {
     OWNER_DM                        = tostring(var.owner_dm)
     MESSAGE_LANGUAGE                = var.message_language
     DISPLAY_TIMEZONE                = var.display_timezone
+    CONTEST_START                   = var.contest_start == null ? "" : var.contest_start
+    CONTEST_END                     = var.contest_end == null ? "" : var.contest_end
     MAX_EVENT_AGE_SECONDS           = tostring(var.max_event_age_seconds)
     MANUAL_RESTART_INTERVAL_SECONDS = tostring(var.manual_restart_interval_seconds)
     WORKER_BUDGET_SECONDS           = tostring(local.worker_budget_seconds)
@@ -88,6 +90,8 @@ locals {
     slack_app = [
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check
       "notebooks.instances.list",
+      # Cloud Monitoring, not Workbench: the Home tab's memory in use, one read for the fleet (issue 28).
+      "monitoring.timeSeries.list",
     ]
     # Compute Engine, not Workbench: which VM has the instance_id a kill line carries (shared/adapters/compute.py).
     on_oom = [

@@ -125,6 +125,33 @@ variable "display_timezone" {
   }
 }
 
+variable "contest_start" {
+  description = "CONTEST_START: when the contest begins (RFC 3339, e.g. 2026-12-01T00:00:00Z), as infra/contest's contest_start. With contest_end, a notebook stopped inside the window needs attention in the Home tab; null: no window."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.contest_start == null || can(timeadd(var.contest_start, "0s"))
+    error_message = "contest_start must be an RFC 3339 timestamp, like 2026-12-01T09:00:00Z."
+  }
+}
+
+variable "contest_end" {
+  description = "CONTEST_END: when the contest ends (RFC 3339), as infra/contest's contest_end; null: no window."
+  type        = string
+  default     = null
+
+  validation {
+    condition     = var.contest_end == null || can(timeadd(var.contest_end, "0s"))
+    error_message = "contest_end must be an RFC 3339 timestamp, like 2026-12-01T09:00:00Z."
+  }
+
+  validation {
+    condition     = var.contest_start == null || var.contest_end == null ? true : timecmp(var.contest_start, var.contest_end) < 0
+    error_message = "contest_start must be before contest_end."
+  }
+}
+
 variable "max_event_age_seconds" {
   description = "MAX_EVENT_AGE_SECONDS: OOM events and restart requests older than this are dropped instead of acted on (redeliveries stop mattering)."
   type        = number
@@ -164,7 +191,7 @@ variable "extra_environment" {
       "MACHINE_LADDER", "MACHINE_PRICES", "RESIZE_SUGGEST_KILLS", "MEMORY_WARNING_QUIET_SECONDS",
       "ALERT_GROUP_WINDOW_SECONDS", "ALERT_DAILY_LIMIT", "GUARD_RESTART_WAIT_SECONDS", "MEMORY_CHARTS",
       "SLACK_ACK_BUDGET_SECONDS", "SLACK_READS_SECONDS", "SLACK_PUBLISH_SECONDS", "SLACK_REPLY_SECONDS",
-      "SLACK_APP_CALL_SECONDS", "SLACK_ANSWER_RETRY_SECONDS",
+      "SLACK_APP_CALL_SECONDS", "SLACK_ANSWER_RETRY_SECONDS", "HOME_MEMORY_SECONDS",
     ], k)])
     error_message = "extra_environment may only set tunables of shared/adapters/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }

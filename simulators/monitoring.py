@@ -13,6 +13,10 @@ What it follows of the API (docs/fidelity.md, "Issue 27"):
   end time is included; a point inside it is one whose end time lies in (start, end].
 - Aggregation: an aligner needs an alignment period of at least 60 s (INVALID_ARGUMENT otherwise); ALIGN_MEAN
   turns a gauge's points into DOUBLE values, one per period.
+- The fleet read (docs/fidelity.md, "Issue 28"): a filter naming no instance_id is every VM of the project; a
+  crossSeriesReducer needs an aligner and a period (INVALID_ARGUMENT otherwise); groupByFields partition the series,
+  "Fields not specified in groupByFields are aggregated away", and TimeSeries.metadata holds "metadata labels that
+  are explicitly named in the reduction" (here the VM's name, metadata.system_labels.name).
 - Ops Agent metrics (https://cloud.google.com/monitoring/api/metrics_opsagent): memory/percent_used is a DOUBLE
   gauge labelled state; processes/rss_usage an INT64 gauge in bytes labelled process, command, command_line,
   owner, pid.
@@ -45,6 +49,7 @@ class VmSeries:
 
     project: str
     zone: str
+    name: str = ""  # the VM's name: Monitoring's metadata.system_labels.name for it
     percents: dict[datetime, float] = field(default_factory=dict)
     processes: dict[tuple[str, int], dict[datetime, int]] = field(default_factory=dict)
 
@@ -78,16 +83,27 @@ class MonitoringSimulator:
             self._server = None
 
     # ---- feeding it ----------------------------------------------------------------------------------
-    def vm(self, vm_id: str, project: str = "", zone: str = "") -> VmSeries:
+    def vm(self, vm_id: str, project: str = "", zone: str = "", name: str = "") -> VmSeries:
         with self._lock:
-            return self.vms.setdefault(vm_id, VmSeries(project, zone))
+            series = self.vms.setdefault(vm_id, VmSeries(project, zone))
+            series.name = name or series.name
+            return series
+
+    def feed_level(self, vm_id: str, now: datetime, percent: float, *, project: str, zone: str, name: str,
+                   minutes: int = 10) -> None:
+        """A VM whose memory has held at `percent` for the last `minutes`, one point a minute up to `now`."""
+        series = self.vm(vm_id, project, zone, name)
+        with self._lock:
+            for back in range(minutes):
+                series.percents[now.replace(second=0, microsecond=0) - timedelta(minutes=back)] = percent
 
     def feed_kill(self, vm_id: str, kill_at: datetime, *, process: str = "python", pid: int = 23817,
-                  rss_bytes: int = 12 * GIB, total_bytes: int = 16 * GIB, project: str = "", zone: str = "") -> None:
+                  rss_bytes: int = 12 * GIB, total_bytes: int = 16 * GIB, project: str = "", zone: str = "",
+                  name: str = "") -> None:
         """The hour before a kill as the agent saw it: a slow climb, then a cell that takes the rest, up to 97 % of
         the machine; the killed process holding most of it, the notebook server and a language server beside
         it, and another kernel holding what the killed one did not (two notebooks, each taking half)."""
-        series = self.vm(vm_id, project, zone)
+        series = self.vm(vm_id, project, zone, name)
         base, share = 0.22, 0.97
         other = share * total_bytes - 1.5 * GIB - rss_bytes  # another kernel's part of the full machine
         last = kill_at.replace(second=0, microsecond=0)
@@ -128,6 +144,8 @@ class MonitoringSimulator:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                           "The alignment period must be at least 60 seconds.")
         wanted = dict(_EQUALS.findall(request.filter))
+        if request.aggregation.cross_series_reducer:
+            return self._fleet(request, wanted, context)
         metric = wanted.get("metric.type", "")
         found = self.vms.get(wanted.get("resource.labels.instance_id", ""))
         project = request.name.removeprefix("projects/")
@@ -158,6 +176,43 @@ class MonitoringSimulator:
                 value_type=DOUBLE if is_double or mean else INT64,
                 points=[_point(at, points[at], double=is_double or mean) for at in inside],
             ))
+        return monitoring_v3.ListTimeSeriesResponse(time_series=series)
+
+
+    def _fleet(self, request: Any, wanted: dict[str, str], context: Any) -> Any:
+        """A reduction over the project's VMs (the memory metric only), one series a group of groupByFields."""
+        aggregation = request.aggregation
+        if not aggregation.per_series_aligner or aggregation.alignment_period.total_seconds() < 60:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                          "A cross-series reducer needs a per-series aligner and an alignment period.")
+        project = request.name.removeprefix("projects/")
+        if wanted.get("metric.type") != MEMORY_METRIC or wanted.get("metric.labels.state", "used") != "used":
+            return monitoring_v3.ListTimeSeriesResponse()
+        fields = set(aggregation.group_by_fields)
+        start, end = request.interval.start_time, request.interval.end_time
+        groups: dict[tuple[str, ...], dict[datetime, float]] = {}
+        with self._lock:
+            for vm_id, vm in self.vms.items():
+                labels = {"project_id": vm.project or project, "zone": vm.zone, "instance_id": vm_id}
+                if labels["project_id"] != wanted.get("resource.labels.project_id", labels["project_id"]):
+                    continue
+                key = (*(labels[f] for f in ("project_id", "zone", "instance_id") if f"resource.label.{f}" in fields),
+                       vm.name if "metadata.system_labels.name" in fields else "")
+                points = groups.setdefault(key, {})
+                for at, value in vm.percents.items():
+                    if start < at <= end:
+                        points[at] = max(points.get(at, value), value)  # REDUCE_MAX
+        series = []
+        for key, points in sorted(groups.items()):
+            if not points:
+                continue
+            grouped = [f for f in ("project_id", "zone", "instance_id") if f"resource.label.{f}" in fields]
+            series.append(monitoring_v3.TimeSeries(
+                metric={"type": MEMORY_METRIC},
+                resource={"type": "gce_instance", "labels": dict(zip(grouped, key[:-1], strict=True))},
+                metadata={"system_labels": {"name": key[-1]}} if "metadata.system_labels.name" in fields else None,
+                metric_kind=GAUGE, value_type=DOUBLE,
+                points=[_point(at, points[at], double=True) for at in sorted(points, reverse=True)]))
         return monitoring_v3.ListTimeSeriesResponse(time_series=series)
 
 
@@ -194,7 +249,8 @@ def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any]) -> None:
     rss = _ANON_RSS.search(text)
     sim.feed_kill(vm_id, kill_at, process=killed.group(2), pid=int(killed.group(1)),
                   rss_bytes=int(rss.group(1)) * 1024 if rss else 12 * GIB,
-                  project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")))
+                  project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")),
+                  name=str(_dict(entry.get("labels")).get("compute.googleapis.com/resource_name", "")))
 
 
 def feed_from_incident(sim: MonitoringSimulator, notification: dict[str, Any]) -> None:

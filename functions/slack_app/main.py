@@ -16,6 +16,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from shared.adapters.audit import setup_logging
 from shared.adapters.config import Need, settings_or_exit
+from shared.adapters.memory_series import MemorySeries
 from shared.adapters.misconfig import slack_start_failure
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
@@ -36,7 +37,10 @@ def _dependencies(client: Any) -> Dependencies:
         timeout=timedelta(seconds=budget.ack),
         retry_deadline=timedelta(seconds=budget.ack),
     )
-    return build_dependencies(SETTINGS, client=client, workbench=workbench,
+    # The Home tab's memory read (one timeSeries.list for the fleet) waits only its share; its client's timeout is the
+    # whole acknowledgement, so a slow Monitoring is "unknown" on the tab, not an error.
+    memory = MemorySeries(endpoint=SETTINGS.monitoring_api_endpoint, timeout_s=budget.ack)
+    return build_dependencies(SETTINGS, client=client, workbench=workbench, memory=memory,
                               queue=RestartQueue(SETTINGS.restart_topic, publish_timeout_s=budget.publish))
 
 

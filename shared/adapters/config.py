@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -55,6 +55,9 @@ class SlackBudget:
     publish: float = 1.0  # the publish to the restart topic: one attempt, the RPC and the wait for its id
     reply: float = 1.0  # one response_url post before the ack (WebhookClient's own default is 30 s)
     call: int = 1  # the app's WebClient timeout (whole seconds): any other Slack call before the ack
+    # The Home tab's one Cloud Monitoring read (memory in use across the fleet), made at once with the reads: past
+    # it the tab is published with "memory: unknown" rather than late or with a guessed number.
+    memory: float = 1.0
     # The worker, finishing a request acknowledged first: how long a read that failed in a way that may pass
     # (a 503, no answer) is redelivered before the person is told what failed.
     retry: float = 60.0
@@ -100,6 +103,10 @@ class Settings:
     # count; at most alert_daily_limit messages per group in 24 hours.
     alert_group_window: timedelta = timedelta(minutes=5)
     alert_daily_limit: int = 20
+    # The contest window (Terraform's contest_start / contest_end): a notebook stopped inside it needs attention in
+    # the fleet view. Known only when both are set; otherwise no notebook is "stopped while the contest runs".
+    contest_start: datetime | None = None
+    contest_end: datetime | None = None
 
     @property
     def reset_settle(self) -> timedelta:
@@ -182,6 +189,7 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         policy=_policy(read),
         **_machines(read),
         **_timings(read),
+        **_contest(read),
     )
     if read.problems:
         raise ConfigError(
@@ -312,12 +320,21 @@ def _timings(read: _Reader) -> dict[str, Any]:
             publish=read.seconds("SLACK_PUBLISH_SECONDS", timedelta(seconds=1.0)).total_seconds(),
             reply=read.seconds("SLACK_REPLY_SECONDS", timedelta(seconds=1.0)).total_seconds(),
             call=read.positive("SLACK_APP_CALL_SECONDS", 1),
+            memory=read.seconds("HOME_MEMORY_SECONDS", timedelta(seconds=1.0)).total_seconds(),
             retry=read.seconds("SLACK_ANSWER_RETRY_SECONDS", timedelta(seconds=60)).total_seconds(),
         ),
         "resize_suggest_kills": read.positive("RESIZE_SUGGEST_KILLS", 3),
         "alert_group_window": read.seconds("ALERT_GROUP_WINDOW_SECONDS", timedelta(minutes=5)),
         "alert_daily_limit": read.positive("ALERT_DAILY_LIMIT", 20),
     }
+
+
+def _contest(read: _Reader) -> dict[str, Any]:
+    """CONTEST_START / CONTEST_END as Terraform's contest variables write them (RFC 3339 with a zone)."""
+    start = read.parse("CONTEST_START", None, _moment, "an RFC 3339 time with a zone (e.g. 2026-12-01T09:00:00Z)")
+    end = read.parse("CONTEST_END", None, _moment, "an RFC 3339 time with a zone (e.g. 2026-12-01T18:00:00Z)")
+    read.unless(start is None or end is None or start < end, "CONTEST_START must be before CONTEST_END")
+    return {"contest_start": start, "contest_end": end}
 
 
 def settings_or_exit(needs: Collection[Need]) -> Settings:
@@ -361,6 +378,13 @@ def _bool(raw: str) -> bool:
     if lowered in _FALSE:
         return False
     raise ValueError(raw)
+
+
+def _moment(raw: str) -> datetime:
+    moment = datetime.fromisoformat(raw)
+    if moment.tzinfo is None:
+        raise ValueError(raw)
+    return moment
 
 
 def _zone(raw: str) -> str:

@@ -3,9 +3,11 @@
 Two `timeSeries.list` calls (projects.timeSeries.list; MetricService.ListTimeSeries), each filtered by the VM's
 instance id: the Ops Agent's `agent.googleapis.com/memory/percent_used` (state=used) over the window, aligned to
 one minute, and its `agent.googleapis.com/processes/rss_usage` (labels command, pid) over the five minutes up to
-the moment asked about, of which each process's last point counts. Best effort, like the picture it feeds: one
-attempt, bounded by a timeout, and what Google raised leaves as the project's error (google_errors.py). The
-library is imported on first use: only the worker reads Monitoring, and only after the restart.
+the moment asked about, of which each process's last point counts. And for the Home tab's fleet view, one
+`timeSeries.list` over every VM of the project at once (`fleet`): the memory metric grouped by project, zone and the
+VM's name (metadata.system_labels.name, which Monitoring attaches from the VM itself), each VM's latest point.
+Best effort, like the picture and the view it feeds: one attempt, bounded by a timeout, and what Google raised
+leaves as the project's error (google_errors.py). The library is imported on first use.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from shared.core.memory_chart import Process
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
 LAST_PROCESS_POINT = timedelta(minutes=5)  # a process's rss older than this before the moment is not "just before"
+FLEET_WINDOW = timedelta(minutes=5)  # a VM whose latest point is older has no memory in use to show, not an old one
+# Grouped by these, each VM is one series and its metadata names it ("metadata labels that are explicitly named in
+# the reduction"; Aggregation.groupByFields, projects.timeSeries.list: docs/fidelity.md, "Issue 28").
+FLEET_GROUP_BY = ("resource.label.project_id", "resource.label.zone", "metadata.system_labels.name")
 _VM_ID = re.compile(r"\d{1,20}")
 
 
@@ -39,6 +45,11 @@ class MemorySeries:
         self._timeout = timeout_s
         self._client: Any = None
         self._lock = threading.Lock()
+
+    @property
+    def ready(self) -> bool:
+        """Whether the client is made (its library imported): the first read also imports it."""
+        return self._client is not None
 
     def _metrics(self) -> Any:
         with self._lock:  # the worker's threads may ask at once: one client
@@ -72,6 +83,40 @@ class MemorySeries:
         latest.sort(key=lambda p: p.rss_bytes, reverse=True)
         return MemoryData(tuple(sorted(percents.items())), tuple(latest[:processes]))
 
+    def fleet(self, project: str, end: datetime) -> dict[tuple[str, str, str], float]:
+        """Memory in use on every VM of the project, by (project, zone, VM name): each one's latest minute in the
+        FLEET_WINDOW up to `end`. A VM with no point in it, or a value outside 0-100, is left out: no number
+        rather than a wrong one."""
+        from google.cloud import monitoring_v3  # noqa: PLC0415 - lazy: cold start
+
+        aggregation = monitoring_v3.Aggregation(
+            alignment_period=timedelta(minutes=1),
+            per_series_aligner=monitoring_v3.Aggregation.Aligner.ALIGN_MEAN,
+            cross_series_reducer=monitoring_v3.Aggregation.Reducer.REDUCE_MAX,
+            group_by_fields=list(FLEET_GROUP_BY),
+        )
+        request = monitoring_v3.ListTimeSeriesRequest(
+            name=f"projects/{project}",
+            filter=f'metric.type = "{MEMORY_METRIC}" AND metric.labels.state = "used" AND resource.type = '
+                   f'"gce_instance" AND resource.labels.project_id = "{project}"',
+            interval=monitoring_v3.TimeInterval(start_time=end - FLEET_WINDOW, end_time=end),
+            aggregation=aggregation,
+            view=monitoring_v3.ListTimeSeriesRequest.TimeSeriesView.FULL,
+        )
+        with google_answers():
+            answer = list(self._metrics().list_time_series(request=request, retry=None, timeout=self._timeout))
+        latest: dict[tuple[str, str, str], tuple[datetime, float]] = {}
+        for series in answer:
+            resource = series.resource.labels
+            key = (str(resource.get("project_id", "")), str(resource.get("zone", "")),
+                   _system_name(series.metadata.system_labels))
+            points = [(p.interval.end_time, _number(p.value)) for p in series.points if p.interval.end_time <= end]
+            if key[0] == project and all(key) and points:
+                newest = max(points, key=lambda point: point[0])
+                if 0 <= newest[1] <= 100 and (key not in latest or newest[0] > latest[key][0]):
+                    latest[key] = newest
+        return {key: percent for key, (_, percent) in latest.items()}
+
     def _list(self, project: str, metric: str, vm_id: str, start: datetime, end: datetime) -> list[Any]:
         from google.cloud import monitoring_v3  # noqa: PLC0415 - lazy: cold start
 
@@ -86,6 +131,12 @@ class MemorySeries:
             view=monitoring_v3.ListTimeSeriesRequest.TimeSeriesView.FULL,
         )
         return list(self._metrics().list_time_series(request=request, retry=None, timeout=self._timeout))
+
+
+def _system_name(labels: Any) -> str:
+    """metadata.system_labels' "name" (a protobuf Struct): the VM's name when it is a string, else ""."""
+    name = dict(labels.items()).get("name")
+    return name if isinstance(name, str) else ""
 
 
 def _number(value: Any) -> float:

@@ -36,7 +36,10 @@ ALL_ACTIONS = (ACTION_START_ALL, ACTION_STOP_ALL, ACTION_REFRESH, ACTION_PAGE, A
 HOME_MAX_BLOCKS = 100  # Block Kit: blocks in a Home tab view
 SECTION_MAX = 3000  # Block Kit: characters in a section's text
 ATTENTION_PER_PAGE = 30  # two blocks each, beside the header, the summary, the buttons and the compact list
+# Memory at or above this needs attention: the Ops Agent's percent_used this high is the next OOM kill in waiting,
+# and a word to the owner (save, free a kernel, ask for a bigger machine) now saves the work a kill would lose.
 HIGH_MEMORY_PERCENT = 85.0
+MEMORY_BAR_CELLS = 5
 CRASH_LOOP_RESTARTS = 3  # automatic restarts within CRASH_LOOP_WINDOW: a crash loop even before the pause
 CRASH_LOOP_WINDOW = timedelta(hours=1)
 _RUNNING = frozenset({"ACTIVE", "STARTING", "PROVISIONING", "INITIALIZING", "UPGRADING"})
@@ -67,12 +70,40 @@ class FleetRow:
     state: str  # Workbench state name (models.InstanceState)
     machine_type: str
     jupyter_up: bool | None  # None: no fresh report names JupyterLab
-    memory_percent: float | None
+    memory_percent: float | None  # None: no data for it, or Monitoring not read (memory_read)
     today: DayCounts
     mode: AutoMode
     held: bool  # an organizer's stop that only an organizer undoes
     auto_restarts_recent: int
     attention: tuple[Attention, ...]
+    memory_read: bool = True  # False: Monitoring failed or was slow, so nothing is known of any row's memory
+
+
+def contest_running(now: datetime, start: datetime | None, end: datetime | None) -> bool:
+    """Whether `now` is inside the contest window [start, end); a window missing either end is no window, so a
+    stopped notebook then needs no attention (as before the window was a setting)."""
+    return start is not None and end is not None and start <= now < end
+
+
+def memory_by_name(views: Iterable[InstanceView], readings: Mapping[tuple[str, str, str], float] | None,
+                   ) -> dict[str, float] | None:
+    """Each notebook's memory in use from Monitoring's readings keyed (project, zone, VM name): the VM Workbench
+    makes for an instance bears the instance's name, and a reading of another project or zone is another VM's.
+    None stays None: Monitoring was not read."""
+    if readings is None:
+        return None
+    return {view.ref.name: readings[key] for view in views
+            if (key := (view.ref.project, view.ref.zone, view.ref.name)) in readings}
+
+
+def memory_text(percent: float | None, *, read: bool, say: messages.For) -> str:
+    """"87% ████░", "no data", or "unknown" (Monitoring not read): never a number that was not read."""
+    if not read:
+        return say("fleet.unknown")
+    if percent is None:
+        return say("fleet.memory.no_data")
+    full = min(MEMORY_BAR_CELLS, max(0, round(percent / 100 * MEMORY_BAR_CELLS)))
+    return f"{percent:.0f}% {'█' * full}{'░' * (MEMORY_BAR_CELLS - full)}"
 
 
 def jupyter_up(view: InstanceView) -> bool | None:
@@ -96,7 +127,8 @@ def _from_labels(history: History, since: datetime) -> DayCounts:
 
 
 def build_row(view: InstanceView, *, now: datetime, day_start: datetime, contest_running: bool,
-              memory_percent: float | None = None, counts: DayCounts | None = None) -> FleetRow:
+              memory_percent: float | None = None, counts: DayCounts | None = None, memory_read: bool = True,
+              ) -> FleetRow:
     """One notebook's row; `contest_running` makes a stopped notebook need attention."""
     history = History.from_labels(view.labels).as_of(now)
     up = jupyter_up(view)
@@ -115,16 +147,17 @@ def build_row(view: InstanceView, *, now: datetime, day_start: datetime, contest
         machine_type=view.machine_type, jupyter_up=up, memory_percent=memory_percent,
         today=counts if counts is not None else _from_labels(history, day_start), mode=history.auto_mode,
         held=history.stopped is not None and history.stopped.held, auto_restarts_recent=recent,
-        attention=tuple(attention))
+        attention=tuple(attention), memory_read=memory_read)
 
 
 def build(views: Iterable[InstanceView], *, now: datetime, day_start: datetime, contest_running: bool,
           memory: Mapping[str, float] | None = None, counts: Mapping[str, DayCounts] | None = None,
           ) -> list[FleetRow]:
-    """Every notebook's row, attention first (by its most urgent reason), then by name."""
-    memory, counts = memory or {}, counts or {}
+    """Every notebook's row, attention first (by its most urgent reason), then by name; `memory` None: Monitoring
+    was not read, so every row's memory is unknown (an empty mapping: read, and no row has data)."""
+    read, memory, counts = memory is not None, memory or {}, counts or {}
     rows = [build_row(view, now=now, day_start=day_start, contest_running=contest_running,
-                      memory_percent=memory.get(view.ref.name), counts=counts.get(view.ref.name))
+                      memory_percent=memory.get(view.ref.name), counts=counts.get(view.ref.name), memory_read=read)
             for view in views]
     order = list(Attention)
     return sorted(rows, key=lambda row: (min((order.index(a) for a in row.attention), default=len(order)),
@@ -154,7 +187,7 @@ def confirm_dialog(text: str, say: messages.For) -> dict[str, Any]:
 def _texts(row: FleetRow, say: messages.For) -> dict[str, str]:
     unknown = say("fleet.unknown")
     jupyter = unknown if row.jupyter_up is None else say("fleet.jupyter.up" if row.jupyter_up else "fleet.jupyter.down")
-    memory = unknown if row.memory_percent is None else f"{row.memory_percent:.0f}%"
+    memory = memory_text(row.memory_percent, read=row.memory_read, say=say)
     return {"name": messages.escape(row.name), "state": row.state, "jupyter": jupyter, "memory": memory,
             "machine": messages.escape(row.machine_type) or unknown}
 

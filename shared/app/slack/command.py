@@ -8,6 +8,7 @@ wants the answer within 3 seconds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from shared.adapters.errors import ServiceError
@@ -61,9 +62,11 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
 
 
 def read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, deadline: Deadline,
-          fields: dict[str, Any]) -> tuple[Caller, list[InstanceView]] | str | Late:
+          fields: dict[str, Any], *, beside: Callable[[], None] | None = None,
+          ) -> tuple[Caller, list[InstanceView]] | str | Late:
     """Who is asking and what exists, read at once and waited for at most the reads' share, so a slow service is Late
-    and a failing one is answered (a read still running goes on, bounded by its client's timeout); the Home tab too."""
+    and a failing one is answered (a read still running goes on, bounded by its client's timeout); the Home tab too,
+    whose `beside` starts its memory read once these have started."""
     settings = deps.settings
     reads = deadline.share(settings.slack_budget.reads)  # from the moment they start
     if verb is Verb.RESTART and not deps.publisher.ready:
@@ -71,6 +74,8 @@ def read(deps: Dependencies, verb: Verb, user_id: str, workspace: str | None, de
     asked = deps.callers.start(user_id, workspace)
     zones = [Read(deps.pool, deps.clock, "instances.list", deps.workbench.list, settings.project, (zone,))
              for zone in settings.workbench_zones]
+    if beside is not None:
+        beside()
     caller = deps.callers.within(asked, reads, fields)
     if isinstance(caller, str | Late):
         return caller

@@ -13,6 +13,7 @@ from typing import Any
 
 from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
+from shared.adapters.memory_series import MemorySeries
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
 from shared.app.slack.callers import Callers
@@ -35,11 +36,12 @@ class Dependencies:
     callers: CallerLookup
     publisher: DeadlinePublisher
     responder: Responder
+    memory: MemorySeries | None = None  # the Home tab's fleet memory read (Cloud Monitoring); None: not read
 
 
 def build_dependencies(
     settings: Settings, *, client: Any, workbench: Workbench, queue: RestartQueue, clock: Clock = SYSTEM,
-    pool: Executor | None = None, callers: Callers | None = None,
+    pool: Executor | None = None, callers: Callers | None = None, memory: MemorySeries | None = None,
 ) -> Dependencies:
     """The app's collaborators from its settings and clients, so the function and every test wire them the same way
     (`pool` and `callers` default to production's)."""
@@ -52,6 +54,7 @@ def build_dependencies(
         callers=CallerLookup(callers=callers, pool=pool, clock=clock, say=say),
         publisher=DeadlinePublisher(queue=queue, budget=budget, say=say),
         responder=Responder(budget=budget, response_url_base=settings.slack_response_url_base),
+        memory=memory,
     )
 
 

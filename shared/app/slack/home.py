@@ -5,17 +5,20 @@ they press Refresh or Next page, because Slack shows a Home tab only as an app l
 # once, within the reads' share); shared/core/fleet.py builds the rows and the view. An organizer sees every notebook
 # (organizer_view, whose Start all / Stop all confirm dialogs say how many and which: fleet_ops.confirmation); anyone
 # else sees only the notebooks their confirmed Slack email owns (participant_view), so no participant ever reads
-# another's name or email. A read that is slow or failing publishes a short view saying so, with Refresh.
+# another's name or email. A read that is slow or failing publishes a short view saying so, with Refresh. Memory in
+# use is one Cloud Monitoring read for the whole fleet (MemorySeries.fleet), made at once with the others and waited
+# for its own share (HOME_MEMORY_SECONDS, at most the reads'): slow or failing, the tab says "memory: unknown".
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from shared.adapters.errors import ServiceError
 from shared.app.slack.auditing import audit_request
-from shared.app.slack.budget import MIN_CALL_S, Deadline, Late
+from shared.app.slack.budget import MIN_CALL_S, Deadline, Late, Read
 from shared.app.slack.command import read, restart
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
@@ -32,7 +35,8 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
     """The Home tab `user_id` sees, read and published before the deadline (a failed publish is logged: the tab keeps
     what it showed before)."""
     fields: dict[str, Any] = {"user": user_id, "surface": "home"}
-    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields)
+    memory = FleetMemory(deps, deadline)
+    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields, beside=memory.start)
     if isinstance(got, Late):
         view = notice(deps.say("fleet.home.slow", service="Slack" if got.what == "users.info" else "Workbench"),
                       deps.say)
@@ -42,7 +46,7 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
         audit_request("home: not shown", fields)
     else:
         caller, instances = got
-        view = fleet_view(caller, instances, deps, page=page)
+        view = fleet_view(caller, instances, deps, page=page, memory=memory.within(fields))
         audit_request("home shown", fields, rows=len(instances) if caller.is_organizer else None)
     publish(deps, user_id, view, deadline)
 
@@ -56,10 +60,59 @@ def view_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | Non
          page=min(page, 100))
 
 
-def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies, *, page: int = 1) -> dict[str, Any]:
-    """The organizers' fleet view, or the caller's own notebooks for anyone else."""
-    say, now = deps.say, deps.clock.now()
-    rows = fleet.build(instances, now=now, day_start=day_start(now, deps), contest_running=False)
+MemoryReadings = Mapping[tuple[str, str, str], float]
+
+
+class FleetMemory:
+    """The fleet's one memory read: started beside the reads (command.read's `beside`) with its own share of the
+    deadline (at most the reads'), and waited for only within it."""
+
+    def __init__(self, deps: Dependencies, deadline: Deadline) -> None:
+        self.deps, self.deadline = deps, deadline
+        self.started: tuple[Read[MemoryReadings], Deadline] | None = None
+
+    def start(self) -> None:
+        deps = self.deps
+        if deps.memory is not None:
+            budget = deps.settings.slack_budget
+            share = self.deadline.share(min(budget.memory, budget.reads))
+            memory, workbench = deps.memory, deps.workbench
+
+            def first_read(project: str, end: datetime) -> dict[tuple[str, str, str], float]:
+                """A cold instance's first read imports the Monitoring library only once the Workbench client the
+                reads need first is made (it waits on that client's lock), since imports share the GIL: the fleet
+                is never late for the memory, which is then most likely "unknown" this once."""
+                _ = workbench.client
+                return memory.fleet(project, end)
+
+            self.started = (Read(deps.pool, deps.clock, "timeSeries.list", memory.fleet if memory.ready else first_read,
+                                 deps.settings.project, deps.clock.now()), share)
+
+    def within(self, fields: dict[str, Any]) -> MemoryReadings | None:
+        """The readings when Monitoring answered within the share; None (every row "unknown") when it was slow or
+        failed, whatever it raised: memory is best effort and the tab is published without it."""
+        if self.started is None:
+            return None
+        memory, share = self.started
+        try:
+            got = memory.within(share)
+        except Exception as exc:  # noqa: BLE001 - no number rather than no tab
+            log.warning("the fleet's memory read failed: %s", failure(exc) if isinstance(exc, ServiceError) else exc)
+            fields["memory"] = "failed"
+            return None
+        if isinstance(got, Late):
+            fields["memory"] = "late"
+            return None
+        return got
+
+
+def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies, *, page: int = 1,
+               memory: MemoryReadings | None = None) -> dict[str, Any]:
+    """The organizers' fleet view, or the caller's own notebooks for anyone else; `memory` None: "unknown"."""
+    say, now, settings = deps.say, deps.clock.now(), deps.settings
+    rows = fleet.build(instances, now=now, day_start=day_start(now, deps),
+                       contest_running=fleet.contest_running(now, settings.contest_start, settings.contest_end),
+                       memory=fleet.memory_by_name(instances, memory))
     if not caller.is_organizer:
         return fleet.participant_view(rows, caller.email or "", say)
     start = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.START, rows), say)
@@ -151,7 +204,8 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
     action = obj((body.get("actions") or [{}])[0])
     fields: dict[str, Any] = {"user": user_id, "button": str(action.get("action_id", "")), "surface": "home"}
     name = str(action.get("value", "")).rsplit("/", 1)[-1]
-    got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields)
+    memory = FleetMemory(deps, deadline)
+    got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields, beside=memory.start)
     if isinstance(got, Late | str):  # nothing queued; pressing again is the way on
         text = got if isinstance(got, str) else deps.say("fleet.home.slow", service="Slack" if got.what ==
                                                          "users.info" else "Workbench")
@@ -161,6 +215,6 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
         return
     caller, instances = got
     said = restart(deps, body, caller, name, instances, deadline, fields)
-    view = fleet_view(caller, instances, deps)
+    view = fleet_view(caller, instances, deps, memory=memory.within(fields))
     view["blocks"].insert(1, {"type": "section", "text": {"type": "mrkdwn", "text": said[:fleet.SECTION_MAX]}})
     publish(deps, user_id, {**view, "blocks": view["blocks"][:fleet.HOME_MAX_BLOCKS]}, deadline)

@@ -27,8 +27,8 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "今日: OOM キル {kills} 件、再起動 {restarts} 件{flags}",
     },
     "fleet.line": {
-        "en": "{name} · {owner} · {state} · JupyterLab {jupyter} · {memory} · {kills} kills",
-        "ja": "{name} · {owner} · {state} · JupyterLab {jupyter} · {memory} · キル {kills} 件",
+        "en": "{name} · {owner} · {state} · JupyterLab {jupyter} · memory {memory} · {kills} kills",
+        "ja": "{name} · {owner} · {state} · JupyterLab {jupyter} · メモリ {memory} · キル {kills} 件",
     },
     "fleet.mine": {
         "en": "*Your notebook {name}*: {state} · JupyterLab {jupyter} · memory {memory} · {machine}\n"
@@ -57,6 +57,7 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "「更新」を押すとノートブックを表示します。",
     },
     "fleet.unknown": {"en": "unknown", "ja": "不明"},
+    "fleet.memory.no_data": {"en": "no data", "ja": "データなし"},
     "fleet.no_owner": {"en": "(no owner)", "ja": "(所有者なし)"},
     "fleet.jupyter.up": {"en": "up", "ja": "稼働"},
     "fleet.jupyter.down": {"en": "down", "ja": "停止"},
