@@ -1,5 +1,5 @@
 """Rows of docs/fidelity.md settled in issue 29's second pass by Google's own client code shipped with the gcloud SDK
-(here its bq CLI, `platform/bq`), run under the SDK's bundled interpreter against the simulators' answers.
+(its bq CLI, `platform/bq`; `gcloud workbench instances create`), run under the SDK's bundled interpreter.
 Skipped with one line where the SDK is absent.
 """
 
@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from simulators.gcp_admin import CloudProject, RestApis
-from tests.infra.test_gcloud_sources import sdk_root
+from tests.infra.test_gcloud_sources import run_in_sdk, sdk_root
 
 BQ_RAISE = (
     "import json, sys\n"
@@ -79,3 +79,31 @@ def test_a_body_without_the_reason_is_malformed_to_bq(bq_cli: Path) -> None:
 def test_a_known_dataset_is_answered(bigquery: RestApis) -> None:
     status, body = answer(bigquery, "/bigquery/v2/projects/contest-prj/datasets/contest")
     assert status == 200 and body["id"] == "contest-prj:contest"
+
+
+WORKBENCH_CREATE = (
+    "import json, sys\n"
+    "from apitools.base.py import encoding\n"
+    "from googlecloudsdk.api_lib.workbench import instances, util\n"
+    "given = json.loads(sys.argv[1])\n"
+    "class Args:\n"
+    "    def __init__(self, values): self.__dict__.update(values)\n"
+    "    def IsSpecified(self, name): return name in given\n"
+    "    def __getattr__(self, name): return None\n"
+    "print(json.dumps(encoding.MessageToDict(instances.CreateInstance(Args(given), util.GetMessages()))))\n"
+)
+
+
+def test_gcloud_sends_the_owner_and_the_container_as_fields_never_as_metadata() -> None:
+    """`gcloud workbench instances create --instance-owners --container-repository --container-tag` (api_lib/workbench/
+    instances.py `CreateInstance`, `GetInstanceOwnersFromArgs`, `CreateContainerImageFromArgs`) sends `instanceOwners`
+    and `gceSetup.containerImage` and no metadata: `proxy-mode`, `proxy-user-mail` and `container`, which the bot and
+    the guard read, are written by Workbench itself (a real answer: gcpdiag's test data, docs/fidelity.md)."""
+    root = sdk_root()
+    if root is None:
+        pytest.skip("no gcloud SDK with its sources here: what gcloud's workbench create sends is unchecked")
+    given = {"instance_owners": "alice@example.com", "container_repository": "gcr.io/contest/image",
+             "container_tag": "1"}
+    request = json.loads(run_in_sdk(root, WORKBENCH_CREATE, json.dumps(given)))
+    assert request == {"instanceOwners": ["alice@example.com"],
+                       "gceSetup": {"containerImage": {"repository": "gcr.io/contest/image", "tag": "1"}}}
