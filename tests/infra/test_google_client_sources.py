@@ -6,7 +6,10 @@ Skipped with one line where the SDK is absent.
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +17,8 @@ import pytest
 import requests
 
 from simulators.gcp_admin import CloudProject, RestApis
+from simulators.pubsub import ACK_STATUSES
+from simulators.pubsub_emulator import emulator_launcher
 from tests.infra.test_gcloud_sources import run_in_sdk, sdk_root
 
 BQ_RAISE = (
@@ -107,3 +112,36 @@ def test_gcloud_sends_the_owner_and_the_container_as_fields_never_as_metadata() 
     request = json.loads(run_in_sdk(root, WORKBENCH_CREATE, json.dumps(given)))
     assert request == {"instanceOwners": ["alice@example.com"],
                        "gceSetup": {"containerImage": {"repository": "gcr.io/contest/image", "tag": "1"}}}
+
+
+# ---- Google's Pub/Sub emulator: its package has no documentation, so its own code says what it does ----------------
+PUSHER = "com/google/cloud/pubsub/testing/v1/HttpEndpointPusher.class"
+
+
+def emulator_pusher_bytecode(tmp_path: Path) -> str:
+    """`javap -c -p` of the emulator's push client, from the jar beside its launcher."""
+    launcher = emulator_launcher()
+    javap = shutil.which("javap")
+    jars = sorted(launcher.parents[1].glob("lib/cloud-pubsub-emulator-*.jar")) if launcher else []
+    if not jars or javap is None:
+        pytest.skip("no Pub/Sub emulator jar or no javap here: the emulator's push code is unread")
+    with zipfile.ZipFile(jars[-1]) as jar:
+        jar.extract(PUSHER, tmp_path)
+    return subprocess.run([javap, "-c", "-p", str(tmp_path / PUSHER)], capture_output=True, text=True, timeout=60,
+                          check=True).stdout
+
+
+def test_the_emulators_push_acknowledges_203_not_202_and_its_body_has_no_ordering_key(tmp_path: Path) -> None:
+    """HttpEndpointPusher: ACK_RESPONSE_CODES is {102, 200, 201, 203, 204} (Pub/Sub's push docs list 202, not 203:
+    simulators/pubsub.py ACK_STATUSES follows the docs); toJsonStringForPush writes attributes, data, messageId,
+    publishTime and subscription, and the ordering key only as the x-goog-ordering-key header of a push without
+    the wrapper. docs/fidelity.md, "Issue 29: Pub/Sub"."""
+    code = emulator_pusher_bytecode(tmp_path)
+    static = code[code.index("static {};"):]
+    codes = {int(n) for n in re.findall(r"(?:bipush|sipush)\s+(\d+)", static)}
+    assert codes == {102, 200, 201, 203, 204}
+    assert codes - ACK_STATUSES == {203} and ACK_STATUSES - codes == {202}
+    body = code[code.index("toJsonStringForPush(com"):code.index("toPublishTimeString(com")]
+    assert all(f"String {key}\n" in body for key in ("attributes", "data", "messageId", "publishTime", "subscription"))
+    assert "orderingKey" not in body and "deliveryAttempt" not in body and "ordering_key" not in body
+    assert "String x-goog-ordering-key" in code
