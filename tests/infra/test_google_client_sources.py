@@ -21,6 +21,8 @@ from simulators.pubsub import ACK_STATUSES
 from simulators.pubsub_emulator import emulator_launcher
 from tests.infra.test_gcloud_sources import run_in_sdk, sdk_root
 
+pytestmark = pytest.mark.wire  # the BigQuery stand-in answers over a loopback socket
+
 BQ_RAISE = (
     "import json, sys\n"
     "from clients import utils\n"
