@@ -267,13 +267,23 @@ def recent(minutes: float = 1.0) -> datetime:
     return datetime.now(UTC) - timedelta(minutes=minutes)
 
 
+def _bigquery_not_found(message: str) -> tuple[int, dict[str, Any]]:
+    """BigQuery's 404 body. Google's own bq CLI reads a failed call's `error.errors[0]` and takes it for "not found"
+    by its `reason` `notFound` (gcloud SDK `platform/bq/clients/utils.py` `RaiseError`, `utils/bq_error.py`
+    `CreateBigqueryError`; `clients/client_dataset.py` `DatasetExists` relies on it): without it the CLI calls the
+    answer malformed ("Error reported by server with missing error fields")."""
+    error = {"message": message, "domain": "global", "reason": "notFound"}
+    return 404, {"error": {"code": 404, "message": message, "errors": [error], "status": "NOT_FOUND"}}
+
+
 class RestApis:
     """The REST-only reads of the doctor's contest lines and pre-flight, over plain HTTP:
 
     - BigQuery `datasets.get` (GET /bigquery/v2/projects/P/datasets/D): the Dataset resource (BigQuery REST
       reference, "Resource: Dataset": kind, id "P:D", datasetReference, location, access[] with role and one of
       userByEmail, groupByEmail, domain, specialGroup, iamMember, view, routine, dataset); an unknown dataset is
-      404 with the API's error body ({"error": {"code": 404, "message": "Not found: Dataset P:D", ...}});
+      404 with the API's error body ({"error": {"code": 404, "message": "Not found: Dataset P:D", "errors":
+      [{"reason": "notFound", ...}], ...}}: `_bigquery_not_found`);
     - Compute Engine `regions.get` (GET /compute/v1/projects/P/regions/R): the Region resource, quotas[] of
       {metric, limit, usage} (Compute REST reference, "Resource: Region"; metric names as the Quota.metric enum);
     - Compute Engine `routers.list` (GET /compute/v1/projects/P/regions/R/routers): a RouterList, items[] of
@@ -295,11 +305,10 @@ class RestApis:
         if parts[:3] == ["compute", "v1", "projects"] and len(parts) in (6, 7) and parts[4] == "regions":
             return self._compute(parts[3], parts[5], parts[6] if len(parts) == 7 else "")
         if len(parts) != 6 or parts[:3] != ["bigquery", "v2", "projects"] or parts[4] != "datasets":
-            return 404, {"error": {"code": 404, "message": f"Not found: {path}", "status": "NOT_FOUND"}}
+            return _bigquery_not_found(f"Not found: {path}")
         project, dataset = parts[3], parts[5]
         if project != self.state.project or dataset not in self.state.datasets:
-            return 404, {"error": {"code": 404, "message": f"Not found: Dataset {project}:{dataset}",
-                                   "status": "NOT_FOUND"}}
+            return _bigquery_not_found(f"Not found: Dataset {project}:{dataset}")
         return 200, {"kind": "bigquery#dataset", "id": f"{project}:{dataset}", "etag": "local",
                      "datasetReference": {"projectId": project, "datasetId": dataset},
                      "location": self.location, "access": self.state.datasets[dataset]}

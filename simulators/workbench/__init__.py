@@ -50,6 +50,8 @@ first applies the events that are due, so nothing depends on timer threads)
 - health: with ``health_interval_s`` (live: about 30 s, the guest agent's ``report-event-health``;
   ``HEALTH_REPORT_SECONDS``) an ACTIVE instance's ``healthInfo.updated`` is stamped anew at each report and a
   kill is seen at the next one; unset (tests), reports come only where a test schedules them.
+  ``health_report="2024"`` gives health_info the keys a real v2 instance answered in 2024 (``last_updated`` in
+  ISO 8601 with +00:00 instead of the documented example's ``updated``; ``HEALTH_REPORTS``, docs/fidelity.md).
 - stop (ACTIVE only): STOPPING, then STOPPED (no healthState, empty healthInfo).
 - start (STOPPED only): STARTING, then ACTIVE, then HEALTHY as after a reset.
 - update: done after ``update_seconds`` (0.1 s). Labels MERGE, as on the live API: a key the update
@@ -135,6 +137,7 @@ from simulators.workbench.model import (
     DISK_TYPE_VALUES,
     FAULT_KINDS,
     HEALTH_REPORT_SECONDS,
+    HEALTH_REPORTS,
     HEALTH_STATE_VALUES,
     LABEL_UPDATES,
     LABEL_VISIBILITY,
@@ -161,6 +164,7 @@ __all__ = [
     "DISK_TYPE_VALUES",
     "FAULT_KINDS",
     "GRPC_CODES",
+    "HEALTH_REPORTS",
     "HEALTH_REPORT_SECONDS",
     "HEALTH_STATE_VALUES",
     "HTTP_TO_GRPC",

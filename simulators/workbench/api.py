@@ -181,7 +181,7 @@ class ApiState(FaultyState):
         def healthy(due: float) -> None:
             if inst.epoch == epoch and inst.data.get("state") == "ACTIVE":
                 inst.data["healthState"] = "HEALTHY"
-                inst.data["healthInfo"] = _health_info(due, jupyter_up=True)
+                inst.data["healthInfo"] = _health_info(due, jupyter_up=True, report=self.health_report)
 
         if fault is not None and fault.kind == "op_never_done":
             pass

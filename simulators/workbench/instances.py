@@ -22,6 +22,7 @@ def new_instance(
     accelerators: dict[str, int] | None,
     metadata: dict[str, str] | None,
     now: float,
+    health_report: str = "documented",
 ) -> Json:
     """A new instance as the API returns it (camelCase, enums as names), as the contest's Terraform creates one."""
     full = f"projects/{project}/locations/{zone}/instances/{name}"
@@ -43,7 +44,7 @@ def new_instance(
         ]
     if state == "ACTIVE":
         data["healthState"] = "HEALTHY"
-        data["healthInfo"] = _health_info(now, jupyter_up=True)
+        data["healthInfo"] = _health_info(now, jupyter_up=True, report=health_report)
     elif state in ("STARTING", "PROVISIONING", "INITIALIZING"):
         data["healthState"] = "AGENT_NOT_RUNNING"
     return data

@@ -162,15 +162,33 @@ def _health_stamp(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
-def _health_info(ts: float, *, jupyter_up: bool) -> dict[str, str]:
+# health_info as the agent reports it: "documented" is the v2 field documentation's example (gcloud SDK
+# generated_clients/apis/notebooks/v2/notebooks_v2_messages.py Instance.HealthInfoValue: `updated`, no zone);
+# "2024" is a real v2 instance's answer (GoogleCloudPlatform/gcpdiag test-data/notebooks2/json-dumps/
+# workbench-instances.json, image 122, June 2024: `last_updated` in ISO 8601 with +00:00, three more keys).
+HEALTH_REPORTS = ("documented", "2024")
+
+
+def _health_info(ts: float, *, jupyter_up: bool, report: str = "documented") -> dict[str, str]:
     jupyter = "1" if jupyter_up else "-1"
-    return {
+    info = {
         "docker_proxy_agent_status": "1",
         "docker_status": "1",
         "jupyterlab_api_status": jupyter,
         "jupyterlab_status": jupyter,
-        "updated": _health_stamp(ts),
     }
+    if report == "2024":
+        return {**info, "notebooks_api_dns": "1", "proxy_registration_dns": "1", "system_health": "1",
+                "last_updated": datetime.fromtimestamp(ts, UTC).replace(microsecond=0).isoformat()}
+    return {**info, "updated": _health_stamp(ts)}
+
+
+def _restamp_health(info: dict[str, str], ts: float) -> None:
+    """A new report of the same findings: the time moves on in whichever key this agent writes."""
+    if "last_updated" in info:
+        info["last_updated"] = datetime.fromtimestamp(ts, UTC).replace(microsecond=0).isoformat()
+    else:
+        info["updated"] = _health_stamp(ts)
 
 
 def _machine_type_url(project: str, zone: str, machine_type: str) -> str:

@@ -19,6 +19,7 @@ from simulators.workbench.errors import Json
 from simulators.workbench.instances import new_instance
 from simulators.workbench.model import (
     ACCELERATOR_TYPE_VALUES,
+    HEALTH_REPORTS,
     HEALTH_STATE_VALUES,
     INSTANCE_TYPE_URL,
     LABEL_UPDATES,
@@ -34,9 +35,9 @@ from simulators.workbench.model import (
     _Event,
     _Fault,
     _health_info,
-    _health_stamp,
     _Instance,
     _Operation,
+    _restamp_health,
     _rfc3339,
     _split_name,
     classify,
@@ -59,13 +60,17 @@ class SimulatorState:
         labels_visible: str | None = None,
         label_updates: str = "merge",
         health_interval_s: float | None = None,
+        health_report: str = "documented",
     ) -> None:
         """`labels_visible`: "on-done" | "at-once" (None: MEDIC_SIM_LABELS, else on-done); `label_updates`:
-        "merge" (the live API) | "replace"."""
+        "merge" (the live API) | "replace"; `health_report`: health_info's keys, one of HEALTH_REPORTS."""
         if labels_visible is not None and labels_visible not in LABEL_VISIBILITY:
             raise ValueError(f"labels_visible must be one of {LABEL_VISIBILITY}, not {labels_visible!r}")
         if label_updates not in LABEL_UPDATES:
             raise ValueError(f"label_updates must be one of {LABEL_UPDATES}, not {label_updates!r}")
+        if health_report not in HEALTH_REPORTS:
+            raise ValueError(f"health_report must be one of {HEALTH_REPORTS}, not {health_report!r}")
+        self.health_report = health_report
         self.latency_s = latency_s
         self.reset_seconds = reset_seconds
         self.start_seconds = start_seconds
@@ -121,7 +126,8 @@ class SimulatorState:
         full = f"projects/{project}/locations/{zone}/instances/{name}"
         now = time.time()
         data = new_instance(project, zone, name, owner_email=owner_email, machine_type=machine_type, state=state,
-                            labels=labels, accelerators=accelerators, metadata=metadata, now=now)
+                            labels=labels, accelerators=accelerators, metadata=metadata, now=now,
+                            health_report=self.health_report)
         with self._lock:
             if full in self._instances:
                 raise ValueError(f"instance exists: {full}")
@@ -197,7 +203,7 @@ class SimulatorState:
                     if inst.epoch != epoch or inst.data.get("state") != "ACTIVE":
                         return
                     inst.data["healthState"] = "HEALTHY" if up else "UNHEALTHY"
-                    inst.data["healthInfo"] = _health_info(due, jupyter_up=up)
+                    inst.data["healthInfo"] = _health_info(due, jupyter_up=up, report=self.health_report)
                 return report
 
             self._schedule_locked(time.time() + delay, refresh(jupyter_survives))
@@ -305,7 +311,7 @@ class SimulatorState:
         def report(due: float) -> None:
             info = inst.data.get("healthInfo")
             if inst.data.get("state") == "ACTIVE" and info:
-                info["updated"] = _health_stamp(due)
+                _restamp_health(info, due)
             self._schedule_locked(due + interval, report)
 
         return report
