@@ -22,7 +22,7 @@ from google.auth.credentials import AnonymousCredentials
 
 from demo import render
 from shared.adapters.audit_log import make_client
-from shared.core import fleet, fleet_ops, messages
+from shared.core import announce, fleet, fleet_ops, messages
 from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
 from shared.core.report import Notebook, to_csv, to_table
 from shared.core.report_message import slack_text
@@ -155,9 +155,25 @@ def fleet_view_step(stack: LocalStack, transcript: Teller, slack: SlackRequester
     print(render.message({"blocks": mine["blocks"]}, transcript.name_of), flush=True)
 
 
+ANNOUNCEMENT = "The test set is fixed: re-run your last cell before submitting. <!channel>"
+
+
 def announce_step(stack: LocalStack, transcript: Teller, slack: SlackRequester) -> None:
-    """The organizer's word to every owner (issue 28, item 4): filled in when the announcement (branch h28a) is
-    merged; until then the day goes on without it."""
+    """The organizer's word to every owner (issue 28, item 4): the count confirmed first, then one DM each."""
+    transcript.heading("A word to every participant: the organizer's announcement, confirmed first, one DM each")
+    url = stack.slack.new_response_url()
+    transcript.say("organizer", f"/restart-notebook announce {ANNOUNCEMENT}")
+    answer = slack.slash_command(ORGANIZER, f"announce {ANNOUNCEMENT}", response_url=url)
+    if answer.status != 200 or not isinstance(answer.json, dict):
+        transcript.say("demo", f"the command was answered {answer.status}: {answer.body[:200]!r}")
+        return
+    transcript.say("slack", "only the organizer sees the confirmation:")
+    print(render.message(answer.json, transcript.name_of), flush=True)
+    transcript.say("slack", "the organizer presses [Send]")
+    before = _finished(stack, "Announcement sent")
+    slack.block_action(ORGANIZER, announce.ACTION_SEND, ANNOUNCEMENT, response_url=url, message=answer.json,
+                       message_ts="1700000000.000200", channel_id="C0GENERAL")
+    until(stack, transcript, lambda: _finished(stack, "Announcement sent") > before, "the announcement's summary")
 
 
 def morning(stack: LocalStack, transcript: Teller) -> None:

@@ -107,7 +107,7 @@ def test_the_home_tabs_modal_confirms_the_count_before_send(stack: LocalStack, s
     assert wait_for(lambda: len(stack.slack.calls_to("views.open")) == 1, timeout=60)
     confirmation = submit(slack, ORGANIZER[0], announce.MODAL_WRITE, text=TEXT)
     assert confirmation["response_action"] == "update"
-    assert "*1* notebook owners" in json.dumps(confirmation["view"]["blocks"])
+    assert "(*1* in all)" in json.dumps(confirmation["view"]["blocks"])
     assert confirmation["view"]["callback_id"] == announce.MODAL_CONFIRM and announcements(stack) == []
     done = submit(slack, ORGANIZER[0], announce.MODAL_CONFIRM,
                   private_metadata=confirmation["view"]["private_metadata"])
@@ -129,7 +129,7 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
     stack.slack.inject_fault("chat.postMessage", "ratelimit", count=3, retry_after_s=1)
 
     answer, url = confirm_and_send(stack, slack, "1700000000.000100")
-    assert "*4* notebook owners" in answer["text"] and "1 notebooks have no owner" in answer["text"]
+    assert "(*4* in all)" in answer["text"] and "no owner Slack could know: 1" in answer["text"]
     assert wait_for(lambda: bool(summary(stack)), timeout=90), [m.get("text") for m in stack.alerts()]
     said = summary(stack)
     assert "reached 2 of 4" in said

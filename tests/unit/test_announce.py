@@ -32,7 +32,7 @@ def test_the_audience_is_each_owner_once_and_the_notebooks_without_one() -> None
     assert reach.owners == ("ann@contest.example", "bob@contest.example")
     assert reach.unowned == ("wb-d", "wb-e")
     said = announce.confirmation(reach, "hi <!channel>", SAY)
-    assert "*2* notebook owners" in said and "2 notebooks have no owner" in said and "&lt;!channel&gt;" in said
+    assert "(*2* in all)" in said and "no owner Slack could know: 2" in said and "&lt;!channel&gt;" in said
 
 
 def test_the_command_takes_the_text_and_refuses_none_or_too_much() -> None:

@@ -153,11 +153,11 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":mega: {contest} 運営からのお知らせ:",
     },
     "announce.confirm": {
-        "en": ":mega: This announcement goes by DM to *{count}* notebook owners:",
+        "en": ":mega: This announcement goes by DM to each notebook owner (*{count}* in all):",
         "ja": ":mega: このお知らせをノートブックの所有者 *{count}* 人に DM で送ります:",
     },
     "announce.unowned": {
-        "en": "{count} notebooks have no owner Slack could know; nobody is told about those.",
+        "en": "Notebooks with no owner Slack could know: {count}; nobody is told about those.",
         "ja": "所有者が分からないノートブックが {count} 台あります。それらには誰にも届きません。",
     },
     "announce.button.open": {"en": "Announce…", "ja": "お知らせ…"},
