@@ -34,9 +34,9 @@ def test_local_prints_the_table_writes_the_csv_and_says_the_gaps(tmp_path: Path)
     assert float(total["hours_run_at_most"]) == pytest.approx(12 * DAY_HOURS - 1)
     assert float(total["estimated_cost_usd"]) > 0
     assert "TOTAL" in printed.splitlines()[len(rows)]
-    assert "1 kills with no outcome in the log" in printed
-    assert "1 automatic restarts whose kill is not in the log" in printed
-    assert "1 entries seen twice" in printed
+    assert "kills with no outcome in the log (1)" in printed
+    assert "whose kill is not in the log (their downtime is not counted): 1" in printed
+    assert "entries seen twice, counted once: 1" in printed
     assert str(path.resolve()) in printed
 
 

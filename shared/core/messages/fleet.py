@@ -22,17 +22,17 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
     },
     "fleet.row": {
         "en": "*{name}* · {owner} · {state} · JupyterLab {jupyter} · memory {memory} · {machine}\n"
-        "Today: {kills} OOM kills, {restarts} restarts{flags}",
+        "Today: OOM kills {kills}, restarts {restarts}{flags}",
         "ja": "*{name}* · {owner} · {state} · JupyterLab {jupyter} · メモリ {memory} · {machine}\n"
         "今日: OOM キル {kills} 件、再起動 {restarts} 件{flags}",
     },
     "fleet.line": {
-        "en": "{name} · {owner} · {state} · JupyterLab {jupyter} · memory {memory} · {kills} kills",
+        "en": "{name} · {owner} · {state} · JupyterLab {jupyter} · memory {memory} · OOM kills {kills}",
         "ja": "{name} · {owner} · {state} · JupyterLab {jupyter} · メモリ {memory} · キル {kills} 件",
     },
     "fleet.mine": {
         "en": "*Your notebook {name}*: {state} · JupyterLab {jupyter} · memory {memory} · {machine}\n"
-        "Today: {kills} OOM kills, {restarts} restarts{flags}",
+        "Today: OOM kills {kills}, restarts {restarts}{flags}",
         "ja": "*あなたのノートブック {name}*: {state} · JupyterLab {jupyter} · メモリ {memory} · {machine}\n"
         "今日: OOM キル {kills} 件、再起動 {restarts} 件{flags}",
     },

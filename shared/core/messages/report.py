@@ -14,16 +14,16 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":bar_chart: *コンテストのレポート* {since} – {until}: ノートブック {notebooks} 台、参加者 {participants} 人。",
     },
     "report.totals": {
-        "en": "{kills} OOM kills; {automatic} automatic and {manual} manual restarts ({failed} did not finish); "
-        "JupyterLab down at least {minutes} min in all; {resizes} resizes; at most {hours} notebook-hours, "
+        "en": "OOM kills: {kills}. Restarts: {automatic} automatic, {manual} manual ({failed} did not finish). "
+        "JupyterLab down: at least {minutes} min in all. Resizes: {resizes}. Notebook-hours: at most {hours}, "
         "about ${cost} at MACHINE_PRICES.",
         "ja": "OOM キル {kills} 件、自動再起動 {automatic} 件・手動再起動 {manual} 件 (完了しなかったもの {failed} 件)、"
         "JupyterLab の停止は合計 {minutes} 分以上、マシン変更 {resizes} 件、稼働は最大 {hours} ノートブック時間、"
         "MACHINE_PRICES での概算 ${cost}。",
     },
     "report.totals.unpriced": {
-        "en": "{kills} OOM kills; {automatic} automatic and {manual} manual restarts ({failed} did not finish); "
-        "JupyterLab down at least {minutes} min in all; {resizes} resizes; at most {hours} notebook-hours; no "
+        "en": "OOM kills: {kills}. Restarts: {automatic} automatic, {manual} manual ({failed} did not finish). "
+        "JupyterLab down: at least {minutes} min in all. Resizes: {resizes}. Notebook-hours: at most {hours}; no "
         "cost: MACHINE_PRICES has no price for {types}.",
         "ja": "OOM キル {kills} 件、自動再起動 {automatic} 件・手動再起動 {manual} 件 (完了しなかったもの {failed} 件)、"
         "JupyterLab の停止は合計 {minutes} 分以上、マシン変更 {resizes} 件、稼働は最大 {hours} ノートブック時間。"
@@ -34,7 +34,7 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "ja": "OOM キルが多かった参加者:",
     },
     "report.row": {
-        "en": "• {participant}: {kills} kills, {restarts} restarts, {minutes} min down",
+        "en": "• {participant}: OOM kills {kills}, restarts {restarts}, down {minutes} min",
         "ja": "• {participant}: キル {kills} 件、再起動 {restarts} 件、停止 {minutes} 分",
     },
     "report.gaps": {
@@ -42,19 +42,19 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "ja": "帰属できなかったもの (監査ログに欠けがあります):",
     },
     "report.gap.duplicates": {
-        "en": "• {count} entries seen twice, counted once",
+        "en": "• entries seen twice, counted once: {count}",
         "ja": "• 重複したエントリ {count} 件 (1 回として数えました)",
     },
     "report.gap.unnamed_kills": {
-        "en": "• {count} kills whose notebook could not be named or whose evidence did not hold up",
+        "en": "• kills whose notebook could not be named or whose evidence did not hold up: {count}",
         "ja": "• ノートブックを特定できなかった、または根拠が確かでなかったキル {count} 件",
     },
     "report.gap.without_outcome": {
-        "en": "• {count} kills with no outcome in the log: {instances}",
+        "en": "• kills with no outcome in the log ({count}): {instances}",
         "ja": "• ログに結果がないキル {count} 件: {instances}",
     },
     "report.gap.restarts_without_kill": {
-        "en": "• {count} automatic restarts whose kill is not in the log: their downtime is not counted",
+        "en": "• automatic restarts whose kill is not in the log (their downtime is not counted): {count}",
         "ja": "• キルの記録がない自動再起動 {count} 件: その停止時間は数えていません",
     },
     "report.gap.unknown_owner": {
