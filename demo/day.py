@@ -38,6 +38,7 @@ ORGANIZER = "U0ORG"
 ZONE = "asia-northeast1-a"  # the story's
 OUTCOME_WAIT_S = 180.0  # the longest any step waits for its outcome: it returns as soon as the outcome is there
 PRICES = {"e2-standard-4": 0.134, "e2-highmem-4": 0.181}  # USD/h: the demo stack's MACHINE_PRICES
+AFTERNOON_MEMORY = {"wb-alice": 38.0, "wb-bob": 61.0, "wb-carol": 89.0}  # percent in use, after the incidents
 STOP_LEAD = timedelta(minutes=15)  # infra/contest/schedule.tf stop_warning_minutes' default
 
 
@@ -146,6 +147,7 @@ def start_all_step(stack: LocalStack, transcript: Teller, slack: SlackRequester)
 
 def fleet_view_step(stack: LocalStack, transcript: Teller, slack: SlackRequester) -> None:
     transcript.heading("The fleet view: the organizer's Home tab, every notebook with its state")
+    transcript.say("demo", "no notebook has sent Cloud Monitoring a memory point yet this morning: 'no data'")
     view = home_tab(stack, slack, ORGANIZER)
     transcript.say("slack", "Home tab of @organizer:")
     print(render.message({"blocks": view["blocks"]}, transcript.name_of), flush=True)
@@ -249,8 +251,25 @@ def report_step(stack: LocalStack, transcript: Teller, ledger: Ledger, out_dir: 
     return path
 
 
+def afternoon_view_step(stack: LocalStack, transcript: Teller) -> None:
+    """The organizer's Home tab after the incidents: memory in use from Cloud Monitoring, attention first."""
+    transcript.heading("Afternoon. The fleet view again: memory in use from Cloud Monitoring, attention first")
+    until(stack, transcript, lambda: stack.wait_idle(0.5), "the end of the afternoon's last request")
+    now = datetime.now(UTC)
+    for name, percent in AFTERNOON_MEMORY.items():  # each VM's Ops Agent writes a point a minute
+        stack.metrics.feed_level(stack.compute.vm_id(_full(name)), now, percent, project=PROJECT, zone=ZONE,
+                                 name=name, minutes=1)
+    points = ", ".join(f"{name} {percent:.0f}%" for name, percent in AFTERNOON_MEMORY.items())
+    transcript.say("monitoring", f"the Ops Agents' latest memory points: {points}")
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+    view = home_tab(stack, slack, ORGANIZER)
+    transcript.say("slack", "Home tab of @organizer:")
+    print(render.message({"blocks": view["blocks"]}, transcript.name_of), flush=True)
+
+
 def evening(stack: LocalStack, transcript: Teller, ledger: Ledger, out_dir: Path) -> None:
-    """The warning before the scheduled stop, the stop, the report: after the story's incidents."""
+    """The fleet view again, the warning before the scheduled stop, the stop, the report: after the incidents."""
+    afternoon_view_step(stack, transcript)
     warning_step(stack, transcript)
     stop_all_step(stack, transcript)
     report_step(stack, transcript, ledger, out_dir)

@@ -49,7 +49,8 @@ class Attention(StrEnum):
     """Why a notebook is shown first, most urgent first."""
 
     DOWN = "down"  # ACTIVE, JupyterLab's health says down
-    CRASH_LOOP = "crash-loop"  # paused by the bot after a crash loop, or restarting again and again
+    CRASH_LOOP = "crash-loop"  # restarting again and again: CRASH_LOOP_RESTARTS within CRASH_LOOP_WINDOW
+    PAUSED = "paused"  # automatic restarts paused (a crash loop's pause or an organizer's): a kill waits for a person
     STOPPED = "stopped"  # stopped while the contest runs
     MEMORY = "memory"  # memory in use at or above HIGH_MEMORY_PERCENT
 
@@ -136,8 +137,10 @@ def build_row(view: InstanceView, *, now: datetime, day_start: datetime, contest
     attention: list[Attention] = []
     if up is False:
         attention.append(Attention.DOWN)
-    if history.auto_mode is AutoMode.PAUSED or recent >= CRASH_LOOP_RESTARTS:
+    if recent >= CRASH_LOOP_RESTARTS:
         attention.append(Attention.CRASH_LOOP)
+    if history.auto_mode is AutoMode.PAUSED:  # the labels don't say who paused it: the flag below says only that
+        attention.append(Attention.PAUSED)
     if contest_running and view.state in ("STOPPED", "SUSPENDED"):
         attention.append(Attention.STOPPED)
     if memory_percent is not None and memory_percent >= HIGH_MEMORY_PERCENT:
@@ -202,6 +205,8 @@ def _flags(row: FleetRow, say: messages.For) -> str:
             parts.append(say("fleet.why.crash_loop", count=row.auto_restarts_recent))
         elif why is Attention.STOPPED:
             parts.append(say("fleet.why.stopped"))
+        elif why is Attention.PAUSED:
+            continue  # said once, by the mode's flag
         else:
             parts.append(say("fleet.why.memory", percent=f"{row.memory_percent or 0:.0f}"))
     if row.mode is AutoMode.PAUSED:

@@ -53,6 +53,16 @@ def test_attention_comes_first_by_urgency_then_by_name() -> None:
     assert by_name["a-fine"].attention == () and by_name["a-fine"].memory_percent == 40.0
 
 
+def test_a_pause_is_not_called_a_crash_loop() -> None:
+    """An organizer's pause after one restart is attention (a kill now waits for a person), worded as a pause."""
+    once = epoch(NOW - timedelta(minutes=20))
+    [paused] = rows(view("p", labels={AUTO: "paused", RESTARTS: once}))
+    assert paused.attention == (fleet.Attention.PAUSED,)
+    home = fleet.organizer_view([paused], messages.For("en"), as_of="now", start_confirm="s", stop_confirm="t")
+    said = json.dumps(home)
+    assert "crash loop" not in said and "automatic restarts paused" in said
+
+
 def test_a_stopped_notebook_needs_attention_only_while_the_contest_runs() -> None:
     assert rows(view("x", InstanceState.STOPPED), running=True)[0].attention == (fleet.Attention.STOPPED,)
     assert rows(view("x", InstanceState.STOPPED), running=False)[0].attention == ()

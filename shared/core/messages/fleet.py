@@ -63,8 +63,8 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
     "fleet.jupyter.down": {"en": "down", "ja": "停止"},
     "fleet.why.down": {"en": " · :red_circle: JupyterLab down", "ja": " · :red_circle: JupyterLab 停止"},
     "fleet.why.crash_loop": {
-        "en": " · :repeat: crash loop ({count} automatic restarts)",
-        "ja": " · :repeat: 再起動の繰り返し (自動再起動 {count} 件)",
+        "en": " · :repeat: crash loop: {count} automatic restarts within the hour",
+        "ja": " · :repeat: 再起動の繰り返し: 1 時間以内に自動再起動 {count} 件",
     },
     "fleet.why.stopped": {
         "en": " · :black_square_for_stop: stopped while the contest runs",
