@@ -8,7 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.core import envelope
 from shared.core.models import Action, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from simulators.entries import noise_entry, oom_entry
 from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
@@ -277,9 +279,10 @@ def test_the_worker_refuses_a_request_about_another_project_or_zone(
     """on_oom refuses these; the worker checks again whatever put the request on the topic."""
     name = "wb-elsewhere"
     request = RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, requested_at=datetime.now(UTC),
-                             instance=f"projects/{project}/locations/{zone}/instances/{name}", event_id=f"far-{zone}")
+                             instance=f"projects/{project}/locations/{zone}/instances/{name}", event_id=f"far-{zone}",
+                             payload=RestartPayload())
     gets = stack.workbench.count_calls("get")
-    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"instance": name}, ordering_key=name)
+    stack.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"instance": name}, ordering_key=name)
     assert stack.wait_idle(60)
     rejected = [r for r in stack.audit_records() if r.get("event_id") == request.event_id]
     assert rejected and all(r["decision"] == "rejected" and says in r["outcome"] for r in rejected), rejected

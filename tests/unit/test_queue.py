@@ -15,7 +15,9 @@ import pytest
 
 from shared.adapters.errors import MaybeAppliedError, RefusedError
 from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
+from shared.core import envelope
 from shared.core.models import Action, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from simulators.pubsub import PubSubSimulator
 
 TOPIC = "projects/contest-prj/topics/notebook-restarts"
@@ -31,7 +33,7 @@ def sim(monkeypatch: pytest.MonkeyPatch) -> Iterator[PubSubSimulator]:
 
 
 def request(n: int) -> RestartRequest:
-    return RestartRequest(Action.RESTART, Trigger.SLASH_COMMAND, INSTANCE, datetime.now(UTC), f"e{n}")
+    return RestartRequest(Action.RESTART, Trigger.SLASH_COMMAND, INSTANCE, datetime.now(UTC), f"e{n}", RestartPayload())
 
 
 def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(sim: PubSubSimulator) -> None:
@@ -47,7 +49,7 @@ def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(
     time.sleep(0.5)  # the abandoned attempt fails meanwhile, which pauses its ordering key client-side
     queue.publish(request(2), timeout_s=2.0)  # resumed: the next request for the instance goes through
     assert sim.wait_idle(10)
-    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)][-1] == "e2"
+    assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)][-1] == "e2"
 
 
 def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> None:
@@ -57,7 +59,7 @@ def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> 
         queue.publish(request(1), timeout_s=1.0)
     assert refused.value.status == "PERMISSION_DENIED" and not isinstance(refused.value, PublishUnconfirmedError)
     queue.publish(request(2), timeout_s=1.0)
-    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e2"]
+    assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)] == ["e2"]
 
 
 def test_a_key_still_paused_by_an_earlier_failure_is_resumed_and_the_request_sent(sim: PubSubSimulator) -> None:
@@ -70,4 +72,4 @@ def test_a_key_still_paused_by_an_earlier_failure_is_resumed_and_the_request_sen
     with pytest.raises(Exception, match=r"PERMISSION_DENIED|Permission"):
         failed.result(timeout=5)
     queue.publish(request(3), timeout_s=2.0)
-    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e3"]
+    assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)] == ["e3"]
