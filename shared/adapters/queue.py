@@ -17,6 +17,7 @@ from typing import Any
 
 from shared.adapters.errors import MaybeAppliedError, TransientError
 from shared.adapters.google_errors import DETAIL_MAX, translating
+from shared.core import envelope
 from shared.core.models import RestartRequest
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,7 @@ class RestartQueue:
             attributes["requester_slack_id"] = request.requester.slack_user_id
         if request.response_url:
             attributes["response_url"] = request.response_url
-        return self.publish_bytes(request.to_json(), key=key, attributes=attributes, timeout_s=timeout_s)
+        return self.publish_bytes(envelope.encode(request), key=key, attributes=attributes, timeout_s=timeout_s)
 
     @translating
     def publish_bytes(self, data: bytes, *, key: str, attributes: dict[str, str],

@@ -24,6 +24,7 @@ from shared.core.oom_parse import (
     name_by_vm,
     read_kill_entry,
 )
+from shared.core.payloads import AlertPayload, InterruptedPayload, RestartPayload
 from shared.core.pubsub_event import Rejected, delivery_time, entry_from_cloudevent
 
 RETRY_FOLDED_FOR = timedelta(minutes=10)  # a folded kill older than this is answered by the lines after it
@@ -161,7 +162,8 @@ def handle_event(
     queued = _queued(vetted, origin, event_id)
     if queued.kind in ("unresolved", "refused"):
         writer = _writer(vetted, origin, settings, vm_names)
-        queued = replace(queued, request=replace(queued.request, writer=writer, refused=queued.kind == "refused"))
+        alert = replace(queued.request.payload_as(AlertPayload), writer=writer, refused=queued.kind == "refused")
+        queued = replace(queued, request=replace(queued.request, payload=alert))
     held = _held_back(vetted, queued, origin.vm_id, floods, now)
     if isinstance(held, IntakeOutcome):
         return held
@@ -194,7 +196,7 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
     next that passes carries the earliest kill time of those held, and a real kill leaves JupyterLab down for it
     to see); a kill only its VM id names, which Compute Engine could not check and is too old to retry (an ERROR:
     the dropped-kills alert); a line over its writer's alerts for the minute (logged, and counted by its
-    writer's next alert, RestartRequest.folded)."""
+    writer's next alert, AlertPayload.folded)."""
     request = queued.request
     if isinstance(vetted, Refusal) and not vetted.checked:
         audit("kill dropped: only its VM id names it, Compute Engine could not be asked, and the event is too old "
@@ -208,7 +210,7 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
         if passed is not None:
             floods.redelivering.pop(vetted.kill.instance.name, None)
             earliest = passed[1] or vetted.kill.killed_at
-            return replace(queued, request=replace(request, kill={**(request.kill or {}), "killed_at": iso(earliest)}))
+            return replace(queued, request=request.with_kill({**(request.kill or {}), "killed_at": iso(earliest)}))
         first = floods.keep_redelivering(vetted.kill.instance.name, request.event_id)
         audit("unverified kill folded: its instance had its unverified kills for the minute", decision="folded",
               severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id, redelivered=first,
@@ -218,14 +220,15 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
             # of the interval passes even if no other comes: a real kill among them is never left behind.
             raise TransientError("FOLDED", "unverified kill held back; redelivered to pass a later interval")
         return IntakeOutcome("folded", queued.detail)
-    source = request.writer or "an id no VM has"
+    alert = request.payload_as(AlertPayload)
+    source = alert.writer or "an id no VM has"
     held = floods.alerts.take(source, now.timestamp())
     if held is None:
         audit("kill line not alerted: its writer is over its alerts for the minute; the next alert counts it",
               severity=logging.WARNING, decision="refused", kind=queued.kind, reason=queued.detail, writer=source,
               event_id=request.event_id, vm_id=vm_id)
         return IntakeOutcome("flooded", queued.detail)
-    return replace(queued, request=replace(request, folded=min(held, 10_000)))
+    return replace(queued, request=replace(request, payload=replace(alert, folded=min(held, 10_000))))
 
 
 def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
@@ -264,16 +267,17 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
     if isinstance(vetted, Unverified):
         queued = _queued(vetted.kill, origin, event_id)
         kill = {**(queued.request.kill or {}), "unverified": vetted.reason[:300]}
-        return replace(queued, request=replace(queued.request, kill=kill), kind="unverified",
+        return replace(queued, request=queued.request.with_kill(kill), kind="unverified",
                        provenance={**queued.provenance, "unverified": vetted.reason})
     occurred, received = vetted.killed_at, origin.received_at
     if isinstance(vetted, OomKill):
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
-        action, trigger = ((Action.INTERRUPTED, Trigger.WATCHER) if vetted.form == WATCHER_FORM
-                           else (Action.RESTART, Trigger.OOM))
+        kill = kill_to_json(vetted)
+        action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(kill, received))
+                                    if vetted.form == WATCHER_FORM
+                                    else (Action.RESTART, Trigger.OOM, RestartPayload(kill, received)))
         request = RestartRequest(action=action, trigger=trigger, instance=vetted.instance.full_name,
-                                 requested_at=occurred, event_id=vetted.insert_id or event_id,
-                                 kill=kill_to_json(vetted), received_at=received)
+                                 requested_at=occurred, event_id=vetted.insert_id or event_id, payload=payload)
         provenance: dict[str, Any] = {"named_by": vetted.named_by, "vm_id": vetted.vm_id}
         if vetted.dated_at is not None:
             provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
@@ -282,8 +286,9 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
         return _Queued(request, "kill", f"{told}{vetted.process} pid {vetted.pid} on {vetted.instance.name}",
                        provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
-                             event_id=vetted.insert_id or event_id, raw_entry=_without_vm_id(vetted.raw_entry, origin),
-                             note=_without_vm_id(vetted.reason, origin), received_at=received)
+                             event_id=vetted.insert_id or event_id,
+                             payload=AlertPayload(raw_entry=_without_vm_id(vetted.raw_entry, origin),
+                                                  note=_without_vm_id(vetted.reason, origin), received_at=received))
     if isinstance(vetted, Refusal):
         return _Queued(request, "refused", vetted.reason, {"named": vetted.named, "vm_id": origin.vm_id})
     return _Queued(request, "unresolved", vetted.reason, {})

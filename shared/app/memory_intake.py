@@ -16,6 +16,7 @@ from shared.adapters.queue import RestartQueue
 from shared.app.intake import VmNames
 from shared.core.models import Action, RestartRequest, Trigger
 from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, read_notification
+from shared.core.payloads import WarnPayload
 from shared.core.policy import PolicyConfig
 from shared.core.pubsub_event import delivery_time
 
@@ -58,9 +59,7 @@ def handle_memory_event(
         instance=incident.instance.full_name,
         requested_at=delivery_time(event_time, now),
         event_id=f"memory-{incident.incident_id or event_id}",
-        memory_percent=incident.percent_used,
-        incident_open=True,
-        vm_id=incident.vm_id,
+        payload=WarnPayload(memory_percent=incident.percent_used, incident_open=True, vm_id=incident.vm_id),
     )
     age = now - request.requested_at
     if age > policy.max_event_age:

@@ -26,6 +26,7 @@ from shared.core import messages
 from shared.core.blocks import memory_text, resize_button_label, without_buttons
 from shared.core.machines import memory_kib
 from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
+from shared.core.payloads import ResizePayload
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class _Job:
 
     @property
     def target(self) -> str:
-        return self.request.machine_type
+        return self.request.payload_as(ResizePayload).machine_type
 
     @property
     def was_running(self) -> bool:
@@ -118,7 +119,8 @@ class Resizer:
             return request.alert_ts
         requester = request.requester.email if request.requester else "notebook-medic"
         title = self.say("alert.title.action", instance=view.ref.name,
-                         action=f"{view.machine_type} → {request.machine_type}", requester=requester)
+                         action=f"{view.machine_type} → {request.payload_as(ResizePayload).machine_type}",
+                         requester=requester)
         return self.slack.post(channel, title) or ""
 
     def _post(self, job: _Job, line: str) -> None:
@@ -194,7 +196,7 @@ class Resizer:
         target: then this press was queued behind the resize that put it there (Approve pressed twice), which
         closed the request with its outcome; rebuilt from the blocks this press carried, the message would
         lose that outcome to "already on …"."""
-        current, target = view.machine_type, request.machine_type
+        current, target = view.machine_type, request.payload_as(ResizePayload).machine_type
         params = {"instance": view.ref.name, "current": current, "target": target,
                   "target_memory": memory_text(target), "memory": memory_text(current)}
         if current == target:  # the resize that put it there closed the request and told the participant
@@ -218,7 +220,7 @@ class Resizer:
     def tell_asker(self, request: RestartRequest, reason: str) -> None:
         """The participant who asked hears that their request ended without a resize ("you'll hear from me when
         they decide" was a promise), unless they pressed the button themselves and have had the reply."""
-        asker = request.asked_by
+        asker = request.payload_as(ResizePayload).asked_by
         if not asker or (request.requester is not None and request.requester.slack_user_id == asker):
             return
         name = request.instance.rsplit("/", 1)[-1]
@@ -230,7 +232,7 @@ class Resizer:
         owner = view.owner_email if self.settings.owner_dm else None
         if owner:
             self.slack.dm(owner, to_owner)
-        asker = request.asked_by
+        asker = request.payload_as(ResizePayload).asked_by
         if asker and not (owner and self.slack.user_id_for(owner) == asker):
             self.slack.post(asker, to_asker)  # a user id: the app's DM with them
 

@@ -6,16 +6,25 @@ function of data, and so a request can travel through Pub/Sub as JSON.
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
-from shared.core.wire import count, json_object, kill_object, percent, text_field, vm_id
+from shared.core.payloads import (
+    BY_ACTION,
+    PAYLOADS,
+    AskedPayload,
+    KillPayload,
+    Payload,
+    ResizePayload,
+    RestartPayload,
+)
+from shared.core.payloads import read as read_payload
 from shared.core.wire import iso as iso  # noqa: PLC0414 - re-exported: the messages' time format
 from shared.core.wire import parse_time as parse_time  # noqa: PLC0414 - re-exported likewise
+from shared.core.wire import text_field
 
 # Workbench instance names follow Compute Engine's rules: RFC 1035 label, 1-63 chars.
 INSTANCE_NAME_RE = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -27,6 +36,9 @@ SLACK_REQUEST_RE = re.compile(r"[0-9a-f]{11}")  # history.acted_digest: label-sa
 FULL_NAME_RE = re.compile(
     r"^projects/(?P<project>[^/]+)/locations/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)$"
 )
+
+
+P = TypeVar("P", bound=Payload)
 
 
 def is_valid_instance_name(name: str) -> bool:
@@ -136,135 +148,99 @@ class Requester:
 @dataclass(frozen=True)
 class RestartRequest:
     """A message on the restart topic, whatever its action: every restart, stop, resize, warning and alert the
-    worker acts on arrives as one (its wire format, versioned: envelope.py)."""
+    worker acts on arrives as one. The envelope (what, why, where, when, who asked in Slack) holds the typed payload
+    of its action (payloads.py), which carries only the fields that action reads; its wire format: envelope.py."""
 
     action: Action
     trigger: Trigger
     instance: str  # full resource name, or "" for UNRESOLVED
     requested_at: datetime
     event_id: str
-    kill: dict[str, Any] | None = None  # OomKill fields as JSON, for OOM triggers
+    payload: Payload  # the action's own fields (payloads.PAYLOADS[self.kind]), checked against the action
     requester: Requester | None = None
     response_url: str = ""
     alert_ts: str = ""  # the alert message a button was pressed on
     alert_channel: str = ""
-    raw_entry: str = ""  # for UNRESOLVED: the entry the organizers should look at (truncated)
-    note: str = ""
     alert_blocks: tuple[dict[str, Any], ...] = ()  # the alert a button sat on, to amend rather than replace
-    machine_type: str = ""  # RESIZE: the machine type to move to
-    asked_by: str = ""  # RESIZE: the Slack user id of the participant who asked, told how it ended
-    owner_may_start: bool = False  # STOP: the organizer lets the owner start it again with /restart-notebook
-    memory_percent: float | None = None  # WARN: how full memory is
-    incident_open: bool = True  # WARN: Monitoring's incident state
-    vm_id: str = ""  # WARN: the VM's instance id (the incident's resource.labels.instance_id): its memory curve
-    # An automatic incident waiting for health or a backoff yields the instance's ordering key between polls
-    # (the worker's rule 4): it re-publishes itself. `chain` is the Pub/Sub message id of the first message of that wait
-    # (the same on every continuation), `yields` how many times it has re-published itself (bounded).
-    chain: str = ""
-    yields: int = 0
-    # The follow after a crash (Verdict.FOLLOW) hands the key on in the same way while it waits for the reset an
-    # earlier attempt may have sent: its continuation names the Pub/Sub message whose intent it follows, and is
-    # received as that message's redelivery (the worker sets delivery_id from it), so it follows that intent.
-    resumes: str = ""
     # The Slack request it came from (history.acted_digest of its trigger_id, or a button's action_ts and message
     # ts): recorded on the instance when acted on, so a replay of the same signed request acts no more.
     slack_request: str = ""
-    # OOM: when Cloud Logging received the kill (receiveTimestamp, else Pub/Sub's publish time): a clock the
-    # entry's writer does not set, so waits for health count from here, whatever the entry's timestamp says.
-    received_at: datetime | None = None
     # The Slack app acknowledged before its reads finished (slow, not failing): the worker reads who asks and what
-    # exists, authorizes by the same rules (shared/core/commands.py) and answers. `target` is the name typed after
-    # /restart-notebook ("" for the caller's own); `instance` is "" until the worker has found it.
+    # exists, authorizes by the same rules (shared/core/commands.py) and answers. A slash command's payload is then
+    # AskedPayload (the name typed) and `instance` is "" until the worker has found it.
     authorize: bool = False
-    target: str = ""
     # The Pub/Sub message it arrived in: set on receipt, never sent. A redelivery carries the same id;
     # a second message about the same event (a sink duplicate) does not.
     delivery_id: str = ""
-    # OOM on a guarded notebook: an earlier read of this incident saw JupyterLab down (policy: it is then waited on,
-    # and JupyterLab up again reads as the guard's restart, not as a kernel-only kill). Kept by its continuations.
-    jupyter_was_down: bool = False
-    # ALERT (a kill line the bot can't act on): the name of the VM that wrote it, "" when no VM has the entry's id;
-    # its alert's group, so that one writer's lines fill only their own (issue 25).
-    writer: str = ""
-    refused: bool = False  # ALERT: the line's claims did not hold (forged, or not ours), rather than unreadable
-    folded: int = 0  # ALERT: the same writer's lines on_oom held back since its last alert (a flood), counted here
 
-    def to_json(self) -> bytes:
-        data = asdict(self)
-        del data["delivery_id"]
-        data["requested_at"] = iso(self.requested_at)
-        data["received_at"] = iso(self.received_at) if self.received_at else None
-        data["alert_blocks"] = list(self.alert_blocks)
-        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    @property
+    def kind(self) -> str:
+        """The payload its action carries (payloads.PAYLOADS): a slash command not yet read carries what was typed."""
+        return payload_kind(self.action, self.trigger, self.instance, authorize=self.authorize)
+
+    def payload_as(self, kind: type[P]) -> P:
+        """The payload, as the type its action carries (check() holds them together): TypeError for another."""
+        if not isinstance(self.payload, kind):
+            raise TypeError(f"a {self.kind} request carries no {kind.__name__}")
+        return self.payload
 
     @classmethod
-    def from_json(cls, raw: bytes) -> RestartRequest:
-        """Strict: a message that doesn't fit raises ValueError (the caller logs and acks it)."""
-        return cls.from_dict(json_object(raw, "restart request"))
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RestartRequest:
-        """The flat fields (wire version 0, or a version-1 envelope and payload together: envelope.py), checked."""
+    def from_dict(cls, data: dict[str, Any], payload: dict[str, Any] | None = None) -> RestartRequest:
+        """The envelope's fields from `data`, the payload's from `payload` (wire version 1) or from `data` too (the
+        flat version 0): envelope.py; checked, ValueError for a request that does not fit."""
         try:
             requester = data.get("requester")
             alert_blocks = data.get("alert_blocks", [])
             if not isinstance(alert_blocks, list) or not all(isinstance(b, dict) for b in alert_blocks):
                 raise ValueError("alert_blocks must be a list of objects")
+            action, trigger, instance = Action(data["action"]), Trigger(data["trigger"]), text_field(data, "instance")
+            authorize = data.get("authorize", False) is True
+            if payload is None:  # version 0 carried every action's fields: each is checked, as that release did
+                for kind in PAYLOADS:
+                    check_payload(read_payload(kind, data))
             request = cls(
-                action=Action(data["action"]),
-                trigger=Trigger(data["trigger"]),
-                instance=text_field(data, "instance"),
+                action=action, trigger=trigger, instance=instance,
                 requested_at=parse_time(text_field(data, "requested_at")),
                 event_id=text_field(data, "event_id"),
-                kill=kill_object(data.get("kill")),
+                payload=read_payload(payload_kind(action, trigger, instance, authorize=authorize),
+                                     data if payload is None else payload),
                 requester=Requester(text_field(requester, "slack_user_id"), text_field(requester, "email"),
                                     bool(requester["is_organizer"])) if isinstance(requester, dict) else None,
                 response_url=text_field(data, "response_url", ""),
                 alert_ts=text_field(data, "alert_ts", ""),
                 alert_channel=text_field(data, "alert_channel", ""),
-                raw_entry=text_field(data, "raw_entry", ""),
-                note=text_field(data, "note", ""),
                 alert_blocks=tuple(alert_blocks[:50]),
-                machine_type=text_field(data, "machine_type", ""), asked_by=text_field(data, "asked_by", ""),
-                owner_may_start=data.get("owner_may_start", False) is True,
-                memory_percent=percent(data.get("memory_percent")),
-                incident_open=bool(data.get("incident_open", True)), vm_id=vm_id(text_field(data, "vm_id", "")),
-                chain=text_field(data, "chain", ""), yields=count(data.get("yields", 0)),
-                resumes=text_field(data, "resumes", ""),
                 slack_request=text_field(data, "slack_request", ""),
-                received_at=(parse_time(text_field(data, "received_at")) if data.get("received_at") is not None
-                             else None),
-                authorize=data.get("authorize", False) is True, target=text_field(data, "target", ""),
-                jupyter_was_down=data.get("jupyter_was_down", False) is True,
-                writer=text_field(data, "writer", "")[:63], refused=data.get("refused") is True,
-                folded=count(data.get("folded", 0)))
+                authorize=authorize)
         except (KeyError, TypeError) as exc:
             raise ValueError(f"restart request is missing or mistypes {exc}") from exc
         request.check()
         return request
 
     def check(self) -> None:
-        """What from_json checks beyond the fields' types: raises ValueError for a request that does not fit."""
-        request = self
-        if request.target and not is_valid_instance_name(request.target):
-            raise ValueError("target is not an instance name")
-        unread = request.authorize and request.trigger is Trigger.SLASH_COMMAND and not request.instance
-        if unread and (request.requester is None or not SLACK_USER_RE.fullmatch(request.requester.slack_user_id)):
-            raise ValueError("an unread slash command names no Slack user")
-        if request.trigger is not Trigger.UNRESOLVED and not unread:
-            InstanceRef.parse(request.instance)
-        if request.machine_type and not MACHINE_TYPE_RE.fullmatch(request.machine_type):
-            raise ValueError("machine_type is not a machine type name")
-        if len(request.chain) > 128:
-            raise ValueError("chain is not a Pub/Sub message id")
-        if len(request.resumes) > 128:
-            raise ValueError("resumes is not a Pub/Sub message id")
-        if request.slack_request and not SLACK_REQUEST_RE.fullmatch(request.slack_request):
+        """What from_dict checks beyond the fields' types: raises ValueError for a request that does not fit."""
+        payload = self.payload
+        if not isinstance(payload, PAYLOADS[self.kind]):
+            raise ValueError(f"a {self.action} request does not carry a {type(payload).__name__}")
+        if isinstance(payload, AskedPayload):
+            if self.requester is None or not SLACK_USER_RE.fullmatch(self.requester.slack_user_id):
+                raise ValueError("an unread slash command names no Slack user")
+        elif self.trigger is not Trigger.UNRESOLVED:
+            InstanceRef.parse(self.instance)
+        if self.slack_request and not SLACK_REQUEST_RE.fullmatch(self.slack_request):
             raise ValueError("slack_request is not a request digest")
-        if request.asked_by and not SLACK_USER_RE.fullmatch(request.asked_by):
-            raise ValueError("asked_by is not a Slack user id")
-        if request.kill is not None and isinstance(request.kill.get("killed_at"), str):
-            parse_time(request.kill["killed_at"])  # kill_time: a killed_at that is no time fails here, not mid-restart
+        check_payload(payload)
+
+    @property
+    def kill(self) -> dict[str, Any] | None:
+        """The kill line of a restart, an interrupt or an alert (payloads.KillPayload); None for the others."""
+        return self.payload.kill if isinstance(self.payload, KillPayload) else None
+
+    def with_kill(self, kill: dict[str, Any]) -> RestartRequest:
+        """The same request with its kill line replaced (only a payload that carries one: TypeError otherwise)."""
+        if not isinstance(self.payload, KillPayload):
+            raise TypeError(f"a {self.kind} request carries no kill")
+        return replace(self, payload=replace(self.payload, kill=kill))
 
     @property
     def ordering_key(self) -> str:
@@ -289,6 +265,30 @@ class RestartRequest:
         if self.kill and isinstance(self.kill.get("killed_at"), str):
             return parse_time(self.kill["killed_at"])
         return None
+
+
+def payload_kind(action: Action, trigger: Trigger, instance: str, *, authorize: bool) -> str:
+    """The payload a request carries (payloads.PAYLOADS), by its action: a slash command not yet read carries what
+    was typed."""
+    if authorize and trigger is Trigger.SLASH_COMMAND and not instance:
+        return "asked"
+    return BY_ACTION[action.value]
+
+
+def check_payload(payload: Payload) -> None:
+    """What a payload's values must be beyond their types (RestartRequest.check): raises ValueError otherwise."""
+    if isinstance(payload, AskedPayload) and payload.target and not is_valid_instance_name(payload.target):
+        raise ValueError("target is not an instance name")
+    if isinstance(payload, ResizePayload):
+        if payload.machine_type and not MACHINE_TYPE_RE.fullmatch(payload.machine_type):
+            raise ValueError("machine_type is not a machine type name")
+        if payload.asked_by and not SLACK_USER_RE.fullmatch(payload.asked_by):
+            raise ValueError("asked_by is not a Slack user id")
+    if isinstance(payload, RestartPayload) and (len(payload.chain) > 128 or len(payload.resumes) > 128):
+        raise ValueError("chain or resumes is not a Pub/Sub message id")
+    kill = payload.kill if isinstance(payload, KillPayload) else None
+    if kill is not None and isinstance(kill.get("killed_at"), str):
+        parse_time(kill["killed_at"])  # kill_time: a killed_at that is no time fails here, not mid-restart
 
 
 def kill_to_json(kill: OomKill) -> dict[str, Any]:

@@ -54,6 +54,7 @@ from datetime import datetime, timedelta
 from shared.core.history import AutoMode, History, event_key
 from shared.core.machines import is_bigger
 from shared.core.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
+from shared.core.payloads import ResizePayload, RestartPayload
 from shared.core.verdicts import Decision, PolicyConfig, Reason, RestartPolicy, Verdict
 
 __all__ = ["Decision", "PolicyConfig", "Reason", "RestartPolicy", "Verdict", "decide"]  # the vocabulary, re-exported
@@ -93,9 +94,10 @@ def decide(
             return Decision(Verdict.SKIP_DUPLICATE, Reason.QUIET_PERIOD)
         return Decision(Verdict.WARN, Reason.REQUESTED)
     if request.action is Action.RESIZE:
-        if instance.machine_type == request.machine_type:
+        machine_type = request.payload_as(ResizePayload).machine_type
+        if instance.machine_type == machine_type:
             return Decision(Verdict.SKIP_DUPLICATE, Reason.ALREADY_THAT_SIZE)
-        if not is_bigger(request.machine_type, instance.machine_type):
+        if not is_bigger(machine_type, instance.machine_type):
             # An Approve on an older request, pressed after the instance moved up (or to a type of unknown
             # size): its "bigger" would now shrink the machine.
             return Decision(Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)
@@ -198,7 +200,8 @@ def _decide_oom(
         return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)
     if request.unverified:  # its VM unchecked (Compute Engine unavailable): only the instance's word resets it
         config = replace(config, restart_policy=RestartPolicy.WHEN_UNHEALTHY)
-    decision = _decide_kill(killed_at, instance, history, now, config, run, saw_down=request.jupyter_was_down,
+    saw_down = isinstance(request.payload, RestartPayload) and request.payload.jupyter_was_down
+    decision = _decide_kill(killed_at, instance, history, now, config, run, saw_down=saw_down,
                             unverified=bool(request.unverified))
     if decision.verdict in _NOTHING_NEW and _in_open_incident(killed_at, history, config):
         # Not dropped before deciding: the earlier line may have been "JupyterLab survived", and this kill (another

@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 
 from shared.core.history import event_key
 from shared.core.models import RestartRequest, Trigger, iso
+from shared.core.payloads import KillPayload, RestartPayload
 from shared.core.policy import Decision, PolicyConfig, Verdict
 
 # The most a waiting incident holds its instance's key per delivery, whatever HEALTH_POLL_SECONDS says: a
@@ -61,15 +62,26 @@ def as_received(request: RestartRequest) -> RestartRequest:
     Cloud Logging takes timestamps up to a day ahead) would otherwise wait for health newer than a moment to
     come. intake.py clamps it already; the worker holds to it for any request on the topic, whoever wrote it."""
     killed_at = request.kill_time
-    limit = min(request.received_at or request.requested_at, request.requested_at)
+    received = request.payload.received_at if isinstance(request.payload, KillPayload) else None
+    limit = min(received or request.requested_at, request.requested_at)
     if request.kill is None or killed_at is None or killed_at <= limit:
         return request
-    return replace(request, kill={**request.kill, "killed_at": iso(limit)})
+    return request.with_kill({**request.kill, "killed_at": iso(limit)})
+
+
+def _restart(request: RestartRequest) -> RestartPayload:
+    """The restart's payload, which holds its wait's continuation; a request of another kind has none to hold."""
+    return request.payload if isinstance(request.payload, RestartPayload) else RestartPayload()
+
+
+def yields(request: RestartRequest) -> int:
+    """How many times this request's wait has re-published itself (0 for a request that never waited)."""
+    return _restart(request).yields
 
 
 def chain_of(request: RestartRequest) -> str:
     """The Pub/Sub message that began this wait: the one this request came in, unless it is a continuation."""
-    return request.chain or request.delivery_id or request.event_id
+    return _restart(request).chain or request.delivery_id or request.event_id
 
 
 def own_marker(request: RestartRequest) -> Marker:
@@ -119,5 +131,10 @@ def max_yields(policy: PolicyConfig) -> int:
     return math.ceil(longest / step) + 3
 
 
-def continuation(request: RestartRequest) -> RestartRequest:
-    return replace(request, chain=chain_of(request), yields=request.yields + 1, delivery_id="")
+def continuation(request: RestartRequest, *, resumes: str | None = None) -> RestartRequest:
+    """The restart re-published to go on waiting: its chain, one more yield, and (a follow's) the message whose
+    intent it follows (`resumes`; kept when None). TypeError for a request of another kind: only restarts wait."""
+    restart = request.payload_as(RestartPayload)
+    restart = replace(restart, chain=chain_of(request), yields=restart.yields + 1,
+                      resumes=restart.resumes if resumes is None else resumes)
+    return replace(request, payload=restart, delivery_id="")

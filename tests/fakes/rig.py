@@ -16,6 +16,7 @@ from shared.adapters.clock import FakeClock
 from shared.adapters.config import Settings
 from shared.app.worker import Worker, WorkOutcome
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger, iso
+from shared.core.payloads import RestartPayload
 from tests.fakes.slack import FakeSlack
 from tests.fakes.topic import FakeTopic
 from tests.fakes.workbench import FakeWorkbench, Visibility
@@ -36,7 +37,8 @@ def oom_request(ref: InstanceRef, killed_at: datetime, *, delivery: str = "m1", 
     """A kill line as on_oom publishes it to the restart topic."""
     return RestartRequest(
         action=Action.RESTART, trigger=Trigger.OOM, instance=ref.full_name, requested_at=killed_at,
-        event_id=f"insert-{iso(killed_at)}", kill={"killed_at": iso(killed_at), "pid": pid, "process": "python3"},
+        event_id=f"insert-{iso(killed_at)}",
+        payload=RestartPayload(kill={"killed_at": iso(killed_at), "pid": pid, "process": "python3"}),
         delivery_id=delivery,
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shared.adapters.queue import PublishUnconfirmedError
+from shared.core import envelope
 from shared.core.models import RestartRequest
 
 
@@ -24,5 +25,6 @@ class FakeTopic:
             self.failures -= 1
             raise PublishUnconfirmedError("DEADLINE_EXCEEDED", "no answer from Pub/Sub")
         message_id = f"c{len(self.published) + 1}"
-        self.published.append(replace(request, delivery_id=message_id))
+        # Over the wire format, as RestartQueue.publish sends it: what cannot be encoded and read back fails here.
+        self.published.append(replace(envelope.decode(envelope.encode(request)), delivery_id=message_id))
         return message_id

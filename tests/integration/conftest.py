@@ -22,7 +22,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from simulators.stack import PROJECT, LocalStack
+from shared.core import envelope
+from shared.core.models import RestartRequest
+from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from simulators.workbench import LABEL_VISIBILITY, LABELS_ENV
 
 _names = itertools.count(1)
@@ -93,3 +95,10 @@ def new_instance(stack: LocalStack, prefix: str, *, owner: str | None = None, zo
     full = stack.workbench.add_instance(PROJECT, zone, name, owner_email=owner, **kwargs)  # type: ignore[arg-type]
     stack.slack.add_user(slack_user or f"U{name.upper().replace('-', '')}", name, owner)
     return full, name
+
+
+def publish_request(stack: LocalStack, request: RestartRequest) -> None:
+    """A request put on the restart topic as RestartQueue.publish puts it (wire version 1, under its instance's
+    key, with its attributes): for what no publisher would build today, such as a request already old."""
+    attributes = {"action": request.action.value, "instance": request.instance.rsplit("/", 1)[-1]}
+    stack.pubsub.publish(RESTART_TOPIC, envelope.encode(request), attributes, ordering_key=request.ordering_key)

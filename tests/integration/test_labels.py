@@ -17,8 +17,10 @@ from datetime import UTC, datetime
 import pytest
 
 from shared.adapters.workbench import Workbench
+from shared.core import envelope
 from shared.core.history import BOT_KEYS
 from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload, WarnPayload
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from simulators.workbench import SYSTEM_LABEL_KEYS, classify
@@ -177,8 +179,9 @@ def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(a
     request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
                              requested_at=datetime.now(UTC), event_id="slash-crowded-manual",
                              requester=Requester(ORGANIZER[0], ORGANIZER[1], True),
-                             response_url=app.slack.new_response_url())
-    app.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "restart", "instance": name}, ordering_key=full)
+                             response_url=app.slack.new_response_url(), payload=RestartPayload())
+    app.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "restart", "instance": name},
+                       ordering_key=full)
     alert = wait_alert(app, name, "Restarted by")
     assert "carries 63 labels" in alert_text(alert)
     assert app.wait_idle(60)
@@ -209,9 +212,9 @@ def test_memory_warning_with_no_room_for_its_quiet_period_says_it_will_repeat(ap
     channel line says so, and how many labels to remove."""
     full, name = new_instance(app, "crowded-memory", labels=crowd(64))
     request = RestartRequest(action=Action.WARN, trigger=Trigger.MEMORY, instance=full,
-                             requested_at=datetime.now(UTC), event_id="memory-crowded", memory_percent=95.0,
-                             incident_open=True)
-    app.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "warn", "instance": name}, ordering_key=full)
+                             requested_at=datetime.now(UTC), event_id="memory-crowded",
+                             payload=WarnPayload(memory_percent=95.0, incident_open=True))
+    app.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "warn", "instance": name}, ordering_key=full)
     line = wait_alert(app, name, "is at 95% memory")["text"]
     assert "I can't record this warning on the instance" in line and "repeats at every memory alert" in line, line
     assert f"`{name}` carries 64 labels" in line and "remove at least 8" in line, line

@@ -13,11 +13,12 @@ from slack_sdk import WebClient
 
 from shared.core.blocks import resize_request_blocks
 from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
+from shared.core.payloads import ResizePayload, WarnPayload
 from simulators.entries import oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
-from tests.integration.conftest import new_instance
+from tests.integration.conftest import new_instance, publish_request
 from tests.integration.helpers import ORGANIZER, stack_with_organizer
 
 pytestmark = pytest.mark.wire
@@ -102,11 +103,10 @@ def test_memory_incident_for_a_vm_that_is_no_notebook_stays_quiet(stack: LocalSt
 def test_memory_warning_that_aged_in_the_queue_is_dropped_not_reported_as_a_kill(stack: LocalStack) -> None:
     """A WARN older than MAX_EVENT_AGE_SECONDS by the time the worker sees it says nothing to anyone."""
     full, name = new_instance(stack, "wb-mem-old", slack_user="U0MEMOLD")
-    request = RestartRequest(action=Action.WARN, trigger=Trigger.MEMORY, instance=full,
-                             requested_at=datetime.now(UTC) - timedelta(hours=3), event_id="memory-old",
-                             memory_percent=95.0, incident_open=True)
+    request = RestartRequest(action=Action.WARN, trigger=Trigger.MEMORY, instance=full, payload=WarnPayload(95.0),
+                             requested_at=datetime.now(UTC) - timedelta(hours=3), event_id="memory-old")
     before = len(stack.slack.calls)
-    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "warn", "instance": name}, ordering_key=full)
+    publish_request(stack, request)
     assert stack.wait_idle(60)
     assert not [c for c in stack.slack.calls[before:] if c.method.startswith(("chat.", "conversations."))]
     [record] = [r for r in stack.audit_records() if r.get("instance") == name]
@@ -322,8 +322,8 @@ def test_an_approve_too_old_to_act_on_tells_the_participant_it_was_not_resized(s
         requested_at=datetime.now(UTC) - timedelta(hours=2), event_id="button-old-approve",
         requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=stack.slack.new_response_url(),
         alert_ts=message["ts"], alert_channel=ALERT_CHANNEL, alert_blocks=tuple(message["blocks"]),
-        machine_type="e2-highmem-4", asked_by="U0OLDAPPROVE")
-    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "resize", "instance": name}, ordering_key=full)
+        payload=ResizePayload(machine_type="e2-highmem-4", asked_by="U0OLDAPPROVE"))
+    publish_request(stack, request)
     assert stack.slack.wait_for(lambda: bool(dms(stack, "U0OLDAPPROVE")), timeout=60)
     assert stack.wait_idle(60)
     told = [m["text"] for m in dms(stack, "U0OLDAPPROVE")]
@@ -353,9 +353,9 @@ def test_an_approve_acted_on_after_its_response_url_expired_is_answered_by_dm(st
         action=Action.RESIZE, trigger=Trigger.BUTTON, instance=full,
         requested_at=datetime.now(UTC) - timedelta(minutes=45), event_id="button-late-approve",
         requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url, alert_ts=message["ts"],
-        alert_channel=ALERT_CHANNEL, alert_blocks=tuple(message["blocks"]), machine_type="e2-highmem-4",
-        asked_by="U0LATEAPPROVE")
-    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "resize", "instance": name}, ordering_key=full)
+        alert_channel=ALERT_CHANNEL, alert_blocks=tuple(message["blocks"]),
+        payload=ResizePayload(machine_type="e2-highmem-4", asked_by="U0LATEAPPROVE"))
+    publish_request(stack, request)
     assert stack.slack.wait_for(
         lambda: any(f"{name} now runs on e2-highmem-4" in m["text"] for m in dms(stack, ORGANIZER[0])), timeout=30
     ), [m["text"] for m in dms(stack, ORGANIZER[0])]

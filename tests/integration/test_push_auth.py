@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from shared.core import envelope, payloads
 from shared.core.models import Action, Requester, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from simulators.oidc import OidcIssuer
 from simulators.stack import PROJECT, LocalStack
 from tests.integration.conftest import new_instance
@@ -49,8 +51,8 @@ def _restart_push(stack: LocalStack, full: str, event: str, requester: Requester
                   action: Action = Action.RESTART) -> bytes:
     """The push Pub/Sub would make of an organizer's restart of `full`: read, it resets the notebook."""
     request = RestartRequest(action=action, trigger=Trigger.BUTTON, instance=full, requested_at=datetime.now(UTC),
-                             event_id=event, requester=requester)
-    message = pubsub_message(request.to_json(), message_id=event)
+                             event_id=event, requester=requester, payload=payloads.empty(action.value))
+    message = pubsub_message(envelope.encode(request), message_id=event)
     return json.dumps({"message": message, "subscription": f"projects/{PROJECT}/subscriptions/restart-worker-push"}
                       ).encode()
 
@@ -116,9 +118,9 @@ def test_every_push_through_the_stack_carries_a_token_that_holds(stack: LocalSta
 
 
 def _message_data(full: str, event: str) -> bytes:
-    return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
+    return envelope.encode(RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
                           requested_at=datetime.now(UTC), event_id=event,
-                          requester=Requester(ORGANIZER[0], ORGANIZER[1], True)).to_json()
+                          requester=Requester(ORGANIZER[0], ORGANIZER[1], True), payload=RestartPayload()))
 
 
 def test_a_signed_push_claiming_a_participant_is_an_organizer_stops_nothing(stack: LocalStack) -> None:

@@ -23,8 +23,10 @@ from shared.adapters.config import Need, load_settings
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
 from shared.app.slack import USERGROUP_TTL_S, build_dependencies
+from shared.core import envelope
 from shared.core.history import acted_digest
 from shared.core.models import Action, Requester, RestartRequest, Trigger
+from shared.core.payloads import ModePayload, RestartPayload
 from simulators.slack import SlackRequester, SlackResponse, SlackSimulator
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -239,8 +241,10 @@ def test_a_foreign_response_url_is_never_posted_to(
     request = RestartRequest(
         action=Action.RESUME, trigger=Trigger.BUTTON, instance=full, requested_at=datetime.now(UTC),
         event_id="button-forged-1", requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url,
+        payload=ModePayload(),
     )
-    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "resume", "instance": name}, ordering_key=full)
+    stack.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "resume", "instance": name},
+                         ordering_key=full)
     assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=60)
     assert stack.wait_idle(60)
     assert hits == []
@@ -322,9 +326,9 @@ def test_a_replayed_press_that_reaches_the_worker_is_dropped_there(stack: LocalS
         request = RestartRequest(
             action=Action.RESTART, trigger=Trigger.BUTTON, instance=full, requested_at=datetime.now(UTC),
             event_id=event_id, requester=Requester(ORGANIZER[0], ORGANIZER[1], True),
-            slack_request=acted_digest("button:1764540000.000001:1764539999.000100"),
+            slack_request=acted_digest("button:1764540000.000001:1764539999.000100"), payload=RestartPayload(),
         )
-        stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "restart", "instance": name},
+        stack.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "restart", "instance": name},
                              ordering_key=full)
 
     press("button-replayed-a")

@@ -17,10 +17,11 @@ from slack_sdk import WebClient
 
 from shared.core.blocks import AlertFacts, alert_blocks
 from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
+from shared.core.payloads import ModePayload, RestartPayload
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
-from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
-from tests.integration.conftest import new_instance
+from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, SIGNING_SECRET, LocalStack
+from tests.integration.conftest import new_instance, publish_request
 from tests.integration.helpers import ORGANIZER, ZONE, alert_text, kill, stack_with_organizer, wait_alert
 
 pytestmark = pytest.mark.wire
@@ -276,10 +277,10 @@ def field_names(message: dict) -> list[str]:
 def test_a_pause_press_that_aged_in_the_queue_is_not_reported_as_a_kill(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-oldpause")
     url = stack.slack.new_response_url()
-    request = RestartRequest(action=Action.PAUSE, trigger=Trigger.BUTTON, instance=full,
+    request = RestartRequest(action=Action.PAUSE, trigger=Trigger.BUTTON, instance=full, payload=ModePayload(),
                              requested_at=datetime.now(UTC) - timedelta(hours=2), event_id="button-old",
                              requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url)
-    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "pause", "instance": name}, ordering_key=full)
+    publish_request(stack, request)
     alert = wait_alert(stack, name, "Not done: this request is")
     assert header(alert) == f":wrench: {name}: pause restarts requested by {ORGANIZER[1]}", header(alert)
     assert "ran out of memory" not in alert_text(alert) and "Not restarted" not in alert_text(alert)
@@ -391,11 +392,10 @@ def test_a_command_answered_after_its_response_url_expired_is_answered_by_dm(sta
     full, name = new_instance(stack, "wb-late")
     url = stack.slack.new_response_url()
     stack.slack.expire_response_url(url)
-    request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
+    request = RestartRequest(Action.RESTART, Trigger.SLASH_COMMAND, instance=full, payload=RestartPayload(),
                              requested_at=datetime.now(UTC) - timedelta(minutes=45), event_id="slack-late",
                              requester=Requester(user_of(name), f"{name}@contest.example", False), response_url=url)
-    stack.pubsub.publish(RESTART_TOPIC, request.to_json(), {"action": "restart", "instance": name},
-                         ordering_key=full)
+    publish_request(stack, request)
     assert stack.slack.wait_for(
         lambda: any(f"*{name}* was restarted" in m["text"] for m in stack.slack.messages(user_of(name))), timeout=20
     ), stack.slack.messages(user_of(name))

@@ -21,7 +21,8 @@ from shared.adapters.config import Need, load_settings
 from shared.adapters.errors import NotFoundError
 from shared.adapters.queue import RestartQueue
 from shared.app.memory_intake import handle_memory_event
-from shared.core.models import Action, RestartRequest, Trigger
+from shared.core import envelope
+from shared.core.models import Action, Trigger
 from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
 from shared.core.pubsub_event import Rejected, delivery_time, entry_from_cloudevent
 from simulators.incidents import memory_incident
@@ -110,8 +111,8 @@ def test_on_memory_alert_queues_only_open_incidents_on_vms(
             assert has_reason(records[0]) and records[0]["decision"] in ("rejected", "ignored", "dropped"), records
             return
         assert len(published) == 1 and records[0]["decision"] == "queued"
-        request = RestartRequest.from_json(published[0].data)
-        assert request.action is Action.WARN and request.trigger is Trigger.MEMORY and request.incident_open
+        request = envelope.decode(published[0].data)
+        assert request.action is Action.WARN and request.trigger is Trigger.MEMORY and request.payload.incident_open
         assert request.requested_at == delivery_time(event_time, NOW), (request.requested_at, event_time)
         assert NOW - request.requested_at <= policy.max_event_age
         payload = decoded_payload(data)
@@ -137,7 +138,7 @@ def test_warning_is_as_old_as_its_notification(sims: Sims, queue: RestartQueue) 
                                   queue=queue, policy=policy, now=NOW)
     assert outcome == "queued"
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
-    assert RestartRequest.from_json(message.data).requested_at == NOW - timedelta(minutes=15)
+    assert envelope.decode(message.data).requested_at == NOW - timedelta(minutes=15)
 
 
 def test_notification_retried_past_max_age_is_dropped_not_raised(sims: Sims, audit_log: AuditCapture) -> None:

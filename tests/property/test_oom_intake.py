@@ -25,7 +25,8 @@ from shared.adapters.config import Need, load_settings
 from shared.adapters.errors import NotFoundError, RefusedError, TransientError
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import handle_event
-from shared.core.models import Action, OomKill, RestartRequest, Trigger, iso
+from shared.core import envelope
+from shared.core.models import Action, OomKill, Trigger, iso
 from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
     NotAKill,
@@ -167,7 +168,7 @@ def test_on_oom_publishes_only_kills_and_logs_why(
             assert records[0]["decision"] in ("rejected", "ignored"), records
             return
         assert len(published) == 1, outcome
-        request = RestartRequest.from_json(published[0].data)
+        request = envelope.decode(published[0].data)
         if outcome.kind == "kill":
             assert request.action is Action.RESTART and request.trigger is Trigger.OOM
             assert valid_full_name(request.instance), request.instance
@@ -179,8 +180,8 @@ def test_on_oom_publishes_only_kills_and_logs_why(
             label = entry.get("labels", {}).get(NAME_LABEL) if isinstance(entry.get("labels"), dict) else None
             assert not isinstance(label, str) or not label or label == name, (label, name)  # one it gives: its VM's
             assert request.instance.startswith(f"projects/{PROJECT}/locations/{ZONE}/")
-            assert request.received_at is not None and request.kill_time is not None
-            assert request.kill_time <= request.received_at <= delivery_time(event_time, NOW)
+            assert request.payload.received_at is not None and request.kill_time is not None
+            assert request.kill_time <= request.payload.received_at <= delivery_time(event_time, NOW)
         else:
             assert request.action is Action.ALERT and request.instance == "", request
         assert published[0].attributes.get("instance") == request.instance.rsplit("/", 1)[-1]
@@ -208,9 +209,9 @@ def test_kill_from_a_vm_clock_ahead_is_as_old_as_its_delivery(
                            vm_names=SAMPLE_VMS, now=NOW)
     assert outcome.kind == "kill"
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
-    request = RestartRequest.from_json(message.data)
+    request = envelope.decode(message.data)
     assert request.requested_at == sent, "the worker's age check would start 20 hours late"
-    assert request.kill_time == request.received_at == sent, "the worker's health wait would count from 20 h ahead"
+    assert request.kill_time == request.payload.received_at == sent, "the worker's health wait would count from 20 h on"
     assert request.kill is not None and request.kill["dated_at"] == iso(NOW + timedelta(hours=20))
     [record] = audit_log.take()
     assert record["dated_at"] == iso(NOW + timedelta(hours=20)) and "taken at its receipt" in record["clock"]
@@ -323,7 +324,7 @@ def test_forged_entries_move_nothing(forgery: Forgery, sims: Sims, queue: Restar
                            now=received + timedelta(seconds=3))
     [record] = audit_log.take()
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
-    request = RestartRequest.from_json(message.data)
+    request = envelope.decode(message.data)
     assert sims.resets() == resets
     if not forgery.acts_on:
         assert outcome.kind == "refused", (forgery, outcome)
@@ -332,7 +333,7 @@ def test_forged_entries_move_nothing(forgery: Forgery, sims: Sims, queue: Restar
         return
     assert outcome.kind == "kill", (forgery, outcome)
     assert request.instance == f"projects/{PROJECT}/locations/{ZONE}/instances/{forgery.acts_on}", forgery
-    assert request.received_at == received
+    assert request.payload.received_at == received
     dated = received + timedelta(seconds=forgery.shift_s)
     assert request.kill_time == min(dated, received), "a kill is never later than its receipt, and an old one stays old"
     assert request.kill is not None and (request.kill["dated_at"] is not None) == (forgery.shift_s > 0)
@@ -367,7 +368,7 @@ def test_compute_errors_never_refuse_a_kill(sims: Sims, queue: RestartQueue, aud
                            vm_names=Failing(error), now=NOW)
     assert outcome.kind == "unverified" and outcome.detail == "python pid 23817 on wb-alice"
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
-    request = RestartRequest.from_json(message.data)
+    request = envelope.decode(message.data)
     assert (request.action, request.trigger, message.ordering_key) == (Action.RESTART, Trigger.OOM, request.instance)
     assert request.instance.endswith("/wb-alice") and "could not be asked" in request.unverified
     assert [r["decision"] for r in audit_log.take()] == ["queued"]

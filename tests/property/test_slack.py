@@ -27,6 +27,7 @@ from shared.adapters.config import Need, load_settings
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
 from shared.app.slack import Deadline, Dependencies, answer, build_app, build_dependencies, buttons, command
+from shared.core import envelope
 from shared.core.commands import Caller, Verb, is_owner, parse_command
 from shared.core.identity import identity, same_person, shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
@@ -99,7 +100,7 @@ class Slack:
         return self.sims.published()
 
     def queued_since(self, before: int) -> list[RestartRequest]:
-        return [RestartRequest.from_json(m.data) for m in self.sims.pubsub.published(RESTART_TOPIC)[before:]]
+        return [envelope.decode(m.data) for m in self.sims.pubsub.published(RESTART_TOPIC)[before:]]
 
     def dispatch(self, body: str, *, forged: int | None = None) -> Any:
         """Signed as Slack signs; `forged` picks one of FORGERIES instead."""

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from hypothesis import strategies as st
 
-from shared.core.models import Action, RestartRequest
+from shared.core import envelope
+from shared.core.models import Action
 from shared.core.oom_parse import NotAKill, parse_cloudevent
 from shared.core.pubsub_event import Rejected
 from simulators.pubsub import ACK_STATUSES
@@ -133,7 +134,7 @@ def test_memory_events_over_the_wire(stack: LocalStack, record_property: Record)
         status, body = post_cloudevent(url, event)
         assert 200 <= status < 500, (status, body[:300])
         if published(stack) != before:
-            queued = [RestartRequest.from_json(m.data) for m in stack.pubsub.published(RESTART_TOPIC)[before:]]
+            queued = [envelope.decode(m.data) for m in stack.pubsub.published(RESTART_TOPIC)[before:]]
             assert [r.action for r in queued] == [Action.WARN], queued
 
     run("memory_event", "wire", MEMORY_EVENTS, check, record_property)

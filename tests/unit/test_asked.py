@@ -12,8 +12,10 @@ import pytest
 
 from shared.adapters.config import Settings
 from shared.adapters.errors import RefusedError, TransientError
+from shared.core import envelope
 from shared.core.history import History, acted_digest
 from shared.core.models import Action, Requester, RestartRequest, Trigger
+from shared.core.payloads import AskedPayload, ModePayload
 from tests.fakes.rig import ALERTS, Rig
 
 URL = "https://hooks.slack.com/commands/T0CONTEST/1/unread"
@@ -35,7 +37,7 @@ def unread(rig: Rig, user: str, target: str = "", *, organizer_claimed: bool = F
     return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance="",
                           requested_at=rig.clock.now(), event_id="slack-1.2.unread",
                           requester=Requester(user, "", organizer_claimed), response_url=URL,
-                          slack_request=DIGEST, authorize=True, target=target)
+                          slack_request=DIGEST, authorize=True, payload=AskedPayload(target))
 
 
 def answers(rig: Rig) -> list[str]:
@@ -126,7 +128,8 @@ def test_an_unread_press_is_acted_on_only_for_an_organizer_as_slack_says(rig: Ri
     user = ORG if pressed_by == "organizer" else rig.owner(ref)
     press = RestartRequest(action=Action.PAUSE, trigger=Trigger.BUTTON, instance=ref.full_name,
                            requested_at=rig.clock.now(), event_id="button-1-x", requester=Requester(user, "", True),
-                           response_url=URL, slack_request=acted_digest("button:1:2"), authorize=True)
+                           response_url=URL, slack_request=acted_digest("button:1:2"), authorize=True,
+                           payload=ModePayload())
     [outcome] = rig.push(press)
     assert outcome.decision == verdict
     [said] = answers(rig)
@@ -144,8 +147,8 @@ def test_an_unread_request_too_old_to_act_on_is_not_acted_on(rig: Rig) -> None:
 def test_an_unread_slash_command_must_name_its_caller(rig: Rig) -> None:
     nameless = replace(unread(rig, "U0ALICE"), requester=None)
     with pytest.raises(ValueError, match="names no Slack user"):
-        RestartRequest.from_json(nameless.to_json())
-    parsed = RestartRequest.from_json(unread(rig, "U0ALICE", "wb-x").to_json())
-    assert parsed.authorize and parsed.instance == "" and parsed.target == "wb-x"
+        envelope.decode(envelope.encode(nameless))
+    parsed = envelope.decode(envelope.encode(unread(rig, "U0ALICE", "wb-x")))
+    assert parsed.authorize and parsed.instance == "" and parsed.payload_as(AskedPayload).target == "wb-x"
     with pytest.raises(ValueError, match="target"):
-        RestartRequest.from_json(unread(rig, "U0ALICE", "not a name!").to_json())
+        envelope.decode(envelope.encode(unread(rig, "U0ALICE", "not a name!")))

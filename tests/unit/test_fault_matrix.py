@@ -21,6 +21,7 @@ import pytest
 from shared.adapters.config import Settings
 from shared.app.worker import WorkOutcome
 from shared.core.models import Action, InstanceRef, InstanceState, Requester, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from shared.core.policy import PolicyConfig, RestartPolicy
 from tests.fakes import Rig, SlackFault, WorkbenchFault
 from tests.fakes.rig import ALERTS, MIN_BACKOFF_S
@@ -487,9 +488,8 @@ ORGANIZER = Requester("U0ORG", "org@contest.example", True)
 
 def person_asks(rig: Rig, ref: InstanceRef, trigger: Trigger, event_id: str) -> RestartRequest:
     """A Restart an organizer asked for (button or /restart-notebook), answered through its response_url."""
-    return RestartRequest(action=Action.RESTART, trigger=trigger, instance=ref.full_name,
-                          requested_at=rig.clock.now(), event_id=event_id, requester=ORGANIZER,
-                          response_url=f"https://hooks.slack.com/commands/T0/{event_id}")
+    return RestartRequest(Action.RESTART, trigger, ref.full_name, rig.clock.now(), event_id, RestartPayload(),
+                          requester=ORGANIZER, response_url=f"https://hooks.slack.com/commands/T0/{event_id}")
 
 
 def test_a_request_queued_behind_a_restart_not_seen_to_finish_is_not_told_it_restarted(rig: Rig) -> None:

@@ -14,8 +14,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from shared.app.worker import Worker, WorkOutcome
+from shared.core import envelope
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from shared.core.policy import restart_key
 from shared.core.waiting import max_yields
 from tests.unit.test_waiting import RECEIVED, REF, Clock, FakeWorkbench, Topic, oom, rig
@@ -42,7 +44,7 @@ def crashed(*, intent_at: datetime) -> tuple[Worker, Clock, FakeWorkbench, Topic
 
 def push(worker: Worker, request: RestartRequest, message_id: str) -> WorkOutcome:
     """One push delivery over the wire format: what was published, as the subscription delivers it."""
-    data = base64.b64encode(request.to_json()).decode()
+    data = base64.b64encode(envelope.encode(request)).decode()
     return worker.handle_push({"message": {"data": data, "messageId": message_id}})
 
 
@@ -56,11 +58,11 @@ def test_a_restart_notebook_behind_a_follow_waits_one_short_poll_not_the_settle(
     assert follow.ack and follow.decision == "yielded", follow
     assert sum(clock.slept) <= SHORT_POLL and workbench.resets == 0
     [continuation] = topic.published
-    assert continuation.ordering_key == REF.full_name and continuation.resumes == "m1"
+    assert continuation.ordering_key == REF.full_name and continuation.payload_as(RestartPayload).resumes == "m1"
 
     # The owner's /restart-notebook, queued meanwhile, is next on the key: acted on after that one poll.
     manual = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
-                            requested_at=clock.at, event_id="slash-1")
+                            requested_at=clock.at, event_id="slash-1", payload=RestartPayload())
     answered = push(worker, manual, "m2")
     assert answered.ack  # a restart already under way: the person is told so, not kept waiting
     assert (clock.at - queued_at).total_seconds() <= SHORT_POLL
@@ -83,7 +85,8 @@ def test_a_restart_notebook_behind_a_follow_waits_one_short_poll_not_the_settle(
 def test_a_follow_past_the_continuations_bound_waits_in_its_delivery_as_before() -> None:
     """A chain that somehow outlives every wait stops handing on: it waits out the settle itself, bounded."""
     worker, clock, workbench, topic, kill = crashed(intent_at=RECEIVED + timedelta(seconds=1))
-    worn = replace(kill, yields=max_yields(worker.policy), resumes="m1")
+    restart = replace(kill.payload_as(RestartPayload), yields=max_yields(worker.policy), resumes="m1")
+    worn = replace(kill, payload=restart)
     outcome = push(worker, worn, "c99")
     assert outcome.ack and outcome.decision == "follow" and workbench.resets == 1 and not topic.published
     assert sum(clock.slept) >= worker.settings.reset_settle.total_seconds() - SHORT_POLL

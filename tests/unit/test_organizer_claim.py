@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from shared.adapters.errors import TransientError
+from shared.core import payloads
 from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from tests.fakes.rig import Rig
 
 URL = "https://hooks.slack.com/actions/T0CONTEST/1/press"
@@ -22,7 +24,7 @@ def pressed(rig: Rig, ref: InstanceRef, user: str, action: Action = Action.STOP)
     """An organizer button's request as slack_app publishes it, claiming `user` is an organizer."""
     return RestartRequest(action=action, trigger=Trigger.BUTTON, instance=ref.full_name,
                           requested_at=rig.clock.now(), event_id=f"press-{user}-{action.value}",
-                          requester=Requester(user, "", True), response_url=URL)
+                          requester=Requester(user, "", True), response_url=URL, payload=payloads.empty(action.value))
 
 
 def test_a_claimed_organizer_slack_does_not_know_as_one_stops_nothing(rig: Rig) -> None:
@@ -63,7 +65,8 @@ def test_a_claim_of_no_organizer_is_not_asked_about(rig: Rig) -> None:
     ref = rig.instance("wb-alice")
     request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=ref.full_name,
                              requested_at=rig.clock.now(), event_id="cmd-alice",
-                             requester=Requester(rig.owner(ref), "wb-alice@contest.example", False))
+                             requester=Requester(rig.owner(ref), "wb-alice@contest.example", False),
+                             payload=RestartPayload())
     rig.push(request)
     assert rig.workbench.resets(ref) == 1
     assert rig.slack.client.asked == []

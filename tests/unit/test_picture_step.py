@@ -22,6 +22,7 @@ from shared.core import messages
 from shared.core.history import History
 from shared.core.memory_chart import GIB, Process
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from shared.core.policy import Decision, Reason, Verdict
 from simulators.slack import SlackSimulator
 
@@ -64,7 +65,8 @@ def step(sim: SlackSimulator, reader: Reader) -> tuple[Pictures, SlackNotifier]:
 def job(machine_type: str = "e2-standard-4") -> Job:
     request = RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name,
                              requested_at=KILL, event_id="e1",
-                             kill={"killed_at": KILL.isoformat(), "vm_id": "4815162342", "pid": 23817})
+                             payload=RestartPayload(kill={"killed_at": KILL.isoformat(), "vm_id": "4815162342",
+                                                          "pid": 23817}))
     view = InstanceView(REF, InstanceState.ACTIVE, "HEALTHY", {}, "owner@contest.example", machine_type)
     return Job(request, REF, view, History.from_labels({}), Decision(Verdict.RESET, Reason.JUPYTER_DOWN), 0.0)
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.core import envelope
 from shared.core.history import AutoMode, History, StopHold, event_key
 from shared.core.models import (
     Action,
@@ -18,6 +19,7 @@ from shared.core.models import (
     Trigger,
     iso,
 )
+from shared.core.payloads import ResizePayload, RestartPayload
 from shared.core.policy import (
     PolicyConfig,
     Reason,
@@ -37,25 +39,14 @@ CONFIG = PolicyConfig()
 
 
 def oom(killed_at: datetime = KILL) -> RestartRequest:
-    return RestartRequest(
-        action=Action.RESTART,
-        trigger=Trigger.OOM,
-        instance=REF.full_name,
-        requested_at=killed_at,
-        event_id="e1",
-        kill={"killed_at": iso(killed_at)},
-    )
+    return RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, requested_at=killed_at,
+                          event_id="e1", payload=RestartPayload(kill={"killed_at": iso(killed_at)}))
 
 
 def manual(at: datetime, *, organizer: bool = False) -> RestartRequest:
-    return RestartRequest(
-        action=Action.RESTART,
-        trigger=Trigger.SLASH_COMMAND,
-        instance=REF.full_name,
-        requested_at=at,
-        event_id="m1",
-        requester=Requester("U1", "a@example.com", organizer),
-    )
+    return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
+                          requested_at=at, event_id="m1", payload=RestartPayload(),
+                          requester=Requester("U1", "a@example.com", organizer))
 
 
 def view(
@@ -183,7 +174,7 @@ def test_only_a_redelivery_of_the_starting_message_follows_the_restart() -> None
     decision = decide(duplicate, view(), history, NOW, CONFIG)
     assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.DURING_RESTART)
     assert restart_key(started) != restart_key(oom())  # keyed on the message when there is one
-    assert RestartRequest.from_json(started.to_json()).delivery_id == ""  # set on receipt, never sent
+    assert envelope.decode(envelope.encode(started)).delivery_id == ""  # set on receipt, never sent
 
 
 def test_a_stale_inflight_marker_is_ignored() -> None:
@@ -373,18 +364,19 @@ def test_other_actions() -> None:
     ],
 )
 def test_a_resize_only_ever_moves_up(now_on: str, asked: str, expected: tuple[Verdict, Reason]) -> None:
-    request = replace(manual(NOW, organizer=True), action=Action.RESIZE, trigger=Trigger.BUTTON, machine_type=asked)
+    request = replace(manual(NOW, organizer=True), action=Action.RESIZE, trigger=Trigger.BUTTON,
+                      payload=ResizePayload(machine_type=asked))
     instance = replace(view(), machine_type=now_on)
     decision = decide(request, instance, History(), NOW, CONFIG)
     assert (decision.verdict, decision.reason) == expected
 
 
 def test_a_resize_request_carries_who_asked_for_it() -> None:
-    request = replace(manual(NOW, organizer=True), action=Action.RESIZE, machine_type="e2-highmem-4",
-                      asked_by="U0ASKER")
-    assert RestartRequest.from_json(request.to_json()).asked_by == "U0ASKER"
+    request = replace(manual(NOW, organizer=True), action=Action.RESIZE,
+                      payload=ResizePayload(machine_type="e2-highmem-4", asked_by="U0ASKER"))
+    assert envelope.decode(envelope.encode(request)).payload_as(ResizePayload).asked_by == "U0ASKER"
     with pytest.raises(ValueError, match="asked_by"):
-        RestartRequest.from_json(replace(request, asked_by="<!channel>").to_json())
+        envelope.decode(envelope.encode(replace(request, payload=ResizePayload("e2-highmem-4", asked_by="<!channel>"))))
 
 
 def test_age_limit() -> None:
@@ -500,7 +492,7 @@ def test_a_memory_warning_for_a_stopped_notebook_warns_no_one() -> None:
 # ---- rule 7: a kill whose VM could not be checked (issue 25) -------------------------------------------------------
 def unverified(killed_at: datetime = KILL) -> RestartRequest:
     request = oom(killed_at)
-    return replace(request, kill={**(request.kill or {}), "unverified": "Compute Engine: rateLimitExceeded"})
+    return request.with_kill({**(request.kill or {}), "unverified": "Compute Engine: rateLimitExceeded"})
 
 
 @pytest.mark.parametrize("policy", list(RestartPolicy))

@@ -8,8 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.core import envelope
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger, iso
+from shared.core.payloads import InterruptedPayload, RestartPayload
 from shared.core.policy import PolicyConfig, Reason, Verdict, decide
 
 KILL = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
@@ -19,14 +21,14 @@ CONFIG = PolicyConfig()
 
 def oom(*, was_down: bool = False, at: datetime = KILL) -> RestartRequest:
     return RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, requested_at=at,
-                          event_id="e1", kill={"killed_at": iso(at)}, jupyter_was_down=was_down)
+                          event_id="e1", payload=RestartPayload(kill={"killed_at": iso(at)}, jupyter_was_down=was_down))
 
 
 def interrupt(at: datetime = KILL) -> RestartRequest:
     return RestartRequest(action=Action.INTERRUPTED, trigger=Trigger.WATCHER, instance=REF.full_name,
                           requested_at=at, event_id="w1",
-                          kill={"killed_at": iso(at), "pid": 7, "process": "python", "anon_rss_kb": 10,
-                                "limit_kb": 20})
+                          payload=InterruptedPayload(kill={"killed_at": iso(at), "pid": 7, "process": "python",
+                                                           "anon_rss_kb": 10, "limit_kb": 20}))
 
 
 def view(*, jupyter: str, reported: timedelta, guarded: bool = True) -> InstanceView:
@@ -102,8 +104,8 @@ def test_interrupts_change_no_decision_about_a_kill(jupyter: str) -> None:
 
 def test_the_flag_and_the_interrupt_cross_the_topic() -> None:
     for request in (oom(was_down=True), interrupt()):
-        assert RestartRequest.from_json(request.to_json()) == request
-    assert RestartRequest.from_json(oom().to_json()).jupyter_was_down is False
+        assert envelope.decode(envelope.encode(request)) == request
+    assert envelope.decode(envelope.encode(oom())).payload_as(RestartPayload).jupyter_was_down is False
 
 
 def test_history_keeps_interrupts_in_a_label_of_their_own() -> None:

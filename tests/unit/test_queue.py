@@ -6,6 +6,7 @@ within that. The real publisher against the Pub/Sub simulator in this process (P
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -15,7 +16,9 @@ import pytest
 
 from shared.adapters.errors import MaybeAppliedError, RefusedError
 from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
+from shared.core import envelope
 from shared.core.models import Action, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from simulators.pubsub import PubSubSimulator
 
 TOPIC = "projects/contest-prj/topics/notebook-restarts"
@@ -31,7 +34,7 @@ def sim(monkeypatch: pytest.MonkeyPatch) -> Iterator[PubSubSimulator]:
 
 
 def request(n: int) -> RestartRequest:
-    return RestartRequest(Action.RESTART, Trigger.SLASH_COMMAND, INSTANCE, datetime.now(UTC), f"e{n}")
+    return RestartRequest(Action.RESTART, Trigger.SLASH_COMMAND, INSTANCE, datetime.now(UTC), f"e{n}", RestartPayload())
 
 
 def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(sim: PubSubSimulator) -> None:
@@ -47,7 +50,7 @@ def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(
     time.sleep(0.5)  # the abandoned attempt fails meanwhile, which pauses its ordering key client-side
     queue.publish(request(2), timeout_s=2.0)  # resumed: the next request for the instance goes through
     assert sim.wait_idle(10)
-    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)][-1] == "e2"
+    assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)][-1] == "e2"
 
 
 def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> None:
@@ -57,7 +60,7 @@ def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> 
         queue.publish(request(1), timeout_s=1.0)
     assert refused.value.status == "PERMISSION_DENIED" and not isinstance(refused.value, PublishUnconfirmedError)
     queue.publish(request(2), timeout_s=1.0)
-    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e2"]
+    assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)] == ["e2"]
 
 
 def test_a_key_still_paused_by_an_earlier_failure_is_resumed_and_the_request_sent(sim: PubSubSimulator) -> None:
@@ -70,4 +73,14 @@ def test_a_key_still_paused_by_an_earlier_failure_is_resumed_and_the_request_sen
     with pytest.raises(Exception, match=r"PERMISSION_DENIED|Permission"):
         failed.result(timeout=5)
     queue.publish(request(3), timeout_s=2.0)
-    assert [RestartRequest.from_json(m.data).event_id for m in sim.published(TOPIC)] == ["e3"]
+    assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)] == ["e3"]
+
+
+def test_what_every_publisher_sends_is_wire_version_1(sim: PubSubSimulator) -> None:
+    """publish() is the one way a request reaches the topic: the envelope around its action's payload."""
+    RestartQueue(TOPIC).publish(request(4), timeout_s=5.0)
+    [message] = sim.published(TOPIC)
+    data = json.loads(message.data)
+    assert (data["version"], data["payload"]["type"], message.ordering_key) == (1, "restart", INSTANCE)
+    assert set(data) == {*envelope.ENVELOPE, "version", "payload"}  # no action's field outside its payload
+    assert envelope.decode(message.data).payload == RestartPayload()

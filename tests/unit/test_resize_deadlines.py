@@ -14,6 +14,7 @@ import pytest
 
 from shared.core.blocks import resize_request_blocks
 from shared.core.models import Action, InstanceRef, InstanceState, Requester, RestartRequest, Trigger
+from shared.core.payloads import ResizePayload
 from tests.fakes.rig import ALERTS, Rig
 from tests.fakes.workbench import WorkbenchFault
 
@@ -32,7 +33,7 @@ def approved(rig: Rig, ref: InstanceRef, machine_type: str = "e2-highmem-4") -> 
     return RestartRequest(
         action=Action.RESIZE, trigger=Trigger.BUTTON, instance=ref.full_name, requested_at=rig.clock.now(),
         event_id=f"button-resize-{ref.name}", requester=ORGANIZER, alert_ts=ts, alert_channel=ALERTS,
-        alert_blocks=tuple(blocks), machine_type=machine_type, asked_by=asker)
+        alert_blocks=tuple(blocks), payload=ResizePayload(machine_type=machine_type, asked_by=asker))
 
 
 def thread(rig: Rig, ts: str) -> list[str]:

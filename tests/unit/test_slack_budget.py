@@ -28,6 +28,7 @@ from shared.app.slack.budget import MIN_CALL_S
 from shared.app.slack.callers import Callers
 from shared.core.blocks import ACTION_RESIZE_DENY, resize_request_blocks, resize_value
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
+from shared.core.payloads import AskedPayload, RestartPayload
 from simulators.slack import SlackSimulator
 
 TOKEN = "xoxb-budget"
@@ -131,7 +132,7 @@ def slash(sim: SlackSimulator, text: str = "", user: str = ALICE) -> dict[str, A
 
 def request(clock: FakeClock) -> RestartRequest:
     return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
-                          requested_at=clock.now(), event_id="slack-1.2.abc")
+                          requested_at=clock.now(), event_id="slack-1.2.abc", payload=RestartPayload())
 
 
 def test_the_budgets_are_settings_with_production_defaults() -> None:
@@ -200,7 +201,7 @@ def test_reads_past_their_limit_acknowledge_first_and_hand_the_request_on_unread
     said = ask(deps, body, sim)
     assert said == deps.say("cmd.looking")
     [queued] = queue.requests
-    assert queued.authorize and queued.instance == "" and queued.target == "wb-alice"
+    assert queued.authorize and queued.instance == "" and queued.payload_as(AskedPayload).target == "wb-alice"
     assert queued.requester is not None and (queued.requester.email, queued.requester.is_organizer) == ("", False)
     assert queued.ordering_key == f"slack-user:{ORG}" and queued.response_url == body["response_url"]
     assert queued.slack_request == slack_request_digest(body)

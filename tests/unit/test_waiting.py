@@ -20,8 +20,10 @@ from shared.adapters.errors import BusyError
 from shared.adapters.queue import PublishUnconfirmedError
 from shared.adapters.workbench import OperationOutcome, ResetResult
 from shared.app.worker import Worker
+from shared.core import envelope
 from shared.core.history import WAITING, History, event_key
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, Requester, RestartRequest, Trigger, iso
+from shared.core.payloads import RestartPayload
 from shared.core.policy import Decision, PolicyConfig, Reason, Verdict
 from shared.core.waiting import (
     MAX_HOLD,
@@ -45,10 +47,9 @@ def oom(
     killed_at: datetime = RECEIVED, *, requested_at: datetime | None = None, delivery: str = "m1"
 ) -> RestartRequest:
     return RestartRequest(
-        action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name,
+        action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, delivery_id=delivery,
         requested_at=requested_at or min(killed_at, RECEIVED), event_id=f"insert-{iso(killed_at)}",
-        kill={"killed_at": iso(killed_at), "pid": 4242, "process": "python3"}, delivery_id=delivery,
-    )
+        payload=RestartPayload(kill={"killed_at": iso(killed_at), "pid": 4242, "process": "python3"}))
 
 
 # ---- the pure rules -------------------------------------------------------------------------------
@@ -59,8 +60,8 @@ def test_a_kill_dated_ahead_is_taken_at_its_receipt() -> None:
     assert as_received(ahead).kill_time == RECEIVED
     assert as_received(oom(RECEIVED - timedelta(seconds=3))) == oom(RECEIVED - timedelta(seconds=3))
     # Logging's receipt, where the request carries it, bounds it too (a request not made by today's intake).
-    carried = replace(oom(RECEIVED + timedelta(hours=20), requested_at=RECEIVED + timedelta(hours=20)),
-                      received_at=RECEIVED)
+    ahead = oom(RECEIVED + timedelta(hours=20), requested_at=RECEIVED + timedelta(hours=20))
+    carried = replace(ahead, payload=replace(ahead.payload_as(RestartPayload), received_at=RECEIVED))
     assert as_received(carried).kill_time == RECEIVED
 
 
@@ -99,8 +100,8 @@ def test_a_restart_or_a_later_kills_outcome_ends_the_wait() -> None:
     assert answers(oom(), Decision(Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED), marker)
     assert not answers(oom(RECEIVED - timedelta(seconds=2)), Decision(Verdict.NOTIFY_ONLY, Reason.SAME_INCIDENT),
                        marker)
-    assert answers(replace(oom(), trigger=Trigger.SLASH_COMMAND, kill=None), Decision(Verdict.RESET, Reason.REQUESTED),
-                   marker)
+    slash = replace(oom(), trigger=Trigger.SLASH_COMMAND, payload=RestartPayload())
+    assert answers(slash, Decision(Verdict.RESET, Reason.REQUESTED), marker)
     assert not answers(oom(), Decision(Verdict.RESET, Reason.JUPYTER_DOWN), None)
 
 
@@ -117,19 +118,20 @@ def test_continuations_are_bounded_and_keep_the_chain() -> None:
     first = oom(delivery="first")
     second = continuation(first)
     third = continuation(replace(second, delivery_id="second"))
-    assert (second.chain, second.yields, third.chain, third.yields) == ("first", 1, "first", 2)
-    assert RestartRequest.from_json(third.to_json()) == replace(third, delivery_id="")
+    chains = [(r.payload_as(RestartPayload).chain, r.payload_as(RestartPayload).yields) for r in (second, third)]
+    assert chains == [("first", 1), ("first", 2)]
+    assert envelope.decode(envelope.encode(third)) == replace(third, delivery_id="")
     # Production: 3 min of grace + a 5 min backoff cap + 5 min of clock skew, at 10 s a hold, and 3: 81 at most.
     assert max_yields(POLICY) == 81
     assert max_yields(replace(POLICY, health_poll=timedelta(0))) > 0
 
 
 def test_a_request_with_a_malformed_continuation_is_refused() -> None:
-    raw = oom().to_json().replace(b'"yields":0', b'"yields":-1')
+    raw = envelope.encode(oom()).replace(b'"yields":0', b'"yields":-1')
     with pytest.raises(ValueError, match="yields"):
-        RestartRequest.from_json(raw)
+        envelope.decode(raw)
     with pytest.raises(ValueError, match="chain"):
-        RestartRequest.from_json(oom().to_json().replace(b'"chain":""', b'"chain":"' + b"x" * 129 + b'"'))
+        envelope.decode(envelope.encode(oom()).replace(b'"chain":""', b'"chain":"' + b"x" * 129 + b'"'))
 
 
 # ---- the Worker, on a fake clock ------------------------------------------------------------------
@@ -250,7 +252,8 @@ def test_a_waiting_incident_holds_the_key_one_poll_then_hands_it_on() -> None:
     worker, clock, workbench, topic = rig()
     verdict, follow_up = deliver(worker, oom(), topic)
     assert verdict == "yielded" and clock.slept == [10.0]  # one hold (MAX_HOLD < the poll), then onward
-    assert follow_up is not None and follow_up.chain == "m1" and follow_up.yields == 1
+    assert follow_up is not None
+    assert (follow_up.payload_as(RestartPayload).chain, follow_up.payload_as(RestartPayload).yields) == ("m1", 1)
     assert Marker.parse(workbench.labels[WAITING]) == own_marker(oom())  # named before the ack
     # Another line of the same kill, queued meanwhile: folds at once, holding nothing.
     clock.slept.clear()
@@ -282,7 +285,7 @@ def test_a_continuation_of_an_incident_a_manual_restart_answered_folds_into_it()
     _, follow_up = deliver(worker, oom(), topic)
     assert follow_up is not None
     manual = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
-                            requested_at=clock.at, event_id="slash-1", delivery_id="m2")
+                            requested_at=clock.at, event_id="slash-1", delivery_id="m2", payload=RestartPayload())
     assert deliver(worker, manual, topic)[0] == "reset"
     assert deliver(worker, follow_up, topic) == ("skip-duplicate", None)
     assert workbench.resets == 1
@@ -297,7 +300,8 @@ def test_an_unpublished_continuation_is_retried_not_acked() -> None:
 
 def test_a_chain_past_its_bound_stops_and_says_so() -> None:
     worker, _clock, workbench, topic = rig()
-    worn = replace(continuation(oom()), yields=max_yields(worker.policy), delivery_id="late")
+    chained = continuation(oom())
+    worn = replace(chained, delivery_id="late", payload=replace(chained.payload, yields=max_yields(worker.policy)))
     outcome = worker.handle(worn)
     assert outcome.ack and outcome.decision == "wait-ended" and not topic.published
     assert any("still waiting" in post for post in worker.slack.posts)  # type: ignore[attr-defined]
@@ -322,7 +326,7 @@ def test_a_duplicate_continuation_is_harmless() -> None:
     first = oom()
     _, one = deliver(worker, first, topic)
     _, two = deliver(worker, first, topic)  # the redelivery of the very message
-    assert one is not None and two is not None and one.chain == two.chain == "m1"
+    assert one and two and one.payload_as(RestartPayload).chain == two.payload_as(RestartPayload).chain == "m1"
     queue = [one, two]
     verdicts = []
     while queue:
@@ -341,7 +345,7 @@ def test_a_kill_in_a_crash_loop_backoff_yields_too_and_a_manual_restart_answers_
     verdict, follow_up = deliver(worker, oom(), topic)  # JupyterLab down; the backoff (20 s after 2) waits
     assert verdict == "yielded" and clock.slept == [10.0] and follow_up is not None
     manual = RestartRequest(action=Action.RESTART, trigger=Trigger.BUTTON, instance=REF.full_name,
-                            requested_at=clock.at, event_id="button-1", delivery_id="m2")
+                            requested_at=clock.at, event_id="button-1", delivery_id="m2", payload=RestartPayload())
     assert deliver(worker, manual, topic)[0] == "reset"
     assert deliver(worker, follow_up, topic) == ("skip-duplicate", None)
     assert workbench.resets == 1
@@ -371,7 +375,7 @@ def test_a_persons_restart_refused_for_a_moment_is_acted_on_when_redelivered_not
     asked = RestartRequest(
         action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name, requested_at=RECEIVED,
         event_id="cmd-1", requester=Requester("U0ALICE", "alice@contest.example", is_organizer=False),
-        slack_request="0123456789a", delivery_id="m7",
+        slack_request="0123456789a", delivery_id="m7", payload=RestartPayload(),
     )
     first = worker.handle(asked)
     assert not first.ack and workbench.resets == 0

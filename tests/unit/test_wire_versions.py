@@ -1,82 +1,140 @@
-"""The restart topic's wire format is versioned (shared/core/envelope.py): the flat messages this release published
-before the envelope (wire version 0) still decode, for every action, and the envelope round-trips every one.
+"""The restart topic's wire format is versioned (shared/core/envelope.py): every publisher sends version 1 (the
+envelope around its action's typed payload), and the messages the previous release published (wire version 0,
+flat) still decode, into the same envelope and payload, and lead the worker to the same end.
 
-TODAY holds literal JSON captured from the publishers' shapes at commit 99bea94 (RestartRequest.to_json of what
-intake, memory_intake, the Slack command and buttons, and the worker's continuations build), before the envelope
-existed: never regenerate it from the current code, or it would test nothing.
+tests/data/wire/v0-messages.json holds one message of each kind the previous release published, as literal JSON:
+RestartRequest.to_json at commit fc6daba, the one serializer every publisher then used (RestartQueue.publish, for
+intake, memory_intake, the Slack command and buttons, and the worker's continuations). Never regenerate it from
+the current code, or it would test nothing. tests/data/wire/v1-messages.json is this release's shape of the same
+messages, so that a change to the wire is a change to that file, seen in review.
 """
 
 from __future__ import annotations
 
+import base64
 import json
-from dataclasses import replace
+from dataclasses import fields, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from shared.core import envelope
-from shared.core.models import Action, RestartRequest, Trigger
+from shared.core import envelope, payloads
+from shared.core.models import Action, RestartRequest, iso, parse_time
+from shared.core.payloads import AlertPayload, ResizePayload, RestartPayload, StopPayload, WarnPayload
+from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
 
-TODAY = {
-    'restart-oom': '{"action":"restart","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":false,"chain":"","event_id":"ins-1","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":{"anon_rss_kb":3145728,"constraint":"memcg","dated_at":null,"form":"modern","insert_id":"ins-1","instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","killed_at":"2026-11-30T21:00:00.123456Z","limit_kb":4194304,"line":"Out of memory: Killed process 4242 (python3)","named_by":"label","pid":4242,"process":"python3","total_vm_kb":4194304,"unit":"/system.slice/jupyter.service","vm_id":"1234567890123"},"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":"2026-11-30T21:00:00.123456Z","refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":null,"response_url":"","slack_request":"","target":"","trigger":"oom","vm_id":"","writer":"","yields":0}',  # noqa: E501
-    'restart-oom-continuation': '{"action":"restart","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":false,"chain":"17000001","event_id":"ins-1","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":true,"kill":{"anon_rss_kb":3145728,"constraint":"memcg","dated_at":null,"form":"modern","insert_id":"ins-1","instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","killed_at":"2026-11-30T21:00:00.123456Z","limit_kb":4194304,"line":"Out of memory: Killed process 4242 (python3)","named_by":"label","pid":4242,"process":"python3","total_vm_kb":4194304,"unit":"/system.slice/jupyter.service","vm_id":"1234567890123"},"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":"2026-11-30T21:00:00.123456Z","refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":null,"response_url":"","slack_request":"","target":"","trigger":"oom","vm_id":"","writer":"","yields":3}',  # noqa: E501
-    'interrupted': '{"action":"interrupted","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":false,"chain":"","event_id":"ins-2","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":{"anon_rss_kb":3145728,"constraint":"memcg","dated_at":null,"form":"watcher","insert_id":"ins-1","instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","killed_at":"2026-11-30T21:00:00.123456Z","limit_kb":4194304,"line":"Out of memory: Killed process 4242 (python3)","named_by":"label","pid":4242,"process":"python3","total_vm_kb":4194304,"unit":"/system.slice/jupyter.service","vm_id":"1234567890123"},"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":"2026-11-30T21:00:00.123456Z","refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":null,"response_url":"","slack_request":"","target":"","trigger":"watcher","vm_id":"","writer":"","yields":0}',  # noqa: E501
-    'alert-unresolved': '{"action":"alert","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":false,"chain":"","event_id":"ins-3","folded":4,"incident_open":true,"instance":"","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"no VM has the entry\'s id","owner_may_start":false,"raw_entry":"{\\"textPayload\\": \\"Out of memory\\"}","received_at":"2026-11-30T21:00:00.123456Z","refused":true,"requested_at":"2026-11-30T21:00:00.123456Z","requester":null,"response_url":"","slack_request":"","target":"","trigger":"unresolved","vm_id":"","writer":"wb-mallory","yields":0}',  # noqa: E501
-    'warn': '{"action":"warn","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":false,"chain":"","event_id":"memory-0.abc","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":93.5,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":null,"response_url":"","slack_request":"","target":"","trigger":"memory","vm_id":"1234567890123","writer":"","yields":0}',  # noqa: E501
-    'restart-slash': '{"action":"restart","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":false,"chain":"","event_id":"slack-1234.5678","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"alice@contest.example","is_organizer":false,"slack_user_id":"U0ALICE"},"response_url":"https://hooks.slack.com/commands/T0/1/abc","slack_request":"0123456789a","target":"","trigger":"slash-command","vm_id":"","writer":"","yields":0}',
-    'start-slash': '{"action":"start","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":false,"chain":"","event_id":"slack-1234.5679","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"alice@contest.example","is_organizer":false,"slack_user_id":"U0ALICE"},"response_url":"https://hooks.slack.com/commands/T0/2/abc","slack_request":"0123456789b","target":"","trigger":"slash-command","vm_id":"","writer":"","yields":0}',
-    'asked-slash': '{"action":"restart","alert_blocks":[],"alert_channel":"","alert_ts":"","asked_by":"","authorize":true,"chain":"","event_id":"slack-1234.5680","folded":0,"incident_open":true,"instance":"","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"","is_organizer":false,"slack_user_id":"U0ALICE"},"response_url":"https://hooks.slack.com/commands/T0/3/abc","slack_request":"0123456789c","target":"wb-alice","trigger":"slash-command","vm_id":"","writer":"","yields":0}',
-    'restart-button': '{"action":"restart","alert_blocks":[{"text":{"text":"wb-alice was killed","type":"mrkdwn"},"type":"section"}],"alert_channel":"C0ALERTS","alert_ts":"1700000000.000100","asked_by":"","authorize":false,"chain":"","event_id":"button-1.2-U0ORG1","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"org@contest.example","is_organizer":true,"slack_user_id":"U0ORG1"},"response_url":"https://hooks.slack.com/actions/T0/4/abc","slack_request":"0123456789d","target":"","trigger":"button","vm_id":"","writer":"","yields":0}',
-    'stop-button': '{"action":"stop","alert_blocks":[{"text":{"text":"wb-alice was killed","type":"mrkdwn"},"type":"section"}],"alert_channel":"C0ALERTS","alert_ts":"1700000000.000100","asked_by":"","authorize":false,"chain":"","event_id":"button-1.3-U0ORG1","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"","owner_may_start":true,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"org@contest.example","is_organizer":true,"slack_user_id":"U0ORG1"},"response_url":"https://hooks.slack.com/actions/T0/5/abc","slack_request":"0123456789e","target":"","trigger":"button","vm_id":"","writer":"","yields":0}',
-    'pause-button': '{"action":"pause","alert_blocks":[{"text":{"text":"wb-alice was killed","type":"mrkdwn"},"type":"section"}],"alert_channel":"C0ALERTS","alert_ts":"1700000000.000100","asked_by":"","authorize":false,"chain":"","event_id":"button-1.4-U0ORG1","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"org@contest.example","is_organizer":true,"slack_user_id":"U0ORG1"},"response_url":"","slack_request":"0123456789f","target":"","trigger":"button","vm_id":"","writer":"","yields":0}',  # noqa: E501
-    'resume-button-asked': '{"action":"resume","alert_blocks":[{"text":{"text":"wb-alice was killed","type":"mrkdwn"},"type":"section"}],"alert_channel":"C0ALERTS","alert_ts":"1700000000.000100","asked_by":"","authorize":true,"chain":"","event_id":"button-1.5-U0ORG1","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"","is_organizer":false,"slack_user_id":"U0ORG1"},"response_url":"","slack_request":"01234567890","target":"","trigger":"button","vm_id":"","writer":"","yields":0}',  # noqa: E501
-    'resize-button': '{"action":"resize","alert_blocks":[{"text":{"text":"wb-alice was killed","type":"mrkdwn"},"type":"section"}],"alert_channel":"C0ALERTS","alert_ts":"1700000000.000100","asked_by":"U0ALICE","authorize":false,"chain":"","event_id":"button-1.6-U0ORG1","folded":0,"incident_open":true,"instance":"projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice","jupyter_was_down":false,"kill":null,"machine_type":"e2-highmem-4","memory_percent":null,"note":"","owner_may_start":false,"raw_entry":"","received_at":null,"refused":false,"requested_at":"2026-11-30T21:00:00.123456Z","requester":{"email":"org@contest.example","is_organizer":true,"slack_user_id":"U0ORG1"},"response_url":"https://hooks.slack.com/actions/T0/6/abc","slack_request":"0123456789a","target":"","trigger":"button","vm_id":"","writer":"","yields":0}',
-}
+DATA = Path(__file__).parents[1] / "data" / "wire"
+V0: dict[str, str] = json.loads((DATA / "v0-messages.json").read_text())
+V1: dict[str, str] = json.loads((DATA / "v1-messages.json").read_text())
 
 
-@pytest.mark.parametrize("name", sorted(TODAY))
-def test_todays_messages_still_decode(name: str) -> None:
-    request = envelope.decode(TODAY[name].encode())
-    assert request == RestartRequest.from_json(TODAY[name].encode())  # as today's decoder reads it
-    assert request.instance or request.trigger in (Trigger.UNRESOLVED, Trigger.SLASH_COMMAND)
+def decoded(name: str) -> RestartRequest:
+    return envelope.decode(V0[name].encode())
 
 
-def test_todays_fields_land_where_each_action_reads_them() -> None:
-    def read(name: str) -> RestartRequest:
-        return envelope.decode(TODAY[name].encode())
-
-    assert read("warn").memory_percent == 93.5 and read("warn").vm_id == "1234567890123"
-    assert (read("resize-button").machine_type, read("resize-button").asked_by) == ("e2-highmem-4", "U0ALICE")
-    assert read("stop-button").owner_may_start and read("asked-slash").target == "wb-alice"
-    assert (read("restart-oom-continuation").chain, read("restart-oom-continuation").yields) == ("17000001", 3)
-    assert read("alert-unresolved").writer == "wb-mallory" and read("alert-unresolved").folded == 4
-    assert read("restart-oom").kill_time is not None and read("interrupted").action is Action.INTERRUPTED
+def test_there_is_a_message_of_the_previous_release_for_every_action() -> None:
+    assert {decoded(name).action for name in V0} == set(Action)
+    assert {decoded(name).kind for name in V0} == set(payloads.PAYLOADS)
+    assert all("version" not in json.loads(raw) for raw in V0.values())
 
 
-def test_every_action_has_a_message_of_todays_shape() -> None:
-    actions = {envelope.decode(raw.encode()).action for raw in TODAY.values()}
-    assert actions == set(Action)
+@pytest.mark.parametrize("name", sorted(V0))
+def test_a_version_0_message_decodes_into_its_actions_typed_payload(name: str) -> None:
+    """Every field the flat message carried for its action lands in the payload, with the same value."""
+    flat, request = json.loads(V0[name]), decoded(name)
+    assert type(request.payload) is payloads.PAYLOADS[payloads.BY_ACTION[request.action.value]] or (
+        request.kind == "asked")
+    for field in fields(request.payload):
+        value = getattr(request.payload, field.name)
+        expected = flat[field.name]
+        assert (iso(value) if field.name == "received_at" and value else value) == expected, field.name
+    assert (request.action, request.trigger, request.instance, request.event_id) == (
+        flat["action"], flat["trigger"], flat["instance"], flat["event_id"])
 
 
-@pytest.mark.parametrize("name", sorted(TODAY))
-def test_the_envelope_carries_each_action_with_only_its_payload(name: str) -> None:
-    request = envelope.decode(TODAY[name].encode())
+def test_the_fields_each_action_reads_come_through() -> None:
+    assert decoded("warn").payload == WarnPayload(memory_percent=93.5, incident_open=True, vm_id="1234567890123")
+    assert decoded("resize-button").payload == ResizePayload(machine_type="e2-highmem-4", asked_by="U0ALICE")
+    assert decoded("stop-button").payload == StopPayload(owner_may_start=True)
+    assert decoded("asked-slash").payload == payloads.AskedPayload(target="wb-alice")
+    waiting = decoded("restart-oom-continuation").payload_as(RestartPayload)
+    assert (waiting.chain, waiting.yields, waiting.jupyter_was_down) == ("17000001", 3, True)
+    assert decoded("restart-follow-continuation").payload_as(RestartPayload).resumes == "17000002"
+    alert = decoded("alert-unresolved").payload_as(AlertPayload)
+    assert (alert.writer, alert.refused, alert.folded) == ("wb-mallory", True, 4)
+    assert decoded("restart-oom").kill_time is not None and decoded("interrupted").action is Action.INTERRUPTED
+
+
+@pytest.mark.parametrize("name", sorted(V0))
+def test_this_release_publishes_version_1_of_the_same_request(name: str) -> None:
+    request = decoded(name)
     wire = envelope.encode(request)
+    assert wire.decode() == V1[name]
     data = json.loads(wire)
-    assert data["version"] == envelope.WIRE_VERSION and data["payload"]["type"] == envelope.payload_kind(request)
+    assert data["version"] == envelope.WIRE_VERSION == 1
+    assert set(data) == {*envelope.ENVELOPE, "version", "payload"}
+    assert set(data["payload"]) == {"type"} | {f.name for f in fields(payloads.PAYLOADS[data["payload"]["type"]])}
     assert envelope.decode(wire) == request
 
 
 def test_a_payload_foreign_to_its_action_is_refused() -> None:
-    warn = json.loads(envelope.encode(envelope.decode(TODAY["warn"].encode())))
+    warn = json.loads(V1["warn"])
     with pytest.raises(ValueError, match="no machine_type"):
         envelope.decode(json.dumps(warn | {"payload": warn["payload"] | {"machine_type": "e2-highmem-4"}}).encode())
     with pytest.raises(ValueError, match="does not carry"):
         envelope.decode(json.dumps(warn | {"payload": {"type": "resize", "machine_type": "e2-highmem-4"}}).encode())
+    with pytest.raises(ValueError, match="envelope has no"):
+        envelope.decode(json.dumps(warn | {"memory_percent": 50}).encode())
     with pytest.raises(ValueError, match="wire version"):
         envelope.decode(json.dumps(warn | {"version": 2}).encode())
+    with pytest.raises(ValueError, match="memory_percent"):
+        envelope.decode(json.dumps(warn | {"payload": warn["payload"] | {"memory_percent": 101}}).encode())
 
 
-def test_a_field_with_no_place_in_the_payload_is_not_published_silently_lost() -> None:
-    stop = envelope.decode(TODAY["stop-button"].encode())
-    with pytest.raises(ValueError, match="machine_type"):
-        envelope.encode(replace(stop, machine_type="e2-highmem-4"))
+def test_a_request_cannot_be_built_with_another_actions_payload() -> None:
+    stop = decoded("stop-button")
+    with pytest.raises(ValueError, match="does not carry"):
+        replace(stop, payload=ResizePayload(machine_type="e2-highmem-4")).check()
+    with pytest.raises(TypeError, match="carries no ResizePayload"):
+        stop.payload_as(ResizePayload)
+
+
+def retimed(name: str, now: str) -> dict[str, Any]:
+    """The version-0 message as it was, dated `now` so that the worker acts on it rather than calling it old."""
+    data = json.loads(V0[name])
+    data["requested_at"] = now
+    if data["received_at"] is not None:
+        data["received_at"] = now
+    if data["kill"] is not None:
+        data["kill"] = data["kill"] | {"killed_at": now}
+    return data
+
+
+def ended(monkeypatch: pytest.MonkeyPatch, name: str, version: int) -> tuple[Any, ...]:
+    """What the worker made of one message pushed in this wire version: its end, and what Workbench and Slack saw."""
+    rig = Rig.build(monkeypatch, visibility="on-done")
+    rig.slack.users[ORGANIZER_EMAIL] = "U0ORG1"
+    ref = rig.instance("wb-alice")
+    rig.clock.advance(60.0)
+    data = retimed(name, iso(rig.clock.now() - timedelta(seconds=1)))
+    raw = json.dumps(data).encode() if version == 0 else envelope.encode(RestartRequest.from_dict(data))
+    assert json.loads(raw).get("version", 0) == version
+    outcome = rig.worker.handle_push({"message": {"data": base64.b64encode(raw).decode(), "messageId": "m1"}})
+    sent = [type(r.payload).__name__ for r in rig.topic.published]
+    return (outcome.ack, outcome.decision, rig.workbench.calls, len(rig.slack.in_channel(ALERTS)),
+            sent, rig.workbench.resets(ref))
+
+
+@pytest.mark.parametrize("name", sorted(V0))
+def test_a_message_of_either_version_leads_to_the_same_end(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    assert parse_time(json.loads(V0[name])["requested_at"])  # each sample is dated; the push re-dates it to now
+    assert ended(monkeypatch, name, 0) == ended(monkeypatch, name, 1)
+
+
+def test_the_same_end_is_the_action_carried_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a comparison of two rejections: the worker carries out the restart, stop, warning and interrupt sent."""
+    names = ("restart-slash", "stop-button", "warn", "interrupted")
+    decisions = {name: ended(monkeypatch, name, 1)[1] for name in names}
+    assert decisions == {"restart-slash": "reset", "stop-button": "stop", "warn": "warn", "interrupted": "kernel-kept"}

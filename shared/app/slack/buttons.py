@@ -19,7 +19,7 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import slack_answers
 from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import obj
-from shared.core import fleet, messages
+from shared.core import fleet, messages, payloads
 from shared.core.blocks import (
     ACTION_PAUSE,
     ACTION_RESIZE,
@@ -35,6 +35,7 @@ from shared.core.blocks import (
 from shared.core.commands import Answer, Caller, authorize_press
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
+from shared.core.payloads import Payload, ResizePayload, StopPayload
 
 log = logging.getLogger(__name__)
 BUTTON_ACTIONS = {
@@ -148,6 +149,15 @@ def _parse(body: dict[str, Any], user_id: str, action_id: str, value: str,
     return _Press(body, user_id, action, ref, machine_type, asked_by, owner_may_start=action_id == ACTION_STOP_OPEN)
 
 
+def _payload(pressed: _Press, action: Action) -> Payload:
+    """What the press carries beyond the envelope: a resize's machine type and asker, a stop's hold."""
+    if action is Action.RESIZE:
+        return ResizePayload(machine_type=pressed.machine_type, asked_by=pressed.asked_by)
+    if action is Action.STOP:
+        return StopPayload(owner_may_start=pressed.owner_may_start)
+    return payloads.empty(action.value)
+
+
 def _request(deps: Dependencies, pressed: _Press, action: Action, requester: Requester, *,
              authorize: bool = False) -> RestartRequest:
     """The press as a request for the worker, with `authorize` when acknowledged before users.info answered, so the
@@ -165,9 +175,7 @@ def _request(deps: Dependencies, pressed: _Press, action: Action, requester: Req
         alert_ts=str(container.get("message_ts", "")),
         alert_channel=str(container.get("channel_id", "") or obj(body.get("channel")).get("id", "")),
         alert_blocks=pressed.blocks[:50],
-        machine_type=pressed.machine_type,
-        asked_by=pressed.asked_by,
-        owner_may_start=pressed.owner_may_start,
+        payload=_payload(pressed, action),
         slack_request=slack_request_digest(body),
         authorize=authorize,
     )

@@ -20,11 +20,12 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, misconfigured, slack_answers
 from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import denial, shown_instances, status_reply
-from shared.core import fleet, fleet_ops
+from shared.core import fleet, fleet_ops, payloads
 from shared.core.blocks import cost_text, memory_text, resize_request_blocks
 from shared.core.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command
 from shared.core.machines import next_size
 from shared.core.models import Action, InstanceView, Requester, RestartRequest, Trigger
+from shared.core.payloads import AskedPayload
 
 
 def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
@@ -144,7 +145,7 @@ def _acknowledge_first(deps: Dependencies, body: dict[str, Any], verb: Verb, tar
         response_url=url,
         slack_request=slack_request_digest(body),
         authorize=True,
-        target=target or "",
+        payload=AskedPayload(target=target or ""),
     )
     unsent = deps.publisher.publish(request, deadline, fields)
     if unsent is not None:
@@ -179,6 +180,7 @@ def restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: st
         requester=Requester(user_id, caller.email or "", caller.is_organizer),
         response_url=deps.responder.url(body.get("response_url")),
         slack_request=digest,
+        payload=payloads.empty(decision.action.value),
     )
     fields["instance"] = instance.ref.name
     unsent = deps.publisher.publish(request, deadline, fields)

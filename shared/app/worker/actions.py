@@ -24,6 +24,7 @@ from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.history import AutoMode, StopHold
 from shared.core.models import Action, InstanceState, Trigger
+from shared.core.payloads import StopPayload, WarnPayload
 from shared.core.policy import Reason, Verdict
 
 log = logging.getLogger(__name__)
@@ -146,7 +147,7 @@ class Actions(ActionContext):
         self.reporter.reply(request, line)
         if result.result is not ResetResult.FAILED:
             key = "dm.stopping_for_you" if not stopped else (
-                "dm.stopped_for_you_open" if request.owner_may_start else "dm.stopped_for_you")
+                "dm.stopped_for_you_open" if request.payload_as(StopPayload).owner_may_start else "dm.stopped_for_you")
             self.reporter.tell_owner_of_organizers_act(request, view, key, now)
         return WorkOutcome.acted(Verdict.STOP, str(result.result))
 
@@ -170,7 +171,8 @@ class Actions(ActionContext):
         """The stop recorded with who may start the notebook again (history.StopHold): organizers only, unless
         the organizer let its owner (the Stop button that says so)."""
         request = job.request
-        hold = StopHold(held=not request.owner_may_start, since=self.clock.now(), alert_ts=request.alert_ts)
+        hold = StopHold(held=not request.payload_as(StopPayload).owner_may_start, since=self.clock.now(),
+                        alert_ts=request.alert_ts)
         self.recorder.best_effort(job.ref, job.view, replace(job.history, stopped=hold),
                                   "the stop of %s was sent but not recorded")
 
@@ -205,8 +207,9 @@ class Actions(ActionContext):
         request, ref, view = job.request, job.ref, job.view
         warned = replace(job.history, memory_warned=self.clock.now())
         self.recorder.record_before_alert(ref, view, warned)
+        memory = request.payload_as(WarnPayload).memory_percent
         percent = (
-            f"{request.memory_percent:.0f}%" if request.memory_percent is not None
+            f"{memory:.0f}%" if memory is not None
             else self.wording("warn.unknown_percent")
         )
         if not view.owner_email:

@@ -27,9 +27,10 @@ from shared.app.slack.replies import denial, refused
 from shared.app.worker.errors import TryAgainLater, describe
 from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.reporter import Reporter
-from shared.core import messages
+from shared.core import messages, payloads
 from shared.core.commands import Answer, Caller, authorize_press, authorize_restart
 from shared.core.models import Action, InstanceView, Requester, RestartRequest, Trigger
+from shared.core.payloads import AskedPayload
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class Asked:
             instances = self._instances()
         except ServiceError as exc:
             return self._failed(request, "Workbench", exc)
-        target = request.target or None
+        target = request.payload_as(AskedPayload).target or None
         decision = authorize_restart(caller, target, instances, now=self.clock.now(), policy=settings.policy,
                                      min_interval=settings.manual_restart_interval, request=request.slack_request)
         if decision.answer is Answer.REPLAYED:
@@ -96,7 +97,7 @@ class Asked:
             self.reporter.reply(request, denial(self.wording, settings, decision.answer, caller, target, decision))
             return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"denied: {decision.answer.value}")
         resolved = replace(request, action=decision.action, instance=decision.instance.ref.full_name,
-                           authorize=False, target="",
+                           authorize=False, payload=payloads.empty(decision.action.value),
                            requester=Requester(caller.slack_user_id, caller.email or "", caller.is_organizer))
         try:
             self.queue.publish(resolved)

@@ -36,6 +36,7 @@ from shared.app.worker.start import StartAction
 from shared.core import announce, bulk, envelope, fleet_ops, messages, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from shared.core.policy import Reason, Verdict, decide, is_too_old
 from shared.core.wire import message_kind
 
@@ -151,8 +152,9 @@ class Worker:
 
     def handle(self, request: RestartRequest) -> WorkOutcome:
         started = self.clock.monotonic()
-        if request.resumes:  # a follow's continuation (restart.py): received as the message whose intent it follows
-            request = replace(request, delivery_id=request.resumes)
+        resumes = request.payload.resumes if isinstance(request.payload, RestartPayload) else ""
+        if resumes:  # a follow's continuation (restart.py): received as the message whose intent it follows
+            request = replace(request, delivery_id=resumes)
         job: Job | None = None
         try:
             prepared = self._prepare(request, started)
@@ -223,8 +225,9 @@ class Worker:
             view = self.workbench.get(ref)
             history = History.from_labels(view.labels)
             decision = decide(request, view, history, self.clock.now(), self.policy)
-            if decision.reason is Reason.AWAITING_GUARD:  # kept by the continuations: up again is the guard's doing
-                request = replace(request, jupyter_was_down=True)
+            if decision.reason is Reason.AWAITING_GUARD and isinstance(request.payload, RestartPayload):
+                # kept by the continuations: up again is the guard's doing
+                request = replace(request, payload=replace(request.payload, jupyter_was_down=True))
             job = Job(request, ref, view, history, decision, deadline)
             if decision.verdict is not Verdict.WAIT or held:
                 return job

@@ -17,6 +17,7 @@ from shared.core import alert_groups, messages, waiting
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts
 from shared.core.models import Action, InstanceRef, RestartRequest
+from shared.core.payloads import AlertPayload
 
 log = logging.getLogger(__name__)
 
@@ -38,19 +39,21 @@ class Endings(ActionContext):
     def unresolved(self, request: RestartRequest) -> WorkOutcome:
         """An OOM kill that names no instance we can read, or whose claims did not hold: the organizers hear of it,
         grouped by the VM that wrote it (alert_groups.writer_key), so one writer's flood fills only its own group."""
-        writer = (self.wording("alert.writer", writer=messages.escape(request.writer)) if request.writer
+        # A kill line's alert carries its writer and why; any other request sent as unresolved, nothing more.
+        alert = request.payload if isinstance(request.payload, AlertPayload) else AlertPayload()
+        writer = (self.wording("alert.writer", writer=messages.escape(alert.writer)) if alert.writer
                   else self.wording("alert.writer.unknown"))
         facts = AlertFacts(
             title=self.wording("alert.title.unresolved"),
             instance=None,
             killed_at=request.kill_time or request.requested_at,
-            outcome=f"{self.wording('outcome.unresolved', reason=messages.escape(request.note))}\n{writer}",
-            raw_entry=request.raw_entry,
+            outcome=f"{self.wording('outcome.unresolved', reason=messages.escape(alert.note))}\n{writer}",
+            raw_entry=alert.raw_entry,
         )
-        cause = Cause.REFUSED if request.refused else Cause.UNRESOLVED
-        reported = self.reporter.post_grouped(facts, cause, alert_groups.writer_key(cause, request.writer),
-                                          seen=1 + request.folded)
-        return WorkOutcome(ack=True, ended=Ended.UNRESOLVED, detail=f"{request.note} (alert {reported})")
+        cause = Cause.REFUSED if alert.refused else Cause.UNRESOLVED
+        reported = self.reporter.post_grouped(facts, cause, alert_groups.writer_key(cause, alert.writer),
+                                          seen=1 + alert.folded)
+        return WorkOutcome(ack=True, ended=Ended.UNRESOLVED, detail=f"{alert.note} (alert {reported})")
 
     def too_old(self, request: RestartRequest, ref: InstanceRef) -> WorkOutcome:
         """Too old to act on safely (the instance may have been restarted since): reported instead, never done."""
@@ -91,7 +94,7 @@ class Endings(ActionContext):
         first, so that the incident's other lines fold into it; then the continuation is published, and only
         then is this message acked."""
         request, decision = job.request, job.decision
-        if request.yields >= waiting.max_yields(self.settings.policy):
+        if waiting.yields(request) >= waiting.max_yields(self.settings.policy):
             return self._wait_ended(job)
         marker = waiting.own_marker(request)
         named = replace(job.history, waiting=marker.label)  # unnamed, the wait still ends; its lines don't fold
@@ -101,14 +104,15 @@ class Endings(ActionContext):
             message_id = self.queue.publish(waiting.continuation(request))
         except Exception as exc:
             raise TryAgainLater(f"continuation not published: {describe(exc)}") from exc
-        return WorkOutcome(ack=True, ended=Ended.YIELDED,
-                           detail=f"{decision.reason}; continues in message {message_id} ({request.yields + 1})")
+        detail = f"{decision.reason}; continues in message {message_id} ({waiting.yields(request) + 1})"
+        return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=detail)
 
     def _wait_ended(self, job: Job) -> WorkOutcome:
         """A wait longer than any the policy makes (waiting.max_yields): reported, with the Restart
         button, and ended."""
         reason = job.decision.reason
-        outcome = self.wording("outcome.wait_ended", count=job.request.yields, reason=str(reason))
+        yields = waiting.yields(job.request)
+        outcome = self.wording("outcome.wait_ended", count=yields, reason=str(reason))
         self.reporter.post_alert(self.reporter.facts(job, outcome=outcome))
-        log.error("%s: still waiting (%s) after %d continuations; stopped", job.ref.name, reason, job.request.yields)
+        log.error("%s: still waiting (%s) after %d continuations; stopped", job.ref.name, reason, yields)
         return WorkOutcome(ack=True, ended=Ended.WAIT_ENDED, detail=str(reason))

@@ -22,6 +22,7 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.app.worker.job import Job
 from shared.core import memory_chart, messages
 from shared.core.machines import memory_kib
+from shared.core.payloads import WarnPayload
 from shared.core.policy import Verdict
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class Pictures:
         """The hour up to now, under the channel's warning line and after the owner's warning."""
         if self.reader is None:
             return
-        self._show(job, job.request.vm_id, None, line_ts, owner=owner)
+        self._show(job, job.request.payload_as(WarnPayload).vm_id, None, line_ts, owner=owner)
 
     def _show(self, job: Job, vm_id: str, kill_at: datetime | None, thread_ts: str | None, *, owner: bool) -> None:
         try:

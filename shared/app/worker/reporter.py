@@ -183,7 +183,7 @@ class Reporter:
         """An alert about input the bot can't act on, folded into its group's message (alert_groups.py):
         posted, the open window's message updated with the count, or over the day's limit, only logged.
         Returns which. Slack's history unreadable: posted, since a repeated alert beats a lost one. `seen`: how
-        many lines this alert stands for (on_oom folds a writer's flood: RestartRequest.folded)."""
+        many lines this alert stands for (on_oom folds a writer's flood: AlertPayload.folded)."""
         key = alert_groups.group_key(cause, instance)
         now = self.clock.now()
         window = alert_groups.window_for(cause, self.settings.alert_group_window)

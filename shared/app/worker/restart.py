@@ -119,7 +119,7 @@ class RestartAction(ActionContext):
 
     def _resume(self, job: Job, start_time: datetime, facts: Facts) -> Seen | WorkOutcome:
         """After a crash, or a reset whose answer was lost: did the reset reach the API?"""
-        may_hand_on = job.request.yields < waiting.max_yields(self.settings.policy)
+        may_hand_on = waiting.yields(job.request) < waiting.max_yields(self.settings.policy)
         found = self._find_earlier_reset(job.ref, start_time, job.deadline, hand_on=may_hand_on)
         if found is _NOT_YET:
             return self._hand_on(job)
@@ -183,13 +183,13 @@ class RestartAction(ActionContext):
     def _hand_on(self, job: Job) -> WorkOutcome:
         """No reset seen yet, and it may still appear: the instance's key is handed on as a waiting incident's is
         (rule 4), so a person's request queued behind this follow waits one short poll, not all of
-        Settings.reset_settle. The continuation is received as this very message (RestartRequest.resumes), so it
+        Settings.reset_settle. The continuation is received as this very message (RestartPayload.resumes), so it
         follows the same intent."""
         request = job.request
-        follow_up = replace(waiting.continuation(request), resumes=request.delivery_id)
+        follow_up = waiting.continuation(request, resumes=request.delivery_id)
         message_id = hand_on(self.queue, follow_up)
-        return WorkOutcome(ack=True, ended=Ended.YIELDED,
-                           detail=f"no reset seen yet; follows on in message {message_id} ({follow_up.yields})")
+        detail = f"no reset seen yet; follows on in message {message_id} ({waiting.yields(follow_up)})"
+        return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=detail)
 
     def _find_earlier_reset(self, ref: InstanceRef, since: datetime, deadline: float, *, hand_on: bool) -> Any:
         """The reset an earlier attempt sent under this intent: its operation; None once it is clear none was

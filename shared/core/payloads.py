@@ -1,0 +1,156 @@
+"""The typed payload each action's message carries (the restart topic's envelope holds one: envelope.py), and
+the one reader of their fields off the wire, so that an action reads only the fields it owns, checked once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from shared.core.wire import count, iso, kill_object, parse_time, percent, text_field, vm_id
+
+
+@dataclass(frozen=True)
+class RestartPayload:
+    """A restart: of an OOM kill (its kill line, its receipt, its wait's continuation) or one a person asked for."""
+
+    kill: dict[str, Any] | None = None  # OomKill fields as JSON (models.kill_to_json), for an OOM kill
+    # When Cloud Logging received the kill (receiveTimestamp, else Pub/Sub's publish time): a clock the entry's
+    # writer does not set, so waits for health count from here, whatever the entry's timestamp says.
+    received_at: datetime | None = None
+    # A guarded notebook: an earlier read of this incident saw JupyterLab down (policy: it is then waited on, and
+    # JupyterLab up again reads as the guard's restart, not as a kernel-only kill). Kept by its continuations.
+    jupyter_was_down: bool = False
+    # An automatic incident waiting for health or a backoff yields the instance's ordering key between polls (the
+    # worker's rule 4): it re-publishes itself. `chain` is the Pub/Sub message id of the first message of that wait
+    # (the same on every continuation), `yields` how many times it has re-published itself (bounded).
+    chain: str = ""
+    yields: int = 0
+    # The follow after a crash (Verdict.FOLLOW) hands the key on in the same way while it waits for the reset an
+    # earlier attempt may have sent: its continuation names the Pub/Sub message whose intent it follows, and is
+    # received as that message's redelivery (the worker sets delivery_id from it), so it follows that intent.
+    resumes: str = ""
+
+
+@dataclass(frozen=True)
+class InterruptedPayload:
+    """A kernel the OOM guard's watcher interrupted before the kill: its line, as a kill's."""
+
+    kill: dict[str, Any] | None = None
+    received_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class AlertPayload:
+    """A kill line tied to no instance: the entry, why, and the VM that wrote it (its alert group, issue 25)."""
+
+    raw_entry: str = ""  # the entry the organizers should look at (truncated)
+    note: str = ""
+    writer: str = ""  # the name of the VM that wrote it, "" when no VM has the entry's id
+    refused: bool = False  # the line's claims did not hold (forged, or not ours), rather than unreadable
+    folded: int = 0  # the same writer's lines on_oom held back since its last alert (a flood), counted here
+    kill: dict[str, Any] | None = None
+    received_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class WarnPayload:
+    """Memory pressure from a Monitoring incident: how full, and the VM whose memory curve it is."""
+
+    memory_percent: float | None = None
+    incident_open: bool = True
+    vm_id: str = ""  # the incident's resource.labels.instance_id
+
+
+@dataclass(frozen=True)
+class ResizePayload:
+    """An approved move to a bigger machine, and the participant who asked for it (told how it ended)."""
+
+    machine_type: str = ""
+    asked_by: str = ""
+
+
+@dataclass(frozen=True)
+class StopPayload:
+    """An organizer's stop, and whether the owner may start it again with /restart-notebook."""
+
+    owner_may_start: bool = False
+
+
+@dataclass(frozen=True)
+class StartPayload:
+    """A stopped notebook started: nothing beyond the envelope."""
+
+
+@dataclass(frozen=True)
+class ModePayload:
+    """Automatic restarts paused or resumed: nothing beyond the envelope."""
+
+
+@dataclass(frozen=True)
+class AskedPayload:
+    """A /restart-notebook the Slack app acknowledged before its reads: the name typed ("" for the caller's own)."""
+
+    target: str = ""
+
+
+Payload = (RestartPayload | InterruptedPayload | AlertPayload | WarnPayload | ResizePayload | StopPayload
+           | StartPayload | ModePayload | AskedPayload)
+KillPayload = RestartPayload | InterruptedPayload | AlertPayload  # the payloads that carry a kill line
+PAYLOADS: dict[str, type[Payload]] = {
+    "restart": RestartPayload, "interrupted": InterruptedPayload, "alert": AlertPayload, "warn": WarnPayload,
+    "resize": ResizePayload, "stop": StopPayload, "start": StartPayload, "mode": ModePayload, "asked": AskedPayload,
+}
+KINDS = {cls: kind for kind, cls in PAYLOADS.items()}
+# The payload each action carries, by the action's wire value (models.Action); an unread slash command's is "asked".
+BY_ACTION = {"restart": "restart", "interrupted": "interrupted", "alert": "alert", "warn": "warn",
+             "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode"}
+
+
+def empty(action: str) -> Payload:
+    """The payload of a request that carries nothing beyond its envelope (a person's restart, start, pause or
+    resume: its payload's defaults), by the action's wire value."""
+    return PAYLOADS[BY_ACTION[action]]()
+
+
+def _time(data: dict[str, Any], key: str) -> datetime | None:
+    return parse_time(text_field(data, key)) if data.get(key) is not None else None
+
+
+# How each payload field is read off the wire: a field of the wrong type raises TypeError or ValueError.
+_READ: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "kill": lambda d: kill_object(d.get("kill")),
+    "received_at": lambda d: _time(d, "received_at"),
+    "jupyter_was_down": lambda d: d.get("jupyter_was_down", False) is True,
+    "chain": lambda d: text_field(d, "chain", ""),
+    "yields": lambda d: count(d.get("yields", 0)),
+    "resumes": lambda d: text_field(d, "resumes", ""),
+    "raw_entry": lambda d: text_field(d, "raw_entry", ""),
+    "note": lambda d: text_field(d, "note", ""),
+    "writer": lambda d: text_field(d, "writer", "")[:63],
+    "refused": lambda d: d.get("refused") is True,
+    "folded": lambda d: count(d.get("folded", 0)),
+    "memory_percent": lambda d: percent(d.get("memory_percent")),
+    "incident_open": lambda d: bool(d.get("incident_open", True)),
+    "vm_id": lambda d: vm_id(text_field(d, "vm_id", "")),
+    "machine_type": lambda d: text_field(d, "machine_type", ""),
+    "asked_by": lambda d: text_field(d, "asked_by", ""),
+    "owner_may_start": lambda d: d.get("owner_may_start", False) is True,
+    "target": lambda d: text_field(d, "target", ""),
+}
+
+
+def read(kind: str, data: dict[str, Any]) -> Payload:
+    """The payload of this kind from `data`'s fields of its names (others are not read); TypeError, ValueError for
+    a field of the wrong type (models.RestartRequest.check checks the values)."""
+    cls = PAYLOADS[kind]
+    return cls(**{f.name: _READ[f.name](data) for f in fields(cls)})
+
+
+def to_dict(payload: Payload) -> dict[str, Any]:
+    """The payload's fields as JSON values, under "type" its kind."""
+    data = asdict(payload)
+    if data.get("received_at") is not None:
+        data["received_at"] = iso(data["received_at"])
+    return {"type": KINDS[type(payload)]} | data
