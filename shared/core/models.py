@@ -350,7 +350,15 @@ class InstanceView:
 
     @property
     def health_updated(self) -> datetime | None:
-        """health_info["updated"] has no zone; Workbench writes it in UTC."""
+        """When the guest agent last reported: `last_updated` (ISO 8601 with a zone) as a real v2 instance answered
+        (gcpdiag's test data, docs/fidelity.md), else the documented `updated`, which has no zone (UTC)."""
+        stamped = self.health_info.get("last_updated", "")
+        try:
+            at = datetime.fromisoformat(stamped) if stamped else None
+        except ValueError:
+            at = None
+        if at is not None:
+            return at.astimezone(UTC) if at.tzinfo else at.replace(tzinfo=UTC)
         raw = self.health_info.get("updated", "")
         for fmt in ("%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S"):
             try:
