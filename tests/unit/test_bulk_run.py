@@ -15,6 +15,7 @@ import pytest
 from shared.adapters.config import Settings
 from shared.adapters.errors import BusyError, ServiceError
 from shared.app.worker import WorkOutcome
+from shared.app.worker.bulk import POLL_S
 from shared.core import bulk, fleet_ops
 from shared.core.bulk import BulkRequest
 from shared.core.commands import parse_command
@@ -40,6 +41,7 @@ class FakeOperations:
     running: set[str] = field(default_factory=set)
     most: int = 0
     begun: list[str] = field(default_factory=list)
+    looks: int = 0  # how many times an operation in flight was looked at
 
     def begin(self, action: str, ref: InstanceRef) -> Op:
         self.begun.append(ref.name)
@@ -51,6 +53,7 @@ class FakeOperations:
         return Op(ref.name, self.rig.clock.monotonic() + TOOK_S)
 
     def ended(self, operation: Op) -> bool | ServiceError:
+        self.looks += 1
         if self.rig.clock.monotonic() < operation.done_at:
             return False
         self.running.discard(operation.name)
@@ -112,6 +115,16 @@ def test_a_409_burst_is_waited_out_a_bounded_number_at_a_time(monkeypatch: pytes
     assert "wb-11: still busy after 5 tries" in message.text
     assert ops.begun.count("wb-11") == fleet_ops.MAX_TRIES and ops.begun.count("wb-00") == 3
     assert message.updates >= 3  # progress edited as it went, then the summary
+
+
+def test_a_freed_slot_is_filled_at_once_and_a_new_operation_is_not_looked_at_before_the_pause(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two rounds of MAX_IN_FLIGHT stops take two stops' time, and each stop is looked at once a POLL_S."""
+    rig, ops, topic = rig_of(monkeypatch, 2 * fleet_ops.MAX_IN_FLIGHT)
+    began = rig.clock.monotonic()
+    assert to_the_end(rig, topic, stop_all(rig)).ended == "acted"
+    assert rig.clock.monotonic() - began == pytest.approx(2 * TOOK_S, abs=POLL_S / 2)
+    assert ops.looks == 2 * fleet_ops.MAX_IN_FLIGHT * round(TOOK_S / POLL_S)
 
 
 def test_a_run_longer_than_the_budget_is_handed_on_and_ends_in_the_same_message(

@@ -132,19 +132,19 @@ class BulkRunner:
 
     def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str],
                tag: dict[str, str]) -> None:
-        """Until the run is over or `end`: begin what Run.next gives, look at what is in flight, edit `message`."""
+        """Until the run is over or `end`: look at what is in flight, begin what Run.next gives in the slots that
+        freed (an operation just begun is looked at after the pause, never at once), edit `message`."""
         channel, ts = message
         ops: dict[str, Any] = {}
         shown = ""
         while not run.over and self.clock.monotonic() < end:
-            now = self.clock.now()
-            for name in run.next(now):
-                self._begin(run, name, refs.get(name), ops, tag)
             for name, operation in list(ops.items()):
                 ended = self.operations.ended(operation)
                 if ended is not False:
                     del ops[name]
                     self._answer(run, name, refs[name], None if ended is True else ended, tag)
+            for name in run.next(self.clock.now()):
+                self._begin(run, name, refs.get(name), ops, tag)
             text = fleet_ops.progress_text(run, self.say)
             if ts and text != shown and not run.over:
                 self.slack.update(channel, ts, text)
