@@ -21,7 +21,6 @@ FILE_EXCEPTIONS: dict[str, int] = {
     "tests/simulators/test_slack_sim.py": 626,
     "tests/simulators/test_workbench_sim.py": 690,
     "tests/unit/test_fault_matrix.py": 593,
-    "tools/doctor/checks.py": 595,
     "tools/doctor/readers.py": 439,
 }
 
