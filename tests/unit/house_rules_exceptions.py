@@ -36,5 +36,4 @@ FUNCTION_EXCEPTIONS: dict[str, int] = {
     "simulators/stack.py:LocalStack.start": 63,
     "tests/guest/test_guard_systemd.py:test_guard_in_debian12_systemd": 61,
     "tests/simulators/test_pubsub_sim.py:test_cloudevent_push_into_real_functions_framework": 72,
-    "tools/doctor/local.py:seed_like_terraform": 70,
 }
