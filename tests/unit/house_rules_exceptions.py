@@ -19,7 +19,6 @@ FILE_EXCEPTIONS: dict[str, int] = {
     "tests/property/hostile.py": 956,
     "tests/simulators/test_pubsub_sim.py": 466,
     "tests/simulators/test_slack_sim.py": 626,
-    "tests/simulators/test_workbench_sim.py": 690,
     "tests/unit/test_fault_matrix.py": 593,
 }
 
