@@ -18,7 +18,7 @@ FILE_EXCEPTIONS: dict[str, int] = {
     "tests/integration/test_wording.py": 403,
     "tests/property/hostile.py": 956,
     "tests/simulators/test_pubsub_sim.py": 466,
-    "tests/simulators/test_slack_sim.py": 626,
+    "tests/simulators/test_slack_sim.py": 496,
     "tests/unit/test_fault_matrix.py": 593,
 }
 
