@@ -14,7 +14,6 @@ FILE_EXCEPTIONS: dict[str, int] = {
     "tests/guest/rig.py": 569,
     "tests/integration/test_faults.py": 505,
     "tests/integration/test_memory_and_resize.py": 551,
-    "tests/integration/test_slack_app.py": 416,
     "tests/integration/test_wording.py": 403,
     "tests/property/hostile.py": 651,
     "tests/simulators/test_pubsub_sim.py": 466,
