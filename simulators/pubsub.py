@@ -49,7 +49,6 @@ import http.client
 import itertools
 import json
 import math
-import re
 import signal
 import sys
 import threading
@@ -79,6 +78,16 @@ from google.pubsub_v1.types import (
     Topic,
 )
 
+from simulators.pubsub_checks import (
+    MAX_REQUEST_BYTES,
+    PubSubError,
+    check_message,
+    check_push_endpoint,
+    check_push_options,
+    check_subscription_name,
+    check_topic_name,
+)
+
 __all__ = [
     "ACK_STATUSES",
     "DeadLetter",
@@ -94,30 +103,11 @@ __all__ = [
 #: HTTP statuses a push endpoint answers to acknowledge a message.
 ACK_STATUSES = frozenset({102, 200, 201, 202, 204})
 
-#: Pub/Sub's limit on a PublishRequest and on one message (decimal MB, as the client uses).
-MAX_REQUEST_BYTES = 10 * 1000 * 1000
-MAX_ATTRIBUTES = 100
-MAX_ATTRIBUTE_KEY_BYTES = 256
-MAX_ATTRIBUTE_VALUE_BYTES = 1024
-MAX_ORDERING_KEY_BYTES = 1024
-
-_TOPIC_RE = re.compile(r"^projects/(?P<project>[^/]+)/topics/(?P<id>[^/]+)$")
-_SUBSCRIPTION_RE = re.compile(r"^projects/(?P<project>[^/]+)/subscriptions/(?P<id>[^/]+)$")
-_RESOURCE_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$")
 _DELETED_TOPIC = "_deleted-topic_"
 _PUSH_FORMAT_LABEL = "push-format"  # gRPC-created subscriptions: label push-format=cloudevent
 
 PushFormat = Literal["pubsub", "cloudevent"]
 DeliveryStatus = int | Literal["timeout", "error"]
-
-
-class PubSubError(Exception):
-    """An error with the gRPC status the real service answers (raised by the direct API)."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -193,20 +183,6 @@ class _Subscription:
     def backoff(self, failed_attempts: int) -> float:
         delay = self.min_backoff_s * (2.0 ** max(failed_attempts - 1, 0))
         return float(min(delay, self.max_backoff_s))
-
-
-def _check_topic_name(name: str) -> None:
-    match = _TOPIC_RE.match(name)
-    if not match or not _RESOURCE_ID_RE.match(match["id"]) or match["id"].startswith("goog"):
-        raise PubSubError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid [topics] name: ({name})")
-
-
-def _check_subscription_name(name: str) -> None:
-    match = _SUBSCRIPTION_RE.match(name)
-    if not match or not _RESOURCE_ID_RE.match(match["id"]) or match["id"].startswith("goog"):
-        raise PubSubError(
-            grpc.StatusCode.INVALID_ARGUMENT, f"Invalid [subscriptions] name: ({name})"
-        )
 
 
 def _seconds(value: Any) -> float:
@@ -336,15 +312,8 @@ class PubSubSimulator:
     ) -> None:
         """Create a push subscription. Unlike the gRPC path, small ack deadlines and
         ``max_delivery_attempts`` below Pub/Sub's minimum of 5 are accepted (tests)."""
-        if push_format not in ("pubsub", "cloudevent"):
-            raise ValueError(f"push_format must be 'pubsub' or 'cloudevent', not {push_format!r}")
-        if ack_deadline_s <= 0:
-            raise ValueError("ack_deadline_s must be > 0")
-        if (max_delivery_attempts is None) != (dead_letter_topic is None):
-            raise ValueError("max_delivery_attempts and dead_letter_topic go together")
-        if max_delivery_attempts is not None and max_delivery_attempts < 1:
-            raise ValueError("max_delivery_attempts must be >= 1")
-        _check_push_endpoint(endpoint)
+        check_push_options(push_format, ack_deadline_s, max_delivery_attempts, dead_letter_topic)
+        check_push_endpoint(endpoint)
         proto = Subscription(
             name=name,
             topic=topic,
@@ -363,14 +332,10 @@ class PubSubSimulator:
             proto.dead_letter_policy = DeadLetterPolicy(
                 dead_letter_topic=dead_letter_topic, max_delivery_attempts=max_delivery_attempts
             )
-        if min_backoff_s is not None or max_backoff_s is not None:
+        if min_backoff_s is not None or max_backoff_s is not None:  # as GetSubscription shows it
             proto.retry_policy = RetryPolicy(
-                minimum_backoff=timedelta(
-                    seconds=self.min_backoff_s if min_backoff_s is None else min_backoff_s
-                ),
-                maximum_backoff=timedelta(
-                    seconds=self.max_backoff_s if max_backoff_s is None else max_backoff_s
-                ),
+                minimum_backoff=timedelta(seconds=self.min_backoff_s if min_backoff_s is None else min_backoff_s),
+                maximum_backoff=timedelta(seconds=self.max_backoff_s if max_backoff_s is None else max_backoff_s),
             )
         sub = _Subscription(
             name=name,
@@ -445,7 +410,7 @@ class PubSubSimulator:
         return self._in_flight == 0 and all(not s.pending for s in self._subscriptions.values())
 
     def _create_topic(self, topic: Topic) -> Topic:
-        _check_topic_name(topic.name)
+        check_topic_name(topic.name)
         with self._cond:
             if topic.name in self._topics:
                 raise PubSubError(grpc.StatusCode.ALREADY_EXISTS, "Topic already exists")
@@ -475,10 +440,10 @@ class PubSubSimulator:
                     sub.proto.topic = _DELETED_TOPIC
 
     def _add_subscription(self, sub: _Subscription) -> None:
-        _check_subscription_name(sub.name)
-        _check_topic_name(sub.topic)
+        check_subscription_name(sub.name)
+        check_topic_name(sub.topic)
         if sub.dead_letter_topic is not None:
-            _check_topic_name(sub.dead_letter_topic)
+            check_topic_name(sub.dead_letter_topic)
         with self._cond:
             if sub.name in self._subscriptions:
                 raise PubSubError(grpc.StatusCode.ALREADY_EXISTS, "Subscription already exists")
@@ -497,7 +462,7 @@ class PubSubSimulator:
         if not messages:
             raise PubSubError(grpc.StatusCode.INVALID_ARGUMENT, "The request contains no messages.")
         for msg in messages:
-            _check_message(msg["data"], msg["attributes"], msg["ordering_key"])
+            check_message(msg["data"], msg["attributes"], msg["ordering_key"])
         with self._cond:
             if topic not in self._topics:
                 raise PubSubError(
@@ -780,7 +745,7 @@ class PubSubSimulator:
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"Request payload size exceeds the limit: {MAX_REQUEST_BYTES} bytes.",
             )
-        _check_topic_name(request.topic)
+        check_topic_name(request.topic)
         messages = [
             {
                 "data": bytes(m.data),
@@ -822,7 +787,7 @@ class PubSubSimulator:
         proto = Subscription(request)
         endpoint: str | None = proto.push_config.push_endpoint or None
         if endpoint is not None:
-            _check_push_endpoint(endpoint)
+            check_push_endpoint(endpoint)
             if "no_wrapper" in proto.push_config:
                 raise PubSubError(grpc.StatusCode.UNIMPLEMENTED, "no_wrapper push is not simulated")
         deadline = proto.ack_deadline_seconds or 10
@@ -867,45 +832,6 @@ class PubSubSimulator:
         )
         self._add_subscription(sub)
         return Subscription(proto)
-
-
-def _check_message(data: bytes, attributes: dict[str, str], ordering_key: str) -> None:
-    if not data and not attributes:
-        raise PubSubError(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "Some messages are empty: a message needs data or at least one attribute.",
-        )
-    size = (
-        len(data)
-        + len(ordering_key.encode())
-        + sum(len(k.encode()) + len(v.encode()) for k, v in attributes.items())
-    )
-    if size > MAX_REQUEST_BYTES:
-        raise PubSubError(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            f"Message size exceeds the limit: {MAX_REQUEST_BYTES} bytes.",
-        )
-    if len(attributes) > MAX_ATTRIBUTES:
-        raise PubSubError(grpc.StatusCode.INVALID_ARGUMENT, "Too many attributes (max 100).")
-    for key, value in attributes.items():
-        if not key or len(key.encode()) > MAX_ATTRIBUTE_KEY_BYTES:
-            raise PubSubError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid attribute key: {key!r}")
-        if key.startswith("goog"):
-            raise PubSubError(
-                grpc.StatusCode.INVALID_ARGUMENT, f"Attribute keys cannot start with goog: {key!r}"
-            )
-        if len(value.encode()) > MAX_ATTRIBUTE_VALUE_BYTES:
-            raise PubSubError(
-                grpc.StatusCode.INVALID_ARGUMENT, f"Attribute value too long for key {key!r}"
-            )
-    if len(ordering_key.encode()) > MAX_ORDERING_KEY_BYTES:
-        raise PubSubError(grpc.StatusCode.INVALID_ARGUMENT, "Ordering key too long (max 1024).")
-
-
-def _check_push_endpoint(endpoint: str) -> None:
-    parsed = urllib.parse.urlsplit(endpoint)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
-        raise PubSubError(grpc.StatusCode.INVALID_ARGUMENT, f"Invalid push endpoint: {endpoint!r}")
 
 
 def _http_post(endpoint: str, body: bytes, headers: dict[str, str], deadline_s: float) -> int:

@@ -10,9 +10,10 @@ from datetime import datetime
 import pytest
 
 from tools.doctor.checks import run_checks
+from tools.doctor.gather import read_all
 from tools.doctor.local import LocalDeployment, local_deployment
 from tools.doctor.model import CheckResult, Status
-from tools.doctor.readers import CALLER_PERMISSIONS, read_all
+from tools.doctor.readers import CALLER_PERMISSIONS
 
 FLEET = 6
 

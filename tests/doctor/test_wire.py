@@ -167,6 +167,20 @@ def test_an_instance_whose_health_is_stale_or_lacks_the_jupyter_keys(local: Loca
     assert "jupyterlab_status" in results["workbench.health"].what
 
 
+def test_a_health_report_stamped_last_updated_is_fresh(local: LocalDeployment) -> None:
+    """A real v2 instance's report (`last_updated`, ISO 8601 with a zone; docs/fidelity.md) is read as fresh."""
+    owner = "stamped@contest.example"
+    local.stack.slack.add_user("U0STAMPED", "stamped", owner)
+    _spare(local, "stamped-1", owner_email=owner)
+    full = f"projects/{local_stack.PROJECT}/locations/{SPARE_ZONE}/instances/stamped-1"
+    local.stack.workbench.set_health(full, "HEALTHY", {
+        "last_updated": datetime.now(UTC).isoformat(timespec="seconds"), "jupyterlab_status": "1",
+        "jupyterlab_api_status": "1", "docker_status": "1"})
+    results = diagnose(local, zones=(SPARE_ZONE,))
+    # Neither stale nor lacking keys (another test's instance in the zone may be either: only this one is asked).
+    assert "stamped-1" not in results["workbench.health"].what, results["workbench.health"].what
+
+
 # ---- Google Cloud ---------------------------------------------------------------------------------------
 def test_an_api_not_enabled(local: LocalDeployment) -> None:
     local.cloud.enabled_services.discard("eventarc.googleapis.com")

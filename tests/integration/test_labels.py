@@ -174,7 +174,8 @@ def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(a
 
     The request is published as slack_app publishes a /restart-notebook: what is under test is the worker's write
     against the API's 64, not the command's 1.2 s read budget (a slow machine ran it out: tests/integration/
-    test_slack_app.py answers the command in time; tests/unit/test_fault_matrix.py has this row on a fake clock)."""
+    test_slack_app_budget.py answers the command in time; tests/unit/test_fault_matrix_decisions.py has this row on a
+    fake clock)."""
     full, name = new_instance(app, "crowded-manual", labels=crowd(63))
     request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=full,
                              requested_at=datetime.now(UTC), event_id="slash-crowded-manual",

@@ -21,7 +21,6 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from shared.core.models import Action, Trigger
 from simulators.entries import FORMS, noise_entry, oom_entry
 
 PROJECT = "contest-prj"
@@ -176,7 +175,7 @@ def salted(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.tuples(st.integers(0, 2**63), strategy).map(lambda pair: pair[1])
 
 
-def _huge(piece: str, size: int) -> str:
+def huge(piece: str, size: int) -> str:
     piece = piece or "a"
     return (piece * (size // len(piece) + 1))[:size]
 
@@ -229,11 +228,11 @@ def _edit(rng: random.Random, s: str) -> str:
     if kind == 9:
         return s[rng.randrange(4):] or "-"
     if kind == 10:
-        return _huge(s + rng.choice(("", "-", " ", '"')), rng.choice((TEN_KB, 64, 65, 100)))
+        return huge(s + rng.choice(("", "-", " ", '"')), rng.choice((TEN_KB, 64, 65, 100)))
     return s.replace("-", rng.choice(("_", ".", "--", "", " ")))
 
 
-def _edited(base: str, seed: int) -> str:
+def edited(base: str, seed: int) -> str:
     rng = random.Random(seed)
     for _ in range(rng.randint(1, 3)):
         base = _edit(rng, base)
@@ -242,7 +241,7 @@ def _edited(base: str, seed: int) -> str:
 
 def mutated(bases: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     """One to three hostile edits of a (usually valid) value drawn from `bases`."""
-    return st.builds(_edited, bases, SEEDS)
+    return st.builds(edited, bases, SEEDS)
 
 
 def _label_like(seed: int) -> str:
@@ -253,15 +252,15 @@ def _label_like(seed: int) -> str:
         rng.choices(string.ascii_lowercase + string.digits + "-", k=length - 1))
 
 
-_BASE = st.sampled_from(BASE_NAMES)
+BASE_NAME = st.sampled_from(BASE_NAMES)
 _INJECTION = st.sampled_from(INJECTIONS)
 NAMES: st.SearchStrategy[str] = weighted(
-    (1, _BASE),
-    (8, mutated(_BASE)),
+    (1, BASE_NAME),
+    (8, mutated(BASE_NAME)),
     (2, st.builds(_label_like, SEEDS)),
     (2, st.text(max_size=30)),
     (1, st.builds(_text_from, SEEDS)),
-    (1, st.builds(_huge, st.sampled_from(BASE_NAMES + INJECTIONS), st.sampled_from((TEN_KB, 4096, 300)))),
+    (1, st.builds(huge, st.sampled_from(BASE_NAMES + INJECTIONS), st.sampled_from((TEN_KB, 4096, 300)))),
 )
 """Instance names: a few valid ones, mostly near misses and injection attempts, some arbitrary text."""
 
@@ -278,7 +277,7 @@ hostile_text: st.SearchStrategy[str] = weighted(
     (3, st.builds(_text_from, SEEDS)),
     (3, _INJECTION),
     (3, NAMES),
-    (1, st.builds(_huge, st.sampled_from(INJECTIONS + BASE_NAMES), st.sampled_from((TEN_KB, 2000)))),
+    (1, st.builds(huge, st.sampled_from(INJECTIONS + BASE_NAMES), st.sampled_from((TEN_KB, 2000)))),
 )
 """Text where text belongs, hostile: arbitrary Unicode, injection pieces, near-miss names, 10 kB runs."""
 
@@ -294,7 +293,7 @@ _SCALARS: tuple[Any, ...] = (
 )
 
 
-def _junk(rng: random.Random, depth: int = 0) -> Any:
+def junk_value(rng: random.Random, depth: int = 0) -> Any:
     kind = rng.randrange(10 if depth < 3 else 6)
     if kind <= 2:
         return rng.choice(_SCALARS)
@@ -303,13 +302,13 @@ def _junk(rng: random.Random, depth: int = 0) -> Any:
     if kind <= 5:
         return _random_text(rng, 12)
     if kind <= 7:
-        return [_junk(rng, depth + 1) for _ in range(rng.randrange(4))]
+        return [junk_value(rng, depth + 1) for _ in range(rng.randrange(4))]
     keys = (*INTERESTING_KEYS, "", "a", "__class__", "\x00")
-    return {rng.choice(keys): _junk(rng, depth + 1) for _ in range(rng.randrange(4))}
+    return {rng.choice(keys): junk_value(rng, depth + 1) for _ in range(rng.randrange(4))}
 
 
 def _junk_from(seed: int) -> Any:
-    return _junk(random.Random(seed))
+    return junk_value(random.Random(seed))
 
 
 JUNK: st.SearchStrategy[Any] = weighted((6, st.builds(_junk_from, SEEDS)), (1, hostile_text))
@@ -327,7 +326,7 @@ def field(values: st.SearchStrategy[Any], weight: int = 3) -> st.SearchStrategy[
 Path = tuple[str, ...]
 
 
-def _put(obj: dict[str, Any], path: Path, value: Any) -> None:
+def put_at(obj: dict[str, Any], path: Path, value: Any) -> None:
     for key in path[:-1]:
         child = obj.get(key)
         if not isinstance(child, dict):
@@ -352,7 +351,7 @@ def mutants(templates: tuple[dict[str, Any], ...], fields: tuple[tuple[Path, st.
         for _ in range(draw(how_many)):
             path, values = draw(pick_field)
             value = draw(values)
-            _put(obj, path, value if value is DELETE else copy.deepcopy(value))
+            put_at(obj, path, value if value is DELETE else copy.deepcopy(value))
         return obj
 
     return mutant()
@@ -361,15 +360,15 @@ def mutants(templates: tuple[dict[str, Any], ...], fields: tuple[tuple[Path, st.
 Generator = Callable[[random.Random], Any]
 
 
-def _text(rng: random.Random) -> str:
+def filler_text(rng: random.Random) -> str:
     roll = rng.random()
     if roll < 0.4:
         return _random_text(rng)
     if roll < 0.65:
         return rng.choice(INJECTIONS)
     if roll < 0.95:
-        return _edited(rng.choice(BASE_NAMES), rng.randrange(2**32))
-    return _huge(rng.choice(INJECTIONS + BASE_NAMES), TEN_KB)
+        return edited(rng.choice(BASE_NAMES), rng.randrange(2**32))
+    return huge(rng.choice(INJECTIONS + BASE_NAMES), TEN_KB)
 
 
 def one_of_values(*values: Any) -> Generator:
@@ -383,7 +382,7 @@ def corrupt(obj: dict[str, Any], seed: int, fields: tuple[tuple[Path, Generator]
     for _ in range(rng.randint(0, most)):
         path, values = rng.choice(fields)
         roll = rng.random()
-        _put(obj, path, values(rng) if roll < 0.75 else _junk(rng) if roll < 0.9 else DELETE)
+        put_at(obj, path, values(rng) if roll < 0.75 else junk_value(rng) if roll < 0.9 else DELETE)
 
 
 # ---- times ---------------------------------------------------------------------------------------
@@ -404,7 +403,7 @@ def _iso(moment: datetime) -> str:
 RECENT_TIMES = st.integers(-7200, 7200).map(lambda s: _iso(NOW + timedelta(seconds=s)))
 
 
-def _time(rng: random.Random) -> str:
+def random_time(rng: random.Random) -> str:
     return rng.choice(EDGE_TIMES) if rng.random() < 0.5 else _iso(NOW + timedelta(seconds=rng.randint(-7200, 7200)))
 TIME_TEXT: st.SearchStrategy[str] = weighted(
     (3, st.sampled_from(EDGE_TIMES)),
@@ -455,7 +454,7 @@ def _kernel_line(seed: int, host: str) -> str:
         at = rng.randrange(len(line) + 1)
         line = line[:at] + rng.choice(INJECTIONS) + line[at:]
     if rng.random() < 0.05:
-        line = _huge(line + " ", TEN_KB * rng.randint(1, 4))
+        line = huge(line + " ", TEN_KB * rng.randint(1, 4))
     return line
 
 
@@ -529,14 +528,14 @@ def _broken_data(seed: int, junk: Any) -> Any:
     if kind == 3:
         return b64(dumps(junk))
     if kind == 4:
-        return b64(_huge('{"a":', rng.choice((TEN_KB, 700_000))).encode())
+        return b64(huge('{"a":', rng.choice((TEN_KB, 700_000))).encode())
     if kind == 5:
         return "A" * rng.choice((700_004, 1_000_004, 1_400_000))
     return junk
 
 
 BROKEN_DATA = st.builds(_broken_data, SEEDS, JUNK)
-_LAYER = st.integers(0, 11)
+LAYERS = st.integers(0, 11)
 _EVENT_TYPES = weighted((1, hostile_text), (1, mutated(st.just(PUBSUB_EVENT_TYPE))))
 EVENT_ID = "4210000000000001"
 EVENT_TIME = "2026-11-20T04:12:35.402Z"
@@ -551,7 +550,7 @@ def pubsub_message(payload: Any) -> dict[str, Any]:
     }
 
 
-def _break_envelope(draw: st.DrawFn, layer: int, data: dict[str, Any]) -> Any:
+def break_envelope(draw: st.DrawFn, layer: int, data: dict[str, Any]) -> Any:
     """Layers 4-7 of a Pub/Sub envelope broken (the others leave it whole)."""
     if layer == 4:
         return draw(JUNK)
@@ -569,14 +568,14 @@ def _cloudevents(draw: st.DrawFn, payloads: st.SearchStrategy[Any], subscription
     data: dict[str, Any] = {"message": pubsub_message(draw(payloads)),
                             "subscription": f"projects/{PROJECT}/subscriptions/{subscription}"}
     event_type, event_id, event_time = PUBSUB_EVENT_TYPE, EVENT_ID, EVENT_TIME
-    layer = draw(_LAYER)
+    layer = draw(LAYERS)
     if layer == 1:
         event_type = draw(_EVENT_TYPES)
     elif layer == 2:
         event_time = draw(TIME_TEXT)
     elif layer == 3:
         event_id = draw(hostile_text)
-    return event_type, event_id, event_time, _break_envelope(draw, layer, data)
+    return event_type, event_id, event_time, break_envelope(draw, layer, data)
 
 
 CLOUDEVENTS = _cloudevents(LOG_ENTRIES, "on-oom-eventarc")
@@ -650,307 +649,3 @@ MEMORY_INCIDENTS = mutants(_memory_templates(), MEMORY_FIELDS, most=4)
 
 MEMORY_EVENTS = _cloudevents(MEMORY_INCIDENTS, "on-memory-alert-eventarc")
 """(type, id, time, data) of a CloudEvent as functions-framework hands them to on_memory_alert."""
-
-# ---- restart requests (the restart topic's messages, as pushed to restart_worker) ---------------
-ACTIONS = tuple(action.value for action in Action)
-TRIGGERS = tuple(trigger.value for trigger in Trigger)
-
-
-def _full_name_around(name: str, seed: int) -> str:
-    """`name` in a zone and project that are mostly valid, sometimes hostile; sometimes the whole path edited."""
-    rng = random.Random(seed)
-    zone = rng.choice((ZONE, OTHER_ZONE)) if rng.random() < 0.8 else _edited(rng.choice((ZONE, "-", "global")), seed)
-    project = PROJECT if rng.random() < 0.8 else _edited(PROJECT, seed + 1)
-    value = full_name(name, zone, project)
-    return _edited(value, seed + 2) if rng.random() < 0.2 else value
-
-
-FULL_NAMES: st.SearchStrategy[str] = weighted(
-    (4, st.builds(_full_name_around, NAMES, SEEDS)),
-    (3, mutated(_BASE.map(full_name))),
-    (1, st.sampled_from(("wb-nobody", "wb-ghost-1", "x")).map(full_name)),
-    (1, _BASE),
-    (1, hostile_text),
-)
-"""An instance resource name: near misses of real names, valid names of nothing, junk."""
-
-_NOBODY = full_name("wb-nobody")
-_KILL = {"instance": _NOBODY, "killed_at": "2026-11-20T04:12:33.518204Z", "pid": 23817, "process": "python",
-         "anon_rss_kb": 15235516, "total_vm_kb": 31458120, "insert_id": "1x9f0a2g1abc3d", "form": "modern",
-         "line": "Out of memory: Killed process 23817 (python)"}
-_REQUESTER = {"slack_user_id": "U0ORG", "email": "org@contest.example", "is_organizer": True}
-_BUTTON = {"trigger": "button", "instance": _NOBODY, "requested_at": "2026-11-20T04:12:50Z", "event_id": "button-1",
-           "requester": _REQUESTER, "response_url": "", "alert_ts": "1700000000.000100", "alert_channel": "C0ALERTS",
-           "alert_blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "x"}}]}
-REQUEST_TEMPLATES: tuple[dict[str, Any], ...] = (
-    {"action": "restart", "trigger": "oom", "instance": _NOBODY, "requested_at": "2026-11-20T04:12:33.518204Z",
-     "event_id": "1x9f0a2g1abc3d", "kill": _KILL},
-    {"action": "restart", "trigger": "slash-command", "instance": _NOBODY, "requested_at": "2026-11-20T04:12:50Z",
-     "event_id": "slack-1.2.abc", "requester": {**_REQUESTER, "slack_user_id": "U0ALICE", "is_organizer": False,
-                                                 "email": "alice@contest.example"}, "response_url": ""},
-    {"action": "restart", **_BUTTON},
-    {"action": "pause", **_BUTTON},
-    {"action": "resume", **_BUTTON},
-    {"action": "stop", **_BUTTON},
-    {"action": "alert", "trigger": "unresolved", "instance": "", "requested_at": "2026-11-20T04:12:33.518204Z",
-     "event_id": "1x9f0a2g1abc3d", "raw_entry": '{"textPayload": "Out of memory: Killed process 1 (x)"}',
-     "note": "the entry names no VM"},
-    {"action": "warn", "trigger": "memory", "instance": _NOBODY, "requested_at": "2026-11-20T04:12:33Z",
-     "event_id": "incident-1", "memory_percent": 93.5, "incident_open": True},
-    {"action": "resize", **_BUTTON, "machine_type": "n2-highmem-8", "asked_by": "U0ALICE"},
-)
-_LIST_OF_BLOCKS = st.lists(st.dictionaries(st.sampled_from(INTERESTING_KEYS), JUNK, max_size=3), max_size=3)
-
-
-def _blocks(rng: random.Random) -> list[Any]:
-    return [{rng.choice(INTERESTING_KEYS): _junk(rng) for _ in range(rng.randrange(3))}
-            for _ in range(rng.randrange(4))]
-
-
-_REQUEST_TEMPLATE = st.sampled_from(REQUEST_TEMPLATES)
-_USER_IDS = ("U0ALICE", "U0ORG", "W0BOB")
-
-
-def _user_id(rng: random.Random) -> str:
-    """Where a Slack user id belongs (a resize's asker): a few valid ones; near misses (lowercase, a look-alike,
-    one too long, 10 kB); injections and arbitrary Unicode."""
-    roll = rng.random()
-    if roll < 0.15:
-        return rng.choice(_USER_IDS)
-    if roll < 0.3:
-        user = rng.choice(_USER_IDS)
-        return rng.choice((user.lower(), user.title(), user[:2], user + "X" * 15, f"<@{user}>", f" {user}",
-                           user.replace("0", "\uff10"), user.replace("A", "\u0410"), user.replace("O", "\u041e")))
-    if roll < 0.6:
-        return _edited(rng.choice(_USER_IDS), rng.randrange(2**32))
-    return _text(rng)
-
-
-def restart_requests(instances: st.SearchStrategy[str], response_urls: tuple[str, ...],
-                     ) -> st.SearchStrategy[dict[str, Any]]:
-    """Requests of every kind, valid in shape; the instance always drawn from `instances` (mostly hostile,
-    some valid names of nothing), and up to 3 other fields hostile, of the wrong type, or missing."""
-    fields: tuple[tuple[Path, Generator], ...] = (
-        (("action",), one_of_values(*ACTIONS)),
-        (("trigger",), one_of_values(*TRIGGERS)),
-        (("requested_at",), _time),
-        (("event_id",), _text),
-        (("kill",), _junk),
-        (("kill", "killed_at"), _time),
-        (("kill", "pid"), _junk),
-        (("kill", "process"), _text),
-        (("requester",), _junk),
-        (("requester", "email"), _text),
-        (("requester", "slack_user_id"), _text),
-        (("requester", "is_organizer"), _junk),
-        (("response_url",), one_of_values(*response_urls)),
-        (("alert_blocks",), _blocks),
-        (("alert_ts",), _text),
-        (("alert_channel",), one_of_values("C0ALERTS", "C0OTHER", "")),
-        (("note",), _text),
-        (("raw_entry",), _text),
-        (("machine_type",), _text),
-        (("asked_by",), _user_id),
-        (("memory_percent",), _junk),
-        (("incident_open",), _junk),
-    )
-    instance = field(instances, 8)
-
-    @st.composite
-    def requests(draw: st.DrawFn) -> dict[str, Any]:
-        request = copy.deepcopy(draw(_REQUEST_TEMPLATE))
-        corrupt(request, draw(SEEDS), fields, 3)
-        _put(request, ("instance",), draw(instance))
-        return request
-
-    return requests()
-
-
-def push_bodies(requests: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Any]:
-    """What Pub/Sub push POSTs to restart_worker: one layer of the envelope broken, or the request inside."""
-
-    @st.composite
-    def bodies(draw: st.DrawFn) -> Any:
-        data: dict[str, Any] = {"message": pubsub_message(draw(requests)),
-                                "subscription": f"projects/{PROJECT}/subscriptions/restart-worker-push"}
-        layer = draw(_LAYER)
-        if layer == 3:
-            data["deliveryAttempt"] = draw(JUNK)
-        return _break_envelope(draw, layer, data)
-
-    return bodies()
-
-
-# ---- Slack -----------------------------------------------------------------------------------
-ALICE, BOB, ORG, NOMAIL = "U0ALICE", "U0BOB", "U0ORG", "U0NOMAIL"
-KNOWN_USERS = (ALICE, BOB, ORG, NOMAIL)
-USER_IDS: st.SearchStrategy[str] = weighted(
-    (3, st.sampled_from(KNOWN_USERS)), (2, mutated(st.sampled_from(KNOWN_USERS))), (2, hostile_text)
-)
-_BLANKS = st.sampled_from(("", " ", "\n", "\u3000", "\t \n", "help", "HELP", "status", " Status ", "?", "bigger"))
-_SPACED = st.tuples(st.sampled_from(("wb-alice", " wb-alice ", "wb-alice\n", "wb-stopped", "bigger wb-alice")),
-                    st.sampled_from((" ", "\u3000", "\u00a0", "\t"))).map(lambda t: t[0].replace(" ", t[1]))
-COMMAND_TEXTS: st.SearchStrategy[str] = weighted(
-    (2, NAMES),
-    (1, mutated(st.sampled_from(COMMAND_KEYWORDS))),
-    (1, weighted((1, _BLANKS), (1, _SPACED))),
-    (1, st.lists(NAMES, min_size=2, max_size=3).map(" ".join)),
-    (1, st.sampled_from(("wb-alice ", " ", "wb-alice", "<!channel> ")).map(lambda p: _huge(p, TEN_KB))),
-    (4, hostile_text),
-)
-"""What people type after /restart-notebook, hostile or not."""
-_SLASH_TEMPLATE = {
-    "token": "vErIfIcAtIoNtOkEn0000000", "team_id": "T0CONTEST", "team_domain": "contest", "channel_id": "C0GENERAL",
-    "channel_name": "general", "user_id": ALICE, "user_name": "alice", "command": "/restart-notebook", "text": "",
-    "api_app_id": "A0MEDIC", "is_enterprise_install": "false", "response_url": "", "trigger_id": "1.2.abc",
-}
-
-
-def slash_bodies(response_urls: tuple[str, ...], *, strings_only: bool = False) -> st.SearchStrategy[dict[str, Any]]:
-    """A slash command as Bolt hands it to the listener: who and what drawn by hypothesis, up to 2 other fields
-    hostile (with `strings_only`, strings as form fields are; else also of the wrong type, or missing)."""
-    fields: tuple[tuple[Path, Generator], ...] = (
-        (("trigger_id",), _text),
-        (("team_id",), _text),
-        (("user_name",), _text),
-        (("channel_id",), _text),
-        (("command",), one_of_values("/restart-notebook", "/restart-notebook ", "/Restart-Notebook", "/x")),
-    )
-    urls = st.sampled_from(response_urls)
-
-    @st.composite
-    def bodies(draw: st.DrawFn) -> dict[str, Any]:
-        body = dict(_SLASH_TEMPLATE)
-        seed = draw(SEEDS)
-        if strings_only:
-            rng = random.Random(seed)
-            for _ in range(rng.randint(0, 2)):
-                path, generate = rng.choice(fields)
-                _put(body, path, generate(rng))
-        else:
-            corrupt(body, seed, fields, 2)
-        body["user_id"], body["text"], body["response_url"] = draw(USER_IDS), draw(COMMAND_TEXTS), draw(urls)
-        return body
-
-    return bodies()
-
-
-_KNOWN_ACTION = st.sampled_from(KNOWN_ACTIONS)
-ACTION_IDS: st.SearchStrategy[str] = weighted(
-    (6, _KNOWN_ACTION),
-    (2, mutated(_KNOWN_ACTION)),
-    (1, st.sampled_from(("medic_restart\n", "medic_reset", "medic_", "MEDIC_STOP", "medic_stop ", "medic_delete"))),
-    (1, hostile_text),
-)
-_MACHINE_TYPES = weighted((2, st.sampled_from(("n2-highmem-8", "e2-standard-4", "a2-ultragpu-8g"))),
-                          (2, mutated(st.just("n2-highmem-8"))), (1, hostile_text))
-_REQUESTERS = weighted((2, st.sampled_from(("U0ALICE", "", "W0ALICE1"))), (2, mutated(st.just("U0ALICE"))),
-                       (1, hostile_text))
-BUTTON_VALUES: st.SearchStrategy[str] = weighted(
-    (4, FULL_NAMES),
-    (2, st.tuples(FULL_NAMES, _MACHINE_TYPES, _REQUESTERS).map("|".join)),
-    (1, mutated(st.just(full_name("wb-alice") + "|n2-highmem-8|U0ALICE"))),
-)
-"""Button values: instance names, and the `name|machine type|requester` of resize buttons, all made hostile."""
-_BLOCK_ACTIONS_TEMPLATE: dict[str, Any] = {
-    "type": "block_actions",
-    "user": {"id": ORG, "username": "org", "name": "org", "team_id": "T0CONTEST"},
-    "api_app_id": "A0MEDIC",
-    "token": "vErIfIcAtIoNtOkEn0000000",
-    "container": {"type": "message", "message_ts": "1.0", "channel_id": "C0ALERTS", "is_ephemeral": False},
-    "trigger_id": "1.2.abc",
-    "team": {"id": "T0CONTEST", "domain": "contest"},
-    "enterprise": None,
-    "is_enterprise_install": False,
-    "channel": {"id": "C0ALERTS", "name": "notebook-alerts"},
-    "message": {"type": "message", "ts": "1.0", "text": "alert", "blocks": []},
-    "state": {"values": {}},
-    "response_url": "",
-    "actions": [{"action_id": "medic_restart", "block_id": "medic_actions", "text": {"type": "plain_text",
-                 "text": "Restart"}, "value": "", "type": "button", "action_ts": "1700000000.000100"}],
-}
-
-
-def block_action_payloads(response_urls: tuple[str, ...], values: st.SearchStrategy[str], *,
-                          shapes: bool = True) -> st.SearchStrategy[dict[str, Any]]:
-    """block_actions as Slack sends them: who, which button and its value drawn by hypothesis; up to 2 other
-    fields hostile (with `shapes`, also of the wrong type: what Bolt would pass on)."""
-    junk: Generator = _junk if shapes else _text
-    fields: tuple[tuple[Path, Generator], ...] = (
-        (("container", "channel_id"), _text),
-        (("container", "message_ts"), _text),
-        (("channel", "id"), _text),
-        (("message", "blocks"), _blocks),
-        (("message", "text"), _text),
-        (("user", "username"), _text),
-        (("trigger_id",), _text),
-        (("user",), junk),
-        (("container",), junk),
-        (("message",), junk),
-        (("channel",), junk),
-    )
-    urls = st.sampled_from(response_urls)
-
-    @st.composite
-    def payloads(draw: st.DrawFn) -> dict[str, Any]:
-        payload = copy.deepcopy(_BLOCK_ACTIONS_TEMPLATE)
-        seed = draw(SEEDS)
-        rng = random.Random(seed)
-        if shapes:
-            corrupt(payload, seed, fields, 2)
-        else:  # right types only: strings where strings go
-            for _ in range(rng.randint(0, 2)):
-                path, generate = rng.choice(fields[:7])
-                _put(payload, path, generate(rng))
-        if isinstance(payload.get("user"), dict):
-            payload["user"]["id"] = draw(USER_IDS)
-        payload["response_url"] = draw(urls)
-        action = payload["actions"][0]
-        action["action_id"], action["value"] = draw(ACTION_IDS), draw(values)
-        if shapes and rng.random() < 0.15:
-            action[rng.choice(("value", "action_ts", "block_id"))] = _junk(rng)
-        if rng.random() < 0.15:
-            payload["actions"].append({"action_id": rng.choice(KNOWN_ACTIONS), "value": _text(rng)})
-        return payload
-
-    return payloads()
-
-
-_INTERACTIVITY_TYPES = (
-    "block_actions", "interactive_message", "dialog_submission", "dialog_cancellation", "dialog_suggestion",
-    "workflow_step_edit", "view_submission", "view_closed", "shortcut", "message_action", "block_suggestion",
-)
-_SHAPE_FIELDS: tuple[Path, ...] = (
-    ("type",), ("actions",), ("callback_id",), ("event",), ("view",), ("authorizations",), ("enterprise",),
-    ("team",), ("user",), ("container",), ("channel",), ("message",), ("response_url",), ("api_app_id",),
-    ("is_enterprise_install",), ("trigger_id",), ("state",), ("submission",), ("function_data",),
-    ("bot_access_token",), ("enterprise_id",), ("team_id",), ("user_id",), ("channel_id",), ("command",),
-)
-
-
-def payload_shapes(callers: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
-    """Interactivity payloads of every type Slack names, with up to 4 fields of any JSON shape or taken out,
-    actions[0] and its action_id included: the shapes Bolt's parsing and matching index without checking.
-    The caller is drawn from `callers` wherever the shape still has a user id."""
-
-    @st.composite
-    def payloads(draw: st.DrawFn) -> dict[str, Any]:
-        payload = copy.deepcopy(_BLOCK_ACTIONS_TEMPLATE)
-        rng = random.Random(draw(SEEDS))
-        payload["type"] = rng.choice(_INTERACTIVITY_TYPES[:1] * 6 + _INTERACTIVITY_TYPES)
-        payload["user"]["id"] = draw(callers)
-        payload["actions"][0]["action_id"] = rng.choice(KNOWN_ACTIONS)
-        for _ in range(rng.randint(1, 4)):
-            roll = rng.random()
-            if roll < 0.25:  # the action itself, or its id, of another shape
-                target: Path = rng.choice((("actions",), ("callback_id",)))
-                if target == ("actions",) and rng.random() < 0.6:
-                    payload["actions"] = [_junk(rng)] if rng.random() < 0.5 else [{"action_id": _junk(rng)}]
-                    continue
-            else:
-                target = rng.choice(_SHAPE_FIELDS)
-            _put(payload, target, _junk(rng) if roll < 0.9 else DELETE)
-        return payload
-
-    return payloads()
-

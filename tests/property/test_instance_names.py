@@ -29,9 +29,9 @@ from tests.property.hostile import (
     PROJECT,
     SEEDS,
     ZONE,
-    _edited,
     b64,
     dumps,
+    edited,
     full_name,
     valid_name,
     valid_project,
@@ -106,7 +106,7 @@ def test_names_at_every_door(record_property: Record) -> None:
     def check(example: tuple[str, int]) -> None:
         name, seed = example
         # The same attacks on the zone and project segments, derived from the name's draw.
-        check_core(name, _edited(ZONE, seed) if seed % 3 else name, _edited(PROJECT, seed) if seed % 2 else name)
+        check_core(name, edited(ZONE, seed) if seed % 3 else name, edited(PROJECT, seed) if seed % 2 else name)
 
     run("name", "core", st.tuples(NAMES, SEEDS), check, record_property)
 

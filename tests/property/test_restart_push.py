@@ -26,19 +26,8 @@ from shared.app.worker import Worker
 from shared.core.models import RestartRequest
 from tests.property.budget import run
 from tests.property.conftest import BOT_TOKEN, AuditCapture, Sims, has_reason
-from tests.property.hostile import (
-    FULL_NAMES,
-    NOW,
-    PROJECT,
-    ZONE,
-    full_name,
-    push_bodies,
-    restart_requests,
-    valid_name,
-    valid_project,
-    valid_user_id,
-    valid_zone,
-)
+from tests.property.hostile import NOW, PROJECT, ZONE, full_name, valid_name, valid_project, valid_user_id, valid_zone
+from tests.property.hostile_requests import FULL_NAMES, push_bodies, restart_requests
 
 Record = Callable[[str, object], None]
 ALICE_FULL = full_name("wb-alice")

@@ -36,26 +36,28 @@ from simulators.stack import SLACK_GENEROUS_BUDGET
 from tests.property.budget import SCALE, TARGET, run
 from tests.property.conftest import BOT_TOKEN, RESTART_TOPIC, SIGNING_SECRET, AuditCapture, Sims, has_reason
 from tests.property.hostile import (
+    COMMAND_KEYWORDS,
+    KNOWN_ACTIONS,
+    NOW,
+    PROJECT,
+    QUEUEING_ACTIONS,
+    ZONE,
+    encodable,
+    full_name,
+    valid_button_value,
+    valid_name,
+)
+from tests.property.hostile_slack import (
     ALICE,
     BOB,
     BUTTON_VALUES,
-    COMMAND_KEYWORDS,
     COMMAND_TEXTS,
-    KNOWN_ACTIONS,
     NOMAIL,
-    NOW,
     ORG,
-    PROJECT,
-    QUEUEING_ACTIONS,
     USER_IDS,
-    ZONE,
     block_action_payloads,
-    encodable,
-    full_name,
     payload_shapes,
     slash_bodies,
-    valid_button_value,
-    valid_name,
 )
 
 Record = Callable[[str, object], None]

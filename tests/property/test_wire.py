@@ -29,26 +29,9 @@ from simulators.pubsub import ACK_STATUSES
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.property.budget import run
-from tests.property.hostile import (
-    ACTION_IDS,
-    BOB,
-    BUTTON_VALUES,
-    CLOUDEVENTS,
-    COMMAND_TEXTS,
-    FULL_NAMES,
-    MEMORY_EVENTS,
-    NOMAIL,
-    NOW,
-    PROJECT,
-    USER_IDS,
-    ZONE,
-    b64,
-    dumps,
-    encodable,
-    full_name,
-    push_bodies,
-    restart_requests,
-)
+from tests.property.hostile import CLOUDEVENTS, MEMORY_EVENTS, NOW, PROJECT, ZONE, b64, dumps, encodable, full_name
+from tests.property.hostile_requests import FULL_NAMES, push_bodies, restart_requests
+from tests.property.hostile_slack import ACTION_IDS, BOB, BUTTON_VALUES, COMMAND_TEXTS, NOMAIL, USER_IDS
 
 pytestmark = pytest.mark.wire
 Record = Callable[[str, object], None]

@@ -1,12 +1,20 @@
-"""Shared by the Workbench simulator's REST and gRPC tests: fast timings, and a simulator per test."""
+"""Shared by the Workbench simulator's REST and gRPC tests: fast timings, a simulator per test, and the real REST
+client pointed at it (with unknown fields in its answers, as the live API sends, or only the known ones)."""
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from google.api_core import exceptions as gexc
+from google.api_core.client_options import ClientOptions
 from google.api_core.future.polling import DEFAULT_POLLING
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import notebooks_v2
 
 from simulators.workbench import SYSTEM_LABEL_KEYS, WorkbenchSimulator
 
@@ -34,7 +42,6 @@ GOOD_LABELS = [
 ]
 
 
-
 def own(labels: Any) -> dict[str, str]:
     """An instance's labels without those the service sets on every instance (SYSTEM_LABEL_KEYS)."""
     return {k: v for k, v in dict(labels).items() if k not in SYSTEM_LABEL_KEYS}
@@ -46,3 +53,57 @@ def sim() -> Iterator[WorkbenchSimulator]:
     s = WorkbenchSimulator(**FAST).start()
     yield s
     s.stop()
+
+
+def make_client(sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
+    return notebooks_v2.NotebookServiceClient(
+        transport="rest",
+        credentials=AnonymousCredentials(),
+        client_options=ClientOptions(api_endpoint=sim.endpoint),
+    )
+
+
+@pytest.fixture
+def plain_sim() -> Iterator[WorkbenchSimulator]:
+    """Only fields the installed protos know: op.result() works."""
+    s = WorkbenchSimulator(unknown_fields=False, **FAST).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def client(sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
+    return make_client(sim)
+
+
+@pytest.fixture
+def plain_client(plain_sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
+    return make_client(plain_sim)
+
+
+@pytest.fixture
+def plain_client_factory() -> Iterator[Any]:
+    """Simulators (only known fields) with options of a test's own, and their clients; stopped after it."""
+    made: list[WorkbenchSimulator] = []
+
+    def make(**options: Any) -> tuple[WorkbenchSimulator, notebooks_v2.NotebookServiceClient]:
+        sim = WorkbenchSimulator(unknown_fields=False, **{**FAST, **options}).start()
+        made.append(sim)
+        return sim, make_client(sim)
+
+    yield make
+    for sim in made:
+        sim.stop()
+
+
+def raw_get(sim: WorkbenchSimulator, path: str) -> tuple[int, dict[str, Any]]:
+    try:
+        with urllib.request.urlopen(sim.endpoint + path, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def error_status(exc: gexc.GoogleAPICallError) -> str:
+    assert exc.response is not None
+    return str(exc.response.json()["error"]["status"])

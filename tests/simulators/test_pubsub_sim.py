@@ -11,7 +11,6 @@ import itertools
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ from google.cloud import pubsub_v1
 from google.cloud.pubsub_v1.publisher import exceptions as pub_exc
 from google.pubsub_v1.types import PublishRequest, PublishResponse, PubsubMessage
 
+from simulators.ports import free_port
 from simulators.pubsub import ACK_STATUSES, PubSubSimulator, format_publish_time
 
 pytestmark = pytest.mark.wire
@@ -154,25 +154,6 @@ def clients(sim: PubSubSimulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[C
         client.transport.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_port(port: int, proc: subprocess.Popen[Any], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"process exited early with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError(f"nothing listening on {port} after {timeout}s")
-
-
 # ---------------------------------------------------------------------------- push format
 
 
@@ -228,100 +209,6 @@ def test_real_client_publish_is_pushed_with_the_exact_pubsub_body(
     assert [d.status for d in sim.deliveries] == [200, 200]
 
 
-FUNCTION_SOURCE = """
-import json
-import os
-
-import functions_framework
-
-
-@functions_framework.cloud_event
-def on_oom(cloud_event):
-    attrs = {k: str(v) for k, v in cloud_event.get_attributes().items()}
-    with open(os.environ["EVENTS_OUT"], "a") as fh:
-        fh.write(json.dumps({"attributes": attrs, "data": cloud_event.data}) + "\\n")
-    if cloud_event.data["message"].get("attributes", {}).get("fail-first") == "yes":
-        marker = os.environ["EVENTS_OUT"] + "." + cloud_event["id"]
-        if not os.path.exists(marker):
-            open(marker, "w").close()
-            raise RuntimeError("first attempt fails on purpose")
-"""
-
-
-def test_cloudevent_push_into_real_functions_framework(
-    sim: PubSubSimulator, tmp_path: Path
-) -> None:
-    (tmp_path / "main.py").write_text(FUNCTION_SOURCE)
-    out = tmp_path / "events.jsonl"
-    port = _free_port()
-    ff = Path(sys.executable).parent / "functions-framework"
-    env = {**os.environ, "EVENTS_OUT": str(out)}
-    env.pop("PUBSUB_EMULATOR_HOST", None)
-    proc = subprocess.Popen(
-        [str(ff), "--source", str(tmp_path / "main.py"), "--target", "on_oom", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_port(port, proc)
-        sim.create_topic(TOPIC)
-        eventarc_sub = (
-            "projects/contest-prj/subscriptions/eventarc-asia-northeast1-on-oom-123-sub-456"
-        )
-        sim.create_push_subscription(
-            eventarc_sub, TOPIC, f"http://127.0.0.1:{port}/", push_format="cloudevent"
-        )
-        # What a Logging sink publishes: the LogEntry JSON + the timestamp attribute.
-        entry = {"logName": "projects/contest-prj/logs/syslog", "jsonPayload": {"message": "x"}}
-        ts_attr = {"logging.googleapis.com/timestamp": "2026-11-20T04:12:33.518204Z"}
-        ok_id = sim.publish(TOPIC, json.dumps(entry).encode(), ts_attr)
-        retry_id = sim.publish(TOPIC, b"retry me", {"fail-first": "yes"})
-        assert sim.wait_idle(10)
-
-        events = [json.loads(line) for line in out.read_text().splitlines()]
-        by_id: dict[str, list[dict[str, Any]]] = {}
-        for event in events:
-            by_id.setdefault(event["attributes"]["id"], []).append(event)
-        stored = {m.message_id: m for m in sim.published(TOPIC)}
-        when = format_publish_time(stored[ok_id].publish_time)
-
-        # Same shape as shared/samples/cloudevent-oom-ops-agent-modern.json, plus the snake_case
-        # duplicates that real Eventarc deliveries carry (googleapis/google-cloudevents#151).
-        assert by_id[ok_id] == [
-            {
-                "attributes": {
-                    "specversion": "1.0",
-                    "id": ok_id,
-                    "source": "//pubsub.googleapis.com/projects/contest-prj/topics/notebook-oom",
-                    "type": "google.cloud.pubsub.topic.v1.messagePublished",
-                    "datacontenttype": "application/json",
-                    "time": when,
-                },
-                "data": {
-                    "message": {
-                        "attributes": ts_attr,
-                        "data": base64.b64encode(json.dumps(entry).encode()).decode(),
-                        "messageId": ok_id,
-                        "message_id": ok_id,
-                        "publishTime": when,
-                        "publish_time": when,
-                    },
-                    "subscription": eventarc_sub,
-                },
-            }
-        ]
-        # An exception in the function is a 500: redelivered, same ce-id, no deliveryAttempt.
-        assert len(by_id[retry_id]) == 2
-        assert by_id[retry_id][0] == by_id[retry_id][1]
-        assert "deliveryAttempt" not in by_id[retry_id][0]["data"]
-        statuses = [d.status for d in sim.deliveries if d.message_id == retry_id]
-        assert statuses == [500, 200]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 # ---------------------------------------------------------------------------- redelivery
 # Ordering (one outstanding message per key, a nacked one first) and the redelivery after the ack deadline are
 # held to Google's emulator by tests/contract/, which runs the same tests on this simulator: not repeated here.
@@ -373,7 +260,7 @@ def test_dead_letter_after_max_delivery_attempts(
 
 def test_connection_error_is_a_nack_and_wait_idle_reports_it(sim: PubSubSimulator) -> None:
     sim.create_topic(TOPIC)
-    sim.create_push_subscription(SUB, TOPIC, f"http://127.0.0.1:{_free_port()}/nobody")
+    sim.create_push_subscription(SUB, TOPIC, f"http://127.0.0.1:{free_port()}/nobody")
     sim.publish(TOPIC, b"x")
     assert sim.wait_idle(0.5) is False  # still waiting for a redelivery
     assert {d.status for d in sim.deliveries} == {"error"}
@@ -543,7 +430,7 @@ def test_cli_serves_the_real_client(
     monkeypatch: pytest.MonkeyPatch, receiver: Callable[..., Receiver]
 ) -> None:
     rec = receiver()
-    port = _free_port()
+    port = free_port()
     push = f"{SUB}={TOPIC}={rec.url}/cli?x=1=cloudevent"
     proc = subprocess.Popen(
         [

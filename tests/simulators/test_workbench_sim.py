@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import grpc
 import pytest
-import requests
 from google.api_core import exceptions as gexc
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
@@ -24,66 +18,23 @@ from google.cloud import notebooks_v2
 from google.cloud.notebooks_v2.services.notebook_service.transports import NotebookServiceGrpcTransport
 from google.protobuf import json_format
 
-from simulators.workbench import SYSTEM_LABEL_KEYS, WorkbenchSimulator
-from tests.simulators.conftest import BAD_LABELS, FAST, FAST_POLLING, GOOD_LABELS, PROJECT, ZONE, own
+from simulators.workbench import WorkbenchSimulator
+from tests.simulators.conftest import (
+    BAD_LABELS,
+    FAST,
+    FAST_POLLING,
+    GOOD_LABELS,
+    PROJECT,
+    ZONE,
+    error_status,
+    make_client,
+    own,
+    raw_get,
+)
 
 pytestmark = pytest.mark.wire
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def make_client(sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
-    return notebooks_v2.NotebookServiceClient(
-        transport="rest",
-        credentials=AnonymousCredentials(),
-        client_options=ClientOptions(api_endpoint=sim.endpoint),
-    )
-
-
-@pytest.fixture
-def plain_sim() -> Iterator[WorkbenchSimulator]:
-    """Only fields the installed protos know: op.result() works."""
-    s = WorkbenchSimulator(unknown_fields=False, **FAST).start()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def client(sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
-    return make_client(sim)
-
-
-@pytest.fixture
-def plain_client(plain_sim: WorkbenchSimulator) -> notebooks_v2.NotebookServiceClient:
-    return make_client(plain_sim)
-
-
-@pytest.fixture
-def plain_client_factory() -> Iterator[Any]:
-    """Simulators (only known fields) with options of a test's own, and their clients; stopped after it."""
-    made: list[WorkbenchSimulator] = []
-
-    def make(**options: Any) -> tuple[WorkbenchSimulator, notebooks_v2.NotebookServiceClient]:
-        sim = WorkbenchSimulator(unknown_fields=False, **{**FAST, **options}).start()
-        made.append(sim)
-        return sim, make_client(sim)
-
-    yield make
-    for sim in made:
-        sim.stop()
-
-
-def raw_get(sim: WorkbenchSimulator, path: str) -> tuple[int, dict[str, Any]]:
-    try:
-        with urllib.request.urlopen(sim.endpoint + path, timeout=5) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
-
-
-def error_status(exc: gexc.GoogleAPICallError) -> str:
-    assert exc.response is not None
-    return str(exc.response.json()["error"]["status"])
 
 
 # --- get / list ---------------------------------------------------------------------------
@@ -367,149 +318,6 @@ def test_update_refuses_a_machine_type_the_instance_cannot_have(
     assert change(plain, "e2-highmem-4").gce_setup.machine_type.endswith("/machineTypes/e2-highmem-4")
 
 
-# --- faults -----------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("status", "exc_class", "grpc_status"),
-    [
-        (400, gexc.BadRequest, "INVALID_ARGUMENT"),
-        # REST maps on the HTTP status: 403 is Forbidden, the parent of PermissionDenied.
-        (403, gexc.Forbidden, "PERMISSION_DENIED"),
-        (404, gexc.NotFound, "NOT_FOUND"),
-        (429, gexc.TooManyRequests, "RESOURCE_EXHAUSTED"),
-        (500, gexc.InternalServerError, "INTERNAL"),
-        (503, gexc.ServiceUnavailable, "UNAVAILABLE"),
-    ],
-)
-def test_http_fault_surfaces_as_api_core_exception(
-    sim: WorkbenchSimulator,
-    client: notebooks_v2.NotebookServiceClient,
-    status: int,
-    exc_class: type[gexc.GoogleAPICallError],
-    grpc_status: str,
-) -> None:
-    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    sim.inject_fault(kind="http", status=status)
-    with pytest.raises(exc_class) as info:
-        client.get_instance(name=full)
-    assert type(info.value) is exc_class  # exactly: never the gRPC-named subclass
-    assert info.value.code == status
-    assert error_status(info.value) == grpc_status
-    assert client.get_instance(name=full).name == full  # count=1: used up
-
-
-def test_http_fault_matching_by_verb_path_and_count(
-    sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
-) -> None:
-    a = sim.add_instance(PROJECT, ZONE, "a", owner_email="a@example.com")
-    b = sim.add_instance(PROJECT, ZONE, "b", owner_email="b@example.com")
-    sim.inject_fault(method="reset", path_contains="/instances/a", kind="http", status=429,
-                     count=2)
-    client.get_instance(name=a)  # other verb: untouched
-    client.reset_instance(request={"name": b})  # other path: untouched
-    for _ in range(2):
-        with pytest.raises(gexc.TooManyRequests):
-            client.reset_instance(request={"name": a})
-    assert sim.resets(a) == 0 and sim.count_calls("reset") == 3
-    client.reset_instance(request={"name": a})
-    assert sim.resets(a) == 1
-
-    sim.inject_fault(method="GET", kind="http", status=400, grpc_status="FAILED_PRECONDITION",
-                     count=-1)
-    for _ in range(3):
-        with pytest.raises(gexc.BadRequest) as info:
-            client.get_instance(name=a)
-        assert error_status(info.value) == "FAILED_PRECONDITION"
-    sim.clear_faults()
-    assert client.get_instance(name=a).name == a
-
-
-def test_timeout_fault_fires_the_client_timeout_and_stop_interrupts_it() -> None:
-    sim = WorkbenchSimulator(**FAST).start()
-    client = make_client(sim)
-    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    sim.inject_fault(method="get", kind="timeout")
-    started = time.monotonic()
-    # The REST transport hands `timeout` to requests: it surfaces as a requests exception,
-    # not as google.api_core.exceptions.DeadlineExceeded.
-    with pytest.raises(requests.exceptions.Timeout):
-        client.get_instance(name=full, timeout=0.3)
-    assert time.monotonic() - started < 20  # the client's 0.3 s, not the fault's 30 s
-    assert client.get_instance(name=full, timeout=2).name == full
-
-    sim.inject_fault(kind="timeout", count=-1)
-    with pytest.raises(requests.exceptions.Timeout):
-        client.get_instance(name=full, timeout=0.2)
-    started = time.monotonic()
-    sim.stop()  # the handler still sleeping in the fault wakes up at once
-    assert time.monotonic() - started < 20  # not the fault's 30 s
-
-
-def test_op_error_makes_result_raise_and_leaves_instance_as_before(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
-) -> None:
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    plain_sim.oom_kill(full, jupyter_survives=False, health_delay_s=0)
-    plain_sim.inject_fault(kind="op_error")
-    op = plain_client.reset_instance(request={"name": full})
-    with pytest.raises(gexc.GoogleAPICallError) as info:
-        op.result(timeout=5, polling=FAST_POLLING)
-    assert isinstance(info.value, gexc.InternalServerError)  # code 13 by default
-    assert op.operation.done and op.operation.error.code == 13
-    after = plain_sim.get(full)
-    assert (after["state"], after["healthState"]) == ("ACTIVE", "UNHEALTHY")
-
-    plain_sim.inject_fault(kind="op_error", grpc_status="FAILED_PRECONDITION")
-    with pytest.raises(gexc.FailedPrecondition):  # LRO errors map on the gRPC code
-        plain_client.reset_instance(request={"name": full}).result(timeout=5, polling=FAST_POLLING)
-    assert plain_sim.resets(full) == 2
-
-
-def test_op_error_on_update_leaves_labels_alone(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
-) -> None:
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com",
-                                  labels={"keep": "me"})
-    plain_sim.inject_fault(method="update", kind="op_error", status=503)
-    op = plain_client.update_instance(request={"instance": {"name": full, "labels": {}},
-                                               "update_mask": {"paths": ["labels"]}})
-    with pytest.raises(gexc.ServiceUnavailable):  # 503 -> gRPC 14 UNAVAILABLE
-        op.result(timeout=5, polling=FAST_POLLING)
-    assert own(plain_sim.get(full)["labels"]) == {"keep": "me"}
-
-
-def test_op_error_on_reset_keeps_labels_updated_while_it_ran(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
-) -> None:
-    """The failed reset takes back state and health, not what someone wrote meanwhile."""
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com", labels={"team": "ml"})
-    plain_sim.inject_fault(kind="op_error")
-    op = plain_client.reset_instance(request={"name": full})
-    plain_client.update_instance(request={"instance": {"name": full, "labels": {"team": "cv"}},
-                                          "update_mask": {"paths": ["labels"]}}).result(timeout=5, polling=FAST_POLLING)
-    with pytest.raises(gexc.InternalServerError):
-        op.result(timeout=5, polling=FAST_POLLING)
-    assert own(plain_sim.get(full)["labels"]) == {"team": "cv"}
-
-
-def test_op_never_done_keeps_instance_starting(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
-) -> None:
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    plain_sim.inject_fault(method="reset", kind="op_never_done")
-    op = plain_client.reset_instance(request={"name": full})
-    with pytest.raises(TimeoutError):  # concurrent.futures.TimeoutError
-        op.result(timeout=0.5, polling=FAST_POLLING)
-    assert not op.done()
-    assert plain_sim.get(full)["state"] == "STARTING"
-
-
-def test_fault_arguments_are_validated(sim: WorkbenchSimulator) -> None:
-    with pytest.raises(ValueError, match="kind"):
-        sim.inject_fault(kind="explode")
-    with pytest.raises(ValueError, match="status"):
-        sim.inject_fault(kind="http")
-
-
 # --- health -----------------------------------------------------------------------------
 def test_oom_kill_refreshes_health_after_the_delay(
     sim: WorkbenchSimulator, client: notebooks_v2.NotebookServiceClient
@@ -584,107 +392,3 @@ def test_cli_serves_seeded_instances() -> None:
         proc.terminate()
         proc.wait(timeout=5)
     assert proc.returncode == 0
-
-
-# --- live label semantics (docs/fidelity.md, Workbench) ------------------------------------------------
-def update_labels(client: notebooks_v2.NotebookServiceClient, full: str, labels: dict[str, str]) -> Any:
-    return client.update_instance(request={"instance": {"name": full, "labels": labels},
-                                           "update_mask": {"paths": ["labels"]}})
-
-
-def test_label_update_merges_and_an_empty_value_deletes(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
-) -> None:
-    """magic-modules mergeMaps: a key left out of the update is kept; one sent empty is deleted."""
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com",
-                                  labels={"team": "ml", "medic-inflight": "1795147200"})
-    update_labels(plain_client, full, {"medic-kills": "1", "medic-inflight": ""}).result(
-        timeout=5, polling=FAST_POLLING)
-    assert own(plain_sim.get(full)["labels"]) == {"team": "ml", "medic-kills": "1"}
-    assert plain_sim.label_writes == [(full, {"medic-kills": "1", "medic-inflight": ""})]
-
-
-def test_replace_variant_replaces_the_whole_map_and_keeps_empty_values(plain_client_factory: Any) -> None:
-    sim, client = plain_client_factory(label_updates="replace")
-    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com", labels={"team": "ml", "x": "1"})
-    update_labels(client, full, {"team": "ml", "x": ""}).result(timeout=5, polling=FAST_POLLING)
-    assert own(sim.get(full)["labels"]) == {"team": "ml", "x": ""}
-
-
-def test_system_labels_are_on_every_instance_count_toward_64_and_are_never_removed(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
-) -> None:
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb-sys", owner_email="a@example.com")
-    system = plain_sim.get(full)["labels"]
-    assert set(system) == set(SYSTEM_LABEL_KEYS)
-    assert system["consumer-project-id"] == PROJECT and system["resource-name"] == "nb-sys"
-    assert system["consumer-project-number"].isdigit()
-    update_labels(plain_client, full, {"resource-name": "", "notebooks-product": "mine"}).result(
-        timeout=5, polling=FAST_POLLING)
-    assert plain_sim.get(full)["labels"] == system  # the change is ignored: the service keeps its own
-    with pytest.raises(gexc.BadRequest, match="at most 64"):  # 61 + the 4 system labels
-        update_labels(plain_client, full, {f"k{i}": "x" for i in range(61)})
-
-
-@pytest.mark.parametrize("visible", ["on-done", "at-once"])
-def test_a_label_update_is_seen_when_its_operation_ends_or_at_once(
-    plain_client_factory: Any, monkeypatch: pytest.MonkeyPatch, visible: str
-) -> None:
-    """Undocumented (docs/fidelity.md): both are simulated. MEDIC_SIM_LABELS chooses for an unset simulator."""
-    monkeypatch.setenv("MEDIC_SIM_LABELS", visible)
-    sim, client = plain_client_factory(update_seconds=2.0)  # long enough to look before it ends, under load
-    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    op = update_labels(client, full, {"team": "cv"})
-    assert not op.done()
-    assert own(sim.get(full)["labels"]) == ({"team": "cv"} if visible == "at-once" else {})
-    op.result(timeout=5, polling=FAST_POLLING)
-    assert own(sim.get(full)["labels"]) == {"team": "cv"}
-    monkeypatch.setenv("MEDIC_SIM_LABELS", "at-once")
-    pinned, pinned_client = plain_client_factory(update_seconds=2.0, labels_visible="on-done")  # the argument wins
-    other = pinned.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    update_labels(pinned_client, other, {"team": "cv"})
-    assert own(pinned.get(other)["labels"]) == {}
-
-
-@pytest.mark.parametrize("verb", ["reset", "stop", "machine_type"])
-def test_an_operation_on_an_instance_between_states_is_409_aborted(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient, verb: str
-) -> None:
-    """terraform-provider-google 24278/17593: "unable to queue the operation", on REST a 409 whose body says
-    ABORTED (google.api_core maps REST on the HTTP status: Conflict). A label update is taken meanwhile."""
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com", state="STARTING")
-    with pytest.raises(gexc.Conflict) as info:
-        if verb == "machine_type":
-            plain_client.update_instance(request={
-                "instance": {"name": full, "gce_setup": {"machine_type": "n2-standard-8"}},
-                "update_mask": {"paths": ["gce_setup.machine_type"]}})
-        else:
-            getattr(plain_client, f"{verb}_instance")(request={"name": full})
-    assert error_status(info.value) == "ABORTED" and "unable to queue the operation" in str(info.value.message)
-    assert not plain_sim.operations()
-    update_labels(plain_client, full, {"team": "cv"}).result(timeout=5, polling=FAST_POLLING)
-
-
-def test_a_409_aborted_fault_is_injectable(
-    plain_sim: WorkbenchSimulator, plain_client: notebooks_v2.NotebookServiceClient
-) -> None:
-    full = plain_sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    plain_sim.inject_fault(method="reset", kind="http", status=409, grpc_status="ABORTED")
-    with pytest.raises(gexc.Conflict) as info:
-        plain_client.reset_instance(request={"name": full})
-    assert error_status(info.value) == "ABORTED"
-    plain_client.reset_instance(request={"name": full})
-    assert plain_sim.resets(full) == 1
-
-
-def test_health_is_reported_on_the_agents_cadence(plain_client_factory: Any) -> None:
-    """Live, the agent reports about every 30 s (`report-event-health`): health_info.updated moves on at each
-    report, and a kill shows at the next one, not at once. The cadence is a parameter (1 s here)."""
-    sim, _ = plain_client_factory(health_interval_s=1.0)
-    full = sim.add_instance(PROJECT, ZONE, "nb", owner_email="a@example.com")
-    first = sim.get(full)["healthInfo"]["updated"]
-    assert sim.wait_until(lambda: sim.get(full)["healthInfo"]["updated"] != first, timeout=3)
-    sim.oom_kill(full, jupyter_survives=False)  # just after a report: the next is about a second away
-    assert sim.get(full)["healthState"] == "HEALTHY"  # not reported yet
-    assert sim.wait_until(lambda: sim.get(full)["healthState"] == "UNHEALTHY", timeout=2)
-    assert sim.get(full)["healthInfo"]["jupyterlab_status"] == "-1"

@@ -9,22 +9,15 @@ from __future__ import annotations
 
 # path from the root -> lines
 FILE_EXCEPTIONS: dict[str, int] = {
-    "simulators/pubsub.py": 982,
+    "simulators/pubsub.py": 908,
     "simulators/stack.py": 484,
     "tests/guest/rig.py": 569,
     "tests/integration/test_faults.py": 505,
     "tests/integration/test_memory_and_resize.py": 551,
-    "tests/integration/test_slack_app.py": 416,
     "tests/integration/test_wording.py": 403,
-    "tests/property/hostile.py": 956,
-    "tests/simulators/test_pubsub_sim.py": 579,
-    "tests/simulators/test_slack_sim.py": 626,
-    "tests/simulators/test_workbench_sim.py": 690,
-    "tests/unit/message_walk.py": 461,
-    "tests/unit/test_fault_matrix.py": 593,
-    "tests/unit/test_policy.py": 510,
-    "tools/doctor/checks.py": 595,
-    "tools/doctor/readers.py": 439,
+    "tests/property/hostile.py": 651,
+    "tests/simulators/test_pubsub_sim.py": 466,
+    "tests/simulators/test_slack_sim.py": 496,
 }
 
 # "path:Class.function" (nested functions by their enclosing names) -> lines, decorators not counted
@@ -36,10 +29,6 @@ FUNCTION_EXCEPTIONS: dict[str, int] = {
     "bench/slow_answer.py:_one": 63,
     "bench/storm.py:run": 129,
     "demo/story.py:scenario": 77,
-    "simulators/pubsub.py:PubSubSimulator.create_push_subscription": 67,
     "simulators/stack.py:LocalStack.start": 63,
     "tests/guest/test_guard_systemd.py:test_guard_in_debian12_systemd": 61,
-    "tests/simulators/test_pubsub_sim.py:test_cloudevent_push_into_real_functions_framework": 72,
-    "tools/doctor/local.py:seed_like_terraform": 70,
-    "tools/doctor/readers.py:read_all": 88,
 }

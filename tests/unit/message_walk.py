@@ -14,11 +14,12 @@ literal keys of a dict it splats; a splat of anything else leaves them unknown.
 from __future__ import annotations
 
 import ast
-import functools
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+
+from tests.unit.syntax_tree import assignments, dotted_name, field_of, imported, parameters
 
 UNKNOWN = object()  # a value the walker cannot read (inside a tuple, so the other members still count)
 FOR_NAMES = {"For"}
@@ -34,17 +35,9 @@ class Lookup:
     needs_placeholders: bool = True  # False for a CATALOGUE access, which formats nothing
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
-
-
 def _is_messages(node: ast.AST, name: str, bare: set[str] | frozenset[str] = frozenset()) -> bool:
     """`messages.name`, or a bare `name` where the module imports it from the messages package (bare)."""
-    dotted = _dotted(node)
+    dotted = dotted_name(node)
     return dotted == f"messages.{name}" or dotted.endswith(f".messages.{name}") or (dotted == name and name in bare)
 
 
@@ -94,15 +87,15 @@ class Code:
         the module's own top level, then a module that defines it (an import) when no function does."""
         scope = self.scope(node)
         while scope is not None:
-            found = list(_assignments(name, scope))
-            if found or name in _parameters(scope):  # a parameter hides the scopes around it
+            found = list(assignments(name, scope))
+            if found or name in parameters(scope):  # a parameter hides the scopes around it
                 yield from ((value, path) for value, path in found if self.may_reach(value, node))
                 return
             scope = self.scope(scope)
         module = self.trees[self.module_of[node]]
-        found = list(_assignments(name, module, top_level=True))
-        if not found and name in _imported(module):
-            found = [hit for tree in self.trees.values() for hit in _assignments(name, tree, top_level=True)]
+        found = list(assignments(name, module, top_level=True))
+        if not found and name in imported(module):
+            found = [hit for tree in self.trees.values() for hit in assignments(name, tree, top_level=True)]
         yield from found
 
     def may_reach(self, assigned: ast.AST, use: ast.AST) -> bool:
@@ -123,16 +116,16 @@ class Code:
         use_child = chain[around_use[id(current)] - 1] if around_use[id(current)] else use
         if isinstance(current, ast.Match):
             return child is use_child
-        fields = {_field_of(current, child), _field_of(current, use_child)}
+        fields = {field_of(current, child), field_of(current, use_child)}
         return len(fields) == 1 or not fields <= {"body", "orelse"}  # the test reaches both branches
 
     def parameter(self, name: str, node: ast.AST) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, int] | None:
         scope = self.scope(node)
         while scope is not None:
-            params = _parameters(scope)
+            params = parameters(scope)
             if name in params:
                 return scope, params.index(name)
-            if _assignments(name, scope):
+            if assignments(name, scope):
                 return None
             scope = self.scope(scope)
         return None
@@ -146,15 +139,15 @@ class Code:
                 for node in ast.walk(tree):
                     if isinstance(node, ast.Assign) and self._holds_for(node.value, attrs):
                         found |= {t.attr for t in node.targets if isinstance(t, ast.Attribute)}
-                    elif isinstance(node, ast.AnnAssign) and _dotted(node.annotation).split(".")[-1] in FOR_NAMES:
+                    elif isinstance(node, ast.AnnAssign) and dotted_name(node.annotation).split(".")[-1] in FOR_NAMES:
                         target = node.target
-                        found.add(target.attr if isinstance(target, ast.Attribute) else _dotted(target))
+                        found.add(target.attr if isinstance(target, ast.Attribute) else dotted_name(target))
             if found == attrs:
                 return attrs
             attrs = found
 
     def _holds_for(self, value: ast.AST, attrs: set[str]) -> bool:
-        if isinstance(value, ast.Call) and _dotted(value.func).split(".")[-1] in FOR_NAMES:
+        if isinstance(value, ast.Call) and dotted_name(value.func).split(".")[-1] in FOR_NAMES:
             return True
         if isinstance(value, ast.Attribute):
             return value.attr in attrs
@@ -171,14 +164,15 @@ class Code:
         scope, _ = found
         arg = next((a for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs if a.arg == name),
                    None)
-        return arg is not None and arg.annotation is not None and _dotted(arg.annotation).split(".")[-1] in FOR_NAMES
+        annotation = arg.annotation if arg is not None else None
+        return annotation is not None and dotted_name(annotation).split(".")[-1] in FOR_NAMES
 
     def _enum_values(self) -> set[str]:
         """String values of enum members: what `variant(base, member.value)` can append."""
         values: set[str] = set()
         for tree in self.trees.values():
             for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
-                if any(_dotted(b).endswith("Enum") for b in cls.bases):
+                if any(dotted_name(b).endswith("Enum") for b in cls.bases):
                     values |= {s.value.value for s in cls.body if isinstance(s, ast.Assign)
                                and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)}
         return values
@@ -205,7 +199,7 @@ class Code:
 
     def _is_say(self, func: ast.AST) -> bool:
         if isinstance(func, ast.Call):
-            return _dotted(func.func).split(".")[-1] in FOR_NAMES
+            return dotted_name(func.func).split(".")[-1] in FOR_NAMES
         if isinstance(func, ast.Name):
             return self._holds_for(func, self.for_attrs)
         if isinstance(func, ast.Attribute) and func.attr in self.for_attrs:
@@ -227,7 +221,7 @@ class Code:
     def _dict_keys(self, node: ast.AST) -> set[str] | None:
         if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
             return {str(k.value) for k in node.keys if isinstance(k, ast.Constant)}
-        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args:
+        if isinstance(node, ast.Call) and dotted_name(node.func) == "dict" and not node.args:
             return {k.arg for k in node.keywords if k.arg} if all(k.arg for k in node.keywords) else None
         if isinstance(node, ast.Name):
             values = [v for v, path in self.bindings(node.id, node) if not path]
@@ -298,8 +292,8 @@ class Code:
             dicts = [node]
         elif isinstance(node, ast.Name):
             dicts = [v for v, path in self.bindings(node.id, node) if not path and isinstance(v, ast.Dict)]
-        elif isinstance(node, ast.Attribute) and _dotted(node.value) != "self":
-            dicts = [v for tree in self.trees.values() for v, path in _assignments(node.attr, tree, top_level=True)
+        elif isinstance(node, ast.Attribute) and dotted_name(node.value) != "self":
+            dicts = [v for tree in self.trees.values() for v, path in assignments(node.attr, tree, top_level=True)
                      if not path and isinstance(v, ast.Dict)]
         if not dicts:
             return None
@@ -373,62 +367,6 @@ class Code:
             used |= {k for k in self.catalogue if k.startswith(f"{base}.")
                      and k.removeprefix(f"{base}.") in self.enum_values}
         return used
-
-
-def _assignments(name: str, scope: ast.AST, *, top_level: bool = False) -> list[tuple[ast.expr, tuple[int, ...]]]:
-    """(value, index path) of each assignment to name within scope (not inside nested defs or classes)."""
-    return _assigned(scope, top_level).get(name, [])
-
-
-@functools.cache
-def _assigned(scope: ast.AST, top_level: bool) -> dict[str, list[tuple[ast.expr, tuple[int, ...]]]]:
-    """Every assignment of scope by the name it binds, read once."""
-    found: dict[str, list[tuple[ast.expr, tuple[int, ...]]]] = {}
-    nodes: Iterable[ast.AST] = scope.body if top_level and isinstance(scope, ast.Module) else _own_nodes(scope)
-    for node in nodes:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for name, path in _paths(target):
-                    found.setdefault(name, []).append((node.value, path))
-        elif isinstance(node, ast.AnnAssign | ast.NamedExpr) and node.value and _dotted(node.target):
-            found.setdefault(_dotted(node.target), []).append((node.value, ()))
-    return found
-
-
-def _field_of(parent: ast.AST, child: ast.AST) -> str:
-    for field, value in ast.iter_fields(parent):
-        if value is child or (isinstance(value, list) and any(item is child for item in value)):
-            return field
-    return ""
-
-
-def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """Its parameters in order, the `*args` and `**kwargs` ones last (they take no positional index)."""
-    args = function.args
-    star = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
-    return [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs] + star
-
-
-def _imported(module: ast.Module) -> set[str]:
-    return {alias.asname or alias.name for node in module.body if isinstance(node, ast.ImportFrom)
-            for alias in node.names}
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    for child in ast.iter_child_nodes(scope):
-        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        yield child
-        yield from _own_nodes(child)
-
-
-def _paths(target: ast.AST, prefix: tuple[int, ...] = ()) -> Iterator[tuple[str, tuple[int, ...]]]:
-    """(name, index path) of each name a target binds: `a, (b, c) = ...` binds b at (1, 0)."""
-    if isinstance(target, ast.Name):
-        yield target.id, prefix
-    elif isinstance(target, ast.Tuple | ast.List):
-        for i, element in enumerate(target.elts):
-            yield from _paths(element, (*prefix, i))
 
 
 def _index(values: set[object] | None, path: tuple[int, ...]) -> set[object] | None:

@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from shared.core import envelope
-from shared.core.history import AutoMode, History, StopHold, event_key
+from shared.core.history import AutoMode, History, event_key
 from shared.core.models import (
-    Action,
-    InstanceRef,
     InstanceState,
     InstanceView,
-    Requester,
-    RestartRequest,
-    Trigger,
-    iso,
 )
-from shared.core.payloads import ResizePayload, RestartPayload
 from shared.core.policy import (
     PolicyConfig,
     Reason,
@@ -29,40 +22,9 @@ from shared.core.policy import (
     crashloop_count,
     decide,
     is_too_old,
-    live_inflight,
     restart_key,
 )
-
-KILL = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
-REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
-CONFIG = PolicyConfig()
-
-
-def oom(killed_at: datetime = KILL) -> RestartRequest:
-    return RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, requested_at=killed_at,
-                          event_id="e1", payload=RestartPayload(kill={"killed_at": iso(killed_at)}))
-
-
-def manual(at: datetime, *, organizer: bool = False) -> RestartRequest:
-    return RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
-                          requested_at=at, event_id="m1", payload=RestartPayload(),
-                          requester=Requester("U1", "a@example.com", organizer))
-
-
-def view(
-    *,
-    state: InstanceState = InstanceState.ACTIVE,
-    health: str = "UNHEALTHY",
-    jupyter: str = "-1",
-    updated: datetime | None = KILL + timedelta(seconds=7),
-) -> InstanceView:
-    info = {"jupyterlab_status": jupyter, "jupyterlab_api_status": jupyter, "docker_status": "1"}
-    if updated is not None:
-        info["updated"] = updated.strftime("%Y-%m-%d %H:%M:%S.%f")
-    return InstanceView(REF, state, health, info, "alice@example.com", "e2-standard-4")
-
-
-NOW = KILL + timedelta(seconds=20)
+from tests.unit.policy_cases import CONFIG, KILL, NOW, oom, unverified, view
 
 
 def test_jupyter_down_after_the_kill_resets() -> None:
@@ -190,11 +152,6 @@ def test_its_own_request_follows_a_restart_however_late_it_is_redelivered() -> N
     assert (decision.verdict, decision.reason) == (Verdict.FOLLOW, Reason.RESUMING)
 
 
-def test_manual_request_while_restarting_is_coalesced() -> None:
-    history = History(inflight_since=NOW - timedelta(seconds=5), inflight_event="x")
-    assert decide(manual(NOW), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART
-
-
 @pytest.mark.parametrize("offset", [0, 0.4, 30, -30, 119])
 def test_kills_within_cooldown_of_a_kill_jupyterlab_survived_are_one_incident(offset: float) -> None:
     """The earlier line said 'JupyterLab survived' and the health still says so: no second alert."""
@@ -311,74 +268,6 @@ def test_dry_run_reports_instead_of_resetting() -> None:
     assert (decision.verdict, decision.would_reset) == (Verdict.DRY_RUN, True)
 
 
-def test_manual_restart_ignores_health_and_backoff() -> None:
-    restarts = tuple(KILL - timedelta(seconds=s) for s in (30, 20))
-    history = History(auto_restarts=restarts, last_restart=restarts[-1])
-    decision = decide(manual(NOW), view(health="HEALTHY", jupyter="1"), history, NOW, CONFIG)
-    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.REQUESTED)
-
-
-def test_manual_request_satisfied_by_a_later_restart_is_coalesced() -> None:
-    history = History(last_restart=NOW)
-    decision = decide(manual(NOW - timedelta(seconds=3)), view(), history, NOW, CONFIG)
-    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.ALREADY_RESTARTED)
-
-
-@pytest.mark.parametrize("at", [NOW - timedelta(seconds=3), NOW + timedelta(seconds=3)])
-def test_a_restart_not_seen_to_finish_is_decided_on_as_one_that_finished(at: datetime) -> None:
-    """Its mark changes what a coalesced request is told, never what is decided."""
-    history = History(last_restart=NOW)
-    marked = replace(history, unconfirmed_since=NOW - timedelta(minutes=5))
-    assert decide(manual(at), view(), marked, NOW, CONFIG) == decide(manual(at), view(), history, NOW, CONFIG)
-
-
-def test_paused_instance_refuses_participants_but_not_organizers() -> None:
-    history = History(auto_mode=AutoMode.PAUSED)
-    assert decide(manual(NOW), view(), history, NOW, CONFIG).reason is Reason.PAUSED
-    assert decide(manual(NOW, organizer=True), view(), history, NOW, CONFIG).verdict is Verdict.RESET
-
-
-def test_manual_restart_of_a_stopped_instance_is_refused() -> None:
-    decision = decide(manual(NOW), view(state=InstanceState.STOPPED), History(), NOW, CONFIG)
-    assert decision.verdict is Verdict.SKIP_NOT_ACTIVE
-
-
-def test_other_actions() -> None:
-    base = manual(NOW)
-    assert decide(replace(base, action=Action.PAUSE), view(), History(), NOW, CONFIG).verdict is Verdict.SET_PAUSED
-    assert decide(replace(base, action=Action.RESUME), view(), History(), NOW, CONFIG).verdict is Verdict.SET_RESUMED
-    assert decide(replace(base, action=Action.STOP), view(), History(), NOW, CONFIG).verdict is Verdict.STOP
-    stopped = view(state=InstanceState.STOPPED)
-    assert decide(replace(base, action=Action.STOP), stopped, History(), NOW, CONFIG).verdict is Verdict.SKIP_NOT_ACTIVE
-
-
-@pytest.mark.parametrize(
-    ("now_on", "asked", "expected"),
-    [
-        ("e2-standard-4", "e2-highmem-4", (Verdict.RESIZE, Reason.REQUESTED)),
-        ("e2-highmem-4", "e2-highmem-4", (Verdict.SKIP_DUPLICATE, Reason.ALREADY_THAT_SIZE)),
-        # An Approve on an older request, pressed after the instance moved up: it would shrink it.
-        ("e2-highmem-8", "e2-highmem-4", (Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)),
-        ("n2-standard-8", "e2-standard-8", (Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)),  # as much, not more
-        ("n1-highmem-32", "e2-highmem-4", (Verdict.SKIP_DUPLICATE, Reason.NOT_BIGGER)),  # size unknown
-    ],
-)
-def test_a_resize_only_ever_moves_up(now_on: str, asked: str, expected: tuple[Verdict, Reason]) -> None:
-    request = replace(manual(NOW, organizer=True), action=Action.RESIZE, trigger=Trigger.BUTTON,
-                      payload=ResizePayload(machine_type=asked))
-    instance = replace(view(), machine_type=now_on)
-    decision = decide(request, instance, History(), NOW, CONFIG)
-    assert (decision.verdict, decision.reason) == expected
-
-
-def test_a_resize_request_carries_who_asked_for_it() -> None:
-    request = replace(manual(NOW, organizer=True), action=Action.RESIZE,
-                      payload=ResizePayload(machine_type="e2-highmem-4", asked_by="U0ASKER"))
-    assert envelope.decode(envelope.encode(request)).payload_as(ResizePayload).asked_by == "U0ASKER"
-    with pytest.raises(ValueError, match="asked_by"):
-        envelope.decode(envelope.encode(replace(request, payload=ResizePayload("e2-highmem-4", asked_by="<!channel>"))))
-
-
 def test_age_limit() -> None:
     assert not is_too_old(oom(), KILL + timedelta(minutes=59), CONFIG)
     assert is_too_old(oom(), KILL + timedelta(minutes=61), CONFIG)
@@ -395,60 +284,6 @@ def test_kill_soon_after_a_restart_is_a_new_incident() -> None:
 
 # ---- times ahead of the clock (a mangled label) --------------------------------------------------
 
-YEAR = timedelta(days=365)
-
-
-def test_an_inflight_marker_far_in_the_future_is_not_live() -> None:
-    """now - since < 0 is always under the timeout: a year-ahead marker made every kill 'during a restart'."""
-    history = History(inflight_since=NOW + YEAR, inflight_event=event_key("an-older-event"))
-    assert live_inflight(history, NOW, CONFIG) is None
-    decision = decide(oom(), view(), history, NOW, CONFIG)
-    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.JUPYTER_DOWN)
-    assert decide(manual(NOW), view(), history, NOW, CONFIG).verdict is Verdict.RESET
-
-
-def test_an_inflight_marker_within_clock_skew_is_still_live() -> None:
-    """Another worker's clock may run a little ahead of this one's: its marker must still count."""
-    ahead = NOW + CONFIG.clock_skew - timedelta(seconds=1)
-    history = History(inflight_since=ahead, inflight_event=event_key("other"))
-    assert live_inflight(history, NOW, CONFIG) == ahead
-    assert decide(oom(), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART
-
-
-def test_a_last_restart_far_in_the_future_does_not_swallow_every_kill() -> None:
-    history = History(last_restart=NOW + YEAR)
-    decision = decide(oom(), view(), history, NOW, CONFIG)
-    assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.JUPYTER_DOWN)
-    manual_decision = decide(manual(NOW), view(), history, NOW, CONFIG)
-    assert (manual_decision.verdict, manual_decision.reason) == (Verdict.RESET, Reason.REQUESTED)
-
-
-def test_a_last_restart_within_clock_skew_still_folds_the_kills_before_it() -> None:
-    history = History(last_restart=NOW + timedelta(minutes=1))
-    assert decide(oom(), view(), history, NOW, CONFIG).reason is Reason.BEFORE_LAST_RESTART
-
-
-def test_a_last_kill_far_in_the_future_does_not_swallow_kills_now() -> None:
-    """The cooldown is a window around the last kill, so a far-off one never folds today's (kept, not dropped)."""
-    decision = decide(oom(), view(), History(last_kill=NOW + YEAR), NOW, CONFIG)
-    assert decision.verdict is Verdict.RESET
-
-
-def test_restarts_far_in_the_future_neither_back_off_nor_pause() -> None:
-    """A year-ahead restart counted in every run: backoff until then (every kill given up), or a pause."""
-    ahead = tuple(NOW + YEAR + timedelta(minutes=m) for m in range(3))
-    history = History(auto_restarts=ahead)
-    assert crashloop_count(history, NOW, CONFIG) == 0
-    decision = decide(oom(), view(), history, NOW, CONFIG)
-    assert (decision.verdict, decision.restarts_in_window) == (Verdict.RESET, 0)
-
-
-def test_a_memory_warning_far_in_the_future_does_not_silence_warnings() -> None:
-    warn = replace(manual(NOW), action=Action.WARN, requester=None)
-    assert decide(warn, view(), History(memory_warned=NOW + YEAR), NOW, CONFIG).verdict is Verdict.WARN
-    soon = History(memory_warned=NOW + timedelta(minutes=1))
-    assert decide(warn, view(), soon, NOW, CONFIG).verdict is Verdict.SKIP_DUPLICATE
-
 
 def test_a_health_report_without_jupyterlabs_keys_is_unknown_not_all_well() -> None:
     """health_info's keys on v2 are documented only by an old example: a settled HEALTHY report that doesn't
@@ -460,39 +295,6 @@ def test_a_health_report_without_jupyterlabs_keys_is_unknown_not_all_well() -> N
     after_grace = KILL + CONFIG.health_grace + timedelta(seconds=1)
     decision = decide(oom(), silent, History(), after_grace, CONFIG)
     assert (decision.verdict, decision.reason) == (Verdict.RESET, Reason.NO_JUPYTER_HEALTH)
-
-
-@pytest.mark.parametrize(("state", "hold", "organizer", "verdict", "reason"), [
-    (InstanceState.STOPPED, None, False, Verdict.START, Reason.REQUESTED),
-    (InstanceState.STOPPED, StopHold(held=False), False, Verdict.START, Reason.REQUESTED),
-    (InstanceState.STOPPED, StopHold(held=True), False, Verdict.SKIP_DISABLED, Reason.HELD),
-    (InstanceState.STOPPED, StopHold(held=True), True, Verdict.START, Reason.REQUESTED),
-    (InstanceState.ACTIVE, None, False, Verdict.SKIP_DUPLICATE, Reason.ALREADY_RUNNING),
-    (InstanceState.STARTING, None, False, Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE),
-    (InstanceState.STOPPING, None, False, Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE),
-])
-def test_a_start_is_decided_again_by_the_worker(state: InstanceState, hold: StopHold | None, organizer: bool,
-                                                verdict: Verdict, reason: Reason) -> None:
-    """The Slack app said yes on what it read; one request at a time, the worker reads again: an organizer may have
-    stopped and held the notebook since, or someone started it first."""
-    request = replace(manual(NOW, organizer=organizer), action=Action.START)
-    decision = decide(request, view(state=state), History(stopped=hold), NOW, CONFIG)
-    assert (decision.verdict, decision.reason) == (verdict, reason)
-
-
-def test_a_memory_warning_for_a_stopped_notebook_warns_no_one() -> None:
-    """Memory pressure reported as a notebook stops (idle shutdown, an organizer's Stop) is not a notebook in
-    trouble: nobody is warned, and nothing treats it as down."""
-    request = replace(manual(NOW), action=Action.WARN, trigger=Trigger.MEMORY, requester=None)
-    for state in (InstanceState.STOPPED, InstanceState.STOPPING):
-        decision = decide(request, view(state=state), History(), NOW, CONFIG)
-        assert (decision.verdict, decision.reason) == (Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
-    assert decide(request, view(), History(), NOW, CONFIG).verdict is Verdict.WARN
-
-# ---- rule 7: a kill whose VM could not be checked (issue 25) -------------------------------------------------------
-def unverified(killed_at: datetime = KILL) -> RestartRequest:
-    request = oom(killed_at)
-    return request.with_kill({**(request.kill or {}), "unverified": "Compute Engine: rateLimitExceeded"})
 
 
 @pytest.mark.parametrize("policy", list(RestartPolicy))

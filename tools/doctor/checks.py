@@ -7,22 +7,23 @@ Terraform variable). A read that failed turns its check ✗ with what the failur
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from shared.core.history import MAX_LABELS, ROOM_NEEDED, foreign_count
-from shared.core.oom_parse import SINK_FILTER
+from tools.doctor.cloud_checks import (
+    api_checks,
+    caller_checks,
+    function_checks,
+    iam_checks,
+    memory_checks,
+    organizer_alert_checks,
+    sink_checks,
+    trigger_checks,
+)
 from tools.doctor.deployment import (
-    EVENT_FUNCTIONS,
-    FUNCTION_SECRETS,
-    FUNCTIONS,
-    MEMORY_METRIC,
-    MEMORY_POLICY_NAME,
-    ORGANIZER_POLICIES,
     Deployment,
-    required_apis,
     slack_scopes,
-    workbench_permissions,
 )
 from tools.doctor.guard import guard_checks
 from tools.doctor.idle import idle_checks
@@ -38,36 +39,12 @@ from tools.doctor.model import (
     warn,
 )
 from tools.doctor.usergroup import editors_check
+from tools.doctor.verdicts import APPLY, SLACK_APPS, absent_or_unread, name_list, unread
 
-HEALTH_KEYS = ("jupyterlab_status", "jupyterlab_api_status", "updated")  # what shared/core/policy.py reads
+# What shared/core/policy.py reads besides the report's time (`updated`, or `last_updated` as a real v2 instance
+# answered: InstanceView.health_updated, docs/fidelity.md), which _fresh checks.
+HEALTH_KEYS = ("jupyterlab_status", "jupyterlab_api_status")
 HEALTH_FRESH = timedelta(minutes=5)  # the agent reports about every 30 s (docs/checked-facts.md)
-MEMORY_FRESH = timedelta(minutes=10)
-BROAD_ROLES = frozenset({"roles/owner", "roles/editor", "roles/notebooks.admin", "roles/notebooks.runner",
-                         "roles/notebooks.legacyAdmin", "roles/compute.admin", "roles/iam.serviceAccountUser"})
-CONSOLE = "https://console.cloud.google.com"
-SLACK_APPS = "https://api.slack.com/apps"
-APPLY = "terraform -chdir=infra apply"
-
-
-def _names(items: Iterable[str], most: int = 8) -> str:
-    listed = sorted(items)
-    more = f" and {len(listed) - most} more" if len(listed) > most else ""
-    return ", ".join(listed[:most]) + more
-
-
-def _unread(key: str, what: str, error: ReadError, fix: str) -> CheckResult:
-    """A read that failed: ✗ with what the API said; the fix is the viewer role that reads it (docs/doctor.md)."""
-    return fail(key, f"{what}: could not read it ({error.what[:160]})", fix)
-
-
-def _absent_or_unread(key: str, error: ReadError | None, absent: str, what: str, viewer: str,
-                      create: str = APPLY) -> CheckResult:
-    """A resource read that failed: NOT_FOUND means it is not there (create it); anything else is the caller's
-    access or the network, said as it was."""
-    error = error or ReadError("not read")
-    if "NOT_FOUND" in error.what:
-        return fail(key, absent, create)
-    return _unread(key, what, error, viewer)
 
 
 def _members(policy: list[Binding], role: str) -> frozenset[str]:
@@ -102,10 +79,10 @@ def _scopes(granted: frozenset[str] | None) -> CheckResult:
                     f"compare the app's Bot Token Scopes ({SLACK_APPS} -> OAuth & Permissions) with manifest.yaml")
     missing = needed - granted
     if missing:
-        return fail("slack.scopes", f"Slack token lacks the scopes {_names(missing)} that the code uses",
+        return fail("slack.scopes", f"Slack token lacks the scopes {name_list(missing)} that the code uses",
                     f"add them under {SLACK_APPS} -> your app -> OAuth & Permissions -> Bot Token Scopes (or "
                     "re-create the app from manifest.yaml), reinstall the app, and store the new token")
-    return ok("slack.scopes", f"Slack token has every scope the code uses ({_names(needed, 10)})")
+    return ok("slack.scopes", f"Slack token has every scope the code uses ({name_list(needed, 10)})")
 
 
 def _channel(dep: Deployment, seen: Observed) -> CheckResult:
@@ -154,7 +131,7 @@ def people_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
             owners.setdefault(instance.owner, []).append(instance.name)
     unresolved = {email: names for email, names in owners.items() if not _resolved(seen, email)}
     if unresolved:
-        listed = "; ".join(f"{_names(names, 3)} ({email})" for email, names in sorted(unresolved.items())[:10])
+        listed = "; ".join(f"{name_list(names, 3)} ({email})" for email, names in sorted(unresolved.items())[:10])
         results.append(fail(
             "slack.owners", f"{len(unresolved)} owner email(s) match no Slack user, so those participants get "
             f"no DM and /restart-notebook finds no notebook for them: {listed}",
@@ -169,7 +146,7 @@ def people_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
         results.append(fail("slack.organizers", "no organizers (ORGANIZER_EMAILS is empty)",
                             "set the Terraform variable organizer_emails and export ORGANIZER_EMAILS"))
     elif missing:
-        results.append(fail("slack.organizers", f"organizer email(s) with no Slack user: {_names(missing)}: "
+        results.append(fail("slack.organizers", f"organizer email(s) with no Slack user: {name_list(missing)}: "
                             "they could not use the organizer buttons",
                             "fix the Terraform variable organizer_emails to the organizers' Slack profile emails"))
     else:
@@ -202,8 +179,8 @@ def fleet_checks(dep: Deployment, seen: Observed, now: datetime) -> list[CheckRe
     instances = seen.instances
     if instances is None or isinstance(instances, ReadError):
         error = instances or ReadError("not read")
-        return [_unread("workbench.list", f"Workbench instances in {', '.join(dep.zones)}", error,
-                        f"enable notebooks.googleapis.com and grant yourself roles/notebooks.viewer on {dep.project}")]
+        return [unread("workbench.list", f"Workbench instances in {', '.join(dep.zones)}", error,
+                       f"enable notebooks.googleapis.com and grant yourself roles/notebooks.viewer on {dep.project}")]
     states = Counter(i.state for i in instances)
     summary = ", ".join(f"{count} {state}" for state, count in sorted(states.items())) or "none"
     results = [ok("workbench.list", f"{len(instances)} Workbench instances in {', '.join(dep.zones)}: {summary}")]
@@ -214,7 +191,7 @@ def fleet_checks(dep: Deployment, seen: Observed, now: datetime) -> list[CheckRe
 
     no_owner = [i.name for i in instances if not i.owner]
     results.append(
-        warn("workbench.owners", f"{len(no_owner)} instance(s) have no owner (proxy-user-mail): {_names(no_owner)}; "
+        warn("workbench.owners", f"{len(no_owner)} instance(s) have no owner (proxy-user-mail): {name_list(no_owner)}; "
              "nobody is told when they restart and nobody can restart them from Slack",
              "create contest notebooks with an owner (infra/contest participants.csv sets proxy-user-mail)")
         if no_owner else ok("workbench.owners", f"every instance has an owner ({len(instances)})"))
@@ -222,7 +199,7 @@ def fleet_checks(dep: Deployment, seen: Observed, now: datetime) -> list[CheckRe
     crowded = [i.name for i in instances if foreign_count(i.labels) + ROOM_NEEDED > MAX_LABELS]
     results.append(
         fail("workbench.labels", f"{len(crowded)} instance(s) have no room for the bot's {ROOM_NEEDED} labels "
-             f"(limit {MAX_LABELS}): {_names(crowded)}",
+             f"(limit {MAX_LABELS}): {name_list(crowded)}",
              f"remove labels until at most {MAX_LABELS - ROOM_NEEDED} are not medic-*: gcloud workbench instances "
              "update NAME --location ZONE --labels=... (or the console's LABELS tab)")
         if crowded else ok("workbench.labels", f"every instance has room for the bot's {ROOM_NEEDED} labels"))
@@ -234,14 +211,14 @@ def fleet_checks(dep: Deployment, seen: Observed, now: datetime) -> list[CheckRe
     if stale:
         results.append(fail(
             "workbench.health", f"{len(stale)} ACTIVE instance(s) reported no health in the last "
-            f"{int(HEALTH_FRESH.total_seconds() // 60)} minutes: {_names(stale)}; the bot cannot tell whether "
+            f"{int(HEALTH_FRESH.total_seconds() // 60)} minutes: {name_list(stale)}; the bot cannot tell whether "
             "JupyterLab survived a kill there and will reset after its grace period",
             "check the instance's guest agent (report-event-health metadata; console -> Workbench -> instance -> "
             "HEALTH tab) or reset the instance once"))
     elif lacking:
         results.append(warn(
             "workbench.health", f"{len(lacking)} ACTIVE instance(s) report health without the JupyterLab keys "
-            f"({', '.join(HEALTH_KEYS)}): {_names(lacking)}; their health counts as unknown",
+            f"({', '.join(HEALTH_KEYS)}): {name_list(lacking)}; their health counts as unknown",
             "update the Workbench image (the health agent of older images reports fewer keys)"))
     elif active:
         results.append(ok("workbench.health", f"every ACTIVE instance ({len(active)}) reported health in the last "
@@ -267,7 +244,7 @@ def pubsub_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
         results.append(fail("pubsub.topics", f"Pub/Sub topics could not be read: {'; '.join(errors)}",
                             f"grant yourself roles/pubsub.viewer on {dep.project}"))
     elif missing:
-        results.append(fail("pubsub.topics", f"Pub/Sub topic(s) missing: {_names(missing)}", APPLY))
+        results.append(fail("pubsub.topics", f"Pub/Sub topic(s) missing: {name_list(missing)}", APPLY))
     else:
         results.append(ok("pubsub.topics", "Pub/Sub topics exist: OOM, restart, dead-letter, memory alerts"))
     results += _subscription(dep, seen)
@@ -279,8 +256,8 @@ def _subscription(dep: Deployment, seen: Observed) -> list[CheckResult]:
     sub = seen.subscription
     name = dep.names.worker_subscription
     if sub is None or isinstance(sub, ReadError):
-        return [_absent_or_unread("pubsub.subscription", sub, f"push subscription {name} does not exist",
-                                  f"push subscription {name}", f"grant yourself roles/pubsub.viewer on {dep.project}")]
+        return [absent_or_unread("pubsub.subscription", sub, f"push subscription {name} does not exist",
+                                 f"push subscription {name}", f"grant yourself roles/pubsub.viewer on {dep.project}")]
     worker = seen.functions.get("restart_worker")
     worker_url = worker.uri if worker is not None and not isinstance(worker, ReadError) else ""
     results = [ok("pubsub.subscription", f"push subscription {name} exists")]
@@ -324,8 +301,8 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
     token, the sink's writer publishes kills, the Monitoring agent publishes memory alerts."""
     number = seen.project_number
     if not isinstance(number, str):
-        return [_unread("pubsub.agents", "Google service agents' grants", number or ReadError("not read"),
-                        f"grant yourself roles/browser on {dep.project}")]
+        return [unread("pubsub.agents", "Google service agents' grants", number or ReadError("not read"),
+                       f"grant yourself roles/browser on {dep.project}")]
     pubsub_agent = f"serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
     monitoring_agent = f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com"
     sink = seen.sink
@@ -349,8 +326,8 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
         if not member:
             results.append(fail(key, f"{what}: the sink's writer identity is unknown (see the sink line)", APPLY))
         elif policy is None or isinstance(policy, ReadError):
-            results.append(_unread(key, what, policy or ReadError("not read"),
-                                   "grant yourself roles/pubsub.viewer and roles/iam.securityReviewer"))
+            results.append(unread(key, what, policy or ReadError("not read"),
+                                  "grant yourself roles/pubsub.viewer and roles/iam.securityReviewer"))
         elif member not in _members(policy, role):
             fix = APPLY
             if key == "memory.agent":
@@ -361,221 +338,6 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
         else:
             results.append(ok(key, what))
     return results
-
-
-# ---- Google Cloud: APIs, sink, functions, triggers, IAM, memory path ------------------------------------
-def api_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    enabled = seen.enabled_apis
-    if enabled is None or isinstance(enabled, ReadError):
-        return [_unread("gcp.apis", "enabled APIs", enabled or ReadError("not read"),
-                        f"gcloud services enable serviceusage.googleapis.com --project {dep.project}")]
-    missing = required_apis() - enabled
-    if missing:
-        return [fail("gcp.apis", f"APIs not enabled: {_names(missing)}",
-                     f"gcloud services enable {' '.join(sorted(missing))} --project {dep.project}")]
-    return [ok("gcp.apis", f"the {len(required_apis())} APIs the bot needs are enabled")]
-
-
-def sink_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    sink = seen.sink
-    name = dep.names.sink
-    if sink is None or isinstance(sink, ReadError):
-        return [_absent_or_unread("sink.exists", sink, f"log sink {name} does not exist: no OOM kill reaches the bot",
-                                  f"log sink {name}", f"grant yourself roles/logging.viewer on {dep.project}")]
-    destination = f"pubsub.googleapis.com/{dep.names.oom_topic}"
-    if sink.disabled:
-        return [fail("sink.exists", f"log sink {name} is disabled", f"gcloud logging sinks update "
-                     f"{name.rsplit('/', 1)[-1]} --no-disabled --project {dep.project} (or {APPLY})")]
-    if sink.destination != destination:
-        return [fail("sink.exists", f"log sink {name} writes to {sink.destination}, not {destination}", APPLY)]
-    if sink.filter != SINK_FILTER:
-        return [fail("sink.exists", f"log sink {name}'s filter differs from the one the bot expects "
-                     "(infra/locals.tf oom_filter = shared/core/oom_parse.py SINK_FILTER): some kills would not "
-                     "reach the bot", APPLY)]
-    return [ok("sink.exists", f"log sink {name} -> the OOM topic, with the expected filter")]
-
-
-def function_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    results: list[CheckResult] = []
-    for function in FUNCTIONS:
-        key = f"function.{function}"
-        found = seen.functions.get(function)
-        name = dep.names.functions[function]
-        if found is None or isinstance(found, ReadError):
-            results.append(_absent_or_unread(key, found, f"function {name} is not deployed", f"function {name}",
-                                             f"grant yourself roles/cloudfunctions.viewer on {dep.project}",
-                                             f"make package && {APPLY}"))
-            continue
-        problems = []
-        if found.state != "ACTIVE":
-            problems.append(f"state {found.state}" + (f" ({found.state_messages[0][:120]})"
-                                                       if found.state_messages else ""))
-        if found.service_account != dep.names.service_accounts[function]:
-            problems.append(f"runs as {found.service_account or 'the default account'}, not "
-                            f"{dep.names.service_accounts[function]}")
-        if missing := FUNCTION_SECRETS[function] - found.secrets:
-            problems.append(f"secrets not mounted: {_names(missing)}")
-        if problems:
-            results.append(fail(key, f"function {name}: {'; '.join(problems)}",
-                                f"gcloud functions logs read {name.rsplit('/', 1)[-1]} --region "
-                                f"{dep.names.region} --project {dep.project}; then make package && {APPLY}"))
-        elif dep.packaged.get(function) and found.source_object != dep.packaged[function]:
-            running = found.source_object or "a source not named as infra/functions.tf names it"
-            results.append(warn(key, f"function {name.rsplit('/', 1)[-1]} runs {running}, not this checkout's "
-                                f"{dep.packaged[function]}",
-                                f"make package && {APPLY} (or check out what is deployed)"))
-        else:
-            secrets = f", secrets {', '.join(sorted(found.secrets))}" if found.secrets else ""
-            results.append(ok(key, f"function {name.rsplit('/', 1)[-1]} ACTIVE, revision {found.revision or '?'}"
-                              f"{secrets}"))
-    return results
-
-
-def trigger_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    results: list[CheckResult] = []
-    for function, topic in EVENT_FUNCTIONS.items():
-        key = f"trigger.{function}"
-        found = seen.functions.get(function)
-        if found is None or isinstance(found, ReadError):
-            continue  # the function's own line says why
-        expected_topic = dep.names.topic(topic)
-        trigger = seen.triggers.get(found.trigger) if found.trigger else None
-        if not found.trigger or trigger is None:
-            results.append(fail(key, f"{function} has no Eventarc trigger", APPLY))
-        elif isinstance(trigger, ReadError):
-            results.append(_unread(key, f"Eventarc trigger of {function}", trigger,
-                                   f"grant yourself roles/eventarc.viewer on {dep.project}"))
-        elif trigger.topic != expected_topic:
-            results.append(fail(key, f"{function}'s Eventarc trigger reads {trigger.topic or '(no topic)'}, not "
-                                f"{expected_topic}", APPLY))
-        elif trigger.destination.rsplit("/", 1)[-1] != found.service.rsplit("/", 1)[-1]:
-            results.append(fail(key, f"{function}'s Eventarc trigger invokes {trigger.destination or 'nothing'}, not "
-                                f"its function's service {found.service.rsplit('/', 1)[-1]}", APPLY))
-        elif trigger.service_account != dep.names.trigger_account:
-            results.append(fail(key, f"{function}'s Eventarc trigger runs as {trigger.service_account}, not "
-                                f"{dep.names.trigger_account} (the only account that may invoke it)", APPLY))
-        else:
-            results.append(ok(key, f"{function}'s Eventarc trigger reads {expected_topic.rsplit('/', 1)[-1]}"))
-    return results
-
-
-def iam_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    """Each function's account holds its custom role, exactly the permissions the code uses, and nothing
-    broader at the project level."""
-    policy = seen.project_policy
-    if policy is None or isinstance(policy, ReadError):
-        return [_unread("iam.roles", "the project's IAM policy", policy or ReadError("not read"),
-                        f"grant yourself roles/iam.securityReviewer on {dep.project}")]
-    results: list[CheckResult] = []
-    needed = workbench_permissions()
-    for function in FUNCTIONS:
-        member = f"serviceAccount:{dep.names.service_accounts[function]}"
-        held = {b.role for b in policy if member in b.members}
-        role = dep.names.custom_roles.get(function)
-        key = f"iam.{function}"
-        expected = {role} if role else set()
-        problems = []
-        if broad := held & BROAD_ROLES:
-            problems.append(f"holds broad role(s) {_names(broad)}")
-        if extra := held - expected - BROAD_ROLES:
-            problems.append(f"holds project role(s) it does not need: {_names(extra)}")
-        if role and role not in held:
-            problems.append(f"lacks its custom role {role}")
-        if role:
-            granted = seen.role_permissions.get(role)
-            if isinstance(granted, ReadError) or granted is None:
-                problems.append(f"custom role {role} could not be read ({granted.what[:80] if granted else '-'})")
-            elif granted != needed[function]:
-                missing, unused = needed[function] - granted, granted - needed[function]
-                problems.append(f"custom role {role.rsplit('/', 1)[-1]}: missing {_names(missing) or '-'}, "
-                                f"unneeded {_names(unused) or '-'}")
-        if problems:
-            results.append(fail(key, f"{dep.names.service_accounts[function]}: {'; '.join(problems)}",
-                                f"{APPLY} (it grants the custom roles of infra/locals.tf workbench_permissions); "
-                                f"remove other grants: gcloud projects remove-iam-policy-binding {dep.project} "
-                                f"--member={member} --role=ROLE"))
-        else:
-            results.append(ok(key, f"{function}'s account holds " + (f"exactly its custom role "
-                              f"({len(needed[function])} permissions)" if role else "no project role")))
-    return results
-
-
-def caller_checks(dep: Deployment, seen: Observed, wanted: frozenset[str]) -> list[CheckResult]:
-    granted = seen.caller_permissions
-    if granted is None or isinstance(granted, ReadError):
-        # Only about the person running it: the lines that need a missing permission fail on their own.
-        error = granted or ReadError("not read")
-        return [warn("doctor.access", f"your own permissions (testIamPermissions) could not be read "
-                     f"({error.what[:160]})",
-                     f"ask for roles/viewer and roles/iam.securityReviewer on {dep.project} (docs/doctor.md)")]
-    missing = wanted - granted
-    if missing:
-        return [warn("doctor.access", f"you lack {_names(missing)}: the lines that read them are incomplete",
-                     f"ask for roles/viewer and roles/iam.securityReviewer on {dep.project} (docs/doctor.md)")]
-    return [ok("doctor.access", f"you hold the {len(wanted)} read permissions make doctor uses")]
-
-
-def memory_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    results: list[CheckResult] = []
-    reporting = seen.memory_reporting
-    instances = seen.instances if isinstance(seen.instances, list) else []
-    active = sorted(i.name for i in instances if i.state == "ACTIVE")
-    if reporting is None or isinstance(reporting, ReadError):
-        results.append(_unread("memory.metric", f"{MEMORY_METRIC} time series", reporting or ReadError("not read"),
-                               f"grant yourself roles/monitoring.viewer on {dep.project}"))
-    else:
-        silent = [name for name in active if name not in reporting]
-        results.append(
-            fail("memory.metric", f"{len(silent)} ACTIVE instance(s) sent no {MEMORY_METRIC} point in the last "
-                 f"{int(MEMORY_FRESH.total_seconds() // 60)} minutes: {_names(silent)}; their owners get no "
-                 "memory warning", "install the Ops Agent on them (docs/doctor.md: Ops Agent), or check that it "
-                 "runs: sudo systemctl status google-cloud-ops-agent")
-            if silent else
-            ok("memory.metric", f"every ACTIVE instance ({len(active)}) reported {MEMORY_METRIC} in the last "
-               f"{int(MEMORY_FRESH.total_seconds() // 60)} minutes"))
-    policies = seen.alert_policies
-    if policies is None or isinstance(policies, ReadError):
-        results.append(_unread("memory.policy", "Monitoring alert policies", policies or ReadError("not read"),
-                               f"grant yourself roles/monitoring.viewer on {dep.project}"))
-        return results
-    policy = next((p for p in policies if p.display_name == MEMORY_POLICY_NAME), None)
-    if policy is None:
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' does not exist", APPLY))
-        return results
-    channels = [seen.channels.get(c) for c in policy.channels]
-    to_topic = [c for c in channels if c is not None and not isinstance(c, ReadError)
-                and c.type == "pubsub" and c.topic == dep.names.memory_topic and c.enabled]
-    if not any(MEMORY_METRIC in condition for condition in policy.filters):
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' does not watch {MEMORY_METRIC}",
-                            APPLY))
-    elif not policy.enabled:
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' is disabled",
-                            f"{CONSOLE}/monitoring/alerting?project={dep.project} -> enable it (or {APPLY})"))
-    elif not to_topic:
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' notifies no Pub/Sub channel "
-                            f"on {dep.names.memory_topic}", APPLY))
-    else:
-        results.append(ok("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' notifies the memory topic"))
-    return results
-
-
-def organizer_alert_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    """The alerts that reach organizers when the bot itself can't act: each policy exists, is on, notifies."""
-    policies = seen.alert_policies
-    if not isinstance(policies, list):
-        return []  # memory.policy already says the policies could not be read
-    by_name = {p.display_name: p for p in policies}
-    missing = [name for name in ORGANIZER_POLICIES if name not in by_name]
-    off = [name for name, p in by_name.items() if name in ORGANIZER_POLICIES and not p.enabled]
-    silent = [name for name, p in by_name.items() if name in ORGANIZER_POLICIES and not p.channels]
-    if missing or off or silent:
-        parts = [f"missing: {', '.join(missing)}" if missing else "", f"disabled: {', '.join(off)}" if off else "",
-                 f"notifying nobody: {', '.join(silent)}" if silent else ""]
-        return [fail("alerts.organizers", "organizer alert policies " + "; ".join(p for p in parts if p),
-                     f"{APPLY} (the Terraform variable organizer_emails gives each an email channel); "
-                     f"{CONSOLE}/monitoring/alerting?project={dep.project}")]
-    return [ok("alerts.organizers", f"the {len(ORGANIZER_POLICIES)} organizer alert policies exist, enabled, "
-               "each with a channel (dead letters, dropped kills, silent memory agents)")]
 
 
 CHECKS: tuple[Callable[[Deployment, Observed], list[CheckResult]], ...] = (

@@ -20,9 +20,10 @@ from shared.core.machines import DEFAULT_LADDER
 from tools.doctor.bigquery import ContestData, contest_data, contest_from_tfvars, contest_lines
 from tools.doctor.checks import run_checks
 from tools.doctor.deployment import Deployment, Endpoints, Names, packaged_sources
+from tools.doctor.gather import read_all
 from tools.doctor.model import CheckResult, Status
 from tools.doctor.preflight import ContestPlan, check_plan, plan_from, read_plan
-from tools.doctor.readers import CALLER_PERMISSIONS, read_all
+from tools.doctor.readers import CALLER_PERMISSIONS
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -58,7 +58,7 @@ def read_guard(client: Any, dep: Deployment, instance: Instance, opts: dict[str,
 
 def read_guards(dep: Deployment, instances: list[Instance], submit: Callable[[str, Callable[[], Any],
                 Callable[[Any], None]], Any], guards: Guards, opts: dict[str, Any]) -> list[Any]:
-    """One read per running notebook, side by side (readers.read_all's `submit`); stored by instance name."""
+    """One read per running notebook, side by side (gather.read_all's `submit`); stored by instance name."""
     client = compute_client(dep)
 
     def read(instance: Instance) -> Callable[[], dict[str, str]]:

@@ -84,13 +84,20 @@ def seed_fleet(stack: local_stack.LocalStack, zones: tuple[str, ...], size: int)
 
 def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str], vms: list[str]) -> None:
     """What infra/*.tf creates, in the admin APIs' own shapes."""
-    project, number = cloud.project, cloud.number
-    pubsub_agent = f"serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
-    writer = f"serviceAccount:service-{number}@gcp-sa-logging.iam.gserviceaccount.com"
+    writer = f"serviceAccount:service-{cloud.number}@gcp-sa-logging.iam.gserviceaccount.com"
     cloud.enabled_services = set(required_apis())
     cloud.sinks[names.sink] = logging_config.LogSink(
         name=names.sink.rsplit("/", 1)[-1], destination=f"pubsub.googleapis.com/{names.oom_topic}",
         filter=SINK_FILTER, writer_identity=writer)
+    _seed_functions(cloud, names, urls)
+    _seed_grants(cloud, names, writer)
+    cloud.caller_permissions = set(CALLER_PERMISSIONS)
+    _seed_monitoring(cloud, names, vms)
+
+
+def _seed_functions(cloud: CloudProject, names: Names, urls: dict[str, str]) -> None:
+    """The functions as deployed, each with its secrets, and the Eventarc trigger of each event function."""
+    project = cloud.project
     for function in FUNCTIONS:
         full = names.functions[function]
         short = full.rsplit("/", 1)[-1]
@@ -116,6 +123,12 @@ def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str],
                 transport=eventarc_v1.Transport(pubsub=eventarc_v1.Pubsub(topic=topic)),
                 destination=eventarc_v1.Destination(cloud_run=eventarc_v1.CloudRun(service=short, region=REGION)))
         cloud.functions[full] = found
+
+
+def _seed_grants(cloud: CloudProject, names: Names, writer: str) -> None:
+    """Each function's custom Workbench role, and the grants the Google service agents and functions need."""
+    project, number = cloud.project, cloud.number
+    pubsub_agent = f"serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
     for function, permissions in workbench_permissions().items():
         role = names.custom_roles[function]
         cloud.roles[role] = sorted(permissions)
@@ -131,7 +144,11 @@ def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str],
                 f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com")
     for function in ("on_oom", "slack_app", "on_memory_alert"):
         cloud.grant(names.restart_topic, "roles/pubsub.publisher", f"serviceAccount:{names.service_accounts[function]}")
-    cloud.caller_permissions = set(CALLER_PERMISSIONS)
+
+
+def _seed_monitoring(cloud: CloudProject, names: Names, vms: list[str]) -> None:
+    """Memory points from every VM, the memory alert's policy and channel, and the organizers' alert policies."""
+    project = cloud.project
     now = datetime.now(UTC)
     cloud.memory_points = {vm: now - timedelta(minutes=1) for vm in vms}
     channel = f"projects/{project}/notificationChannels/1234567890"

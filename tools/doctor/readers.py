@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from shared.adapters.workbench import Workbench, describe_error
-from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, MEMORY_METRIC, Deployment, required_apis
-from tools.doctor.guard import read_guards
+from tools.doctor.deployment import MEMORY_METRIC, Deployment, required_apis
 from tools.doctor.model import (
     AlertPolicy,
     Binding,
     Function,
     Instance,
     NotificationChannel,
-    Observed,
     PushSubscription,
     ReadError,
     Sink,
@@ -31,7 +28,6 @@ from tools.doctor.model import (
     SlackUser,
     Trigger,
 )
-from tools.doctor.usergroup import read_usergroup_record
 
 log = logging.getLogger(__name__)
 VM_NAME_LABEL = "metadata.system_labels.name"
@@ -346,94 +342,3 @@ def read_usergroup(client: Any, group: str) -> list[str]:
         return [str(user) for user in client.usergroups_users_list(usergroup=group).get("users") or []]
     except SlackApiError as exc:
         raise RuntimeError(_slack_error(exc)) from exc
-
-
-# ---- everything, in parallel --------------------------------------------------------------------------
-def read_all(dep: Deployment, progress: Callable[[str], None], now: datetime | None = None,
-             workers: int = 16, deadline: float = DEADLINE) -> Observed:
-    """Read the whole deployment with the reads side by side (most wait on the network); `progress` hears
-    each read's name as it ends."""
-    now = now or datetime.now(UTC)
-    seen = Observed()
-    g = GoogleClients(dep, deadline)
-    slack = slack_client(dep) if dep.bot_token else None
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="doctor") as pool:
-
-        def submit(label: str, read: Callable[[], T], store: Callable[[T | ReadError], None]) -> Any:
-            def run() -> None:
-                store(_attempt(read))
-                progress(label)
-
-            return pool.submit(run)
-
-        def put(mapping: dict[str, Any], key: str) -> Callable[[Any], None]:
-            return lambda value: mapping.__setitem__(key, value)
-
-        def field(name: str) -> Callable[[Any], None]:
-            return lambda value: setattr(seen, name, value)
-
-        first = [
-            submit("Service Usage", lambda: read_apis(g), field("enabled_apis")),
-            submit("log sink", lambda: read_sink(g), field("sink")),
-            submit("project", lambda: read_project_number(g), field("project_number")),
-            submit("project IAM policy", lambda: read_project_policy(g), field("project_policy")),
-            submit("your permissions", lambda: read_caller_permissions(g), field("caller_permissions")),
-            submit("subscription", lambda: read_subscription(g), field("subscription")),
-            submit("memory metric", lambda: read_memory_reporting(g, now), field("memory_reporting")),
-            submit("alert policies", lambda: read_alert_policies(g), field("alert_policies")),
-            submit("Workbench instances", lambda: read_instances(dep, deadline), field("instances")),
-        ]
-        for function in FUNCTIONS:
-            first.append(submit(f"function {function}", lambda f=function: read_function(g, f),  # type: ignore[misc]
-                                put(seen.functions, function)))
-        for which in ("oom", "restart", "dead-letter", "memory"):
-            topic = dep.names.topic(which)
-            first.append(submit(f"topic {which}", lambda t=topic: read_topic(g, t),  # type: ignore[misc]
-                                put(seen.topics, topic)))
-        resources = [dep.names.dead_letter_topic, dep.names.worker_subscription, dep.names.oom_topic,
-                     dep.names.memory_topic, f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}"]
-        for resource in resources:
-            first.append(submit(f"IAM of {resource.rsplit('/', 1)[-1]}",
-                                lambda r=resource: read_resource_policy(g, r),  # type: ignore[misc]
-                                put(seen.resource_policies, resource)))
-        for role in dep.names.custom_roles.values():
-            first.append(submit(f"role {role.rsplit('/', 1)[-1]}", lambda r=role: read_role(g, r),  # type: ignore[misc]
-                                put(seen.role_permissions, role)))
-        if slack is not None:
-            first.append(submit("Slack auth.test", lambda: read_slack_auth(slack), field("slack_auth")))
-            if dep.alert_channel:
-                first.append(submit("Slack channel", lambda: read_slack_channel(slack, dep.alert_channel),
-                                    field("slack_channel")))
-            if dep.organizer_usergroup:
-                first.append(submit("Slack organizer group", lambda: read_usergroup(slack, dep.organizer_usergroup),
-                                    field("organizer_group")))
-                first.append(submit("Slack organizer group's changes",
-                                    lambda: read_usergroup_record(slack, dep.organizer_usergroup),
-                                    field("organizer_group_record")))
-            for email in sorted(dep.organizer_emails):
-                first.append(submit(f"Slack {email}", lambda e=email: read_slack_user(slack, e),  # type: ignore[misc]
-                                    put(seen.slack_users, email)))
-        for future in first:
-            future.result()
-
-        # What the first reads named: triggers, notification channels, and every owner's Slack account.
-        second = []
-        for function in EVENT_FUNCTIONS:
-            found = seen.functions.get(function)
-            if isinstance(found, Function) and found.trigger:
-                second.append(submit(f"trigger of {function}", lambda t=found.trigger: read_trigger(g, t),  # type: ignore[misc]
-                                     put(seen.triggers, found.trigger)))
-        if isinstance(seen.alert_policies, list):
-            for name in {c for p in seen.alert_policies for c in p.channels}:
-                second.append(submit("notification channel", lambda n=name: read_channel(g, n),  # type: ignore[misc]
-                                     put(seen.channels, name)))
-        if slack is not None and isinstance(seen.instances, list):
-            owners = sorted({i.owner for i in seen.instances if i.owner} - set(seen.slack_users))
-            for email in owners:
-                second.append(submit(f"Slack {email}", lambda e=email: read_slack_user(slack, e),  # type: ignore[misc]
-                                     put(seen.slack_users, email)))
-        if isinstance(seen.instances, list):  # the OOM guard of every running notebook (tools/doctor/guard.py)
-            second += read_guards(dep, seen.instances, submit, seen.guards, g.opts)
-        for future in second:
-            future.result()
-    return seen
