@@ -123,6 +123,34 @@ def test_once_per_climb_then_again_for_the_next_climb() -> None:
     assert [d.pid for d in third] == [11]
 
 
+def back_to_back(trough_looks: tuple[float, ...]) -> list[object]:
+    """The real test's two runaway cells in one kernel, as the watcher's --trace saw them (2026-12-01): looks every
+    0.25 s and at the threshold event; the first climb from 100 MiB, interrupted, the in-flight block freed; the
+    participant frees the blocks and runs the cell again at once, all within one 2 s window. Looks in the trough
+    (between the free and the next climb) at `trough_looks` (offsets from the free, in seconds)."""
+    def at(t: float, rss: float) -> object:
+        return sample(t, rss + 150, k11=rss)
+
+    first = [at(t, 100 + 2000 * t) for t in (0.0, 0.25, 0.5, 0.75)] + [at(0.86, 1820)]
+    after = [at(0.87, 1784), at(1.0, 1784)]  # the block in flight freed with the KeyboardInterrupt, then held
+    freed = 1.1  # blocks = None; gc.collect(): 110 MiB left, 10 more than before the first climb
+    trough = [at(freed + d, 110) for d in trough_looks]
+    again = 1.3  # the cell again; the next look 0.25 s after the last one, then every 0.05 s at the event level
+    second = [at(t, 110 + 2000 * (t - again)) for t in (1.35, 1.6, 1.85, 2.1)]
+    second += [at(2.1 + 0.01 * i, 110 + 2000 * 0.8 + 5 * i) for i in range(1, 20)]
+    return first + after + trough + second
+
+
+@pytest.mark.parametrize("trough_looks", [(0.0,), ()], ids=["a look in the trough", "no look in the trough"])
+def test_a_cell_run_again_right_after_its_interrupt_is_interrupted_again(trough_looks: tuple[float, ...]) -> None:
+    # The second climb started within 2 s of the first one's start: over that window the kernel still "grew", so
+    # it stayed excluded as if in the same climb, and its second cell ran into the OOM kill (issue 24). Its memory
+    # fell below its peak since the interrupt: the climb was over, whatever came after is a new one.
+    _, decisions = feed(back_to_back(trough_looks))
+    assert [d.pid for d in decisions] == [11, 11]
+    assert all(d.usage >= POLICY.threshold * LIMIT for d in decisions)
+
+
 def test_a_kernel_that_keeps_growing_after_the_signal_is_not_signalled_again() -> None:
     # SIGINT only lands between bytecodes: a C loop keeps growing; a second SIGINT would do no better
     _, decisions = feed(climb(0.0, 0.3, rate_mib_s=400, base=1650))

@@ -96,7 +96,7 @@ class WatchState:
 
     history: tuple[Sample, ...] = ()  # at most one sample per window/HISTORY_SLOTS seconds
     previous: Sample | None = None
-    interrupted: frozenset[int] = frozenset()
+    interrupted: dict[int, int] = field(default_factory=dict)  # pid -> its highest rss seen since the interrupt
     quiet_until: float = float("-inf")
     interrupts: int = 0
 
@@ -116,13 +116,17 @@ def growth_of(kernel: Kernel, history: Sequence[Sample], previous: Sample | None
 def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchState, Interrupt | None]:
     """The watcher's rule: interrupt the fastest-growing kernel still climbing once usage is at the threshold.
 
-    A kernel interrupted stays excluded until it has not grown by min_growth over a whole window (its climb is
-    over); no second kernel is interrupted within `quiet` of an interrupt (the first one's may be enough)."""
+    A kernel interrupted stays excluded until its climb is over: it has not grown by min_growth over a whole
+    window, or its memory fell by min_growth below its peak since the interrupt (the cell's memory was freed: what
+    climbs after that is a new climb, even within the window); no second kernel is interrupted within `quiet` of an
+    interrupt (the first one's may be enough)."""
     history = tuple(s for s in state.history if sample.at - s.at <= policy.window)
     line = policy.threshold * sample.limit
     growths = {k.pid: growth_of(k, history, state.previous) for k in sample.kernels
                if k.pid in state.interrupted or sample.working_set >= line}
-    interrupted = frozenset(p for p in state.interrupted if p in growths and growths[p][0] >= policy.min_growth)
+    rss = {k.pid: k.rss for k in sample.kernels}
+    interrupted = {p: max(peak, rss[p]) for p, peak in state.interrupted.items()
+                   if p in growths and growths[p][0] >= policy.min_growth and rss[p] > peak - policy.min_growth}
     if not history or sample.at - history[-1].at >= policy.window / HISTORY_SLOTS:
         history = (*history, sample)
     kept = replace(state, history=history, previous=sample, interrupted=interrupted)
@@ -135,7 +139,7 @@ def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchStat
     victim = max(climbing, key=lambda k: (growths[k.pid][0], k.rss))
     decision = Interrupt(victim.pid, victim.comm, victim.rss, growths[victim.pid][0], sample.working_set,
                          sample.limit)
-    return replace(kept, interrupted=interrupted | {victim.pid}, quiet_until=sample.at + policy.quiet,
+    return replace(kept, interrupted={**interrupted, victim.pid: victim.rss}, quiet_until=sample.at + policy.quiet,
                    interrupts=state.interrupts + 1), decision
 
 
@@ -562,7 +566,8 @@ class Watcher:
         self.state, decision = decide(self.state, sample, self.policy)
         if self.trace and sample.usage >= 0.9 * self.policy.threshold * sample.limit:
             self.say(f"{PREFIX} look at={now:.3f} usage={sample.usage} reclaimable={sample.reclaimable} "
-                     f"event_level={self.event_level} kernels={[(k.pid, k.rss) for k in sample.kernels]}")
+                     f"event_level={self.event_level} kernels={[(k.pid, k.rss) for k in sample.kernels]} "
+                     f"excluded={sorted(self.state.interrupted)}")
         if decision is not None:
             self.act(decision)
         self.rearm(sample)
