@@ -145,10 +145,21 @@ def back_to_back(trough_looks: tuple[float, ...]) -> list[object]:
 def test_a_cell_run_again_right_after_its_interrupt_is_interrupted_again(trough_looks: tuple[float, ...]) -> None:
     # The second climb started within 2 s of the first one's start: over that window the kernel still "grew", so
     # it stayed excluded as if in the same climb, and its second cell ran into the OOM kill (issue 24). Its memory
-    # fell below its peak since the interrupt: the climb was over, whatever came after is a new one.
+    # fell below its peak since the interrupt, then grew again: a new climb.
     _, decisions = feed(back_to_back(trough_looks))
     assert [d.pid for d in decisions] == [11, 11]
     assert all(d.usage >= POLICY.threshold * LIMIT for d in decisions)
+
+
+def test_the_block_freed_by_the_interrupt_and_the_traceback_after_it_are_not_a_new_climb() -> None:
+    # the 50 MB in flight is dropped with the KeyboardInterrupt (36 MiB less at the next look, as traced), then the
+    # traceback and the hook's message take a few hundred KiB, above the threshold and within the window
+    state, first = feed(back_to_back(())[:5])
+    assert [d.pid for d in first] == [11]
+    after = [sample(0.87, 1784 + 150, k11=1784)]
+    after += [sample(0.87 + 0.05 * i, 1784 + 150 + 0.2 * i, k11=1784 + 0.2 * i) for i in range(1, 30)]
+    state, second = feed(after, state)
+    assert second == [] and 11 in state.interrupted
 
 
 def test_a_kernel_that_keeps_growing_after_the_signal_is_not_signalled_again() -> None:

@@ -96,7 +96,8 @@ class WatchState:
 
     history: tuple[Sample, ...] = ()  # at most one sample per window/HISTORY_SLOTS seconds
     previous: Sample | None = None
-    interrupted: dict[int, int] = field(default_factory=dict)  # pid -> its highest rss seen since the interrupt
+    # pid -> (its highest rss since the interrupt, its lowest since that peak)
+    interrupted: dict[int, tuple[int, int]] = field(default_factory=dict)
     quiet_until: float = float("-inf")
     interrupts: int = 0
 
@@ -113,20 +114,34 @@ def growth_of(kernel: Kernel, history: Sequence[Sample], previous: Sample | None
     return kernel.rss - min(*seen, before[0]), kernel.rss - before[0]
 
 
+def follow_mark(mark: tuple[int, int], rss: int) -> tuple[int, int]:
+    """An interrupted kernel's (peak since the interrupt, lowest since that peak) after one more look."""
+    peak, low = mark
+    return (rss, rss) if rss > peak else (peak, min(low, rss))
+
+
+def new_climb(mark: tuple[int, int], rss: int, policy: Policy) -> bool:
+    """The interrupted kernel fell by min_growth below its peak (its cell's memory was freed) and has grown by
+    min_growth again since: another climb, however soon after the first."""
+    peak, low = mark
+    return peak - low >= policy.min_growth and rss - low >= policy.min_growth
+
+
 def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchState, Interrupt | None]:
     """The watcher's rule: interrupt the fastest-growing kernel still climbing once usage is at the threshold.
 
     A kernel interrupted stays excluded until its climb is over: it has not grown by min_growth over a whole
-    window, or its memory fell by min_growth below its peak since the interrupt (the cell's memory was freed: what
-    climbs after that is a new climb, even within the window); no second kernel is interrupted within `quiet` of an
-    interrupt (the first one's may be enough)."""
+    window, or it fell by min_growth and grew by min_growth again (a cell freed and run again at once climbs
+    within the window); no second kernel is interrupted within `quiet` of an interrupt (the first one's may be
+    enough)."""
     history = tuple(s for s in state.history if sample.at - s.at <= policy.window)
     line = policy.threshold * sample.limit
     growths = {k.pid: growth_of(k, history, state.previous) for k in sample.kernels
                if k.pid in state.interrupted or sample.working_set >= line}
     rss = {k.pid: k.rss for k in sample.kernels}
-    interrupted = {p: max(peak, rss[p]) for p, peak in state.interrupted.items()
-                   if p in growths and growths[p][0] >= policy.min_growth and rss[p] > peak - policy.min_growth}
+    marks = {p: follow_mark(mark, rss[p]) for p, mark in state.interrupted.items() if p in growths}
+    interrupted = {p: mark for p, mark in marks.items()
+                   if growths[p][0] >= policy.min_growth and not new_climb(mark, rss[p], policy)}
     if not history or sample.at - history[-1].at >= policy.window / HISTORY_SLOTS:
         history = (*history, sample)
     kept = replace(state, history=history, previous=sample, interrupted=interrupted)
@@ -139,8 +154,8 @@ def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchStat
     victim = max(climbing, key=lambda k: (growths[k.pid][0], k.rss))
     decision = Interrupt(victim.pid, victim.comm, victim.rss, growths[victim.pid][0], sample.working_set,
                          sample.limit)
-    return replace(kept, interrupted={**interrupted, victim.pid: victim.rss}, quiet_until=sample.at + policy.quiet,
-                   interrupts=state.interrupts + 1), decision
+    return replace(kept, interrupted={**interrupted, victim.pid: (victim.rss, victim.rss)},
+                   quiet_until=sample.at + policy.quiet, interrupts=state.interrupts + 1), decision
 
 
 def poll_interval(sample: Sample | None, policy: Policy, event: bool) -> float:
