@@ -185,6 +185,11 @@ def kill_lines(lines: list[str], pids: set[int]) -> list[str]:
     return found
 
 
+def kill_lines_any(lines: list[str]) -> list[str]:
+    """Every `… Killed process PID (…)` line, whoever's: the kills the whole machine saw."""
+    return [line for line in lines if re.search(r"Killed process \d+ ", line)]
+
+
 def summary_lines(lines: list[str], cgroup: MemoryCgroup) -> list[str]:
     """The kernel's `oom-kill:constraint=…` summaries of kills in `cgroup`."""
     return [line for line in lines if line.startswith("oom-kill:") and cgroup.path.name in line]
