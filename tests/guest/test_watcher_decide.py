@@ -213,11 +213,12 @@ def test_poll_interval() -> None:
 
 
 def test_event_level() -> None:
+    # the line, and only the line: above it the loop polls, since registering a level stops the watcher for an
+    # RCU grace period, and a climb above the line moved the level at every look (issue 24)
     line = int(POLICY.threshold * LIMIT)
     assert mw.event_level(sample(0, 1000), POLICY) == line
-    above = sample(0, 1900)
-    assert mw.event_level(above, POLICY) == above.usage + POLICY.min_growth
-    assert mw.event_level(sample(0, 1999.9), POLICY) == LIMIT
+    assert mw.event_level(sample(0, 1900), POLICY) == line
+    assert mw.event_level(sample(0, 1999.9), POLICY) == line
 
 
 def test_log_line_format() -> None:
@@ -280,15 +281,17 @@ def test_is_kernel(argv: list[str], kernel: bool) -> None:
     assert mw.is_kernel(argv) is kernel
 
 
-def test_page_cache_does_not_count_toward_the_threshold_but_keeps_the_event_moving() -> None:
+def test_page_cache_does_not_count_toward_the_threshold_and_the_loop_keeps_looking() -> None:
     # raw usage above the threshold, 100 MiB of it inactive page cache: the working set is below, no interrupt
     cached = [mw.Sample(i * 0.01, int((1880 + i) * MIB), LIMIT,
                         (mw.Kernel(11, "python", int((1700 + i) * MIB)),), reclaimable=100 * MIB) for i in range(50)]
     assert feed(cached)[1] == []
-    # the event is past the raw usage (the event's own measure), not back at the threshold it already crossed:
-    # found on the real kernel, where a wake with the working set 1 MB short of the line left the loop asleep
+    # raw usage is past the line, so its event cannot wake the loop: it polls on the working set's headroom (found
+    # on the real kernel, where a wake with the working set 1 MB short of the line once left the loop asleep)
     last = cached[-1]
-    assert mw.event_level(last, POLICY) == last.usage + POLICY.min_growth
+    assert last.usage >= mw.event_level(last, POLICY)
+    headroom = (LIMIT - last.working_set) / 2
+    assert mw.poll_interval(last, POLICY, event=False) == pytest.approx(headroom / POLICY.max_rate)
     # once the working set itself is at the threshold and the kernel climbs, it is interrupted
     climbing = [mw.Sample(0.5 + i * 0.01, int((1980 + 5 * i) * MIB), LIMIT,
                           (mw.Kernel(11, "python", int((1750 + 5 * i) * MIB)),), reclaimable=100 * MIB)

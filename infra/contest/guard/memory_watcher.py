@@ -170,9 +170,10 @@ def poll_interval(sample: Sample | None, policy: Policy, event: bool) -> float:
 
 def event_level(sample: Sample, policy: Policy) -> int:
     """Usage (as the cgroup counts it: the event's own measure) at which the threshold event should wake the loop:
-    the threshold, or above it (page cache included) the next min_growth."""
-    line = int(policy.threshold * sample.limit)
-    return line if sample.usage < line else min(sample.usage + policy.min_growth, sample.limit)
+    the threshold. Above it the loop polls (poll_interval) rather than moving the level: registering a level waits
+    for an RCU grace period (cgroup v1 __mem_cgroup_usage_register_event: synchronize_rcu; 5-32 ms on this quiet
+    machine, longer loaded) in which the watcher cannot look, and a climb above the line moved it at every look."""
+    return int(policy.threshold * sample.limit)
 
 
 def safe_token(text: str) -> str:
@@ -589,7 +590,7 @@ class Watcher:
         # No event can fire past the limit (page cache can hold usage there): then the loop polls.
         event = self.event is not None and self.event_level < sample.limit
         if event and self.unit is not None and self.unit.usage() >= self.event_level:
-            return self.policy.fast_interval  # usage passed the level before it was registered: no wake coming
+            event = False  # at or above the line: no wake coming until usage falls back under it, so poll
         return poll_interval(sample, self.policy, event=event)
 
 
