@@ -62,6 +62,8 @@ def jupyter_in_cgroup(
 
 @pytest.fixture
 def prober(jupyter_in_cgroup: rig.JupyterServer) -> Iterator[rig.Prober]:
-    probing = rig.Prober(jupyter_in_cgroup)
+    """The server probed throughout; a probe fails when the server refuses or errs, or is silent for 60 s: a
+    server busy a few seconds on a loaded machine, with its kernel's restart in its own event loop, is up."""
+    probing = rig.Prober(jupyter_in_cgroup, timeout=60.0)
     yield probing
     probing.stop()

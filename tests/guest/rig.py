@@ -3,8 +3,8 @@
 Owns the harness the guest tests (tests/guest), make bench and make demo share: a memory cgroup with a limit
 (cgroup v1 or v2), a real jupyter_server/JupyterLab started inside it from .venv-jupyter (scripts/jupyter_venv.sh),
 code run in a kernel over the server's real REST and websocket API (the way JupyterLab's browser tab does it),
-and the kernel's own log read from /dev/kmsg (what dmesg reads). Nothing here is simulated: the kill is the
-kernel's, the server and kernel are Jupyter's own.
+and the kernel's own log read from /dev/kmsg (what dmesg reads; kernel_log.py, its names re-exported here).
+Nothing here is simulated: the kill is the kernel's, the server and kernel are Jupyter's own.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import base64
 import contextlib
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -31,9 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from shared.core.oom_parse import parse_log_entry
 from simulators.children import die_with_parent
 from simulators.ports import free_port
+from tests.guest.kernel_log import KernelLog, as_log_entry, kill_lines, kill_lines_any, parse_kernel_line, summary_lines
+
+# The kernel's log lives in kernel_log.py; its names stay reachable here for the tests, the bench and the demo.
+__all__ = ["KernelLog", "as_log_entry", "kill_lines", "kill_lines_any", "parse_kernel_line", "summary_lines"]
 
 ROOT = Path(__file__).resolve().parents[2]
 V1_MEMORY = Path("/sys/fs/cgroup/memory")
@@ -118,74 +120,6 @@ def make_memory_cgroup(limit_bytes: int, prefix: str = "notebook-medic-test") ->
     if swap.exists():
         swap.write_text("0")
     return MemoryCgroup(path, 2, limit_bytes)
-
-
-# ---------------------------------------------------------------- the kernel's log
-
-
-KMSG_RECORD = re.compile(r"^(?P<prio>\d+),(?P<seq>\d+),(?P<usec>\d+),[^;]*;(?P<text>.*)$")
-
-
-class KernelLog:
-    """The kernel's ring buffer from the moment this object is made (/dev/kmsg, the device dmesg reads)."""
-
-    def __init__(self) -> None:
-        self._fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
-        os.lseek(self._fd, 0, os.SEEK_END)
-        self.lines: list[str] = []
-
-    def read(self) -> list[str]:
-        """Every line printed since the last read (and kept in self.lines)."""
-        new: list[str] = []
-        while True:
-            try:
-                record = os.read(self._fd, 8192).decode("utf-8", "replace")
-            except BlockingIOError:
-                break
-            except BrokenPipeError:  # records overwritten before we read them: carry on from the next one
-                continue
-            match = KMSG_RECORD.match(record.split("\n", 1)[0])
-            if match:
-                new.append(match["text"])
-        self.lines.extend(new)
-        return new
-
-    def close(self) -> None:
-        os.close(self._fd)
-
-
-def kill_lines(lines: list[str], pids: set[int]) -> list[str]:
-    """The kernel's `… Killed process PID (…)` lines that name one of `pids` (other tests' kills left out)."""
-    found = []
-    for line in lines:
-        match = re.search(r"Killed process (\d+) ", line)
-        if match and int(match[1]) in pids:
-            found.append(line)
-    return found
-
-
-def summary_lines(lines: list[str], cgroup: MemoryCgroup) -> list[str]:
-    """The kernel's `oom-kill:constraint=…` summaries of kills in `cgroup`."""
-    return [line for line in lines if line.startswith("oom-kill:") and cgroup.path.name in line]
-
-
-def as_log_entry(line: str, vm_name: str = "wb-guest-test") -> dict[str, Any]:
-    """The LogEntry the Ops Agent's syslog receiver would write for a kernel line of VM `vm_name`."""
-    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    return {
-        "insertId": uuid.uuid4().hex[:14],
-        "logName": "projects/contest-prj/logs/syslog",
-        "receiveTimestamp": now,
-        "timestamp": now,
-        "resource": {"type": "gce_instance", "labels": {"instance_id": "1", "zone": "us-central1-a"}},
-        "labels": {"compute.googleapis.com/resource_name": vm_name},
-        "jsonPayload": {"message": line},
-    }
-
-
-def parse_kernel_line(line: str, vm_name: str = "wb-guest-test") -> Any:
-    """The project's own parser (shared/core/oom_parse.py) applied to a real kernel line, as the bot reads it."""
-    return parse_log_entry(as_log_entry(line, vm_name), fallback_time=datetime.now(UTC))
 
 
 # ---------------------------------------------------------------- Jupyter
@@ -306,27 +240,31 @@ def start_jupyter(
 
 
 class Prober:
-    """Asks /api/kernelspecs every `interval` seconds in a thread, as Workbench's proxy agent health-checks it."""
+    """Asks /api/kernelspecs every `interval` seconds in a thread, as Workbench's proxy agent health-checks it; a
+    probe not answered within `timeout` seconds is failed (bench's 5 s; a test gives 60, its rule for any wait)."""
 
-    def __init__(self, server: JupyterServer, interval: float = 0.2) -> None:
-        self.server, self.interval = server, interval
+    def __init__(self, server: JupyterServer, interval: float = 0.2, timeout: float = 5.0) -> None:
+        self.server, self.interval, self.timeout = server, interval, timeout
         self.answered = 0
         self.failed: list[float] = []
+        self.slowest = 0.0  # seconds, the longest a probe took
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            if self.server.probe(timeout=5.0):
+            asked = time.monotonic()
+            if self.server.probe(timeout=self.timeout):
                 self.answered += 1
             else:
                 self.failed.append(time.monotonic())
+            self.slowest = max(self.slowest, time.monotonic() - asked)
             self._stop.wait(self.interval)
 
     def stop(self) -> None:
         self._stop.set()
-        self._thread.join(10)
+        self._thread.join(self.timeout + 10)
 
 
 # ---------------------------------------------------------------- the kernel websocket (RFC 6455, client side)

@@ -40,7 +40,8 @@ def test_kernel_killed_in_its_cgroup_jupyter_answers_throughout_and_kernel_is_ba
     assert server.process.poll() is None, "the Jupyter server died with its kernel"
     assert server_pid in memory_cgroup.pids()
     assert memory_cgroup.oom_kills() >= KILLS
-    assert prober.failed == [], f"/api/kernelspecs failed {len(prober.failed)} of {prober.answered} probes"
+    assert prober.failed == [], (f"/api/kernelspecs failed {len(prober.failed)} of {prober.answered} probes, "
+                                 f"the slowest taking {prober.slowest:.1f} s")
     assert prober.answered > 0
     assert len(set(pids)) == KILLS, "each kill must hit a new kernel process (the restarted one)"
     assert server.execute(kernel, "print(6 * 7)", BUDGET).stdout.strip() == "42"
@@ -48,7 +49,14 @@ def test_kernel_killed_in_its_cgroup_jupyter_answers_throughout_and_kernel_is_ba
     kernel_log.read()
     kills = rig.kill_lines(kernel_log.lines, set(pids))
     assert {int(line.split("Killed process ", 1)[1].split()[0]) for line in kills} == set(pids), kernel_log.lines
-    assert len(rig.summary_lines(kernel_log.lines, memory_cgroup)) >= KILLS
+    # The kernel's "oom-kill:constraint=…" summary is printed under one machine-wide rate limit (mm/oom_kill.c
+    # oom_kill_process: __ratelimit(&oom_rs), DEFAULT_RATELIMIT_BURST 10 reports a DEFAULT_RATELIMIT_INTERVAL of
+    # 5 s), the "Killed process" line never: with other suites killing kernels beside this one, ours may be
+    # left out. With at most 10 kills on the whole machine while the test ran, none can have been.
+    summaries = rig.summary_lines(kernel_log.lines, memory_cgroup)
+    assert all("constraint=CONSTRAINT_MEMCG" in line for line in summaries), summaries
+    if len(rig.kill_lines_any(kernel_log.lines)) <= 10:
+        assert len(summaries) >= KILLS, kernel_log.lines
     for line in kills:
         parsed = rig.parse_kernel_line(line)
         assert isinstance(parsed, OomKill), (line, parsed)

@@ -96,7 +96,8 @@ class WatchState:
 
     history: tuple[Sample, ...] = ()  # at most one sample per window/HISTORY_SLOTS seconds
     previous: Sample | None = None
-    interrupted: frozenset[int] = frozenset()
+    # pid -> (its highest rss since the interrupt, its lowest since that peak)
+    interrupted: dict[int, tuple[int, int]] = field(default_factory=dict)
     quiet_until: float = float("-inf")
     interrupts: int = 0
 
@@ -113,16 +114,34 @@ def growth_of(kernel: Kernel, history: Sequence[Sample], previous: Sample | None
     return kernel.rss - min(*seen, before[0]), kernel.rss - before[0]
 
 
+def follow_mark(mark: tuple[int, int], rss: int) -> tuple[int, int]:
+    """An interrupted kernel's (peak since the interrupt, lowest since that peak) after one more look."""
+    peak, low = mark
+    return (rss, rss) if rss > peak else (peak, min(low, rss))
+
+
+def new_climb(mark: tuple[int, int], rss: int, policy: Policy) -> bool:
+    """The interrupted kernel fell by min_growth below its peak (its cell's memory was freed) and has grown by
+    min_growth again since: another climb, however soon after the first."""
+    peak, low = mark
+    return peak - low >= policy.min_growth and rss - low >= policy.min_growth
+
+
 def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchState, Interrupt | None]:
     """The watcher's rule: interrupt the fastest-growing kernel still climbing once usage is at the threshold.
 
-    A kernel interrupted stays excluded until it has not grown by min_growth over a whole window (its climb is
-    over); no second kernel is interrupted within `quiet` of an interrupt (the first one's may be enough)."""
+    A kernel interrupted stays excluded until its climb is over: it has not grown by min_growth over a whole
+    window, or it fell by min_growth and grew by min_growth again (a cell freed and run again at once climbs
+    within the window); no second kernel is interrupted within `quiet` of an interrupt (the first one's may be
+    enough)."""
     history = tuple(s for s in state.history if sample.at - s.at <= policy.window)
     line = policy.threshold * sample.limit
     growths = {k.pid: growth_of(k, history, state.previous) for k in sample.kernels
                if k.pid in state.interrupted or sample.working_set >= line}
-    interrupted = frozenset(p for p in state.interrupted if p in growths and growths[p][0] >= policy.min_growth)
+    rss = {k.pid: k.rss for k in sample.kernels}
+    marks = {p: follow_mark(mark, rss[p]) for p, mark in state.interrupted.items() if p in growths}
+    interrupted = {p: mark for p, mark in marks.items()
+                   if growths[p][0] >= policy.min_growth and not new_climb(mark, rss[p], policy)}
     if not history or sample.at - history[-1].at >= policy.window / HISTORY_SLOTS:
         history = (*history, sample)
     kept = replace(state, history=history, previous=sample, interrupted=interrupted)
@@ -135,8 +154,8 @@ def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchStat
     victim = max(climbing, key=lambda k: (growths[k.pid][0], k.rss))
     decision = Interrupt(victim.pid, victim.comm, victim.rss, growths[victim.pid][0], sample.working_set,
                          sample.limit)
-    return replace(kept, interrupted=interrupted | {victim.pid}, quiet_until=sample.at + policy.quiet,
-                   interrupts=state.interrupts + 1), decision
+    return replace(kept, interrupted={**interrupted, victim.pid: (victim.rss, victim.rss)},
+                   quiet_until=sample.at + policy.quiet, interrupts=state.interrupts + 1), decision
 
 
 def poll_interval(sample: Sample | None, policy: Policy, event: bool) -> float:
@@ -151,9 +170,10 @@ def poll_interval(sample: Sample | None, policy: Policy, event: bool) -> float:
 
 def event_level(sample: Sample, policy: Policy) -> int:
     """Usage (as the cgroup counts it: the event's own measure) at which the threshold event should wake the loop:
-    the threshold, or above it (page cache included) the next min_growth."""
-    line = int(policy.threshold * sample.limit)
-    return line if sample.usage < line else min(sample.usage + policy.min_growth, sample.limit)
+    the threshold. Above it the loop polls (poll_interval) rather than moving the level: registering a level waits
+    for an RCU grace period (cgroup v1 __mem_cgroup_usage_register_event: synchronize_rcu; 5-32 ms on this quiet
+    machine, longer loaded) in which the watcher cannot look, and a climb above the line moved it at every look."""
+    return int(policy.threshold * sample.limit)
 
 
 def safe_token(text: str) -> str:
@@ -562,14 +582,15 @@ class Watcher:
         self.state, decision = decide(self.state, sample, self.policy)
         if self.trace and sample.usage >= 0.9 * self.policy.threshold * sample.limit:
             self.say(f"{PREFIX} look at={now:.3f} usage={sample.usage} reclaimable={sample.reclaimable} "
-                     f"event_level={self.event_level} kernels={[(k.pid, k.rss) for k in sample.kernels]}")
+                     f"event_level={self.event_level} kernels={[(k.pid, k.rss) for k in sample.kernels]} "
+                     f"excluded={sorted(self.state.interrupted)}")
         if decision is not None:
             self.act(decision)
         self.rearm(sample)
         # No event can fire past the limit (page cache can hold usage there): then the loop polls.
         event = self.event is not None and self.event_level < sample.limit
         if event and self.unit is not None and self.unit.usage() >= self.event_level:
-            return self.policy.fast_interval  # usage passed the level before it was registered: no wake coming
+            event = False  # at or above the line: no wake coming until usage falls back under it, so poll
         return poll_interval(sample, self.policy, event=event)
 
 
