@@ -17,6 +17,7 @@ from shared.adapters.clock import Clock, FakeClock
 from shared.adapters.errors import ServiceError
 from shared.adapters.memory_series import MemorySeries
 from shared.app.slack import Dependencies, home
+from shared.app.slack.budget import MIN_CALL_S
 from shared.core.models import InstanceState
 from simulators.slack import SlackSimulator
 from tests.unit.test_slack_budget import (
@@ -83,6 +84,18 @@ def test_memory_read_never_outlasts_the_reads_share(sim: SlackSimulator) -> None
     deps = with_monitoring(sim, clock, SlowMonitoring(clock, BUDGET.reads + 0.01))
     settings = replace(deps.settings, slack_budget=replace(BUDGET, memory=BUDGET.reads + 5))
     text = shown(sim, replace(deps, settings=settings))
+    assert "wb-alice" in text and "memory unknown" in text
+
+
+def test_the_memory_wait_ends_while_the_publish_still_fits(sim: SlackSimulator) -> None:
+    """Budgets whose memory share reaches past the ack less a call (the local stack's generous ones: 8 s to the ack,
+    6 s for the reads and the memory, 4 s a call): the wait ends at 8 - 4 - MIN_CALL_S, so a read answering after
+    it is "unknown" and the tab is still published in time (waited the whole 6 s, it would not be)."""
+    clock = FakeClock()
+    generous = replace(BUDGET, ack=8.0, reads=6.0, memory=6.0, call=4)
+    room = generous.ack - generous.call - MIN_CALL_S
+    deps = with_monitoring(sim, clock, SlowMonitoring(clock, room + 0.05))
+    text = shown(sim, replace(deps, settings=replace(deps.settings, slack_budget=generous)))
     assert "wb-alice" in text and "memory unknown" in text
 
 

@@ -65,7 +65,7 @@ MemoryReadings = Mapping[tuple[str, str, str], float]
 
 class FleetMemory:
     """The fleet's one memory read: started beside the reads (command.read's `beside`) with its own share of the
-    deadline (at most the reads'), and waited for only within it."""
+    deadline (at most the reads', and ending while the publish still fits), and waited for only within it."""
 
     def __init__(self, deps: Dependencies, deadline: Deadline) -> None:
         self.deps, self.deadline = deps, deadline
@@ -75,7 +75,10 @@ class FleetMemory:
         deps = self.deps
         if deps.memory is not None:
             budget = deps.settings.slack_budget
-            share = self.deadline.share(min(budget.memory, budget.reads))
+            # Its wait ends in time for the publish after it (publish(): a whole client call before the ack, and
+            # MIN_CALL_S for the steps between).
+            room = self.deadline.left() - max(MIN_CALL_S, budget.call) - MIN_CALL_S
+            share = self.deadline.share(max(0.0, min(budget.memory, budget.reads, room)))
             memory, workbench = deps.memory, deps.workbench
 
             def first_read(project: str, end: datetime) -> dict[tuple[str, str, str], float]:
