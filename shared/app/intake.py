@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import utcnow
+from shared.adapters.compute import NotAskedError
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.google_errors import describe_error
@@ -238,13 +239,18 @@ def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
     (the adapter has retried within its call; the worker acts on it only if JupyterLab is down); one that only
     the VM id can name is raised while young, so Eventarc redelivers it, and once too old, dropped with an ERROR
     (the dropped-kills alert). A forger gains nothing from a Compute outage: an unverified line resets only a
-    notebook whose JupyterLab is already down, which its owner's /restart-notebook would reset too."""
+    notebook whose JupyterLab is already down, which its owner's /restart-notebook would reset too. Past the
+    adapter's lookups a minute (NotAskedError: a flood of fresh ids spends them, and so may VMs created since the zone's
+    list) a kill that names its instance goes on unverified likewise; one only the VM id names is refused, as an id
+    no VM has is, not retried: the flood that spent the lookups would otherwise end in dropped-kill ERRORs."""
     try:
         return vet(read, settings=settings, vm_names=vm_names)
     except Exception as exc:  # whatever Compute Engine's failure, it is no statement about the line
         reason = f"Compute Engine could not be asked for the VM: {describe_error(exc)}"
         if isinstance(read.kill, OomKill):
             return Unverified(read.kill, reason)
+        if isinstance(exc, NotAskedError):
+            return Refusal(reason, read.kill.line, read.origin.raw_entry, read.kill.killed_at, read.kill.insert_id, "")
         if retry and isinstance(exc, TransientError):
             raise
         return Refusal(reason, read.kill.line, read.origin.raw_entry, read.kill.killed_at, read.kill.insert_id, "",

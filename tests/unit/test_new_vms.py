@@ -1,0 +1,81 @@
+"""Kills of VMs created since the zone's list, more than the Compute Engine adapter's lookups a minute: on_oom's
+handle_event with the real adapter over REST against the simulator, on a FakeClock.
+
+`make bench`'s bot phase makes a VM just before each of its kills, 25 within RELIST_AFTER of the zone's first list:
+the 21st VM's kill used to be refused as "no VM in the zone has the entry's instance_id" (the lookups were spent, and
+the adapter took that as no VM's), so its notebook was never reset and the bench waited 30 s for it. Now such a kill
+goes on unverified, as when Compute Engine does not answer (the worker resets it only if JupyterLab is down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from shared.adapters.clock import FakeClock
+from shared.adapters.compute import LOOKUPS_PER_MINUTE, Compute
+from shared.adapters.config import Settings
+from shared.app.intake import handle_event
+from shared.core.flood import Floods
+from shared.core.models import iso
+from shared.core.payloads import AlertPayload
+from shared.core.pubsub_event import PUBSUB_EVENT_TYPE
+from simulators.compute import ComputeSimulator, simulated_vm_id
+from simulators.entries import oom_entry
+from simulators.workbench import WorkbenchSimulator
+from tests.fakes.topic import FakeTopic
+from tests.support import pubsub_message, sample
+
+PROJECT, ZONE = "contest-prj", "asia-northeast1-a"
+SETTINGS = Settings(project=PROJECT, workbench_zones=(ZONE,))
+START = datetime(2026, 12, 1, 20, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def sims() -> Iterator[tuple[WorkbenchSimulator, ComputeSimulator]]:
+    workbench = WorkbenchSimulator().start()
+    compute = ComputeSimulator(workbench).start()
+    yield workbench, compute
+    compute.stop()
+    workbench.stop()
+
+
+def deliver(entry: dict[str, Any], serial: int, *, clock: FakeClock, compute: Compute, topic: FakeTopic,
+            floods: Floods) -> str:
+    """on_oom's answer to one kill line as the sink delivers it."""
+    now = clock.now()
+    return handle_event(PUBSUB_EVENT_TYPE, f"e{serial}", iso(now), {"message": pubsub_message(entry)},
+                        queue=topic, settings=SETTINGS, vm_names=compute, now=now,  # type: ignore[arg-type]
+                        floods=floods).kind
+
+
+def test_kills_of_vms_made_since_the_list_are_never_refused_for_the_lookups_a_minute(
+    sims: tuple[WorkbenchSimulator, ComputeSimulator]
+) -> None:
+    workbench, simulator = sims
+    clock = FakeClock(START)
+    compute = Compute(endpoint=simulator.endpoint, timeout=timedelta(seconds=5),
+                      retry_deadline=timedelta(seconds=5), clock=clock)
+    topic, floods = FakeTopic(), Floods()
+    kinds: list[str] = []
+    for n in range(LOOKUPS_PER_MINUTE + 5):  # the bench's 5 warm-up kills and 20 measured
+        name = f"evt-{n:04d}"
+        workbench.add_instance(PROJECT, ZONE, name, owner_email=f"{name}@contest.example")
+        entry = oom_entry(PROJECT, ZONE, name, at=clock.now(), insert_id=f"i{n}", pid=100 + n)
+        kinds.append(deliver(entry, n, clock=clock, compute=compute, topic=topic, floods=floods))
+        clock.advance(0.1)
+    assert kinds == ["kill"] * (LOOKUPS_PER_MINUTE + 1) + ["unverified"] * 4, kinds
+    assert [r.instance.rsplit("/", 1)[-1] for r in topic.published] == [f"evt-{n:04d}" for n in range(len(kinds))]
+    assert all("NOT_ASKED" in r.unverified for r in topic.published[LOOKUPS_PER_MINUTE + 1:])
+
+    # A line only its VM id names, past the lookups: refused as an id no VM has is (an alert), not retried.
+    workbench.add_instance(PROJECT, ZONE, "evt-nameless", owner_email="nameless@contest.example")
+    serial = sample("oom-serial-console-no-label.json")
+    serial["resource"]["labels"] |= {"zone": ZONE, "instance_id": simulated_vm_id(PROJECT, ZONE, "evt-nameless")}
+    serial["timestamp"] = serial["receiveTimestamp"] = iso(clock.now())
+    assert deliver(serial, 99, clock=clock, compute=compute, topic=topic, floods=floods) == "refused"
+    alert = topic.published[-1].payload_as(AlertPayload)
+    assert alert.refused and "NOT_ASKED" in alert.note, alert
