@@ -47,7 +47,7 @@ def _name(index: int) -> str:
 def _fleet(stack: LocalStack, count: int) -> list[str]:
     """Every incident's instance and owner, made before the first kill as a contest's are before it starts: each
     kill's VM id is then in on_oom's first list of the zone, as in a contest (a VM made since that list costs a
-    lookup, and past the adapter's lookups a minute its kill goes on unverified: shared/adapters/compute.py)."""
+    lookup, and past the adapter's 20 lookups a minute its kill is refused, unchecked: shared/adapters/compute.py)."""
     fulls = []
     for index in range(count):
         name = _name(index)

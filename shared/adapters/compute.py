@@ -11,10 +11,11 @@ included. So ids are answered from the zone's list of VMs, kept per process: an 
 id belongs to one VM for that VM's whole life and is never reused, so a name once seen stays right); an id
 not in it asks for a new list only when the last one is older than RELIST_AFTER; before that, it is asked for
 alone (filter `id = N`, for a VM created since the list) at most LOOKUPS_PER_MINUTE times a minute per zone,
-and past that it is not asked about: NotAskedError says so, never "" (no VM has it), because the id may be a VM's
-created since the list, whose kill must not be refused for a budget (intake takes it as Compute Engine not
-answering: a kill naming its instance goes on unverified). After a failed call none is made before RETRY_AFTER
-(the failure is said again meanwhile). Whatever the lines say, this process makes at most 60 / RELIST_AFTER
+and past that it is not asked about: NotAskedError says so, not "" (no VM has it). intake refuses such a line
+all the same (unchecked is unproven, and a flood of fresh ids must move nothing) and says it was not checked: the
+kill of a VM made since the list, past a minute's lookups, is an organizers' alert, not a reset (the VM's later
+lines are checked against the next list). After a failed call none is made before RETRY_AFTER (the failure is
+said again meanwhile). Whatever the lines say, this process makes at most 60 / RELIST_AFTER
 lists and LOOKUPS_PER_MINUTE lookups per zone a minute (plus pages, and google.api_core's retries inside a call): a
 forger's flood costs a few dozen calls a minute, not one per line. One thread lists a zone at a time; the others
 wait for its answer. What Compute Engine raises leaves as the project's errors (shared/adapters/errors.py);

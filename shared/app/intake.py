@@ -100,7 +100,8 @@ class Unverified:
 def vet(read: KillEntry, *, settings: Settings, vm_names: VmNames) -> OomKill | UnresolvedKill | Refusal:
     """Hold a kill to the instance it names: the project is ours, the zone one of ours, and Compute Engine says the
     VM that wrote the entry (resource.labels.instance_id) is that instance's. A kill naming no VM is named by that
-    id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused.
+    id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused, an
+    id past the Compute adapter's lookups a minute too (NotAskedError), with that reason rather than "no VM has it".
 
     Any VM's service account can write an entry naming any instance, with any id (docs/checked-facts.md): the
     check proves the entry came from the named VM only against writers who don't know the victim's VM id, which
@@ -119,7 +120,10 @@ def vet(read: KillEntry, *, settings: Settings, vm_names: VmNames) -> OomKill | 
         return refuse(out_of_scope or f"the zone {zone[:40]!r} is not a zone")
     if not vm_id:
         return refuse("the entry carries no resource.labels.instance_id: nothing ties it to a VM")
-    vm_name = vm_names.vm_name(project, zone, vm_id)
+    try:
+        vm_name = vm_names.vm_name(project, zone, vm_id)
+    except NotAskedError as exc:  # unchecked, so unproven: refused, saying so (a flood of fresh ids spends the lookups)
+        return refuse(f"the entry's instance_id {vm_id} was not checked: {exc.detail}")
     if not vm_name:
         return refuse(f"no VM in {zone} has the entry's instance_id {vm_id}")
     if isinstance(result, UnresolvedKill):
@@ -239,18 +243,13 @@ def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
     (the adapter has retried within its call; the worker acts on it only if JupyterLab is down); one that only
     the VM id can name is raised while young, so Eventarc redelivers it, and once too old, dropped with an ERROR
     (the dropped-kills alert). A forger gains nothing from a Compute outage: an unverified line resets only a
-    notebook whose JupyterLab is already down, which its owner's /restart-notebook would reset too. Past the
-    adapter's lookups a minute (NotAskedError: a flood of fresh ids spends them, and so may VMs created since the zone's
-    list) a kill that names its instance goes on unverified likewise; one only the VM id names is refused, as an id
-    no VM has is, not retried: the flood that spent the lookups would otherwise end in dropped-kill ERRORs."""
+    notebook whose JupyterLab is already down, which its owner's /restart-notebook would reset too."""
     try:
         return vet(read, settings=settings, vm_names=vm_names)
     except Exception as exc:  # whatever Compute Engine's failure, it is no statement about the line
         reason = f"Compute Engine could not be asked for the VM: {describe_error(exc)}"
         if isinstance(read.kill, OomKill):
             return Unverified(read.kill, reason)
-        if isinstance(exc, NotAskedError):
-            return Refusal(reason, read.kill.line, read.origin.raw_entry, read.kill.killed_at, read.kill.insert_id, "")
         if retry and isinstance(exc, TransientError):
             raise
         return Refusal(reason, read.kill.line, read.origin.raw_entry, read.kill.killed_at, read.kill.insert_id, "",
