@@ -9,6 +9,7 @@ flood of fresh ids must move nothing), but the refusal says the id was not check
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -19,12 +20,14 @@ from shared.adapters.clock import FakeClock
 from shared.adapters.compute import LOOKUPS_PER_MINUTE, Compute
 from shared.adapters.config import Settings
 from shared.app.intake import handle_event
+from shared.app.memory_intake import handle_memory_event
 from shared.core.flood import Floods
 from shared.core.models import iso
 from shared.core.payloads import AlertPayload
 from shared.core.pubsub_event import PUBSUB_EVENT_TYPE
 from simulators.compute import ComputeSimulator, simulated_vm_id
 from simulators.entries import oom_entry
+from simulators.incidents import memory_incident
 from simulators.workbench import WorkbenchSimulator
 from tests.fakes.topic import FakeTopic
 from tests.support import pubsub_message, sample
@@ -53,7 +56,7 @@ def deliver(entry: dict[str, Any], serial: int, *, clock: FakeClock, compute: Co
 
 
 def test_a_kill_past_the_minutes_lookups_is_refused_as_not_checked_never_as_no_vms(
-    sims: tuple[WorkbenchSimulator, ComputeSimulator]
+    sims: tuple[WorkbenchSimulator, ComputeSimulator], caplog: pytest.LogCaptureFixture
 ) -> None:
     workbench, simulator = sims
     clock = FakeClock(START)
@@ -79,6 +82,16 @@ def test_a_kill_past_the_minutes_lookups_is_refused_as_not_checked_never_as_no_v
     serial["timestamp"] = serial["receiveTimestamp"] = iso(clock.now())
     assert deliver(serial, 99, clock=clock, compute=compute, topic=topic, floods=floods) == "refused"
     assert "was not checked" in topic.published[-1].payload_as(AlertPayload).note
+
+    # A memory warning for a VM made since the list, past the lookups: refused, as its kill line would be.
+    workbench.add_instance(PROJECT, ZONE, "evt-memory", owner_email="memory@contest.example")
+    with caplog.at_level(logging.INFO, logger="notebook_medic.audit"):
+        outcome = handle_memory_event(PUBSUB_EVENT_TYPE, "m1", iso(clock.now()),
+                                      {"message": pubsub_message(memory_incident(PROJECT, ZONE, "evt-memory",
+                                                                                 percent=97.0))},
+                                      queue=topic, policy=SETTINGS.policy, now=clock.now(),  # type: ignore[arg-type]
+                                      vm_names=compute)
+    assert outcome == "refused" and "memory warning refused: its VM id was not checked" in caplog.text
 
     # The zone's next list names them all: the next kill of a VM made since then is checked and acted on.
     clock.advance(15)
