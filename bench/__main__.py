@@ -144,7 +144,8 @@ def sound(results: dict[str, Any]) -> list[str]:
     problems += [f"guest: {problem}" for problem in guest_oom.problems(results.get("guest", {"skipped": ""}))]
     for phase in ("bot_time", "live_time"):
         if results.get(phase) and results[phase]["failed"]:
-            problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset")
+            problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset: "
+                            f"{results[phase].get('failed_events', [])}")
     problems += bulk_stop.problems(results.get("bulk_stop"))
     if results.get("report") and not results["report"]["ok"]:
         problems.append(f"report: found {results['report']['found']} and said {results['report']['gaps_said']}, "

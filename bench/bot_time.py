@@ -18,13 +18,17 @@ delay per call, and the simulated operations (label update, reset, health) compl
 
 Events are sent one at a time (the next once Pub/Sub is idle), after a few warm-up events that
 are not counted (the first event of a process pays the lazy imports of the Workbench and Pub/Sub
-clients; reported apart as `first_event_ms`).
+clients; reported apart as `first_event_ms`). An event that reaches no reset within 30 s is named in
+`failed_events` with what on_oom's audit log says of it (its decision and reason), so that a run
+called unsound says why without anyone keeping the stack's logs.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from bench.common import ZERO, Latency, TimedCall, log, summary, timed_slack, timed_stack, timed_workbench
@@ -36,10 +40,24 @@ ZONE = "asia-northeast1-a"
 WARMUP = 5
 
 
-def _one(stack: LocalStack, index: int) -> dict[str, float] | None:
-    name = f"evt-{index:04d}"
-    full = stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=f"{name}@contest.example")
-    stack.slack.add_user("U" + name.upper().replace("-", ""), name, f"{name}@contest.example")
+def _name(index: int) -> str:
+    return f"evt-{index:04d}"
+
+
+def _fleet(stack: LocalStack, count: int) -> list[str]:
+    """Every incident's instance and owner, made before the first kill as a contest's are before it starts: each
+    kill's VM id is then in on_oom's first list of the zone, as in a contest (a VM made since that list costs a
+    lookup, and past the adapter's 20 lookups a minute its kill is refused, unchecked: shared/adapters/compute.py)."""
+    fulls = []
+    for index in range(count):
+        name = _name(index)
+        fulls.append(stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=f"{name}@contest.example"))
+        stack.slack.add_user("U" + name.upper().replace("-", ""), name, f"{name}@contest.example")
+    return fulls
+
+
+def _one(stack: LocalStack, full: str) -> dict[str, float] | None:
+    name = full.rsplit("/", 1)[-1]
     entry = oom_entry(PROJECT, ZONE, name, at=datetime.now(UTC) - timedelta(seconds=1))
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.0)  # fresh health, after the kill
     sent = time.monotonic()
@@ -89,6 +107,21 @@ def _spent_on(calls: list[TimedCall], name: str, begun: float, reset_at: float) 
     return spent
 
 
+def on_oom_said(log: Path | None, name: str) -> str:
+    """What on_oom's audit records (its process's log, JSON a line) say of the events about instance `name`:
+    "decision kind: reason" each, or that it logged none."""
+    said: list[str] = []
+    lines = log.read_text(errors="replace").splitlines() if log is not None and log.exists() else []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("audit") and name in (record.get("instance"), record.get("named")):
+            said.append(f"{record.get('decision')} {record.get('kind', '')}: {record.get('reason', '')}")
+    return "; ".join(said) or "on_oom logged nothing about it"
+
+
 def _first_acked(deliveries: list[Delivery], message_id: str) -> Delivery | None:
     return next((d for d in deliveries if d.message_id == message_id and d.acked), None)
 
@@ -103,14 +136,16 @@ def run(incidents: int, latency: Latency = ZERO, *, label_update_s: float = 0.0)
         log(f"{'live' if label_update_s or latency != ZERO else 'bot'} time: {WARMUP} warm-up events, then "
             f"{incidents} incidents one at a time")
         samples: list[dict[str, float]] = []
-        failed = 0
+        failures: list[dict[str, str]] = []
         first: dict[str, float] | None = None
-        for i in range(WARMUP + incidents):
-            sample = _one(stack, i)
+        for i, full in enumerate(_fleet(stack, WARMUP + incidents)):
+            sample = _one(stack, full)
             if i == 0:
                 first = sample
             if sample is None:
-                failed += 1
+                said = on_oom_said(stack.log_dir and stack.log_dir / "on_oom.log", _name(i))
+                failures.append({"event": _name(i), "on_oom": said})
+                log(f"{_name(i)} reached no reset in 30 s; on_oom: {said}")
             elif i >= WARMUP:
                 samples.append(sample)
     spent = sorted({key for s in samples for key in s if key.startswith("worker_") and key != "worker_s"})
@@ -120,7 +155,8 @@ def run(incidents: int, latency: Latency = ZERO, *, label_update_s: float = 0.0)
                        f" ms, Pub/Sub {latency.pubsub * 1000:g} ms; a label update's operation ends (and its labels "
                        f"are seen) after {label_update_s:g} s; reset and health complete at once"),
         "incidents": len(samples),
-        "failed": failed,
+        "failed": len(failures),
+        "failed_events": failures,
         "bot_ms": summary([s["bot_s"] for s in samples]),
         "simulators_service_ms": summary([s["simulators_service_s"] for s in samples]),
         "bot_minus_simulators_ms": summary([s["bot_minus_simulators_s"] for s in samples]),

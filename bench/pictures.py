@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bench.bot_time import _one
+from bench.bot_time import _fleet, _one
 from bench.common import Latency, log, median, summary, timed_stack
 from shared.core.memory_chart import GIB, MemoryChart, Process, render
 from simulators.stack import RESTART_TOPIC, ROOT, LocalStack
@@ -95,9 +95,10 @@ def side_by_side(incidents: int, latency: Latency) -> dict[str, Any]:
     with stacks[True], stacks[False]:
         stacks[True].metrics.latency_s = latency.workbench  # a Google API, answering as slowly as Workbench
         log(f"pictures: {WARMUP} warm-up incidents on each stack, then {incidents} on each, alternating")
+        fleets = {on: _fleet(stack, WARMUP + incidents) for on, stack in stacks.items()}
         for index in range(WARMUP + incidents):
             for on, stack in stacks.items():
-                sample = _one(stack, index)
+                sample = _one(stack, fleets[on][index])
                 push = _push_s(stack, f"evt-{index:04d}")
                 if sample is None or push is None:
                     failed[on] += 1

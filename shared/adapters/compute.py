@@ -11,9 +11,12 @@ included. So ids are answered from the zone's list of VMs, kept per process: an 
 id belongs to one VM for that VM's whole life and is never reused, so a name once seen stays right); an id
 not in it asks for a new list only when the last one is older than RELIST_AFTER; before that, it is asked for
 alone (filter `id = N`, for a VM created since the list) at most LOOKUPS_PER_MINUTE times a minute per zone,
-and past that it is taken as no VM's. After a failed call none is made before RETRY_AFTER (the failure is said
-again meanwhile). Whatever the lines say, this process makes at most 60 / RELIST_AFTER lists and
-LOOKUPS_PER_MINUTE lookups per zone a minute (plus pages, and google.api_core's retries inside a call): a
+and past that it is not asked about: NotAskedError says so, not "" (no VM has it). intake refuses such a line
+all the same (unchecked is unproven, and a flood of fresh ids must move nothing) and says it was not checked: the
+kill of a VM made since the list, past a minute's lookups, is an organizers' alert, not a reset (the VM's later
+lines are checked against the next list). After a failed call none is made before RETRY_AFTER (the failure is
+said again meanwhile). Whatever the lines say, this process makes at most 60 / RELIST_AFTER
+lists and LOOKUPS_PER_MINUTE lookups per zone a minute (plus pages, and google.api_core's retries inside a call): a
 forger's flood costs a few dozen calls a minute, not one per line. One thread lists a zone at a time; the others
 wait for its answer. What Compute Engine raises leaves as the project's errors (shared/adapters/errors.py);
 the lists' ages are read on the Clock it is given.
@@ -35,6 +38,15 @@ RELIST_AFTER = timedelta(seconds=15)  # a VM created since the last list is know
 RETRY_AFTER = timedelta(seconds=15)  # Compute's rate quotas refill each minute: a few tries a minute at most
 PAGE_SIZE = 500  # instances.list's maxResults limit
 LOOKUPS_PER_MINUTE = 20  # single ids asked for between lists, per zone
+
+
+class NotAskedError(ServiceError):
+    """An id Compute Engine was not asked about: this process's lookups for the zone are spent and its list is not
+    old enough to make again. It says nothing of the id (a VM created since the list, or a forged id)."""
+
+    def __init__(self, zone: str, relist_in_s: float) -> None:
+        super().__init__("NOT_ASKED", f"the {LOOKUPS_PER_MINUTE} single-id lookups a minute in {zone} are spent; "
+                                      f"the zone is listed again in {relist_in_s:.0f} s")
 
 
 @dataclass
@@ -85,7 +97,8 @@ class Compute:
 
     def vm_name(self, project: str, zone: str, vm_id: str) -> str:
         """The name of the VM with this id in this zone, or "" when the zone has none. Errors propagate as the
-        project's (TransientError, RefusedError...): they say Compute Engine could not be asked, nothing of the id."""
+        project's (TransientError, RefusedError, NotAskedError...): they say Compute Engine could not be asked,
+        nothing of the id."""
         with self._lock:
             place = self._zones.setdefault((project, zone), _Zone())
         with place.lock:
@@ -96,9 +109,12 @@ class Compute:
             wait = RETRY_AFTER.total_seconds() - (now - place.failed) if place.failed is not None else 0.0
             if place.error is not None and wait > 0:
                 raise _again(place.error, wait)
-            fresh = place.listed is not None and now - place.listed < RELIST_AFTER.total_seconds()
-            if fresh and (vm_id in place.unknown or place.lookups.take("", now) is None):
+            age = None if place.listed is None else now - place.listed
+            fresh = age is not None and age < RELIST_AFTER.total_seconds()
+            if fresh and vm_id in place.unknown:
                 return ""
+            if age is not None and fresh and place.lookups.take("", now) is None:
+                raise NotAskedError(zone, RELIST_AFTER.total_seconds() - age)
             try:
                 place.names.update(self._list(project, zone, vm_id if fresh else ""))
             except Exception as exc:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import utcnow
+from shared.adapters.compute import NotAskedError
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.google_errors import describe_error
@@ -99,7 +100,8 @@ class Unverified:
 def vet(read: KillEntry, *, settings: Settings, vm_names: VmNames) -> OomKill | UnresolvedKill | Refusal:
     """Hold a kill to the instance it names: the project is ours, the zone one of ours, and Compute Engine says the
     VM that wrote the entry (resource.labels.instance_id) is that instance's. A kill naming no VM is named by that
-    id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused.
+    id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused, an
+    id past the Compute adapter's lookups a minute too (NotAskedError), with that reason rather than "no VM has it".
 
     Any VM's service account can write an entry naming any instance, with any id (docs/checked-facts.md): the
     check proves the entry came from the named VM only against writers who don't know the victim's VM id, which
@@ -118,7 +120,10 @@ def vet(read: KillEntry, *, settings: Settings, vm_names: VmNames) -> OomKill | 
         return refuse(out_of_scope or f"the zone {zone[:40]!r} is not a zone")
     if not vm_id:
         return refuse("the entry carries no resource.labels.instance_id: nothing ties it to a VM")
-    vm_name = vm_names.vm_name(project, zone, vm_id)
+    try:
+        vm_name = vm_names.vm_name(project, zone, vm_id)
+    except NotAskedError as exc:  # unchecked, so unproven: refused, saying so (a flood of fresh ids spends the lookups)
+        return refuse(f"the entry's instance_id {vm_id} was not checked: {exc.detail}")
     if not vm_name:
         return refuse(f"no VM in {zone} has the entry's instance_id {vm_id}")
     if isinstance(result, UnresolvedKill):

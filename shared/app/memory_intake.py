@@ -12,6 +12,7 @@ from typing import Any
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import utcnow
+from shared.adapters.compute import NotAskedError
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import VmNames
 from shared.core.models import Action, RestartRequest, Trigger
@@ -88,6 +89,10 @@ def _not_its_vm(incident: MemoryIncident, vm_names: VmNames, event_id: str) -> b
         return True
     try:
         name = vm_names.vm_name(ref.project, ref.zone, incident.vm_id)
+    except NotAskedError as exc:  # the lookups a minute spent (a flood of fresh ids): refused, as a kill line is
+        audit("memory warning refused: its VM id was not checked", severity=logging.WARNING, decision="refused",
+              reason=exc.detail, instance=ref.name, vm_id=incident.vm_id, event_id=event_id[:128])
+        return True
     except Exception as exc:  # noqa: BLE001 - unchecked, not refused: Compute Engine's failure says nothing of it
         audit("memory warning unverified: Compute Engine could not be asked", severity=logging.WARNING,
               decision="unverified", reason=type(exc).__name__, instance=ref.name)
