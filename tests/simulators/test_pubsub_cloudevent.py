@@ -19,6 +19,9 @@ import pytest
 from simulators.polling import poll_until
 from simulators.ports import free_port
 from simulators.pubsub import PubSubSimulator, format_publish_time
+from tests.simulators.test_pubsub_sim import sim
+
+__all__ = ["sim"]  # the started simulator fixture, shared with test_pubsub_sim.py
 
 pytestmark = pytest.mark.wire
 
@@ -43,13 +46,6 @@ def on_oom(cloud_event):
             open(marker, "w").close()
             raise RuntimeError("first attempt fails on purpose")
 """
-
-
-@pytest.fixture
-def sim() -> Iterator[PubSubSimulator]:
-    simulator = PubSubSimulator(min_backoff_s=0.05, max_backoff_s=0.4).start()
-    yield simulator
-    simulator.stop()
 
 
 @contextlib.contextmanager
