@@ -129,6 +129,12 @@ def home_tab(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str
     return stack.slack.home_view(user_id) or {"blocks": []}
 
 
+def show_home(transcript: Teller, view: dict[str, Any], whose: str) -> None:
+    """A Home tab in the transcript, as the other Slack messages are shown."""
+    transcript.say("slack", f"Home tab of {whose}:")
+    print(render.message({"blocks": view["blocks"]}, transcript.name_of), flush=True)
+
+
 def start_all_step(stack: LocalStack, transcript: Teller, slack: SlackRequester) -> None:
     transcript.heading("Morning. The organizer starts every notebook from the bot's Home tab in Slack")
     view = home_tab(stack, slack, ORGANIZER)
@@ -148,9 +154,7 @@ def start_all_step(stack: LocalStack, transcript: Teller, slack: SlackRequester)
 def fleet_view_step(stack: LocalStack, transcript: Teller, slack: SlackRequester) -> None:
     transcript.heading("The fleet view: the organizer's Home tab, every notebook with its state")
     transcript.say("demo", "no notebook has sent Cloud Monitoring a memory point yet this morning: 'no data'")
-    view = home_tab(stack, slack, ORGANIZER)
-    transcript.say("slack", "Home tab of @organizer:")
-    print(render.message({"blocks": view["blocks"]}, transcript.name_of), flush=True)
+    show_home(transcript, home_tab(stack, slack, ORGANIZER), "@organizer")
     mine = home_tab(stack, slack, "U0CAROL")
     others = [name for name in ("wb-alice", "wb-bob") if name in str(mine)]
     transcript.say("slack", f"carol's Home tab shows her own notebook only (others named: {len(others)}):")
@@ -262,9 +266,7 @@ def afternoon_view_step(stack: LocalStack, transcript: Teller) -> None:
     points = ", ".join(f"{name} {percent:.0f}%" for name, percent in AFTERNOON_MEMORY.items())
     transcript.say("monitoring", f"the Ops Agents' latest memory points: {points}")
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
-    view = home_tab(stack, slack, ORGANIZER)
-    transcript.say("slack", "Home tab of @organizer:")
-    print(render.message({"blocks": view["blocks"]}, transcript.name_of), flush=True)
+    show_home(transcript, home_tab(stack, slack, ORGANIZER), "@organizer")
 
 
 def evening(stack: LocalStack, transcript: Teller, ledger: Ledger, out_dir: Path) -> None:
