@@ -2,7 +2,7 @@
 
 A wire module builds its stacks (four functions-framework processes and the simulators) in module-scoped
 fixtures. Under xdist's per-test `load` every worker builds every module's stacks; under `loadscope` or
-`loadfile` the largest module (test_faults) runs on one worker, a long serial tail, while the others sit idle.
+`loadfile` the largest module runs on one worker, a long serial tail, while the others sit idle.
 So `--dist loadscope` (pyproject's addopts) is taken here to mean: a module's tests, in chunks of at most
 STACK_CHUNK in collection order, each chunk to one worker. A big module is spread over several workers, each
 building the stacks its chunk uses once; the chunks that mostly wait are sent first (first_sent).

@@ -3,7 +3,7 @@
 A waiting incident's continuation goes here; the rig delivers what was published, in order, as the push
 subscription would. `failures` makes the next publishes fail as RestartQueue's do when Pub/Sub does not answer
 (its retries spent: PublishUnconfirmedError); the retries themselves stay over the wire
-(tests/integration/test_faults.py::test_publish_unavailable_is_retried_by_the_client).
+(tests/integration/test_faults_slack_pubsub.py::test_publish_unavailable_is_retried_by_the_client).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ T = TypeVar("T")
 
 Visibility = Literal["on-done", "at-once"]
 VISIBILITIES: tuple[Visibility, ...] = ("on-done", "at-once")  # simulators/workbench LABEL_VISIBILITY
-# The verbs faults are injected on: simulators/workbench classify() ("PATCH": its "patch", as test_faults says).
+# The verbs faults are injected on: simulators/workbench classify() ("PATCH": its "patch", as the fault tests say).
 Method = Literal["get", "list", "PATCH", "reset", "start", "stop", "get_operation", "list_operations"]
 Kind = Literal["http", "timeout", "op_error", "op_never_done"]  # simulators/workbench FAULT_KINDS
 

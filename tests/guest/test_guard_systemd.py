@@ -148,17 +148,21 @@ def test_stock_unit_sigkilled_server_stays_down(box: boxes.Container) -> None:
     assert not answers(box, 8081), "the unguarded server is down and stays down: only a VM reset brings it back"
 
 
-def test_guard_in_debian12_systemd(box: boxes.Container) -> None:
-    wait_until(lambda: answers(box, 8080))
-    kernel = int(box.sh("pgrep -f 'kernel-0123abcd' | head -1").strip())
-
-    # A custom-container instance: said once, nothing touched.
+def a_custom_container_is_left_alone(box: boxes.Container) -> None:
+    """A custom-container instance: the guard says so once and touches nothing; the box is then a standard one."""
     box.write("/opt/standin/attributes.json", json.dumps({"container": "gcr.io/contest/image:1"}))
     out = guard(box)
     assert out.count("\n") == 2 and "custom-container instance" in out and "left alone" in out, out
     assert not (box.root / DROPIN).exists()
     assert guest(box)["notebook-medic/state"] == "skipped"
     box.write("/opt/standin/attributes.json", "{}")
+
+
+def test_guard_in_debian12_systemd(box: boxes.Container) -> None:
+    wait_until(lambda: answers(box, 8080))
+    kernel = int(box.sh("pgrep -f 'kernel-0123abcd' | head -1").strip())
+
+    a_custom_container_is_left_alone(box)
 
     server_before = box.show("jupyter.service", "MainPID")["MainPID"]
     out = guard(box)

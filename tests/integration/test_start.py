@@ -19,7 +19,7 @@ from simulators.slack import SlackRequester
 from simulators.stack import SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, stack_with_organizer
-from tests.integration.test_wording import buttons, post_oom_alert, user_of, wait_reply
+from tests.integration.wording import buttons, post_oom_alert, user_of, wait_reply
 
 pytestmark = pytest.mark.wire
 

@@ -12,9 +12,6 @@ FILE_EXCEPTIONS: dict[str, int] = {
     "simulators/pubsub.py": 908,
     "simulators/stack.py": 484,
     "tests/guest/rig.py": 507,
-    "tests/integration/test_faults.py": 505,
-    "tests/integration/test_memory_and_resize.py": 551,
-    "tests/integration/test_wording.py": 403,
     "tests/property/hostile.py": 651,
     "tests/simulators/test_pubsub_sim.py": 466,
     "tests/simulators/test_slack_sim.py": 496,
@@ -30,5 +27,4 @@ FUNCTION_EXCEPTIONS: dict[str, int] = {
     "bench/storm.py:run": 129,
     "demo/story.py:scenario": 77,
     "simulators/stack.py:LocalStack.start": 63,
-    "tests/guest/test_guard_systemd.py:test_guard_in_debian12_systemd": 61,
 }

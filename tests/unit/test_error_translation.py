@@ -1,7 +1,7 @@
 """Each library's exceptions become the project's (shared/adapters/errors.py), named by the service's own status.
 
 The exceptions are the libraries' own classes, built as the libraries build them (REST's from an HTTP response,
-gRPC's from a real failed call); the wire tests (tests/integration/test_faults.py, test_rest_transport.py,
+gRPC's from a real failed call); the wire tests (tests/integration/test_faults_adapter.py, test_rest_transport.py,
 tests/unit/test_queue.py, test_compute.py, test_slack_notify.py) raise them through the real clients.
 """
 

@@ -5,7 +5,7 @@ subscription's backoff) against FakeWorkbench / FakeSlack / FakeTopic, with prod
 only moves when someone waits makes its 30 s retries and 7 min budget free. Each row asserts its outcome and the
 matrix invariant (assert_incident_closed): no incident lost (a reset, or an alert that says why not), none reset
 twice, no `medic-inflight` left behind. Every fault family also keeps a wire test against the simulators
-(tests/integration/test_faults.py and others): the real clients over sockets stay the contract. Workbench's own
+(tests/integration/test_faults_*.py and others): the real clients over sockets stay the contract. Workbench's own
 faults are here; the rows where something else decides (Slack, the policy, labels, a person, a crash loop) are in
 test_fault_matrix_decisions.py.
 """

@@ -3,7 +3,7 @@
 Such a step has not failed: nothing more is sent behind it (a revert would race a start), and the report says
 what a read of the instance shows it becoming (shared/app/resize.py). Production's budget (420 s) and steps
 that outlast it cost nothing here. The wire keeps the family's other cases (tests/integration/
-test_memory_and_resize.py): the stop still running, with the Approve pressed again that finishes the resize;
+test_resize_failures.py): the stop still running, with the Approve pressed again that finishes the resize;
 the alert's own button named in the report; a machine-type change still running (FakeWorkbench's update has
 no op_never_done).
 """

@@ -3,7 +3,8 @@
 Label confirmation goes over the wire (the real client, gRPC, against the Workbench simulator) with a FakeClock:
 every poll is a real GetOperation/GetInstance, only the pauses between them take no time. `follow` is handed an
 operation whose result() waits on the same FakeClock, as google.api_core's does on the real one; its wire
-behaviour is tests/integration/test_faults.py's (an operation that never ends, a poll that fails).
+behaviour is in tests/integration/test_faults_reported.py (an operation that never ends) and
+test_faults_retried.py (a poll that fails).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The worker's dispatcher (shared/app/worker/): one action per verdict, and the one place an error becomes an
 outcome. In-process fakes behind the adapters' interfaces (tests/unit/test_waiting.py's), on a fake clock; the
-same faults over the wire are in tests/integration/test_faults.py."""
+same faults over the wire are in tests/integration/test_faults_retried.py and test_faults_reported.py."""
 
 from __future__ import annotations
 
