@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import textwrap
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import (
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
 from slack_sdk.webhook import WebhookClient
 
-from simulators.ports import free_port
-from simulators.slack import SlackRequester, SlackSimulator
+from simulators.slack import SlackSimulator
 
 pytestmark = pytest.mark.wire
 
@@ -320,177 +308,3 @@ def test_response_url_replace_original(sim: SlackSimulator) -> None:
     assert [m["text"] for m in sim.messages("C0ALERTS")] == ["Restarting alice-nb…", "Restarted"]
     WebhookClient(url).send(delete_original=True)
     assert [m["text"] for m in sim.messages("C0ALERTS")] == ["Restarted"]
-
-
-# --------------------------------------------------------------------------- faults and retries
-
-
-def test_ratelimit_without_and_with_retry_handler(sim: SlackSimulator) -> None:
-    sim.inject_fault("chat.postMessage", "ratelimit", retry_after_s=1)
-    with pytest.raises(SlackApiError) as err:
-        client(sim).chat_postMessage(channel="C0GENERAL", text="x")
-    assert err.value.response.status_code == 429
-    assert err.value.response["error"] == "ratelimited"
-    assert err.value.response.headers["Retry-After"] == "1"
-
-    sim.inject_fault("chat.postMessage", "ratelimit", retry_after_s=1)
-    retrying = client(sim, retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=2)])
-    assert retrying.chat_postMessage(channel="C0GENERAL", text="y")["ok"] is True
-    calls = sim.calls_to("chat.postMessage")
-    assert [c.status for c in calls] == [429, 429, 200]
-    assert calls[2].time - calls[1].time >= 1.0  # the handler honoured Retry-After
-    assert [m["text"] for m in sim.messages("C0GENERAL")] == ["y"]
-
-
-def test_server_error_retried_by_server_error_handler(sim: SlackSimulator) -> None:
-    sim.inject_fault("*", "server_error")
-    with pytest.raises(SlackApiError) as err:
-        client(sim).users_info(user="U0ALICE")
-    assert err.value.response.status_code == 500
-
-    sim.inject_fault("users.info", "server_error")
-    retrying = client(sim, retry_handlers=[ServerErrorRetryHandler(max_retry_count=1)])
-    assert retrying.users_info(user="U0ALICE")["user"]["id"] == "U0ALICE"
-    assert [c.status for c in sim.calls_to("users.info")] == [500, 500, 200]
-
-
-def test_error_fault(sim: SlackSimulator) -> None:
-    sim.inject_fault("chat.update", "error", error="fatal_error")
-    with pytest.raises(SlackApiError) as err:
-        client(sim).chat_update(channel="C0GENERAL", ts="1.0", text="x")
-    assert err.value.response.status_code == 200
-    assert err.value.response["error"] == "fatal_error"
-    with pytest.raises(ValueError, match="unknown fault kind"):
-        sim.inject_fault("chat.update", "explode")
-
-
-def test_timeout_fault_fires_client_timeout(sim: SlackSimulator) -> None:
-    sim.inject_fault("chat.postMessage", "timeout")
-    started = time.monotonic()
-    with pytest.raises(TimeoutError):  # not retried by the default ConnectionErrorRetryHandler
-        client(sim, timeout=1).chat_postMessage(channel="C0GENERAL", text="x")
-    assert 0.9 <= time.monotonic() - started < 25  # the client's 1 s, not the fault's 30 s
-    assert [c.status for c in sim.calls_to("chat.postMessage")] == [0]  # never answered
-    assert client(sim).chat_postMessage(channel="C0GENERAL", text="y")["ok"] is True
-
-
-def test_latency_and_wait_for() -> None:
-    with SlackSimulator(latency_s=0.3) as slow:
-        started = time.monotonic()
-        client(slow).auth_test()
-        assert time.monotonic() - started >= 0.3
-        assert slow.wait_for(lambda: slow.calls[-1].status == 200, timeout=1)
-        assert not slow.wait_for(lambda: False, timeout=0.1)
-
-
-# --------------------------------------------------------------------------- end to end
-
-BOLT_MAIN = textwrap.dedent(
-    """
-    import os
-
-    import functions_framework
-    from slack_bolt import App
-    from slack_bolt.adapter.google_cloud_functions import SlackRequestHandler
-    from slack_sdk import WebClient
-
-    app = App(
-        process_before_response=True,
-        signing_secret=os.environ["SLACK_SIGNING_SECRET"],
-        client=WebClient(base_url=os.environ["SLACK_API_URL"], token=os.environ["SLACK_BOT_TOKEN"]),
-    )
-
-
-    @app.command("/restart-notebook")
-    def restart(ack, respond, command, client):
-        ack(f"Restarting {command['text']} for <@{command['user_id']}>")
-        respond(text="restart queued")
-        client.chat_postMessage(channel="C0ALERTS", text=f"restart of {command['text']} requested")
-
-
-    @app.action("confirm")
-    def confirm(ack, respond, body):
-        ack()
-        respond(replace_original=True, text=f"confirmed {body['actions'][0]['value']}")
-
-
-    _slack = SlackRequestHandler(app)
-
-
-    @functions_framework.http
-    def handler(request):
-        return _slack.handle(request)
-    """
-)
-
-
-def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            output = proc.stdout.read() if proc.stdout is not None else b""
-            raise AssertionError(f"functions-framework exited: {output!r}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise AssertionError("functions-framework did not start")
-
-
-def test_bolt_app_under_functions_framework(sim: SlackSimulator, tmp_path: Path) -> None:
-    (tmp_path / "main.py").write_text(BOLT_MAIN)
-    port = free_port()
-    env = dict(
-        os.environ,
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_URL=sim.api_url,
-        SLACK_BOT_TOKEN=TOKEN,
-    )
-    ff = Path(sys.executable).parent / "functions-framework"
-    proc = subprocess.Popen(
-        [str(ff), "--source", str(tmp_path / "main.py"), "--target", "handler", "--port", str(port)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        _wait_listening(port, proc, timeout=60)
-        # Bolt verifies the token with auth.test when App() is built (module import).
-        assert sim.wait_for(lambda: bool(sim.calls_to("auth.test")), timeout=5)
-
-        requester = SlackRequester(SECRET, f"http://127.0.0.1:{port}/")
-        url = sim.new_response_url(channel="C0GENERAL")
-        ok = requester.slash_command("U0ALICE", "alice-nb", response_url=url)
-        assert ok.status == 200, ok.body
-        # ack("text") with nothing else: Bolt answers text/plain, not JSON
-        assert ok.body == "Restarting alice-nb for <@U0ALICE>" and ok.json is None
-        assert [r["text"] for r in sim.responses(url)] == ["restart queued"]
-        assert [m["text"] for m in sim.messages("C0ALERTS")] == ["restart of alice-nb requested"]
-
-        bad = requester.slash_command("U0ALICE", "alice-nb", response_url=url, tamper="bad_signature")
-        assert bad.status == 401
-        stale = requester.slash_command("U0ALICE", "x", response_url=url, tamper="stale_timestamp")
-        assert stale.status == 401
-        assert len(sim.responses(url)) == 1  # rejected requests ran no listener
-
-        posted = client(sim).chat_postMessage(channel="C0ALERTS", text="Restart alice-nb?")
-        click_url = sim.new_response_url(channel="C0ALERTS", message_ts=posted["ts"])
-        click = requester.block_action(
-            "U0ALICE",
-            "confirm",
-            "alice-nb",
-            response_url=click_url,
-            message_ts=posted["ts"],
-            message=posted["message"],
-        )
-        assert click.status == 200, click.body
-        assert sim.messages("C0ALERTS")[-1]["text"] == "confirmed alice-nb"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

@@ -14,7 +14,6 @@ FILE_EXCEPTIONS: dict[str, int] = {
     "tests/guest/rig.py": 507,
     "tests/property/hostile.py": 651,
     "tests/simulators/test_pubsub_sim.py": 466,
-    "tests/simulators/test_slack_sim.py": 496,
 }
 
 # "path:Class.function" (nested functions by their enclosing names) -> lines, decorators not counted
