@@ -14,7 +14,6 @@ from tests.property.hostile import (
     BASE_NAME,
     INTERESTING_KEYS,
     JUNK,
-    LAYERS,
     NAMES,
     OTHER_ZONE,
     PROJECT,
@@ -22,7 +21,6 @@ from tests.property.hostile import (
     ZONE,
     Generator,
     Path,
-    break_envelope,
     corrupt,
     edited,
     field,
@@ -32,11 +30,10 @@ from tests.property.hostile import (
     junk_value,
     mutated,
     one_of_values,
-    pubsub_message,
     put_at,
-    random_time,
     weighted,
 )
+from tests.property.hostile_events import LAYERS, break_envelope, pubsub_message, random_time
 
 # ---- restart requests (the restart topic's messages, as pushed to restart_worker) ---------------
 ACTIONS = tuple(action.value for action in Action)

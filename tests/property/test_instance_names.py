@@ -29,14 +29,13 @@ from tests.property.hostile import (
     PROJECT,
     SEEDS,
     ZONE,
-    b64,
-    dumps,
     edited,
     full_name,
     valid_name,
     valid_project,
     valid_zone,
 )
+from tests.property.hostile_events import b64, dumps
 from tests.property.test_restart_push import make_worker
 
 Record = Callable[[str, object], None]

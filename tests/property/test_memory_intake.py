@@ -28,7 +28,8 @@ from shared.core.pubsub_event import Rejected, delivery_time, entry_from_cloudev
 from simulators.incidents import memory_incident
 from tests.property.budget import run
 from tests.property.conftest import RESTART_TOPIC, AuditCapture, Sims, has_reason
-from tests.property.hostile import MEMORY_EVENTS, NOW, PUBSUB_EVENT_TYPE, b64, valid_name, valid_project, valid_zone
+from tests.property.hostile import NOW, PUBSUB_EVENT_TYPE, valid_name, valid_project, valid_zone
+from tests.property.hostile_events import MEMORY_EVENTS, b64
 
 Record = Callable[[str, object], None]
 

@@ -40,8 +40,6 @@ from simulators.entries import SHAPES, oom_entry
 from tests.property.budget import run
 from tests.property.conftest import RESTART_TOPIC, AuditCapture, Sims, has_reason
 from tests.property.hostile import (
-    CLOUDEVENTS,
-    LOG_ENTRIES,
     NAME_LABEL,
     NOW,
     OTHER_ZONE,
@@ -53,6 +51,7 @@ from tests.property.hostile import (
     valid_project,
     valid_zone,
 )
+from tests.property.hostile_events import CLOUDEVENTS, LOG_ENTRIES
 from tests.support import pubsub_message, sample
 
 # Compute Engine's answer, as a table: the hostile entries are mutants of wb-alice's, and only her VM exists.

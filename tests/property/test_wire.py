@@ -29,7 +29,8 @@ from simulators.pubsub import ACK_STATUSES
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.property.budget import run
-from tests.property.hostile import CLOUDEVENTS, MEMORY_EVENTS, NOW, PROJECT, ZONE, b64, dumps, encodable, full_name
+from tests.property.hostile import NOW, PROJECT, ZONE, encodable, full_name
+from tests.property.hostile_events import CLOUDEVENTS, MEMORY_EVENTS, b64, dumps
 from tests.property.hostile_requests import FULL_NAMES, push_bodies, restart_requests
 from tests.property.hostile_slack import ACTION_IDS, BOB, BUTTON_VALUES, COMMAND_TEXTS, NOMAIL, USER_IDS
 
