@@ -35,6 +35,7 @@ from bench import (
     imports,
     pictures,
     report,
+    rows,
     slack_ack,
     slow_answer,
     storm,
@@ -228,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
                       if k not in ("out", "record")},
     }
-    table = (report.metrics(results) + watcher.metrics(results.get("watcher", {}))
+    table = (rows.metrics(results) + watcher.metrics(results.get("watcher", {}))
              + bulk_stop.metrics(results.get("bulk_stop")))
     args.out.mkdir(parents=True, exist_ok=True)
     report.write(args.out, results, table)

@@ -1,8 +1,10 @@
-"""`make bench`'s report (bench/report.py) on a fixed input: results.md and the table's rows stay what they were when
-its two long functions were split into steps (issue 26), so a refactor of the report cannot change what it says.
+"""`make bench`'s report (bench/rows.py, bench/report.py) on a fixed input: results.md and the table's rows stay
+what they were when their long functions were split into steps (issue 26), so a refactor of the report cannot change
+what it says.
 
 The input is real runs' results (tests/data/bench/results_in.json: every phase that writes a section, taken from
-separate runs of 2026-12-01); the expected files were written by the report as it was before the split."""
+separate runs of 2026-12-01); the expected files were written by the report before the split, when
+bench/report.py held both."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import bulk_stop, report, watcher
+from bench import bulk_stop, report, rows, watcher
 from bench.metric import Metric
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
@@ -24,7 +26,7 @@ def _results() -> dict[str, Any]:
 
 def _table(results: dict[str, Any]) -> list[Metric]:
     """The table as `python -m bench` builds it (bench/__main__.py main)."""
-    return (report.metrics(results) + watcher.metrics(results.get("watcher", {}))
+    return (rows.metrics(results) + watcher.metrics(results.get("watcher", {}))
             + bulk_stop.metrics(results.get("bulk_stop")))
 
 
@@ -44,13 +46,13 @@ def test_every_phase_of_the_input_has_rows_in_the_table() -> None:
 
 def test_a_skipped_guest_phase_is_one_row_that_says_why() -> None:
     results = {**_results(), "guest": {"skipped": "no memory cgroup"}}
-    rows = [asdict(m) for m in report.metrics(results) if m.key.startswith("guest.")]
-    assert [(r["key"], r["value"], r["shown"]) for r in rows] == [
+    guest = [asdict(m) for m in rows.metrics(results) if m.key.startswith("guest.")]
+    assert [(r["key"], r["value"], r["shown"]) for r in guest] == [
         ("guest.skipped", None, "skipped: no memory cgroup")]
 
 
 def test_a_run_with_no_phase_writes_the_header_and_an_empty_table() -> None:
     results = {"meta": _results()["meta"]}
-    assert report.metrics(results) == []
+    assert rows.metrics(results) == []
     text = report.markdown(results, [])
     assert text.startswith("# notebook-medic benchmarks\n") and text.endswith("| --- | --- | --- | --- |\n")
