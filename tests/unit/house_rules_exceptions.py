@@ -24,7 +24,6 @@ FILE_EXCEPTIONS: dict[str, int] = {
 FUNCTION_EXCEPTIONS: dict[str, int] = {
     "bench/__main__.py:main": 79,
     "bench/__main__.py:parse_args": 63,
-    "bench/slow_answer.py:_one": 63,
     "demo/story.py:scenario": 77,
     "simulators/stack.py:LocalStack.start": 63,
     "tests/guest/test_guard_systemd.py:test_guard_in_debian12_systemd": 61,
