@@ -22,8 +22,6 @@ FILE_EXCEPTIONS: dict[str, int] = {
 
 # "path:Class.function" (nested functions by their enclosing names) -> lines, decorators not counted
 FUNCTION_EXCEPTIONS: dict[str, int] = {
-    "bench/__main__.py:main": 79,
-    "bench/__main__.py:parse_args": 63,
     "demo/story.py:scenario": 77,
     "simulators/stack.py:LocalStack.start": 63,
     "tests/guest/test_guard_systemd.py:test_guard_in_debian12_systemd": 61,
