@@ -35,6 +35,7 @@ from bench import (
     imports,
     pictures,
     report,
+    rows,
     slack_ack,
     slow_answer,
     storm,
@@ -49,47 +50,11 @@ DAY_PHASES = ("bulk", "report")  # --quick: the contest day's (issue 28), about 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    lat = parser.add_argument_group("simulated latency per call")
-    lat.add_argument("--slack-latency-ms", type=float, default=100.0)
-    lat.add_argument("--workbench-latency-ms", type=float, default=150.0)
-    lat.add_argument("--pubsub-latency-ms", type=float, default=30.0)
-    slack = parser.add_argument_group("Slack acknowledgement")
-    slack.add_argument("--warm-requests", type=int, default=200, help="signed requests, one at a time")
-    slack.add_argument("--load-requests", type=int, default=200, help="signed requests under load")
-    slack.add_argument("--load-concurrency", type=int, default=4, help="requests in flight under load")
-    slack.add_argument("--cold-starts", type=int, default=5, help="process starts, each of ours and the bare app")
-    slack.add_argument("--slack-fleet", type=int, default=100, help="owners (and instances) in the workspace")
-    slow = parser.add_argument_group("slow, not failing: owners asking while Workbench is slow")
-    slow.add_argument("--slow-workbench-seconds", default="1.3,3",
-                      help="comma-separated Workbench latencies per call, one fresh stack each")
-    slow.add_argument("--slow-requests", type=int, default=200, help="owners, each asking once")
-    slow.add_argument("--slow-concurrency", type=int, default=8, help="commands in flight")
-    imp = parser.add_argument_group("import cost")
-    imp.add_argument("--import-runs", type=int, default=5, help="fresh interpreters per main.py")
-    st = parser.add_argument_group("OOM storm")
-    st.add_argument("--storm-instances", type=int, default=50)
-    st.add_argument("--storm-lines", type=int, default=5, help="distinct kill lines per instance")
-    st.add_argument("--storm-copies", type=int, default=4, help="deliveries of each line")
-    st.add_argument("--storm-senders", type=int, default=16, help="threads publishing to the OOM topic")
-    st.add_argument("--seed", type=int, default=3, help="shuffle of the storm's events")
+    _request_arguments(parser)
+    _storm_arguments(parser)
     _day_arguments(parser)
-    bot = parser.add_argument_group("bot time")
-    bot.add_argument("--bot-incidents", type=int, default=200)
-    live = parser.add_argument_group("kill -> reset under the live services' costs")
-    live.add_argument("--live-incidents", type=int, default=20)
-    live.add_argument("--label-update-seconds", type=float, default=3.0,
-                      help="a label update's operation ends (and its labels are seen) this long after it is sent")
-    pic = parser.add_argument_group("memory pictures (issue 27)")
-    pic.add_argument("--picture-incidents", type=int, default=10, help="incidents on each stack, pictures on and off")
-    pic.add_argument("--draw-runs", type=int, default=20, help="drawings of the picture, timed in this process")
-    guest = parser.add_argument_group("a kernel's OOM kill under the real kernel and a real JupyterLab")
-    guest.add_argument("--guest-kills", type=int, default=20, help="consecutive kernel kills")
-    mem = parser.add_argument_group("memory watcher (issue 32; real kernel, cgroup and Jupyter; skipped without)")
-    mem.add_argument("--watcher-trials", type=int, default=20, help="runaway cells per mode")
-    mem.add_argument("--watcher-plateaus", type=int, default=5, help="cells held at 90 %% per mode")
-    mem.add_argument("--watcher-cpu-seconds", type=float, default=30.0, help="CPU measured over, per state")
-    mem.add_argument("--watcher-modes", default="event,polling",
-                     help="event (cgroup v1's threshold event) and/or polling (as on cgroup v2)")
+    _event_arguments(parser)
+    _real_kernel_arguments(parser)
     parser.add_argument("--only", default=",".join(PHASES), help=f"comma-separated subset of {','.join(PHASES)}")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--record", action="store_true",
@@ -109,6 +74,62 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown:
         parser.error(f"--only: unknown phase(s) {', '.join(sorted(unknown))}")
     return args
+
+
+def _request_arguments(parser: argparse.ArgumentParser) -> None:
+    """The simulated latencies, Slack's acknowledgement, owners asking while Workbench is slow, the imports."""
+    lat = parser.add_argument_group("simulated latency per call")
+    lat.add_argument("--slack-latency-ms", type=float, default=100.0)
+    lat.add_argument("--workbench-latency-ms", type=float, default=150.0)
+    lat.add_argument("--pubsub-latency-ms", type=float, default=30.0)
+    slack = parser.add_argument_group("Slack acknowledgement")
+    slack.add_argument("--warm-requests", type=int, default=200, help="signed requests, one at a time")
+    slack.add_argument("--load-requests", type=int, default=200, help="signed requests under load")
+    slack.add_argument("--load-concurrency", type=int, default=4, help="requests in flight under load")
+    slack.add_argument("--cold-starts", type=int, default=5, help="process starts, each of ours and the bare app")
+    slack.add_argument("--slack-fleet", type=int, default=100, help="owners (and instances) in the workspace")
+    slow = parser.add_argument_group("slow, not failing: owners asking while Workbench is slow")
+    slow.add_argument("--slow-workbench-seconds", default="1.3,3",
+                      help="comma-separated Workbench latencies per call, one fresh stack each")
+    slow.add_argument("--slow-requests", type=int, default=200, help="owners, each asking once")
+    slow.add_argument("--slow-concurrency", type=int, default=8, help="commands in flight")
+    imp = parser.add_argument_group("import cost")
+    imp.add_argument("--import-runs", type=int, default=5, help="fresh interpreters per main.py")
+
+
+def _storm_arguments(parser: argparse.ArgumentParser) -> None:
+    """The OOM storm's size and shuffle."""
+    st = parser.add_argument_group("OOM storm")
+    st.add_argument("--storm-instances", type=int, default=50)
+    st.add_argument("--storm-lines", type=int, default=5, help="distinct kill lines per instance")
+    st.add_argument("--storm-copies", type=int, default=4, help="deliveries of each line")
+    st.add_argument("--storm-senders", type=int, default=16, help="threads publishing to the OOM topic")
+    st.add_argument("--seed", type=int, default=3, help="shuffle of the storm's events")
+
+
+def _event_arguments(parser: argparse.ArgumentParser) -> None:
+    """A kill's way to its reset: the bot's own time, under live costs, and with memory pictures."""
+    bot = parser.add_argument_group("bot time")
+    bot.add_argument("--bot-incidents", type=int, default=200)
+    live = parser.add_argument_group("kill -> reset under the live services' costs")
+    live.add_argument("--live-incidents", type=int, default=20)
+    live.add_argument("--label-update-seconds", type=float, default=3.0,
+                      help="a label update's operation ends (and its labels are seen) this long after it is sent")
+    pic = parser.add_argument_group("memory pictures (issue 27)")
+    pic.add_argument("--picture-incidents", type=int, default=10, help="incidents on each stack, pictures on and off")
+    pic.add_argument("--draw-runs", type=int, default=20, help="drawings of the picture, timed in this process")
+
+
+def _real_kernel_arguments(parser: argparse.ArgumentParser) -> None:
+    """The phases on the real kernel: a kernel's OOM kill under JupyterLab, and the memory watcher."""
+    guest = parser.add_argument_group("a kernel's OOM kill under the real kernel and a real JupyterLab")
+    guest.add_argument("--guest-kills", type=int, default=20, help="consecutive kernel kills")
+    mem = parser.add_argument_group("memory watcher (issue 32; real kernel, cgroup and Jupyter; skipped without)")
+    mem.add_argument("--watcher-trials", type=int, default=20, help="runaway cells per mode")
+    mem.add_argument("--watcher-plateaus", type=int, default=5, help="cells held at 90 %% per mode")
+    mem.add_argument("--watcher-cpu-seconds", type=float, default=30.0, help="CPU measured over, per state")
+    mem.add_argument("--watcher-modes", default="event,polling",
+                     help="event (cgroup v1's threshold event) and/or polling (as on cgroup v2)")
 
 
 def _day_arguments(parser: argparse.ArgumentParser) -> None:
@@ -166,58 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     phases = DAY_PHASES if args.quick else args.only.split(",")
     latency = Latency(args.slack_latency_ms / 1000, args.workbench_latency_ms / 1000, args.pubsub_latency_ms / 1000)
     watch = Stopwatch()
-    results: dict[str, Any] = {}
-    if "imports" in phases:
-        started = time.monotonic()
-        log(f"imports: {args.import_runs} fresh interpreters per main.py")
-        results["imports"] = imports.run(args.import_runs)
-        watch.lap("imports", started)
-    if "slack" in phases:
-        started = time.monotonic()
-        results["slack"] = slack_ack.run(
-            latency, warm_requests=args.warm_requests, load_requests=args.load_requests,
-            load_concurrency=args.load_concurrency, cold_starts=args.cold_starts, fleet=args.slack_fleet,
-        )
-        watch.lap("slack", started)
-    if "slow" in phases:
-        started = time.monotonic()
-        results["slow"] = slow_answer.run(args.slow_workbench_seconds, requests=args.slow_requests,
-                                          concurrency=args.slow_concurrency)
-        watch.lap("slow", started)
-    if "storm" in phases:
-        started = time.monotonic()
-        results["storm"] = storm.run(latency, instances=args.storm_instances, distinct=args.storm_lines,
-                                     copies=args.storm_copies, senders=args.storm_senders, seed=args.seed)
-        watch.lap("storm", started)
-    if "bot" in phases:
-        results["bot_time"] = _phase(watch, "bot", lambda: bot_time.run(args.bot_incidents))
-    if "live" in phases:
-        results["live_time"] = _phase(watch, "live", lambda: bot_time.run(
-            args.live_incidents, latency, label_update_s=args.label_update_seconds))
-    if "pictures" in phases:
-        results["pictures"] = _phase(watch, "pictures", lambda: pictures.run(args.picture_incidents, args.draw_runs,
-                                                                              latency))
-    if "guest" in phases:
-        started = time.monotonic()
-        results["guest"] = guest_oom.run(args.guest_kills)
-        if "skipped" in results["guest"]:
-            log(f"guest: skipped: {results['guest']['skipped']}")
-        elif "live_time" not in results:  # the reset path it is compared with
-            results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
-        watch.lap("guest", started)
-
-    if "watcher" in phases:
-        started = time.monotonic()
-        results["watcher"] = watcher.run(args.watcher_trials, plateaus=args.watcher_plateaus,
-                                         cpu_s=args.watcher_cpu_seconds,
-                                         modes=tuple(args.watcher_modes.split(",")))
-        watch.lap("watcher", started)
-
-    if "bulk" in phases:
-        results["bulk_stop"] = _phase(watch, "bulk", lambda: bulk_stop.run(latency, args.bulk_notebooks))
-    if "report" in phases:
-        results["report"] = _phase(watch, "report", lambda: audit_report.run(args.report_notebooks))
-
+    results = _measure(args, phases, latency, watch)
     results["meta"] = {
         "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": machine(),
@@ -228,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         "arguments": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()
                       if k not in ("out", "record")},
     }
-    table = (report.metrics(results) + watcher.metrics(results.get("watcher", {}))
+    table = (rows.metrics(results) + watcher.metrics(results.get("watcher", {}))
              + bulk_stop.metrics(results.get("bulk_stop")))
     args.out.mkdir(parents=True, exist_ok=True)
     report.write(args.out, results, table)
@@ -240,6 +210,56 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         log(f"UNSOUND RUN: {problem}")
     return 1 if problems else 0
+
+
+def _measure(args: argparse.Namespace, phases: list[str] | tuple[str, ...], latency: Latency,
+             watch: Stopwatch) -> dict[str, Any]:
+    """Each phase asked for, in the order of PHASES, its results under its key and its time on the stopwatch."""
+    results: dict[str, Any] = {}
+    if "imports" in phases:
+        log(f"imports: {args.import_runs} fresh interpreters per main.py")
+        results["imports"] = _phase(watch, "imports", lambda: imports.run(args.import_runs))
+    if "slack" in phases:
+        results["slack"] = _phase(watch, "slack", lambda: slack_ack.run(
+            latency, warm_requests=args.warm_requests, load_requests=args.load_requests,
+            load_concurrency=args.load_concurrency, cold_starts=args.cold_starts, fleet=args.slack_fleet))
+    if "slow" in phases:
+        results["slow"] = _phase(watch, "slow", lambda: slow_answer.run(
+            args.slow_workbench_seconds, requests=args.slow_requests, concurrency=args.slow_concurrency))
+    if "storm" in phases:
+        results["storm"] = _phase(watch, "storm", lambda: storm.run(
+            latency, instances=args.storm_instances, distinct=args.storm_lines, copies=args.storm_copies,
+            senders=args.storm_senders, seed=args.seed))
+    if "bot" in phases:
+        results["bot_time"] = _phase(watch, "bot", lambda: bot_time.run(args.bot_incidents))
+    if "live" in phases:
+        results["live_time"] = _phase(watch, "live", lambda: bot_time.run(
+            args.live_incidents, latency, label_update_s=args.label_update_seconds))
+    if "pictures" in phases:
+        results["pictures"] = _phase(watch, "pictures", lambda: pictures.run(args.picture_incidents, args.draw_runs,
+                                                                              latency))
+    if "guest" in phases:
+        results["guest"] = _phase(watch, "guest", lambda: _guest(args, latency, results))
+    if "watcher" in phases:
+        results["watcher"] = _phase(watch, "watcher", lambda: watcher.run(
+            args.watcher_trials, plateaus=args.watcher_plateaus, cpu_s=args.watcher_cpu_seconds,
+            modes=tuple(args.watcher_modes.split(","))))
+    if "bulk" in phases:
+        results["bulk_stop"] = _phase(watch, "bulk", lambda: bulk_stop.run(latency, args.bulk_notebooks))
+    if "report" in phases:
+        results["report"] = _phase(watch, "report", lambda: audit_report.run(args.report_notebooks))
+    return results
+
+
+def _guest(args: argparse.Namespace, latency: Latency, results: dict[str, Any]) -> dict[str, Any]:
+    """A kernel's OOM kill under the real kernel; when it ran, the live phase too if it was not asked for, since the
+    guest's figure is compared with it (both on the guest's stopwatch lap)."""
+    guest = guest_oom.run(args.guest_kills)
+    if "skipped" in guest:
+        log(f"guest: skipped: {guest['skipped']}")
+    elif "live_time" not in results:  # the reset path it is compared with
+        results["live_time"] = bot_time.run(args.live_incidents, latency, label_update_s=args.label_update_seconds)
+    return guest
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from bench.common import Latency, TimedSlack, log, summary, timed_stack
 from bench.metric import Metric
 from bench.slack_ack import ZONES
 from simulators.slack import SlackRequester
-from simulators.stack import BOT_TOKEN, PROJECT, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET
+from simulators.stack import BOT_TOKEN, PROJECT, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET, LocalStack
 
 SLACK_S = 0.5
 ENV = {
@@ -77,23 +77,7 @@ def _one(workbench_s: float, requests: int, concurrency: int) -> dict[str, Any]:
     log(f"slow: Workbench {workbench_s:g} s a call, Slack {SLACK_S:g} s: {requests} owners, {concurrency} at a time")
     started = time.monotonic()
     with stack:
-        owners = []
-        for i in range(requests):
-            email = f"slow{i:03d}@contest.example"
-            full = stack.workbench.add_instance(PROJECT, ZONES[i % len(ZONES)], f"nb-slow-{i:03d}", owner_email=email)
-            stack.slack.add_user(f"U{i:05d}", f"slow{i:03d}", email)
-            owners.append((f"U{i:05d}", full))
-        sender = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=30)
-
-        def ask(owner: tuple[str, str]) -> Asked:
-            url = stack.slack.new_response_url()
-            sent = time.monotonic()
-            answer = sender.slash_command(owner[0], "", response_url=url)
-            return Asked(owner[0], owner[1], url, sent, answer.elapsed_s, answer.body if answer.status == 200
-                         else f"HTTP {answer.status}")
-
-        with ThreadPoolExecutor(concurrency) as pool:  # the first request meets the app cold
-            asked = list(pool.map(ask, owners))
+        asked = _ask(stack, _add_owners(stack, requests), concurrency)  # the first request meets the app cold
         sending_s = time.monotonic() - started
 
         def answered(a: Asked) -> list[tuple[float, str]]:
@@ -104,17 +88,53 @@ def _one(workbench_s: float, requests: int, concurrency: int) -> dict[str, Any]:
         time.sleep(2)  # a second answer, if any were coming, would be on its way by now
         resets = {a.instance: stack.workbench.resets(a.instance) for a in asked}
         finals = {a.url: answered(a) for a in asked}
-    to_final = [finals[a.url][0][0] - a.sent for a in asked if finals[a.url]]
-    told_again = [a.ack for a in asked if any(t in a.ack for t in TRY_AGAIN)]
-    told_again += [text for answers in finals.values() for _, text in answers if any(t in text for t in TRY_AGAIN)]
-    acks = [a.ack_s for a in asked]
-    first = min(asked, key=lambda a: a.sent)
     return {
         "workbench_s": workbench_s,
         "slack_s": SLACK_S,
         "requests": requests,
         "concurrency": concurrency,
-        "ack_ms": summary(acks),
+        **outcomes(asked, resets, finals),
+        "all_answered_in_time": finished,
+        "idle": idle,
+        "sending_s": round(sending_s, 1),
+        "run_s": round(time.monotonic() - started, 1),
+    }
+
+
+def _add_owners(stack: LocalStack, requests: int) -> list[tuple[str, str]]:
+    """One owner in Slack per request, each with a notebook of their own: (Slack user id, the instance's full name)."""
+    owners = []
+    for i in range(requests):
+        email = f"slow{i:03d}@contest.example"
+        full = stack.workbench.add_instance(PROJECT, ZONES[i % len(ZONES)], f"nb-slow-{i:03d}", owner_email=email)
+        stack.slack.add_user(f"U{i:05d}", f"slow{i:03d}", email)
+        owners.append((f"U{i:05d}", full))
+    return owners
+
+
+def _ask(stack: LocalStack, owners: list[tuple[str, str]], concurrency: int) -> list[Asked]:
+    """Each owner's signed /restart-notebook, `concurrency` at a time, with its acknowledgement as Slack saw it."""
+    sender = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=30)
+
+    def ask(owner: tuple[str, str]) -> Asked:
+        url = stack.slack.new_response_url()
+        sent = time.monotonic()
+        answer = sender.slash_command(owner[0], "", response_url=url)
+        return Asked(owner[0], owner[1], url, sent, answer.elapsed_s, answer.body if answer.status == 200
+                     else f"HTTP {answer.status}")
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        return list(pool.map(ask, owners))
+
+
+def outcomes(asked: list[Asked], resets: dict[str, int], finals: dict[str, list[tuple[float, str]]]) -> dict[str, Any]:
+    """How the requests ended: the acknowledgements, the final answers and their times, the restarts, any try again."""
+    to_final = [finals[a.url][0][0] - a.sent for a in asked if finals[a.url]]
+    told_again = [a.ack for a in asked if any(t in a.ack for t in TRY_AGAIN)]
+    told_again += [text for answers in finals.values() for _, text in answers if any(t in text for t in TRY_AGAIN)]
+    first = min(asked, key=lambda a: a.sent)
+    return {
+        "ack_ms": summary([a.ack_s for a in asked]),
         "first_ack_ms": round(first.ack_s * 1000, 1),  # the cold app's
         "acknowledged_first": sum("Looking at your notebook" in a.ack for a in asked),
         "answered_inline": sum("Restarting" in a.ack for a in asked),
@@ -127,10 +147,6 @@ def _one(workbench_s: float, requests: int, concurrency: int) -> dict[str, Any]:
         "more_than_one_answer": sum(len(f) > 1 for f in finals.values()),
         "told_try_again": len(told_again),
         "told_try_again_examples": told_again[:3],
-        "all_answered_in_time": finished,
-        "idle": idle,
-        "sending_s": round(sending_s, 1),
-        "run_s": round(time.monotonic() - started, 1),
     }
 
 

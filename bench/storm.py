@@ -20,11 +20,14 @@ import random
 import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.common import (
     Latency,
+    TimedCall,
+    TimedWorkbench,
     children,
     log,
     proc_status_kb,
@@ -34,7 +37,8 @@ from bench.common import (
     timed_workbench,
 )
 from simulators.entries import oom_entry
-from simulators.pubsub import Delivery
+from simulators.pubsub import Delivery, PublishedMessage
+from simulators.slack import ApiCall
 from simulators.stack import ALERT_CHANNEL, PROJECT, RESTART_TOPIC, LocalStack
 
 ZONE = "asia-northeast1-a"
@@ -102,56 +106,130 @@ def worker_memory(stack: LocalStack) -> list[dict[str, Any]]:
     return out
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What the stack recorded of the storm, read before it stops: the deliveries, the calls, the outcomes."""
+
+    started: float  # time.monotonic() when the sink began publishing
+    sunk_s: float
+    idle: bool
+    finished: float
+    memory: list[dict[str, Any]]
+    deliveries: list[Delivery]
+    wb_calls: list[TimedCall]
+    slack_calls: list[ApiCall]
+    operations: dict[str, str]
+    restart_messages: dict[str, PublishedMessage]
+    resets: dict[str, int]
+    alerts: int
+    audits: list[dict[str, Any]]
+    wall_offset: float  # time.time() - time.monotonic(): Slack calls are stamped with the wall clock
+
+
 def run(latency: Latency, *, instances: int, distinct: int, copies: int, senders: int, seed: int) -> dict[str, Any]:
+    """The storm on a fresh stack, then its figures: the pace, the checks, the calls of each kind of request."""
     stack = timed_stack(latency, workers=2, env=STORM_ENV)
     with stack:
         workbench = timed_workbench(stack)
-        fulls: dict[str, str] = {}
-        tokens: dict[str, str] = {}
-        for name in names(instances):
-            email = f"{name}@contest.example"
-            fulls[name] = stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=email)
-            stack.slack.add_user(user_id(name), name, email)
-            tokens |= {name: name, user_id(name): name, "D" + user_id(name)[1:]: name}  # email contains name
+        fulls, tokens = add_owners(stack, instances)
         entries = build_entries(instances, distinct, copies, seed)  # the kernel lines first...
         for full in fulls.values():  # ...then the health agent's report, 0.2 s later
             stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
-
-        wb_before, slack_before = len(workbench.timed), len(stack.slack.calls)
         log(f"storm: {len(entries)} events for {instances} instances, {senders} senders")
-        started = time.monotonic()
-        with ThreadPoolExecutor(senders) as pool:
-            list(pool.map(stack.sink, entries))
-        sunk = time.monotonic() - started
-        idle = stack.wait_idle(600)
-        finished = time.monotonic()
-        memory = worker_memory(stack)
-        deliveries = list(stack.pubsub.deliveries)
-        wb_calls = list(workbench.timed)[wb_before:]
-        slack_calls = list(stack.slack.calls)[slack_before:]
-        operations = workbench.operation_targets()
-        restart_msgs = {m.message_id: m for m in stack.pubsub.published(RESTART_TOPIC)}
-        resets = {name: stack.workbench.resets(full) for name, full in fulls.items()}
-        alerts = stack.alerts()
-        audits = stack.audit_records("restart_worker")
-        wall_offset = time.time() - time.monotonic()
-
-    # ---- throughput ---------------------------------------------------------------------------
-    oom_deliveries = [d for d in deliveries if d.subscription.endswith(ON_OOM_SUB)]
+        seen = storm(stack, workbench, entries, senders, fulls)
+    oom_deliveries = [d for d in seen.deliveries if d.subscription.endswith(ON_OOM_SUB)]
+    worker_deliveries = [d for d in seen.deliveries if d.subscription.endswith(WORKER_SUB)]
+    reset_times = {c.path.split("/instances/", 1)[1].split(":", 1)[0]: c.at for c in seen.wb_calls
+                   if c.verb == "reset"}
+    windows = request_windows(worker_deliveries, seen.restart_messages, reset_times)
+    wb_by, slack_by = attribute_calls(seen, windows, tokens)
+    acting = [d for ws in windows.values() for d, resetting in ws if resetting]
+    events = instances * distinct * copies
     oom_span = max(d.finished for d in oom_deliveries) - min(d.started for d in oom_deliveries)
-    reset_times = {c.path.split("/instances/", 1)[1].split(":", 1)[0]: c.at for c in wb_calls if c.verb == "reset"}
-    last_reset = max(reset_times.values()) - started if reset_times else float("nan")
+    worker_rss = [m["vm_hwm_kb"] for m in seen.memory if m["role"] == "worker" and m["vm_hwm_kb"]]
+    return {
+        "instances": instances,
+        "kill_lines_per_instance": distinct,
+        "deliveries_per_line": copies,
+        "events": events,
+        "senders": senders,
+        "env": STORM_ENV,
+        "checks": checks(seen, instances),
+        "sink_seconds": round(seen.sunk_s, 3),
+        "on_oom": {
+            "deliveries": len(oom_deliveries),
+            "acked": sum(d.acked for d in oom_deliveries),
+            "span_s": round(oom_span, 3),
+            "events_per_s": round(events / oom_span, 1),
+            "push_ms": summary([d.finished - d.started for d in oom_deliveries]),
+        },
+        "worker": {
+            "deliveries": len(worker_deliveries),
+            "acked": sum(d.acked for d in worker_deliveries),
+            "decisions": dict(Counter(str(r.get("decision")) for r in seen.audits)),
+            "resetting_request_ms": summary([d.finished - d.started for d in acting]),
+        },
+        "time_to_last_reset_s": round(max(reset_times.values()) - seen.started if reset_times else float("nan"), 3),
+        "total_s": round(seen.finished - seen.started, 3),
+        "memory": seen.memory,
+        "worker_peak_rss_mib": round(max(worker_rss) / 1024, 1) if worker_rss else None,
+        "function_pss_mib": {
+            str(port): round(sum(m["pss_kb"] or 0 for m in seen.memory if m["function_port"] == port) / 1024, 1)
+            for port in sorted({m["function_port"] for m in seen.memory})
+        },
+        "calls": calls_per_request(seen, wb_by, slack_by),
+        "alert_channel": ALERT_CHANNEL,
+    }
 
-    # ---- who called what, for which request -----------------------------------------------------------
-    windows: dict[str, list[tuple[Delivery, bool]]] = defaultdict(list)  # instance -> (delivery, is the resetting one)
-    worker_deliveries = [d for d in deliveries if d.subscription.endswith(WORKER_SUB)]
+
+def add_owners(stack: LocalStack, instances: int) -> tuple[dict[str, str], dict[str, str]]:
+    """Each instance with its owner in Slack; the full names by instance, and the tokens that name each in Slack."""
+    fulls: dict[str, str] = {}
+    tokens: dict[str, str] = {}
+    for name in names(instances):
+        email = f"{name}@contest.example"
+        fulls[name] = stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=email)
+        stack.slack.add_user(user_id(name), name, email)
+        tokens |= {name: name, user_id(name): name, "D" + user_id(name)[1:]: name}  # email contains name
+    return fulls, tokens
+
+
+def storm(stack: LocalStack, workbench: TimedWorkbench, entries: list[dict[str, Any]], senders: int,
+          fulls: dict[str, str]) -> Seen:
+    """Every entry published at once by `senders` threads, until Pub/Sub is idle; then what the stack saw."""
+    wb_before, slack_before = len(workbench.timed), len(stack.slack.calls)
+    started = time.monotonic()
+    with ThreadPoolExecutor(senders) as pool:
+        list(pool.map(stack.sink, entries))
+    sunk = time.monotonic() - started
+    idle = stack.wait_idle(600)
+    finished = time.monotonic()
+    return Seen(
+        started=started, sunk_s=sunk, idle=idle, finished=finished, memory=worker_memory(stack),
+        deliveries=list(stack.pubsub.deliveries), wb_calls=list(workbench.timed)[wb_before:],
+        slack_calls=list(stack.slack.calls)[slack_before:], operations=workbench.operation_targets(),
+        restart_messages={m.message_id: m for m in stack.pubsub.published(RESTART_TOPIC)},
+        resets={name: stack.workbench.resets(full) for name, full in fulls.items()}, alerts=len(stack.alerts()),
+        audits=stack.audit_records("restart_worker"), wall_offset=time.time() - time.monotonic())
+
+
+def request_windows(worker_deliveries: list[Delivery], restart_messages: dict[str, PublishedMessage],
+                    reset_times: dict[str, float]) -> dict[str, list[tuple[Delivery, bool]]]:
+    """Per instance, each restart request's push (sent .. answered) and whether it was the one that reset it."""
+    windows: dict[str, list[tuple[Delivery, bool]]] = defaultdict(list)
     for d in worker_deliveries:
-        message = restart_msgs.get(d.message_id)
+        message = restart_messages.get(d.message_id)
         if message is None:
             continue
         name = message.attributes.get("instance", "")
         reset_at = reset_times.get(name)
         windows[name].append((d, reset_at is not None and d.started <= reset_at <= d.finished))
+    return windows
+
+
+def attribute_calls(seen: Seen, windows: dict[str, list[tuple[Delivery, bool]]],
+                    tokens: dict[str, str]) -> tuple[dict[str, Counter[str]], dict[str, Counter[str]]]:
+    """Workbench calls by verb and Slack calls by method, each counted under the request it fell in."""
 
     def classify(name: str | None, at: float) -> str:
         if name is None:
@@ -162,72 +240,44 @@ def run(latency: Latency, *, instances: int, distinct: int, copies: int, senders
         return "outside-any-request"
 
     wb_by: dict[str, Counter[str]] = defaultdict(Counter)
-    for call in wb_calls:
-        wb_by[classify(_instance_of_path(call.path, operations), call.at)][call.verb] += 1
+    for call in seen.wb_calls:
+        wb_by[classify(_instance_of_path(call.path, seen.operations), call.at)][call.verb] += 1
     slack_by: dict[str, Counter[str]] = defaultdict(Counter)
-    for sc in slack_calls:
-        slack_by[classify(_instance_of_slack_call(sc.args, tokens), sc.time - wall_offset)][sc.method] += 1
+    for sc in seen.slack_calls:
+        slack_by[classify(_instance_of_slack_call(sc.args, tokens), sc.time - seen.wall_offset)][sc.method] += 1
+    return wb_by, slack_by
 
-    incidents = sum(1 for n in resets.values() if n > 0)
-    decisions = Counter(str(r.get("decision")) for r in audits)
-    duplicates = decisions.get("skip-duplicate", 0)
-    wb_incident = sum(wb_by["incident"].values())
-    wb_duplicate = sum(wb_by["duplicate"].values())
-    slack_incident = sum(slack_by["incident"].values())
-    slack_duplicate = sum(slack_by["duplicate"].values())
-    worker_rss = [m["vm_hwm_kb"] for m in memory if m["role"] == "worker" and m["vm_hwm_kb"]]
-    acting = [d for ws in windows.values() for d, resetting in ws if resetting]
-    checks = {
-        "resets_total": sum(resets.values()),
-        "instances_reset_exactly_once": sum(1 for n in resets.values() if n == 1),
-        "alerts": len(alerts),
-        "pubsub_idle": idle,
+
+def checks(seen: Seen, instances: int) -> dict[str, Any]:
+    """The storm is right when every instance was reset exactly once and alerted once, and Pub/Sub went idle."""
+    found: dict[str, Any] = {
+        "resets_total": sum(seen.resets.values()),
+        "instances_reset_exactly_once": sum(1 for n in seen.resets.values() if n == 1),
+        "alerts": seen.alerts,
+        "pubsub_idle": seen.idle,
         "expected_resets": instances,
         "expected_alerts": instances,
     }
-    checks["ok"] = (checks["resets_total"] == instances and checks["instances_reset_exactly_once"] == instances
-                    and checks["alerts"] == instances and idle)
+    found["ok"] = (found["resets_total"] == instances and found["instances_reset_exactly_once"] == instances
+                   and found["alerts"] == instances and seen.idle)
+    return found
+
+
+def calls_per_request(seen: Seen, wb_by: dict[str, Counter[str]], slack_by: dict[str, Counter[str]]) -> dict[str, Any]:
+    """The calls of the requests that reset an instance (incidents) and of the duplicates, per request."""
+    incidents = sum(1 for n in seen.resets.values() if n > 0)
+    duplicates = Counter(str(r.get("decision")) for r in seen.audits).get("skip-duplicate", 0)
+    wb_incident, wb_duplicate = sum(wb_by["incident"].values()), sum(wb_by["duplicate"].values())
+    slack_incident, slack_duplicate = sum(slack_by["incident"].values()), sum(slack_by["duplicate"].values())
     return {
-        "instances": instances,
-        "kill_lines_per_instance": distinct,
-        "deliveries_per_line": copies,
-        "events": instances * distinct * copies,
-        "senders": senders,
-        "env": STORM_ENV,
-        "checks": checks,
-        "sink_seconds": round(sunk, 3),
-        "on_oom": {
-            "deliveries": len(oom_deliveries),
-            "acked": sum(d.acked for d in oom_deliveries),
-            "span_s": round(oom_span, 3),
-            "events_per_s": round(instances * distinct * copies / oom_span, 1),
-            "push_ms": summary([d.finished - d.started for d in oom_deliveries]),
-        },
-        "worker": {
-            "deliveries": len(worker_deliveries),
-            "acked": sum(d.acked for d in worker_deliveries),
-            "decisions": dict(decisions),
-            "resetting_request_ms": summary([d.finished - d.started for d in acting]),
-        },
-        "time_to_last_reset_s": round(last_reset, 3),
-        "total_s": round(finished - started, 3),
-        "memory": memory,
-        "worker_peak_rss_mib": round(max(worker_rss) / 1024, 1) if worker_rss else None,
-        "function_pss_mib": {
-            str(port): round(sum(m["pss_kb"] or 0 for m in memory if m["function_port"] == port) / 1024, 1)
-            for port in sorted({m["function_port"] for m in memory})
-        },
-        "calls": {
-            "incidents": incidents,
-            "duplicates": duplicates,
-            "workbench_by_verb": {k: dict(v) for k, v in wb_by.items()},
-            "slack_by_method": {k: dict(v) for k, v in slack_by.items()},
-            "workbench_per_incident": round(wb_incident / incidents, 2) if incidents else None,
-            "slack_per_incident": round(slack_incident / incidents, 2) if incidents else None,
-            "workbench_per_duplicate": round(wb_duplicate / duplicates, 2) if duplicates else None,
-            "slack_per_duplicate": round(slack_duplicate / duplicates, 2) if duplicates else None,
-            "workbench_total": len(wb_calls),
-            "slack_total": len(slack_calls),
-        },
-        "alert_channel": ALERT_CHANNEL,
+        "incidents": incidents,
+        "duplicates": duplicates,
+        "workbench_by_verb": {k: dict(v) for k, v in wb_by.items()},
+        "slack_by_method": {k: dict(v) for k, v in slack_by.items()},
+        "workbench_per_incident": round(wb_incident / incidents, 2) if incidents else None,
+        "slack_per_incident": round(slack_incident / incidents, 2) if incidents else None,
+        "workbench_per_duplicate": round(wb_duplicate / duplicates, 2) if duplicates else None,
+        "slack_per_duplicate": round(slack_duplicate / duplicates, 2) if duplicates else None,
+        "workbench_total": len(seen.wb_calls),
+        "slack_total": len(seen.slack_calls),
     }

@@ -139,8 +139,16 @@ def kill(stack: LocalStack, transcript: Transcript, name: str, *, survives: bool
 
 
 def scenario(stack: LocalStack, transcript: Transcript) -> None:
+    """The story's steps in order, each waiting for its outcome: the incidents first, then what people ask of Slack."""
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+    memory_and_kills(stack, transcript)
+    restart_commands(stack, transcript, slack)
+    pause_restarts(stack, transcript, slack)
+    approve_bigger(stack, transcript, slack)
 
+
+def memory_and_kills(stack: LocalStack, transcript: Transcript) -> None:
+    """Steps 0-3: a memory warning, a kill that takes JupyterLab down, one that spares it, and look-alike lines."""
     transcript.heading("0. Memory nearly full: the owner is warned while there is time to save")
     transcript.say("monitoring", "wb-alice has used over 90% of its memory for 2 minutes (93.4%): an alert opens")
     stack.monitoring(memory_incident(PROJECT, ZONE, "wb-alice", percent=93.4))
@@ -167,6 +175,9 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
                        else "  not a kill: the log filter never passes it to the bot")
     settle(stack, transcript)
 
+
+def restart_commands(stack: LocalStack, transcript: Transcript, slack: SlackRequester) -> None:
+    """Steps 4-5: an owner restarts her own notebook; someone else's request for it does nothing."""
     transcript.heading("4. carol: /restart-notebook  (her own notebook)")
     url = stack.slack.new_response_url()
     answer = slack.slash_command("U0CAROL", "", response_url=url)
@@ -184,6 +195,9 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     transcript.say("notebook", f"wb-carol restarted {_times(stack.workbench.resets(_full('wb-carol')))} so far: "
                                "bob's request did nothing")
 
+
+def pause_restarts(stack: LocalStack, transcript: Transcript, slack: SlackRequester) -> None:
+    """Step 6: [Pause restarts] on an alert, refused to a participant, done for the organizer and kept on the VM."""
     transcript.heading("6. [Pause restarts] on wb-alice's alert: bob tries first, then the organizer")
     alert = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "wb-alice" in json.dumps(m.get("blocks")))
     url = stack.slack.new_response_url()
@@ -201,6 +215,9 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
                                "(its labels), so it holds across redeploys" if kept else
                                "wb-alice: the pause is NOT written on the instance")
 
+
+def approve_bigger(stack: LocalStack, transcript: Transcript, slack: SlackRequester) -> None:
+    """Step 7: a participant asks for more memory, the organizer approves, the notebook moves to a bigger machine."""
     transcript.heading("7. bob: /restart-notebook bigger — the organizer approves, the thread tells each step")
     answer = slack.slash_command("U0BOB", "bigger", response_url=stack.slack.new_response_url())
     transcript.say("slack", f"answered in {answer.elapsed_s:.1f} s, seen only by bob:")

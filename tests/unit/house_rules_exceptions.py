@@ -16,12 +16,5 @@ FILE_EXCEPTIONS: dict[str, int] = {
 
 # "path:Class.function" (nested functions by their enclosing names) -> lines, decorators not counted
 FUNCTION_EXCEPTIONS: dict[str, int] = {
-    "bench/__main__.py:main": 79,
-    "bench/__main__.py:parse_args": 63,
-    "bench/report.py:markdown": 161,
-    "bench/report.py:metrics": 112,
-    "bench/slow_answer.py:_one": 63,
-    "bench/storm.py:run": 129,
-    "demo/story.py:scenario": 77,
     "simulators/stack.py:LocalStack.start": 63,
 }
