@@ -56,7 +56,7 @@ from tests.integration.helpers import (
     worker_logs,
 )
 
-pytestmark = pytest.mark.wire
+pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("injects publish faults; reads rpc_log, deliveries")]
 
 BUDGET_S = 6.0
 HOLD_S = 3.0  # how long a `timeout` fault holds a request before answering it after all

@@ -15,7 +15,7 @@ from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, stack_with_organizer, wait_for
 
-pytestmark = pytest.mark.wire
+pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("reads what was published (stack.records)")]
 CAROL = ("U0CAROL", "carol@contest.example")
 DAVE = ("U0DAVE", "dave@contest.example")
 STRANGER = ("U0STRANGER", "stranger@contest.example")  # a member with no notebook
@@ -126,7 +126,7 @@ def pressed(stack: LocalStack, slack: SlackRequester, user_id: str, action_id: s
 
 
 def requests_for(stack: LocalStack, name: str) -> list[dict[str, Any]]:
-    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC) if m.attributes.get("instance") == name]
+    return [json.loads(m.data) for m in stack.records.published(RESTART_TOPIC) if m.attributes.get("instance") == name]
 
 
 def test_a_participant_restarts_their_own_notebook_from_its_row(stack: LocalStack, slack: SlackRequester,

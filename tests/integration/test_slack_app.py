@@ -22,7 +22,7 @@ from simulators.stack import (
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, ZONE, kill, stack_with_organizer, wait_alert
 
-pytestmark = pytest.mark.wire
+pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("reads what was published (stack.records)")]
 ALICE = ("U0ALICE", "Alice@Contest.example")  # mixed case on purpose: owners compare case-insensitively
 BOB = ("U0BOB", "bob@contest.example")
 NOMAIL = "U0NOMAIL"
@@ -48,7 +48,7 @@ def alice_instance(stack: LocalStack, prefix: str = "wb-al") -> tuple[str, str]:
 
 
 def restart_requests(stack: LocalStack) -> int:
-    return len(stack.pubsub.published(RESTART_TOPIC))
+    return len(stack.records.published(RESTART_TOPIC))
 
 
 CALLERS = {"owner": ALICE[0], "participant": BOB[0], "organizer": ORGANIZER[0], "no-email": NOMAIL, "unknown": GHOST}

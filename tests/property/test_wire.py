@@ -44,7 +44,8 @@ CALLERS = st.one_of(st.sampled_from((BOB, NOMAIL)), USER_IDS.filter(lambda u: u 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    with LocalStack(slack_app=True, memory_alerts=True) as running:
+    # The simulator: these tests read what was published (stack.pubsub.published).
+    with LocalStack(slack_app=True, memory_alerts=True, pubsub_backend="simulator") as running:
         running.slack.add_user("U0ALICE", "alice", "alice@contest.example")
         running.slack.add_user("U0ORG", "org", "org@contest.example")
         running.slack.add_user(BOB, "bob", "bob@contest.example")
