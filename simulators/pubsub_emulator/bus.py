@@ -34,8 +34,12 @@ class EmulatorPubSub:
     from it (a message counts from the moment the shadow receives it, milliseconds after its publish).
     """
 
-    def __init__(self, emulator: PubSubEmulator | None = None) -> None:
+    def __init__(self, emulator: PubSubEmulator | None = None, *, min_backoff_s: float = 0.1,
+                 max_backoff_s: float = 2.0) -> None:
+        """The backoff bounds: a subscription's that names none, as PubSubSimulator's (fast local redelivery;
+        Pub/Sub's own defaults, which infra/pubsub.tf sets, are 10 s and 600 s). The agent waits 1 s at least."""
         self.emulator = emulator or shared_emulator()
+        self.min_backoff_s, self.max_backoff_s = min_backoff_s, max_backoff_s
         self.host = self.emulator.host
         self.suffix = uuid.uuid4().hex[:8]
         self._subscriptions: list[str] = []
@@ -118,7 +122,7 @@ class EmulatorPubSub:
                                  max_delivery_attempts: int | None = None, dead_letter_topic: str | None = None,
                                  min_backoff_s: float | None = None, max_backoff_s: float | None = None,
                                  oidc_token: tuple[str, str] | None = None) -> None:
-        """As the simulator's; the retry policy's bounds default to Pub/Sub's (10 s and 600 s, RetryPolicy)."""
+        """As the simulator's; the retry policy's bounds default to this Pub/Sub's (`__init__`)."""
         assert self._agent is not None, "start() first"
         route = Route(
             name=self.resource(name), label=name, topic=self.resource(topic), endpoint=endpoint,
@@ -126,8 +130,8 @@ class EmulatorPubSub:
             max_delivery_attempts=max_delivery_attempts if dead_letter_topic else None,
             dead_letter_topic=self.resource(dead_letter_topic) if dead_letter_topic else None,
             dead_letter_label=dead_letter_topic,
-            min_backoff_s=10.0 if min_backoff_s is None else min_backoff_s,
-            max_backoff_s=600.0 if max_backoff_s is None else max_backoff_s,
+            min_backoff_s=self.min_backoff_s if min_backoff_s is None else min_backoff_s,
+            max_backoff_s=self.max_backoff_s if max_backoff_s is None else max_backoff_s,
             oidc_token=oidc_token,
         )
         route.created -= timedelta(milliseconds=1)  # a publish time is cut to the millisecond

@@ -10,7 +10,10 @@ a message whose deadline expired being handed out again before the later ones of
 
 So this agent does only the HTTP leg of Pub/Sub's push sender, with the emulator deciding what is delivered next:
 - one Pull of one message at a time per puller (a larger batch hands out several messages of one key at once,
-  measured), several pullers per subscription so that keys go side by side;
+  measured), several pullers per subscription so that keys go side by side. Not StreamingPull through the
+  client's `subscribe`: its leaser extends ack deadlines by itself and its scheduler orders keys client-side,
+  both of which would put our code, not the emulator, in charge of redelivery. A waiting Pull answers 0.05 s
+  after a publish (measured), so nothing waits on a timer;
 - the body `simulators.pubsub` sends (PushConfig.PubsubWrapper: the PubsubMessage's JSON, `messageId` and
   `message_id`, `publishTime` and `publish_time`, `orderingKey`; `deliveryAttempt` = the emulator's count,
   only with a dead-letter policy, as Pub/Sub: cloud.google.com/pubsub/docs/handling-failures), the CloudEvent
