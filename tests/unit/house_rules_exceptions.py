@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # path from the root -> lines
 FILE_EXCEPTIONS: dict[str, int] = {
-    "simulators/pubsub.py": 908,
+    "simulators/pubsub.py": 893,
     "tests/guest/rig.py": 507,
     "tests/integration/test_faults.py": 505,
     "tests/integration/test_memory_and_resize.py": 551,
