@@ -29,7 +29,7 @@ from tests.integration.helpers import (
     workbench_calls,
 )
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("reads each push and its attempt (restart_deliveries)")]
+pytestmark = pytest.mark.wire
 
 
 @pytest.fixture(scope="module")

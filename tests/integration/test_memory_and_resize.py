@@ -21,7 +21,7 @@ from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, RESTART_TOPIC, S
 from tests.integration.conftest import new_instance, publish_request
 from tests.integration.helpers import ORGANIZER, stack_with_organizer
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("reads what was published (stack.records)")]
+pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("reads stack.pubsub.published")]
 ZONE = "asia-northeast1-a"
 SLOW_BUDGET_S = 5.0  # the worker's budget on the `slow` stack
 SLOW_S = 8.0  # a stop or start that outlasts that budget, then finishes

@@ -25,7 +25,7 @@ from tests.integration.helpers import ORGANIZER, wait_for
 from tests.integration.test_misconfiguration import _refused_start
 from tests.support import pubsub_message
 
-pytestmark = pytest.mark.pubsub_simulator("reads every push's status (stack.records.deliveries)")
+pytestmark = pytest.mark.pubsub_simulator("reads every push at once; emulator records lag")
 
 
 @pytest.fixture(scope="module")

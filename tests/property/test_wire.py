@@ -44,7 +44,8 @@ CALLERS = st.one_of(st.sampled_from((BOB, NOMAIL)), USER_IDS.filter(lambda u: u 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    # The simulator: these tests read what was published (stack.pubsub.published).
+    # The simulator: these tests assert nothing was published right after a request, and the emulator-backed
+    # Pub/Sub records what was published a moment later (a shadow subscription's pull).
     with LocalStack(slack_app=True, memory_alerts=True, pubsub_backend="simulator") as running:
         running.slack.add_user("U0ALICE", "alice", "alice@contest.example")
         running.slack.add_user("U0ORG", "org", "org@contest.example")
