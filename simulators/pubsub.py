@@ -27,12 +27,12 @@ Push delivery runs in background threads, per subscription:
 Pull subscriptions can be created (for GetSubscription) but no message is queued for them:
 Pull/StreamingPull are not simulated.
 
-Google's own emulator (simulators/pubsub_emulator.py) is the reference where it is installed: tests/contract runs
-the same tests on both. They agree on ordering and at-least-once redelivery, which the emulator settles; this
-simulator stays the stacks' default (docs/testing.md, with the numbers) and the only one the tests trust for
-what the emulator lacks or gets wrong: the retry policy's backoff, ``deliveryAttempt`` and dead-lettering
-(docs/fidelity.md, "Issue 29"), injected faults, the record of every push (``deliveries``, ``dead_lettered``,
-``published``), ``wait_idle``, the CloudEvent push Eventarc makes, and the IAM RPCs on its port.
+Google's own emulator, pushed by our agent over its pull path (simulators/pubsub_emulator/), is the reference
+where it is installed: tests/contract runs the same tests on both, and they agree on every push behaviour the bot
+depends on (ordering, redelivery, the ack deadline, the success codes, the body, ``deliveryAttempt``,
+dead-lettering; docs/fidelity.md, "Issue 29"), with the same records (``deliveries``, ``dead_lettered``,
+``published``, ``wait_idle``). This simulator is what runs where the emulator is not installed, and the only one
+with injected publish faults and a publish latency, and the IAM RPCs on its port.
 
 CLI for manual use::
 

@@ -16,10 +16,11 @@ from datetime import timedelta
 from typing import Any
 
 import grpc
+from google.pubsub_v1.types import PullRequest
 
 from simulators.pubsub import DeadLetter, Delivery, PublishedMessage
 from simulators.pubsub_emulator.process import PubSubEmulator, shared_emulator
-from simulators.pubsub_emulator.push_agent import PULL_WAIT_S, PushAgent, Route
+from simulators.pubsub_emulator.push_agent import PushAgent, Route
 
 __all__ = ["EmulatorPubSub"]
 
@@ -30,8 +31,9 @@ class EmulatorPubSub:
     """One stack's Pub/Sub on the shared emulator, its names carrying a suffix of their own (`resource`).
 
     Topics and subscriptions are deleted at stop, so that the shared emulator holds nothing for a stopped stack.
-    Each topic has a shadow pull subscription of ours, read at once: `published(topic)` and `wait_idle` count
-    from it (a message counts from the moment the shadow receives it, milliseconds after its publish).
+    Each topic has a shadow pull subscription of ours, drained (Pull with `return_immediately`, which the emulator
+    answers at once, a published message already in it) whenever `published` or `wait_idle` reads it: so every
+    message published before the call is counted.
     """
 
     def __init__(self, emulator: PubSubEmulator | None = None, *, min_backoff_s: float = 0.1,
@@ -45,6 +47,8 @@ class EmulatorPubSub:
         self._subscriptions: list[str] = []
         self._topics: dict[str, str] = {}  # as the emulator holds it -> as the caller named it
         self._published: dict[str, list[PublishedMessage]] = {}  # by the caller's name
+        self._shadows: dict[str, str] = {}  # shadow subscription -> the topic as the caller named it
+        self._draining = threading.Lock()
         self._stopping = threading.Event()
         self._publisher: Any = None
         self._subscriber: Any = None
@@ -74,6 +78,7 @@ class EmulatorPubSub:
 
     def published(self, topic: str) -> list[PublishedMessage]:
         assert self._agent is not None, "start() first"
+        self._drain()
         with self._agent.cond:
             return list(self._published.get(topic, []))
 
@@ -115,7 +120,7 @@ class EmulatorPubSub:
         shadow = f"{name.replace('/topics/', '/subscriptions/')}-{SHADOW}"
         self._subscriber.create_subscription(request={"name": shadow, "topic": name}, timeout=30)
         self._subscriptions.append(shadow)
-        threading.Thread(target=self._read_shadow, args=(shadow, topic), daemon=True).start()
+        self._shadows[shadow] = topic
 
     def create_push_subscription(self, name: str, topic: str, endpoint: str, *, push_format: str = "pubsub",
                                  ordering: bool = True, ack_deadline_s: float = 60.0,
@@ -148,13 +153,15 @@ class EmulatorPubSub:
         """True once no push is in flight and every message a push subscription holds was acked or dead-lettered."""
         assert self._agent is not None, "start() first"
         deadline = time.monotonic() + timeout
-        with self._agent.cond:
-            while not self._idle():
+        while True:
+            self._drain()
+            with self._agent.cond:
+                if self._idle():
+                    return True
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False
                 self._agent.cond.wait(min(left, 0.1))
-            return True
 
     def _idle(self) -> bool:
         assert self._agent is not None
@@ -167,24 +174,24 @@ class EmulatorPubSub:
                 return False
         return True
 
-    def _read_shadow(self, shadow: str, topic: str) -> None:
-        """Records every message published to `topic` (acknowledged at once: the shadow is ours alone)."""
+    def _drain(self) -> None:
+        """Records every message published to each topic so far (acknowledged at once: the shadows are ours)."""
         assert self._agent is not None
-        while not self._stopping.is_set():
-            try:
-                response = self._subscriber.pull(request={"subscription": shadow, "max_messages": 100},
-                                                 timeout=PULL_WAIT_S, retry=None)
-            except Exception:  # deleted at stop, or the Pull cut short
-                self._stopping.wait(0.5)
-                continue
-            if not response.received_messages:
-                continue
-            with contextlib.suppress(Exception):
-                self._subscriber.acknowledge(request={"subscription": shadow, "ack_ids": [
-                    r.ack_id for r in response.received_messages]}, timeout=30)
-            with self._agent.cond:
-                self._published[topic].extend(
-                    PublishedMessage(topic, r.message.message_id, bytes(r.message.data), dict(r.message.attributes),
-                                     r.message.ordering_key, r.message.publish_time)
-                    for r in response.received_messages)
-                self._agent.cond.notify_all()
+        with self._draining:
+            for shadow, topic in self._shadows.items():
+                while True:
+                    # Through the transport: the client's `pull` warns on the (deprecated) flag at every call.
+                    response = self._subscriber.transport.pull(
+                        PullRequest(subscription=shadow, max_messages=1000, return_immediately=True), timeout=30)
+                    received = list(response.received_messages)
+                    if not received:
+                        break
+                    self._subscriber.acknowledge(request={"subscription": shadow,
+                                                          "ack_ids": [r.ack_id for r in received]}, timeout=30)
+                    with self._agent.cond:
+                        seen = {m.message_id for m in self._published[topic]}
+                        self._published[topic].extend(
+                            PublishedMessage(topic, r.message.message_id, bytes(r.message.data),
+                                             dict(r.message.attributes), r.message.ordering_key,
+                                             r.message.publish_time)
+                            for r in received if r.message.message_id not in seen)

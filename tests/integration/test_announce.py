@@ -20,7 +20,7 @@ from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, stack_with_organizer, wait_for
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("reads records at once; emulator records lag")]
+pytestmark = pytest.mark.wire
 PARTICIPANT = ("U0PAT", "pat@contest.example")
 ZONE = "asia-northeast1-a"
 TEXT = "The test set is fixed <!channel>: re-run your last cell."

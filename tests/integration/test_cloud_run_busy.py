@@ -14,7 +14,7 @@ from simulators.entries import oom_entry
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("reads dead_lettered at once; emulator records lag")]
+pytestmark = pytest.mark.wire
 ZONE = "asia-northeast1-a"
 
 

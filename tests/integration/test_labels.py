@@ -37,7 +37,7 @@ from tests.integration.helpers import (
     workbench_calls,
 )
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("needs an exact wait_idle; emulator records lag")]
+pytestmark = pytest.mark.wire
 
 RESET_S = 2.0  # long enough for a console edit to land while the reset runs
 ENV = {"WORKBENCH_TIMEOUT_SECONDS": "1.5", "WORKBENCH_RETRY_SECONDS": "2.5", "SLOW_RESTART_ALERT_SECONDS": "30"}

@@ -16,7 +16,7 @@ from simulators.entries import noise_entry, oom_entry
 from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("needs exact records and wait_idle; emulator's lag")]
+pytestmark = pytest.mark.wire
 ZONE = "asia-northeast1-a"
 WIRE = Path(__file__).parents[1] / "data" / "wire"
 

@@ -28,7 +28,7 @@ from tests.integration.helpers import (
     worker_logs,
 )
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("needs an exact wait_idle; emulator records lag")]
+pytestmark = pytest.mark.wire
 
 HOLD_S = 3.0
 REST_ENV = {"WORKER_BUDGET_SECONDS": "6", "WORKBENCH_TIMEOUT_SECONDS": "1.5", "WORKBENCH_RETRY_SECONDS": "2.5"}

@@ -22,7 +22,7 @@ from simulators.stack import (
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, ZONE, kill, stack_with_organizer, wait_alert
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("counts what was published at once; emulator records lag")]
+pytestmark = pytest.mark.wire
 ALICE = ("U0ALICE", "Alice@Contest.example")  # mixed case on purpose: owners compare case-insensitively
 BOB = ("U0BOB", "bob@contest.example")
 NOMAIL = "U0NOMAIL"

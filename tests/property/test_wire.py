@@ -44,9 +44,7 @@ CALLERS = st.one_of(st.sampled_from((BOB, NOMAIL)), USER_IDS.filter(lambda u: u 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    # The simulator: these tests assert nothing was published right after a request, and the emulator-backed
-    # Pub/Sub records what was published a moment later (a shadow subscription's pull).
-    with LocalStack(slack_app=True, memory_alerts=True, pubsub_backend="simulator") as running:
+    with LocalStack(slack_app=True, memory_alerts=True) as running:
         running.slack.add_user("U0ALICE", "alice", "alice@contest.example")
         running.slack.add_user("U0ORG", "org", "org@contest.example")
         running.slack.add_user(BOB, "bob", "bob@contest.example")
@@ -80,7 +78,7 @@ def assert_reasons(records: list[dict[str, Any]], decisions: tuple[str, ...]) ->
 
 
 def published(stack: LocalStack) -> int:
-    return len(stack.pubsub.published(RESTART_TOPIC))
+    return len(stack.records.published(RESTART_TOPIC))
 
 
 def post_cloudevent(url: str, event: tuple[str, str, str, Any]) -> tuple[int, bytes]:
@@ -119,7 +117,7 @@ def test_memory_events_over_the_wire(stack: LocalStack, record_property: Record)
         status, body = post_cloudevent(url, event)
         assert 200 <= status < 500, (status, body[:300])
         if published(stack) != before:
-            queued = [envelope.decode(m.data) for m in stack.pubsub.published(RESTART_TOPIC)[before:]]
+            queued = [envelope.decode(m.data) for m in stack.records.published(RESTART_TOPIC)[before:]]
             assert [r.action for r in queued] == [Action.WARN], queued
 
     run("memory_event", "wire", MEMORY_EVENTS, check, record_property)
