@@ -193,7 +193,7 @@ def morning(stack: LocalStack, transcript: Teller) -> None:
 def _schedule(stack: LocalStack, action: ScheduledAction, stop_at: datetime | None) -> None:
     """What the Cloud Scheduler job publishes at its time (infra/contest/schedule.tf: the message, its attribute)."""
     message = ScheduleMessage(action, datetime.now(UTC), stop_at, "demo-contest")
-    stack.pubsub.publish(RESTART_TOPIC, message.to_json(), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(RESTART_TOPIC, message.to_json(), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
 
 def warning_step(stack: LocalStack, transcript: Teller) -> None:

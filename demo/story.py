@@ -279,7 +279,7 @@ def replay(stack: LocalStack, transcript: Transcript, entries: list[Entry], keep
             transcript.say("logging", f"not selected by the sink's filter: the real sink would not forward it. "
                                       f"Filter: {SINK_FILTER}")
             transcript.say("replay", "published to the OOM topic by hand, to show what on_oom would make of it")
-            stack.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
+            stack.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
         else:
             transcript.say("logging", "selected by the sink's filter and published to on_oom")
         settle(stack, transcript)

@@ -27,12 +27,12 @@ Push delivery runs in background threads, per subscription:
 Pull subscriptions can be created (for GetSubscription) but no message is queued for them:
 Pull/StreamingPull are not simulated.
 
-Google's own emulator (simulators/pubsub_emulator.py) is the reference where it is installed: tests/contract runs
-the same tests on both. They agree on ordering and at-least-once redelivery, which the emulator settles; this
-simulator stays the stacks' default (docs/testing.md, with the numbers) and the only one the tests trust for
-what the emulator lacks or gets wrong: the retry policy's backoff, ``deliveryAttempt`` and dead-lettering
-(docs/fidelity.md, "Issue 29"), injected faults, the record of every push (``deliveries``, ``dead_lettered``,
-``published``), ``wait_idle``, the CloudEvent push Eventarc makes, and the IAM RPCs on its port.
+Google's own emulator, pushed by our agent over its pull path (simulators/pubsub_emulator/), is the reference
+where it is installed: tests/contract runs the same tests on both, and they agree on every push behaviour the bot
+depends on (ordering, redelivery, the ack deadline, the success codes, the body, ``deliveryAttempt``,
+dead-lettering; docs/fidelity.md, "Issue 29"), with the same records (``deliveries``, ``dead_lettered``,
+``published``, ``wait_idle``). This simulator is what runs where the emulator is not installed, and the only one
+with injected publish faults and a publish latency, and the IAM RPCs on its port.
 
 CLI for manual use::
 
@@ -44,7 +44,6 @@ CLI for manual use::
 from __future__ import annotations
 
 import argparse
-import base64
 import http.client
 import itertools
 import json
@@ -78,6 +77,7 @@ from google.pubsub_v1.types import (
     Topic,
 )
 
+from simulators.pubsub_body import format_publish_time, push_message
 from simulators.pubsub_checks import (
     MAX_REQUEST_BYTES,
     PubSubError,
@@ -98,6 +98,7 @@ __all__ = [
     "PublishedMessage",
     "format_publish_time",
     "main",
+    "push_message",
 ]
 
 #: HTTP statuses a push endpoint answers to acknowledge a message.
@@ -147,12 +148,6 @@ class DeadLetter:
     attempts: int
     dead_letter_topic: str
     dead_letter_message_id: str | None  # None when the dead-letter topic no longer exists
-
-
-def format_publish_time(when: datetime) -> str:
-    """RFC 3339 in UTC with milliseconds and ``Z``, as push bodies and ``ce-time`` carry it."""
-    utc = when.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
 @dataclass
@@ -547,18 +542,8 @@ class PubSubSimulator:
     def _push_request(
         self, sub: _Subscription, message: PublishedMessage, attempt: int
     ) -> tuple[bytes, dict[str, str]]:
-        publish_time = format_publish_time(message.publish_time)
-        msg: dict[str, Any] = {}
-        if message.attributes:
-            msg["attributes"] = dict(message.attributes)
-        if message.data:
-            msg["data"] = base64.b64encode(message.data).decode("ascii")
-        msg["messageId"] = message.message_id
-        msg["message_id"] = message.message_id
-        if message.ordering_key:
-            msg["orderingKey"] = message.ordering_key
-        msg["publishTime"] = publish_time
-        msg["publish_time"] = publish_time
+        msg = push_message(message)
+        publish_time = msg["publishTime"]
         payload: dict[str, Any] = {"message": msg, "subscription": sub.name}
         headers = {
             "Content-Type": "application/json",

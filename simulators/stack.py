@@ -1,38 +1,29 @@
 """The local stack: simulators + the real functions under the real functions-framework.
 
-    Logging sink (publish) -> Pub/Sub sim -> CloudEvent push -> on_oom (functions-framework)
-        -> Pub/Sub sim restart topic (ordering key = instance) -> push -> restart_worker x N
-        -> Workbench sim (REST) + Slack sim (Web API)
+    Logging sink (publish) -> Pub/Sub -> CloudEvent push -> on_oom (functions-framework)
+        -> Pub/Sub restart topic (ordering key = instance) -> push -> restart_worker x N
+        -> Workbench sim (gRPC or REST) + Slack sim (Web API)
     Slack (signed requests) -> slack_app (functions-framework) -> restart topic -> ...
 
-Used by `make demo`, the integration tests and the benchmarks. Each function runs
-as its own process with only environment variables pointing it here, as it
-would be deployed.
+Pub/Sub is Google's emulator where it is installed, else simulators/pubsub.py (simulators/stack_pubsub.py).
+Used by `make demo`, the integration tests and the benchmarks. Each function runs as its own process with only
+environment variables pointing it here, as it would be deployed (simulators/function_process.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
-import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from shared.core.oom_parse import SINK_FILTER
-from simulators.children import die_with_parent
+from simulators.balancer import RoundRobin
 from simulators.compute import ComputeSimulator
+from simulators.function_process import ROOT, FunctionProcess
 from simulators.logging_query import compile_query
 from simulators.monitoring import MonitoringSimulator, feed_from_incident, feed_from_kill
 from simulators.oidc import OidcIssuer
@@ -40,14 +31,25 @@ from simulators.ports import free_port
 from simulators.pubsub import PubSubSimulator
 from simulators.pubsub_emulator import EmulatorPubSub
 from simulators.slack import SlackSimulator
+from simulators.stack_pubsub import (
+    BACKENDS,
+    DEAD_LETTER_TOPIC,
+    MEMORY_TOPIC,
+    OOM_TOPIC,
+    PROJECT,
+    RESTART_TOPIC,
+    TOPICS,
+    PubSubRecords,
+    StackPubSub,
+    default_pubsub_backend,
+    subscribe_functions,
+)
 from simulators.workbench import WorkbenchSimulator
 
-ROOT = Path(__file__).resolve().parent.parent
-PROJECT = "contest-prj"
-OOM_TOPIC = f"projects/{PROJECT}/topics/notebook-oom"
-RESTART_TOPIC = f"projects/{PROJECT}/topics/notebook-restarts"
-DEAD_LETTER_TOPIC = f"projects/{PROJECT}/topics/notebook-restarts-dead-letter"
-MEMORY_TOPIC = f"projects/{PROJECT}/topics/notebook-memory-alerts"
+# The names the tests, the demo, the bench and the doctor read here, some of them defined beside it.
+__all__ = ["ALERT_CHANNEL", "BOT_TOKEN", "DEAD_LETTER_TOPIC", "MEMORY_TOPIC", "OOM_TOPIC", "PROJECT", "PUSH_ACCOUNT",
+           "RESTART_TOPIC", "ROOT", "SIGNING_SECRET", "SLACK_GENEROUS_BUDGET", "SLACK_PRODUCTION_BUDGET",
+           "FunctionProcess", "LocalStack"]
 ALERT_CHANNEL = "C0ALERTS"
 BOT_TOKEN = "xoxb-local-stack-token"
 SIGNING_SECRET = "local-stack-signing-secret"
@@ -85,179 +87,6 @@ SLACK_PRODUCTION_BUDGET = {  # SlackBudget's defaults, as production runs them
 }
 
 
-def wait_for_port(port: int, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process is not None and process.poll() is not None:
-            raise RuntimeError(f"process exited with {process.returncode} before listening on {port}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(f"nothing listening on {port} after {timeout} s")
-
-
-@dataclass
-class FunctionProcess:
-    name: str
-    target: str
-    port: int
-    log_path: Path
-    process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def start(self, env: dict[str, str]) -> None:
-        binary = Path(sys.executable).parent / "functions-framework"
-        command = [
-            str(binary), "--source", str(ROOT / "functions" / self.name / "main.py"),
-            "--target", self.target, "--host", "127.0.0.1", "--port", str(self.port),
-        ]
-        log = self.log_path.open("ab")
-        # Its own process group: functions-framework serves through a gunicorn master and a worker
-        # process, and kill() must take both down, as a crashed instance goes down whole.
-        self.process = subprocess.Popen(
-            die_with_parent(command), env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, process_group=0
-        )
-        log.close()
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        try:
-            wait_for_port(self.port, timeout, self.process)
-        except (RuntimeError, TimeoutError) as exc:
-            raise RuntimeError(f"{self.name} did not start: {exc}\n{self.log_tail()}") from exc
-
-    def kill(self) -> None:
-        """SIGKILL: what a crashed or scaled-in instance looks like to Pub/Sub."""
-        if self.process and self.process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)  # the gunicorn worker too, mid-request
-            self.process.wait(10)
-
-    def log_records(self) -> list[dict[str, Any]]:
-        records: list[dict[str, Any]] = []
-        if not self.log_path.exists():
-            return records
-        for line in self.log_path.read_text(errors="replace").splitlines():
-            if line.startswith("{"):
-                try:
-                    records.append(json.loads(line))
-                except ValueError:
-                    continue
-        return records
-
-    def log_tail(self, lines: int = 30) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-
-class RoundRobin:
-    """A tiny load balancer: what Cloud Run puts in front of a function's instances.
-
-    With `concurrency` (Cloud Run's max_instance_request_concurrency; infra/functions.tf gives the worker 1), a
-    backend takes at most that many requests at once, and a request that finds every backend busy is answered
-    429, as Cloud Run answers when no instance is free and max_instance_count is reached ("The request was
-    aborted because there was no available instance": Cloud Run troubleshooting, HTTP 429; the Pub/Sub push docs
-    count any status but 102/200/201/202/204 as a failed delivery, so toward a dead-letter policy's attempts;
-    docs/fidelity.md). Without it, every request is passed on (the functions-framework process queues it)."""
-
-    def __init__(self, backends: list[str], *, concurrency: int | None = None) -> None:
-        self.backends = backends
-        self.concurrency = concurrency
-        self.busy = [0] * len(backends)
-        self.refused = 0  # requests answered 429
-        self._next = 0
-        self._lock = threading.Lock()
-        balancer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                index = balancer.admit()
-                if index is None:
-                    refusal = b"Rate exceeded."
-                    self.send_response(429)
-                    self.send_header("Content-Length", str(len(refusal)))
-                    self.end_headers()
-                    self.wfile.write(refusal)
-                    return
-                try:
-                    status, payload = self.forward(balancer.backends[index], body)
-                finally:
-                    balancer.release(index)
-                self.send_response(status)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def forward(self, backend: str, body: bytes) -> tuple[int, bytes]:
-                request = urllib.request.Request(backend + self.path.lstrip("/"), data=body, method="POST")
-                for key in ("Content-Type", "Authorization", "ce-id", "ce-type", "ce-source", "ce-specversion",
-                            "ce-time"):
-                    if self.headers.get(key):
-                        request.add_header(key, self.headers[key])
-                try:
-                    with urllib.request.urlopen(request, timeout=600) as response:
-                        return int(response.status), response.read()
-                except urllib.error.HTTPError as err:
-                    return err.code, err.read()
-                except OSError:
-                    return 502, b"backend unreachable"
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def admit(self) -> int | None:
-        """The backend that takes the next request, round robin among those with room; None: all are busy."""
-        with self._lock:
-            for offset in range(len(self.backends)):
-                index = (self._next + offset) % len(self.backends)
-                if self.concurrency is None or self.busy[index] < self.concurrency:
-                    self._next = index + 1
-                    self.busy[index] += 1
-                    return index
-            self.refused += 1
-            return None
-
-    def release(self, index: int) -> None:
-        with self._lock:
-            self.busy[index] -= 1
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/"
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class StackPubSub(Protocol):
-    """What the stack asks of its Pub/Sub: the simulator's, or Google's emulator's (EmulatorPubSub)."""
-
-    host: str
-    push_auth: Callable[[str, str], str] | None  # signs a push's OIDC token, as Pub/Sub does (simulators/oidc.py)
-
-    def resource(self, name: str) -> str: ...
-    def stop(self) -> None: ...
-    def create_topic(self, topic: str) -> None: ...
-    def create_push_subscription(self, name: str, topic: str, endpoint: str, *, push_format: str = ...,
-                                 ordering: bool = ..., ack_deadline_s: float = ...,
-                                 max_delivery_attempts: int | None = ..., dead_letter_topic: str | None = ...,
-                                 oidc_token: tuple[str, str] | None = ...) -> None: ...
-    def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = ...,
-                ordering_key: str = ...) -> str: ...
-    def wait_idle(self, timeout: float = ...) -> bool: ...
-
-
 @dataclass
 class LocalStack:
     """Start with `with LocalStack(...) as stack:`; everything binds to 127.0.0.1 on free ports."""
@@ -287,13 +116,16 @@ class LocalStack:
     memory_charts: bool = False
     feed_monitoring: bool = True
     # "emulator": Pub/Sub is Google's emulator (this process's shared one, simulators/pubsub_emulator.py), topics
-    # and subscriptions under names of this stack's own, on_oom and on_memory_alert fed as Eventarc feeds them.
-    # The simulator is the default: docs/testing.md says why, with the numbers.
-    pubsub_backend: str = "simulator"
+    # and subscriptions under names of this stack's own, on_oom and on_memory_alert fed as Eventarc feeds them;
+    # "simulator": simulators/pubsub.py. Default: the emulator where installed, $MEDIC_PUBSUB overriding
+    # (simulators/stack_pubsub.py; docs/testing.md, "Which Pub/Sub").
+    pubsub_backend: str = field(default_factory=default_pubsub_backend)
 
     def __post_init__(self) -> None:
         if self.workbench_transport not in ("grpc", "rest"):
             raise ValueError(f"workbench_transport must be grpc or rest, not {self.workbench_transport!r}")
+        if self.pubsub_backend not in BACKENDS:
+            raise ValueError(f"pubsub_backend must be simulator or emulator, not {self.pubsub_backend!r}")
         self.workbench = WorkbenchSimulator(**{"reset_seconds": 0.5, "health_delay_s": 0.2,
                                                **self.workbench_options})
         self.compute = ComputeSimulator(self.workbench)  # the VMs behind the Workbench instances: on_oom's id check
@@ -314,6 +146,13 @@ class LocalStack:
             raise AttributeError("this stack runs on Google's Pub/Sub emulator: it keeps no simulator records")
         return self._simulator
 
+    @property
+    def records(self) -> PubSubRecords:
+        """What went through Pub/Sub (published, deliveries, dead_lettered), on whichever Pub/Sub keeps them."""
+        if not isinstance(self.bus, PubSubRecords):
+            raise AttributeError("this stack's Pub/Sub keeps no records of what went through it")
+        return self.bus
+
     def topic(self, name: str) -> str:
         """A topic's name as this stack's Pub/Sub holds it (OOM_TOPIC, RESTART_TOPIC, ...)."""
         return self.bus.resource(name)
@@ -332,32 +171,8 @@ class LocalStack:
 
             self._tmp = tempfile.TemporaryDirectory(prefix="medic-stack-")
             self.log_dir = Path(self._tmp.name)
-        self.workbench.start()
-        # The VMs are the Workbench simulator's, also one swapped in before start (bench/common.py), and answer
-        # with its latency: both are Google APIs.
-        self.compute.workbench, self.compute.latency_s = self.workbench, self.workbench.latency_s
-        self.compute.start()
-        self.slack.start()
-        if isinstance(self.bus, EmulatorPubSub):
-            self.bus.start()
-        else:
-            self._simulator.start()
-        self.metrics.start()
-        self.bus.push_auth = self.issuer.start().signer
-        self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
-        for topic in (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC, MEMORY_TOPIC):
-            self.bus.create_topic(topic)
-
-        procs = [FunctionProcess("on_oom", "on_oom", free_port(), self.log_dir / "on_oom.log")]
-        if self.memory_alerts:
-            procs.append(FunctionProcess("on_memory_alert", "on_memory_alert", free_port(),
-                                         self.log_dir / "on_memory_alert.log"))
-        procs += [
-            FunctionProcess("restart_worker", "restart_worker", free_port(), self.log_dir / f"restart_worker-{i}.log")
-            for i in range(self.workers)
-        ]
-        if self.slack_app:
-            procs.append(FunctionProcess("slack_app", "slack_app", free_port(), self.log_dir / "slack_app.log"))
+        self._start_services()
+        procs = self._function_processes(self.log_dir)
         worker_urls = [p.url for p in procs if p.name == "restart_worker"]
         if len(worker_urls) > 1 or self.worker_concurrency is not None:
             self.balancer = RoundRobin(worker_urls, concurrency=self.worker_concurrency)
@@ -371,24 +186,43 @@ class LocalStack:
             self.functions.setdefault(proc.name, []).append(proc)
         for proc in procs:
             proc.wait_ready()
-
-        self.bus.create_push_subscription(
-            f"projects/{PROJECT}/subscriptions/on-oom-eventarc", OOM_TOPIC, self.functions["on_oom"][0].url,
-            push_format="cloudevent", ordering=False, ack_deadline_s=60,
-        )
-        if self.memory_alerts:
-            self.bus.create_push_subscription(
-                f"projects/{PROJECT}/subscriptions/on-memory-alert-eventarc", MEMORY_TOPIC,
-                self.functions["on_memory_alert"][0].url, push_format="cloudevent", ordering=False,
-                ack_deadline_s=60,
-            )
-        self.bus.create_push_subscription(
-            f"projects/{PROJECT}/subscriptions/restart-worker-push", RESTART_TOPIC, worker_endpoint,
-            push_format="pubsub", ordering=True, ack_deadline_s=self.push_ack_deadline_s,
+        subscribe_functions(
+            self.bus, on_oom=self.functions["on_oom"][0].url,
+            on_memory_alert=self.functions["on_memory_alert"][0].url if self.memory_alerts else None,
+            worker=worker_endpoint, ack_deadline_s=self.push_ack_deadline_s,
             max_delivery_attempts=self.max_delivery_attempts,
-            dead_letter_topic=DEAD_LETTER_TOPIC if self.max_delivery_attempts else None,
-            oidc_token=(self.push_service_account, worker_endpoint) if self.push_service_account else None,
+            push_identity=(self.push_service_account, worker_endpoint) if self.push_service_account else None,
         )
+
+    def _start_services(self) -> None:
+        """The Google and Slack stand-ins, the Pub/Sub topics and the push signer: what the functions call."""
+        self.workbench.start()
+        # The VMs are the Workbench simulator's, also one swapped in before start (bench/common.py), and answer
+        # with its latency: both are Google APIs.
+        self.compute.workbench, self.compute.latency_s = self.workbench, self.workbench.latency_s
+        self.compute.start()
+        self.slack.start()
+        if isinstance(self.bus, EmulatorPubSub):
+            self.bus.start()
+        else:
+            self._simulator.start()
+        self.metrics.start()
+        self.bus.push_auth = self.issuer.start().signer
+        self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
+        for topic in TOPICS:
+            self.bus.create_topic(topic)
+
+    def _function_processes(self, log_dir: Path) -> list[FunctionProcess]:
+        """One process per function instance this stack runs, on free ports, not started yet."""
+        procs = [FunctionProcess("on_oom", "on_oom", free_port(), log_dir / "on_oom.log")]
+        if self.memory_alerts:
+            procs.append(FunctionProcess("on_memory_alert", "on_memory_alert", free_port(),
+                                         log_dir / "on_memory_alert.log"))
+        procs += [FunctionProcess("restart_worker", "restart_worker", free_port(), log_dir / f"restart_worker-{i}.log")
+                  for i in range(self.workers)]
+        if self.slack_app:
+            procs.append(FunctionProcess("slack_app", "slack_app", free_port(), log_dir / "slack_app.log"))
+        return procs
 
     def stop(self) -> None:
         # SIGKILL, not gunicorn's graceful shutdown: a stopped stack's replies and logs are read by no one (the
@@ -454,6 +288,10 @@ class LocalStack:
         entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
         attributes = {"logging.googleapis.com/timestamp": str(entry.get("timestamp", ""))}
         return self.bus.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
+
+    def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = None, ordering_key: str = "") -> str:
+        """A message put on one of the stack's topics (OOM_TOPIC, RESTART_TOPIC, ...), on whichever Pub/Sub it runs."""
+        return self.bus.publish(topic, data, attributes, ordering_key=ordering_key)
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""

@@ -167,13 +167,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One line: which Pub/Sub this run used (Google's emulator where installed; docs/testing.md)."""
+    """One line: which Pub/Sub this run's stacks used (Google's emulator where installed; docs/testing.md)."""
     from simulators.pubsub_emulator import emulator_launcher  # noqa: PLC0415 - only for this line
+    from simulators.stack_pubsub import PUBSUB_ENV, default_pubsub_backend  # noqa: PLC0415
 
     launcher = emulator_launcher()
-    terminalreporter.write_line(
-        f"Pub/Sub: stacks on simulators/pubsub.py; tests/contract and tests/integration/test_on_the_emulator.py "
-        f"also on Google's emulator ({launcher})" if launcher else
-        "Pub/Sub: Google's emulator is not installed here: everything on simulators/pubsub.py "
-        "(tests/contract's emulator variants and tests/integration/test_on_the_emulator.py skipped)"
-    )
+    chosen = default_pubsub_backend()
+    pinned = "the modules marked pubsub_simulator on simulators/pubsub.py"
+    if chosen == "emulator":
+        line = f"Pub/Sub: stacks on Google's emulator ({launcher}), {pinned}; tests/contract on both"
+    elif launcher is not None:
+        line = (f"Pub/Sub: stacks on simulators/pubsub.py ({PUBSUB_ENV}=simulator); tests/contract on both, "
+                "Google's emulator and the simulator")
+    else:
+        line = ("Pub/Sub: Google's emulator is not installed here: every stack on simulators/pubsub.py "
+                "(tests/contract's emulator variants skipped)")
+    terminalreporter.write_line(line)

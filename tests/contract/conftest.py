@@ -1,9 +1,12 @@
 """The Pub/Sub contract suite's fixtures: the same test against Google's emulator and against the simulator.
 
-`pubsub` is parametrized over both. The emulator (a JVM, seconds to start) is started once per pytest process
-(per xdist worker) on a port of the stack's scheme (simulators/stack.py `free_port`) and shared by every test
-and emulator-backed stack of that process, each on topic and subscription names of its own; the simulator is
-started per test. Where the emulator is not installed its variant skips with one line. Push deliveries go to a
+`pubsub` is parametrized over both: "emulator" is Google's emulator with its push subscriptions pushed by our
+agent over its pull path (simulators/pubsub_emulator/push_agent.py: the emulator decides every delivery, the
+agent does the HTTP leg), "simulator" is simulators/pubsub.py. `own_push` is the emulator's OWN push path, kept
+for the rows of docs/fidelity.md that say what it lacks (test_pubsub_emulator_own_push.py). The emulator (a JVM,
+seconds to start) is started once per pytest process (per xdist worker) and shared by every test and
+emulator-backed stack of that process, each on topic and subscription names of its own; the simulator is
+started per test. Where the emulator is not installed its variants skip with one line. Push deliveries go to a
 Receiver: a loopback HTTP server that records each request in arrival order and answers as the test says.
 """
 
@@ -22,7 +25,7 @@ import pytest
 from google.cloud import pubsub_v1
 
 from simulators.pubsub import PubSubSimulator
-from simulators.pubsub_emulator import PubSubEmulator, emulator_launcher, shared_emulator
+from simulators.pubsub_emulator import PubSubEmulator, PushAgent, Route, emulator_launcher, shared_emulator
 
 PROJECT = "contract-prj"
 # Generous: each bounds a wait for something that happens in well under a second on an idle machine, and fails
@@ -36,6 +39,7 @@ class Backend:
 
     name: str
     host: str
+    agent: PushAgent | None = None  # the push sender over the emulator's pull path; None: the backend pushes
 
     def names(self) -> Callable[[str, str], str]:
         """Resource names of this test's own: `names("topics", "restart")`."""
@@ -51,12 +55,27 @@ def emulator() -> PubSubEmulator:
     return shared_emulator()
 
 
+@pytest.fixture
+def own_push(emulator: PubSubEmulator, monkeypatch: pytest.MonkeyPatch) -> Backend:
+    """Google's emulator pushing by itself (its own push path)."""
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", emulator.host)
+    return Backend("own-push", emulator.host)
+
+
 @pytest.fixture(params=["emulator", "simulator"])
 def pubsub(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Backend]:
     if request.param == "emulator":
-        backend = Backend("emulator", request.getfixturevalue("emulator").host)
-        monkeypatch.setenv("PUBSUB_EMULATOR_HOST", backend.host)
-        yield backend
+        host = request.getfixturevalue("emulator").host
+        monkeypatch.setenv("PUBSUB_EMULATOR_HOST", host)
+        publisher = pubsub_v1.PublisherClient(
+            publisher_options=pubsub_v1.types.PublisherOptions(enable_message_ordering=True))
+        subscriber = pubsub_v1.SubscriberClient()
+        agent = PushAgent(publisher, subscriber)
+        try:
+            yield Backend("emulator", host, agent)
+        finally:
+            agent.stop()
+            publisher.stop()
         return
     simulator = PubSubSimulator().start()
     monkeypatch.setenv("PUBSUB_EMULATOR_HOST", simulator.host)
@@ -69,6 +88,11 @@ def pubsub(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> I
 @pytest.fixture
 def clients(pubsub: Backend) -> Iterator[tuple[pubsub_v1.PublisherClient, pubsub_v1.SubscriberClient]]:
     """A publisher with message ordering on (as the bot's) and a subscriber for administration."""
+    yield from made_clients()
+
+
+def made_clients() -> Iterator[tuple[pubsub_v1.PublisherClient, pubsub_v1.SubscriberClient]]:
+    """The clients on PUBSUB_EMULATOR_HOST, closed when the test is done."""
     publisher = pubsub_v1.PublisherClient(
         publisher_options=pubsub_v1.types.PublisherOptions(enable_message_ordering=True)
     )
@@ -197,16 +221,31 @@ DEAD_LETTER_ATTRIBUTES = {
 }
 
 
-def push_subscription(subscriber: pubsub_v1.SubscriberClient, name: str, topic: str, endpoint: str,
-                      **settings: Any) -> None:
-    """A push subscription as infra/pubsub.tf declares the restart one, with the test's settings over it."""
+def push_subscription(pubsub: Backend, subscriber: pubsub_v1.SubscriberClient, name: str, topic: str,
+                      endpoint: str, **settings: Any) -> None:
+    """A push subscription as infra/pubsub.tf declares the restart one, with the test's settings over it.
+
+    Made through the API on a backend that pushes by itself; on the emulator, a pull subscription with the
+    same settings that the agent pushes.
+    """
     request: dict[str, Any] = {
         "name": name, "topic": topic, "push_config": {"push_endpoint": endpoint},
         "enable_message_ordering": True, "ack_deadline_seconds": 60,
         "retry_policy": {"minimum_backoff": {"seconds": 1}, "maximum_backoff": {"seconds": 2}},
         **settings,
     }
-    subscriber.create_subscription(request=request)
+    if pubsub.agent is None:
+        subscriber.create_subscription(request=request)
+        return
+    retry, dead_letter = request["retry_policy"], request.get("dead_letter_policy", {})
+    pubsub.agent.add(Route(
+        name=name, label=name, topic=topic, endpoint=endpoint, cloudevent=False,
+        ordering=request["enable_message_ordering"], ack_deadline_s=request["ack_deadline_seconds"],
+        max_delivery_attempts=dead_letter.get("max_delivery_attempts"),
+        dead_letter_topic=dead_letter.get("dead_letter_topic"), dead_letter_label=dead_letter.get("dead_letter_topic"),
+        min_backoff_s=retry["minimum_backoff"]["seconds"], max_backoff_s=retry["maximum_backoff"]["seconds"],
+        oidc_token=None,
+    ))
 
 
 def restart_topic(pubsub: Backend, clients: Clients, rec: Receiver, **settings: Any) -> str:
@@ -215,7 +254,7 @@ def restart_topic(pubsub: Backend, clients: Clients, rec: Receiver, **settings: 
     name = pubsub.names()
     topic = name("topics", "restart")
     publisher.create_topic(name=topic)
-    push_subscription(subscriber, name("subscriptions", "restart-worker"), topic, rec.url, **settings)
+    push_subscription(pubsub, subscriber, name("subscriptions", "restart-worker"), topic, rec.url, **settings)
     return topic
 
 

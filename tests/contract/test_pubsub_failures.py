@@ -1,8 +1,9 @@
 """Pub/Sub redelivery and dead-lettering, as the bot depends on them, against Google's emulator and the simulator.
 
-Here the two differ: docs/fidelity.md ("Issue 29") says which matches production, and each emulator variant
-that does not is a strict xfail. A duration is asserted only as a lower bound a slow machine cannot break (the
-retry policy's backoff); everything else hangs on the order and number of deliveries.
+Google's emulator pushes them here through our agent over its pull path (tests/contract/conftest.py): its own
+push path differs on each (test_pubsub_emulator_own_push.py, docs/fidelity.md "Issue 29"). A duration is
+asserted only as a lower bound a slow machine cannot break (the retry policy's backoff); everything else hangs
+on the order and number of deliveries.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from tests.contract.conftest import (
     Backend,
     Clients,
     Receiver,
-    differs_on,
     ok,
     publish,
     push_subscription,
@@ -29,11 +29,8 @@ pytestmark = pytest.mark.wire
 
 
 def test_a_failed_push_comes_back_no_sooner_than_the_retry_policys_minimum_backoff(
-    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver], request: pytest.FixtureRequest
+    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver]
 ) -> None:
-    differs_on(request, pubsub, "emulator",
-               "the emulator (0.8.20) redelivers a refused push about every second whatever the retry policy "
-               "(docs/fidelity.md, Issue 29)")
     publisher = clients[0]
     rec = receiver(lambda _push, nth: 503 if nth < 3 else 200)
     minimum_s = 2
@@ -59,9 +56,9 @@ def dead_letter_scenario(pubsub: Backend, clients: Clients,
         publisher.create_topic(name=created)
     rec = receiver(lambda push, _nth: 503 if push.data == b"d-0" else 200)
     dead = receiver(ok)
-    push_subscription(subscriber, dead_sub, dead_topic, dead.url, enable_message_ordering=False)
+    push_subscription(pubsub, subscriber, dead_sub, dead_topic, dead.url, enable_message_ordering=False)
     push_subscription(
-        subscriber, sub, topic, rec.url,
+        pubsub, subscriber, sub, topic, rec.url,
         dead_letter_policy={"dead_letter_topic": dead_topic, "max_delivery_attempts": 5},
         retry_policy={"minimum_backoff": {"seconds": 1}, "maximum_backoff": {"seconds": 1}},
     )
@@ -70,11 +67,8 @@ def dead_letter_scenario(pubsub: Backend, clients: Clients,
 
 
 def test_after_max_delivery_attempts_the_message_leaves_its_ordering_key(
-    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver], request: pytest.FixtureRequest
+    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver]
 ) -> None:
-    differs_on(request, pubsub, "emulator",
-               "the emulator (0.8.20) stops pushing the message after the limit but never releases its ordering "
-               "key: the key's later messages are never pushed (docs/fidelity.md, Issue 29)")
     rec, _dead, topic, _sub = dead_letter_scenario(pubsub, clients, receiver)
     rec.wait_for("five attempts", lambda pushes: [p.data for p in pushes].count(b"d-0") >= 5)
     # A later message of the key is pushed only once d-0 has left it: d-0 was not pushed a sixth time before.
@@ -85,11 +79,8 @@ def test_after_max_delivery_attempts_the_message_leaves_its_ordering_key(
 
 
 def test_a_push_carries_delivery_attempt_and_the_message_is_dead_lettered_after_the_limit(
-    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver], request: pytest.FixtureRequest
+    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver]
 ) -> None:
-    differs_on(request, pubsub, "emulator",
-               "the emulator (0.8.20) leaves deliveryAttempt out of a push and drops the message after the "
-               "limit without publishing it to the dead-letter topic (docs/fidelity.md, Issue 29)")
     rec, dead, _topic, sub = dead_letter_scenario(pubsub, clients, receiver)
     first = next(p for p in rec.wait_for("the first push", bool) if p.data == b"d-0")
     assert first.delivery_attempt == 1

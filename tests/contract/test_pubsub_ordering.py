@@ -93,7 +93,7 @@ def test_a_failed_publish_pauses_its_ordering_key_until_resume_publish(
         publish(publisher, topic, b"p-0", key="p")  # the topic does not exist yet
     publisher.create_topic(name=topic)
     rec = receiver(ok)
-    push_subscription(subscriber, sub, topic, rec.url)
+    push_subscription(pubsub, subscriber, sub, topic, rec.url)
     with pytest.raises(pub_exc.PublishToPausedOrderingKeyException):
         publish(publisher, topic, b"p-1", key="p")
     publish(publisher, topic, b"q-0", key="q")  # another key is not paused

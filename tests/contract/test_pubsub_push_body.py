@@ -14,17 +14,14 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.contract.conftest import Backend, Clients, Receiver, differs_on, ok, publish, restart_topic
+from tests.contract.conftest import Backend, Clients, Receiver, ok, publish, restart_topic
 
 pytestmark = pytest.mark.wire
 
 
 def test_a_push_carries_the_message_as_pubsubs_json_with_its_ordering_key(
-    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver], request: pytest.FixtureRequest
+    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver]
 ) -> None:
-    differs_on(request, pubsub, "emulator",
-               "the emulator (0.8.20) leaves orderingKey out of a push body, which PushConfig.PubsubWrapper "
-               "defines as the JSON of the PubsubMessage (docs/fidelity.md, Issue 29)")
     rec = receiver(ok)
     topic = restart_topic(pubsub, clients, rec)
     [message_id] = publish(clients[0], topic, b"k-0", key="k")
@@ -64,17 +61,12 @@ def test_an_answer_outside_the_success_codes_is_a_failed_push_and_the_message_co
 
 @pytest.mark.parametrize("status", [201, 202, 204])
 def test_each_success_code_acknowledges(
-    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver], request: pytest.FixtureRequest,
-    status: int,
+    pubsub: Backend, clients: Clients, receiver: Callable[..., Receiver], status: int
 ) -> None:
     """Answered with a success code, a message is not pushed again (the next of its key follows it once).
 
     (102 is left out: an interim answer the test's HTTP server cannot send as a final one.)
     """
-    if status == 202:
-        differs_on(request, pubsub, "emulator",
-                   "the emulator (0.8.20) takes a 202 answer as a failure and pushes the message again, which "
-                   "Pub/Sub's push docs list among the acknowledging codes (docs/fidelity.md, Issue 29)")
     rec = receiver(lambda _push, _nth: status)
     topic = restart_topic(pubsub, clients, rec)
     publish(clients[0], topic, b"a-0", b"a-1", key="a")

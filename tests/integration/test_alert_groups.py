@@ -18,7 +18,7 @@ from simulators.compute import simulated_vm_id
 from simulators.entries import oom_entry
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import ZONE, alert_text, worker_logs
+from tests.integration.helpers import ZONE, alert_text, wait_for, worker_logs
 
 pytestmark = pytest.mark.wire
 
@@ -73,6 +73,7 @@ def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(s
                                 metadata=metadata(full, Cause.TOO_OLD, 1, now - timedelta(hours=hour + 1)))
     before = len(stack.alerts())
     stack.sink(oom_entry(PROJECT, ZONE, name, at=now - timedelta(hours=2)))
+    assert wait_for(lambda: bool(worker_logs(stack, "alert not posted")), timeout=60)  # the kill's end, awaited
     assert stack.wait_idle(60)
     assert len(stack.alerts()) == before  # nothing posted, nothing updated
     assert all("earlier" in m.get("text", "") for m in group_messages(stack, full))
@@ -82,6 +83,7 @@ def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(s
     # Another instance is its own group: its first alert of the day posts.
     other, other_name = new_instance(stack, "wb-late")
     stack.sink(oom_entry(PROJECT, ZONE, other_name, at=now - timedelta(hours=2)))
+    assert wait_for(lambda: bool(group_messages(stack, other)), timeout=60)
     assert stack.wait_idle(60)
     [posted] = group_messages(stack, other)
     assert "older than the 1 h I act on" in alert_text(posted), alert_text(posted)

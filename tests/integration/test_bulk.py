@@ -45,7 +45,7 @@ def home(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, An
 
 
 def bulk_requests(stack: LocalStack) -> list[dict[str, Any]]:
-    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC) if m.ordering_key == bulk.BULK_KEY]
+    return [json.loads(m.data) for m in stack.records.published(RESTART_TOPIC) if m.ordering_key == bulk.BULK_KEY]
 
 
 def state(stack: LocalStack, full: str) -> str:
@@ -103,7 +103,7 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
     out = new_instance(stack, "wb-sched-out", labels={"medic-auto": "off"})
     now = datetime.now(UTC)
     warn = ScheduleMessage(ScheduledAction.WARN_STOP, now, now + timedelta(minutes=15), "contest").to_json()
-    stack.pubsub.publish(RESTART_TOPIC, warn, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(RESTART_TOPIC, warn, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
     def warned(name: str) -> list[str]:
         return [str(c.args.get("text")) for c in stack.slack.calls_to("chat.postMessage")
@@ -115,7 +115,7 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
 
     stop = ScheduleMessage(ScheduledAction.STOP_ALL, datetime.now(UTC), None, "contest").to_json()
     before = sum("Stop all finished" in m.get("text", "") for m in stack.alerts())
-    stack.pubsub.publish(RESTART_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(RESTART_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
     assert wait_for(lambda: sum("Stop all finished" in m.get("text", "") for m in stack.alerts()) > before,
                     timeout=90)
     assert [state(stack, full) for full, _ in mine] == ["STOPPED", "STOPPED"]

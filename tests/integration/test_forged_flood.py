@@ -17,7 +17,7 @@ from simulators.compute import simulated_vm_id
 from simulators.entries import oom_entry
 from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import ZONE, alert_text
+from tests.integration.helpers import ZONE, alert_text, wait_for
 
 pytestmark = pytest.mark.wire
 
@@ -59,9 +59,17 @@ def test_another_apps_metadata_changes_no_group(stack: LocalStack) -> None:
         stack.slack.post_as_app(ALERT_CHANNEL, f"not ours {hour}",
                                 metadata(full, Cause.TOO_OLD, 1, now - timedelta(hours=hour + 1)))
     stack.slack.post_as_app(ALERT_CHANNEL, "ahead", metadata(full, Cause.TOO_OLD, 1, now + timedelta(minutes=4)))
+
+    def ours() -> list[dict[str, object]]:
+        return [m for m in group_messages(stack, full) if m.get("bot_id") == stack.slack.bot_id]
+
+    def counted(n: int) -> bool:  # our one alert of the group says it saw n kills
+        return any(m["metadata"]["event_payload"]["count"] == n for m in ours())  # type: ignore[index]
+
     for n in range(3):
         stack.sink(oom_entry(PROJECT, ZONE, name, at=now - timedelta(hours=2), pid=7000 + n))
+        assert wait_for(lambda n=n: counted(n + 1), timeout=60), [alert_text(m) for m in ours()]
         assert stack.wait_idle(60)
-    ours = [m for m in group_messages(stack, full) if m.get("bot_id") == stack.slack.bot_id]
-    assert len(ours) == 1 and "older than the 1 h I act on" in alert_text(ours[0]), alert_text(ours[0])
-    assert ours[0]["metadata"]["event_payload"]["count"] == 3  # type: ignore[index]
+    mine = ours()
+    assert len(mine) == 1 and "older than the 1 h I act on" in alert_text(mine[0]), alert_text(mine[0])
+    assert mine[0]["metadata"]["event_payload"]["count"] == 3  # type: ignore[index]

@@ -181,7 +181,7 @@ def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(a
                              requested_at=datetime.now(UTC), event_id="slash-crowded-manual",
                              requester=Requester(ORGANIZER[0], ORGANIZER[1], True),
                              response_url=app.slack.new_response_url(), payload=RestartPayload())
-    app.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "restart", "instance": name},
+    app.publish(RESTART_TOPIC, envelope.encode(request), {"action": "restart", "instance": name},
                        ordering_key=full)
     alert = wait_alert(app, name, "Restarted by")
     assert "carries 63 labels" in alert_text(alert)
@@ -215,7 +215,7 @@ def test_memory_warning_with_no_room_for_its_quiet_period_says_it_will_repeat(ap
     request = RestartRequest(action=Action.WARN, trigger=Trigger.MEMORY, instance=full,
                              requested_at=datetime.now(UTC), event_id="memory-crowded",
                              payload=WarnPayload(memory_percent=95.0, incident_open=True))
-    app.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "warn", "instance": name}, ordering_key=full)
+    app.publish(RESTART_TOPIC, envelope.encode(request), {"action": "warn", "instance": name}, ordering_key=full)
     line = wait_alert(app, name, "is at 95% memory")["text"]
     assert "I can't record this warning on the instance" in line and "repeats at every memory alert" in line, line
     assert f"`{name}` carries 64 labels" in line and "remove at least 8" in line, line

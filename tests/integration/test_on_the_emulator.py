@@ -2,14 +2,15 @@
 
 The stack's topics and subscriptions are made as infra/pubsub.tf declares them (ordering on the restart
 subscription, its dead-letter policy, push to restart_worker with an OIDC identity), and on_oom is fed as
-Eventarc feeds it: a push subscription whose body is relayed as a binary-mode CloudEvent
-(simulators/pubsub_emulator.py `cloudevent_request`). The rest of the suite runs on the simulator (docs/testing.md
-says why, with the numbers); these hold the flows that hang on Pub/Sub's delivery to Google's own implementation.
-Outcomes are waited for, never timed. Skipped with one line where the emulator is not installed.
+Eventarc feeds it (a push as a binary-mode CloudEvent). The emulator holds the messages and decides each
+delivery; our agent pushes them (simulators/pubsub_emulator/push_agent.py) and keeps the simulator's records
+(`deliveries`, `published`), which these tests read. Outcomes are waited for, never timed. Skipped with one line
+where the emulator is not installed.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 
@@ -17,8 +18,8 @@ import pytest
 
 from simulators.entries import oom_entry
 from simulators.incidents import memory_incident
-from simulators.pubsub_emulator import emulator_launcher
-from simulators.stack import PROJECT, LocalStack
+from simulators.pubsub_emulator import EmulatorPubSub, emulator_launcher
+from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 
 pytestmark = [
@@ -64,6 +65,14 @@ def test_ten_copies_of_a_kill_on_two_workers_are_one_reset(stack: LocalStack) ->
     assert stack.wait_idle(60)
     assert stack.workbench.resets(full) == 1
     assert len(alerts_for(stack, name)) == 1
+    # The emulator's records: the instance's requests were pushed one at a time (no two pushes of its key
+    # overlap), and each was acknowledged.
+    bus = stack.bus
+    assert isinstance(bus, EmulatorPubSub)
+    ids = {m.message_id for m in bus.published(RESTART_TOPIC) if m.ordering_key == full}
+    pushes = sorted((d for d in bus.deliveries if d.message_id in ids), key=lambda d: d.started)
+    assert ids and {d.message_id for d in pushes if d.acked} == ids, pushes
+    assert all(earlier.finished <= later.started for earlier, later in itertools.pairwise(pushes)), pushes
 
 
 def test_a_memory_incident_reaches_on_memory_alert_through_the_emulator(stack: LocalStack) -> None:

@@ -19,7 +19,7 @@ from shared.core import envelope, payloads
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from simulators.oidc import OidcIssuer
-from simulators.stack import PROJECT, LocalStack
+from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, wait_for
 from tests.integration.test_misconfiguration import _refused_start
@@ -106,15 +106,15 @@ def test_the_token_pubsub_signs_is_acted_on(stack: LocalStack) -> None:
 
 
 def test_every_push_through_the_stack_carries_a_token_that_holds(stack: LocalStack) -> None:
-    """The simulator's pushes are signed as Pub/Sub signs them (every other wire test goes through them)."""
+    """The stack's pushes, on either Pub/Sub, are signed as Pub/Sub signs them (every other wire test goes through
+    them)."""
     refused_before = len([r for r in stack.worker_records() if r.get("decision") == "push refused"])
     full, name = new_instance(stack, "through-pubsub")
-    stack.bus.publish(stack.topic("projects/contest-prj/topics/notebook-restarts"),
-                      _message_data(full, f"bus-{name}"), {"instance": name}, ordering_key=full)
+    stack.publish(RESTART_TOPIC, _message_data(full, f"bus-{name}"), {"instance": name}, ordering_key=full)
     assert wait_for(lambda: stack.workbench.resets(full) == 1, timeout=60)
     assert stack.wait_idle(60)
     assert len([r for r in stack.worker_records() if r.get("decision") == "push refused"]) == refused_before
-    assert stack.pubsub.deliveries and all(d.acked for d in stack.pubsub.deliveries)
+    assert stack.records.deliveries and all(d.acked for d in stack.records.deliveries)
 
 
 def _message_data(full: str, event: str) -> bytes:

@@ -62,7 +62,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 
 def queued(stack: LocalStack) -> int:
-    return len(stack.pubsub.published(RESTART_TOPIC))
+    return len(stack.records.published(RESTART_TOPIC))
 
 
 @pytest.mark.parametrize("kind", list(LOOK_ALIKES))
@@ -243,7 +243,7 @@ def test_a_foreign_response_url_is_never_posted_to(
         event_id="button-forged-1", requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url,
         payload=ModePayload(),
     )
-    stack.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "resume", "instance": name},
+    stack.publish(RESTART_TOPIC, envelope.encode(request), {"action": "resume", "instance": name},
                          ordering_key=full)
     assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=60)
     assert stack.wait_idle(60)
@@ -328,7 +328,7 @@ def test_a_replayed_press_that_reaches_the_worker_is_dropped_there(stack: LocalS
             event_id=event_id, requester=Requester(ORGANIZER[0], ORGANIZER[1], True),
             slack_request=acted_digest("button:1764540000.000001:1764539999.000100"), payload=RestartPayload(),
         )
-        stack.pubsub.publish(RESTART_TOPIC, envelope.encode(request), {"action": "restart", "instance": name},
+        stack.publish(RESTART_TOPIC, envelope.encode(request), {"action": "restart", "instance": name},
                              ordering_key=full)
 
     press("button-replayed-a")

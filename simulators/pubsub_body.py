@@ -1,0 +1,35 @@
+"""A push request's message JSON, as Pub/Sub writes it: one place for the simulator and the emulator's push agent.
+
+simulators/pubsub.py pushes its stored messages with it, simulators/pubsub_emulator/push_agent.py the messages it
+pulls from Google's emulator: both send the same body (PushConfig.PubsubWrapper: "the JSON representation of a
+PubsubMessage", google-cloud-pubsub `google/pubsub_v1/types/pubsub.py`).
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["format_publish_time", "push_message"]
+
+
+def format_publish_time(when: datetime) -> str:
+    """RFC 3339 in UTC with milliseconds and ``Z``, as push bodies and ``ce-time`` carry it."""
+    utc = when.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def push_message(message: Any) -> dict[str, Any]:
+    """A message's JSON in a wrapped push body; `message` a PublishedMessage or a pulled PubsubMessage (alike)."""
+    publish_time = format_publish_time(message.publish_time)
+    msg: dict[str, Any] = {}
+    if message.attributes:
+        msg["attributes"] = dict(message.attributes)
+    if message.data:
+        msg["data"] = base64.b64encode(message.data).decode("ascii")
+    msg["messageId"] = msg["message_id"] = message.message_id
+    if message.ordering_key:
+        msg["orderingKey"] = message.ordering_key
+    msg["publishTime"] = msg["publish_time"] = publish_time
+    return msg

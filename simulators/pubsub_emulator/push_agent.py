@@ -1,0 +1,238 @@
+"""Pub/Sub's push sender over Google's emulator: pulls a subscription the emulator holds and POSTs each message.
+
+Why not the emulator's own push: its push path (0.8.20) leaves `deliveryAttempt` and `orderingKey` out of the
+body, ignores the retry policy and never releases a dead message's ordering key (docs/fidelity.md, "Issue 29";
+tests/contract keep those rows true). Its PULL path keeps, per subscription, Google's own state: the message
+store and ids, publish times, the per-message delivery count (`ReceivedMessage.delivery_attempt`), the ack
+deadline and its expiry, and for an ordered subscription one outstanding message per key across Pull calls,
+a message whose deadline expired being handed out again before the later ones of its key (measured here
+2026-12-01 with Pull `max_messages=1`: a-0, b-0, b-1, a-0 again, a-1, a-2; `tests/contract`).
+
+So this agent does only the HTTP leg of Pub/Sub's push sender, with the emulator deciding what is delivered next:
+- one Pull of one message at a time per puller (a larger batch hands out several messages of one key at once,
+  measured), several pullers per subscription so that keys go side by side. Not StreamingPull through the
+  client's `subscribe`: its leaser extends ack deadlines by itself and its scheduler orders keys client-side,
+  both of which would put our code, not the emulator, in charge of redelivery. A waiting Pull answers 0.05 s
+  after a publish (measured), so nothing waits on a timer;
+- the body `simulators.pubsub` sends (PushConfig.PubsubWrapper: the PubsubMessage's JSON, `messageId` and
+  `message_id`, `publishTime` and `publish_time`, `orderingKey`; `deliveryAttempt` = the emulator's count,
+  only with a dead-letter policy, as Pub/Sub: cloud.google.com/pubsub/docs/handling-failures), the CloudEvent
+  Eventarc makes for `cloudevent` (`cloudevent_request`), the OIDC token signed by `push_auth`;
+- the HTTP timeout is the ack deadline; 102, 200, 201, 202, 204 acknowledge (cloud.google.com/pubsub/docs/push,
+  "Receive messages": "any other status code ... is treated as a failure" — `simulators.pubsub.ACK_STATUSES`);
+- a failure is handed back with ModifyAckDeadline(backoff): the emulator redelivers it when that deadline expires,
+  before the later messages of its key, with its count one higher. Not ModifyAckDeadline(0): measured, the
+  emulator then hands the key's NEXT message out before the nacked one (order lost), and applies no backoff;
+  its retry-policy branch (`MessageBacklog.modifyAckDeadline` → `insertDelayedMessage`, javap of
+  cloud-pubsub-emulator-0.8.20-all.jar) never delayed a redelivery here. The backoff is Pub/Sub's "exponential
+  backoff" between the retry policy's bounds (`RetryPolicy` in google/pubsub/v1/pubsub.proto), whole seconds
+  (ModifyAckDeadline takes seconds) and at least 1 s;
+- dead-lettering is ours too: measured, the emulator's own (`MessageBacklog.pull`, publishing to the dead-letter
+  topic once the count passes the limit) hangs that subscription's Pull for good. So the emulator is given a
+  dead-letter policy only to count attempts (limit 100, Pub/Sub's maximum, never reached: this agent forwards a
+  message once its own limit is reached, with the `CloudPubSubDeadLetterSource*` attributes the emulator's code
+  writes, then acknowledges it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from simulators.pubsub import ACK_STATUSES, DeadLetter, Delivery, DeliveryStatus
+from simulators.pubsub import _http_post as http_post  # the simulator's push POST: one place for it
+from simulators.pubsub_body import format_publish_time, push_message
+
+__all__ = ["PushAgent", "Route", "cloudevent_request", "push_body"]
+
+PULLERS = 4  # Pull calls waiting at once per subscription: ordering keys pushed side by side
+PULL_WAIT_S = 30.0  # the RPC's timeout; the emulator answers an empty Pull itself after ~2 s (measured)
+COUNTING_LIMIT = 100  # the emulator's own dead-letter limit: Pub/Sub's maximum, never reached (see above)
+USER_AGENT = "APIs-Google; (+https://developers.google.com/webmasters/APIs-Google.html)"
+
+
+@dataclass
+class Route:
+    """One push subscription: the emulator's pull subscription and where and how its messages are pushed."""
+
+    name: str  # as the emulator holds it
+    label: str  # as the caller named it: the records' name
+    topic: str  # as the emulator holds it
+    endpoint: str
+    cloudevent: bool
+    ordering: bool
+    ack_deadline_s: float
+    max_delivery_attempts: int | None
+    dead_letter_topic: str | None  # as the emulator holds it
+    dead_letter_label: str | None
+    min_backoff_s: float
+    max_backoff_s: float
+    oidc_token: tuple[str, str] | None
+    created: datetime = field(default_factory=lambda: datetime.now(UTC))
+    stopped: threading.Event = field(default_factory=threading.Event)
+    attempts: dict[str, int] = field(default_factory=dict)  # without a dead-letter policy: the records' count
+    done: set[str] = field(default_factory=set)  # message ids acknowledged or dead-lettered
+
+    def backoff_s(self, failed_attempts: int) -> int:
+        delay = min(self.min_backoff_s * 2.0 ** max(failed_attempts - 1, 0), self.max_backoff_s)
+        return max(1, math.ceil(delay))
+
+
+def cloudevent_request(body: bytes) -> tuple[bytes, dict[str, str]]:
+    """What Eventarc POSTs for a Pub/Sub push body: the same JSON, as a binary-mode CloudEvent.
+
+    An Eventarc trigger on a Pub/Sub topic is a push subscription Eventarc creates on it (gcloud's generated
+    eventarc v1 client, `Pubsub.subscription`: "created and managed by Eventarc as a transport for the event
+    delivery"), delivered to the function as a CloudEvent of type google.cloud.pubsub.topic.v1.messagePublished
+    in binary content mode: the `ce-*` headers carry the attributes, the body is the push's message JSON
+    (docs/fidelity.md, "Issue 29").
+    """
+    push = json.loads(body)
+    message = push["message"]
+    topic = str(push.get("topic", ""))
+    headers = {
+        "Content-Type": "application/json",
+        "ce-specversion": "1.0",
+        "ce-type": "google.cloud.pubsub.topic.v1.messagePublished",
+        "ce-source": f"//pubsub.googleapis.com/{topic}",
+        "ce-id": str(message["messageId"]),
+        "ce-time": str(message["publishTime"]),
+    }
+    return json.dumps({"message": message, "subscription": push["subscription"]}).encode(), headers
+
+
+def push_body(subscription: str, message: Any, delivery_attempt: int | None) -> dict[str, Any]:
+    """The wrapped push body `simulators.pubsub` sends, for a pulled PubsubMessage."""
+    payload: dict[str, Any] = {"message": push_message(message), "subscription": subscription}
+    if delivery_attempt is not None:
+        payload["deliveryAttempt"] = delivery_attempt
+    return payload
+
+
+class PushAgent:
+    """Pushes the emulator's pull subscriptions to their endpoints; keeps Pub/Sub's per-push records."""
+
+    def __init__(self, publisher: Any, subscriber: Any) -> None:
+        self._publisher = publisher
+        self._subscriber = subscriber
+        self.push_auth: Callable[[str, str], str] | None = None
+        self.deliveries: list[Delivery] = []
+        self.dead_lettered: list[DeadLetter] = []
+        self.routes: list[Route] = []
+        self.in_flight = 0
+        self.cond = threading.Condition()
+
+    def add(self, route: Route) -> None:
+        """Creates the emulator's subscription for `route` (no push config) and starts its pullers."""
+        request: dict[str, Any] = {
+            "name": route.name, "topic": route.topic, "enable_message_ordering": route.ordering,
+            "ack_deadline_seconds": min(600, max(10, math.ceil(route.ack_deadline_s))),
+        }
+        if route.dead_letter_topic is not None:
+            request["dead_letter_policy"] = {"dead_letter_topic": route.dead_letter_topic,
+                                             "max_delivery_attempts": COUNTING_LIMIT}
+        self._subscriber.create_subscription(request=request, timeout=30)
+        with self.cond:
+            self.routes.append(route)
+        for _ in range(PULLERS):
+            threading.Thread(target=self._pull_loop, args=(route,), daemon=True).start()
+
+    def stop(self) -> None:
+        for route in self.routes:
+            route.stopped.set()
+
+    def _pull_loop(self, route: Route) -> None:
+        while not route.stopped.is_set():
+            try:
+                response = self._subscriber.pull(request={"subscription": route.name, "max_messages": 1},
+                                                 timeout=PULL_WAIT_S, retry=None)
+            except Exception:  # the subscription deleted, the emulator stopped, or a Pull cut short
+                route.stopped.wait(0.5)
+                continue
+            for received in response.received_messages:
+                if not route.stopped.is_set():
+                    self._push(route, received)
+
+    def _push(self, route: Route, received: Any) -> None:
+        message = received.message
+        with self.cond:
+            self.in_flight += 1
+            counted = route.attempts[message.message_id] = route.attempts.get(message.message_id, 0) + 1
+        attempt = received.delivery_attempt or counted
+        started = time.monotonic()
+        status = self._post(route, message, attempt if route.dead_letter_topic else None)
+        finished = time.monotonic()
+        if isinstance(status, int) and finished - started > route.ack_deadline_s:
+            status = "timeout"  # answered, but after the ack deadline: Pub/Sub nacks it
+        try:
+            self._settle(route, received, attempt, status)
+        finally:
+            with self.cond:
+                self.deliveries.append(Delivery(route.label, message.message_id, attempt, status, started, finished))
+                self.in_flight -= 1
+                self.cond.notify_all()
+
+    def _post(self, route: Route, message: Any, delivery_attempt: int | None) -> DeliveryStatus:
+        payload = push_body(route.label, message, delivery_attempt)
+        body = json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, "From": "noreply@google.com"}
+        if route.cloudevent:
+            body, ce_headers = cloudevent_request(json.dumps({**payload, "topic": route.topic}).encode())
+            headers.update(ce_headers)
+        if route.oidc_token is not None and self.push_auth is not None:
+            account, audience = route.oidc_token
+            headers["Authorization"] = self.push_auth(account, audience or route.endpoint)
+        try:
+            return http_post(route.endpoint, body, headers, route.ack_deadline_s)
+        except TimeoutError:
+            return "timeout"
+        except Exception:
+            return "error"
+
+    def _settle(self, route: Route, received: Any, attempt: int, status: DeliveryStatus) -> None:
+        """Acknowledge, dead-letter, or hand back for a redelivery after the retry policy's backoff."""
+        ack_ids = [received.ack_id]
+        message_id = received.message.message_id
+        with contextlib.suppress(Exception):  # a stale ack id: the emulator already redelivered it (deadline)
+            if isinstance(status, int) and status in ACK_STATUSES:
+                self._subscriber.acknowledge(request={"subscription": route.name, "ack_ids": ack_ids}, timeout=30)
+                self._mark_done(route, message_id)
+            elif route.max_delivery_attempts is not None and route.dead_letter_topic is not None \
+                    and attempt >= route.max_delivery_attempts:
+                self._dead_letter(route, received.message, attempt)
+                self._subscriber.acknowledge(request={"subscription": route.name, "ack_ids": ack_ids}, timeout=30)
+                self._mark_done(route, message_id)
+            else:
+                self._subscriber.modify_ack_deadline(request={
+                    "subscription": route.name, "ack_ids": ack_ids,
+                    "ack_deadline_seconds": route.backoff_s(attempt)}, timeout=30)
+
+    def _mark_done(self, route: Route, message_id: str) -> None:
+        with self.cond:
+            route.done.add(message_id)
+            self.cond.notify_all()
+
+    def _dead_letter(self, route: Route, message: Any, attempt: int) -> None:
+        assert route.dead_letter_topic is not None
+        attributes = {
+            **dict(message.attributes),
+            "CloudPubSubDeadLetterSourceDeliveryCount": str(attempt),
+            "CloudPubSubDeadLetterSourceSubscription": route.name.rsplit("/", 1)[-1],
+            "CloudPubSubDeadLetterSourceSubscriptionProject": route.name.split("/")[1],
+            "CloudPubSubDeadLetterSourceTopicPublishTime": format_publish_time(message.publish_time),
+        }
+        new_id: str | None = None
+        with contextlib.suppress(Exception):  # the dead-letter topic deleted: Pub/Sub drops it (as the simulator)
+            new_id = str(self._publisher.publish(route.dead_letter_topic, message.data,
+                                                 ordering_key=message.ordering_key, **attributes)
+                         .result(timeout=30))
+        with self.cond:
+            self.dead_lettered.append(DeadLetter(route.label, message.message_id, attempt,
+                                                 route.dead_letter_label or route.dead_letter_topic, new_id))
