@@ -1,6 +1,6 @@
 """A push request's message JSON, as Pub/Sub writes it: one place for the simulator and the emulator's push agent.
 
-simulators/pubsub.py pushes its stored messages with it, simulators/pubsub_emulator/push_agent.py the messages it
+simulators/pubsub/push.py pushes its stored messages with it, simulators/pubsub_emulator/push_agent.py the messages it
 pulls from Google's emulator: both send the same body (PushConfig.PubsubWrapper: "the JSON representation of a
 PubsubMessage", google-cloud-pubsub `google/pubsub_v1/types/pubsub.py`).
 """

@@ -47,7 +47,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simulators.pubsub import ACK_STATUSES, DeadLetter, Delivery, DeliveryStatus
-from simulators.pubsub import _http_post as http_post  # the simulator's push POST: one place for it
+from simulators.pubsub.push import http_post  # the simulator's push POST: one place for it
 from simulators.pubsub_body import format_publish_time, push_message
 
 __all__ = ["PushAgent", "Route", "cloudevent_request", "push_body"]
