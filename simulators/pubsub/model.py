@@ -54,7 +54,7 @@ class DeadLetter:
     message_id: str
     attempts: int
     dead_letter_topic: str
-    dead_letter_message_id: str | None  # None when the dead-letter topic no longer exists
+    dead_letter_message_id: str | None  # None: the topic was deleted (on the emulator; here topics stay)
 
 
 @dataclass

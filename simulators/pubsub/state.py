@@ -15,7 +15,7 @@ from google.pubsub_v1.types import Subscription, Topic
 from simulators.pubsub.checks import check_message, check_subscription_name, check_topic_name
 from simulators.pubsub.errors import PubSubError
 from simulators.pubsub.model import DeadLetter, Delivery, Pending, PublishedMessage, StoredSubscription
-from simulators.pubsub_body import format_publish_time
+from simulators.pubsub_body import dead_letter_attributes
 
 
 def _not_found(name: str) -> PubSubError:
@@ -142,15 +142,7 @@ class PubSubState:
         """Forward to the dead-letter topic with Pub/Sub's ``CloudPubSubDeadLetterSource*`` attributes."""
         assert sub.dead_letter_topic is not None
         message = pending.message
-        attributes = dict(message.attributes)
-        attributes.update(
-            {
-                "CloudPubSubDeadLetterSourceDeliveryCount": str(pending.attempts),
-                "CloudPubSubDeadLetterSourceSubscription": sub.name.rsplit("/", 1)[-1],
-                "CloudPubSubDeadLetterSourceSubscriptionProject": sub.name.split("/")[1],
-                "CloudPubSubDeadLetterSourceTopicPublishTime": format_publish_time(message.publish_time),
-            }
-        )
+        attributes = dead_letter_attributes(message, sub.name, pending.attempts)
         # The dead-letter topic exists: a subscription naming it is refused otherwise, and topics are never deleted.
         new_id = self._store(sub.dead_letter_topic, message.data, attributes, message.ordering_key)
         self.dead_lettered.append(
