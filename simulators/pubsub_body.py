@@ -1,8 +1,9 @@
 """A push request's message JSON, as Pub/Sub writes it: one place for the simulator and the emulator's push agent.
 
-simulators/pubsub.py pushes its stored messages with it, simulators/pubsub_emulator/push_agent.py the messages it
+simulators/pubsub/push.py pushes its stored messages with it, simulators/pubsub_emulator/push_agent.py the messages it
 pulls from Google's emulator: both send the same body (PushConfig.PubsubWrapper: "the JSON representation of a
-PubsubMessage", google-cloud-pubsub `google/pubsub_v1/types/pubsub.py`).
+PubsubMessage", google-cloud-pubsub `google/pubsub_v1/types/pubsub.py`), and forward a dead-lettered message with the
+same attributes.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import base64
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["format_publish_time", "push_message"]
+__all__ = ["dead_letter_attributes", "format_publish_time", "push_message"]
 
 
 def format_publish_time(when: datetime) -> str:
@@ -33,3 +34,15 @@ def push_message(message: Any) -> dict[str, Any]:
         msg["orderingKey"] = message.ordering_key
     msg["publishTime"] = msg["publish_time"] = publish_time
     return msg
+
+
+def dead_letter_attributes(message: Any, subscription: str, attempts: int) -> dict[str, str]:
+    """A dead-lettered message's attributes: its own plus Pub/Sub's ``CloudPubSubDeadLetterSource*`` ones ("Handle
+    message failures", dead-letter topics); `message` a PublishedMessage or a pulled PubsubMessage (alike)."""
+    return {
+        **dict(message.attributes),
+        "CloudPubSubDeadLetterSourceDeliveryCount": str(attempts),
+        "CloudPubSubDeadLetterSourceSubscription": subscription.rsplit("/", 1)[-1],
+        "CloudPubSubDeadLetterSourceSubscriptionProject": subscription.split("/")[1],
+        "CloudPubSubDeadLetterSourceTopicPublishTime": format_publish_time(message.publish_time),
+    }

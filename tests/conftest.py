@@ -173,13 +173,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
     launcher = emulator_launcher()
     chosen = default_pubsub_backend()
-    pinned = "the modules marked pubsub_simulator on simulators/pubsub.py"
+    pinned = "the modules marked pubsub_simulator on simulators/pubsub/"
     if chosen == "emulator":
         line = f"Pub/Sub: stacks on Google's emulator ({launcher}), {pinned}; tests/contract on both"
     elif launcher is not None:
-        line = (f"Pub/Sub: stacks on simulators/pubsub.py ({PUBSUB_ENV}=simulator); tests/contract on both, "
+        line = (f"Pub/Sub: stacks on simulators/pubsub/ ({PUBSUB_ENV}=simulator); tests/contract on both, "
                 "Google's emulator and the simulator")
     else:
-        line = ("Pub/Sub: Google's emulator is not installed here: every stack on simulators/pubsub.py "
+        line = ("Pub/Sub: Google's emulator is not installed here: every stack on simulators/pubsub/ "
                 "(tests/contract's emulator variants skipped)")
     terminalreporter.write_line(line)

@@ -1,7 +1,7 @@
 """Google's own Pub/Sub emulator as the local Pub/Sub: its process, our push sender over its pull path, one stack's bus.
 
 Where the emulator is installed (the gcloud SDK's `pubsub-emulator` component, or $PUBSUB_EMULATOR_LAUNCHER) it is
-the real part the tests measure simulators/pubsub.py against (tests/contract/). `process` starts it (one JVM per
+the real part the tests measure simulators/pubsub/ against (tests/contract/). `process` starts it (one JVM per
 test process, `shared_emulator`); `push_agent` pushes its subscriptions as Pub/Sub's push sender does (the
 emulator's own push path lacks what the bot depends on: docs/fidelity.md, "Issue 29"); `bus` is one stack's
 Pub/Sub on it (`EmulatorPubSub`, what simulators/stack.py asks of a Pub/Sub).

@@ -1,6 +1,6 @@
 """Google's own Pub/Sub emulator process (the gcloud SDK's `pubsub-emulator` component), started and stopped.
 
-Where the emulator is installed, it is the real part the tests measure simulators/pubsub.py against
+Where the emulator is installed, it is the real part the tests measure simulators/pubsub/ against
 (tests/contract/). It is a JVM (Java 17 here): it starts in seconds and takes ~100 MB, so a test run starts one
 per process and shares it between tests, each on topic and subscription names of its own.
 

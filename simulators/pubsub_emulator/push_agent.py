@@ -47,8 +47,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simulators.pubsub import ACK_STATUSES, DeadLetter, Delivery, DeliveryStatus
-from simulators.pubsub import _http_post as http_post  # the simulator's push POST: one place for it
-from simulators.pubsub_body import format_publish_time, push_message
+from simulators.pubsub.push import http_post  # the simulator's push POST: one place for it
+from simulators.pubsub_body import dead_letter_attributes, push_message
 
 __all__ = ["PushAgent", "Route", "cloudevent_request", "push_body"]
 
@@ -221,15 +221,9 @@ class PushAgent:
 
     def _dead_letter(self, route: Route, message: Any, attempt: int) -> None:
         assert route.dead_letter_topic is not None
-        attributes = {
-            **dict(message.attributes),
-            "CloudPubSubDeadLetterSourceDeliveryCount": str(attempt),
-            "CloudPubSubDeadLetterSourceSubscription": route.name.rsplit("/", 1)[-1],
-            "CloudPubSubDeadLetterSourceSubscriptionProject": route.name.split("/")[1],
-            "CloudPubSubDeadLetterSourceTopicPublishTime": format_publish_time(message.publish_time),
-        }
+        attributes = dead_letter_attributes(message, route.name, attempt)
         new_id: str | None = None
-        with contextlib.suppress(Exception):  # the dead-letter topic deleted: Pub/Sub drops it (as the simulator)
+        with contextlib.suppress(Exception):  # the dead-letter topic deleted: Pub/Sub drops it
             new_id = str(self._publisher.publish(route.dead_letter_topic, message.data,
                                                  ordering_key=message.ordering_key, **attributes)
                          .result(timeout=30))

@@ -2,7 +2,7 @@
 
 `pubsub` is parametrized over both: "emulator" is Google's emulator with its push subscriptions pushed by our
 agent over its pull path (simulators/pubsub_emulator/push_agent.py: the emulator decides every delivery, the
-agent does the HTTP leg), "simulator" is simulators/pubsub.py. `own_push` is the emulator's OWN push path, kept
+agent does the HTTP leg), "simulator" is simulators/pubsub/. `own_push` is the emulator's OWN push path, kept
 for the rows of docs/fidelity.md that say what it lacks (test_pubsub_emulator_own_push.py). The emulator (a JVM,
 seconds to start) is started once per pytest process (per xdist worker) and shared by every test and
 emulator-backed stack of that process, each on topic and subscription names of its own; the simulator is

@@ -135,7 +135,7 @@ def emulator_pusher_bytecode(tmp_path: Path) -> str:
 
 def test_the_emulators_push_acknowledges_203_not_202_and_its_body_has_no_ordering_key(tmp_path: Path) -> None:
     """HttpEndpointPusher: ACK_RESPONSE_CODES is {102, 200, 201, 203, 204} (Pub/Sub's push docs list 202, not 203:
-    simulators/pubsub.py ACK_STATUSES follows the docs); toJsonStringForPush writes attributes, data, messageId,
+    simulators/pubsub/model.py ACK_STATUSES follows the docs); toJsonStringForPush writes attributes, data, messageId,
     publishTime and subscription, and the ordering key only as the x-goog-ordering-key header of a push without
     the wrapper. docs/fidelity.md, "Issue 29: Pub/Sub"."""
     code = emulator_pusher_bytecode(tmp_path)

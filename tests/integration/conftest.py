@@ -15,7 +15,7 @@ tests' Slack users and DMs); `pytest_runtest_call` below fails a test that is ha
 
 A stack's Pub/Sub is Google's emulator where installed (simulators/stack_pubsub.py). A module that needs what only
 the simulator has says so in one line, `pytestmark = pytest.mark.pubsub_simulator("why")`: every stack its
-fixtures build then runs on simulators/pubsub.py (`label_visibility` sets MEDIC_PUBSUB for the module).
+fixtures build then runs on simulators/pubsub/ (`label_visibility` sets MEDIC_PUBSUB for the module).
 """
 
 from __future__ import annotations

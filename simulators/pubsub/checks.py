@@ -1,5 +1,5 @@
-"""What the Pub/Sub stand-in refuses, as the real service does (names, a message's size, attributes and ordering key,
-a push endpoint), and the error it answers with; it imports nothing of the simulator's."""
+"""What the Pub/Sub simulator refuses, as the real service does: names, a message's size, attributes and ordering key,
+a push endpoint, and the push options a test may pass."""
 
 from __future__ import annotations
 
@@ -8,15 +8,7 @@ import urllib.parse
 
 import grpc
 
-
-class PubSubError(Exception):
-    """An error with the gRPC status the real service answers (raised by the direct API)."""
-
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
+from simulators.pubsub.errors import PubSubError
 
 #: Pub/Sub's limit on a PublishRequest and on one message (decimal MB, as the client uses).
 MAX_REQUEST_BYTES = 10 * 1000 * 1000
