@@ -29,6 +29,7 @@ from tests.integration.helpers import (
     labels,
     restart_deliveries,
     wait_alert,
+    wait_for,
     workbench_calls,
     worker_logs,
 )
@@ -113,6 +114,7 @@ def test_operation_that_ends_in_error_alerts_restart_failed(stack: LocalStack) -
     assert "the restart failed" in dm["text"] and "organizers have been told" in dm["text"]
     # Another line of the same kill: one attempt per incident, not a second reset and a second alert.
     stack.sink(oom_entry(PROJECT, ZONE, name, at=datetime.fromisoformat(entry["timestamp"])))
+    assert wait_for(lambda: len(audits_for(stack, name)) == 2, timeout=60)  # the second line's end, awaited
     assert stack.wait_idle(60)
     assert stack.workbench.resets(full) == 1 and len(alerts_for(stack, name)) == 1
     assert [r["decision"] for r in audits_for(stack, name)] == ["failed", "skip-duplicate"]
