@@ -143,7 +143,7 @@ def test_a_paused_instance_resumes(app: LocalStack) -> None:
     url = app.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=url, channel_id=ALERT_CHANNEL)
     assert app.slack.wait_for(lambda: any("Restarts resumed by" in r["text"] for r in app.slack.responses(url)),
-                              timeout=20), app.slack.responses(url)
+                              timeout=60), app.slack.responses(url)
     assert app.wait_idle(60)
     after = labels(app, full)
     assert "medic-auto" not in after and after["team"] == "red", after

@@ -146,7 +146,7 @@ def test_unresolvable_kill_alerts_with_the_raw_entry(stack: LocalStack) -> None:
     entry["textPayload"] = entry["textPayload"]  # legacy agent: no syslog prefix, so no host either
     stack.sink(entry)
     assert stack.slack.wait_for(
-        lambda: any("could not tie" in m.get("text", "") for m in stack.slack.messages(ALERT_CHANNEL)), timeout=20
+        lambda: any("could not tie" in m.get("text", "") for m in stack.slack.messages(ALERT_CHANNEL)), timeout=60
     )
     assert stack.wait_idle(60)
     # One grouped note per cause and window: the kill is in it, or counted in one an earlier line opened.

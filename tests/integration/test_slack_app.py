@@ -183,7 +183,7 @@ def test_organizer_buttons_work_and_others_are_refused(stack: LocalStack, slack:
     allowed = slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, message_ts=ts)
     assert allowed.status == 200
     assert stack.workbench.wait_until(
-        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=20
+        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=60
     )
     assert stack.slack.wait_for(
         lambda: any("paused by <@U0ORG>" in r.get("text", "") for r in stack.slack.responses(url))
@@ -196,7 +196,7 @@ def test_organizer_buttons_work_and_others_are_refused(stack: LocalStack, slack:
 
     slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=stack.slack.new_response_url(), message_ts=ts)
     assert stack.workbench.wait_until(
-        lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}), timeout=20
+        lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}), timeout=60
     )
 
 
@@ -210,7 +210,7 @@ def test_buttons_on_a_stopped_instance_say_what_was_not_done(stack: LocalStack, 
         url = stack.slack.new_response_url()
         slack.block_action(ORGANIZER[0], action, full, response_url=url, message_ts=ts)
         assert stack.slack.wait_for(
-            lambda u=url: any("STOPPED" in r.get("text", "") for r in stack.slack.responses(u)), timeout=20
+            lambda u=url: any("STOPPED" in r.get("text", "") for r in stack.slack.responses(u)), timeout=60
         )
         said[action] = next(r["text"] for r in stack.slack.responses(url) if "STOPPED" in r.get("text", ""))
     assert said["medic_stop"] == f":pause_button: *{name}* was not stopped: it is STOPPED."

@@ -25,6 +25,7 @@ from shared.adapters.workbench import Workbench
 from shared.app.slack import USERGROUP_TTL_S, build_dependencies
 from shared.core import envelope
 from shared.core.history import acted_digest
+from shared.core.messages import text
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from shared.core.payloads import ModePayload, RestartPayload
 from simulators.slack import SlackRequester, SlackResponse, SlackSimulator
@@ -35,6 +36,7 @@ from tests.integration.helpers import ORGANIZER, labels, stack_with_organizer, w
 pytestmark = pytest.mark.wire
 KATE = "kate@contest.example"  # an organizer (ORGANIZER_EMAILS below) and the owner of her own notebook
 PARTICIPANT = "kaito@contest.example"  # owns a notebook, organizes nothing
+DEFERRED = text("cmd.looking", "en")  # the app's answer when its reads outlast its share of Slack's 3 s
 LOOK_ALIKES: dict[str, Callable[[str], str]] = {  # each, lowered, NFKC'd or read by eye, is the address given
     "kelvin-sign": lambda email: email.replace("k", "\u212a", 1),  # .lower() folds it to k
     "full-width-k": lambda email: email.replace("k", "\uff4b", 1),  # NFKC folds it to k
@@ -74,13 +76,25 @@ def test_a_look_alike_of_an_organizers_email_is_not_an_organizer(
     user = f"U0LOOK{kind.upper().replace('-', '')}"
     stack.slack.add_user(user, "mallory", LOOK_ALIKES[kind](KATE))
     before = queued(stack)
-    response = slack.slash_command(user, name, response_url=stack.slack.new_response_url())
+    url = stack.slack.new_response_url()
+    response = slack.slash_command(user, name, response_url=url)
     assert response.status == 200 and "Restarting" not in response.body, response.body
-    assert "plain ASCII" in response.body  # told why, in the refusal's own words
-    fleet = slack.slash_command(user, "status", response_url=stack.slack.new_response_url())
-    assert "All notebooks" not in fleet.body and name not in fleet.body
-    assert queued(stack) == before
+    assert "plain ASCII" in final_answer(stack, response.body, url)  # told why, in the refusal's own words
+    url = stack.slack.new_response_url()
+    fleet = final_answer(stack, slack.slash_command(user, "status", response_url=url).body, url)
+    assert "All notebooks" not in fleet and name not in fleet
+    if DEFERRED not in response.body:
+        assert queued(stack) == before  # refused at once: nothing queued
     assert stack.wait_idle(60) and stack.workbench.resets(full) == 0
+
+
+def final_answer(stack: LocalStack, body: str, response_url: str) -> str:
+    """The command's answer: its own, or, when the app acknowledged first because its lookups outlasted its share
+    of Slack's 3 s (slow is not wrong: test_slack_app_budget.py), the worker's one answer through response_url."""
+    if DEFERRED not in body:
+        return body
+    assert stack.slack.wait_for(lambda: len(stack.slack.responses(response_url)) == 1, timeout=60)
+    return str(stack.slack.responses(response_url)[0].get("text", ""))
 
 
 @pytest.mark.parametrize("kind", list(LOOK_ALIKES))

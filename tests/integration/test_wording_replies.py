@@ -168,7 +168,7 @@ def test_a_command_answered_after_its_response_url_expired_is_answered_by_dm(sta
                              requester=Requester(user_of(name), f"{name}@contest.example", False), response_url=url)
     publish_request(stack, request)
     assert stack.slack.wait_for(
-        lambda: any(f"*{name}* was restarted" in m["text"] for m in stack.slack.messages(user_of(name))), timeout=20
+        lambda: any(f"*{name}* was restarted" in m["text"] for m in stack.slack.messages(user_of(name))), timeout=60
     ), stack.slack.messages(user_of(name))
     assert stack.workbench.resets(full) == 1
     assert not [c for c in stack.slack.calls_to("response_url") if c.error == "expired_url"]  # not tried in vain

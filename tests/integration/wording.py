@@ -43,7 +43,7 @@ def replies(stack: LocalStack, url: str) -> list[str]:
     return [str(r.get("text", "")) for r in stack.slack.responses(url)]
 
 
-def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = 20.0) -> str:
+def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = 60.0) -> str:
     """The first reply through the response_url that contains `needle`, waiting for it."""
     assert stack.slack.wait_for(lambda: any(needle in t for t in replies(stack, url)), timeout=timeout), (
         needle, replies(stack, url))
