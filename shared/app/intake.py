@@ -184,15 +184,23 @@ def handle_event(
                   instance=queued.request.instance.rsplit("/", 1)[-1])
             return IntakeOutcome("too-old", _failure(exc))
         raise
+    _audit_queued(queued, message_id)
+    return IntakeOutcome(queued.kind, queued.detail, message_id)
+
+
+def _audit_queued(queued: _Queued, message_id: str) -> None:
+    """The audit line of a published request; an alert's says how many of its writer's lines held back since its
+    last one it counts (`folded`), so that on_oom's log adds up to what the alert says."""
     kind = queued.kind
     what = {"kill": "OOM kill queued", "unverified": "OOM kill queued unverified: its VM could not be checked",
             "unresolved": "unresolved kill queued for an alert",
             "refused": "kill refused: it does not hold up; queued for an alert"}[kind]
+    payload = queued.request.payload
+    folded = {"folded": payload.folded} if isinstance(payload, AlertPayload) else {}
     audit(what, severity=logging.WARNING if kind in ("refused", "unverified") else logging.INFO,
           decision="refused" if kind == "refused" else "queued", kind=kind, reason=queued.detail,
           event_id=queued.request.event_id, instance=queued.request.instance.rsplit("/", 1)[-1],
-          message_id=message_id, **queued.provenance)
-    return IntakeOutcome(kind, queued.detail, message_id)
+          message_id=message_id, **folded, **queued.provenance)
 
 
 def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, vm_id: str,
