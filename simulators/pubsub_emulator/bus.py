@@ -32,8 +32,9 @@ class EmulatorPubSub:
 
     Topics and subscriptions are deleted at stop, so that the shared emulator holds nothing for a stopped stack.
     Each topic has a shadow pull subscription of ours, drained (Pull with `return_immediately`, which the emulator
-    answers at once, a published message already in it) whenever `published` or `wait_idle` reads it: so every
-    message published before the call is counted.
+    answers at once, a published message already in it: its Publish adds the message to every subscription's
+    backlog before it answers, `FakePubsubServer.publish` in the emulator's jar) whenever `published` or `wait_idle`
+    reads it: so every message published before the call is counted.
     """
 
     def __init__(self, emulator: PubSubEmulator | None = None, *, min_backoff_s: float = 0.1,
@@ -47,9 +48,6 @@ class EmulatorPubSub:
         self._subscriptions: list[str] = []
         self._topics: dict[str, str] = {}  # as the emulator holds it -> as the caller named it
         self._published: dict[str, list[PublishedMessage]] = {}  # by the caller's name
-        # The ids this bus published itself (the sink, Monitoring, a test), known when Publish answers: wait_idle
-        # counts them due from that answer on, whatever the next drain of the shadow subscription returns.
-        self._sent: dict[str, set[str]] = {}
         self._shadows: dict[str, str] = {}  # shadow subscription -> the topic as the caller named it
         self._draining = threading.Lock()
         self._stopping = threading.Event()
@@ -150,11 +148,7 @@ class EmulatorPubSub:
                 ordering_key: str = "") -> str:
         """As a Logging sink or a Monitoring channel publishes: through the API, no ordering key."""
         future = self._publisher.publish(self.resource(topic), data, ordering_key=ordering_key, **(attributes or {}))
-        message_id = str(future.result(timeout=30))
-        assert self._agent is not None, "start() first"
-        with self._agent.cond:
-            self._sent.setdefault(topic, set()).add(message_id)
-        return message_id
+        return str(future.result(timeout=30))
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """True once no push is in flight and every message a push subscription holds was acked or dead-lettered."""
@@ -177,7 +171,6 @@ class EmulatorPubSub:
         for route in self._agent.routes:
             label = self._topics.get(route.topic, "")
             due = {m.message_id for m in self._published.get(label, []) if m.publish_time >= route.created}
-            due |= self._sent.get(label, set())
             if not due <= route.done:
                 return False
         return True
