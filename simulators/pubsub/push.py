@@ -5,13 +5,11 @@ message (acknowledged, redelivered after backoff, or dead-lettered)."""
 from __future__ import annotations
 
 import http.client
-import json
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable
 from concurrent import futures
-from typing import Any
 
 from simulators.pubsub.model import (
     ACK_STATUSES,
@@ -22,7 +20,7 @@ from simulators.pubsub.model import (
     StoredSubscription,
 )
 from simulators.pubsub.state import PubSubState
-from simulators.pubsub_body import push_message
+from simulators.pubsub_body import push_request
 
 
 def http_post(endpoint: str, body: bytes, headers: dict[str, str], deadline_s: float) -> int:
@@ -128,31 +126,12 @@ class PushDelivery(PubSubState):
     def _push_request(
         self, sub: StoredSubscription, message: PublishedMessage, attempt: int
     ) -> tuple[bytes, dict[str, str]]:
-        msg = push_message(message)
-        payload: dict[str, Any] = {"message": msg, "subscription": sub.name}
-        headers = {
-            "Content-Type": "application/json",
-            "User-Agent": "APIs-Google; (+https://developers.google.com/webmasters/APIs-Google.html)",
-            "From": "noreply@google.com",
-        }
-        if sub.push_format == "cloudevent":
-            # What Eventarc POSTs to a 2nd-gen function triggered by a topic: a binary-mode CloudEvent, ce-* headers,
-            # the same JSON body without deliveryAttempt.
-            headers.update(
-                {
-                    "ce-specversion": "1.0",
-                    "ce-type": "google.cloud.pubsub.topic.v1.messagePublished",
-                    "ce-source": f"//pubsub.googleapis.com/{message.topic}",
-                    "ce-id": message.message_id,
-                    "ce-time": msg["publishTime"],
-                }
-            )
-        elif sub.max_delivery_attempts is not None:
-            payload["deliveryAttempt"] = attempt
+        body, headers = push_request(sub.name, message.topic, message, cloudevent=sub.push_format == "cloudevent",
+                                     delivery_attempt=attempt if sub.max_delivery_attempts is not None else None)
         oidc = sub.proto.push_config.oidc_token  # the audience defaults to the endpoint (PushConfig.OidcToken)
         if self.push_auth is not None and oidc.service_account_email:
             headers["Authorization"] = self.push_auth(oidc.service_account_email, oidc.audience or sub.endpoint or "")
-        return json.dumps(payload).encode("utf-8"), headers
+        return body, headers
 
     def _deliver(
         self, sub: StoredSubscription, pending: Pending, *, attempt: int, body: bytes, headers: dict[str, str]

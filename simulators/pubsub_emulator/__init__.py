@@ -9,14 +9,13 @@ Pub/Sub on it (`EmulatorPubSub`, what simulators/stack.py asks of a Pub/Sub).
 
 from simulators.pubsub_emulator.bus import EmulatorPubSub
 from simulators.pubsub_emulator.process import PubSubEmulator, emulator_launcher, shared_emulator
-from simulators.pubsub_emulator.push_agent import PushAgent, Route, cloudevent_request
+from simulators.pubsub_emulator.push_agent import PushAgent, Route
 
 __all__ = [
     "EmulatorPubSub",
     "PubSubEmulator",
     "PushAgent",
     "Route",
-    "cloudevent_request",
     "emulator_launcher",
     "shared_emulator",
 ]

@@ -17,7 +17,7 @@ So this agent does only the HTTP leg of Pub/Sub's push sender, with the emulator
 - the body `simulators.pubsub` sends (PushConfig.PubsubWrapper: the PubsubMessage's JSON, `messageId` and
   `message_id`, `publishTime` and `publish_time`, `orderingKey`; `deliveryAttempt` = the emulator's count,
   only with a dead-letter policy, as Pub/Sub: cloud.google.com/pubsub/docs/handling-failures), the CloudEvent
-  Eventarc makes for `cloudevent` (`cloudevent_request`), the OIDC token signed by `push_auth`;
+  Eventarc makes for `cloudevent` (both from `simulators.pubsub_body.push_request`), the OIDC token from `push_auth`;
 - the HTTP timeout is the ack deadline; 102, 200, 201, 202, 204 acknowledge (cloud.google.com/pubsub/docs/push,
   "Receive messages": "any other status code ... is treated as a failure" — `simulators.pubsub.ACK_STATUSES`);
 - a failure is handed back with ModifyAckDeadline(backoff): the emulator redelivers it when that deadline expires,
@@ -37,7 +37,6 @@ So this agent does only the HTTP leg of Pub/Sub's push sender, with the emulator
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import threading
 import time
@@ -48,14 +47,13 @@ from typing import Any
 
 from simulators.pubsub import ACK_STATUSES, DeadLetter, Delivery, DeliveryStatus
 from simulators.pubsub.push import http_post  # the simulator's push POST: one place for it
-from simulators.pubsub_body import dead_letter_attributes, push_message
+from simulators.pubsub_body import dead_letter_attributes, push_request
 
-__all__ = ["PushAgent", "Route", "cloudevent_request", "push_body"]
+__all__ = ["PushAgent", "Route"]
 
 PULLERS = 4  # Pull calls waiting at once per subscription: ordering keys pushed side by side
 PULL_WAIT_S = 30.0  # the RPC's timeout; the emulator answers an empty Pull itself after ~2 s (measured)
 COUNTING_LIMIT = 100  # the emulator's own dead-letter limit: Pub/Sub's maximum, never reached (see above)
-USER_AGENT = "APIs-Google; (+https://developers.google.com/webmasters/APIs-Google.html)"
 
 
 @dataclass
@@ -83,37 +81,6 @@ class Route:
     def backoff_s(self, failed_attempts: int) -> int:
         delay = min(self.min_backoff_s * 2.0 ** max(failed_attempts - 1, 0), self.max_backoff_s)
         return max(1, math.ceil(delay))
-
-
-def cloudevent_request(body: bytes) -> tuple[bytes, dict[str, str]]:
-    """What Eventarc POSTs for a Pub/Sub push body: the same JSON, as a binary-mode CloudEvent.
-
-    An Eventarc trigger on a Pub/Sub topic is a push subscription Eventarc creates on it (gcloud's generated
-    eventarc v1 client, `Pubsub.subscription`: "created and managed by Eventarc as a transport for the event
-    delivery"), delivered to the function as a CloudEvent of type google.cloud.pubsub.topic.v1.messagePublished
-    in binary content mode: the `ce-*` headers carry the attributes, the body is the push's message JSON
-    (docs/fidelity.md, "Issue 29").
-    """
-    push = json.loads(body)
-    message = push["message"]
-    topic = str(push.get("topic", ""))
-    headers = {
-        "Content-Type": "application/json",
-        "ce-specversion": "1.0",
-        "ce-type": "google.cloud.pubsub.topic.v1.messagePublished",
-        "ce-source": f"//pubsub.googleapis.com/{topic}",
-        "ce-id": str(message["messageId"]),
-        "ce-time": str(message["publishTime"]),
-    }
-    return json.dumps({"message": message, "subscription": push["subscription"]}).encode(), headers
-
-
-def push_body(subscription: str, message: Any, delivery_attempt: int | None) -> dict[str, Any]:
-    """The wrapped push body `simulators.pubsub` sends, for a pulled PubsubMessage."""
-    payload: dict[str, Any] = {"message": push_message(message), "subscription": subscription}
-    if delivery_attempt is not None:
-        payload["deliveryAttempt"] = delivery_attempt
-    return payload
 
 
 class PushAgent:
@@ -180,12 +147,8 @@ class PushAgent:
                 self.cond.notify_all()
 
     def _post(self, route: Route, message: Any, delivery_attempt: int | None) -> DeliveryStatus:
-        payload = push_body(route.label, message, delivery_attempt)
-        body = json.dumps(payload).encode()
-        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, "From": "noreply@google.com"}
-        if route.cloudevent:
-            body, ce_headers = cloudevent_request(json.dumps({**payload, "topic": route.topic}).encode())
-            headers.update(ce_headers)
+        body, headers = push_request(route.label, route.topic, message, cloudevent=route.cloudevent,
+                                     delivery_attempt=delivery_attempt)
         if route.oidc_token is not None and self.push_auth is not None:
             account, audience = route.oidc_token
             headers["Authorization"] = self.push_auth(account, audience or route.endpoint)
