@@ -45,15 +45,37 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from google.api_core import exceptions as core_exceptions
+
 from simulators.pubsub import ACK_STATUSES, DeadLetter, Delivery, DeliveryStatus
 from simulators.pubsub.push import http_post  # the simulator's push POST: one place for it
 from simulators.pubsub_body import dead_letter_attributes, push_request
 
-__all__ = ["PushAgent", "Route"]
+__all__ = ["PushAgent", "Route", "SettleFailure"]
 
 PULLERS = 4  # Pull calls waiting at once per subscription: ordering keys pushed side by side
 PULL_WAIT_S = 30.0  # the RPC's timeout; the emulator answers an empty Pull itself after ~2 s (measured)
 COUNTING_LIMIT = 100  # the emulator's own dead-letter limit: Pub/Sub's maximum, never reached (see above)
+SETTLE_TRIES = 5  # an acknowledgement or deadline change, tried while the emulator may answer it (`_settled`)
+SETTLE_TIMEOUT_S = 10.0
+SETTLE_BACKOFF_S = 0.2
+# What google-api-core raises for an RPC the emulator may answer when asked again. The client's own retry for
+# Acknowledge and ModifyAckDeadline takes UNAVAILABLE only (google/pubsub_v1/services/subscriber/transports/
+# base.py); a DEADLINE_EXCEEDED on a loaded machine may have landed or not, and both RPCs may be sent again.
+RETRIED_SETTLE_ERRORS: tuple[type[Exception], ...] = (
+    core_exceptions.ServiceUnavailable, core_exceptions.DeadlineExceeded, core_exceptions.InternalServerError,
+    core_exceptions.Aborted, core_exceptions.ResourceExhausted, core_exceptions.Unknown,
+)
+
+
+@dataclass(frozen=True)
+class SettleFailure:
+    """An acknowledgement or deadline change the emulator never took: its message comes again at the deadline."""
+
+    subscription: str
+    message_id: str
+    rpc: str
+    error: str
 
 
 @dataclass
@@ -92,6 +114,7 @@ class PushAgent:
         self.push_auth: Callable[[str, str], str] | None = None
         self.deliveries: list[Delivery] = []
         self.dead_lettered: list[DeadLetter] = []
+        self.settle_failures: list[SettleFailure] = []
         self.routes: list[Route] = []
         self.in_flight = 0
         self.cond = threading.Condition()
@@ -163,19 +186,40 @@ class PushAgent:
         """Acknowledge, dead-letter, or hand back for a redelivery after the retry policy's backoff."""
         ack_ids = [received.ack_id]
         message_id = received.message.message_id
-        with contextlib.suppress(Exception):  # a stale ack id: the emulator already redelivered it (deadline)
-            if isinstance(status, int) and status in ACK_STATUSES:
-                self._subscriber.acknowledge(request={"subscription": route.name, "ack_ids": ack_ids}, timeout=30)
+        if isinstance(status, int) and status in ACK_STATUSES:
+            if self._settled(route, message_id, "acknowledge",
+                             {"subscription": route.name, "ack_ids": ack_ids}):
                 self._mark_done(route, message_id)
-            elif route.max_delivery_attempts is not None and route.dead_letter_topic is not None \
-                    and attempt >= route.max_delivery_attempts:
-                self._dead_letter(route, received.message, attempt)
-                self._subscriber.acknowledge(request={"subscription": route.name, "ack_ids": ack_ids}, timeout=30)
+        elif route.max_delivery_attempts is not None and route.dead_letter_topic is not None \
+                and attempt >= route.max_delivery_attempts:
+            self._dead_letter(route, received.message, attempt)
+            if self._settled(route, message_id, "acknowledge",
+                             {"subscription": route.name, "ack_ids": ack_ids}):
                 self._mark_done(route, message_id)
-            else:
-                self._subscriber.modify_ack_deadline(request={
-                    "subscription": route.name, "ack_ids": ack_ids,
-                    "ack_deadline_seconds": route.backoff_s(attempt)}, timeout=30)
+        else:
+            self._settled(route, message_id, "modify_ack_deadline", {
+                "subscription": route.name, "ack_ids": ack_ids, "ack_deadline_seconds": route.backoff_s(attempt)})
+
+    def _settled(self, route: Route, message_id: str, rpc: str, request: dict[str, Any]) -> bool:
+        """One settling RPC, retried while the emulator may answer it yet: Pub/Sub's own push sender settles a push
+        inside the service, so a lost acknowledgement here would be a redelivery (and, on an ordered subscription,
+        a key held to the ack deadline) production does not have. A refusal (the ack id stale because its deadline
+        passed, the subscription deleted) is final: the emulator redelivers the message, as Pub/Sub would after an
+        expired deadline. Every RPC that did not land is kept in `settle_failures`, for a test to read."""
+        call = getattr(self._subscriber, rpc)
+        for attempt in range(1, SETTLE_TRIES + 1):
+            try:
+                call(request=request, timeout=SETTLE_TIMEOUT_S, retry=None)  # this loop is the retry
+                return True
+            except Exception as error:  # every error is recorded; only transient ones are retried
+                final = not isinstance(error, RETRIED_SETTLE_ERRORS) or attempt == SETTLE_TRIES \
+                    or route.stopped.is_set()
+                if final:
+                    with self.cond:
+                        self.settle_failures.append(SettleFailure(route.label, message_id, rpc, repr(error)))
+                    return False
+                route.stopped.wait(SETTLE_BACKOFF_S * 2 ** (attempt - 1))
+        return False
 
     def _mark_done(self, route: Route, message_id: str) -> None:
         with self.cond:
