@@ -1,9 +1,8 @@
-"""The local stack's Pub/Sub: which one it runs on (the simulator unless MEDIC_PUBSUB=emulator) and its topics and
-subscriptions.
+"""The local stack's Pub/Sub: which one it runs on (Google's emulator where installed, else the simulator;
+MEDIC_PUBSUB overrides) and its topics and subscriptions.
 
-Google's emulator is the real part; `MEDIC_PUBSUB=emulator` runs every stack on it, and a test module that needs
-what only the simulator has pins the simulator all the same (tests/integration/conftest.py, `pubsub_simulator`).
-docs/testing.md ("Which Pub/Sub") says what each lacks, and why the emulator is not yet the default.
+Google's emulator is the real part; a test module that needs what only the simulator has pins the simulator all the
+same (tests/integration/conftest.py, `pubsub_simulator`). docs/testing.md ("Which Pub/Sub") says what each lacks.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from simulators.pubsub import DeadLetter, Delivery, PublishedMessage
+from simulators.pubsub_emulator.process import emulator_launcher
 
 PUBSUB_ENV = "MEDIC_PUBSUB"
 BACKENDS = ("simulator", "emulator")
@@ -25,15 +25,13 @@ TOPICS = (OOM_TOPIC, RESTART_TOPIC, DEAD_LETTER_TOPIC, MEMORY_TOPIC)
 
 
 def default_pubsub_backend() -> str:
-    """$MEDIC_PUBSUB if set, else the simulator: with every stack on Google's emulator, a loaded 2-core machine
-    failed 6 of 2,534 tests in one fresh-clone run (2026-12-01, docs/testing.md "Which Pub/Sub"), so the emulator
-    is opt-in (`MEDIC_PUBSUB=emulator`) until that is understood."""
+    """$MEDIC_PUBSUB if set, else Google's emulator where it is installed (the real part), else the simulator."""
     chosen = os.environ.get(PUBSUB_ENV, "").strip()
     if chosen:
         if chosen not in BACKENDS:
             raise ValueError(f"{PUBSUB_ENV} must be simulator or emulator, not {chosen!r}")
         return chosen
-    return "simulator"
+    return "emulator" if emulator_launcher() is not None else "simulator"
 
 
 class StackPubSub(Protocol):

@@ -161,6 +161,17 @@ def pending(work: dict[str, dict[str, bool]]) -> int:
     return sum(not done for chunk in work.values() for done in chunk.values())
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, the controller starts one Pub/Sub emulator for all its workers, before they start: one
+    JVM for the run, not one per worker (simulators/pubsub_emulator/process.py, `start_for_workers`)."""
+    from simulators.pubsub_emulator import emulator_launcher, start_for_workers  # noqa: PLC0415
+
+    controller = getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput")
+    if controller and emulator_launcher() is not None:
+        config.add_cleanup(start_for_workers())
+
+
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """ModuleChunks for `--dist loadscope` (pyproject's addopts); any other --dist is xdist's own."""
     return ModuleChunks(config, log) if config.getoption("dist") == "loadscope" else None
