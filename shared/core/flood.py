@@ -67,7 +67,8 @@ class Budget:
 
 @dataclass
 class Floods:
-    """on_oom's budgets, one per function instance (functions/on_oom/main.py)."""
+    """on_oom's budgets, one per function instance (functions/on_oom/main.py). Not thread-safe: its caller decides
+    one line at a time (shared/app/intake.py, `BUDGETS_LOCK`)."""
 
     alerts: Budget = field(default_factory=lambda: Budget(per_minute=ALERTS_PER_WRITER, burst=ALERTS_PER_WRITER))
     unverified: Budget = field(default_factory=lambda: Budget(per_minute=UNVERIFIED_PER_INSTANCE, burst=2))
