@@ -5,7 +5,8 @@
         -> Workbench sim (gRPC or REST) + Slack sim (Web API)
     Slack (signed requests) -> slack_app (functions-framework) -> restart topic -> ...
 
-Pub/Sub is simulators/pubsub/, or Google's emulator with MEDIC_PUBSUB=emulator (simulators/stack_pubsub.py).
+Pub/Sub is Google's emulator where installed, else simulators/pubsub/; MEDIC_PUBSUB chooses
+(simulators/stack_pubsub.py).
 Used by `make demo`, the integration tests and the benchmarks. Each function runs as its own process with only
 environment variables pointing it here, as it would be deployed (simulators/function_process.py).
 """
@@ -115,9 +116,9 @@ class LocalStack:
     # alert gives the Monitoring simulator a curve rising to it (off: Monitoring has no data, as on a new VM).
     memory_charts: bool = False
     feed_monitoring: bool = True
-    # "emulator": Pub/Sub is Google's emulator (this process's shared one, simulators/pubsub_emulator/), topics
+    # "emulator": Pub/Sub is Google's emulator (the run's shared one, simulators/pubsub_emulator/), topics
     # and subscriptions under names of this stack's own, on_oom and on_memory_alert fed as Eventarc feeds them;
-    # "simulator": simulators/pubsub/. Default: $MEDIC_PUBSUB, else the simulator
+    # "simulator": simulators/pubsub/. Default: $MEDIC_PUBSUB, else the emulator where installed
     # (simulators/stack_pubsub.py; docs/testing.md, "Which Pub/Sub").
     pubsub_backend: str = field(default_factory=default_pubsub_backend)
 

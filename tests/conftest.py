@@ -178,7 +178,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One line: which Pub/Sub this run's stacks used (the simulator unless MEDIC_PUBSUB=emulator; docs/testing.md)."""
+    """One line: which Pub/Sub this run's stacks used (the emulator where installed; MEDIC_PUBSUB; docs/testing.md)."""
     from simulators.pubsub_emulator import emulator_launcher  # noqa: PLC0415 - only for this line
     from simulators.stack_pubsub import PUBSUB_ENV, default_pubsub_backend  # noqa: PLC0415
 
@@ -188,7 +188,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     if chosen == "emulator":
         line = f"Pub/Sub: stacks on Google's emulator ({launcher}), {pinned}; tests/contract on both"
     elif launcher is not None:
-        line = (f"Pub/Sub: stacks on simulators/pubsub/ ({PUBSUB_ENV}=emulator runs them on Google's emulator); "
+        line = (f"Pub/Sub: stacks on simulators/pubsub/ (as {PUBSUB_ENV}=simulator asks); "
                 f"tests/contract and test_on_the_emulator on Google's emulator ({launcher}) too")
     else:
         line = ("Pub/Sub: Google's emulator is not installed here: every stack on simulators/pubsub/ "

@@ -7,9 +7,9 @@ on (docs/fidelity.md, "Issue 29"). What this simulator still implements, and why
 * faults (`faults`: publish faults, a latency on every RPC): the emulator cannot inject them; the tests of a failed
   or slow publish (tests/unit/test_queue.py, tests/integration/test_faults_slack_pubsub.py) and the bench need them.
 * push delivery (`push`: ordering keys one at a time, redelivery with backoff, the ack deadline, the success codes,
-  ``deliveryAttempt``, dead-lettering; the Pub/Sub and the Eventarc CloudEvent body): the stacks of `make test` run
-  on it unless MEDIC_PUBSUB=emulator (docs/testing.md, "Which Pub/Sub", says why), and the contract suite holds it
-  to the emulator-backed one.
+  ``deliveryAttempt``, dead-lettering; the Pub/Sub and the Eventarc CloudEvent body): the stacks run on it where
+  Google's emulator is not installed, or with MEDIC_PUBSUB=simulator (docs/testing.md, "Which Pub/Sub"), and the
+  contract suite holds it to the emulator-backed one.
 * the records (`state`: ``deliveries``, ``dead_lettered``, ``published``, ``wait_idle``): the same records the
   emulator-backed bus keeps, so a test reads either.
 * the gRPC surface (`grpc_api`): only the RPCs the bot, its doctor and the stacks call (CreateTopic, GetTopic,

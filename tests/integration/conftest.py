@@ -13,9 +13,10 @@ variant and builds a fresh one for the next, so no instance, DM, grouped alert o
 seen by the other. Without it the stack would outlive the variant (the at-once tests would see the on-done
 tests' Slack users and DMs); `pytest_runtest_call` below fails a test that is handed such a stack.
 
-A stack's Pub/Sub is the simulator, or Google's emulator with MEDIC_PUBSUB=emulator (simulators/stack_pubsub.py).
+A stack's Pub/Sub is Google's emulator where installed, else the simulator; MEDIC_PUBSUB chooses
+(simulators/stack_pubsub.py).
 A module that needs what only the simulator has says so in one line, `pytestmark = pytest.mark.pubsub_simulator(
-"why")`: every stack its fixtures build then runs on simulators/pubsub/ even under MEDIC_PUBSUB=emulator
+"why")`: every stack its fixtures build then runs on simulators/pubsub/ even where the emulator is the default
 (`label_visibility` sets MEDIC_PUBSUB for the module).
 """
 
