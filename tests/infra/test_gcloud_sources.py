@@ -391,3 +391,29 @@ def test_instances_list_filters_on_a_field_and_the_vm_id_is_a_uint64(sdk: Path) 
             in instance)
     adapter = (ROOT / "shared" / "adapters" / "compute.py").read_text()
     assert '"filter": f"id = {int(vm_id)}"' in adapter, "shared/adapters/compute.py no longer filters on id = N"
+
+
+def test_gcloud_builds_submit_shows_no_cloud_logging_only_log_but_fails_with_the_build(sdk: Path) -> None:
+    """Row "A Cloud Build build runs every step as one service account" of docs/fidelity.md: what the operator sees.
+
+    Both builds log `CLOUD_LOGGING_ONLY` (the generated cloudbuild v1 client's `BuildOptions.LoggingValueValuesEnum`:
+    "Build logs are stored in Cloud Logging"). The GA `gcloud builds submit` (surface/builds/submit.py `Submit`,
+    `_support_gcl = False`) then streams no log and says "gcloud builds submit only displays logs from Cloud Storage"
+    (command_lib/builds/submit_util.py `Build`), yet waits for the build and raises `FailedBuildException` unless it
+    ends SUCCESS; `gcloud beta builds submit` (`SubmitBeta`, `_support_gcl = True`) streams it from Cloud Logging.
+    """
+    for config in ("cloudbuild.yaml", "cloudbuild-deploy.yaml"):
+        assert re.search(r"^\s+logging: CLOUD_LOGGING_ONLY\b", (ROOT / config).read_text(), re.M), config
+    enum = _message((sdk / "lib/googlecloudsdk/generated_clients/apis/cloudbuild/v1/cloudbuild_v1_messages.py")
+                    .read_text(), "BuildOptions")
+    assert "CLOUD_LOGGING_ONLY: Build logs are stored in Cloud Logging." in enum
+    submit = (sdk / "lib/surface/builds/submit.py").read_text()
+    assert re.search(r"ReleaseTrack\.GA\)\nclass Submit\(.*?\n  _support_gcl = False\n", submit, re.S)
+    assert re.search(r"ReleaseTrack\.BETA\)\nclass SubmitBeta\(Submit\):.*?\n  _support_gcl = True\n", submit, re.S)
+    util = " ".join((sdk / "lib/googlecloudsdk/command_lib/builds/submit_util.py").read_text().split())
+    assert re.search(r"not support_gcl and build\.options and build\.options\.logging in \[ "
+                     r"messages\.BuildOptions\.LoggingValueValuesEnum\.STACKDRIVER_ONLY, "
+                     r"messages\.BuildOptions\.LoggingValueValuesEnum\.CLOUD_LOGGING_ONLY, \] \): "
+                     r"log\.status\.Print\( '\\ngcloud builds submit only displays logs from Cloud' ' Storage\.", util)
+    assert ("if build.status != messages.Build.StatusValueValuesEnum.SUCCESS: raise FailedBuildException(build)"
+            in util)
