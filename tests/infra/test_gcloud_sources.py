@@ -417,3 +417,36 @@ def test_gcloud_builds_submit_shows_no_cloud_logging_only_log_but_fails_with_the
                      r"log\.status\.Print\( '\\ngcloud builds submit only displays logs from Cloud' ' Storage\.", util)
     assert ("if build.status != messages.Build.StatusValueValuesEnum.SUCCESS: raise FailedBuildException(build)"
             in util)
+
+
+def test_instance_owners_is_one_email_and_without_it_the_service_accounts_users_get_in(sdk: Path) -> None:
+    """Row `instance_owners` of docs/fidelity.md: what single-user mode is, in the v2 API's own words.
+
+    gcloud's generated notebooks v2 client, `Instance.instanceOwners`: "Format: `alias@example.com` Currently
+    supports one owner only. If not specified, all of the service account users of your VM instance's service
+    account can use the instance" (the `proxy-mode` = `service_account` of an instance without owners). Its text
+    there lacks the "Input only." that google-cloud-notebooks' `Instance.instance_owners` carries: the sources
+    differ on whether a GET returns it (the simulator, following the library and the provider, never does).
+    """
+    messages = (sdk / "lib/googlecloudsdk/generated_clients/apis/notebooks/v2/notebooks_v2_messages.py").read_text()
+    instance = _message(messages, "Instance")
+    documented = re.search(r"instanceOwners: (.*?) labels: ", instance)
+    assert documented, "notebooks v2 Instance no longer documents instanceOwners"
+    assert documented[1] == ("Optional. The owner of this instance after creation. Format: `alias@example.com` "
+                             "Currently supports one owner only. If not specified, all of the service account users "
+                             "of your VM instance's service account can use the instance."), documented[1]
+    assert "instanceOwners = _messages.StringField(" in instance
+
+    from google.cloud import notebooks_v2  # noqa: PLC0415
+
+    library = " ".join((notebooks_v2.Instance.__doc__ or "").split())
+    assert "instance_owners (MutableSequence[str]): Optional. Input only. The owner of this instance" in library
+
+    from simulators.workbench import WorkbenchSimulator  # noqa: PLC0415
+
+    workbench = WorkbenchSimulator()
+    owned = workbench.get(workbench.add_instance("prj", "us-central1-a", "nb-1", owner_email="a@example.com"))
+    shared = workbench.get(workbench.add_instance("prj", "us-central1-a", "nb-2", owner_email=None))
+    assert "instanceOwners" not in owned and "instanceOwners" not in shared
+    assert owned["gceSetup"]["metadata"]["proxy-user-mail"] == "a@example.com"
+    assert shared["gceSetup"]["metadata"]["proxy-mode"] == "service_account"
