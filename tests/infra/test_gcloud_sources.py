@@ -450,3 +450,40 @@ def test_instance_owners_is_one_email_and_without_it_the_service_accounts_users_
     assert "instanceOwners" not in owned and "instanceOwners" not in shared
     assert owned["gceSetup"]["metadata"]["proxy-user-mail"] == "a@example.com"
     assert shared["gceSetup"]["metadata"]["proxy-mode"] == "service_account"
+
+
+def test_a_vms_time_series_are_on_gce_instance_with_its_project_id_instance_id_and_zone(sdk: Path) -> None:
+    """Row "The Ops Agent writes agent.googleapis.com/memory/percent_used" of docs/fidelity.md: the resource.
+
+    gcloud's generated monitoring v3 client, `MonitoredResource`: "the MonitoredResourceDescriptor for
+    \\"gce_instance\\" has labels \\"project_id\\", \\"instance_id\\" and \\"zone\\"", which the stand-in answers.
+    The SDK holds no Ops Agent configuration (so nothing of its defaults), only the script its ops-agents policies
+    install it with (ops_agents_policy_to_guest_policy_converter.py), the one infra/contest/install-ops-agent.sh runs.
+    """
+    text = " ".join((sdk / "lib/googlecloudsdk/generated_clients/apis/monitoring/v3/monitoring_v3_messages.py")
+                    .read_text().split())
+    assert ('the MonitoredResourceDescriptor for "gce_instance" has labels "project_id", "instance_id" and "zone"'
+            in text)
+    converter = (sdk / "lib/googlecloudsdk/api_lib/compute/instances/ops_agents/converters"
+                 / "ops_agents_policy_to_guest_policy_converter.py").read_text()
+    script = (ROOT / "infra" / "contest" / "install-ops-agent.sh").read_text()
+    for source in (converter, script):  # the agent gcloud's own policies install, from the same script
+        assert "https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh" in source
+        assert re.search(r"add-(google-cloud-ops-agent-)?repo\.sh\"? --also-install", source)
+
+    from datetime import UTC, datetime, timedelta  # noqa: PLC0415
+
+    from google.cloud import monitoring_v3  # noqa: PLC0415
+
+    from simulators.monitoring import MEMORY_METRIC, MonitoringSimulator  # noqa: PLC0415
+
+    sim = MonitoringSimulator()
+    kill = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    sim.feed_kill("4242", kill, project="prj", zone="us-central1-a")
+    answer = sim._list_time_series(monitoring_v3.ListTimeSeriesRequest(
+        name="projects/prj", filter=f'metric.type = "{MEMORY_METRIC}" AND resource.labels.instance_id = "4242"',
+        interval={"start_time": kill - timedelta(minutes=5), "end_time": kill}), _Context())
+    assert answer.time_series  # type: ignore[attr-defined]
+    for series in answer.time_series:  # type: ignore[attr-defined]
+        assert series.resource.type == "gce_instance"
+        assert dict(series.resource.labels) == {"project_id": "prj", "instance_id": "4242", "zone": "us-central1-a"}
