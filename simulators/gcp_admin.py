@@ -326,7 +326,11 @@ class RestApis:
             return 200, body
         quotas = [{"metric": metric, "limit": limit, "usage": usage}
                   for metric, (limit, usage) in sorted(self.state.region_quotas[region].items())]
-        return 200, {"kind": "compute#region", "name": region, "status": "UP", "selfLink": link, "quotas": quotas}
+        body = {"kind": "compute#region", "name": region, "status": "UP", "selfLink": link}
+        # A region whose quotas are empty here answers as one whose quotas Compute Engine could not fetch: 200,
+        # no `quotas` (`Region.quotaStatusWarning` "is populated only if fetching of the `quotas` field fails":
+        # gcloud's compute v1 client; its code and words for that case are not documented, so none is made up).
+        return 200, {**body, "quotas": quotas} if quotas else body
 
     def start(self) -> RestApis:
         answer = self._answer

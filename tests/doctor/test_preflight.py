@@ -122,6 +122,22 @@ def test_quotas_that_cannot_hold_the_fleet_or_its_ladder(local: LocalDeployment)
         quotas.update(saved)
 
 
+def test_a_region_answered_without_its_quotas_is_not_room_for_the_fleet(local: LocalDeployment) -> None:
+    """Compute Engine answers a region whose quotas it could not fetch without them (docs/fidelity.md, regions.get):
+    that is no reading, never "N notebooks fit"."""
+    assert local.plan is not None
+    quotas = local.cloud.region_quotas[local.plan.region]
+    saved = dict(quotas)
+    try:
+        quotas.clear()
+        results = preflight(local)
+        assert not_ok(results) == {"preflight.quotas": Status.FAIL}
+        what = results["preflight.quotas"].what
+        assert "quotas could not be read" in what and "the answer carried no quotas" in what, what
+    finally:
+        quotas.update(saved)
+
+
 def test_apis_off_that_the_caller_may_not_enable(local: LocalDeployment) -> None:
     local.cloud.enabled_services.discard("bigquery.googleapis.com")
     try:

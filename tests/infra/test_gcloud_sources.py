@@ -345,7 +345,8 @@ def test_a_regions_quotas_are_read_by_metric_and_may_be_missing_from_an_answer(s
     api_lib/compute/resource_specs.py `_QuotaToCell` looks each column's metric up in `region['quotas']` and shows
     its `usage`/`limit`; compute v1 `Quota` has `limit` and `usage` as doubles beside `metric` and `owner`; and
     `Region.quotaStatusWarning` "is populated only if fetching of the `quotas` field fails", so a 200 answer can
-    lack them (the strict xfail below).
+    lack them (tools/doctor/preflight.py then reports the quotas unread: the test below, and
+    tests/doctor/test_preflight.py over the wire).
     """
     specs = (sdk / "lib/googlecloudsdk/api_lib/compute/resource_specs.py").read_text()
     assert re.search(r"for quota in region\.get\('quotas', \[\]\):\s+if quota\.get\('metric'\) != metric:", specs)
@@ -361,8 +362,6 @@ def test_a_regions_quotas_are_read_by_metric_and_may_be_missing_from_an_answer(s
             "populated only if fetching of the `quotas` field fails.") in region
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29 (docs/fidelity.md, regions.get): a region answered without quotas "
-                                       "(Region.quotaStatusWarning) passes the pre-flight as room for every notebook")
 def test_a_region_answered_without_its_quotas_is_not_room_for_the_fleet() -> None:
     from tools.doctor.model import Status  # noqa: PLC0415
     from tools.doctor.preflight import ContestPlan, Participant, PreflightSeen, check_plan  # noqa: PLC0415

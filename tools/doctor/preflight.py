@@ -229,8 +229,9 @@ def _apis(plan: ContestPlan, seen: PreflightSeen) -> CheckResult:
 def _quotas(plan: ContestPlan, seen: PreflightSeen) -> list[CheckResult]:
     fix = (f"request more in the console's Quotas page (IAM & Admin → Quotas, region {plan.region}, the metrics "
            f"named), days before the contest; gcloud compute regions describe {plan.region} shows limit and usage")
-    if not isinstance(seen.quotas, dict):
-        what = seen.quotas.what if isinstance(seen.quotas, ReadError) else "not read"
+    if not isinstance(seen.quotas, dict) or not seen.quotas:  # none at all is no reading, never room for all
+        what = seen.quotas.what if isinstance(seen.quotas, ReadError) else "not read" if seen.quotas is None \
+            else "the answer carried no quotas"
         return [fail("preflight.quotas", f"region {plan.region}'s quotas could not be read ({what})",
                      _credentials(what, f"compute.regions.get (roles/compute.viewer); {fix}"))]
     fleet = [p.machine_type for p in plan.participants]
@@ -304,7 +305,14 @@ def _compute(kind: str, endpoint: str) -> Any:
 
 
 def _region_quotas(dep: Any, plan: ContestPlan) -> dict[str, tuple[float, float]]:
+    """The region's quotas by metric. An answer without them is no reading: Compute Engine leaves `quotas` out and
+    says why in `quotaStatusWarning` when it could not fetch them (compute v1 `Region`, gcloud's generated client;
+    docs/fidelity.md, regions.get), and no quotas would read as room for every notebook."""
     region = _compute("RegionsClient", dep.endpoints.rest).get(project=plan.project, region=plan.region, timeout=20)
+    if not region.quotas:
+        warning = region.quota_status_warning
+        raise LookupError(f"the answer carried no quotas ({warning.code}: {warning.message})" if warning.message
+                          else "the answer carried no quotas")
     return {quota.metric: (quota.limit, quota.usage) for quota in region.quotas}
 
 
