@@ -70,10 +70,13 @@ FAST_ENV = {
 }
 # Slack's 3 seconds shared out (shared/adapters/config.py SlackBudget), generous here: a wire test that is not about
 # a budget must not be decided by how fast a busy machine runs the reads (issue 24: the command answered "try
-# again" on a loaded 2-core machine). Within SlackRequester's 10 s. The budgets themselves are tested on a
-# FakeClock (tests/unit/test_slack_budget.py); a wire test of one builds its stack with SLACK_PRODUCTION_BUDGET.
+# again" on a loaded 2-core machine). Within SlackRequester's 20 s, and consistent as production's is: the reads'
+# share and a whole Slack call fit in the ack (6 + 4 of 8 did not, and a loaded run's cold first Home tab open,
+# its reads done after 4 s, had no time left to publish: tests/unit/test_slack_budget.py checks both budgets).
+# The budgets themselves are tested on a FakeClock (tests/unit/test_slack_budget.py); a wire test of one builds
+# its stack with SLACK_PRODUCTION_BUDGET.
 SLACK_GENEROUS_BUDGET = {
-    "SLACK_ACK_BUDGET_SECONDS": "8",
+    "SLACK_ACK_BUDGET_SECONDS": "12",
     "SLACK_READS_SECONDS": "6",
     "SLACK_PUBLISH_SECONDS": "4",
     "SLACK_REPLY_SECONDS": "4",

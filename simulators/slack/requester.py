@@ -46,7 +46,7 @@ class SlackRequester:
         api_app_id: str = "A0MEDIC",
         team_domain: str = "contest",
         verification_token: str = "vErIfIcAtIoNtOkEn0000000",
-        timeout_s: float = 10.0,
+        timeout_s: float = 20.0,  # past the local stack's generous ack budget (simulators/stack.py)
     ) -> None:
         self.signing_secret = signing_secret
         self.app_url = app_url

@@ -135,7 +135,7 @@ def test_status_of_a_large_fleet_cuts_between_rows_and_says_how_many_more(fleet:
     for i in range(103):
         fleet.workbench.add_instance(PROJECT, ZONE, f"wb-participant-{i:03d}",
                                      owner_email=f"participant{i:03d}@contest-participants.example")
-    slack = SlackRequester(SIGNING_SECRET, fleet.functions["slack_app"][0].url, timeout_s=10)
+    slack = SlackRequester(SIGNING_SECRET, fleet.functions["slack_app"][0].url, timeout_s=20)
     response = slack.slash_command(ORGANIZER[0], "status", response_url=fleet.slack.new_response_url())
     assert response.status == 200
     message = json.loads(response.body)
