@@ -41,6 +41,11 @@ class KernelSocket:
 
     def __init__(self, server: JupyterAddress, kernel_id: str, timeout: float) -> None:
         self.session = uuid.uuid4().hex
+        # Every read ends by then: jupyter_server pings an open kernel websocket (every 30 s by default:
+        # jupyter_server/base/websocket.py WS_PING_INTERVAL), and receive() answers pings without returning, so a
+        # socket timeout alone never ended a read of a kernel that said nothing (a loaded run's
+        # test_guard_provisioner waited out pytest's 600 s so).
+        self.deadline = time.monotonic() + timeout
         self.sock = socket.create_connection(("127.0.0.1", server.port), timeout=timeout)
         key = base64.b64encode(os.urandom(16)).decode()
         self.sock.sendall((
@@ -62,6 +67,10 @@ class KernelSocket:
 
     def _exact(self, count: int) -> bytes:
         while len(self.buffer) < count:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("nothing whole from the kernel's websocket before the deadline")
+            self.sock.settimeout(left)
             chunk = self.sock.recv(65536)
             if not chunk:
                 raise ConnectionError("the websocket closed")
@@ -113,7 +122,6 @@ class KernelSocket:
 
 def execute(server: JupyterAddress, kernel_id: str, code: str, timeout: float = 30.0) -> ExecResult:
     """Runs `code` in the kernel as JupyterLab does (execute_request on the shell channel, over the websocket)."""
-    deadline = time.monotonic() + timeout
     try:
         ws = KernelSocket(server, kernel_id, timeout)
     except (OSError, ConnectionError) as refused:
@@ -130,8 +138,7 @@ def execute(server: JupyterAddress, kernel_id: str, code: str, timeout: float = 
     error, replied, idle = "", "", False
     try:
         while not (replied and idle):
-            ws.sock.settimeout(max(0.05, deadline - time.monotonic()))
-            message = ws.receive()
+            message = ws.receive()  # TimeoutError past the deadline (KernelSocket.deadline)
             kind = message.get("msg_type") or message.get("header", {}).get("msg_type")
             content = message.get("content", {})
             if kind == "status" and content.get("execution_state") in ("restarting", "dead", "autorestarting"):

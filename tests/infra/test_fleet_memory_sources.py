@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from shared.adapters.memory_series import FLEET_GROUP_BY
-from tests.infra.test_gcloud_sources import sdk_root
+from tests.infra.gcloud_sdk import sdk_root
 
 
 def documented() -> str:

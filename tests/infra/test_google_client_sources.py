@@ -19,7 +19,7 @@ import requests
 from simulators.gcp_admin import CloudProject, RestApis
 from simulators.pubsub import ACK_STATUSES
 from simulators.pubsub_emulator import emulator_launcher
-from tests.infra.test_gcloud_sources import run_in_sdk, sdk_root
+from tests.infra.gcloud_sdk import run_in_sdk, sdk_root
 
 pytestmark = pytest.mark.wire  # the BigQuery stand-in answers over a loopback socket
 
