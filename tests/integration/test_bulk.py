@@ -38,7 +38,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 def home(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, Any]:
     before = len(stack.slack.calls_to("views.publish"))
     assert slack.app_home_opened(user_id).status == 200
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=10)
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60)
     view = stack.slack.home_view(user_id)
     assert view is not None
     return view
@@ -65,9 +65,9 @@ def test_stop_all_stops_the_running_ones_and_says_who_refused(stack: LocalStack,
     assert "Stop 7 notebooks" in dialog and opted_out[1] in dialog  # how many, and who is left alone
 
     assert slack.home_action(ORGANIZER[0], fleet.ACTION_STOP_ALL, "stop", view).status == 200
-    assert wait_for(lambda: len(bulk_requests(stack)) == 1, timeout=10)
+    assert wait_for(lambda: len(bulk_requests(stack)) == 1, timeout=60)
     assert bulk_requests(stack)[0]["requester"] == ORGANIZER[0]
-    assert wait_for(lambda: "Stop all is under way" in json.dumps(stack.slack.home_view(ORGANIZER[0])), timeout=10)
+    assert wait_for(lambda: "Stop all is under way" in json.dumps(stack.slack.home_view(ORGANIZER[0])), timeout=60)
 
     def summary() -> dict[str, Any] | None:
         return next((m for m in stack.alerts() if "Stop all finished" in m.get("text", "")), None)
@@ -92,7 +92,7 @@ def test_a_participants_press_queues_nothing(stack: LocalStack, slack: SlackRequ
     before = len(bulk_requests(stack))
     assert slack.home_action(PARTICIPANT[0], fleet.ACTION_START_ALL, "start", view).status == 200
     assert wait_for(lambda: any(r.get("button") == fleet.ACTION_START_ALL and "denied" in str(r.get("message"))
-                                for r in stack.audit_records("slack_app")), timeout=10), \
+                                for r in stack.audit_records("slack_app")), timeout=60), \
         [r for r in stack.audit_records("slack_app") if r.get("button")]
     assert len(bulk_requests(stack)) == before
 
@@ -109,7 +109,7 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
         return [str(c.args.get("text")) for c in stack.slack.calls_to("chat.postMessage")
                 if "Save your work" in str(c.args.get("text")) and name in str(c.args.get("text"))]
 
-    assert wait_for(lambda: all(warned(name) for _, name in mine), timeout=30)
+    assert wait_for(lambda: all(warned(name) for _, name in mine), timeout=60)
     assert "15 minutes from now" in warned(mine[0][1])[0]
     assert not warned(out[1])  # the stop leaves it alone: it is not told it stops
 

@@ -37,7 +37,7 @@ def test_a_push_refused_while_the_worker_is_busy_is_redelivered_and_each_instanc
     with LocalStack(worker_concurrency=1, workbench_options={"reset_seconds": 2.0}) as stack:
         first, second = kill_two_at_once(stack, "wb-busy")
         assert stack.workbench.wait_until(
-            lambda: stack.workbench.resets(first) == 1 and stack.workbench.resets(second) == 1, timeout=40)
+            lambda: stack.workbench.resets(first) == 1 and stack.workbench.resets(second) == 1, timeout=60)
         assert stack.wait_idle(60)
         assert refused_pushes(stack), "no push found the worker busy: the test proves nothing"
         assert stack.balancer is not None and stack.balancer.refused >= 1

@@ -47,7 +47,7 @@ def opened(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, 
     before = len(stack.slack.calls_to("views.publish"))
     response = slack.app_home_opened(user_id)
     assert response.status == 200, response.body
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=10), \
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60), \
         stack.functions["slack_app"][0].log_tail()
     view = stack.slack.home_view(user_id)
     assert view is not None
@@ -100,7 +100,7 @@ def test_refresh_in_the_tab_publishes_it_again_with_what_changed(stack: LocalSta
     before = len(stack.slack.calls_to("views.publish"))
     response = slack.home_action(ORGANIZER[0], fleet.ACTION_REFRESH, "refresh", view)
     assert response.status == 200, response.body
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=10)
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60)
     assert name in json.dumps(stack.slack.home_view(ORGANIZER[0]))
 
 
@@ -119,7 +119,7 @@ def pressed(stack: LocalStack, slack: SlackRequester, user_id: str, action_id: s
     """The tab after a press in it (the press answers by publishing it again, its answer on top)."""
     before = len(stack.slack.calls_to("views.publish"))
     assert slack.home_action(user_id, action_id, value, view).status == 200
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=10)
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60)
     after = stack.slack.home_view(user_id)
     assert after is not None
     return after
@@ -136,7 +136,7 @@ def test_a_participant_restarts_their_own_notebook_from_its_row(stack: LocalStac
     after = pressed(stack, slack, CAROL[0], fleet.ACTION_RESTART, fleet_of_three[carol], view)
     answer = after["blocks"][1]["text"]["text"]  # the answer atop the tab, then the notebook again
     assert "Restarting" in answer and carol in answer
-    assert wait_for(lambda: bool(requests_for(stack, carol)), timeout=10)
+    assert wait_for(lambda: bool(requests_for(stack, carol)), timeout=60)
     assert requests_for(stack, carol)[-1]["requester"]["slack_user_id"] == CAROL[0]
 
 

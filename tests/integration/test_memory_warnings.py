@@ -31,7 +31,7 @@ def test_memory_incident_warns_the_owner_once_per_quiet_period(stack: LocalStack
     assert "93%" in dms(stack, "U0MEM")[0]["text"] and "save your work" in dms(stack, "U0MEM")[0]["text"].lower()
     # The DM goes first, the channel line right after it: wait for that one too.
     assert stack.slack.wait_for(
-        lambda: any(name in m.get("text", "") and "93%" in m.get("text", "") for m in stack.alerts()), timeout=10
+        lambda: any(name in m.get("text", "") and "93%" in m.get("text", "") for m in stack.alerts()), timeout=60
     )
     for percent in (95.0, 97.5):
         stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=percent))

@@ -149,7 +149,7 @@ def test_an_approve_acted_on_after_its_response_url_expired_is_answered_by_dm(st
         payload=ResizePayload(machine_type="e2-highmem-4", asked_by="U0LATEAPPROVE"))
     publish_request(stack, request)
     assert stack.slack.wait_for(
-        lambda: any(f"{name} now runs on e2-highmem-4" in m["text"] for m in dms(stack, ORGANIZER[0])), timeout=30
+        lambda: any(f"{name} now runs on e2-highmem-4" in m["text"] for m in dms(stack, ORGANIZER[0])), timeout=60
     ), [m["text"] for m in dms(stack, ORGANIZER[0])]
     assert stack.wait_idle(60)
     assert not [c for c in stack.slack.calls_to("response_url") if c.error == "expired_url"]  # not tried in vain
@@ -163,7 +163,7 @@ def test_a_participant_who_asked_for_someone_elses_notebook_hears_the_outcome_an
     request = posted_request(stack, full, "e2-highmem-4", "U0HELPER")
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
     assert stack.slack.wait_for(lambda: any("approved your request" in m["text"] for m in dms(stack, "U0HELPER")),
-                                timeout=30)
+                                timeout=60)
     assert stack.wait_idle(60)
     assert [m["text"] for m in dms(stack, "U0HELPER")] == [
         f":tada: The organizers approved your request: *{name}* now runs on e2-highmem-4 (32.0 GiB). "

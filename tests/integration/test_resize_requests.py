@@ -58,7 +58,7 @@ def test_bigger_request_reaches_organizers_and_only_they_approve(stack: LocalSta
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
     assert stack.workbench.wait_until(
         lambda: stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-highmem-4")
-        and stack.workbench.get(full)["state"] == "ACTIVE", timeout=30)
+        and stack.workbench.get(full)["state"] == "ACTIVE", timeout=60)
     assert stack.wait_idle(60)
     calls = [c for c in stack.workbench.calls if name in c[1] and c[0] in ("POST", "PATCH")]
     assert [c[0] + " " + c[1].rsplit(":", 1)[-1] if c[0] == "POST" else "PATCH" for c in calls] == [

@@ -143,7 +143,7 @@ def test_second_request_while_restarting_is_coalesced_then_rate_limited(
     full, name = alice_instance(stack, "wb-twice")
     first = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
     assert "Restarting" in first.body
-    stack.workbench.wait_until(lambda: "medic-inflight" in stack.workbench.get(full).get("labels", {}), timeout=10)
+    stack.workbench.wait_until(lambda: "medic-inflight" in stack.workbench.get(full).get("labels", {}), timeout=60)
     second = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
     assert "already restarting" in second.body
     assert stack.wait_idle(60)
@@ -266,7 +266,7 @@ def test_owner_from_instance_metadata_reaches_the_alert_as_plain_text(stack: Loc
     name = f"wb-owner-{owner}"
     full = stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=METADATA_OWNERS[owner])
     kill(stack, full, name)
-    alert = wait_alert(stack, name, "Restarted", timeout=40)
+    alert = wait_alert(stack, name, "Restarted", timeout=60)
     [field] = [f["text"] for b in alert["blocks"] for f in b.get("fields", []) if f["text"].startswith("*Owner*")]
     assert len(field) <= 2000 and "<!" not in field and "<http" not in field, field[:300]
 

@@ -46,7 +46,7 @@ def command(stack: LocalStack, slack: SlackRequester, user: str, text: str) -> t
 def answered(stack: LocalStack, url: str, said: str, needle: str) -> str:
     """What the command said about `needle`: at once, or, when its reads outlasted Slack's window, through its
     response_url once the worker has read and decided."""
-    return said if needle in said else wait_reply(stack, url, needle, timeout=30)
+    return said if needle in said else wait_reply(stack, url, needle, timeout=60)
 
 
 def top_level(stack: LocalStack) -> list[dict[str, Any]]:
