@@ -163,10 +163,9 @@ class EmulatorPubSub:
                 known_done = self._idle()
             if known_done:
                 self._drain(self._pushed_topics())
-                with self._agent.cond:
-                    if self._idle():
-                        return True
             with self._agent.cond:
+                if known_done and self._idle():
+                    return True
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return False

@@ -186,19 +186,16 @@ class PushAgent:
         """Acknowledge, dead-letter, or hand back for a redelivery after the retry policy's backoff."""
         ack_ids = [received.ack_id]
         message_id = received.message.message_id
-        if isinstance(status, int) and status in ACK_STATUSES:
-            if self._settled(route, message_id, "acknowledge",
-                             {"subscription": route.name, "ack_ids": ack_ids}):
-                self._mark_done(route, message_id)
-        elif route.max_delivery_attempts is not None and route.dead_letter_topic is not None \
+        done = isinstance(status, int) and status in ACK_STATUSES
+        if not done and route.max_delivery_attempts is not None and route.dead_letter_topic is not None \
                 and attempt >= route.max_delivery_attempts:
             self._dead_letter(route, received.message, attempt)
-            if self._settled(route, message_id, "acknowledge",
-                             {"subscription": route.name, "ack_ids": ack_ids}):
-                self._mark_done(route, message_id)
-        else:
+            done = True
+        if not done:
             self._settled(route, message_id, "modify_ack_deadline", {
                 "subscription": route.name, "ack_ids": ack_ids, "ack_deadline_seconds": route.backoff_s(attempt)})
+        elif self._settled(route, message_id, "acknowledge", {"subscription": route.name, "ack_ids": ack_ids}):
+            self._mark_done(route, message_id)
 
     def _settled(self, route: Route, message_id: str, rpc: str, request: dict[str, Any]) -> bool:
         """One settling RPC, retried while the emulator may answer it yet: Pub/Sub's own push sender settles a push
