@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from simulators.children import die_with_parent
+from simulators.polling import PATIENCE_S
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,7 +63,7 @@ class FunctionProcess:
         )
         log.close()
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
+    def wait_ready(self, timeout: float = PATIENCE_S) -> None:
         try:
             wait_for_port(self.port, timeout, self.process)
         except (RuntimeError, TimeoutError) as exc:

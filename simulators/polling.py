@@ -5,6 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+# How long a wait on the stack allows before it calls a flow stuck (docs/testing.md, "Which Pub/Sub"): a fresh
+# function process's first request took 10-19 s beside two busy loops on 2 cores; a wait that is met costs nothing.
+PATIENCE_S = 60.0
+
 
 def poll_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.02) -> bool:
     """True as soon as `predicate` holds (it is asked once more at the deadline); False when `timeout` passes."""

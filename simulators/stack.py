@@ -28,6 +28,7 @@ from simulators.function_process import ROOT, FunctionProcess
 from simulators.logging_query import compile_query
 from simulators.monitoring import MonitoringSimulator, feed_from_incident, feed_from_kill
 from simulators.oidc import OidcIssuer
+from simulators.polling import PATIENCE_S
 from simulators.ports import free_port
 from simulators.pubsub import PubSubSimulator
 from simulators.pubsub_emulator import EmulatorPubSub
@@ -303,7 +304,7 @@ class LocalStack:
             feed_from_incident(self.metrics, incident)
         return self.bus.publish(MEMORY_TOPIC, json.dumps(incident).encode())
 
-    def wait_idle(self, timeout: float = 30.0) -> bool:
+    def wait_idle(self, timeout: float = PATIENCE_S) -> bool:
         """Nothing left to deliver, and every Workbench update the functions sent has been applied."""
         started = time.monotonic()
         if not self.bus.wait_idle(timeout):

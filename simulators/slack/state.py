@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from simulators.polling import poll_until
+from simulators.polling import PATIENCE_S, poll_until
 from simulators.slack.errors import _api_error
 from simulators.slack.model import (
     _TS_RE,
@@ -226,7 +226,7 @@ class SlackState:
         with self._lock:
             return [c for c in self.calls if c.method == method]
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = PATIENCE_S) -> bool:
         """Poll predicate until it is true (returns True) or timeout passes (returns False)."""
         return poll_until(predicate, timeout)
 

@@ -14,7 +14,7 @@ from datetime import datetime
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from simulators.polling import poll_until
+from simulators.polling import PATIENCE_S, poll_until
 from simulators.workbench.errors import Json
 from simulators.workbench.instances import new_instance
 from simulators.workbench.model import (
@@ -248,7 +248,7 @@ class SimulatorState:
         return sum(1 for m, p in snapshot if classify(m, p) == wanted)
 
     def wait_until(
-        self, predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02
+        self, predicate: Callable[[], bool], timeout: float = PATIENCE_S, interval: float = 0.02
     ) -> bool:
         return poll_until(predicate, timeout, interval)
 

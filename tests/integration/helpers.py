@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from simulators.entries import oom_entry
-from simulators.polling import poll_until
+from simulators.polling import PATIENCE_S, poll_until
 from simulators.pubsub import Delivery
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from simulators.workbench import classify
@@ -59,7 +59,7 @@ def alerts_for(stack: LocalStack, name: str) -> list[dict[str, Any]]:
     return [m for m in stack.alerts() if f"`{name}`" in json.dumps(m.get("blocks", [])) or name in m.get("text", "")]
 
 
-def wait_alert(stack: LocalStack, name: str, needle: str, timeout: float = 60.0) -> dict[str, Any]:
+def wait_alert(stack: LocalStack, name: str, needle: str, timeout: float = PATIENCE_S) -> dict[str, Any]:
     """The first alert about the instance that contains `needle`, waiting for it."""
     found: list[dict[str, Any]] = []
 
@@ -77,7 +77,7 @@ def restart_deliveries(stack: LocalStack, name: str) -> list[Delivery]:
     return [d for d in list(stack.records.deliveries) if d.message_id in ids and "restart-worker" in d.subscription]
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 60.0) -> bool:
+def wait_for(predicate: Callable[[], bool], timeout: float = PATIENCE_S) -> bool:
     return poll_until(predicate, timeout, 0.05)
 
 

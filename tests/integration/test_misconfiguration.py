@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from simulators.polling import PATIENCE_S
 from simulators.ports import free_port
 from simulators.slack import SlackRequester
 from simulators.stack import SIGNING_SECRET, FunctionProcess, LocalStack
@@ -103,7 +104,7 @@ def _refused_start(function: str, env: dict[str, str], tmp_path: Path) -> dict[s
     process.start(env)
     assert process.process is not None
     try:
-        assert process.process.wait(30) == 1
+        assert process.process.wait(PATIENCE_S) == 1
     except subprocess.TimeoutExpired:
         process.kill()
         raise

@@ -112,7 +112,7 @@ def test_a_failed_resize_of_a_stopped_notebook_leaves_it_stopped(
 def resize_report(stack: LocalStack, ts: str) -> str:
     """The line that ends a resize that did not finish (a failure, or a step still running)."""
     assert stack.slack.wait_for(
-        lambda: any(t.startswith((":x:", ":warning:")) for t in thread(stack, ts)), timeout=SLOW_BUDGET_S + 10)
+        lambda: any(t.startswith((":x:", ":warning:")) for t in thread(stack, ts)))
     return next(t for t in thread(stack, ts) if t.startswith((":x:", ":warning:")))
 
 
@@ -129,7 +129,7 @@ def test_a_stop_still_running_at_the_deadline_is_reported_as_where_it_ends(
     assert "running" not in report and "Nothing was changed" not in report, report
     assert "press Approve again" in report, report
 
-    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED", timeout=SLOW_S + 5)
+    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED")
     assert slow.wait_idle(60)
     instance = slow.workbench.get(full)
     assert instance["state"] == "STOPPED" and instance["gceSetup"]["machineType"].endswith("/e2-standard-4")
@@ -168,7 +168,7 @@ def test_a_report_from_the_alerts_button_names_that_button_to_press_again(
     assert slow.slack.wait_for(lambda: len(slow.slack.responses(url)) == 2, timeout=60)
     again = slow.slack.responses(url)[-1]["text"]
     assert "Press Give it more memory: e2-standard-4 → e2-highmem-4 again once it is ACTIVE" in again, again
-    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED", timeout=SLOW_S + 5)
+    assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED")
     assert slow.wait_idle(60)
 
 

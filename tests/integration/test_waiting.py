@@ -91,7 +91,7 @@ def test_a_kill_dated_a_day_ahead_is_acted_on_at_its_receipt_and_holds_nothing(s
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(warm) == 1, timeout=60)
     full, name = new_instance(stack, "wb-ahead")
     kill(stack, full, name, health=False, at=datetime.now(UTC) + timedelta(days=1) - timedelta(minutes=1))
-    assert wait_for(lambda: "yielded" in decisions(stack, name), timeout=GRACE_S)
+    assert wait_for(lambda: "yielded" in decisions(stack, name))
     # Meanwhile nothing waits on it: another instance's kill is reset at once (the owner's own request is the
     # test above).
     other, other_name = new_instance(stack, "wb-ahead")

@@ -15,6 +15,7 @@ from slack_sdk import WebClient
 
 from shared.core.blocks import AlertFacts, alert_blocks
 from shared.core.models import InstanceRef
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, LocalStack
 from tests.integration.helpers import stack_with_organizer
@@ -43,7 +44,7 @@ def replies(stack: LocalStack, url: str) -> list[str]:
     return [str(r.get("text", "")) for r in stack.slack.responses(url)]
 
 
-def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = 60.0) -> str:
+def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = PATIENCE_S) -> str:
     """The first reply through the response_url that contains `needle`, waiting for it."""
     assert stack.slack.wait_for(lambda: any(needle in t for t in replies(stack, url)), timeout=timeout), (
         needle, replies(stack, url))
