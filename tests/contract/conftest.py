@@ -24,13 +24,11 @@ from typing import Any
 import pytest
 from google.cloud import pubsub_v1
 
+from simulators.polling import PATIENCE_S
 from simulators.pubsub import PubSubSimulator
 from simulators.pubsub_emulator import PubSubEmulator, PushAgent, Route, emulator_launcher, shared_emulator
 
 PROJECT = "contract-prj"
-# Generous: each bounds a wait for something that happens in well under a second on an idle machine, and fails
-# a test only when it never happens; none decides an outcome by the machine's speed.
-PATIENCE_S = 60.0
 
 
 @dataclass
