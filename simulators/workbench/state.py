@@ -9,7 +9,8 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from http.server import ThreadingHTTPServer
 from typing import Any
@@ -94,6 +95,7 @@ class SimulatorState:
         self._operations: dict[str, _Operation] = {}
         self._events: list[_Event] = []
         self._seq = itertools.count()
+        self._held = 0  # timeline_held()'s depth: while above 0, nothing scheduled happens
         self._faults: list[_Fault] = []
         self._updates_due: set[str] = set()  # accepted updates that will finish, not yet applied
         self._stopping = threading.Event()
@@ -256,7 +258,22 @@ class SimulatorState:
     def _schedule_locked(self, due: float, action: Callable[[float], None]) -> None:
         heapq.heappush(self._events, _Event(due, next(self._seq), action))
 
+    @contextmanager
+    def timeline_held(self) -> Iterator[None]:
+        """Nothing scheduled happens while held, however slow the machine: a test's way to see an operation still
+        running (or a state between two) without racing the timeline; on release, everything now due happens."""
+        with self._lock:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held -= 1
+                self._advance_locked()
+
     def _advance_locked(self) -> None:
+        if self._held:
+            return
         now = time.time()
         while self._events and self._events[0].due <= now:
             event = heapq.heappop(self._events)

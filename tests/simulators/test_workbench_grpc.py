@@ -58,9 +58,10 @@ def test_reset_operation_polls_to_its_instance_without_the_rest_parse_error(
 ) -> None:
     """unknown_fields=True breaks op.result() on REST (docs/checked-facts.md); on gRPC the same answer parses."""
     full = add(sim, "r")
-    operation = client.reset_instance(request={"name": full})
-    assert not operation.done(retry=None)
-    assert client.get_instance(name=full).state is notebooks_v2.State.STARTING
+    with sim.timeline_held():  # still running when looked at, however slow the machine
+        operation = client.reset_instance(request={"name": full})
+        assert not operation.done(retry=None)
+        assert client.get_instance(name=full).state is notebooks_v2.State.STARTING
     instance = operation.result(timeout=5, polling=FAST_POLLING)
     assert instance.state is notebooks_v2.State.ACTIVE
     assert list(unknown_fields.UnknownFieldSet(notebooks_v2.Instance.pb(instance)))  # carried inside the LRO too

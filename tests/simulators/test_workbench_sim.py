@@ -173,15 +173,16 @@ def test_reset_state_transitions_over_time(
     sim.oom_kill(full, jupyter_survives=False, health_delay_s=0)
     assert client.get_instance(name=full).health_state == notebooks_v2.HealthState.UNHEALTHY
 
-    client.reset_instance(request={"name": full})
-    during = client.get_instance(name=full)
+    with sim.timeline_held():  # seen while it runs, however slow the machine
+        client.reset_instance(request={"name": full})
+        during = client.get_instance(name=full)
     assert during.state == notebooks_v2.State.STARTING
     assert during.health_state == notebooks_v2.HealthState.AGENT_NOT_RUNNING
     assert dict(during.health_info) == {}
 
-    assert sim.wait_until(lambda: sim.get(full)["state"] == "ACTIVE", timeout=3)
+    assert sim.wait_until(lambda: sim.get(full)["state"] == "ACTIVE")
     assert sim.get(full)["healthState"] == "AGENT_NOT_RUNNING"  # agent not reporting yet
-    assert sim.wait_until(lambda: sim.get(full).get("healthState") == "HEALTHY", timeout=3)
+    assert sim.wait_until(lambda: sim.get(full).get("healthState") == "HEALTHY")
     after = client.get_instance(name=full)
     assert after.health_info["jupyterlab_status"] == "1"
     assert after.health_info["jupyterlab_api_status"] == "1"
@@ -189,9 +190,10 @@ def test_reset_state_transitions_over_time(
     assert updated.replace(tzinfo=UTC) >= after.update_time  # refreshed after completion
 
     # A second reset while one is running is refused, as the live API refuses it: 409 ABORTED, not queued.
-    client.reset_instance(request={"name": full})
-    with pytest.raises(gexc.Conflict) as info:
+    with sim.timeline_held():
         client.reset_instance(request={"name": full})
+        with pytest.raises(gexc.Conflict) as info:
+            client.reset_instance(request={"name": full})
     assert error_status(info.value) == "ABORTED" and "unable to queue the operation" in str(info.value.message)
     assert sim.resets(full) == 2 and sim.count_calls("reset") == 3
 
@@ -206,9 +208,10 @@ def test_stop_and_start_with_preconditions(
     assert not isinstance(info.value, gexc.FailedPrecondition)
     assert error_status(info.value) == "FAILED_PRECONDITION"
 
-    client.stop_instance(request={"name": full})
-    assert client.get_instance(name=full).state == notebooks_v2.State.STOPPING
-    assert sim.wait_until(lambda: sim.get(full)["state"] == "STOPPED", timeout=3)
+    with sim.timeline_held():
+        client.stop_instance(request={"name": full})
+        assert client.get_instance(name=full).state == notebooks_v2.State.STOPPING
+    assert sim.wait_until(lambda: sim.get(full)["state"] == "STOPPED")
     stopped = sim.get(full)
     assert "healthState" not in stopped and "healthInfo" not in stopped
 
@@ -218,9 +221,10 @@ def test_stop_and_start_with_preconditions(
     with pytest.raises(gexc.BadRequest):
         client.stop_instance(request={"name": full})
 
-    client.start_instance(request={"name": full})
-    assert client.get_instance(name=full).state == notebooks_v2.State.STARTING
-    assert sim.wait_until(lambda: sim.get(full).get("healthState") == "HEALTHY", timeout=3)
+    with sim.timeline_held():
+        client.start_instance(request={"name": full})
+        assert client.get_instance(name=full).state == notebooks_v2.State.STARTING
+    assert sim.wait_until(lambda: sim.get(full).get("healthState") == "HEALTHY")
     assert sim.get(full)["state"] == "ACTIVE"
     assert (sim.count_calls("stop"), sim.count_calls("start")) == (2, 2)
     assert sim.resets(full) == 0
@@ -327,7 +331,7 @@ def test_oom_kill_refreshes_health_after_the_delay(
     sim.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     # Right after the kill the health info still describes the time before it.
     assert dict(client.get_instance(name=full).health_info) == before
-    assert sim.wait_until(lambda: sim.get(full)["healthState"] == "UNHEALTHY", timeout=3)
+    assert sim.wait_until(lambda: sim.get(full)["healthState"] == "UNHEALTHY")
     inst = client.get_instance(name=full)
     assert inst.health_state == notebooks_v2.HealthState.UNHEALTHY
     assert inst.health_info["jupyterlab_status"] == "-1"
