@@ -135,16 +135,12 @@ class Worker:
         return self.handle(request)
 
     def _bulk(self, handle: Callable[[bytes], WorkOutcome], raw: bytes) -> WorkOutcome:
-        """A bulk run's errors as any request's (errors.classify, read as before an action): what may pass is
-        redelivered, and a run begun again plans again (notebooks already there are left out); else acked."""
+        """A bulk run's message, its errors concluded as any request's: what may pass is redelivered (a run begun
+        again plans again: notebooks already there are left out); anything else ends the run, acked."""
         try:
             return handle(raw)
-        except Exception as exc:  # noqa: BLE001 - every message ends in an outcome; errors.read logs the unexpected
-            error = read(exc, acting=False, about="bulk run")
-            if isinstance(error, TryAgainLater):
-                return redelivery(error)
-            audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=error.reason)
-            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
+        except Exception as exc:  # noqa: BLE001 - every message ends in an outcome (conclude)
+            return self.conclude(exc, acting=False, about="bulk run", final=_bulk_failed)
 
     def _reject(self, reason: str) -> WorkOutcome:
         audit("restart request rejected", severity=logging.WARNING, decision=Ended.REJECTED, reason=reason)
@@ -163,7 +159,9 @@ class Worker:
                 prepared = self.by_verdict[job.decision.verdict](job)
             outcome = prepared
         except Exception as exc:  # noqa: BLE001 - every request ends in an outcome, never a crash (conclude)
-            outcome = self.conclude(job.request if job else request, exc, acting=job is not None)
+            asked = job.request if job else request
+            outcome = self.conclude(exc, acting=job is not None, about=request.instance,
+                                    final=lambda reason: self._refused(asked, reason))
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
@@ -182,18 +180,24 @@ class Worker:
         )
         return outcome
 
-    def conclude(self, request: RestartRequest, exc: Exception, *, acting: bool) -> WorkOutcome:
-        """The one place an error becomes an ack or a redelivery (the table in this package's docstring).
-        TryAgainLater is redelivered; FinalError is reported in the words of what was asked and acked. Anything
-        else is first read as one of the two (errors.classify: by whether an action was under way)."""
-        error = read(exc, acting=acting, about=request.instance)
+    def conclude(self, exc: Exception, *, acting: bool, about: str, final: Callable[[str], WorkOutcome]
+                 ) -> WorkOutcome:
+        """The one place an error becomes an ack or a redelivery (the table in this package's docstring), for a
+        request and a bulk run alike. TryAgainLater is redelivered; FinalError ends in `final`, which reports its
+        reason in the words of what was asked and acks. Anything else is first read as one of the two
+        (errors.classify: by whether an action was under way; `about`: what it rose from, for the log)."""
+        error = read(exc, acting=acting, about=about)
         if isinstance(error, TryAgainLater):
             return redelivery(error)
+        return final(error.reason)
+
+    def _refused(self, request: RestartRequest, reason: str) -> WorkOutcome:
+        """A request's final error, reported about its instance (Endings.refused)."""
         try:
             ref = InstanceRef.parse(request.instance)
         except ValueError:  # an unresolved kill names no instance: nothing to report it about
-            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
-        return self.endings.refused(request, ref, error.reason)
+            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=reason)
+        return self.endings.refused(request, ref, reason)
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
         """The job to act on, or how the request ended before one: unresolved, refused or handed on (asked.py),
@@ -257,3 +261,9 @@ class Worker:
                 return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
             history = history.with_acted(request.slack_request)
         return replace(job, history=history)
+
+
+def _bulk_failed(reason: str) -> WorkOutcome:
+    """A bulk run's final error: audited and acked, never redelivered to fail the same way again."""
+    audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=reason)
+    return WorkOutcome(ack=True, ended=Ended.FAILED, detail=reason)
