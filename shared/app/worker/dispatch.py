@@ -23,7 +23,7 @@ from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.endings import Endings
-from shared.app.worker.errors import TryAgainLater, read, redelivery
+from shared.app.worker.errors import ActionRefused, FinalError, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
 from shared.app.worker.organizer import as_slack_says
@@ -108,6 +108,17 @@ class Worker:
             Verdict.WAIT: self.endings.hand_on_key,  # reached only past the one hold a delivery has (_observe)
             Verdict.KERNEL_KEPT: interrupts.interrupted,
         }
+        self.refusals = self._refusals()
+
+    def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
+        """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's
+        intent refused is said as any request the API refused (Endings.refused: "not restarted")."""
+        return {
+            Verdict.STOP: self.actions.stop_refused,
+            Verdict.SET_PAUSED: self.actions.mode_refused,
+            Verdict.SET_RESUMED: self.actions.mode_refused,
+            Verdict.START: self.start.refused,
+        }
 
     def handle_push(self, body: Any) -> WorkOutcome:
         """A Pub/Sub push body -> outcome. Malformed messages are acked with a logged reason."""
@@ -159,9 +170,8 @@ class Worker:
                 prepared = self.by_verdict[job.decision.verdict](job)
             outcome = prepared
         except Exception as exc:  # noqa: BLE001 - every request ends in an outcome, never a crash (conclude)
-            asked = job.request if job else request
             outcome = self.conclude(exc, acting=job is not None, about=request.instance,
-                                    final=lambda reason: self._refused(asked, reason))
+                                    final=lambda error: self._final(request, job, error))
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
@@ -180,24 +190,30 @@ class Worker:
         )
         return outcome
 
-    def conclude(self, exc: Exception, *, acting: bool, about: str, final: Callable[[str], WorkOutcome]
+    def conclude(self, exc: Exception, *, acting: bool, about: str, final: Callable[[FinalError], WorkOutcome]
                  ) -> WorkOutcome:
         """The one place an error becomes an ack or a redelivery (the table in this package's docstring), for a
-        request and a bulk run alike. TryAgainLater is redelivered; FinalError ends in `final`, which reports its
-        reason in the words of what was asked and acks. Anything else is first read as one of the two
+        request and a bulk run alike. TryAgainLater is redelivered; FinalError ends in `final`, which reports it
+        in the words of what was asked and acks. Anything else is first read as one of the two
         (errors.classify: by whether an action was under way; `about`: what it rose from, for the log)."""
         error = read(exc, acting=acting, about=about)
         if isinstance(error, TryAgainLater):
             return redelivery(error)
-        return final(error.reason)
+        return final(error)
 
-    def _refused(self, request: RestartRequest, reason: str) -> WorkOutcome:
-        """A request's final error, reported about its instance (Endings.refused)."""
+    def _final(self, request: RestartRequest, job: Job | None, error: FinalError) -> WorkOutcome:
+        """A request's final error: the action refused, said by the action in its own words (self.refusals);
+        anything else reported about the instance (Endings.refused)."""
+        if job is not None and isinstance(error, ActionRefused):
+            said = self.refusals.get(job.decision.verdict)
+            if said is not None:
+                return said(job, error.reason)
+        asked = job.request if job is not None else request
         try:
-            ref = InstanceRef.parse(request.instance)
+            ref = InstanceRef.parse(asked.instance)
         except ValueError:  # an unresolved kill names no instance: nothing to report it about
-            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=reason)
-        return self.endings.refused(request, ref, reason)
+            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
+        return self.endings.refused(asked, ref, error.reason)
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
         """The job to act on, or how the request ended before one: unresolved, refused or handed on (asked.py),
@@ -263,7 +279,7 @@ class Worker:
         return replace(job, history=history)
 
 
-def _bulk_failed(reason: str) -> WorkOutcome:
+def _bulk_failed(error: FinalError) -> WorkOutcome:
     """A bulk run's final error: audited and acked, never redelivered to fail the same way again."""
-    audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=reason)
-    return WorkOutcome(ack=True, ended=Ended.FAILED, detail=reason)
+    audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=error.reason)
+    return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
