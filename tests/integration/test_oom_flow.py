@@ -150,7 +150,8 @@ def test_unresolvable_kill_alerts_with_the_raw_entry(stack: LocalStack) -> None:
     )
     assert stack.wait_idle(60)
     # One grouped note per cause and window: the kill is in it, or counted in one an earlier line opened.
-    told = [r for r in stack.audit_records() if r.get("event_id") == entry["insertId"] and r.get("decision") == "alert"]
+    told = [r for r in stack.audit_records()
+            if r.get("event_id") == entry["insertId"] and r.get("decision") == "unresolved"]
     assert told and told[0]["trigger"] == "unresolved", told
 
 
@@ -231,7 +232,7 @@ def test_kill_dated_a_day_ahead_is_acted_on_at_its_receipt(stack: LocalStack) ->
     assert stack.wait_idle(60)
     [queued] = [r for r in stack.audit_records("on_oom") if r.get("instance") == name]
     assert "taken at its receipt" in queued["clock"] and queued["dated_at"].startswith(entry["timestamp"][:16])
-    waits = [r for r in stack.worker_records() if r.get("instance") == name and r.get("decision") == "wait"]
+    waits = [r for r in stack.worker_records() if r.get("instance") == name and r.get("decision") == "reset-not-seen"]
     assert len(waits) <= 3, "the request held the instance's key, waiting on a time a day ahead"
 
 
@@ -261,7 +262,8 @@ def test_forged_kill_resets_nothing_and_holds_no_key(stack: LocalStack, forgery:
     [refused] = [r for r in records if r.get("decision") == "refused" and r.get("named") == victim]
     assert refused["reason"] and not refused.get("instance"), "queued on no instance's ordering key"
     # The organizers hear of it in the grouped note of unresolved kills (one message per window, counted).
-    told = [r for r in stack.audit_records() if r.get("event_id") == entry["insertId"] and r.get("decision") == "alert"]
+    told = [r for r in stack.audit_records()
+            if r.get("event_id") == entry["insertId"] and r.get("decision") == "unresolved"]
     said = refused["reason"].replace(refused["vm_id"], "(VM id: in the audit log)")  # the channel never shows it
     assert told and all(r["trigger"] == "unresolved" and said in r["outcome"] for r in told), told
     assert len(stack.alerts()) <= before + 1, "at most one note to the organizers"

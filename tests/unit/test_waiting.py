@@ -19,7 +19,7 @@ from shared.adapters.config import Settings
 from shared.adapters.errors import BusyError
 from shared.adapters.queue import PublishUnconfirmedError
 from shared.adapters.workbench import OperationOutcome, ResetResult
-from shared.app.worker import Worker
+from shared.app.worker import Ended, Worker
 from shared.core import envelope
 from shared.core.history import WAITING, History, event_key
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, Requester, RestartRequest, Trigger, iso
@@ -362,7 +362,7 @@ def test_whatever_time_a_kill_says_its_wait_ends_within_the_grace_of_its_receipt
         verdict, request = deliver(worker, request, topic)
     assert all(held <= MAX_HOLD.total_seconds() for held in clock.slept)
     assert clock.at - RECEIVED <= POLICY.health_grace + MAX_HOLD
-    assert verdict in ("reset", "give-up"), verdict
+    assert verdict in ("reset", Ended.TOO_OLD, Verdict.GIVE_UP), verdict
     assert workbench.resets == (1 if verdict == "reset" else 0)
 
 
