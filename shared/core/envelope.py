@@ -1,15 +1,10 @@
 """The restart topic's wire format, versioned: an envelope (what, why, where, when, who asked in Slack) around one
 typed payload per action, so that a message carries only the fields its action reads.
 
-Version 1 is the envelope. Version 0 is the flat RestartRequest JSON of the releases before it (no "version"
-key); it is still decoded, so messages published by the previous release and still in flight across a deploy
-are read. Both decode to the same RestartRequest (the envelope, holding its action's typed payload: payloads.py)
-through its one set of checks (RestartRequest.from_dict).
-
-Rollout, one step a release so that no worker ever receives a version it cannot read (it would ack and drop it):
-the previous release's worker decoded both; this release's publishers send version 1 (`encode`) and its actions
-read the typed payloads. Next: one release later, when no version-0 message can still be in flight (the topic's
-retention has passed since this release's deploy), drop version 0 from `decode`.
+Version 1 is the envelope, decoded to a RestartRequest (the envelope, holding its action's typed payload:
+payloads.py) through its one set of checks (RestartRequest.from_dict). The flat version 0 of the first releases
+is no longer read: none was ever deployed live (README), so no message of it can be in flight. A change to the
+wire that a running worker could not read takes a new version, read beside the old one for a release.
 """
 
 from __future__ import annotations
@@ -46,13 +41,11 @@ def encode(request: RestartRequest) -> bytes:
 
 
 def decode(raw: bytes) -> RestartRequest:
-    """Either version, strictly: a message that doesn't fit raises ValueError (the worker logs and acks it)."""
+    """Version 1, strictly: a message that doesn't fit raises ValueError (the worker logs and acks it)."""
     data = json_object(raw, "restart request")
-    version = data.get("version", 0)
-    if version == 0:  # flat: the envelope's and the payload's fields side by side; others of the day's are unread
-        return RestartRequest.from_dict(data)
+    version = data.get("version")
     if version != WIRE_VERSION:
-        raise ValueError(f"restart request of wire version {version!r}; this release reads 0 and {WIRE_VERSION}")
+        raise ValueError(f"restart request of wire version {version!r}; this release reads {WIRE_VERSION}")
     payload = data.get("payload")
     if not isinstance(payload, dict) or payload.get("type") not in payloads.PAYLOADS:
         raise ValueError("restart request has no payload of a known type")

@@ -185,9 +185,9 @@ class RestartRequest:
         return self.payload
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], payload: dict[str, Any] | None = None) -> RestartRequest:
-        """The envelope's fields from `data`, the payload's from `payload` (wire version 1) or from `data` too (the
-        flat version 0): envelope.py; checked, ValueError for a request that does not fit."""
+    def from_dict(cls, data: dict[str, Any], payload: dict[str, Any]) -> RestartRequest:
+        """The envelope's fields from `data`, the payload's from `payload` (envelope.py); checked, ValueError for a
+        request that does not fit."""
         try:
             requester = data.get("requester")
             alert_blocks = data.get("alert_blocks", [])
@@ -195,15 +195,11 @@ class RestartRequest:
                 raise ValueError("alert_blocks must be a list of objects")
             action, trigger, instance = Action(data["action"]), Trigger(data["trigger"]), text_field(data, "instance")
             authorize = data.get("authorize", False) is True
-            if payload is None:  # version 0 carried every action's fields: each is checked, as that release did
-                for kind in PAYLOADS:
-                    check_payload(read_payload(kind, data))
             request = cls(
                 action=action, trigger=trigger, instance=instance,
                 requested_at=parse_time(text_field(data, "requested_at")),
                 event_id=text_field(data, "event_id"),
-                payload=read_payload(payload_kind(action, trigger, instance, authorize=authorize),
-                                     data if payload is None else payload),
+                payload=read_payload(payload_kind(action, trigger, instance, authorize=authorize), payload),
                 requester=Requester(text_field(requester, "slack_user_id"), text_field(requester, "email"),
                                     bool(requester["is_organizer"])) if isinstance(requester, dict) else None,
                 response_url=text_field(data, "response_url", ""),

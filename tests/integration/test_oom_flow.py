@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,6 @@ from tests.integration.conftest import new_instance
 
 pytestmark = pytest.mark.wire
 ZONE = "asia-northeast1-a"
-WIRE = Path(__file__).parents[1] / "data" / "wire"
 
 
 def alerts_for(stack: LocalStack, name: str) -> list[dict]:
@@ -291,17 +289,3 @@ def test_the_worker_refuses_a_request_about_another_project_or_zone(
     rejected = [r for r in stack.audit_records() if r.get("event_id") == request.event_id]
     assert rejected and all(r["decision"] == "rejected" and says in r["outcome"] for r in rejected), rejected
     assert stack.workbench.count_calls("get") == gets, "nothing about it was even read"
-
-
-def test_a_restart_the_previous_release_published_is_acted_on_across_the_deploy(stack: LocalStack) -> None:
-    """Wire version 0 (flat, no "version": tests/data/wire/), still queued when this release's worker starts."""
-    full, name = new_instance(stack, "wb-wirezero")
-    data = json.loads(json.loads((WIRE / "v0-messages.json").read_text())["restart-slash"])
-    data |= {"instance": full, "requested_at": datetime.now(UTC).isoformat(), "event_id": f"slack-{name}",
-             "response_url": stack.slack.new_response_url(), "slack_request": "0123456789f"}
-    assert "version" not in data and "payload" not in data
-    stack.publish(RESTART_TOPIC, json.dumps(data).encode(), {"instance": name}, ordering_key=full)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
-    acted = [r for r in stack.audit_records() if r.get("event_id") == f"slack-{name}"]
-    assert acted and acted[-1]["decision"] == "reset", acted

@@ -95,7 +95,8 @@ def asked_by_in(body: Any) -> tuple[bool, Any]:
         request = json.loads(base64.b64decode(body["message"]["data"], validate=True))
     except Exception:  # a broken envelope: rejected before any field is read
         return False, None
-    return (True, request["asked_by"]) if isinstance(request, dict) and "asked_by" in request else (False, None)
+    payload = request.get("payload") if isinstance(request, dict) else None
+    return (True, payload["asked_by"]) if isinstance(payload, dict) and "asked_by" in payload else (False, None)
 
 
 @pytest.fixture(scope="module")

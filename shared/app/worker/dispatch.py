@@ -137,7 +137,7 @@ class Worker:
                 return self._bulk(self.announce.requested, raw)
             if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
                 return self._bulk(self.bulk.scheduled, raw)
-            request = envelope.decode(raw)  # either wire version
+            request = envelope.decode(raw)
         except ValueError as exc:  # binascii.Error is a ValueError
             return self._reject(str(exc)[:300])
         message_id = message.get("messageId") if isinstance(message, dict) else None
