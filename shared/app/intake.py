@@ -16,7 +16,7 @@ from shared.adapters.google_errors import describe_error
 from shared.adapters.queue import RestartQueue
 from shared.app.intakes import Intake, IntakeOutcome, VmNames, check_writer
 from shared.core.flood import Floods
-from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json
+from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso
 from shared.core.oom_parse import (
     WATCHER_FORM,
     EntryOrigin,
@@ -220,7 +220,7 @@ def _within_budget(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queu
         if passed is not None:
             floods.redelivering.pop(vetted.kill.instance.name, None)
             earliest = passed[1] or vetted.kill.killed_at
-            return replace(queued, request=request.with_kill({**(request.kill or {}), "killed_at": iso(earliest)}))
+            return replace(queued, request=request.with_kill(replace(vetted.kill, killed_at=earliest)))
         first = floods.keep_redelivering(vetted.kill.instance.name, request.event_id)
         audit("unverified kill folded: its instance had its unverified kills for the minute", decision="folded",
               severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id, redelivered=first,
@@ -276,16 +276,17 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
     running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker."""
     if isinstance(vetted, Unverified):
         queued = _queued(vetted.kill, origin, event_id)
-        kill = {**(queued.request.kill or {}), "unverified": vetted.reason[:300]}
-        return replace(queued, request=queued.request.with_kill(kill), kind=Intake.UNVERIFIED,
+        payload = queued.request.payload
+        if isinstance(payload, RestartPayload | InterruptedPayload):
+            payload = replace(payload, unverified=vetted.reason[:300])
+        return replace(queued, request=replace(queued.request, payload=payload), kind=Intake.UNVERIFIED,
                        provenance={**queued.provenance, "unverified": vetted.reason})
     occurred, received = vetted.killed_at, origin.received_at
     if isinstance(vetted, OomKill):
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
-        kill = kill_to_json(vetted)
-        action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(kill, received))
+        action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(vetted, received))
                                     if vetted.form == WATCHER_FORM
-                                    else (Action.RESTART, Trigger.OOM, RestartPayload(kill, received)))
+                                    else (Action.RESTART, Trigger.OOM, RestartPayload(vetted, received)))
         request = RestartRequest(action=action, trigger=trigger, instance=vetted.instance.full_name,
                                  requested_at=occurred, event_id=vetted.insert_id or event_id, payload=payload)
         provenance: dict[str, Any] = {"named_by": vetted.named_by, "vm_id": vetted.vm_id}

@@ -37,6 +37,7 @@ from shared.core.waiting import (
     max_yields,
     own_marker,
 )
+from tests.support import a_kill
 
 RECEIVED = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
@@ -49,7 +50,7 @@ def oom(
     return RestartRequest(
         action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, delivery_id=delivery,
         requested_at=requested_at or min(killed_at, RECEIVED), event_id=f"insert-{iso(killed_at)}",
-        payload=RestartPayload(kill={"killed_at": iso(killed_at), "pid": 4242, "process": "python3"}))
+        payload=RestartPayload(kill=a_kill(REF, killed_at)))
 
 
 # ---- the pure rules -------------------------------------------------------------------------------

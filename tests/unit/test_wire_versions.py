@@ -85,6 +85,21 @@ def test_a_payload_foreign_to_its_action_is_refused() -> None:
         envelope.decode(json.dumps(warn | {"payload": warn["payload"] | {"memory_percent": 101}}).encode())
 
 
+def test_the_kill_is_read_as_the_envelope_wrote_it_and_nothing_else() -> None:
+    """The kill travels typed (an OomKill) and is JSON only on the wire: written by envelope.encode, read back
+    strictly by envelope.decode."""
+    oom = json.loads(V1["restart-oom"])
+    kill = decoded("restart-oom").kill
+    assert kill is not None and (kill.pid, kill.process, kill.anon_rss_kb, kill.unit) == (
+        4242, "python3", 3145728, "/system.slice/jupyter.service")
+    for broken, says in ((oom["payload"]["kill"] | {"rss": 1}, "a kill has no rss"),
+                         (oom["payload"]["kill"] | {"pid": "4242"}, "kill.pid"),
+                         (oom["payload"]["kill"] | {"instance": "wb-alice"}, "instance"),
+                         ("python3 pid 4242", "kill must be an object")):
+        with pytest.raises(ValueError, match=says):
+            envelope.decode(json.dumps(oom | {"payload": oom["payload"] | {"kill": broken}}).encode())
+
+
 def test_a_request_cannot_be_built_with_another_actions_payload() -> None:
     stop = decoded("stop-button")
     with pytest.raises(ValueError, match="does not carry"):
