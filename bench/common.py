@@ -52,10 +52,11 @@ class TimedWorkbench(WorkbenchSimulator):
         super().__init__(**options)
         self.timed: list[TimedCall] = []
 
-    def handle(self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False) -> tuple[int, dict[str, Any]]:
+    def handle(self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False,
+               threaded: bool = True) -> tuple[int, dict[str, Any]]:
         at = time.monotonic()
         try:
-            return super().handle(http_method, raw_path, body, grpc=grpc)
+            return super().handle(http_method, raw_path, body, grpc=grpc, threaded=threaded)
         finally:
             path = unquote(urlsplit(raw_path).path)
             service = time.monotonic() - at - self.latency_s
