@@ -92,8 +92,6 @@ def timed_stack(latency: Latency, *, workbench_options: dict[str, Any] | None = 
         workbench_options=wb_options,
         slack_options={"latency_s": latency.slack},
         pubsub_options={"latency_s": latency.pubsub},
-        # The simulator: the bench sets its latency and reads its records (rpc_log, deliveries, published).
-        pubsub_backend="simulator",
         **kwargs,
     )
     # Swapped before start(): nothing has bound a port yet.
