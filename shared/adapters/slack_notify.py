@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 _EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
 SHOWN_MAX = 254  # longest email address: more than that is shown cut
 RESPONSE_URL_LIFE = timedelta(minutes=30)  # Slack takes responses on a response_url this long after the command
+# slack_sdk's retry handlers, as SlackNotifier installs them: a 429 (after its Retry-After) and a 5xx are tried
+# twice more, a refused connection once more.
+RATE_LIMIT_RETRIES = SERVER_ERROR_RETRIES = 2
+CONNECTION_RETRIES = 1
 _URL_TEXT = re.compile(r"[!-~]{1,2000}")  # printable ASCII, no spacing: what a URL Slack wrote looks like
 
 
@@ -116,9 +120,9 @@ class SlackNotifier:
         )
 
         self._retry_handlers = [
-            RateLimitErrorRetryHandler(max_retry_count=2),
-            ServerErrorRetryHandler(max_retry_count=2),
-            ConnectionErrorRetryHandler(max_retry_count=1),
+            RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+            ServerErrorRetryHandler(max_retry_count=SERVER_ERROR_RETRIES),
+            ConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
         ]
         kwargs: dict[str, Any] = {"token": token, "timeout": int(max(1, timeout_s))}
         if base_url:

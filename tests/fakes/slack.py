@@ -16,13 +16,11 @@ from typing import Any, Literal
 
 from shared.adapters.clock import FakeClock
 from shared.adapters.errors import NotFoundError
-from shared.adapters.slack_notify import as_text
+from shared.adapters.slack_notify import CONNECTION_RETRIES, RATE_LIMIT_RETRIES, SERVER_ERROR_RETRIES, as_text
 
 log = logging.getLogger("shared.adapters.slack_notify")  # the adapter's logger: its words, where it says them
 
 SlackKind = Literal["ratelimit", "server_error", "timeout", "error", "unreachable"]
-RATE_LIMIT_RETRIES = SERVER_ERROR_RETRIES = 2  # SlackNotifier.__init__'s retry handlers
-CONNECTION_RETRIES = 1
 
 
 @dataclass
