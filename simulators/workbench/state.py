@@ -76,13 +76,9 @@ class SimulatorState:
             raise ValueError(f"label_updates must be one of {LABEL_UPDATES}, not {label_updates!r}")
         if health_report not in HEALTH_REPORTS:
             raise ValueError(f"health_report must be one of {HEALTH_REPORTS}, not {health_report!r}")
-        self.health_report = health_report
-        self.clock = clock
-        self.timeout_hold_s = timeout_hold_s
+        self.health_report, self.clock, self.timeout_hold_s = health_report, clock, timeout_hold_s
         self.latency_s = latency_s
-        self.reset_seconds = reset_seconds
-        self.start_seconds = start_seconds
-        self.stop_seconds = stop_seconds
+        self.reset_seconds, self.start_seconds, self.stop_seconds = reset_seconds, start_seconds, stop_seconds
         self.health_delay_s = health_delay_s
         self.unknown_fields = unknown_fields
         self.update_seconds = update_seconds
