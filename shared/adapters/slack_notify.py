@@ -109,6 +109,23 @@ def as_text(value: str) -> str:
     return escape(line[:SHOWN_MAX]) + ("…" if len(line) > SHOWN_MAX else "")
 
 
+def post_args(channel: str, text: str, blocks: list[dict[str, Any]] | None = None, *, thread_ts: str = "",
+              metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """chat.postMessage's arguments as SlackNotifier sends them: no link unfurled, the parts left empty left out."""
+    args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
+    return args | _present(blocks=blocks, thread_ts=thread_ts, metadata=metadata)
+
+
+def update_args(channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None, *,
+                metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """chat.update's arguments as SlackNotifier sends them, the parts left empty left out."""
+    return {"channel": channel, "ts": ts, "text": text} | _present(blocks=blocks, metadata=metadata)
+
+
+def _present(**parts: Any) -> dict[str, Any]:
+    return {name: value for name, value in parts.items() if value}
+
+
 class SlackNotifier:
     def __init__(self, *, token: str, base_url: str = "", timeout_s: float = 5.0, alert_channel: str = "",
                  throttle: Throttle | None = None, response_url_base: str = SLACK_RESPONSE_URL_BASE) -> None:
@@ -160,24 +177,13 @@ class SlackNotifier:
 
     def post(self, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
              *, thread_ts: str = "", metadata: dict[str, Any] | None = None) -> str | None:
-        args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
-        if blocks:
-            args["blocks"] = blocks
-        if thread_ts:
-            args["thread_ts"] = thread_ts
-        if metadata:
-            args["metadata"] = metadata
+        args = post_args(channel, text, blocks, thread_ts=thread_ts, metadata=metadata)
         data = self._api("chat.postMessage", again_after_timeout=True, **args)
         return str(data["ts"]) if data and "ts" in data else None
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None,
                *, metadata: dict[str, Any] | None = None) -> bool:
-        args: dict[str, Any] = {"channel": channel, "ts": ts, "text": text}
-        if blocks:
-            args["blocks"] = blocks
-        if metadata:
-            args["metadata"] = metadata
-        return self._api("chat.update", **args) is not None
+        return self._api("chat.update", **update_args(channel, ts, text, blocks, metadata=metadata)) is not None
 
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
         """The channel's messages since `oldest` (epoch seconds), newest first, with their metadata

@@ -1,9 +1,8 @@
 """In-process stand-ins behind the adapters' own interfaces, on a FakeClock: the fault matrix in seconds.
 
-FakeWorkbench is the Workbench simulator's own state in process (simulators/workbench, on the FakeClock), with the
-adapter's loops around it (shared/adapters/workbench.py's constants). FakeSlack mirrors SlackNotifier
-(shared/adapters/slack_notify.py, its retry counts imported) with the Slack simulator's fault kinds, held to both by
-tests/fakes/test_slack_agrees_with_simulator.py. FakeTopic is the restart topic as RestartQueue publishes to it;
+FakeWorkbench and FakeSlack are the Workbench and Slack simulators' own state in process (simulators/workbench,
+simulators/slack, on the FakeClock), with the adapters' loops around them mirrored (shared/adapters/workbench.py's
+and slack_notify.py's constants imported). FakeTopic is the restart topic as RestartQueue publishes to it;
 the rig redelivers with the Pub/Sub simulator's backoff. Errors are the project's (shared/adapters/errors.py), and
 each fault family keeps a wire test against the simulators (docs/fault-matrix.md).
 """

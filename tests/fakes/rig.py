@@ -66,6 +66,7 @@ class Rig:
                                   retry_s=settings.workbench_retry.total_seconds(), **workbench_options)
         # The organizer Slack knows, as the local stack's (the worker asks Slack whether a requester is one: issue 25)
         slack = FakeSlack(clock, users={ORGANIZER_EMAIL: "U0ORG"}, timeout_s=settings.slack_timeout.total_seconds())
+        slack.api.add_channel(ALERTS, "notebook-alerts")
         topic = FakeTopic()
         return cls(clock, workbench, slack, topic, build_worker(settings, workbench, slack, topic, clock))
 
