@@ -132,10 +132,6 @@ class LocalStack:
         self.balancer: RoundRobin | None = None
         self._tmp: Any = None
 
-    def topic(self, name: str) -> str:
-        """A topic's name as this stack's Pub/Sub holds it (OOM_TOPIC, RESTART_TOPIC, ...)."""
-        return self.pubsub.resource(name)
-
     # ---- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> LocalStack:
         self.start()
@@ -223,7 +219,7 @@ class LocalStack:
             "PYTHONPATH": str(ROOT),
             "PYTHONUNBUFFERED": "1",
             "GOOGLE_CLOUD_PROJECT": PROJECT,
-            "RESTART_TOPIC": self.topic(RESTART_TOPIC),
+            "RESTART_TOPIC": RESTART_TOPIC,
             "PUBSUB_EMULATOR_HOST": self.pubsub.host,
             "WORKBENCH_API_ENDPOINT": (
                 self.workbench.endpoint if self.workbench_transport == "rest" else self.workbench.grpc_endpoint
