@@ -52,10 +52,11 @@ class TimedWorkbench(WorkbenchSimulator):
         super().__init__(**options)
         self.timed: list[TimedCall] = []
 
-    def handle(self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False) -> tuple[int, dict[str, Any]]:
+    def handle(self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False,
+               threaded: bool = True) -> tuple[int, dict[str, Any]]:
         at = time.monotonic()
         try:
-            return super().handle(http_method, raw_path, body, grpc=grpc)
+            return super().handle(http_method, raw_path, body, grpc=grpc, threaded=threaded)
         finally:
             path = unquote(urlsplit(raw_path).path)
             service = time.monotonic() - at - self.latency_s
@@ -91,8 +92,6 @@ def timed_stack(latency: Latency, *, workbench_options: dict[str, Any] | None = 
         workbench_options=wb_options,
         slack_options={"latency_s": latency.slack},
         pubsub_options={"latency_s": latency.pubsub},
-        # The simulator: the bench sets its latency and reads its records (rpc_log, deliveries, published).
-        pubsub_backend="simulator",
         **kwargs,
     )
     # Swapped before start(): nothing has bound a port yet.

@@ -5,8 +5,8 @@
         -> Workbench sim (gRPC or REST) + Slack sim (Web API)
     Slack (signed requests) -> slack_app (functions-framework) -> restart topic -> ...
 
-Pub/Sub is Google's emulator where installed, else simulators/pubsub/; MEDIC_PUBSUB chooses
-(simulators/stack_pubsub.py).
+Pub/Sub is simulators/pubsub/, the one the contract suite holds to Google's emulator (docs/testing.md, "Which
+Pub/Sub"); its topics and subscriptions are infra/pubsub.tf's (simulators/stack_pubsub.py).
 Used by `make demo`, the integration tests and the benchmarks. Each function runs as its own process with only
 environment variables pointing it here, as it would be deployed (simulators/function_process.py).
 """
@@ -31,19 +31,14 @@ from simulators.oidc import OidcIssuer
 from simulators.polling import PATIENCE_S
 from simulators.ports import free_port
 from simulators.pubsub import PubSubSimulator
-from simulators.pubsub_emulator import EmulatorPubSub
 from simulators.slack import SlackSimulator
 from simulators.stack_pubsub import (
-    BACKENDS,
     DEAD_LETTER_TOPIC,
     MEMORY_TOPIC,
     OOM_TOPIC,
     PROJECT,
     RESTART_TOPIC,
     TOPICS,
-    PubSubRecords,
-    StackPubSub,
-    default_pubsub_backend,
     subscribe_functions,
 )
 from simulators.workbench import WorkbenchSimulator
@@ -120,47 +115,22 @@ class LocalStack:
     # alert gives the Monitoring simulator a curve rising to it (off: Monitoring has no data, as on a new VM).
     memory_charts: bool = False
     feed_monitoring: bool = True
-    # "emulator": Pub/Sub is Google's emulator (the run's shared one, simulators/pubsub_emulator/), topics
-    # and subscriptions under names of this stack's own, on_oom and on_memory_alert fed as Eventarc feeds them;
-    # "simulator": simulators/pubsub/. Default: $MEDIC_PUBSUB, else the emulator where installed
-    # (simulators/stack_pubsub.py; docs/testing.md, "Which Pub/Sub").
-    pubsub_backend: str = field(default_factory=default_pubsub_backend)
 
     def __post_init__(self) -> None:
         if self.workbench_transport not in ("grpc", "rest"):
             raise ValueError(f"workbench_transport must be grpc or rest, not {self.workbench_transport!r}")
-        if self.pubsub_backend not in BACKENDS:
-            raise ValueError(f"pubsub_backend must be simulator or emulator, not {self.pubsub_backend!r}")
         self.workbench = WorkbenchSimulator(**{"reset_seconds": 0.5, "health_delay_s": 0.2,
                                                **self.workbench_options})
         self.compute = ComputeSimulator(self.workbench)  # the VMs behind the Workbench instances: on_oom's id check
         self.slack = SlackSimulator(bot_token=BOT_TOKEN, **self.slack_options)
-        self._simulator = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
-        self.bus: StackPubSub = EmulatorPubSub() if self.pubsub_backend == "emulator" else self._simulator
+        # Pub/Sub, with its records (published, deliveries, dead_lettered) and faults.
+        self.pubsub = PubSubSimulator(**{"min_backoff_s": 0.2, "max_backoff_s": 2.0, **self.pubsub_options})
         self.metrics = MonitoringSimulator()  # Cloud Monitoring's timeSeries.list: the memory curves
         self.issuer = OidcIssuer()  # Google's ID-token issuer: signs the pushes' tokens, serves their certificates
         self.push_audience = ""  # the worker's URL (the balancer's, when there is one), known once ports are drawn
         self.functions: dict[str, list[FunctionProcess]] = {}
         self.balancer: RoundRobin | None = None
         self._tmp: Any = None
-
-    @property
-    def pubsub(self) -> PubSubSimulator:
-        """The simulator, with its records (deliveries, published, faults); not there on Google's emulator."""
-        if self.bus is not self._simulator:
-            raise AttributeError("this stack runs on Google's Pub/Sub emulator: it keeps no simulator records")
-        return self._simulator
-
-    @property
-    def records(self) -> PubSubRecords:
-        """What went through Pub/Sub (published, deliveries, dead_lettered), on whichever Pub/Sub keeps them."""
-        if not isinstance(self.bus, PubSubRecords):
-            raise AttributeError("this stack's Pub/Sub keeps no records of what went through it")
-        return self.bus
-
-    def topic(self, name: str) -> str:
-        """A topic's name as this stack's Pub/Sub holds it (OOM_TOPIC, RESTART_TOPIC, ...)."""
-        return self.bus.resource(name)
 
     # ---- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> LocalStack:
@@ -192,7 +162,7 @@ class LocalStack:
         for proc in procs:
             proc.wait_ready()
         subscribe_functions(
-            self.bus, on_oom=self.functions["on_oom"][0].url,
+            self.pubsub, on_oom=self.functions["on_oom"][0].url,
             on_memory_alert=self.functions["on_memory_alert"][0].url if self.memory_alerts else None,
             worker=worker_endpoint, ack_deadline_s=self.push_ack_deadline_s,
             max_delivery_attempts=self.max_delivery_attempts,
@@ -207,15 +177,12 @@ class LocalStack:
         self.compute.workbench, self.compute.latency_s = self.workbench, self.workbench.latency_s
         self.compute.start()
         self.slack.start()
-        if isinstance(self.bus, EmulatorPubSub):
-            self.bus.start()
-        else:
-            self._simulator.start()
+        self.pubsub.start()
         self.metrics.start()
-        self.bus.push_auth = self.issuer.start().signer
+        self.pubsub.push_auth = self.issuer.start().signer
         self.slack.add_channel(ALERT_CHANNEL, "notebook-alerts")
         for topic in TOPICS:
-            self.bus.create_topic(topic)
+            self.pubsub.create_topic(topic)
 
     def _function_processes(self, log_dir: Path) -> list[FunctionProcess]:
         """One process per function instance this stack runs, on free ports, not started yet."""
@@ -237,7 +204,7 @@ class LocalStack:
             proc.kill()
         if self.balancer:
             self.balancer.stop()
-        self.bus.stop()
+        self.pubsub.stop()
         self.metrics.stop()
         self.issuer.stop()
         self.slack.stop()
@@ -252,8 +219,8 @@ class LocalStack:
             "PYTHONPATH": str(ROOT),
             "PYTHONUNBUFFERED": "1",
             "GOOGLE_CLOUD_PROJECT": PROJECT,
-            "RESTART_TOPIC": self.topic(RESTART_TOPIC),
-            "PUBSUB_EMULATOR_HOST": self.bus.host,
+            "RESTART_TOPIC": RESTART_TOPIC,
+            "PUBSUB_EMULATOR_HOST": self.pubsub.host,
             "WORKBENCH_API_ENDPOINT": (
                 self.workbench.endpoint if self.workbench_transport == "rest" else self.workbench.grpc_endpoint
             ),
@@ -292,22 +259,22 @@ class LocalStack:
         # carries the entry's own timestamp as an attribute (docs/checked-facts.md).
         entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
         attributes = {"logging.googleapis.com/timestamp": str(entry.get("timestamp", ""))}
-        return self.bus.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
+        return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
 
     def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = None, ordering_key: str = "") -> str:
-        """A message put on one of the stack's topics (OOM_TOPIC, RESTART_TOPIC, ...), on whichever Pub/Sub it runs."""
-        return self.bus.publish(topic, data, attributes, ordering_key=ordering_key)
+        """A message put on one of the stack's topics (OOM_TOPIC, RESTART_TOPIC, ...)."""
+        return self.pubsub.publish(topic, data, attributes, ordering_key=ordering_key)
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""
         if self.feed_monitoring:
             feed_from_incident(self.metrics, incident)
-        return self.bus.publish(MEMORY_TOPIC, json.dumps(incident).encode())
+        return self.pubsub.publish(MEMORY_TOPIC, json.dumps(incident).encode())
 
     def wait_idle(self, timeout: float = PATIENCE_S) -> bool:
         """Nothing left to deliver, and every Workbench update the functions sent has been applied."""
         started = time.monotonic()
-        if not self.bus.wait_idle(timeout):
+        if not self.pubsub.wait_idle(timeout):
             return False
         return self.workbench.wait_updates_applied(max(1.0, timeout - (time.monotonic() - started)))
 

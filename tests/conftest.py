@@ -178,19 +178,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """One line: which Pub/Sub this run's stacks used (the emulator where installed; MEDIC_PUBSUB; docs/testing.md)."""
+    """One line: whether tests/contract held the stacks' Pub/Sub (simulators/pubsub/) to Google's emulator here."""
     from simulators.pubsub_emulator import emulator_launcher  # noqa: PLC0415 - only for this line
-    from simulators.stack_pubsub import PUBSUB_ENV, default_pubsub_backend  # noqa: PLC0415
 
     launcher = emulator_launcher()
-    chosen = default_pubsub_backend()
-    pinned = "the modules marked pubsub_simulator on simulators/pubsub/"
-    if chosen == "emulator":
-        line = f"Pub/Sub: stacks on Google's emulator ({launcher}), {pinned}; tests/contract on both"
-    elif launcher is not None:
-        line = (f"Pub/Sub: stacks on simulators/pubsub/ (as {PUBSUB_ENV}=simulator asks); "
-                f"tests/contract and test_on_the_emulator on Google's emulator ({launcher}) too")
-    else:
-        line = ("Pub/Sub: Google's emulator is not installed here: every stack on simulators/pubsub/ "
-                "(tests/contract's emulator variants skipped)")
-    terminalreporter.write_line(line)
+    terminalreporter.write_line(
+        f"Pub/Sub: stacks on simulators/pubsub/; tests/contract on it and on Google's emulator ({launcher})" if launcher
+        else "Pub/Sub: stacks on simulators/pubsub/; Google's emulator is not installed here: tests/contract's "
+             "emulator variants skipped")

@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 _EMAIL = re.compile(r"[^@\s<>&|]{1,64}@[^@\s<>&|]{1,255}\.[^@\s<>&|.]+")
 SHOWN_MAX = 254  # longest email address: more than that is shown cut
 RESPONSE_URL_LIFE = timedelta(minutes=30)  # Slack takes responses on a response_url this long after the command
+# slack_sdk's retry handlers, as SlackNotifier installs them: a 429 (after its Retry-After) and a 5xx are tried
+# twice more, a refused connection once more.
+RATE_LIMIT_RETRIES = SERVER_ERROR_RETRIES = 2
+CONNECTION_RETRIES = 1
 _URL_TEXT = re.compile(r"[!-~]{1,2000}")  # printable ASCII, no spacing: what a URL Slack wrote looks like
 
 
@@ -105,6 +109,23 @@ def as_text(value: str) -> str:
     return escape(line[:SHOWN_MAX]) + ("…" if len(line) > SHOWN_MAX else "")
 
 
+def post_args(channel: str, text: str, blocks: list[dict[str, Any]] | None = None, *, thread_ts: str = "",
+              metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """chat.postMessage's arguments as SlackNotifier sends them: no link unfurled, the parts left empty left out."""
+    args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
+    return args | _present(blocks=blocks, thread_ts=thread_ts, metadata=metadata)
+
+
+def update_args(channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None, *,
+                metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    """chat.update's arguments as SlackNotifier sends them, the parts left empty left out."""
+    return {"channel": channel, "ts": ts, "text": text} | _present(blocks=blocks, metadata=metadata)
+
+
+def _present(**parts: Any) -> dict[str, Any]:
+    return {name: value for name, value in parts.items() if value}
+
+
 class SlackNotifier:
     def __init__(self, *, token: str, base_url: str = "", timeout_s: float = 5.0, alert_channel: str = "",
                  throttle: Throttle | None = None, response_url_base: str = SLACK_RESPONSE_URL_BASE) -> None:
@@ -116,9 +137,9 @@ class SlackNotifier:
         )
 
         self._retry_handlers = [
-            RateLimitErrorRetryHandler(max_retry_count=2),
-            ServerErrorRetryHandler(max_retry_count=2),
-            ConnectionErrorRetryHandler(max_retry_count=1),
+            RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+            ServerErrorRetryHandler(max_retry_count=SERVER_ERROR_RETRIES),
+            ConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
         ]
         kwargs: dict[str, Any] = {"token": token, "timeout": int(max(1, timeout_s))}
         if base_url:
@@ -156,24 +177,13 @@ class SlackNotifier:
 
     def post(self, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
              *, thread_ts: str = "", metadata: dict[str, Any] | None = None) -> str | None:
-        args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False}
-        if blocks:
-            args["blocks"] = blocks
-        if thread_ts:
-            args["thread_ts"] = thread_ts
-        if metadata:
-            args["metadata"] = metadata
+        args = post_args(channel, text, blocks, thread_ts=thread_ts, metadata=metadata)
         data = self._api("chat.postMessage", again_after_timeout=True, **args)
         return str(data["ts"]) if data and "ts" in data else None
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None,
                *, metadata: dict[str, Any] | None = None) -> bool:
-        args: dict[str, Any] = {"channel": channel, "ts": ts, "text": text}
-        if blocks:
-            args["blocks"] = blocks
-        if metadata:
-            args["metadata"] = metadata
-        return self._api("chat.update", **args) is not None
+        return self._api("chat.update", **update_args(channel, ts, text, blocks, metadata=metadata)) is not None
 
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
         """The channel's messages since `oldest` (epoch seconds), newest first, with their metadata

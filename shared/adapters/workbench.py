@@ -53,6 +53,10 @@ MAX_OPERATION_PAGES = 20  # 10,000 operations: the zone's newest reset of ours i
 # A label update is seconds long (an LRO): watched at this fixed interval, not a growing backoff that overshoots
 # its end (the intent before a reset waits on it).
 LABEL_POLL_SECONDS = 0.25
+# google.api_core's Retry inside a call (reads, label updates, and what an operation's start may repeat).
+RETRY_INITIAL_S, RETRY_MAXIMUM_S, RETRY_MULTIPLIER = 0.5, 8.0, 2.0
+# Following an operation: the first look after a second, then api_core's polling, less often up to 10 s.
+POLL_INITIAL_S, POLL_MAXIMUM_S, POLL_MULTIPLIER = 1.0, 10.0, 1.5
 
 
 class ResetResult(StrEnum):
@@ -112,9 +116,9 @@ class Workbench:
 
                     self._retry = gretry.Retry(
                         predicate=retryable,
-                        initial=0.5,
-                        maximum=8.0,
-                        multiplier=2.0,
+                        initial=RETRY_INITIAL_S,
+                        maximum=RETRY_MAXIMUM_S,
+                        multiplier=RETRY_MULTIPLIER,
                         timeout=self._retry_deadline,
                     )
                     self._client = _client(notebooks_v2, self._endpoint)
@@ -299,8 +303,8 @@ class Workbench:
                 on_busy(exc)
 
         safe = gretry.Retry(
-            predicate=safe_to_repeat, initial=0.5, maximum=8.0, multiplier=2.0, timeout=self._retry_deadline,
-            on_error=heard,
+            predicate=safe_to_repeat, initial=RETRY_INITIAL_S, maximum=RETRY_MAXIMUM_S, multiplier=RETRY_MULTIPLIER,
+            timeout=self._retry_deadline, on_error=heard,
         )
         return self._call(method, {"name": ref.full_name}, policy=safe)
 
@@ -327,7 +331,8 @@ class Workbench:
 
         # Lifecycle operations take from seconds (a quick reset) to minutes (stop, start): the first look
         # after a second, then less often (with api_core's jitter, about 17 polls over a one-minute reset).
-        poll = gpolling.DEFAULT_POLLING.with_delay(initial=1.0, maximum=10.0, multiplier=1.5)
+        poll = gpolling.DEFAULT_POLLING.with_delay(initial=POLL_INITIAL_S, maximum=POLL_MAXIMUM_S,
+                                                   multiplier=POLL_MULTIPLIER)
         clock = self._clock
         started = clock.monotonic()
 
@@ -335,7 +340,7 @@ class Workbench:
             return OperationOutcome(result, clock.monotonic() - started, error, labels)
 
         if not operation.operation.done:  # api_core polls at once; nothing that restarts a VM is done that soon
-            clock.sleep(max(0.0, min(1.0, deadline - started)))
+            clock.sleep(max(0.0, min(POLL_INITIAL_S, deadline - started)))
         while True:
             remaining = deadline - clock.monotonic()
             if remaining <= 0:

@@ -87,8 +87,13 @@ class StoredSubscription:
     deleted: bool = False
 
     def backoff(self, failed_attempts: int) -> float:
-        delay = self.min_backoff_s * (2.0 ** max(failed_attempts - 1, 0))
-        return float(min(delay, self.max_backoff_s))
+        return retry_backoff(self.min_backoff_s, self.max_backoff_s, failed_attempts)
+
+
+def retry_backoff(min_backoff_s: float, max_backoff_s: float, failed_attempts: int) -> float:
+    """How long a nacked message waits before it comes again: the retry policy's exponential backoff, doubling from
+    its minimum after each failed attempt up to its maximum (RetryPolicy, google/pubsub/v1/pubsub.proto)."""
+    return float(min(min_backoff_s * (2.0 ** max(failed_attempts - 1, 0)), max_backoff_s))
 
 
 def seconds(value: Any) -> float:

@@ -111,10 +111,6 @@ class PubSubSimulator(GrpcSurface):
             )
         )
 
-    def resource(self, name: str) -> str:
-        """A topic's or subscription's name as this Pub/Sub holds it: one stack has the simulator to itself."""
-        return name
-
     def publish(
         self,
         topic: str,

@@ -4,7 +4,7 @@ takes one."""
 from __future__ import annotations
 
 from simulators.slack import model
-from simulators.slack.model import FAULT_KINDS, RESPONSE_URL_METHOD, _Fault, _Reply
+from simulators.slack.model import FAULT_KINDS, RESPONSE_URL_METHOD, ApiCall, _Fault, _Reply
 from simulators.slack.state import SlackState
 
 
@@ -45,7 +45,9 @@ class FaultyState(SlackState):
             self._faults.clear()
 
 
-    def _faulted(self, method: str) -> _Reply | None:
+    def _faulted(self, method: str, call: ApiCall, *, threaded: bool = True) -> _Reply | None:
+        """The injected fault's answer to this request, or None to serve it. A `timeout` holds it first (in
+        process, `threaded=False`, nothing waits: it is marked held and served at once, as the late copy it is)."""
         is_api = method != RESPONSE_URL_METHOD
         with self._lock:
             candidates = [f for f in self._faults if f.remaining > 0 and f.method == method]
@@ -57,7 +59,8 @@ class FaultyState(SlackState):
             fault.remaining -= 1
             self._faults = [f for f in self._faults if f.remaining > 0]
         if fault.kind == "timeout":
-            if self._stopping.wait(model.TIMEOUT_FAULT_S):  # read at each hold: tests set it there
+            call.held = True
+            if threaded and self._stopping.wait(model.TIMEOUT_FAULT_S):  # read at each hold: tests set it there
                 return _Reply.text(503, "stopping")
             return None  # served late, normally
         if fault.kind == "ratelimit":

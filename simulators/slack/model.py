@@ -42,7 +42,8 @@ class ApiCall:
     (form fields as strings, JSON values as sent) without the token. ``time`` is the arrival
     time (``time.time()``). ``status`` is the HTTP status sent back, 0 while the request is
     still being served (or was never answered, e.g. a ``timeout`` fault cut short by stop()).
-    ``error`` is the Slack error answered (``"ok": false`` body, or a response_url error text).
+    ``error`` is the Slack error answered (``"ok": false`` body, or a response_url error text). ``held``: a
+    ``timeout`` fault held it past its client's timeout (served late, its answer never read).
     """
 
     method: str
@@ -50,6 +51,7 @@ class ApiCall:
     time: float
     status: int = 0
     error: str | None = None
+    held: bool = False
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.server
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -96,12 +95,13 @@ class SlackSimulator(WebApi):
             self.on_call(call)
 
     def handle(
-        self, verb: str, raw_path: str, content_type: str, authorization: str, raw: bytes
+        self, verb: str, raw_path: str, content_type: str, authorization: str, raw: bytes, *, threaded: bool = True
     ) -> tuple[_Reply | None, ApiCall | None]:
         """One request as it arrives (method, path with query, Content-Type, Authorization, body): the reply to
         send (None when the simulator stops under it) and the Web API or response_url call it was recorded as
-        (None for an upload's bytes and the admin paths, which the transcript does not show)."""
-        arrived = time.time()
+        (None for an upload's bytes and the admin paths, which the transcript does not show). `threaded=False`:
+        in process, where a `timeout` fault holds nothing (`_faulted`)."""
+        arrived = self._time()
         parsed = urllib.parse.urlsplit(raw_path)
         path = parsed.path
         if path.startswith(UPLOAD_PATH):  # the external upload's bytes: no arguments to decode
@@ -131,7 +131,7 @@ class SlackSimulator(WebApi):
         if self.latency_s > 0 and self._stopping.wait(self.latency_s):
             return None, None
 
-        reply = self._faulted(method)
+        reply = self._faulted(method, call, threaded=threaded)
         if reply is None:
             if method == RESPONSE_URL_METHOD:
                 reply = self._response_url_post(path, verb, args if args_ok else None)
@@ -153,7 +153,7 @@ class SlackSimulator(WebApi):
         call = ApiCall(method="upload", args={"path": path, "length": len(raw)}, time=arrived)
         with self._lock:
             self.calls.append(call)
-        reply = self._faulted("upload")
+        reply = self._faulted("upload", call)
         if reply is None:
             with self._lock:
                 status, body = self.files.receive(path, raw)

@@ -7,10 +7,10 @@ import copy
 import http.server
 import secrets
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
+from shared.adapters.clock import SYSTEM, Clock
 from simulators.polling import PATIENCE_S, poll_until
 from simulators.slack.errors import _api_error
 from simulators.slack.model import (
@@ -41,7 +41,11 @@ class SlackState:
         app_id: str = "A0MEDIC",
         on_call: Callable[[ApiCall], None] | None = None,
         scopes: tuple[str, ...] = DEFAULT_SCOPES,
+        clock: Clock = SYSTEM,
     ) -> None:
+        """`clock`: the time messages, calls and users are stamped with (a FakeClock in process:
+        tests/fakes/slack.py)."""
+        self.clock = clock
         self.bot_token = bot_token
         #: The token's scopes: sent in the x-oauth-scopes header of every Web API answer to the bot's token, as
         #: Slack does (Slack's own Node SDK reads it into response_metadata.scopes: slackapi/node-slack-sdk
@@ -141,7 +145,7 @@ class SlackState:
             "is_ultra_restricted": False,
             "is_bot": is_bot,
             "is_app_user": False,
-            "updated": int(time.time()),
+            "updated": int(self._time()),
             "profile": profile,
         }
         if email_confirmed is not None:
@@ -275,9 +279,18 @@ class SlackState:
         who last changed it and when (the usergroup type's updated_by, date_update)."""
         with self._lock:
             self._usergroups[usergroup_id] = list(user_ids)
-            when = int(time.time() if updated_at is None else updated_at)
+            when = int(self._time() if updated_at is None else updated_at)
             self._usergroup_changes[usergroup_id] = (handle or usergroup_id.lower(), updated_by, when)
 
+
+    def _time(self) -> float:
+        return self.clock.now().timestamp()
+
+    def accept_response_url(self, response_url: str) -> None:
+        """A response_url Slack issued in a payload the test wrote itself (in process): taken as if issued here."""
+        token = response_url.rstrip("/").rsplit("/", 1)[-1]
+        with self._lock:
+            self._response_urls.setdefault(token, _ResponseUrl(token, None, None))
 
     def _writable_channel(self, args: JsonDict) -> str:
         """Resolve ``channel`` (id, name, #name or user id) to a channel id the bot can post to."""
@@ -312,7 +325,7 @@ class SlackState:
 
     def _next_ts(self) -> str:
         with self._lock:
-            now_us = int(time.time() * 1_000_000)
+            now_us = int(self._time() * 1_000_000)
             self._last_ts_us = max(now_us, self._last_ts_us + 1)
             seconds, micros = divmod(self._last_ts_us, 1_000_000)
         return f"{seconds}.{micros:06d}"

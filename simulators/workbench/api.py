@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
-import time
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from simulators.workbench import model
-from simulators.workbench.errors import AbortError, Json, SimulatorError
+from simulators.workbench.errors import AbortError, HeldError, Json, SimulatorError
 from simulators.workbench.faults import FaultyState
 from simulators.workbench.model import (
     ALLOWED_MASK_PATHS,
@@ -32,10 +32,14 @@ from simulators.workbench.model import (
 
 class ApiState(FaultyState):
     # --- request handling (called from handler threads) -------------------------------
-    def handle(self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False) -> tuple[int, Json]:
-        """One request as REST states it (method, path with query, JSON body), from either transport (`grpc`
-        counts it in grpc_requests): (HTTP status, JSON answer); raises SimulatorError for an API error, AbortError
-        when the simulator stops under it."""
+    def handle(
+        self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False, threaded: bool = True
+    ) -> tuple[int, Json]:
+        """One request as REST states it (method, path with query, JSON body), from any face (`grpc` counts it in
+        grpc_requests): (HTTP status, JSON answer); raises SimulatorError for an API error, AbortError when the
+        simulator stops under it. `threaded=False` (in process, on a clock no thread moves): a `timeout` fault does
+        not hold the caller; the request is applied when its hold has passed on the timeline, and the caller gets
+        HeldError, the DEADLINE_EXCEEDED its client would have met first."""
         if grpc:
             with self._calls_lock:
                 self.grpc_requests += 1
@@ -48,8 +52,13 @@ class ApiState(FaultyState):
             raise AbortError
         with self._lock:
             fault = self._take_fault_locked(http_method, path, ("http", "timeout"))
+        hold_s = self.timeout_hold_s if self.timeout_hold_s is not None else model.TIMEOUT_FAULT_SECONDS  # read now
+        if fault is not None and fault.kind == "timeout" and not threaded:
+            with self._lock:
+                self._schedule_locked(self._time() + hold_s, lambda _due: self._late(http_method, path, query, body))
+            raise HeldError
         if fault is not None and fault.kind == "timeout":
-            if self._stopping.wait(model.TIMEOUT_FAULT_SECONDS):  # read at each hold: tests set it there
+            if self._stopping.wait(hold_s):
                 raise AbortError
         elif fault is not None:
             raise SimulatorError(
@@ -60,6 +69,11 @@ class ApiState(FaultyState):
         with self._lock:
             self._advance_locked()
             return self._dispatch_locked(http_method, path, query, body, as_int)
+
+    def _late(self, http_method: str, path: str, query: dict[str, list[str]], body: bytes) -> None:
+        """A held request applied when its hold ends; no one hears its answer, and nothing if it is refused by then."""
+        with contextlib.suppress(SimulatorError):
+            self._dispatch_locked(http_method, path, query, body, as_int=False)
 
     def _dispatch_locked(
         self, http_method: str, path: str, query: dict[str, list[str]], body: bytes, as_int: bool
@@ -141,7 +155,7 @@ class ApiState(FaultyState):
             message = f"Instance {full} is in state {state}; {verb} requires {required}."
             raise SimulatorError(400, message, "FAILED_PRECONDITION")
         fault = self._take_fault_locked("POST", path, ("op_error", "op_never_done"))
-        now = time.time()
+        now = self._time()
         op = self._new_op_locked(full, verb, now)
         before = copy.deepcopy(inst.data)
         inst.epoch += 1
@@ -220,7 +234,7 @@ class ApiState(FaultyState):
                 message = f"Instance {full} must be STOPPED to change its machine type."
                 raise SimulatorError(400, message, "FAILED_PRECONDITION")
         fault = self._take_fault_locked("PATCH", path, ("op_error", "op_never_done"))
-        now = time.time()
+        now = self._time()
         op = self._new_op_locked(full, "update", now)
         project, zone, _ = _split_name(full)
         if labels is not None:

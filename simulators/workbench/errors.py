@@ -52,6 +52,13 @@ class SimulatorError(Exception):
 
 
 
+class HeldError(SimulatorError):
+    """In process: a request a `timeout` fault holds past its client's timeout; applied later, never answered."""
+
+    def __init__(self) -> None:
+        super().__init__(504, "Deadline Exceeded", "DEADLINE_EXCEEDED")
+
+
 class AbortError(Exception):
     """The simulator is stopping: drop the request without answering."""
 

@@ -4,7 +4,7 @@ ends), and how a request takes one."""
 from __future__ import annotations
 
 from simulators.workbench.errors import GRPC_CODES, HTTP_TO_GRPC, Json
-from simulators.workbench.model import FAULT_KINDS, _Fault, classify
+from simulators.workbench.model import FAULT_KINDS, RE_ACTION, RE_INSTANCE, RE_OPERATION, _Fault, classify
 from simulators.workbench.state import SimulatorState
 
 
@@ -19,6 +19,8 @@ class FaultyState(SimulatorState):
         count: int = 1,
         status: int = 0,
         grpc_status: str | None = None,
+        instance: str = "",
+        after: int = 0,
     ) -> None:
         """Arms a fault for the next ``count`` matching requests (negative: until cleared).
 
@@ -34,6 +36,9 @@ class FaultyState(SimulatorState):
           ``error``; its code comes from ``status`` (HTTP, default 500 -> 13 INTERNAL)
           or ``grpc_status``.
         - ``op_never_done``: the next matching operation never completes.
+
+        ``instance``: only requests about that instance (its short name; a GetOperation's: its target's).
+        ``after``: that many matching requests are let through before the fault is armed.
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {FAULT_KINDS}")
@@ -44,7 +49,7 @@ class FaultyState(SimulatorState):
         if count == 0:
             raise ValueError("count must be non-zero (negative = until clear_faults())")
         with self._lock:
-            self._faults.append(_Fault(method, path_contains, kind, count, status, grpc_status))
+            self._faults.append(_Fault(method, path_contains, kind, count, status, grpc_status, instance, after))
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -56,8 +61,13 @@ class FaultyState(SimulatorState):
             if fault.kind not in kinds or fault.path_contains not in path:
                 continue
             m = "patch" if fault.method == "update" else fault.method
-            if m != "*" and m.upper() != http_method and m != verb:
+            if m not in ("*", http_method, verb):  # "GET" is every GET; "get" a GetInstance (classify's verb)
                 continue
+            if fault.instance and fault.instance != self._about_locked(path):
+                continue
+            if fault.after > 0:
+                fault.after -= 1
+                return None
             if fault.count > 0:
                 fault.count -= 1
                 if fault.count == 0:
@@ -65,6 +75,15 @@ class FaultyState(SimulatorState):
             return fault
         return None
 
+
+    def _about_locked(self, path: str) -> str:
+        """The short name of the instance a request is about: its path's, or the target of the operation it reads."""
+        if m := RE_INSTANCE.match(path) or RE_ACTION.match(path):
+            return m[3]
+        if m := RE_OPERATION.match(path):
+            op = self._operations.get(f"projects/{m[1]}/locations/{m[2]}/operations/{m[3]}")
+            return op.target.rsplit("/", 1)[-1] if op else ""
+        return ""
 
     def _op_error(self, fault: _Fault, verb: str) -> Json:
         if fault.grpc_status is not None:

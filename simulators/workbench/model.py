@@ -119,6 +119,8 @@ class _Fault:
     count: int  # remaining uses; negative = until clear_faults()
     status: int
     grpc_status: str | None
+    instance: str = ""  # the short name of the instance the request is about (an operation's: its target); "" any
+    after: int = 0  # matching requests let through first (an intent written, then its record's update fails)
 
 
 @dataclass
@@ -323,7 +325,7 @@ def _refuse_between_states(full: str, inst: _Instance) -> None:
 
 
 def classify(http_method: str, path: str) -> str:
-    """The verb of a request: get, list, reset, start, stop, patch, get_operation, unknown."""
+    """The verb of a request: get, list, reset, start, stop, patch, get_operation, list_operations, unknown."""
     path = path.split("?", 1)[0]
     if RE_INSTANCE.match(path):
         return {"GET": "get", "PATCH": "patch"}.get(http_method, "unknown")
@@ -333,4 +335,6 @@ def classify(http_method: str, path: str) -> str:
         return "list"
     if RE_OPERATION.match(path) and http_method == "GET":
         return "get_operation"
+    if RE_OPERATIONS.match(path) and http_method == "GET":
+        return "list_operations"
     return "unknown"

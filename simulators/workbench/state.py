@@ -15,6 +15,7 @@ from datetime import datetime
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from shared.adapters.clock import SYSTEM, Clock
 from simulators.polling import PATIENCE_S, poll_until
 from simulators.workbench.errors import Json
 from simulators.workbench.instances import new_instance
@@ -62,8 +63,12 @@ class SimulatorState:
         label_updates: str = "merge",
         health_interval_s: float | None = None,
         health_report: str = "documented",
+        clock: Clock = SYSTEM,
+        timeout_hold_s: float | None = None,
     ) -> None:
-        """`labels_visible`: "on-done" | "at-once" (None: MEDIC_SIM_LABELS, else on-done); `label_updates`:
+        """`clock`: the time the timeline runs on (a FakeClock in process: tests/fakes/workbench.py);
+        `timeout_hold_s`: how long a `timeout` fault holds a request (None: TIMEOUT_FAULT_SECONDS, read at each
+        hold). `labels_visible`: "on-done" | "at-once" (None: MEDIC_SIM_LABELS, else on-done); `label_updates`:
         "merge" (the live API) | "replace"; `health_report`: health_info's keys, one of HEALTH_REPORTS."""
         if labels_visible is not None and labels_visible not in LABEL_VISIBILITY:
             raise ValueError(f"labels_visible must be one of {LABEL_VISIBILITY}, not {labels_visible!r}")
@@ -71,11 +76,9 @@ class SimulatorState:
             raise ValueError(f"label_updates must be one of {LABEL_UPDATES}, not {label_updates!r}")
         if health_report not in HEALTH_REPORTS:
             raise ValueError(f"health_report must be one of {HEALTH_REPORTS}, not {health_report!r}")
-        self.health_report = health_report
+        self.health_report, self.clock, self.timeout_hold_s = health_report, clock, timeout_hold_s
         self.latency_s = latency_s
-        self.reset_seconds = reset_seconds
-        self.start_seconds = start_seconds
-        self.stop_seconds = stop_seconds
+        self.reset_seconds, self.start_seconds, self.stop_seconds = reset_seconds, start_seconds, stop_seconds
         self.health_delay_s = health_delay_s
         self.unknown_fields = unknown_fields
         self.update_seconds = update_seconds
@@ -95,6 +98,7 @@ class SimulatorState:
         self._operations: dict[str, _Operation] = {}
         self._events: list[_Event] = []
         self._seq = itertools.count()
+        self._due: float | None = None  # the event being applied's due time
         self._held = 0  # timeline_held()'s depth: while above 0, nothing scheduled happens
         self._faults: list[_Fault] = []
         self._updates_due: set[str] = set()  # accepted updates that will finish, not yet applied
@@ -126,7 +130,7 @@ class SimulatorState:
         if any(kind not in ACCELERATOR_TYPE_VALUES for kind in accelerators or {}):
             raise ValueError(f"unknown accelerator type in {accelerators!r}")
         full = f"projects/{project}/locations/{zone}/instances/{name}"
-        now = time.time()
+        now = self._time()
         data = new_instance(project, zone, name, owner_email=owner_email, machine_type=machine_type, state=state,
                             labels=labels, accelerators=accelerators, metadata=metadata, now=now,
                             health_report=self.health_report)
@@ -174,7 +178,7 @@ class SimulatorState:
         if not endpoint and verb not in RPC_NAMES:
             raise ValueError(f"an operation with verb {verb!r} needs its endpoint")
         with self._lock:
-            op = self._new_op_locked(target, verb, time.time() if created is None else created)
+            op = self._new_op_locked(target, verb, self._time() if created is None else created)
             op.endpoint = endpoint
             op.end_time = op.create_time
             op.response = copy.deepcopy(response) if response is not None else None
@@ -197,7 +201,7 @@ class SimulatorState:
             epoch = inst.epoch
             delay = self.health_delay_s if health_delay_s is None else health_delay_s
             if health_delay_s is None and self.health_interval_s:
-                since_created = time.time() - datetime.fromisoformat(inst.data["createTime"]).timestamp()
+                since_created = self._time() - datetime.fromisoformat(inst.data["createTime"]).timestamp()
                 delay = self.health_interval_s - since_created % self.health_interval_s
 
             def refresh(up: bool) -> Callable[[float], None]:
@@ -208,9 +212,9 @@ class SimulatorState:
                     inst.data["healthInfo"] = _health_info(due, jupyter_up=up, report=self.health_report)
                 return report
 
-            self._schedule_locked(time.time() + delay, refresh(jupyter_survives))
+            self._schedule_locked(self._time() + delay, refresh(jupyter_survives))
             if back_after_s is not None:
-                self._schedule_locked(time.time() + delay + back_after_s, refresh(True))
+                self._schedule_locked(self._time() + delay + back_after_s, refresh(True))
             self._advance_locked()
 
     def set_health(
@@ -229,6 +233,20 @@ class SimulatorState:
                 data["healthInfo"] = dict(health_info)
             else:
                 data.pop("healthInfo", None)
+
+    def report_health(self, full_name: str, *, jupyter_up: bool) -> None:
+        """A fresh report from the health agent, now: HEALTHY with JupyterLab up, else UNHEALTHY."""
+        with self._lock:
+            self._advance_locked()
+            data = self._instances[full_name].data
+            data["healthState"] = "HEALTHY" if jupyter_up else "UNHEALTHY"
+            data["healthInfo"] = _health_info(self._time(), jupyter_up=jupyter_up, report=self.health_report)
+
+    def edit_labels(self, full_name: str, labels: dict[str, str], *, after_s: float = 0.0) -> None:
+        """A person's edit in the console, `after_s` from now, merged as every update is (not an API request: it
+        leaves no operation and no call)."""
+        inst = self._instances[full_name]
+        self.schedule(after_s, lambda: self._apply_labels_locked(inst, labels))
 
     def resets(self, full_name: str) -> int:
         """Accepted resets of this instance (requests that created an operation)."""
@@ -255,6 +273,22 @@ class SimulatorState:
         return poll_until(predicate, timeout, interval)
 
     # --- timeline ---------------------------------------------------------------------
+    def _time(self) -> float:
+        """Now on the simulator's clock, as seconds since the epoch (the timeline's and the API's timestamps);
+        inside an event, the time it was due (what it stamps says when it happened, however late it is applied)."""
+        return self._due if self._due is not None else self.clock.now().timestamp()
+
+    def catch_up(self) -> None:
+        """Apply every event now due: in process, where no request comes to apply them as the clock moves."""
+        with self._lock:
+            self._advance_locked()
+
+    def schedule(self, after_s: float, action: Callable[[], None]) -> None:
+        """A test's own event on the timeline, `after_s` from now (a report, a kill, a person's edit)."""
+        with self._lock:
+            self._schedule_locked(self._time() + max(0.0, after_s), lambda _due: action())
+            self._advance_locked()
+
     def _schedule_locked(self, due: float, action: Callable[[float], None]) -> None:
         heapq.heappush(self._events, _Event(due, next(self._seq), action))
 
@@ -274,10 +308,14 @@ class SimulatorState:
     def _advance_locked(self) -> None:
         if self._held:
             return
-        now = time.time()
+        now = self._time()
         while self._events and self._events[0].due <= now:
             event = heapq.heappop(self._events)
-            event.action(event.due)
+            outer, self._due = self._due, event.due
+            try:
+                event.action(event.due)
+            finally:
+                self._due = outer
 
     # --- rendering --------------------------------------------------------------------
     def _render_locked(self, data: Json, *, as_int: bool) -> Json:

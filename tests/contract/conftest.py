@@ -4,8 +4,8 @@
 agent over its pull path (simulators/pubsub_emulator/push_agent.py: the emulator decides every delivery, the
 agent does the HTTP leg), "simulator" is simulators/pubsub/. `own_push` is the emulator's OWN push path, kept
 for the rows of docs/fidelity.md that say what it lacks (test_pubsub_emulator_own_push.py). The emulator (a JVM,
-seconds to start) is started once per pytest process (per xdist worker) and shared by every test and
-emulator-backed stack of that process, each on topic and subscription names of its own; the simulator is
+seconds to start) is started once per test run (simulators/pubsub_emulator/process.py) and shared by every test,
+each on topic and subscription names of its own; the simulator is
 started per test. Where the emulator is not installed its variants skip with one line. Push deliveries go to a
 Receiver: a loopback HTTP server that records each request in arrival order and answers as the test says.
 """
@@ -47,7 +47,7 @@ class Backend:
 
 @pytest.fixture(scope="session")
 def emulator() -> PubSubEmulator:
-    """This worker's one emulator, shared with its emulator-backed stacks; stopped when the worker exits."""
+    """This worker's one emulator, shared by its contract tests; stopped when the worker exits."""
     if emulator_launcher() is None:
         pytest.skip("Google's Pub/Sub emulator is not installed here: the contract runs on the simulator only")
     return shared_emulator()

@@ -1,9 +1,10 @@
-"""In-process fakes behind the adapters' own interfaces, on a FakeClock: the fault matrix in seconds.
+"""In-process stand-ins behind the adapters' own interfaces, on a FakeClock: the fault matrix in seconds.
 
-Each fake does what its adapter does as seen from the worker (shared/adapters/workbench.py, slack_notify.py,
-queue.py), with the Workbench simulator's state machine and fault families (simulators/workbench) and the
-project's errors (shared/adapters/errors.py). They claim nothing new: every behaviour names the simulator code or
-the adapter code it mirrors, and each fault family keeps a wire test against the simulators (docs/fault-matrix.md).
+FakeWorkbench and FakeSlack are the Workbench and Slack simulators' own state in process (simulators/workbench,
+simulators/slack, on the FakeClock), with the adapters' loops around them mirrored (shared/adapters/workbench.py's
+and slack_notify.py's constants imported). FakeTopic is the restart topic as RestartQueue publishes to it;
+the rig redelivers with the Pub/Sub simulator's backoff. Errors are the project's (shared/adapters/errors.py), and
+each fault family keeps a wire test against the simulators (docs/fault-matrix.md).
 """
 
 from tests.fakes.rig import Rig, build_worker, oom_request

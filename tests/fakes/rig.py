@@ -17,6 +17,7 @@ from shared.adapters.config import Settings
 from shared.app.worker import Worker, WorkOutcome
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger, iso
 from shared.core.payloads import RestartPayload
+from simulators.pubsub.model import retry_backoff
 from tests.fakes.slack import FakeSlack
 from tests.fakes.topic import FakeTopic
 from tests.fakes.workbench import FakeWorkbench, Visibility
@@ -66,6 +67,7 @@ class Rig:
                                   retry_s=settings.workbench_retry.total_seconds(), **workbench_options)
         # The organizer Slack knows, as the local stack's (the worker asks Slack whether a requester is one: issue 25)
         slack = FakeSlack(clock, users={ORGANIZER_EMAIL: "U0ORG"}, timeout_s=settings.slack_timeout.total_seconds())
+        slack.api.add_channel(ALERTS, "notebook-alerts")
         topic = FakeTopic()
         return cls(clock, workbench, slack, topic, build_worker(settings, workbench, slack, topic, clock))
 
@@ -91,8 +93,8 @@ class Rig:
 
     def push(self, request: RestartRequest, *, deliveries: int = 12,
              on_nack: Callable[[WorkOutcome], None] | None = None) -> list[WorkOutcome]:
-        """Push as the restart subscription does: a nack is redelivered after an exponential backoff, and what the
-        worker published meanwhile (a continuation) is pushed after it, in order. The outcomes of this push."""
+        """Push as the restart subscription does: a nack is redelivered after the Pub/Sub simulator's backoff, and
+        what the worker published meanwhile (a continuation) is pushed after it, in order. The outcomes of this push."""
         queue, outcomes = [request], []
         while queue:
             message = queue.pop(0)
@@ -105,7 +107,7 @@ class Rig:
                     break
                 if on_nack is not None:
                     on_nack(outcome)
-                self.clock.advance(min(MAX_BACKOFF_S, MIN_BACKOFF_S * 2 ** (attempt - 1)))
+                self.clock.advance(retry_backoff(MIN_BACKOFF_S, MAX_BACKOFF_S, attempt))
             else:
                 raise AssertionError(f"still nacked after {deliveries} deliveries: {outcomes}")
         self.outcomes += outcomes

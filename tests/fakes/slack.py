@@ -1,33 +1,45 @@
-"""FakeSlack: the SlackNotifier interface (shared/adapters/slack_notify.py) in process, on a FakeClock.
+"""FakeSlack: the SlackNotifier interface (shared/adapters/slack_notify.py) in process, on a FakeClock, over the
+Slack simulator's own workspace.
 
-What SlackNotifier returns and logs for each fault is mirrored from its code: slack_sdk's retry handlers it installs
-(RateLimitErrorRetryHandler and ServerErrorRetryHandler, 2 retries each, the first waiting Retry-After;
-ConnectionErrorRetryHandler, 1), `_api`'s "Slack <method> failed: <why>" log and None, and a timed-out
-chat.postMessage tried once more. The fault kinds are the Slack simulator's (simulators/slack inject_fault),
-plus `unreachable` (the simulator stopped: its port refuses connections).
+The workspace is the simulator's (simulators/slack: users, channels, messages, response_urls and the faults injected
+into them, stamped on the clock it is given), answered in process by the same `handle()` its HTTP face calls: what
+Slack keeps and refuses is written there alone. What SlackNotifier adds on top is mirrored from its code, with its
+retry counts imported: slack_sdk's retry handlers (a 429 after its Retry-After, a 5xx, a refused connection), `_api`'s
+"Slack <method> failed: <why>" log and None, and a timed-out chat.postMessage tried once more (slack_sdk sleeps on
+the wall clock, which a FakeClock cannot drive). `unreachable` (no Slack listening) is the facade's own fault: the
+simulator has no port to close in process.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from shared.adapters.clock import FakeClock
 from shared.adapters.errors import NotFoundError
-from shared.adapters.slack_notify import as_text
+from shared.adapters.slack_notify import (
+    CONNECTION_RETRIES,
+    RATE_LIMIT_RETRIES,
+    SERVER_ERROR_RETRIES,
+    as_text,
+    post_args,
+    update_args,
+)
+from simulators.slack import SlackSimulator
 
 log = logging.getLogger("shared.adapters.slack_notify")  # the adapter's logger: its words, where it says them
 
 SlackKind = Literal["ratelimit", "server_error", "timeout", "error", "unreachable"]
-RATE_LIMIT_RETRIES = SERVER_ERROR_RETRIES = 2  # SlackNotifier.__init__'s retry handlers
-CONNECTION_RETRIES = 1
+TOKEN = "xoxb-fake-slack"
+RETRIES = {"ratelimit": RATE_LIMIT_RETRIES, "server_error": SERVER_ERROR_RETRIES, "unreachable": CONNECTION_RETRIES}
 
 
 @dataclass
 class SlackFault:
-    """The next `count` calls to `method` ("*": every Web API method) fail so (simulators/slack)."""
+    """The next `count` calls to `method` ("*": every Web API method) fail so (the simulator's inject_fault)."""
 
     method: str
     kind: SlackKind
@@ -38,15 +50,17 @@ class SlackFault:
 
 @dataclass
 class Message:
+    """A message as it reads now; `channel` is the user id for the app's DM with that user."""
+
     channel: str
     ts: str
     text: str
     blocks: list[dict[str, Any]] | None = None
-    thread_ts: str = ""
+    thread_ts: str = ""  # the thread it replies in; "" for a message that starts one or none
     metadata: dict[str, Any] | None = None
     posted_at: datetime | None = None
     updates: int = 0
-    bot_id: str = "B0MEDIC"  # who posted it: the bot (simulators/slack's default), or another app
+    bot_id: str = ""  # who posted it: the bot, or another app
 
 
 @dataclass
@@ -56,13 +70,10 @@ class Call:
     outcome: str  # "ok", or the fault that answered it
 
 
-TEAM = "T0CONTEST"
-
-
 class FakeWebClient:
     """What shared/app/slack/callers.py asks of slack_sdk's WebClient (auth.test, users.info,
-    usergroups.users.list), answered from FakeSlack's users in the shape the Slack simulator gives them
-    (simulators/slack add_user). `failures` are raised by the next users.info calls, in order."""
+    usergroups.users.list), answered by the simulator's workspace. `failures` are raised by the next users.info
+    calls, in order; `group` is the organizers' user group."""
 
     def __init__(self, slack: FakeSlack) -> None:
         self.slack = slack
@@ -71,89 +82,94 @@ class FakeWebClient:
         self.asked: list[str] = []  # the user ids users.info was asked about
 
     def auth_test(self) -> dict[str, Any]:
-        return {"ok": True, "team_id": TEAM}
+        return self.slack.ask("auth.test", {})
 
     def users_info(self, user: str) -> dict[str, Any]:
         self.asked.append(user)
         if self.failures:
             raise self.failures.pop(0)
-        email = next((e for e, u in self.slack.users.items() if u == user), None)
-        if email is None:
-            raise NotFoundError("user_not_found")
-        return {"ok": True, "user": {"id": user, "team_id": TEAM, "deleted": False, "is_bot": False,
-                                     "is_email_confirmed": True, "profile": {"email": email}}}
+        answer = self.slack.ask("users.info", {"user": user})
+        if not answer.get("ok"):
+            raise NotFoundError(str(answer.get("error")))
+        return answer
 
     def usergroups_users_list(self, usergroup: str) -> dict[str, Any]:
         return {"ok": True, "users": list(self.group)}
 
 
+class _Users(dict[str, str]):
+    """email -> Slack user id; each one set is a member of the simulator's workspace too."""
+
+    def __init__(self, api: SlackSimulator, users: dict[str, str]) -> None:
+        super().__init__()
+        self._api = api
+        for email, user in users.items():
+            self[email] = user
+
+    def __setitem__(self, email: str, user: str) -> None:
+        super().__setitem__(email.lower(), user)
+        self._api.add_user(user, email.split("@", 1)[0], email)
+
+
 class FakeSlack:
     def __init__(self, clock: FakeClock, *, users: dict[str, str] | None = None, timeout_s: float = 5.0) -> None:
+        self.api = SlackSimulator(bot_token=TOKEN, clock=clock)
         self.client = FakeWebClient(self)
         self.clock = clock
-        self.users = {email.lower(): user for email, user in (users or {}).items()}  # email -> Slack user id
+        self.users = _Users(self.api, users or {})
         self.timeout_s = timeout_s
-        self.faults: list[SlackFault] = []
-        self.messages: list[Message] = []  # every message posted, as it reads now
-        self.responses: dict[str, list[str]] = {}  # response_url -> what was said through it
         self.calls: list[Call] = []
-        self._ts = 0
+        self._unreachable = 0  # calls left that find no Slack listening
+        self._channels: dict[str, None] = {}  # every channel posted to, in order
+        self._response_urls: dict[str, None] = {}
 
     def inject(self, fault: SlackFault) -> None:
-        self.faults.append(fault)
+        if fault.kind == "unreachable":
+            self._unreachable += fault.count
+            return
+        self.api.inject_fault(fault.method, fault.kind, fault.count, retry_after_s=int(fault.retry_after_s),
+                              error=fault.error)
 
     def in_channel(self, channel: str) -> list[Message]:
-        return [m for m in self.messages if m.channel == channel]
+        updates = [(c.args.get("channel"), c.args.get("ts")) for c in self.api.calls_to("chat.update")
+                   if c.status == 200 and c.error is None]
+        return [_message(channel, m, updates.count((channel, m["ts"]))) for m in self.api.messages(channel)]
+
+    @property
+    def messages(self) -> list[Message]:
+        """Every message of every channel posted to, as it reads now."""
+        return [m for channel in self._channels for m in self.in_channel(channel)]
+
+    @property
+    def responses(self) -> dict[str, list[str]]:
+        """What was said through each response_url, in order."""
+        return {url: [str(p.get("text", "")) for p in self.api.responses(url)] for url in self._response_urls}
 
     # ---- SlackNotifier's surface ----------------------------------------------------------------
     def post(self, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
              *, thread_ts: str = "", metadata: dict[str, Any] | None = None) -> str | None:
-        def posted() -> Message:
-            self._ts += 1
-            message = Message(channel, self._next_ts(), text, blocks, thread_ts,
-                              metadata, self.clock.now())
-            self.messages.append(message)
-            return message
-
-        message = self._api("chat.postMessage", posted, again_after_timeout=True)
-        return message.ts if message is not None else None
+        self._channels.setdefault(channel)
+        data = self._api("chat.postMessage", post_args(channel, text, blocks, thread_ts=thread_ts, metadata=metadata),
+                         again_after_timeout=True)
+        return str(data["ts"]) if data and "ts" in data else None
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None,
                *, metadata: dict[str, Any] | None = None) -> bool:
-        def updated() -> Message | None:
-            for message in self.messages:
-                if message.channel == channel and message.ts == ts:
-                    message.text, message.blocks, message.updates = text, blocks, message.updates + 1
-                    message.metadata = metadata or message.metadata
-                    return message
-            log.warning("Slack chat.update failed: message_not_found")
-            return None
-
-        return self._api("chat.update", updated) is not None
+        return self._api("chat.update", update_args(channel, ts, text, blocks, metadata=metadata)) is not None
 
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
         """conversations.history as SlackNotifier returns it: newest first, with metadata; None when unreadable."""
-        def read() -> list[dict[str, Any]]:
-            return [{"ts": m.ts, "text": m.text, "blocks": m.blocks or [], "metadata": m.metadata or {},
-                     "bot_id": m.bot_id} for m in reversed(self.in_channel(channel)) if float(m.ts) >= oldest]
-
-        seen: list[dict[str, Any]] | None = self._api("conversations.history", read)
-        return seen
+        data = self._api("conversations.history", {"channel": channel, "oldest": f"{oldest:.6f}", "limit": 200,
+                                                   "include_all_metadata": "true"})
+        return None if data is None else [m for m in data.get("messages", []) if isinstance(m, dict)]
 
     def bot_id(self) -> str:
-        return "B0MEDIC"
-
-    def _next_ts(self) -> str:
-        """A message ts as Slack gives it: the epoch seconds of its posting (on the clock), unique."""
-        return f"{int(self.clock.now().timestamp())}.{self._ts:06d}"
+        return self.api.bot_id
 
     def foreign_post(self, channel: str, text: str, metadata: dict[str, Any], *, bot_id: str = "B0OTHERAPP") -> str:
         """Another app in the channel posts, with whatever metadata it likes (issue 25's red team)."""
-        self._ts += 1
-        message = Message(channel, self._next_ts(), text, None, "", metadata,
-                          self.clock.now(), bot_id=bot_id)
-        self.messages.append(message)
-        return message.ts
+        self._channels.setdefault(channel)
+        return self.api.post_as_app(channel, text, metadata, bot_id=bot_id)
 
     def mention(self, email: str | None) -> str:
         if not email:
@@ -175,47 +191,55 @@ class FakeSlack:
     def respond(self, response_url: str, text: str, *, replace_original: bool = False) -> bool:
         if not response_url:
             return False
-        def said() -> bool:
-            self.responses.setdefault(response_url, []).append(text)
-            return True
+        self.api.accept_response_url(response_url)
+        self._response_urls.setdefault(response_url)
+        body = {"text": text, "response_type": "ephemeral", "replace_original": replace_original}
+        token = response_url.rstrip("/").rsplit("/", 1)[-1]
+        return self._api("response_url", body, path=f"/response/{token}") is not None
 
-        return bool(self._api("response_url", said))
+    # ---- one request, and slack_sdk's retry handlers around it ----------------------------------
+    def ask(self, method: str, args: dict[str, Any]) -> dict[str, Any]:
+        """One Web API request to the simulator's workspace, its answer as sent (no fault handling)."""
+        reply, _ = self.api.handle("POST", f"/api/{method}", "application/json", f"Bearer {TOKEN}",
+                                   json.dumps(args).encode(), threaded=False)
+        assert reply is not None
+        answer: dict[str, Any] = json.loads(reply.body)
+        return answer
 
-    # ---- the faults -----------------------------------------------------------------------------
-    def _api(self, method: str, effect: Any, *, again_after_timeout: bool = False) -> Any:
-        """SlackNotifier._api with its retry handlers: the effect, or None (logged) when Slack did not take it."""
-        retries = {"ratelimit": RATE_LIMIT_RETRIES, "server_error": SERVER_ERROR_RETRIES,
-                   "unreachable": CONNECTION_RETRIES}
+    def _api(self, method: str, args: dict[str, Any], *, again_after_timeout: bool = False,
+             path: str = "") -> dict[str, Any] | None:
+        """SlackNotifier._api with its retry handlers: Slack's answer, or None (logged) when Slack did not take it."""
         tried: dict[str, int] = {}
         while True:
-            fault = self._take(method)
-            self.calls.append(Call(method, self.clock.monotonic(), fault.kind if fault else "ok"))
-            if fault is None:
-                return effect()
-            if fault.kind in retries and tried.get(fault.kind, 0) < retries[fault.kind]:
-                tried[fault.kind] = tried.get(fault.kind, 0) + 1
-                self.clock.sleep(fault.retry_after_s if fault.kind == "ratelimit" else 0.5)
+            reply: Any = None
+            if self._unreachable:
+                self._unreachable -= 1
+                kind = "unreachable"
+            else:
+                reply, call = self.api.handle("POST", path or f"/api/{method}", "application/json",
+                                              f"Bearer {TOKEN}", json.dumps(args).encode(), threaded=False)
+                assert reply is not None and call is not None
+                kind = "timeout" if call.held else {429: "ratelimit", 500: "server_error"}.get(
+                    reply.status, "error" if reply.error else "ok")
+            self.calls.append(Call(method, self.clock.monotonic(), kind))
+            if kind == "ok":
+                return json.loads(reply.body) if reply.content_type.startswith("application/json") else {}
+            if kind in RETRIES and tried.get(kind, 0) < RETRIES[kind]:
+                tried[kind] = tried.get(kind, 0) + 1
+                self.clock.sleep(float(reply.headers.get("Retry-After", 1)) if kind == "ratelimit" else 0.5)
                 continue
-            if fault.kind == "timeout":  # held, then served all the same (a late copy: simulators/slack)
+            if kind == "timeout":  # held, and served all the same (a late copy): the client waited its timeout
                 self.clock.sleep(max(1.0, self.timeout_s))
-                effect()
                 log.warning("Slack %s failed: TimeoutError%s", method, "; trying once more" * again_after_timeout)
-                if again_after_timeout:
-                    return self._api(method, effect)
-                return None
-            why = {"ratelimit": "ratelimited", "server_error": "SlackApiError", "unreachable": "ConnectionRefusedError",
-                   "error": fault.error or "fatal_error"}[fault.kind]
+                return self._api(method, args, path=path) if again_after_timeout else None
+            why = {"ratelimit": "ratelimited", "server_error": "SlackApiError",
+                   "unreachable": "ConnectionRefusedError"}.get(kind) or str(reply.error)
             log.warning("Slack %s failed: %s", method, why)
             return None
 
-    def _take(self, method: str) -> SlackFault | None:
-        """Faults on the method first, then "*" (not for response_url), each used `count` times."""
-        for wanted in (method, "*"):
-            for fault in self.faults:
-                if fault.method == wanted and not (wanted == "*" and method == "response_url"):
-                    fault.count -= 1
-                    if fault.count <= 0:
-                        self.faults.remove(fault)
-                    return fault
-        return None
 
+def _message(channel: str, data: dict[str, Any], updates: int) -> Message:
+    ts = str(data["ts"])
+    thread = str(data.get("thread_ts", ""))
+    return Message(channel, ts, str(data.get("text", "")), data.get("blocks"), "" if thread == ts else thread,
+                   data.get("metadata"), datetime.fromtimestamp(float(ts), UTC), updates, str(data.get("bot_id", "")))

@@ -12,12 +12,6 @@ module-scoped fixture that builds a stack must take `label_visibility`: pytest t
 variant and builds a fresh one for the next, so no instance, DM, grouped alert or rate limit of one variant is
 seen by the other. Without it the stack would outlive the variant (the at-once tests would see the on-done
 tests' Slack users and DMs); `pytest_runtest_call` below fails a test that is handed such a stack.
-
-A stack's Pub/Sub is Google's emulator where installed, else the simulator; MEDIC_PUBSUB chooses
-(simulators/stack_pubsub.py).
-A module that needs what only the simulator has says so in one line, `pytestmark = pytest.mark.pubsub_simulator(
-"why")`: every stack its fixtures build then runs on simulators/pubsub/ even where the emulator is the default
-(`label_visibility` sets MEDIC_PUBSUB for the module).
 """
 
 from __future__ import annotations
@@ -31,7 +25,7 @@ import pytest
 from shared.core import envelope
 from shared.core.models import RestartRequest
 from simulators.stack import RESTART_TOPIC, LocalStack
-from simulators.stack_pubsub import PROJECT, PUBSUB_ENV
+from simulators.stack_pubsub import PROJECT
 from simulators.workbench import LABEL_VISIBILITY, LABELS_ENV
 
 _names = itertools.count(1)
@@ -40,15 +34,9 @@ VISIBILITIES = [os.environ[LABELS_ENV]] if os.environ.get(LABELS_ENV) else list(
 
 @pytest.fixture(scope="module", autouse=True, params=VISIBILITIES)
 def label_visibility(request: pytest.FixtureRequest) -> Iterator[str]:
-    """When the simulators show a label update: the module's tests run under each (see the module's docstring);
-    and, for a module marked `pubsub_simulator`, which Pub/Sub its stacks run on."""
+    """When the simulators show a label update: the module's tests run under each (see the module's docstring)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(LABELS_ENV, request.param)
-        pinned = request.node.get_closest_marker("pubsub_simulator")
-        if pinned is not None:
-            if not pinned.args:
-                pytest.fail("pubsub_simulator needs a one-line reason: what this module reads that the emulator lacks")
-            patch.setenv(PUBSUB_ENV, "simulator")
         yield str(request.param)
 
 

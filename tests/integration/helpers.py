@@ -73,8 +73,8 @@ def wait_alert(stack: LocalStack, name: str, needle: str, timeout: float = PATIE
 
 def restart_deliveries(stack: LocalStack, name: str) -> list[Delivery]:
     """Push attempts of this instance's restart requests to the restart_worker, in completion order."""
-    ids = {m.message_id for m in stack.records.published(RESTART_TOPIC) if m.attributes.get("instance") == name}
-    return [d for d in list(stack.records.deliveries) if d.message_id in ids and "restart-worker" in d.subscription]
+    ids = {m.message_id for m in stack.pubsub.published(RESTART_TOPIC) if m.attributes.get("instance") == name}
+    return [d for d in list(stack.pubsub.deliveries) if d.message_id in ids and "restart-worker" in d.subscription]
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = PATIENCE_S) -> bool:

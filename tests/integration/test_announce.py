@@ -39,7 +39,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 
 def announcements(stack: LocalStack) -> list[dict[str, Any]]:
-    return [json.loads(m.data) for m in stack.records.published(RESTART_TOPIC)
+    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC)
             if m.ordering_key == bulk.BULK_KEY and json.loads(m.data).get("kind") == announce.ANNOUNCE_KIND]
 
 

@@ -45,7 +45,7 @@ def home(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, An
 
 
 def bulk_requests(stack: LocalStack) -> list[dict[str, Any]]:
-    return [json.loads(m.data) for m in stack.records.published(RESTART_TOPIC) if m.ordering_key == bulk.BULK_KEY]
+    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC) if m.ordering_key == bulk.BULK_KEY]
 
 
 def state(stack: LocalStack, full: str) -> str:

@@ -29,8 +29,8 @@ def kill_two_at_once(stack: LocalStack, prefix: str) -> list[str]:
 
 
 def refused_pushes(stack: LocalStack) -> list[int]:
-    restarts = {m.message_id for m in stack.records.published(RESTART_TOPIC)}
-    return [d.attempt for d in stack.records.deliveries if d.message_id in restarts and d.status == 429]
+    restarts = {m.message_id for m in stack.pubsub.published(RESTART_TOPIC)}
+    return [d.attempt for d in stack.pubsub.deliveries if d.message_id in restarts and d.status == 429]
 
 
 def test_a_push_refused_while_the_worker_is_busy_is_redelivered_and_each_instance_reset_once() -> None:
@@ -49,6 +49,6 @@ def test_refused_pushes_count_toward_the_dead_letter_policy() -> None:
     with LocalStack(worker_concurrency=1, max_delivery_attempts=2,
                     workbench_options={"reset_seconds": 4.0}) as stack:
         kill_two_at_once(stack, "wb-dlq")
-        assert stack.workbench.wait_until(lambda: bool(stack.records.dead_lettered), timeout=60)
-        [dead] = stack.records.dead_lettered
+        assert stack.workbench.wait_until(lambda: bool(stack.pubsub.dead_lettered), timeout=60)
+        [dead] = stack.pubsub.dead_lettered
         assert sorted(refused_pushes(stack))[:2] == [1, 2] and dead.attempts == 2

@@ -25,7 +25,7 @@ from tests.integration.helpers import (
 
 __all__ = ["no_leftover_faults", "short_holds", "stack"]  # the fault stack and its autouse fixtures (faults.py)
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("injects publish faults; reads rpc_log, deliveries")]
+pytestmark = pytest.mark.wire
 
 
 # ---- Slack faults: the reset happens whatever Slack does ----------------------------------------

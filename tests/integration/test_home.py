@@ -126,7 +126,7 @@ def pressed(stack: LocalStack, slack: SlackRequester, user_id: str, action_id: s
 
 
 def requests_for(stack: LocalStack, name: str) -> list[dict[str, Any]]:
-    return [json.loads(m.data) for m in stack.records.published(RESTART_TOPIC) if m.attributes.get("instance") == name]
+    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC) if m.attributes.get("instance") == name]
 
 
 def test_a_participant_restarts_their_own_notebook_from_its_row(stack: LocalStack, slack: SlackRequester,

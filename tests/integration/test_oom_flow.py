@@ -100,15 +100,15 @@ def test_lines_that_are_not_kills_never_restart(stack: LocalStack, line: str) ->
     full, name = new_instance(stack, "wb-noise")
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.0)
     entry = noise_entry(PROJECT, ZONE, name, line)
-    before = len(stack.records.published(OOM_TOPIC))
+    before = len(stack.pubsub.published(OOM_TOPIC))
     assert stack.sink(entry) == ""
-    assert len(stack.records.published(OOM_TOPIC)) == before, "the local sink forwarded what the real one drops"
+    assert len(stack.pubsub.published(OOM_TOPIC)) == before, "the local sink forwarded what the real one drops"
     stack.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
     assert stack.wait_idle(60)
     assert stack.workbench.resets(full) == 0
     assert not alerts_for(stack, name)
-    assert not stack.records.published(f"projects/{PROJECT}/topics/notebook-restarts") or all(
-        name not in m.data.decode() for m in stack.records.published(f"projects/{PROJECT}/topics/notebook-restarts")
+    assert not stack.pubsub.published(f"projects/{PROJECT}/topics/notebook-restarts") or all(
+        name not in m.data.decode() for m in stack.pubsub.published(f"projects/{PROJECT}/topics/notebook-restarts")
     )
 
 
@@ -130,11 +130,11 @@ def test_same_entry_ten_times_is_one_reset(stack: LocalStack) -> None:
     [b"not json at all", b"[1, 2, 3]", b'{"jsonPayload": {"message": 7}}', b"\xff\xfe", b"{" * 100_000],
 )
 def test_malformed_entries_are_acked_without_side_effects(stack: LocalStack, payload: bytes) -> None:
-    before = len(stack.records.deliveries)
+    before = len(stack.pubsub.deliveries)
     resets = stack.workbench.count_calls("reset")
     stack.publish(OOM_TOPIC, payload)  # what no sink publishes: straight onto the topic
     assert stack.wait_idle(60)
-    new = stack.records.deliveries[before:]
+    new = stack.pubsub.deliveries[before:]
     assert new and all(d.acked for d in new), new
     assert stack.workbench.count_calls("reset") == resets
 
@@ -155,11 +155,11 @@ def test_unresolvable_kill_alerts_with_the_raw_entry(stack: LocalStack) -> None:
 
 def test_malformed_restart_request_is_acked(stack: LocalStack) -> None:
     topic = f"projects/{PROJECT}/topics/notebook-restarts"
-    before = len(stack.records.deliveries)
+    before = len(stack.pubsub.deliveries)
     stack.publish(topic, base64.b64encode(b"junk"), ordering_key="x")
     stack.publish(topic, json.dumps({"action": "restart", "trigger": "oom"}).encode(), ordering_key="x")
     assert stack.wait_idle(60)
-    assert all(d.acked for d in stack.records.deliveries[before:])
+    assert all(d.acked for d in stack.pubsub.deliveries[before:])
 
 
 @pytest.mark.both_label_variants

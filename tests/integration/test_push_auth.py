@@ -114,7 +114,7 @@ def test_every_push_through_the_stack_carries_a_token_that_holds(stack: LocalSta
     assert wait_for(lambda: stack.workbench.resets(full) == 1, timeout=60)
     assert stack.wait_idle(60)
     assert len([r for r in stack.worker_records() if r.get("decision") == "push refused"]) == refused_before
-    assert stack.records.deliveries and all(d.acked for d in stack.records.deliveries)
+    assert stack.pubsub.deliveries and all(d.acked for d in stack.pubsub.deliveries)
 
 
 def _message_data(full: str, event: str) -> bytes:

@@ -50,10 +50,10 @@ def test_bigger_request_reaches_organizers_and_only_they_approve(stack: LocalSta
     request = bigger_request(stack, slack, "U0GROW", name)
     assert "+$0.047/h" in request["text"]
 
-    before = len(stack.records.published(RESTART_TOPIC))
+    before = len(stack.pubsub.published(RESTART_TOPIC))
     url = press(stack, slack, "U0GROW", "medic_resize", request)
     assert stack.slack.wait_for(lambda: any("Only organizers" in r["text"] for r in stack.slack.responses(url)))
-    assert len(stack.records.published(RESTART_TOPIC)) == before
+    assert len(stack.pubsub.published(RESTART_TOPIC)) == before
 
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
     assert stack.workbench.wait_until(

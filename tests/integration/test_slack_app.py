@@ -48,7 +48,7 @@ def alice_instance(stack: LocalStack, prefix: str = "wb-al") -> tuple[str, str]:
 
 
 def restart_requests(stack: LocalStack) -> int:
-    return len(stack.records.published(RESTART_TOPIC))
+    return len(stack.pubsub.published(RESTART_TOPIC))
 
 
 CALLERS = {"owner": ALICE[0], "participant": BOB[0], "organizer": ORGANIZER[0], "no-email": NOMAIL, "unknown": GHOST}

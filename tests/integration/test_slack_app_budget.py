@@ -13,7 +13,7 @@ from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, SLACK_PRO
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, stack_with_organizer
 
-pytestmark = [pytest.mark.wire, pytest.mark.pubsub_simulator("slows publishing (stack.pubsub.latency_s)")]
+pytestmark = pytest.mark.wire
 
 BOB = ("U0BOB", "bob@contest.example")
 

@@ -64,7 +64,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 
 def queued(stack: LocalStack) -> int:
-    return len(stack.records.published(RESTART_TOPIC))
+    return len(stack.pubsub.published(RESTART_TOPIC))
 
 
 @pytest.mark.parametrize("kind", list(LOOK_ALIKES))

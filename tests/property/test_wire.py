@@ -79,7 +79,7 @@ def assert_reasons(records: list[dict[str, Any]], decisions: tuple[str, ...]) ->
 
 
 def published(stack: LocalStack) -> int:
-    return len(stack.records.published(RESTART_TOPIC))
+    return len(stack.pubsub.published(RESTART_TOPIC))
 
 
 def post_cloudevent(url: str, event: tuple[str, str, str, Any]) -> tuple[int, bytes]:
@@ -118,7 +118,7 @@ def test_memory_events_over_the_wire(stack: LocalStack, record_property: Record)
         status, body = post_cloudevent(url, event)
         assert 200 <= status < 500, (status, body[:300])
         if published(stack) != before:
-            queued = [envelope.decode(m.data) for m in stack.records.published(RESTART_TOPIC)[before:]]
+            queued = [envelope.decode(m.data) for m in stack.pubsub.published(RESTART_TOPIC)[before:]]
             assert [r.action for r in queued] == [Action.WARN], queued
 
     run("memory_event", "wire", MEMORY_EVENTS, check, record_property)

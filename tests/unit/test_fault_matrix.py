@@ -168,10 +168,10 @@ def test_intent_that_lands_late_is_followed_by_the_one_reset_it_announced(
     an unconfirmed intent; the redelivery finds the intent (FOLLOW), no reset, and once none of the first attempt
     could still arrive, sends it. Seen at once (at-once), the intent does not land late: one delivery."""
     ref = rig.instance(NAME)
-    rig.workbench.update_seconds = rig.workbench.retry_s + 10
+    rig.workbench.api.update_seconds = rig.workbench.retry_s + 10
 
     def quick_again(outcome: WorkOutcome) -> None:
-        rig.workbench.update_seconds = 0.1
+        rig.workbench.api.update_seconds = 0.1
 
     outcomes = rig.push(rig.kill(ref), on_nack=quick_again)
     assert_incident_closed(rig, ref, resets=1, says="Restarted in")

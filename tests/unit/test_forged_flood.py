@@ -104,8 +104,8 @@ class Flood:
         workbench = rig.workbench
         for minute in range(MINUTES):
             if minute * 60.0 < real_kill_at:
-                workbench._schedule(minute * 60.0, lambda: workbench.report_health(VICTIM, jupyter_up=True))
-        workbench._schedule(real_kill_at, lambda: workbench.oom_kill(VICTIM, jupyter_survives=False, after_s=0.2))
+                workbench.api.schedule(minute * 60.0, lambda: workbench.report_health(VICTIM, jupyter_up=True))
+        workbench.api.schedule(real_kill_at, lambda: workbench.oom_kill(VICTIM, jupyter_survives=False, after_s=0.2))
         for at, request in self.queued:
             rig.clock.advance(max(0.0, at - rig.clock.monotonic()))
             resets = workbench.resets(VICTIM)

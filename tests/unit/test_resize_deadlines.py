@@ -58,7 +58,7 @@ def rig(monkeypatch: pytest.MonkeyPatch) -> Rig:
 
 
 def test_a_stop_still_running_at_the_deadline_is_reported_as_where_it_ends(rig: Rig) -> None:
-    rig.workbench.stop_seconds = SLOW_S
+    rig.workbench.api.stop_seconds = SLOW_S
     ref = rig.instance("wb-slowstop")
     report = resize(rig, approved(rig, ref))
     assert rig.workbench.state(ref) is InstanceState.STOPPING  # the report came while the stop was running
@@ -80,7 +80,7 @@ def test_a_stop_still_running_at_the_deadline_is_reported_as_where_it_ends(rig: 
 def test_a_start_still_running_at_the_deadline_is_left_alone_and_reported(
     rig: Rig, fault: WorkbenchFault | None, machine: str
 ) -> None:
-    rig.workbench.start_seconds = SLOW_S
+    rig.workbench.api.start_seconds = SLOW_S
     ref = rig.instance("wb-slowstart")
     if fault:
         rig.workbench.inject(fault)

@@ -176,8 +176,6 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
     names = local_names()
     stack = local_stack.LocalStack(
         slack_app=True, memory_alerts=True, max_delivery_attempts=5, push_service_account=names.push_account,
-        # The simulator: the doctor reads IAM policies and subscriptions through its handlers (extra_handlers).
-        pubsub_backend="simulator",
         # The app's scopes (manifest.yaml), and channels:read for the doctor's look at the alert channel.
         slack_options={"scopes": (*sorted(slack_scopes()), "channels:read")},
     )
