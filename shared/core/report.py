@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from shared.core.printable import printable
 
 UNKNOWN_OWNER = ""
 MANUAL_TRIGGERS = frozenset({"slash-command", "button"})
@@ -269,9 +272,17 @@ CSV_COLUMNS = ("participant", "notebooks", "machine_types", "oom_kills", "automa
                "failed_restarts", "minutes_down", "resizes", "hours_run_at_most", "estimated_cost_usd")
 
 
+FORMULA_STARTS = frozenset("=+-@")  # OWASP "CSV Injection"; NFKC folds the full-width ＝＋－＠ onto them
+
+
 def _inert(cell: str) -> str:
-    """A cell a spreadsheet will not run as a formula (OWASP "CSV Injection"): names come from logs and labels."""
-    return f"'{cell}" if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+    """A cell neither a spreadsheet runs as a formula (OWASP "CSV Injection") nor a terminal obeys: names come from
+    logs and labels. Control characters (NUL, tab, CR, ESC ...) become their escapes first (shared/core/printable.py),
+    then a cell whose first character after any leading spaces starts a formula gets a leading quote: spreadsheets
+    trim the spaces of " =1+1" and run it."""
+    shown = printable(cell)
+    first = unicodedata.normalize("NFKC", shown.lstrip()[:1])
+    return f"'{shown}" if first and first in FORMULA_STARTS else shown
 
 
 def _cells(row: Row) -> list[str]:
