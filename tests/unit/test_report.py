@@ -14,8 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shared.adapters.audit import record_fields
 from shared.core import messages
-from shared.core.report import AuditRecord, Notebook, Report, build, to_csv, to_table
+from shared.core import report as report_module
+from shared.core.report import AuditRecord, Notebook, Report, to_csv, to_table
 from shared.core.report_message import slack_text
 from simulators import audit_day
 
@@ -27,12 +29,20 @@ PRICES = {"e2-standard-4": 0.5, "e2-standard-8": 1.0}
 _ids = iter(range(10**6))
 
 
+def build(records: Any, **options: Any) -> Report:
+    """The report of records sealed with the day's key, as `make report` builds it."""
+    return report_module.build(records, seal_key=audit_day.SEAL_KEY, **options)
+
+
 def at(minutes: float) -> datetime:
     return SINCE + timedelta(minutes=minutes)
 
 
 def record(minutes: float, insert_id: str | None = None, **payload: Any) -> AuditRecord:
-    return AuditRecord(insert_id or f"id-{next(_ids)}", at(minutes), {"audit": True, **payload})
+    """A record as the functions write it, sealed with the day's key."""
+    message = str(payload.pop("message", ""))
+    fields = {"message": message, **record_fields(message, payload, audit_day.SEAL_KEY)}
+    return AuditRecord(insert_id or f"id-{next(_ids)}", at(minutes), fields)
 
 
 def kill(minutes: float, instance: str, event: str) -> AuditRecord:
