@@ -158,7 +158,7 @@ variable "max_event_age_seconds" {
   default     = 3600
 
   # At most 23 h: Eventarc retries a kill and the restart subscription keeps a request for 24 h. An
-  # event must reach this age, and be dropped with the logged ERROR the dropped-kills alert counts,
+  # event must reach this age, and be dropped with its logged ERROR (the dropped-kills alert fires at half of it),
   # while a delivery (backoff up to 10 min) can still happen, never expire silently before it.
   validation {
     condition     = var.max_event_age_seconds >= 300 && var.max_event_age_seconds <= 82800
