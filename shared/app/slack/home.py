@@ -206,7 +206,7 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
     user_id = str(obj(body.get("user")).get("id", ""))
     action = obj((body.get("actions") or [{}])[0])
     fields: dict[str, Any] = {"user": user_id, "button": str(action.get("action_id", "")), "surface": "home"}
-    name = str(action.get("value", "")).rsplit("/", 1)[-1]
+    instance = str(action.get("value", ""))  # its full name: the row pressed, even when two zones share its name
     memory = FleetMemory(deps, deadline)
     got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields, beside=memory.start)
     if isinstance(got, Late | str):  # nothing queued; pressing again is the way on
@@ -217,7 +217,7 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
         publish(deps, user_id, notice(text, deps.say), deadline)
         return
     caller, instances = got
-    said = restart(deps, body, caller, name, instances, deadline, fields)
+    said = restart(deps, body, caller, instance, instances, deadline, fields)
     view = fleet_view(caller, instances, deps, memory=memory.within(fields))
     view["blocks"].insert(1, {"type": "section", "text": {"type": "mrkdwn", "text": said[:fleet.SECTION_MAX]}})
     publish(deps, user_id, {**view, "blocks": view["blocks"][:fleet.HOME_MAX_BLOCKS]}, deadline)
