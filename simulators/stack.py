@@ -267,6 +267,7 @@ class LocalStack:
             "SLACK_RESPONSE_URL_BASE": self.slack.response_url_base,
             "SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "AUDIT_SEAL_KEY": audit_day.SEAL_KEY.decode(),  # the audit lines sealed as deployed (`make report`)
+            "HOME_FLEET_TTL_SECONDS": "0", "HOME_OPENS_PER_MINUTE": "6000",  # every Home tab open reads afresh
             "ORGANIZER_EMAILS": "org@contest.example",
             "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
             "PUSH_AUDIENCE": self.push_audience,

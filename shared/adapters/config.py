@@ -98,6 +98,8 @@ class Settings:
     workbench_timeout: timedelta = timedelta(seconds=20)
     workbench_retry: timedelta = timedelta(seconds=30)  # how long a transient error is retried within one call
     slack_budget: SlackBudget = field(default_factory=SlackBudget)
+    home_fleet_ttl: timedelta = timedelta(seconds=30)  # one read of the fleet serves the Home tab's opens this long
+    home_opens_per_minute: int = 6  # a person's Home tab opens a minute (shared/app/slack/fleet_cache.py)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     machine_ladder: tuple[str, ...] = DEFAULT_LADDER
     machine_prices: dict[str, float] = field(default_factory=dict)  # USD per hour, when configured
@@ -329,6 +331,8 @@ def _timings(read: _Reader) -> dict[str, Any]:
             memory=read.seconds("HOME_MEMORY_SECONDS", timedelta(seconds=1.0)).total_seconds(),
             retry=read.seconds("SLACK_ANSWER_RETRY_SECONDS", timedelta(seconds=60)).total_seconds(),
         ),
+        "home_fleet_ttl": read.seconds("HOME_FLEET_TTL_SECONDS", timedelta(seconds=30)),
+        "home_opens_per_minute": read.positive("HOME_OPENS_PER_MINUTE", 6),
         "resize_suggest_kills": read.positive("RESIZE_SUGGEST_KILLS", 3),
         "alert_group_window": read.seconds("ALERT_GROUP_WINDOW_SECONDS", timedelta(minutes=5)),
         "alert_daily_limit": read.positive("ALERT_DAILY_LIMIT", 20),
@@ -363,8 +367,7 @@ def _seconds(raw: str) -> timedelta:
 
 
 def _positive_int(raw: str) -> int:
-    value = int(raw)
-    if value < 1:
+    if (value := int(raw)) < 1:
         raise ValueError(raw)
     return value
 
@@ -380,12 +383,9 @@ def _prices(raw: str) -> dict[str, float]:
 
 
 def _bool(raw: str) -> bool:
-    lowered = raw.lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise ValueError(raw)
+    if raw.lower() not in _TRUE | _FALSE:
+        raise ValueError(raw)
+    return raw.lower() in _TRUE
 
 
 def _moment(raw: str) -> datetime:
