@@ -35,7 +35,8 @@ def run(notebooks: int) -> dict[str, Any]:
         read_s = time.perf_counter() - started
         pages = len(logging_sim.calls)
     started = time.perf_counter()
-    report = build(records, since=START, until=until, fleet=fleet, prices=audit_day.PRICES)
+    report = build(records, since=START, until=until, seal_key=audit_day.SEAL_KEY, fleet=fleet,
+                   prices=audit_day.PRICES)
     built_s = time.perf_counter() - started
     started = time.perf_counter()
     to_csv(report)

@@ -26,6 +26,7 @@ from shared.core import announce, fleet, fleet_ops, messages
 from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
 from shared.core.report import Notebook, to_csv, to_table
 from shared.core.report_message import slack_text
+from simulators import audit_day
 from simulators.audit_day import as_entry
 from simulators.logging_api import LoggingSimulator
 from simulators.slack import SlackRequester
@@ -239,7 +240,8 @@ def report_step(stack: LocalStack, transcript: Teller, ledger: Ledger, out_dir: 
         logging_sim.add(*ledger.entries)
         client = make_client(PROJECT, logging_sim.url, AnonymousCredentials())  # type: ignore[no-untyped-call]
         services = tuple(f"{DEFAULT_PREFIX}-{suffix}" for suffix in FUNCTION_SUFFIX.values())
-        report = report_run(Source(PROJECT, client, services, fleet_now, PRICES), ledger.started, until_at)
+        report = report_run(Source(PROJECT, client, services, fleet_now, PRICES, seal_key=audit_day.SEAL_KEY),
+                            ledger.started, until_at)
     transcript.say("report", f"{len(ledger.entries)} audit entries read back from the Logging stand-in with "
                              "google-cloud-logging, as `make report` reads them")
     out_dir.mkdir(exist_ok=True)

@@ -61,7 +61,7 @@ locals {
     "roles/iam.roleAdmin",                   # the Workbench custom roles
     "roles/iam.serviceAccountAdmin",         # the functions' and Cloud Build's service accounts
     "roles/iam.serviceAccountUser",          # deploying functions that run as those accounts
-    "roles/logging.configWriter",            # the OOM sink and the dropped-kills metric
+    "roles/logging.configWriter",            # the OOM sink
     "roles/logging.logWriter",               # its own build logs
     "roles/monitoring.editor",               # alert policies and notification channels
     "roles/pubsub.admin",                    # topics, subscriptions and their grants

@@ -1,61 +1,31 @@
-# A kill on_oom could not queue (publishing to the restart topic kept failing) is dropped once it is
-# older than MAX_EVENT_AGE_SECONDS, instead of being retried for days (shared/app/intake.py). Its only trace
-# is one ERROR audit entry, so nobody would hear of a notebook left dead: this metric counts those
-# entries and the alert below tells the organizers, on the same channels as the dead-letter alert.
-# tests/infra/test_dropped_kills.py checks the filter against the entry shared/app/intake.py writes.
-
-resource "google_logging_metric" "dropped_kills" {
-  name        = "${var.name_prefix}-dropped-kills"
-  description = "OOM kills on_oom dropped: publishing to the restart topic failed and the event was older than MAX_EVENT_AGE_SECONDS."
-  filter      = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${google_cloudfunctions2_function.on_oom.name}\" AND severity=ERROR AND jsonPayload.audit=true AND jsonPayload.decision=\"dropped\""
-
-  metric_descriptor {
-    metric_kind  = "DELTA"
-    value_type   = "INT64"
-    unit         = "1"
-    display_name = "notebook-medic OOM kills dropped"
-
-    labels {
-      key         = "instance"
-      value_type  = "STRING"
-      description = "The Workbench instance whose kill was dropped (empty for a kill no instance could be tied to)."
-    }
-  }
-
-  label_extractors = {
-    instance = "EXTRACT(jsonPayload.instance)"
-  }
-}
-
-# A log-based metric is not at once visible to Cloud Monitoring: an alert policy created right after
-# it fails with 404 "Cannot find metric(s) that match type" for minutes (terraform-provider-google
-# issue 11102). Wait after the metric is created (and again whenever it is replaced), as Google's
-# modules do with time_sleep.
-resource "time_sleep" "dropped_kills_metric" {
-  create_duration = "180s"
-
-  triggers = {
-    metric = google_logging_metric.dropped_kills.id
-  }
-}
+# A kill on_oom cannot queue (publishing to the restart topic keeps failing, or Compute Engine cannot name its VM) is
+# retried by Eventarc while it is young and dropped once it is older than MAX_EVENT_AGE_SECONDS, instead of being
+# retried for days (shared/app/intake.py); nobody would hear of a notebook left dead. This alert tells the
+# organizers while such kills wait, from Pub/Sub's own metric of the OOM topic: the age of its oldest message not
+# yet acknowledged (on_oom acknowledges a kill once it is queued, refused, or dropped).
+#
+# Not a log-based metric on on_oom's "dropped" audit entries, as before issue 44: every notebook's service account may
+# write any log entry in the project (roles/logging.logWriter), in on_oom's very words, and a log-based metric
+# cannot check the entries' seal (shared/core/seal.py): anyone could page the organizers at will. A Pub/Sub metric
+# is written by Google alone; only the kills that really wait raise it (docs/security.md, "Forged audit entries").
+# tests/infra/test_dropped_kills.py checks the alert's filter, threshold and channels.
 
 resource "google_monitoring_alert_policy" "dropped_kills" {
   display_name = "notebook-medic: OOM kills dropped"
   combiner     = "OR"
 
   conditions {
-    display_name = "on_oom dropped a kill it could not queue"
+    display_name = "OOM kills waiting in ${google_pubsub_topic.oom.name} for half of MAX_EVENT_AGE_SECONDS"
 
     condition_threshold {
-      # The API demands a resource type for a log-based metric: the type of the entries it counts.
-      filter          = "resource.type = \"cloud_run_revision\" AND metric.type = \"logging.googleapis.com/user/${google_logging_metric.dropped_kills.name}\""
+      filter          = "resource.type = \"pubsub_topic\" AND resource.labels.topic_id = \"${google_pubsub_topic.oom.name}\" AND metric.type = \"pubsub.googleapis.com/topic/oldest_unacked_message_age_by_region\""
       comparison      = "COMPARISON_GT"
-      threshold_value = 0
+      threshold_value = var.max_event_age_seconds / 2
       duration        = "0s"
 
       aggregations {
         alignment_period   = "300s"
-        per_series_aligner = "ALIGN_SUM"
+        per_series_aligner = "ALIGN_MAX"
       }
 
       trigger {
@@ -69,20 +39,20 @@ resource "google_monitoring_alert_policy" "dropped_kills" {
   documentation {
     mime_type = "text/markdown"
     content   = <<-EOT
-      notebook-medic's on_oom read an OOM kill but could not put it on the restart topic until the event was
-      older than ${var.max_event_age_seconds} s, and dropped it: the notebook (metric label `instance`) was
-      neither restarted nor reported in Slack. Read the dropped kills and why publishing failed:
+      notebook-medic's on_oom has read an OOM kill it could not put on the restart topic for over
+      ${var.max_event_age_seconds / 2} s; at ${var.max_event_age_seconds} s it drops it, and the notebook is neither
+      restarted nor reported in Slack. Read why in on_oom's log, and the kills it dropped (the bot's own entries carry
+      a `seal`; `make report` counts only those):
 
-          gcloud logging read 'resource.type="cloud_run_revision" AND resource.labels.service_name="${google_cloudfunctions2_function.on_oom.name}" AND jsonPayload.decision="dropped"' --project ${var.project_id} --freshness=1d
+          gcloud logging read 'resource.type="cloud_run_revision" AND resource.labels.service_name="${google_cloudfunctions2_function.on_oom.name}" AND severity>=WARNING' --project ${var.project_id} --freshness=1d
 
-      Check the notebook and restart it by hand if it is still down (`/restart-notebook NAME`), then fix
-      publishing (the on_oom service account's roles/pubsub.publisher on the restart topic, the topic itself).
+      Check the notebooks named there and restart them by hand if they are still down (`/restart-notebook NAME`),
+      then fix publishing (the on_oom service account's roles/pubsub.publisher on the restart topic, the topic itself)
+      or Compute Engine's reads.
     EOT
   }
 
   alert_strategy {
     auto_close = "86400s"
   }
-
-  depends_on = [time_sleep.dropped_kills_metric]
 }

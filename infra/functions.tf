@@ -70,6 +70,13 @@ resource "google_cloudfunctions2_function" "on_oom" {
     ingress_settings      = var.private_ingress
     service_account_email = google_service_account.functions["on_oom"].email
     environment_variables = local.common_environment
+
+    secret_environment_variables {
+      key        = "AUDIT_SEAL_KEY"
+      project_id = data.google_project.this.number
+      secret     = google_secret_manager_secret.audit_seal_key.secret_id
+      version    = "latest"
+    }
   }
 
   event_trigger {
@@ -84,6 +91,7 @@ resource "google_cloudfunctions2_function" "on_oom" {
   }
 
   depends_on = [
+    google_secret_manager_secret_iam_member.audit_seal_key,
     google_project_iam_member.build,
     google_project_iam_member.build_gcf_buckets,
     google_storage_bucket_iam_member.build_reads_sources,
@@ -134,6 +142,13 @@ resource "google_cloudfunctions2_function" "restart_worker" {
     environment_variables            = local.common_environment
 
     secret_environment_variables {
+      key        = "AUDIT_SEAL_KEY"
+      project_id = data.google_project.this.number
+      secret     = google_secret_manager_secret.audit_seal_key.secret_id
+      version    = "latest"
+    }
+
+    secret_environment_variables {
       key        = "SLACK_BOT_TOKEN"
       project_id = data.google_project.this.number # the provider prefers the number
       secret     = google_secret_manager_secret.slack_bot_token.secret_id
@@ -142,6 +157,7 @@ resource "google_cloudfunctions2_function" "restart_worker" {
   }
 
   depends_on = [
+    google_secret_manager_secret_iam_member.audit_seal_key,
     google_project_iam_member.build,
     google_project_iam_member.build_gcf_buckets,
     google_storage_bucket_iam_member.build_reads_sources,
@@ -193,6 +209,13 @@ resource "google_cloudfunctions2_function" "slack_app" {
     environment_variables = local.common_environment
 
     secret_environment_variables {
+      key        = "AUDIT_SEAL_KEY"
+      project_id = data.google_project.this.number
+      secret     = google_secret_manager_secret.audit_seal_key.secret_id
+      version    = "latest"
+    }
+
+    secret_environment_variables {
       key        = "SLACK_BOT_TOKEN"
       project_id = data.google_project.this.number # the provider prefers the number
       secret     = google_secret_manager_secret.slack_bot_token.secret_id
@@ -208,6 +231,7 @@ resource "google_cloudfunctions2_function" "slack_app" {
   }
 
   depends_on = [
+    google_secret_manager_secret_iam_member.audit_seal_key,
     google_project_iam_member.build,
     google_project_iam_member.build_gcf_buckets,
     google_storage_bucket_iam_member.build_reads_sources,

@@ -96,6 +96,13 @@ resource "google_cloudfunctions2_function" "on_memory_alert" {
     ingress_settings      = var.private_ingress
     service_account_email = google_service_account.functions["on_memory_alert"].email
     environment_variables = local.common_environment
+
+    secret_environment_variables {
+      key        = "AUDIT_SEAL_KEY"
+      project_id = data.google_project.this.number
+      secret     = google_secret_manager_secret.audit_seal_key.secret_id
+      version    = "latest"
+    }
   }
 
   event_trigger {
@@ -108,6 +115,7 @@ resource "google_cloudfunctions2_function" "on_memory_alert" {
   }
 
   depends_on = [
+    google_secret_manager_secret_iam_member.audit_seal_key,
     google_project_iam_member.build,
     google_project_iam_member.build_gcf_buckets,
     google_storage_bucket_iam_member.build_reads_sources,

@@ -23,6 +23,20 @@ resource "google_secret_manager_secret" "slack_signing_secret" {
   depends_on = [google_project_service.apis]
 }
 
+# The key every function seals its audit records with and the report checks them by (shared/core/seal.py; why, in
+# docs/security.md): any notebook can write log entries in the bot's words, none can seal them. Added out of band
+# like the Slack secrets, at least 32 characters:
+#   openssl rand -hex 32 | gcloud secrets versions add notebook-medic-audit-seal-key --data-file=-
+resource "google_secret_manager_secret" "audit_seal_key" {
+  secret_id = "${var.name_prefix}-audit-seal-key"
+
+  replication {
+    auto {}
+  }
+
+  depends_on = [google_project_service.apis]
+}
+
 # Secret-level grants: each function reads only the secrets it uses.
 resource "google_secret_manager_secret_iam_member" "bot_token" {
   for_each = toset(["restart_worker", "slack_app"])
@@ -36,4 +50,12 @@ resource "google_secret_manager_secret_iam_member" "signing_secret" {
   secret_id = google_secret_manager_secret.slack_signing_secret.id
   role      = "roles/secretmanager.secretAccessor"
   member    = google_service_account.functions["slack_app"].member
+}
+
+resource "google_secret_manager_secret_iam_member" "audit_seal_key" {
+  for_each = google_service_account.functions
+
+  secret_id = google_secret_manager_secret.audit_seal_key.id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = each.value.member
 }

@@ -158,7 +158,7 @@ variable "max_event_age_seconds" {
   default     = 3600
 
   # At most 23 h: Eventarc retries a kill and the restart subscription keeps a request for 24 h. An
-  # event must reach this age, and be dropped with the logged ERROR the dropped-kills alert counts,
+  # event must reach this age, and be dropped with its logged ERROR (the dropped-kills alert fires at half of it),
   # while a delivery (backoff up to 10 min) can still happen, never expire silently before it.
   validation {
     condition     = var.max_event_age_seconds >= 300 && var.max_event_age_seconds <= 82800
@@ -191,7 +191,8 @@ variable "extra_environment" {
       "MACHINE_LADDER", "MACHINE_PRICES", "RESIZE_SUGGEST_KILLS", "MEMORY_WARNING_QUIET_SECONDS",
       "ALERT_GROUP_WINDOW_SECONDS", "ALERT_DAILY_LIMIT", "GUARD_RESTART_WAIT_SECONDS", "MEMORY_CHARTS",
       "SLACK_ACK_BUDGET_SECONDS", "SLACK_READS_SECONDS", "SLACK_PUBLISH_SECONDS", "SLACK_REPLY_SECONDS",
-      "SLACK_APP_CALL_SECONDS", "SLACK_ANSWER_RETRY_SECONDS", "HOME_MEMORY_SECONDS",
+      "SLACK_APP_CALL_SECONDS", "SLACK_ANSWER_RETRY_SECONDS", "HOME_MEMORY_SECONDS", "HOME_FLEET_TTL_SECONDS",
+      "HOME_OPENS_PER_MINUTE",
     ], k)])
     error_message = "extra_environment may only set tunables of shared/adapters/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }

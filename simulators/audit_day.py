@@ -17,21 +17,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.adapters.audit import AUDIT, CloudJsonFormatter
+from shared.adapters.audit import AUDIT, CloudJsonFormatter, record_fields
 
 PROJECT = "contest-project"
 ZONE = "us-central1-a"
 MACHINE_TYPES = ("e2-standard-4", "e2-standard-8", "n1-highmem-8")
 PRICES = {"e2-standard-4": 0.134, "e2-standard-8": 0.268, "n1-highmem-8": 0.473}  # USD/h, us-central1 list prices
 SERVICES = {"on_oom": "notebook-medic-on-oom", "worker": "notebook-medic-restart-worker"}
+SEAL_KEY = b"local-contest-day-audit-seal-key-0123456789"  # the local day's AUDIT_SEAL_KEY, not a secret
 _FORMATTER = CloudJsonFormatter()
 
 
 def log_entry(fields: dict[str, Any], message: str, *, at: datetime, insert_id: str, service: str,
-              project: str = PROJECT, severity: int = logging.INFO) -> dict[str, Any]:
-    """The LogEntry Cloud Run makes of the line audit(message, **fields) writes."""
+              project: str = PROJECT, severity: int = logging.INFO, seal_key: bytes = SEAL_KEY) -> dict[str, Any]:
+    """The LogEntry Cloud Run makes of the line audit(message, **fields) writes, sealed with `seal_key` (b"": a
+    forger's entry, which holds no key)."""
     record = AUDIT.makeRecord(AUDIT.name, severity, __file__, 0, message, (), None,
-                              extra={"json_fields": {"audit": True, **fields}})
+                              extra={"json_fields": record_fields(message, fields, seal_key)})
     return as_entry(json.loads(_FORMATTER.format(record)), at=at, insert_id=insert_id, service=service,
                     project=project)
 
@@ -146,3 +148,42 @@ def contest_day(start: datetime, notebooks: int = 40, *, hours: int = 10, seed: 
         _with_gaps(day)
     rng.shuffle(day.entries)  # Logging's order is the query's, not the writing's
     return day
+
+
+def forgeries(day: Day, count: int = 30, *, start: datetime) -> list[dict[str, Any]]:
+    """`count` entries a participant writes in the bot's words with their notebook's logWriter (issue 44 item 2):
+    their own notebook down for hours, a rival's extra kills, two invented participants (a spreadsheet formula
+    behind a space, terminal codes), a dropped kill; unsealed, sealed with a guessed key, or a genuine record's
+    id and seal carried over onto changed fields."""
+    names = sorted(day.fleet)
+    forger, rival = names[0], names[-1]
+    genuine = next(e["jsonPayload"] for e in day.entries if e["jsonPayload"].get("decision") == "reset")
+    keys = (b"", b"guessed-" + SEAL_KEY[8:], b"")
+    made: list[dict[str, Any]] = []
+    for index in range(count):
+        at, event = start + timedelta(minutes=30 + index), f"forged-{index}"
+        kind = index % 5
+        if kind == 0:
+            fields, message = {"decision": "queued", "kind": "kill", "event_id": event, "instance": forger}, \
+                "OOM kill queued"
+        elif kind == 1:
+            fields, message = {"action": "restart", "decision": "reset", "outcome": "done in 580 min",
+                               "trigger": "oom", "event_id": f"forged-{index - 1}", "instance": forger,
+                               "owner": day.fleet[forger][0]}, "restart reset"
+            at += timedelta(hours=9)
+        elif kind == 2:
+            fields, message = {"decision": "queued", "kind": "kill", "event_id": event, "instance": rival}, \
+                "OOM kill queued"
+        elif kind == 3:
+            owner = " =HYPERLINK(\"http://evil.example\")" if index % 2 else "\x1b[2J\x1b[1;1Hwinner\r"
+            fields, message = {"action": "restart", "decision": "reset", "outcome": "done in 1 s", "trigger": "oom",
+                               "event_id": event, "instance": f"invented-{index}", "owner": owner}, "restart reset"
+        else:
+            fields, message = {"decision": "dropped", "reason": "forged", "event_id": event, "instance": rival}, \
+                "kill dropped: publishing failed and the event is too old to retry"
+        entry = log_entry(fields, message, at=at, insert_id=f"forged-{index:04d}", service=SERVICES["worker"],
+                          severity=logging.ERROR if kind == 4 else logging.INFO, seal_key=keys[index % 3])
+        if index % 3 == 2:  # a genuine record's id and seal, carried onto the forger's fields
+            entry["jsonPayload"].update({"record": genuine["record"], "seal": genuine["seal"]})
+        made.append(entry)
+    return made

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from shared.core.oom_parse import SINK_FILTER
+from simulators import audit_day
 from simulators.balancer import RoundRobin
 from simulators.compute import ComputeSimulator
 from simulators.function_process import ROOT, FunctionProcess
@@ -232,6 +233,8 @@ class LocalStack:
             "SLACK_API_URL": self.slack.api_url,
             "SLACK_RESPONSE_URL_BASE": self.slack.response_url_base,
             "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "AUDIT_SEAL_KEY": audit_day.SEAL_KEY.decode(),  # the audit lines sealed as deployed (`make report`)
+            "HOME_FLEET_TTL_SECONDS": "0", "HOME_OPENS_PER_MINUTE": "6000",  # every Home tab open reads afresh
             "ORGANIZER_EMAILS": "org@contest.example",
             "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
             "PUSH_AUDIENCE": self.push_audience,

@@ -20,7 +20,7 @@ from shared.adapters.memory_series import MemorySeries
 from shared.adapters.misconfig import slack_start_failure
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
-from shared.app.slack import Dependencies, answer, build_app, build_dependencies
+from shared.app.slack import MAX_BODY_BYTES, Dependencies, answer, build_app, build_dependencies
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.PUBLISH, Need.SLACK_APP})
@@ -52,11 +52,25 @@ except Exception as exc:  # noqa: BLE001 - Bolt checks the token (auth.test) as 
 VERIFIER = SignatureVerifier(SETTINGS.slack_signing_secret)
 
 
+def _bounded_body(request: flask.Request) -> bytes | None:
+    """The body, or None when it is longer than MAX_BODY_BYTES: refused on its Content-Length before any of it is
+    read, and a chunked one read one byte past the limit at most (Werkzeug's LimitedStream stops there)."""
+    if (request.content_length or 0) > MAX_BODY_BYTES:
+        return None
+    request.max_content_length = MAX_BODY_BYTES + 1
+    body = request.get_data()
+    return None if len(body) > MAX_BODY_BYTES else body
+
+
 @functions_framework.http
 def slack_app(request: flask.Request) -> Any:
     if request.method != "POST":
         return ("Not Found", 404)
-    raw = request.get_data(as_text=True)
+    body = _bounded_body(request)
+    if body is None:
+        # Streamed, so that functions-framework's after-request hook (read_request) does not read the rest.
+        return flask.Response(iter([b"Request Entity Too Large\n"]), status=413, mimetype="text/plain")
+    raw = body.decode("utf-8", errors="replace")
     query = request.query_string.decode("utf-8", errors="replace")
     return to_flask_response(answer(APP, raw, headers=dict(request.headers), verifier=VERIFIER, query=query,
                                     ack_budget=SETTINGS.slack_budget.ack))

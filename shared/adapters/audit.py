@@ -7,7 +7,8 @@ oracle. We format them with the standard library because importing
 google.cloud.logging costs ~0.2 s at every cold start, and the Slack function
 must answer within 3 s of one. Every decision is one record on the
 "notebook_medic.audit" logger, so a query such as jsonPayload.decision="reset"
-finds them.
+finds them. With a seal key (use_seal_key, from Secret Manager through AUDIT_SEAL_KEY) each record carries a random
+`record` id and its `seal` (shared/core/seal.py), the only proof that the bot wrote it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import logging
 import sys
 from typing import Any
 
+from shared.core.seal import RECORD, SEAL, new_record_id, seal
+
 AUDIT = logging.getLogger("notebook_medic.audit")
 _configured = False
+_seal_key = b""
 
 
 class CloudJsonFormatter(logging.Formatter):
@@ -54,7 +58,22 @@ def setup_logging(level: int = logging.INFO) -> None:
     _configured = True
 
 
+def use_seal_key(key: str) -> None:
+    """Seal every audit record from now on with `key` (shared/adapters/config.py's AUDIT_SEAL_KEY); '' seals none."""
+    global _seal_key  # noqa: PLW0603 - one key per process, set once at start-up
+    _seal_key = key.encode()
+
+
+def record_fields(message: str, fields: dict[str, Any], seal_key: bytes) -> dict[str, Any]:
+    """The JSON fields of one audit record: the flag, the fields that say something, and with a key its record id and
+    seal (over the fields and the message, as Logging gives them back)."""
+    clean: dict[str, Any] = {"audit": True, **{key: value for key, value in fields.items() if value not in (None, "")}}
+    if seal_key:
+        clean[RECORD] = new_record_id()
+        clean[SEAL] = seal(seal_key, {**clean, "message": message})
+    return clean
+
+
 def audit(message: str, *, severity: int = logging.INFO, **fields: Any) -> None:
-    """One audit record. Fields are data (instance, decision, ...); never pass secrets here."""
-    clean = {key: value for key, value in fields.items() if value not in (None, "")}
-    AUDIT.log(severity, message, extra={"json_fields": {"audit": True, **clean}})
+    """One audit record, sealed when a key is set. Fields are data (instance, decision ...); never secrets."""
+    AUDIT.log(severity, message, extra={"json_fields": record_fields(message, fields, _seal_key)})

@@ -2,7 +2,7 @@
 
 A function that is missing something fails at import with one message naming
 every missing or malformed variable, instead of failing on the first event.
-Secrets (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET) are held out of repr() so they
+Secrets (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, AUDIT_SEAL_KEY) are held out of repr() so they
 can't reach a log line by accident.
 """
 
@@ -18,10 +18,12 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from shared.adapters.audit import use_seal_key
 from shared.core.identity import identity
 from shared.core.machines import DEFAULT_LADDER, memory_kib, vcpus
 from shared.core.models import MACHINE_TYPE_RE
 from shared.core.policy import PolicyConfig, RestartPolicy
+from shared.core.seal import MIN_KEY_CHARS
 
 # Where Slack's response_urls point (api.slack.com/interactivity/handling#message_responses: "https://hooks.slack.com/
 # actions/…"; slash commands "https://hooks.slack.com/commands/…"). SLACK_RESPONSE_URL_BASE says otherwise only for
@@ -73,6 +75,7 @@ class Settings:
     memory_charts: bool = True  # the memory picture in kill alerts, warnings and owners' messages
     slack_bot_token: str = field(default="", repr=False)
     slack_signing_secret: str = field(default="", repr=False)
+    audit_seal_key: str = field(default="", repr=False)  # seals the audit records (shared/core/seal.py); '': unsealed
     slack_alert_channel: str = ""
     slack_api_url: str = ""
     slack_response_url_base: str = SLACK_RESPONSE_URL_BASE  # response_urls are used only under it
@@ -95,6 +98,8 @@ class Settings:
     workbench_timeout: timedelta = timedelta(seconds=20)
     workbench_retry: timedelta = timedelta(seconds=30)  # how long a transient error is retried within one call
     slack_budget: SlackBudget = field(default_factory=SlackBudget)
+    home_fleet_ttl: timedelta = timedelta(seconds=30)  # one read of the fleet serves the Home tab's opens this long
+    home_opens_per_minute: int = 6  # a person's Home tab opens a minute (shared/app/slack/fleet_cache.py)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     machine_ladder: tuple[str, ...] = DEFAULT_LADDER
     machine_prices: dict[str, float] = field(default_factory=dict)  # USD per hour, when configured
@@ -190,7 +195,10 @@ def load_settings(needs: Collection[Need], env: Mapping[str, str] | None = None)
         **_machines(read),
         **_timings(read),
         **_contest(read),
+        audit_seal_key=read.get("AUDIT_SEAL_KEY"),
     )
+    read.unless(not settings.audit_seal_key or len(settings.audit_seal_key) >= MIN_KEY_CHARS,
+                f"AUDIT_SEAL_KEY: {MIN_KEY_CHARS} characters at least (openssl rand -hex 32)")
     if read.problems:
         raise ConfigError(
             "notebook-medic cannot start; fix these environment variables: " + "; ".join(read.problems)
@@ -323,6 +331,8 @@ def _timings(read: _Reader) -> dict[str, Any]:
             memory=read.seconds("HOME_MEMORY_SECONDS", timedelta(seconds=1.0)).total_seconds(),
             retry=read.seconds("SLACK_ANSWER_RETRY_SECONDS", timedelta(seconds=60)).total_seconds(),
         ),
+        "home_fleet_ttl": read.seconds("HOME_FLEET_TTL_SECONDS", timedelta(seconds=30)),
+        "home_opens_per_minute": read.positive("HOME_OPENS_PER_MINUTE", 6),
         "resize_suggest_kills": read.positive("RESIZE_SUGGEST_KILLS", 3),
         "alert_group_window": read.seconds("ALERT_GROUP_WINDOW_SECONDS", timedelta(minutes=5)),
         "alert_daily_limit": read.positive("ALERT_DAILY_LIMIT", 20),
@@ -341,10 +351,12 @@ def settings_or_exit(needs: Collection[Need]) -> Settings:
     """load_settings for a function's start-up: a configuration error is one logged line and exit status 1,
     not a traceback through functions-framework's import machinery that hides the one line that matters."""
     try:
-        return load_settings(needs)
+        settings = load_settings(needs)
     except ConfigError as exc:
         logging.getLogger(__name__).critical("%s", exc)
         raise SystemExit(1) from None
+    use_seal_key(settings.audit_seal_key)  # every function's audit records sealed from its start
+    return settings
 
 
 def _seconds(raw: str) -> timedelta:
@@ -355,8 +367,7 @@ def _seconds(raw: str) -> timedelta:
 
 
 def _positive_int(raw: str) -> int:
-    value = int(raw)
-    if value < 1:
+    if (value := int(raw)) < 1:
         raise ValueError(raw)
     return value
 
@@ -372,12 +383,9 @@ def _prices(raw: str) -> dict[str, float]:
 
 
 def _bool(raw: str) -> bool:
-    lowered = raw.lower()
-    if lowered in _TRUE:
-        return True
-    if lowered in _FALSE:
-        return False
-    raise ValueError(raw)
+    if raw.lower() not in _TRUE | _FALSE:
+        raise ValueError(raw)
+    return raw.lower() in _TRUE
 
 
 def _moment(raw: str) -> datetime:

@@ -165,8 +165,8 @@ def handle_event(
         message_id = queue.publish(queued.request)
     except Exception as exc:
         if now - queued.request.requested_at > settings.policy.max_event_age:
-            # Retrying forever helps no one. The ERROR entry is the kill's only trace: a log-based metric on it
-            # alerts the organizers (infra/dropped_kills.tf; tests/infra/test_dropped_kills.py keeps them matched).
+            # Retrying forever helps no one. The sealed ERROR entry is the kill's trace in the report; the organizers
+            # were paged before it came to this, by the OOM topic's oldest unacknowledged kill (infra/dropped_kills.tf).
             audit("kill dropped: publishing failed and the event is too old to retry", severity=logging.ERROR,
                   decision="dropped", reason=_failure(exc), event_id=queued.request.event_id,
                   instance=queued.request.instance.rsplit("/", 1)[-1])

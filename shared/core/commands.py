@@ -151,7 +151,9 @@ def is_owner(caller: Caller, instance: InstanceView) -> bool:
 
 
 def find_target(caller: Caller, target: str | None, instances: list[InstanceView]) -> Authorization:
-    """Which instance a command is about, and whether the caller may act on it (ownership only)."""
+    """Which instance a command is about, and whether the caller may act on it (ownership only). `target` is a name,
+    or an instance's full resource name (the Home tab's row buttons: one notebook even when two zones share a name),
+    checked against the listed instances like a name."""
     if caller.refused is not None:
         return Authorization(Answer.REFUSED)
     if not caller.email and not caller.is_organizer:
@@ -163,7 +165,7 @@ def find_target(caller: Caller, target: str | None, instances: list[InstanceView
         if len(own) > 1:
             return Authorization(Answer.CHOOSE, choices=own)
         return Authorization(Answer.ALLOW, own[0])
-    named = [i for i in instances if i.ref.name == target]
+    named = [i for i in instances if target in (i.ref.name, i.ref.full_name)]
     if not named:
         return Authorization(Answer.NOT_FOUND)
     mine = [i for i in named if is_owner(caller, i)]

@@ -1,9 +1,11 @@
 """The report after a contest day: per participant, from the bot's own audit entries, what happened and what it cost.
 
 Pure: audit records in (the JSON payloads shared/adapters/audit.py writes, with each entry's insertId and
-timestamp), rows, totals and what could not be attributed out. The audit trail is read as evidence, never
-completed by guessing: a restart whose kill is missing is counted without downtime, a kill with no outcome is
-counted and named, and both are said in `gaps` (docs/operations.md, "After the contest: the report").
+timestamp), rows, totals and what could not be attributed out. Only records sealed with the functions' key count
+(shared/core/seal.py): any notebook may write entries that read like the bot's, and those are counted apart as
+`unsealed`, never as what happened. The audit trail is read as evidence, never completed by guessing: a restart
+whose kill is missing is counted without downtime, a kill with no outcome is counted and named, and both are said
+in `gaps` (docs/operations.md, "After the contest: the report").
 
 What each number measures:
 - kills: OOM kills the intake queued for the notebook ("OOM kill queued"), or dropped ("kill dropped"); a kill
@@ -26,10 +28,14 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+
+from shared.core.printable import printable
+from shared.core.seal import RECORD, holds
 
 UNKNOWN_OWNER = ""
 MANUAL_TRIGGERS = frozenset({"slash-command", "button"})
@@ -76,7 +82,8 @@ class Row:
 class Gaps:
     """What the audit trail could not attribute, each said rather than guessed."""
 
-    duplicates: int = 0  # entries seen twice (same insertId), counted once
+    duplicates: int = 0  # records seen twice (same record id), counted once
+    unsealed: int = 0  # entries that read like audit records without the functions' seal: not counted
     unnamed_kills: int = 0  # kills whose notebook could not be named, or whose evidence did not hold up
     kills_without_outcome: tuple[str, ...] = ()  # instance names: a kill queued, no restart line for it
     restarts_without_kill: int = 0  # automatic restarts done whose kill entry is not in the log: no downtime
@@ -107,16 +114,20 @@ class _Instance:
     dropped: int = 0
 
 
-def _unique(records: Iterable[AuditRecord]) -> tuple[list[AuditRecord], int]:
-    """Audit records once each (by insertId), oldest first; and how many were duplicates."""
+def _unique(records: Iterable[AuditRecord], seal_key: bytes) -> tuple[list[AuditRecord], int, int]:
+    """The sealed audit records once each (by their sealed record id: Logging's redelivery and a copy written again
+    alike), oldest first; how many were duplicates; how many did not carry the functions' seal."""
     seen: dict[str, AuditRecord] = {}
-    duplicates = 0
-    for index, record in enumerate(records):
-        if record.insert_id in seen:
+    duplicates = unsealed = 0
+    for record in records:
+        if not holds(seal_key, record.payload):
+            unsealed += 1
+            continue
+        if record.payload[RECORD] in seen:
             duplicates += 1
             continue
-        seen[record.insert_id or f"#{index}"] = record  # Logging gives every entry one; a missing one is no copy
-    return sorted(seen.values(), key=lambda record: (record.at, record.insert_id)), duplicates
+        seen[record.payload[RECORD]] = record
+    return sorted(seen.values(), key=lambda record: (record.at, record.insert_id)), duplicates, unsealed
 
 
 def _text(payload: Mapping[str, Any], key: str) -> str:
@@ -230,11 +241,12 @@ def _count(tally: _Tally, name: str, seen: _Instance, machine_type: str, prices:
         row.cost_usd += hours * price
 
 
-def build(records: Iterable[AuditRecord], *, since: datetime, until: datetime,
+def build(records: Iterable[AuditRecord], *, since: datetime, until: datetime, seal_key: bytes,
           fleet: Mapping[str, Notebook] | None = None, prices: Mapping[str, float] | None = None) -> Report:
-    """The report for [since, until): every notebook the log or the fleet names, by participant."""
+    """The report for [since, until) from the records sealed with `seal_key`: every notebook they or the fleet name,
+    by participant."""
     fleet, prices = fleet or {}, prices or {}
-    unique, duplicates = _unique(record for record in records if since <= record.at < until)
+    unique, duplicates, unsealed = _unique((record for record in records if since <= record.at < until), seal_key)
     instances, unnamed = _read(unique)
     for name, listed in fleet.items():
         seen = instances.setdefault(name, _Instance())
@@ -244,7 +256,8 @@ def build(records: Iterable[AuditRecord], *, since: datetime, until: datetime,
         notebook = fleet.get(name)
         _count(tally, name, instances[name], notebook.machine_type if notebook else "", prices, (since, until))
     rows = tuple(sorted(tally.rows.values(), key=lambda row: (-row.kills, row.participant)))
-    gaps = Gaps(duplicates=duplicates, unnamed_kills=unnamed, kills_without_outcome=tuple(tally.without_outcome),
+    gaps = Gaps(duplicates=duplicates, unsealed=unsealed, unnamed_kills=unnamed,
+                kills_without_outcome=tuple(tally.without_outcome),
                 restarts_without_kill=tally.restarts_without_kill, unpriced=tuple(sorted(tally.unpriced)),
                 unknown_owner=tuple(tally.unknown_owner))
     return Report(since, until, rows, _totals(rows), gaps)
@@ -269,9 +282,17 @@ CSV_COLUMNS = ("participant", "notebooks", "machine_types", "oom_kills", "automa
                "failed_restarts", "minutes_down", "resizes", "hours_run_at_most", "estimated_cost_usd")
 
 
+FORMULA_STARTS = frozenset("=+-@")  # OWASP "CSV Injection"; NFKC folds the full-width ＝＋－＠ onto them
+
+
 def _inert(cell: str) -> str:
-    """A cell a spreadsheet will not run as a formula (OWASP "CSV Injection"): names come from logs and labels."""
-    return f"'{cell}" if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+    """A cell neither a spreadsheet runs as a formula (OWASP "CSV Injection") nor a terminal obeys: names come from
+    logs and labels. Control characters (NUL, tab, CR, ESC ...) become their escapes first (shared/core/printable.py),
+    then a cell whose first character after any leading spaces starts a formula gets a leading quote: spreadsheets
+    trim the spaces of " =1+1" and run it."""
+    shown = printable(cell)
+    first = unicodedata.normalize("NFKC", shown.lstrip()[:1])
+    return f"'{shown}" if first and first in FORMULA_STARTS else shown
 
 
 def _cells(row: Row) -> list[str]:

@@ -27,6 +27,8 @@ def _gaps(report: Report, say: messages.For) -> list[str]:
     lines: list[str] = []
     if gaps.duplicates:
         lines.append(say("report.gap.duplicates", count=gaps.duplicates))
+    if gaps.unsealed:
+        lines.append(say("report.gap.unsealed", count=gaps.unsealed))
     if gaps.unnamed_kills:
         lines.append(say("report.gap.unnamed_kills", count=gaps.unnamed_kills))
     if gaps.kills_without_outcome:

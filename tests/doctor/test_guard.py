@@ -10,6 +10,7 @@ from contextlib import contextmanager
 import pytest
 
 from tests.doctor.conftest import FLEET, diagnose, not_ok
+from tools.doctor.cli import report
 from tools.doctor.guard import NAMESPACE
 from tools.doctor.local import GUARD_OK, LocalDeployment
 from tools.doctor.model import Status
@@ -93,3 +94,21 @@ def test_guest_attributes_refused_say_so_on_every_line(local: LocalDeployment) -
     assert {k for k, s in not_ok(results).items()} == {f"guard.nb-{i:02d}" for i in range(FLEET)}
     assert "could not be read" in results["guard.nb-00"].what
     assert "compute.instances.getGuestAttributes" in results["guard.nb-00"].fix
+
+
+def test_a_vms_attributes_cannot_rub_out_another_line_or_the_summary(local: LocalDeployment) -> None:
+    """Issue 44 item 6: one VM's root writes terminal control sequences (cursor up, erase line, carriage return, a
+    bidirectional override) into its attributes; printed, they stay text, and the other VM's ✗ line and the summary
+    are there to read."""
+    rubber = "\x1b[1A\x1b[2K\r\x1b[1A\x1b[2K\x1b[8m"
+    forged = GUARD_OK | {"guard-version": f"1{rubber}", "watcher-state": f"watching\u202e{rubber}\n✓ all good",
+                         "problems": "\x00\x07"}
+    with guard_of(local, "nb-04", forged), guard_of(local, "nb-05", None):
+        results = diagnose(local)
+    printed = report(list(results.values()), 1.0, as_json=False)
+    assert not [c for c in printed if c in "\x1b\r\x00\x07\u202e"], "a control character reached the terminal"
+    assert "✗ nb-05: no guard" in printed and "guard 1\\x1b[1A\\x1b[2K\\x0d" in printed
+    assert "\\u202e" in printed and "watching\\u202e" in results["guard.nb-04"].what
+    fails = sum(1 for r in results.values() if r.status is Status.FAIL)
+    assert printed.splitlines()[-1].endswith(f"{fails} ✗   (1.0 s)")
+    assert sum(1 for line in printed.splitlines() if line.startswith("✗ ")) == fails

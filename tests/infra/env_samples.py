@@ -23,4 +23,5 @@ SAMPLE_VALUES = {
     "PUSH_SERVICE_ACCOUNT": "notebook-medic-push@contest-prj.iam.gserviceaccount.com",
     "SLACK_BOT_TOKEN": "xoxb-0000-test",
     "SLACK_SIGNING_SECRET": "0123456789abcdef",
+    "AUDIT_SEAL_KEY": "0123456789abcdef0123456789abcdef",
 }

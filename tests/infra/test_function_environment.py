@@ -104,10 +104,10 @@ def test_secrets_only_come_from_secret_manager() -> None:
     plain = common_environment_names() | extra_environment_names()
     assert not {name for name in plain if "TOKEN" in name or "SECRET" in name}
     assert {f: secret_names(b) for f, b in FUNCTIONS.items()} == {
-        "on_oom": set(),
-        "on_memory_alert": set(),
-        "restart_worker": {"SLACK_BOT_TOKEN"},
-        "slack_app": {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"},
+        "on_oom": {"AUDIT_SEAL_KEY"},
+        "on_memory_alert": {"AUDIT_SEAL_KEY"},
+        "restart_worker": {"SLACK_BOT_TOKEN", "AUDIT_SEAL_KEY"},
+        "slack_app": {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "AUDIT_SEAL_KEY"},
     }
     for body in FUNCTIONS.values():
         for secret in body["service_config"][0].get("secret_environment_variables", []):

@@ -64,7 +64,7 @@ def function_names() -> list[str]:
 
 
 def test_a_functions_cloud_run_service_is_named_as_the_function(sdk: Path) -> None:
-    """The report and the dropped-kills metric select a function's log lines by `service_name` = its name.
+    """The report and the dropped-kills alert's runbook select a function's log lines by `service_name` = its name.
 
     gcloud's own `functions logs read` builds the same selection (lib/surface/functions/logs/read.py
     `_CreateGen2LogFilterBase`: "GCFv2 functions' service names are the function ID lower-cased with '_' replaced

@@ -371,6 +371,7 @@ def test_secrets_are_declared_without_values() -> None:
          '${toset(["restart_worker", "slack_app"])}'),
         ("signing_secret", "${google_secret_manager_secret.slack_signing_secret.id}",
          '${google_service_account.functions["slack_app"].member}'),
+        ("audit_seal_key", "${google_secret_manager_secret.audit_seal_key.id}", "${google_service_account.functions}"),
     }
 
 

@@ -45,7 +45,7 @@ def test_redelivery_backs_off_and_ends_in_the_dead_letter_topic() -> None:
 
 
 def test_an_event_ages_out_with_an_alert_before_pubsub_forgets_it() -> None:
-    """Past MAX_EVENT_AGE an event is dropped with the ERROR the dropped-kills alert counts; an event the
+    """Past MAX_EVENT_AGE an event is dropped with an ERROR, after the dropped-kills alert has fired; an event the
     restart subscription (or Eventarc, also 24 h) discards first would vanish with no alert at all."""
     condition = BOT.variables["max_event_age_seconds"]["validation"][0]["condition"]
     longest_age = int(re.search(r"max_event_age_seconds <= (\d+)", condition).group(1))  # type: ignore[union-attr]

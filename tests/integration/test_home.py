@@ -12,6 +12,7 @@ import pytest
 from shared.core import fleet
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from simulators.stack_pubsub import PROJECT
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, stack_with_organizer, wait_for
 
@@ -158,3 +159,21 @@ def test_the_event_request_url_answers_slacks_challenge(stack: LocalStack, slack
     body = json.dumps({"token": slack.verification_token, "challenge": challenge, "type": "url_verification"})
     answer = slack.send_signed(body, content_type="application/json")
     assert answer.status == 200 and challenge in answer.body
+
+
+def test_a_press_acts_on_the_row_pressed_when_two_zones_share_a_name(stack: LocalStack,
+                                                                     slack: SlackRequester) -> None:
+    """Issue 44 item 10: one notebook name in two zones, both the caller's; the row's Restart names its instance in
+    full, so it restarts that one instead of answering "More than one notebook is called …; ask an organizer"."""
+    twin = ("U0TWIN", "twin@contest.example")
+    east, name = new_instance(stack, "wb-twin", owner=twin[1], slack_user=twin[0])
+    central = stack.workbench.add_instance(PROJECT, "us-central1-a", name, owner_email=twin[1])
+    view = opened(stack, slack, twin[0])
+    buttons = [element["value"] for block in view["blocks"] if block.get("type") == "actions"
+               for element in block["elements"] if element.get("action_id") == fleet.ACTION_RESTART]
+    assert sorted(buttons) == sorted([east, central])
+    after = pressed(stack, slack, twin[0], fleet.ACTION_RESTART, central, view)
+    answer = after["blocks"][1]["text"]["text"]
+    assert "Restarting" in answer and "More than one notebook" not in answer
+    assert wait_for(lambda: bool(requests_for(stack, name)), timeout=60)
+    assert [request["instance"] for request in requests_for(stack, name)] == [central]

@@ -15,6 +15,7 @@ import pytest
 from shared.adapters.slack_notify import SlackNotifier
 from shared.core import messages
 from shared.core.report import build
+from simulators import audit_day
 from simulators.slack import SlackSimulator
 from tools.report import cli
 from tools.report.local import DAY_HOURS, DAY_START, ORGANIZERS_CHANNEL
@@ -88,9 +89,24 @@ def test_post_puts_the_text_and_the_csv_in_one_message_of_the_channel(tmp_path: 
 def test_post_without_a_token_or_channel_says_what_is_needed(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SLACK_ALERT_CHANNEL", raising=False)
+    monkeypatch.setenv("AUDIT_SEAL_KEY", audit_day.SEAL_KEY.decode())
     out = io.StringIO()
     source = cli.Source("p", None, (), {}, {})
     monkeypatch.setattr(cli, "_cloud", lambda args, settings: contextlib.nullcontext((source, None)))
-    monkeypatch.setattr(cli, "run", lambda source, since, until: build([], since=since, until=until))
+    monkeypatch.setattr(cli, "run", lambda source, since, until: build([], since=since, until=until, seal_key=b""))
     assert cli.main(["--project", "p", "--post", "--csv", str(tmp_path / "r.csv")], out=out) == 2
     assert "SLACK_BOT_TOKEN and SLACK_ALERT_CHANNEL are needed" in out.getvalue()
+
+
+def test_thirty_forged_entries_change_no_figure(tmp_path: Path) -> None:
+    """Issue 44 item 2's done-when: a participant's 30 entries in the bot's words (their notebook 9 hours down, a
+    rival's kills, invented participants, dropped kills; unsealed, with a guessed key, or a genuine seal carried
+    over) leave every figure of the CSV as it was, and the message says they were not counted."""
+    plain, forged = io.StringIO(), io.StringIO()
+    argv = ["--local", "--notebooks", "12", "--lang", "en"]
+    assert cli.main([*argv, "--csv", str(tmp_path / "plain.csv")], out=plain) == 0
+    assert cli.main([*argv, "--forged", "30", "--csv", str(tmp_path / "forged.csv")], out=forged) == 0
+    assert (tmp_path / "forged.csv").read_text() == (tmp_path / "plain.csv").read_text()
+    assert "invented" not in forged.getvalue() and "HYPERLINK" not in forged.getvalue()
+    assert "without its seal, not counted (someone else wrote them): 30" in forged.getvalue()
+    assert "without its seal" not in plain.getvalue()

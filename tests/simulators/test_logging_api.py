@@ -39,7 +39,8 @@ def test_the_report_over_the_wire_finds_what_the_day_was_made_of(logging_sim: Lo
     assert len(records) == len(day.entries)
     assert [r.at for r in records] == sorted(r.at for r in records)  # order_by asc, though stored shuffled
     fleet = {name: Notebook(*listed) for name, listed in day.fleet.items()}
-    report = build(records, since=START, until=START + timedelta(hours=10), fleet=fleet, prices=audit_day.PRICES)
+    report = build(records, since=START, until=START + timedelta(hours=10), seal_key=audit_day.SEAL_KEY, fleet=fleet,
+                   prices=audit_day.PRICES)
     total = report.totals
     assert (total.kills, total.automatic_restarts, total.manual_restarts, total.resizes) == (
         day.kills, day.automatic, day.manual, day.resizes)

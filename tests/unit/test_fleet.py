@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from shared.adapters.audit import record_fields
 from shared.core import fleet, messages
 from shared.core.history import AUTO, KILLS, RESTARTS, STOPPED
 from shared.core.models import InstanceRef, InstanceState, InstanceView
 from shared.core.report import AuditRecord, build
+from simulators import audit_day
 
 NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 DAY = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
@@ -85,11 +87,11 @@ def test_todays_counts_come_from_the_labels_when_no_audit_counts_are_given() -> 
 
 def test_counts_from_the_report_name_single_notebook_participants_only() -> None:
     def entry(n: int, instance: str, owner: str) -> AuditRecord:
+        fields = {"instance": instance, "owner": owner, "event_id": f"e{n}", "decision": "queued", "kind": "kill"}
         return AuditRecord(f"i{n}", DAY + timedelta(minutes=n), {
-            "audit": True, "instance": instance, "owner": owner, "event_id": f"e{n}", "decision": "queued",
-            "kind": "kill"})
+            "message": "OOM kill queued", **record_fields("OOM kill queued", fields, audit_day.SEAL_KEY)})
     report = build([entry(1, "solo", "a@x"), entry(2, "duo-1", "b@x"), entry(3, "duo-2", "b@x")],
-                   since=DAY, until=NOW)
+                   since=DAY, until=NOW, seal_key=audit_day.SEAL_KEY)
     counts = fleet.counts_from_report(report)
     assert counts == {"solo": fleet.DayCounts(kills=1, restarts=0)}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import random
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -13,8 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from shared.adapters.audit import record_fields
 from shared.core import messages
-from shared.core.report import AuditRecord, Notebook, Report, build, to_csv, to_table
+from shared.core import report as report_module
+from shared.core.report import AuditRecord, Notebook, Report, to_csv, to_table
 from shared.core.report_message import slack_text
 from simulators import audit_day
 
@@ -26,12 +29,20 @@ PRICES = {"e2-standard-4": 0.5, "e2-standard-8": 1.0}
 _ids = iter(range(10**6))
 
 
+def build(records: Any, **options: Any) -> Report:
+    """The report of records sealed with the day's key, as `make report` builds it."""
+    return report_module.build(records, seal_key=audit_day.SEAL_KEY, **options)
+
+
 def at(minutes: float) -> datetime:
     return SINCE + timedelta(minutes=minutes)
 
 
 def record(minutes: float, insert_id: str | None = None, **payload: Any) -> AuditRecord:
-    return AuditRecord(insert_id or f"id-{next(_ids)}", at(minutes), {"audit": True, **payload})
+    """A record as the functions write it, sealed with the day's key."""
+    message = str(payload.pop("message", ""))
+    fields = {"message": message, **record_fields(message, payload, audit_day.SEAL_KEY)}
+    return AuditRecord(insert_id or f"id-{next(_ids)}", at(minutes), fields)
 
 
 def kill(minutes: float, instance: str, event: str) -> AuditRecord:
@@ -193,3 +204,24 @@ def test_names_from_the_log_cannot_become_formulas_or_slack_markup() -> None:
     assert "'=HYPERLINK(\"http://evil\")" in participants
     text = slack_text(report, messages.For("en"), "r.csv")
     assert "<!channel>" not in text and "&lt;!channel&gt;" in text
+
+
+def test_names_with_a_hidden_formula_or_terminal_codes_are_inert_in_the_csv_and_the_table() -> None:
+    """Issue 44 item 2: a leading space, a NUL or a full-width sign before the formula, and ESC sequences in a name
+    from the log: no cell of the CSV starts a formula after the spaces a spreadsheet trims, and the terminal table
+    carries no control character."""
+    owners = {"nb-1": " =HYPERLINK(\"http://evil\")", "nb-2": "\x00=cmd|' /C calc'!A0", "nb-3": "\u3000＝1+1",
+              "nb-4": "\x1b[2J\x1b[1;1Hyou won\r", "nb-5": "\t-2+3"}
+    entries = [worker(60 + index, name, f"k{index}", owner=owner) for index, (name, owner) in enumerate(owners.items())]
+    report = build(entries, since=SINCE, until=UNTIL, prices=PRICES)
+    participants = [line["participant"] for line in csv.DictReader(io.StringIO(to_csv(report)))][:-1]
+    assert len(participants) == len(owners)
+    for cell in participants:
+        kept = unicodedata.normalize("NFKC", cell.lstrip())
+        assert kept[:1] not in ("=", "+", "-", "@"), cell
+        assert cell.isprintable() or cell.startswith("'\u3000"), cell
+    assert "\\x00=cmd|' /C calc'!A0" in participants and "' =HYPERLINK(\"http://evil\")" in participants
+    assert "\\x1b[2J\\x1b[1;1Hyou won\\x0d" in participants and "\\x09-2+3" in participants
+    table = to_table(report)
+    assert not [char for char in table if char != "\n" and unicodedata.category(char)[0] in "CZ"
+                and unicodedata.category(char) != "Zs"], table

@@ -6,7 +6,9 @@ Engine's instances.getGuestAttributes (queryPath `notebook-medic/`, google-cloud
 notebook, whether the guard is in place (✓ with its version and the watcher's state and interrupt count), degraded
 (✗ with its problems), skipped or missing, with the fix. Anything in the VM can write these attributes (Google's
 "Setting and querying guest attributes"): they are a report for organizers, never an input to the bot's decisions,
-which read only the instance's metadata `notebook-medic-guard` (shared/adapters/instances.py).
+which read only the instance's metadata `notebook-medic-guard` (shared/adapters/instances.py). Their root writes them,
+so every value is escaped as it is read (shared/core/printable.py): no line of the doctor's carries a VM's terminal
+control sequence, and a value that needs escaping cannot pass for a good one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from shared.core.printable import printable
 from tools.doctor.deployment import Deployment
 from tools.doctor.model import CheckResult, Instance, ReadError, fail, ok, warn
 
@@ -44,8 +47,8 @@ def compute_client(dep: Deployment) -> Any:
 
 
 def read_guard(client: Any, dep: Deployment, instance: Instance, opts: dict[str, Any]) -> dict[str, str]:
-    """The guard's attributes of one notebook's VM (a Workbench instance's VM has its name); {} when there are none
-    (404: nothing written under the namespace, or guest attributes not enabled)."""
+    """The guard's attributes of one notebook's VM (a Workbench instance's VM has its name), each value escaped for a
+    terminal; {} when there are none (404: nothing written under the namespace, or guest attributes not enabled)."""
     from google.api_core import exceptions  # noqa: PLC0415
 
     try:
@@ -53,7 +56,7 @@ def read_guard(client: Any, dep: Deployment, instance: Instance, opts: dict[str,
                                                       "instance": instance.name, "query_path": QUERY_PATH}, **opts)
     except exceptions.NotFound:
         return {}
-    return {item.key: item.value for item in answer.query_value.items if item.namespace == NAMESPACE}
+    return {item.key: printable(item.value) for item in answer.query_value.items if item.namespace == NAMESPACE}
 
 
 def read_guards(dep: Deployment, instances: list[Instance], submit: Callable[[str, Callable[[], Any],

@@ -2,7 +2,9 @@
 and with --post send the message and the CSV to the organizers' channel.
 
 Settings come from the functions' environment variables where they apply (GOOGLE_CLOUD_PROJECT, WORKBENCH_ZONES,
-MACHINE_PRICES, MESSAGE_LANGUAGE, SLACK_BOT_TOKEN, SLACK_ALERT_CHANNEL), each overridable by a flag; `--local`
+MACHINE_PRICES, MESSAGE_LANGUAGE, SLACK_BOT_TOKEN, SLACK_ALERT_CHANNEL, and AUDIT_SEAL_KEY, without which no record
+counts: `AUDIT_SEAL_KEY=$(gcloud secrets versions access latest --secret notebook-medic-audit-seal-key)`), each
+overridable by a flag; `--local`
 answers from simulators.logging_api seeded with simulators.audit_day's contest day instead.
 """
 
@@ -48,6 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--local", action="store_true",
                         help="a seeded contest day on the local Logging stand-in (no Google account needed)")
     parser.add_argument("--notebooks", type=int, default=40, help="--local: the day's notebooks")
+    parser.add_argument("--forged", type=int, default=0,
+                        help="--local: also that many entries a participant wrote in the bot's words (none counts)")
     args = parser.parse_args(argv)
     if not args.local and not args.project:
         parser.error("--project (or GOOGLE_CLOUD_PROJECT) is required, or --local")
@@ -67,7 +71,7 @@ def _cloud(args: argparse.Namespace, settings: Settings) -> Iterator[tuple[Sourc
     services = tuple(f"{args.prefix}-{suffix}" for suffix in AUDITED)
     slack = SlackNotifier(token=settings.slack_bot_token, base_url=settings.slack_api_url) if args.post else None
     yield Source(args.project, make_client(args.project), services, fleet, settings.machine_prices, slack,
-                 settings.slack_alert_channel), None
+                 settings.slack_alert_channel, settings.audit_seal_key.encode()), None
 
 
 def window(args: argparse.Namespace, now: datetime, day: tuple[datetime, datetime] | None) -> tuple[datetime, datetime]:
@@ -80,19 +84,24 @@ def window(args: argparse.Namespace, now: datetime, day: tuple[datetime, datetim
 
 def run(source: Source, since: datetime, until: datetime) -> Report:
     records = read_audit(source.client, source.project, source.services, since, until)
-    return build(records, since=since, until=until, fleet=source.fleet, prices=source.prices)
+    return build(records, since=since, until=until, seal_key=source.seal_key, fleet=source.fleet,
+                 prices=source.prices)
 
 
 def main(argv: list[str] | None = None, out: Any = None) -> int:
     out = out or sys.stdout
     args = parse_args(argv)
     settings = load_settings((), os.environ)
+    if not args.local and not settings.audit_seal_key:
+        print("AUDIT_SEAL_KEY is needed: only the records the functions sealed with it count (docs/security.md); "
+              "AUDIT_SEAL_KEY=$(gcloud secrets versions access latest --secret <prefix>-audit-seal-key)", file=out)
+        return 2
     say = messages.For(args.lang or settings.message_language)
     context: contextlib.AbstractContextManager[tuple[Source, tuple[datetime, datetime] | None]]
     if args.local:
         from tools.report.local import local_source  # noqa: PLC0415 - the simulators, only for --local
 
-        context = local_source(args.notebooks, post=args.post)
+        context = local_source(args.notebooks, post=args.post, forged=args.forged)
     else:
         context = _cloud(args, settings)
     with context as (source, day):

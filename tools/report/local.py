@@ -29,18 +29,19 @@ BOT_TOKEN = "xoxb-local-report"  # noqa: S105 - the Slack simulator's, not a sec
 
 
 @contextlib.contextmanager
-def local_source(notebooks: int, *, post: bool = False) -> Iterator[tuple[Source, tuple[datetime, datetime]]]:
+def local_source(notebooks: int, *, post: bool = False,
+                 forged: int = 0) -> Iterator[tuple[Source, tuple[datetime, datetime]]]:
     """The stand-in serving the day, and the day's window (with `post`, the Slack simulator's organizers' channel
-    to post to); stopped on exit."""
+    to post to; with `forged`, that many entries a participant wrote in the bot's words); stopped on exit."""
     day = audit_day.contest_day(DAY_START, notebooks, hours=DAY_HOURS, gaps=True)
     with contextlib.ExitStack() as running:
         logging_sim = running.enter_context(LoggingSimulator())
-        logging_sim.add(*day.entries)
+        logging_sim.add(*day.entries, *audit_day.forgeries(day, forged, start=DAY_START))
         client = make_client(audit_day.PROJECT, logging_sim.url,
                              AnonymousCredentials())  # type: ignore[no-untyped-call]
         fleet = {name: Notebook(owner, machine) for name, (owner, machine) in day.fleet.items()}
         services = tuple(f"{DEFAULT_PREFIX}-{suffix}" for suffix in AUDITED)
-        source = Source(audit_day.PROJECT, client, services, fleet, audit_day.PRICES)
+        source = Source(audit_day.PROJECT, client, services, fleet, audit_day.PRICES, seal_key=audit_day.SEAL_KEY)
         if post:
             slack_sim = running.enter_context(SlackSimulator(bot_token=BOT_TOKEN))
             slack_sim.add_channel(ORGANIZERS_CHANNEL, "contest-organizers")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from shared.adapters.slack_notify import SlackNotifier
@@ -25,3 +25,4 @@ class Source:
     prices: Mapping[str, float]
     slack: SlackNotifier | None = None  # --post: where the message goes, and its channel
     channel: str = ""
+    seal_key: bytes = field(default=b"", repr=False)  # AUDIT_SEAL_KEY: only records it seals count (b"": none)

@@ -16,7 +16,7 @@ from shared.app.slack.app import COMMAND, build_app
 from shared.app.slack.budget import Deadline
 from shared.app.slack.callers import USERGROUP_TTL_S
 from shared.app.slack.dependencies import Dependencies, build_dependencies
-from shared.app.slack.guard import answer, slack_request_digest
+from shared.app.slack.guard import MAX_BODY_BYTES, answer, slack_request_digest
 
-__all__ = ["COMMAND", "USERGROUP_TTL_S", "Deadline", "Dependencies", "answer", "build_app", "build_dependencies",
-           "slack_request_digest"]
+__all__ = ["COMMAND", "MAX_BODY_BYTES", "USERGROUP_TTL_S", "Deadline", "Dependencies", "answer", "build_app",
+           "build_dependencies", "slack_request_digest"]

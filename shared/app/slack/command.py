@@ -168,7 +168,8 @@ def restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: st
         return deps.say("cmd.replayed")
     if not decision.allowed or decision.instance is None:
         audit_request("denied", fields, reason=decision.answer.value)
-        return denial(deps.say, settings, decision.answer, caller, target, decision)
+        shown = target.rsplit("/", 1)[-1] if target else target  # a row button's full name, said as its name
+        return denial(deps.say, settings, decision.answer, caller, shown, decision)
     instance = decision.instance
     user_id = caller.slack_user_id
     request = RestartRequest(

@@ -17,6 +17,7 @@ from shared.adapters.memory_series import MemorySeries
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
 from shared.app.slack.callers import Callers
+from shared.app.slack.fleet_cache import FleetCache
 from shared.app.slack.lookup import CallerLookup
 from shared.app.slack.publish import DeadlinePublisher
 from shared.app.slack.respond import Responder
@@ -37,6 +38,7 @@ class Dependencies:
     publisher: DeadlinePublisher
     responder: Responder
     memory: MemorySeries | None = None  # the Home tab's fleet memory read (Cloud Monitoring); None: not read
+    fleet_cache: FleetCache  # the Home tab's reads shared between opens, and each person's opens a minute
 
 
 def build_dependencies(
@@ -55,6 +57,7 @@ def build_dependencies(
         publisher=DeadlinePublisher(queue=queue, budget=budget, say=say),
         responder=Responder(budget=budget, response_url_base=settings.slack_response_url_base),
         memory=memory,
+        fleet_cache=FleetCache(clock, ttl=settings.home_fleet_ttl, opens_per_minute=settings.home_opens_per_minute),
     )
 
 

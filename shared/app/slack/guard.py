@@ -26,6 +26,13 @@ if TYPE_CHECKING:
     from slack_sdk.signature import SignatureVerifier
 
 ACK_DEADLINE = "notebook_medic_ack_deadline"  # the request's Deadline, in its BoltContext
+# The most bytes of body read before the signature is checked; a longer body is refused unread (413), so that nobody
+# without the signing secret can fill the function's memory. Slack documents no size for the requests it sends; every
+# one it sends this app carries one surface of the bot's own (a slash command's text, a button's message, the Home
+# tab or a modal with its inputs' values), and Slack refuses a view over 250 kB (`view_too_large`, views.open /
+# views.publish / views.update). URL-encoding at most triples those bytes (`%XX`), plus the form's other fields:
+# 3 × 250 kB and the rest fit in 1 MiB.
+MAX_BODY_BYTES = 1 << 20
 
 
 def answer(

@@ -12,7 +12,6 @@ they press Refresh or Next page, because Slack shows a Home tab only as an app l
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +21,7 @@ from shared.app.slack.budget import MIN_CALL_S, Deadline, Late, Read
 from shared.app.slack.command import read, restart
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
+from shared.app.slack.fleet_cache import MemoryReadings
 from shared.app.slack.guard import request_stamp
 from shared.app.slack.replies import obj
 from shared.core import announce, bulk, fleet, fleet_ops, messages
@@ -32,11 +32,14 @@ log = logging.getLogger(__name__)
 
 
 def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Dependencies, page: int = 1) -> None:
-    """The Home tab `user_id` sees, read and published before the deadline (a failed publish is logged: the tab keeps
-    what it showed before)."""
+    """The Home tab `user_id` sees, read (or the fleet as read less than HOME_FLEET_TTL_SECONDS ago) and published
+    before the deadline (a failed publish is logged: the tab keeps what it showed before); nothing for a person over
+    their opens a minute (fleet_cache.py)."""
     fields: dict[str, Any] = {"user": user_id, "surface": "home"}
-    memory = FleetMemory(deps, deadline)
-    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields, beside=memory.start)
+    if not deps.fleet_cache.admit(user_id):
+        audit_request("home: opened too often", fields)
+        return
+    got, readings = _caller_and_fleet(user_id, deadline, workspace, deps, fields)
     if isinstance(got, Late):
         view = notice(deps.say("fleet.home.slow", service="Slack" if got.what == "users.info" else "Workbench"),
                       deps.say)
@@ -46,9 +49,29 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
         audit_request("home: not shown", fields)
     else:
         caller, instances = got
-        view = fleet_view(caller, instances, deps, page=page, memory=memory.within(fields))
+        view = fleet_view(caller, instances, deps, page=page, memory=readings)
         audit_request("home shown", fields, rows=len(instances) if caller.is_organizer else None)
     publish(deps, user_id, view, deadline)
+
+
+def _caller_and_fleet(user_id: str, deadline: Deadline, workspace: str | None, deps: Dependencies,
+                      fields: dict[str, Any]) -> tuple[tuple[Caller, list[InstanceView]] | str | Late,
+                                                       MemoryReadings | None]:
+    """Who is asking (read every time) and the fleet with its memory: as last read while that is fresh, else read
+    now and kept for the opens after."""
+    kept = deps.fleet_cache.fresh()
+    if kept is not None:
+        fields["fleet"] = "cached"
+        budget = deps.settings.slack_budget
+        caller = deps.callers.within(deps.callers.start(user_id, workspace), deadline.share(budget.reads), fields)
+        return (caller if isinstance(caller, str | Late) else (caller, list(kept.instances))), kept.memory
+    memory = FleetMemory(deps, deadline)
+    got = read(deps, Verb.STATUS, user_id, workspace, deadline, fields, beside=memory.start)
+    if isinstance(got, str | Late):
+        return got, None
+    readings = memory.within(fields)
+    deps.fleet_cache.keep(got[1], readings)
+    return got, readings
 
 
 def view_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None, deps: Dependencies) -> None:
@@ -59,8 +82,6 @@ def view_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | Non
     show(str(obj(body.get("user")).get("id", "")), deadline=deadline, workspace=workspace, deps=deps,
          page=min(page, 100))
 
-
-MemoryReadings = Mapping[tuple[str, str, str], float]
 
 
 class FleetMemory:
@@ -206,7 +227,7 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
     user_id = str(obj(body.get("user")).get("id", ""))
     action = obj((body.get("actions") or [{}])[0])
     fields: dict[str, Any] = {"user": user_id, "button": str(action.get("action_id", "")), "surface": "home"}
-    name = str(action.get("value", "")).rsplit("/", 1)[-1]
+    instance = str(action.get("value", ""))  # its full name: the row pressed, even when two zones share its name
     memory = FleetMemory(deps, deadline)
     got = read(deps, Verb.RESTART, user_id, workspace, deadline, fields, beside=memory.start)
     if isinstance(got, Late | str):  # nothing queued; pressing again is the way on
@@ -217,7 +238,9 @@ def row_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
         publish(deps, user_id, notice(text, deps.say), deadline)
         return
     caller, instances = got
-    said = restart(deps, body, caller, name, instances, deadline, fields)
-    view = fleet_view(caller, instances, deps, memory=memory.within(fields))
+    said = restart(deps, body, caller, instance, instances, deadline, fields)
+    readings = memory.within(fields)
+    deps.fleet_cache.keep(instances, readings)
+    view = fleet_view(caller, instances, deps, memory=readings)
     view["blocks"].insert(1, {"type": "section", "text": {"type": "mrkdwn", "text": said[:fleet.SECTION_MAX]}})
     publish(deps, user_id, {**view, "blocks": view["blocks"][:fleet.HOME_MAX_BLOCKS]}, deadline)

@@ -45,6 +45,10 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "en": "• entries seen twice, counted once: {count}",
         "ja": "• 重複したエントリ {count} 件 (1 回として数えました)",
     },
+    "report.gap.unsealed": {
+        "en": "• entries written like the bot's without its seal, not counted (someone else wrote them): {count}",
+        "ja": "• ボットの封印のない、ボットを装ったエントリ {count} 件 (ほかの誰かが書いたもの、数えていません)",
+    },
     "report.gap.unnamed_kills": {
         "en": "• kills whose notebook could not be named or whose evidence did not hold up: {count}",
         "ja": "• ノートブックを特定できなかった、または根拠が確かでなかったキル {count} 件",
