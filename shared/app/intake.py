@@ -196,9 +196,9 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
                floods: Floods | None, now: datetime) -> IntakeOutcome | _Queued:
     """The request to publish, or why none is: an unverified kill over its instance's for the minute (logged; the
     next that passes carries the earliest kill time of those held, and a real kill leaves JupyterLab down for it
-    to see); a kill only its VM id names, which Compute Engine could not check and is too old to retry (an ERROR:
-    the dropped-kills alert); a line over its writer's alerts for the minute (logged, and counted by its
-    writer's next alert, AlertPayload.folded)."""
+    to see); a kill only its VM id names, which Compute Engine could not check and is too old to retry (an ERROR;
+    the dropped-kills alert fired while it waited unacknowledged); a line over its writer's alerts for the minute
+    (logged, and counted by its writer's next alert, AlertPayload.folded)."""
     request = queued.request
     if isinstance(vetted, Refusal) and not vetted.checked:
         audit("kill dropped: only its VM id names it, Compute Engine could not be asked, and the event is too old "
@@ -247,8 +247,9 @@ def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
     nothing about the line, so it never refuses one: a kill that names its instance goes on unverified, at once
     (the adapter has retried within its call; the worker acts on it only if JupyterLab is down); one that only
     the VM id can name is raised while young, so Eventarc redelivers it, and once too old, dropped with an ERROR
-    (the dropped-kills alert). A forger gains nothing from a Compute outage: an unverified line resets only a
-    notebook whose JupyterLab is already down, which its owner's /restart-notebook would reset too."""
+    (the dropped-kills alert fired while it waited unacknowledged). A forger gains nothing from a Compute outage:
+    an unverified line resets only a notebook whose JupyterLab is already down, which its owner's /restart-notebook
+    would reset too."""
     try:
         return vet(read, settings=settings, vm_names=vm_names)
     except Exception as exc:  # whatever Compute Engine's failure, it is no statement about the line
