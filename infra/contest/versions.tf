@@ -3,7 +3,7 @@
 # stays. The bot finds these instances by zone and owner; nothing here refers to the bot.
 
 terraform {
-  required_version = ">= 1.5"
+  required_version = ">= 1.11.4" # the one version it is checked with (tests/infra/test_docs.py)
 
   required_providers {
     google = {

@@ -5,13 +5,19 @@ fits a screenful of reading (≤ 12 KB)."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests import gcloud_cli
+from tests.infra import hcl
 from tests.infra.test_function_environment import names_config_reads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -186,3 +192,32 @@ def test_every_measured_figure_names_its_run(page: Path) -> None:
 def test_the_figure_check_sees_a_figure_without_its_run() -> None:
     assert unsourced_figures("make unit takes about 20 s.\n\nIt took 3 s (2026-12-01, 5 runs).\n") == [
         "make unit takes about 20 s."]
+
+
+# ---- the deploy path's claims (issue 45): each held to what it names ----
+def _required_versions() -> set[str]:
+    found = set()
+    for path in hcl.all_tf_files():
+        for block in hcl.parse(path).get("terraform", []):
+            if "required_version" in block:
+                found.add(hcl.literal(block["required_version"]))
+    return found
+
+
+def test_terraforms_oldest_allowed_version_is_the_one_the_checks_run_with() -> None:
+    """`contest_end`'s validation refers to `var.contest_start`, which Terraform accepts only from 1.9: a claimed
+    "≥ 1.5" failed at the first plan on 1.5–1.8. The floor is the release the offline checks run (only one can be
+    installed here: Terraform ships from releases.hashicorp.com, not PyPI, Debian or npm), Cloud Build's deploy
+    image is that release, and every page says the same floor."""
+    [required] = _required_versions()
+    floor = required.removeprefix(">= ")
+    deploy = yaml.safe_load((ROOT / "cloudbuild-deploy.yaml").read_text())["substitutions"]
+    assert deploy["_TERRAFORM_IMAGE"] == f"hashicorp/terraform:{floor}"
+    for page in DEPLOY_PAGES:
+        claimed = set(re.findall(r"Terraform ≥ ([\d.]+)", page.read_text()))
+        assert claimed <= {floor}, (_page_id(page), claimed)
+    if shutil.which("terraform"):
+        version = subprocess.run(["terraform", "version", "-json"], capture_output=True, text=True, check=True,
+                                 env={"PATH": os.environ["PATH"], "CHECKPOINT_DISABLE": "1",
+                                      "TF_CLI_CONFIG_FILE": os.devnull})
+        assert json.loads(version.stdout)["terraform_version"] == floor
