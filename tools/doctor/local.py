@@ -61,11 +61,12 @@ def local_names() -> Names:
     )
 
 
-# What a guard that applied everything writes (infra/contest's guard, issue 22; tools/doctor/guard.py reads it):
-# Workbench's caps on a 16 GB e2-standard-4, the server protected and kernels first, the watcher running.
+# What a guard that applied everything writes (infra/contest/guard/install.sh's report(), issue 22; its drop-in's
+# Restart= and OOMPolicy=, its two oom_score_adj; tests/doctor/test_guard.py holds them equal; tools/doctor/guard.py
+# reads them): Workbench's caps on a 16 GB e2-standard-4, the server protected and kernels first, the watcher running.
 GUARD_OK = {
-    "guard-version": "1", "restart": "on-failure", "oom-policy": "continue", "memory-max": "16106127360",
-    "memory-high": "16056127360", "server-oom-score-adj": "-900", "kernel-oom-score-adj": "500", "state": "ok",
+    "guard-version": "1", "restart": "always", "oom-policy": "continue", "memory-max": "16106127360",
+    "memory-high": "16056127360", "server-oom-score-adj": "-900", "kernel-oom-score-adj": "1000", "state": "ok",
     "problems": "", "watcher-interrupts": "0",
     "watcher-state": "watching cgroup-v2 jupyter.service limit=16106127360 threshold=0.93 polling",
 }
