@@ -36,8 +36,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--zones", default=env.get("WORKBENCH_ZONES", ""), help="comma-separated")
     parser.add_argument("--region", default=env.get("FUNCTION_REGION", "us-central1"),
                         help="the functions' region (Terraform variable region)")
-    parser.add_argument("--name-prefix", default="", help="Terraform variable name_prefix (default: from "
-                        "RESTART_TOPIC, else notebook-medic)")
+    parser.add_argument("--name-prefix", default="", help="Terraform variable name_prefix; wins over RESTART_TOPIC "
+                        "(default: from RESTART_TOPIC, a topic id or projects/P/topics/ID, else notebook-medic)")
     parser.add_argument("--channel", default=env.get("SLACK_ALERT_CHANNEL", ""))
     parser.add_argument("--organizers", default=env.get("ORGANIZER_EMAILS", ""), help="comma-separated emails")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout, for CI")
@@ -53,7 +53,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def prefix_of(restart_topic: str) -> str:
-    match = re.fullmatch(r"projects/[^/]+/topics/(.+)-restart", restart_topic)
+    """name_prefix from RESTART_TOPIC in either form the functions read (config.py: a bare id is in the project)."""
+    match = re.fullmatch(r"(?:projects/[^/]+/topics/)?([^/]+)-restart", restart_topic.strip())
     return match.group(1) if match else "notebook-medic"
 
 
