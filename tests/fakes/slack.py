@@ -92,6 +92,7 @@ class FakeSlack:
         self.client = FakeWebClient(self)
         self.clock = clock
         self.users = {email.lower(): user for email, user in (users or {}).items()}  # email -> Slack user id
+        self.zones: dict[str, str] = {}  # email -> the user's Slack `tz`; none: the user object gives none
         self.timeout_s = timeout_s
         self.faults: list[SlackFault] = []
         self.messages: list[Message] = []  # every message posted, as it reads now
@@ -164,6 +165,10 @@ class FakeSlack:
     def user_id_for(self, email: str) -> str | None:
         """users.lookupByEmail: the Slack user of an email, None for one Slack does not know."""
         return self.users.get(email.lower())
+
+    def zone_for(self, email: str) -> str | None:
+        """The user's `tz`, read with their id (SlackNotifier.zone_for); None for one Slack does not know."""
+        return self.zones.get(email.lower()) if email.lower() in self.users else None
 
     def dm(self, email: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
         user = self.users.get(email.lower())
