@@ -81,11 +81,41 @@ def test_without_channels_read_membership_is_unverified_not_failed(local: LocalD
 
 
 def test_a_wrong_token_fails_auth_and_nothing_outside_slack(local: LocalDeployment) -> None:
-    results = diagnose(local, bot_token="xoxb-not-the-token")
+    """A rotation to a wrong value: the deployed secret's new version is what auth.test is given, and what the
+    line names, however right the shell's SLACK_BOT_TOKEN still is."""
+    versions = local.cloud.secrets[local.deployment.names.bot_token_secret]
+    versions.append(b"xoxb-not-the-token")
+    try:
+        results = diagnose(local)
+    finally:
+        versions.pop()
     assert results["slack.auth"].status is Status.FAIL
     assert "invalid_auth" in results["slack.auth"].what
+    assert "version 2 of notebook-medic-slack-bot-token" in results["slack.auth"].what
     assert "gcloud secrets versions add notebook-medic-slack-bot-token" in results["slack.auth"].fix
     assert {k for k in not_ok(results) if not k.startswith("slack.")} == set()
+
+
+def test_the_deployed_token_is_tested_not_the_shells(local: LocalDeployment) -> None:
+    results = diagnose(local, bot_token="xoxb-a-stale-copy-in-the-shell")
+    assert results["slack.auth"].status is Status.OK, results["slack.auth"]
+    assert "version 1 of notebook-medic-slack-bot-token" in results["slack.auth"].what
+    assert "slack.secret" not in results
+
+
+def test_an_unreadable_secret_says_the_shells_token_was_tested_instead(local: LocalDeployment) -> None:
+    """A viewer lacks secretmanager.versions.access: Secret Manager answers 403, and the lines say whose token."""
+    local.cloud.secret_readers = set()
+    try:
+        results = diagnose(local)
+        wrong = diagnose(local, bot_token="xoxb-not-the-token")
+    finally:
+        local.cloud.secret_readers = None
+    assert results["slack.secret"].status is Status.WARN and "PERMISSION_DENIED" in results["slack.secret"].what
+    assert "roles/secretmanager.secretAccessor" in results["slack.secret"].fix
+    assert results["slack.auth"].status is Status.OK and "SLACK_BOT_TOKEN from your shell" in results["slack.auth"].what
+    assert wrong["slack.auth"].status is Status.FAIL and "refused SLACK_BOT_TOKEN from your shell" in (
+        wrong["slack.auth"].what)
 
 
 def test_no_signing_secret_and_its_value_never_printed(local: LocalDeployment) -> None:

@@ -198,6 +198,7 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
                 urls["restart_worker"] = stack.balancer.url
             vms = [f"nb-{index:02d}" for index in range(fleet)]
             seed_like_terraform(cloud, names, urls, vms)
+            cloud.secrets[names.bot_token_secret] = [env["SLACK_BOT_TOKEN"].encode()]  # README step 5's version
             contest = local_contest(cloud, frozenset(f"participant-{i:02d}@contest.example" for i in range(fleet)))
             seed_contest_data(cloud, contest)
             plan = local_plan(cloud, zones[0], fleet)
