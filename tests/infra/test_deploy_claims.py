@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from tests.infra import hcl
+from tests.infra.test_iam import granted_permissions
 from tools.doctor.deployment import slack_scopes
 
 ROOT = hcl.ROOT
@@ -65,3 +66,38 @@ def test_the_preflight_runs_before_the_contests_apply() -> None:
     for line in ("preflight.slack_members", "preflight.network", "preflight.names", "preflight.apis",
                  "preflight.quotas"):
         assert line in order, line
+
+
+def _permissions_named(cell: str) -> set[str]:
+    """`notebooks.instances.get/list` as the table writes it: each permission it stands for."""
+    found = set()
+    for token in re.findall(r"`([a-z]+\.[a-zA-Z]+\.[a-zA-Z/]+)`", cell):
+        service, resource, verbs = token.split(".", 2)
+        if resource == "googleapis":  # an API's name, `compute.googleapis.com`
+            continue
+        found |= {f"{service}.{resource}.{verb}" for verb in verbs.split("/")}
+    return found
+
+
+def test_the_permissions_table_names_every_grant_of_each_function() -> None:
+    """infra/README's table, row by function, against what infra/ grants it: its custom role's permissions
+    (locals.tf workbench_permissions, held to the code by test_iam.py), the restart topic and the secrets. Three
+    grants were missing at ebbd4a6 (on_memory_alert's role, the worker's instances.list, monitoring reads)."""
+    module = hcl.load_module(hcl.INFRA)
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| (.*) \|$", README, re.MULTILINE)}
+    publishers = {name.removesuffix("_publishes_restarts")
+                  for (kind, name) in module.resources if kind == "google_pubsub_topic_iam_member"
+                  and name.endswith("_publishes_restarts")}
+    functions = set(granted_permissions())
+    secret_readers = {name: {f for f in functions if f in str(body.get("for_each") or body["member"])}
+                      for (kind, name), body in module.resources.items()
+                      if kind == "google_secret_manager_secret_iam_member"}
+    for function, permissions in granted_permissions().items():
+        row = rows[function]
+        role = "notebookMedic" + function.title().replace("_", "")
+        assert f"custom role `{role}`" in row and _permissions_named(row) == permissions, (function, row)
+        assert ("restart topic" in row) == (function in publishers), function
+        reads = {secret for secret, readers in secret_readers.items() if function in readers}
+        said = {"bot_token", "signing_secret"} if "both Slack secrets" in row else (
+            {"bot_token"} if "bot-token secret" in row else set())
+        assert said == reads, (function, reads)
