@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import yaml
+
 from tests.infra import hcl
 from tests.infra.test_iam import granted_permissions
 from tools.doctor.deployment import slack_scopes
@@ -101,3 +103,26 @@ def test_the_permissions_table_names_every_grant_of_each_function() -> None:
         said = {"bot_token", "signing_secret"} if "both Slack secrets" in row else (
             {"bot_token"} if "bot-token secret" in row else set())
         assert said == reads, (function, reads)
+
+
+def _url_keys(node: object, path: str = "") -> list[str]:
+    """Where manifest.yaml carries the function's URL, as dotted keys (a list's items unnamed)."""
+    if isinstance(node, dict):
+        return [k for key, value in node.items() for k in _url_keys(value, f"{path}.{key}".lstrip("."))]
+    if isinstance(node, list):
+        return [k for value in node for k in _url_keys(value, path)]
+    return [path] if isinstance(node, str) and "cloudfunctions.net" in node else []
+
+
+def test_every_place_the_manifest_carries_the_url_is_named_and_the_events_url_is_verified_after_the_apply() -> None:
+    """Three places (the command, interactivity, the Home tab's events), not two: the output's description names
+    each, and step 7 sends the deployer back to Event Subscriptions, whose URL Slack can verify only once the
+    function exists."""
+    keys = _url_keys(yaml.safe_load((ROOT / "manifest.yaml").read_text()))
+    assert sorted(keys) == ["features.slash_commands.url", "settings.event_subscriptions.request_url",
+                            "settings.interactivity.request_url"]
+    described = hcl.literal(hcl.load_module(hcl.INFRA).outputs["slack_request_url"]["description"])
+    assert all(key.split(".", 1)[1] in described or key.endswith("slash_commands.url") for key in keys), described
+    step7 = _flat(README.split("**7. Deploy.**", 1)[1].split("### Cloud Build", 1)[0])
+    assert "three URLs of your manifest copy" in step7 and "Event Subscriptions" in step7
+    assert "url_verification" in step7

@@ -11,13 +11,15 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests import gcloud_cli
-from tests.infra import hcl
+from tests.infra import gcloud_sdk, hcl
 from tests.infra.test_function_environment import names_config_reads
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -221,3 +223,119 @@ def test_terraforms_oldest_allowed_version_is_the_one_the_checks_run_with() -> N
                                  env={"PATH": os.environ["PATH"], "CHECKPOINT_DISABLE": "1",
                                       "TF_CLI_CONFIG_FILE": os.devnull})
         assert json.loads(version.stdout)["terraform_version"] == floor
+
+
+# ---- what a command is said to print (issue 45): run where it runs offline, else marked as not checked ----
+NOT_CHECKED = "not checked offline"  # the words a page puts beside a claim no test here can run
+OFFLINE = {"sed", "grep", "printf", "echo", "cat", "wc", "tr", "head", "sort", "export"}
+# A resource as the API lists it, for a gcloud --format claim: Secret Manager's SecretVersion (`name`
+# "projects/*/secrets/*/versions/*", with the project number; `state`: the SDK's secretmanager_v1_messages.py).
+LISTED = {("secrets", "versions", "list"): lambda secret: [
+    {"name": f"projects/123456789012/secrets/{secret}/versions/1", "state": "ENABLED"}]}
+SAMPLE_ENV = {"PROJECT_ID": "my-contest-project", "REGION": "us-central1"}
+
+
+@dataclass(frozen=True)
+class Printed:
+    page: str
+    before: tuple[str, ...]  # the block's lines before it, continuations joined
+    line: str
+    expected: str | None  # None: the page says it is not checked offline
+
+
+def printed_claims(page: Path, text: str | None = None) -> list[Printed]:
+    """Every shell line whose comment says what it prints: `# 3`, `# prints X`, or a gcloud --format's output."""
+    found = []
+    for block in _FENCE.findall(page.read_text() if text is None else text):
+        lines = [line.strip() for line in re.sub(r"\\\n\s*", " ", block).splitlines()]
+        for index, line in enumerate(lines):
+            command, _, comment = line.partition(" # ")
+            comment = comment.strip()
+            claim = re.fullmatch(r"(\d+)|prints (.+)", comment) or (
+                command.startswith("gcloud ") and "--format" in command and comment and comment)
+            if not claim:
+                continue
+            expected = None if NOT_CHECKED in comment else (
+                comment if isinstance(claim, str) else claim.group(1) or claim.group(2))
+            found.append(Printed(_page_id(page), tuple(lines[:index]), command.strip(),
+                                 "" if expected == "nothing" else expected))
+    return found
+
+
+def _gcloud_output(command: str) -> str | None:
+    """What gcloud prints for a listed resource under the command's --format, by the SDK's own printer."""
+    words = shlex.split(command)
+    key = tuple(words[1:4])
+    sdk = gcloud_sdk.sdk_root()
+    if key not in LISTED or sdk is None:
+        return None
+    form = next(w.split("=", 1)[1] for w in words if w.startswith("--format="))
+    code = ("import io, json, sys\nfrom googlecloudsdk.core.resource import resource_printer\n"
+            "out = io.StringIO()\nresource_printer.Print(json.loads(sys.argv[1]), sys.argv[2], out=out)\n"
+            "print(out.getvalue(), end='')")
+    return gcloud_sdk.run_in_sdk(sdk, code, json.dumps(LISTED[key](words[4])), form)  # type: ignore[operator]
+
+
+def run_printed(claim: Printed, home: Path) -> str | None:
+    """What the line prints here, after the block's lines before it; None when it cannot run offline."""
+    if claim.line.startswith("gcloud "):
+        return _gcloud_output(claim.line)
+    lines = [*claim.before, claim.line]
+    commands = [part.split()[0] for line in lines for part in re.split(r"&&|\|\||;|\|", line.split(" # ")[0])
+                if part.split()]
+    if not set(commands) <= OFFLINE:
+        return None
+    done = subprocess.run(["bash", "-ceu", "\n".join(line.split(" # ")[0] for line in lines)], cwd=ROOT,
+                          env={"PATH": os.environ["PATH"], "HOME": str(home), **SAMPLE_ENV},
+                          capture_output=True, text=True, timeout=60, check=False)
+    return done.stdout
+
+
+@pytest.mark.parametrize("page", DEPLOY_PAGES, ids=_page_id)
+def test_what_each_command_is_said_to_print_is_what_it_prints(page: Path, tmp_path: Path) -> None:
+    """`grep -c … # 3`: run here with the pages' sample PROJECT_ID and REGION where every command of its block
+    runs offline (the manifest check printed 3 where the page said 2); a gcloud --format claim by the SDK's own
+    printer on a resource as the API lists it. Any other claim says "not checked offline", so a reader knows."""
+    wrong, unmarked = [], []
+    for claim in printed_claims(page):
+        if claim.expected is None:
+            continue
+        printed = run_printed(claim, tmp_path)
+        if printed is None:
+            unmarked.append(claim.line)
+        elif printed.split() != claim.expected.split():
+            wrong.append((claim.line, claim.expected, printed))
+    assert wrong == [] and unmarked == [], (wrong, unmarked)
+
+
+def test_the_printed_check_runs_a_wrong_count_and_sees_it() -> None:
+    page = ROOT / "infra" / "README.md"
+    text = ("```sh\nsed \"s#x#y#\" manifest.yaml > \"$HOME/m.yaml\"\ngrep -c notebook-medic-slack \"$HOME/m.yaml\""
+            "   # 2\ngit status   # prints nothing\ngit log   # prints nothing (" + NOT_CHECKED + ")\n```\n")
+    claims = printed_claims(page, text)
+    assert [c.expected for c in claims] == ["2", "", None]
+    with tempfile.TemporaryDirectory() as home:
+        assert run_printed(claims[0], Path(home)) == "3\n"
+        assert run_printed(claims[1], Path(home)) is None
+
+
+@pytest.mark.skipif(shutil.which("terraform") is None, reason="no terraform binary on PATH: its words unchecked")
+def test_terraforms_words_for_a_missing_zip_are_the_ones_the_page_quotes(tmp_path: Path) -> None:
+    """infra/'s source-object name (functions.tf) and dist_dir (locals.tf) in a module of their own, planned
+    without dist/: the installed Terraform's error, word for word as docs/operations.md quotes it."""
+    functions = (hcl.INFRA / "functions.tf").read_text()
+    [name] = re.findall(r'^\s*name\s*=\s*("\$\{each\.key\}-\$\{filemd5\(.*\)\}\.zip")$', functions, re.MULTILINE)
+    [dist] = re.findall(r"^\s*dist_dir\s*=\s*(.+)$", (hcl.INFRA / "locals.tf").read_text(), re.MULTILINE)
+    module = tmp_path / "infra"
+    module.mkdir()
+    (module / "main.tf").write_text(
+        f'variable "dist_dir" {{\n  default = ""\n}}\nlocals {{\n  dist_dir = {dist}\n}}\n'
+        f'output "object" {{\n  value = {{ for each in [{{ key = "on_oom" }}] : each.key => {name} }}\n}}\n')
+    done = subprocess.run(["terraform", f"-chdir={module}", "plan", "-no-color", "-input=false"], text=True,
+                          capture_output=True, timeout=120, check=False,
+                          env={"PATH": os.environ["PATH"], "CHECKPOINT_DISABLE": "1", "HOME": str(tmp_path),
+                               "TF_CLI_CONFIG_FILE": os.devnull, "TF_DATA_DIR": str(tmp_path / ".terraform")})
+    said = " ".join((done.stdout + done.stderr).split())
+    page = " ".join((ROOT / "docs" / "operations.md").read_text().split())
+    [quoted] = re.findall(r"the apply stops at `(Call to function \"filemd5\" failed: [^`]*)`", page)
+    assert done.returncode != 0 and quoted.replace("<function>", "on_oom") in said, (quoted, said)
