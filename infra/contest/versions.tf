@@ -10,6 +10,11 @@ terraform {
       source  = "hashicorp/google"
       version = "~> 6.50"
     }
+    # time_sleep: the wait before the grant to Cloud Scheduler's service agent (schedule.tf), as infra/ waits.
+    time = {
+      source  = "hashicorp/time"
+      version = "~> 0.13"
+    }
   }
 
   #   terraform init -backend-config="bucket=STATE_BUCKET" -backend-config="prefix=contest"

@@ -414,3 +414,20 @@ def test_an_unreadable_api_is_a_line_not_a_crash(local: LocalDeployment) -> None
     results = diagnose(local, endpoints=dead, deadline=1.0)
     assert results["gcp.apis"].status is Status.FAIL and "could not read it" in results["gcp.apis"].what
     assert results["slack.auth"].status is Status.OK
+
+
+def test_a_contest_schedule_without_the_schedulers_grant_says_apply_again(local: LocalDeployment) -> None:
+    """--contest with contest_start/contest_end: Cloud Scheduler's agent must publish to the restart topic. A fresh
+    project's first contest apply can stop before that grant; the line says to apply again."""
+    topic = local.deployment.names.restart_topic
+    agent = f"serviceAccount:service-{local.cloud.number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
+    missing = diagnose(local, schedule=True)
+    local.cloud.grant(topic, "roles/pubsub.publisher", agent)
+    try:
+        granted = diagnose(local, schedule=True)
+    finally:
+        local.cloud.revoke(topic, "roles/pubsub.publisher", agent)
+    assert missing["schedule.publisher"].status is Status.FAIL, missing["schedule.publisher"]
+    assert "terraform -chdir=infra/contest apply (again" in missing["schedule.publisher"].fix
+    assert granted["schedule.publisher"].status is Status.OK, granted["schedule.publisher"]
+    assert "schedule.publisher" not in diagnose(local)  # no schedule set: no line

@@ -360,9 +360,32 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
     return results
 
 
+def schedule_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """The contest's schedule publishes as Cloud Scheduler's service agent: without its grant on the restart topic
+    every scheduled start, warning and stop is refused. On a fresh project infra/contest's first apply can stop
+    at that grant (IAM may not know the new agent yet, even after schedule.tf's wait): applying again grants it."""
+    if not dep.schedule:
+        return []
+    topic = dep.names.restart_topic
+    policy, number = seen.resource_policies.get(topic), seen.project_number
+    again = ("terraform -chdir=infra/contest apply (again: on a fresh project the first apply can stop at this "
+             "grant, before IAM knows Cloud Scheduler's new service agent)")
+    if isinstance(policy, ReadError) or policy is None:
+        return [unread("schedule.publisher", f"IAM of {topic}", policy or ReadError("not read"),
+                       "roles/iam.securityReviewer on the project")]
+    if not isinstance(number, str):
+        return [unread("schedule.publisher", "the project's number", number or ReadError("not read"),
+                       "roles/viewer on the project")]
+    agent = f"serviceAccount:service-{number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
+    if agent in _members(policy, "roles/pubsub.publisher"):
+        return [ok("schedule.publisher", f"Cloud Scheduler's service agent may publish the schedule to {topic}")]
+    return [fail("schedule.publisher", f"the contest sets a schedule, but Cloud Scheduler's service agent ({agent}) "
+                 f"may not publish to {topic}: every scheduled start, warning and stop is refused", again)]
+
+
 CHECKS: tuple[Callable[[Deployment, Observed], list[CheckResult]], ...] = (
     api_checks, slack_checks, people_checks, pubsub_checks, sink_checks, function_checks, trigger_checks,
-    iam_checks, memory_checks, organizer_alert_checks,
+    iam_checks, memory_checks, organizer_alert_checks, schedule_checks,
 )
 
 

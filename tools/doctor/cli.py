@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -130,7 +131,8 @@ def _target(args: argparse.Namespace) -> Iterator[tuple[Deployment, ContestData 
         plan = plan_from(*inputs, ladder=ladder_from(os.environ)) if inputs else None
         if plan is not None:  # the contest's own project and zone, unless given
             args.project, args.zones = args.project or plan.project, args.zones or plan.zone
-        yield deployment_from(args, os.environ), contest, plan
+        scheduled = bool(inputs and (inputs[0].get("contest_start") or inputs[0].get("contest_end")))
+        yield dataclasses.replace(deployment_from(args, os.environ), schedule=scheduled), contest, plan
         return
     from tools.doctor.local import local_deployment  # noqa: PLC0415 - simulators only with --local
 

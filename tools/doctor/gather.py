@@ -121,7 +121,8 @@ def _named_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClients
         first.append(submit(f"topic {which}", lambda t=topic: read_topic(g, t),  # type: ignore[misc]
                             put(seen.topics, topic)))
     resources = [dep.names.dead_letter_topic, dep.names.worker_subscription, dep.names.oom_topic,
-                 dep.names.memory_topic, f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}"]
+                 dep.names.memory_topic, f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}",
+                 *([dep.names.restart_topic] if dep.schedule else [])]
     for resource in resources:
         first.append(submit(f"IAM of {resource.rsplit('/', 1)[-1]}",
                             lambda r=resource: read_resource_policy(g, r),  # type: ignore[misc]
