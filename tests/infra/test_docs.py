@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -427,3 +428,105 @@ def test_the_schedule_section_says_what_the_worker_does_with_a_schedule_message(
     assert re.search(r"kind == fleet_ops\.SCHEDULE_KIND:.*\n\s*return self\._bulk\(self\.bulk\.scheduled", dispatch)
     assert "cannot decode" not in section and "`BulkRunner.scheduled`" in section
     assert "tests/integration/test_bulk.py::test_the_schedule_warns_each_owner_then_stops_all" in section
+
+
+# ---- every shell command of every page (issue 45): make and its ARGS, terraform's names, paths, variables ----
+_SHELL = re.compile(r"^ *```(?:sh|bash|shell)\n(.*?)^ *```", re.DOTALL | re.MULTILINE)
+# What a page's shell has besides the functions' settings: the pages' own inputs, and the shell's.
+SHELL_VARIABLES = {"PROJECT_ID", "REGION", "ZONE", "COMMIT", "TOKEN", "SECRET", "HOME", "PATH", "PYTHONPATH"}
+MADE_BY_TERRAFORM = "/.terraform.lock.hcl"  # `terraform init` or `providers lock` writes it, to be committed
+_REPO_PATH = re.compile(r"^(?:\./)?((?:infra|docs|tools|tests|shared|functions|scripts|simulators|demo|bench|dist)"
+                        r"/[\w./-]*|[\w.-]+\.(?:yaml|toml|md|lock|txt|csv))$")
+
+
+def _tool_args() -> dict[str, Any]:
+    from tools.doctor.cli import parse_args as doctor_args  # noqa: PLC0415
+    from tools.report.cli import parse_args as report_args  # noqa: PLC0415
+
+    return {"doctor": doctor_args, "report": report_args}
+
+
+def _variables_read() -> set[str]:
+    doctor = "\n".join(p.read_text() for p in (ROOT / "tools" / "doctor").glob("*.py"))
+    return names_config_reads() | set(re.findall(r'env\.get\("([A-Z][A-Z0-9_]+)"', doctor))
+
+
+def page_commands(text: str) -> list[list[str]]:
+    """The simple commands of a page's shell blocks, and of its code spans that are a make or terraform command."""
+    from tests.infra.test_operations_path import _commands, _lines  # noqa: PLC0415 - one reading of a shell line
+
+    found = [words for block in _SHELL.findall(text) for line in _lines(block) for words in _commands(line)]
+    for span in re.findall(r"`((?:make|terraform) [^`\n]+)`", _FENCE.sub("", text)):
+        try:
+            found += _commands(_usable(span))
+        except ValueError:  # a span cut by the page's line, its quote closed on the next: the block has it whole
+            continue
+    return found
+
+
+def command_problems(words: list[str]) -> list[str]:
+    """What is wrong with one command as a page shows it (the names it uses; nothing is run)."""
+    problems, read = [], _variables_read()
+    while words and re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]):
+        name = words.pop(0).split("=", 1)[0]
+        if name not in read | SHELL_VARIABLES:
+            problems.append(f"{name}: no setting of config.py or make doctor, nor a page's input")
+    if not words:
+        return problems
+    if words[0] == "export":
+        problems += [f"{w.split('=', 1)[0]}: no setting of config.py or make doctor, nor a page's input"
+                     for w in words[1:] if w.split("=", 1)[0] not in read | SHELL_VARIABLES]
+    if words[0] == "make":
+        for word in words[1:]:
+            if word.startswith("ARGS="):
+                tool = next((w for w in words[1:] if w in _tool_args()), None)
+                args = [SAMPLE_ENV.get(a[1:], "x") if a.startswith("$") else a for a in shlex.split(word[5:])]
+                try:
+                    _tool_args()[tool or "doctor"](args)
+                except SystemExit:
+                    problems.append(f"make {tool} {word}: its parser refuses these arguments")
+            elif "=" not in word and word not in _targets():
+                problems.append(f"no make target {word}")
+    chdir = next((w.split("=", 1)[1] for w in words if w.startswith("-chdir=")), "")
+    if words[0] == "terraform" and chdir:  # without -chdir, the folder is the prose's to say
+        module = hcl.load_module((ROOT / chdir).resolve()) if list((ROOT / chdir).glob("*.tf")) else None
+        rest = [w for w in words[1:] if not w.startswith("-chdir=")]
+        if module is None:
+            return [*problems, f"terraform -chdir={chdir}: no module there"]
+        if rest[:1] == ["output"]:
+            problems += [f"no output {n} in {chdir}" for n in rest[1:] if not n.startswith("-")
+                         and n not in module.outputs]
+        for index, word in enumerate(rest):
+            if word == "-var" or word.startswith("-var="):
+                name = (word[5:] or rest[index + 1]).split("=", 1)[0]
+                problems += [] if name in module.variables else [f"no variable {name} in {chdir}"]
+            if word.startswith("-target=") and tuple(word[8:].split(".", 1)) not in module.resources:
+                problems.append(f"no resource {word[8:]} in {chdir}")
+    for word in words[1:]:
+        path = _REPO_PATH.match(word.split("=", 1)[-1])
+        made = path and (path.group(1).startswith("dist/") or path.group(1).endswith(MADE_BY_TERRAFORM))
+        if path and "$" not in word and "<" not in word and not made and not (
+                ROOT / path.group(1)).exists() and not _made_by_the_reader(path.group(1)):
+            problems.append(f"{path.group(1)}: no such path")
+    return problems
+
+
+@pytest.mark.parametrize("page", DEPLOY_PAGES, ids=_page_id)
+def test_every_shell_command_names_what_exists(page: Path) -> None:
+    """Each make target and its ARGS (the tool's own parser takes them), each Terraform module, output, variable
+    and target, each path of the checkout and each variable a block sets (one config.py or make doctor reads, or
+    a page's own input) — in every shell block and make/terraform code span of README, docs/ and infra/README."""
+    wrong = {" ".join(words)[:100]: p for words in page_commands(page.read_text())
+             if (p := command_problems(list(words)))}
+    assert wrong == {}, _page_id(page)
+
+
+def test_the_shell_check_sees_each_kind_of_wrong_name() -> None:
+    text = ("```sh\nexport NOSUCH_SETTING=1 WORKBENCH_ZONES=z\nmake doctor ARGS=\"--nosuch\"\nmake nosuch\n"
+            "terraform -chdir=infra output nothing\nterraform -chdir=infra apply -var nosuch=1 -target=google_x.y\n"
+            "cat infra/nosuch.tf\n```\nthen `terraform -chdir=infra/contest output nosuch`\n")
+    found = "\n".join(p for words in page_commands(text) for p in command_problems(list(words)))
+    for needle in ("NOSUCH_SETTING: no setting", "refuses these arguments", "no make target nosuch",
+                   "no output nothing in infra", "no variable nosuch", "no resource google_x.y",
+                   "infra/nosuch.tf: no such path", "no output nosuch in infra/contest"):
+        assert needle in found, (needle, found)
