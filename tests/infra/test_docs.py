@@ -109,6 +109,8 @@ def test_every_file_and_test_a_page_names_exists(page: Path) -> None:
 
 def _made_by_the_reader(path: str) -> bool:
     """An input the steps have the reader make (infra/terraform.tfvars...): .gitignore keeps it out, by name."""
+    if not (ROOT / ".gitignore").is_file():
+        pytest.skip("no .gitignore (gcloud builds submit leaves it out): which inputs the reader makes is unknown")
     ignored = [line.strip().rstrip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
                if line.strip() and not line.startswith("#")]
     return any(fnmatch.fnmatch(path, pattern) for pattern in ignored)
@@ -305,9 +307,12 @@ def test_what_each_command_is_said_to_print_is_what_it_prints(page: Path, tmp_pa
     """`grep -c … # 3`: run here with the pages' sample PROJECT_ID and REGION where every command of its block
     runs offline (the manifest check printed 3 where the page said 2); a gcloud --format claim by the SDK's own
     printer on a resource as the API lists it. Any other claim says "not checked offline", so a reader knows."""
-    wrong, unmarked = [], []
+    wrong, unmarked, unchecked = [], [], []
     for claim in printed_claims(page):
         if claim.expected is None:
+            continue
+        if claim.line.startswith("gcloud ") and gcloud_sdk.sdk_root() is None:
+            unchecked.append(claim.line)
             continue
         printed = run_printed(claim, tmp_path)
         if printed is None:
@@ -315,6 +320,8 @@ def test_what_each_command_is_said_to_print_is_what_it_prints(page: Path, tmp_pa
         elif printed.split() != claim.expected.split():
             wrong.append((claim.line, claim.expected, printed))
     assert wrong == [] and unmarked == [], (wrong, unmarked)
+    if unchecked:
+        pytest.skip(f"no gcloud SDK here: {len(unchecked)} --format claim(s) unchecked (its printer says)")
 
 
 def test_the_printed_check_runs_a_wrong_count_and_sees_it() -> None:
