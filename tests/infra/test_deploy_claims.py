@@ -334,27 +334,35 @@ def command_problems(words: list[str]) -> list[str]:
                     problems.append(f"make {tool} {word}: its parser refuses these arguments")
             elif "=" not in word and word not in _targets():
                 problems.append(f"no make target {word}")
-    chdir = next((w.split("=", 1)[1] for w in words if w.startswith("-chdir=")), "")
-    if words[0] == "terraform" and chdir:  # without -chdir, the folder is the prose's to say
-        module = hcl.load_module((ROOT / chdir).resolve()) if list((ROOT / chdir).glob("*.tf")) else None
-        rest = [w for w in words[1:] if not w.startswith("-chdir=")]
-        if module is None:
-            return [*problems, f"terraform -chdir={chdir}: no module there"]
-        if rest[:1] == ["output"]:
-            problems += [f"no output {n} in {chdir}" for n in rest[1:] if not n.startswith("-")
-                         and n not in module.outputs]
-        for index, word in enumerate(rest):
-            if word == "-var" or word.startswith("-var="):
-                name = (word[5:] or rest[index + 1]).split("=", 1)[0]
-                problems += [] if name in module.variables else [f"no variable {name} in {chdir}"]
-            if word.startswith("-target=") and tuple(word[8:].split(".", 1)) not in module.resources:
-                problems.append(f"no resource {word[8:]} in {chdir}")
+    if words[0] == "terraform":
+        problems += _terraform_problems(words)
     for word in words[1:]:
         path = _REPO_PATH.match(word.split("=", 1)[-1])
         made = path and (path.group(1).startswith("dist/") or path.group(1).endswith(MADE_BY_TERRAFORM))
         if path and "$" not in word and "<" not in word and not made and not (
                 ROOT / path.group(1)).exists() and not _made_by_the_reader(path.group(1)):
             problems.append(f"{path.group(1)}: no such path")
+    return problems
+
+
+def _terraform_problems(words: list[str]) -> list[str]:
+    """Outputs, variables and targets a terraform command names, in its -chdir module (without -chdir, the folder
+    is the prose's to say: in either root module of infra/)."""
+    chdir = next((w.split("=", 1)[1] for w in words if w.startswith("-chdir=")), "")
+    if chdir and not list((ROOT / chdir).glob("*.tf")):
+        return [f"terraform -chdir={chdir}: no module there"]
+    modules = [hcl.load_module((ROOT / chdir).resolve())] if chdir else [hcl.load_module(d) for d in hcl.MODULE_DIRS]
+    where = chdir or "infra/ or infra/contest"
+    rest, problems = [w for w in words[1:] if not w.startswith("-chdir=")], []
+    if rest[:1] == ["output"]:
+        problems += [f"no output {n} in {where}" for n in rest[1:] if not n.startswith("-")
+                     and not any(n in m.outputs for m in modules)]
+    for index, word in enumerate(rest):
+        if word == "-var" or word.startswith("-var="):
+            name = (word[5:] or rest[index + 1]).split("=", 1)[0]
+            problems += [] if any(name in m.variables for m in modules) else [f"no variable {name} in {where}"]
+        if word.startswith("-target=") and not any(tuple(word[8:].split(".", 1)) in m.resources for m in modules):
+            problems.append(f"no resource {word[8:]} in {where}")
     return problems
 
 
@@ -371,9 +379,10 @@ def test_every_shell_command_names_what_exists(page: Path) -> None:
 def test_the_shell_check_sees_each_kind_of_wrong_name() -> None:
     text = ("```sh\nexport NOSUCH_SETTING=1 WORKBENCH_ZONES=z\nmake doctor ARGS=\"--nosuch\"\nmake nosuch\n"
             "terraform -chdir=infra output nothing\nterraform -chdir=infra apply -var nosuch=1 -target=google_x.y\n"
-            "cat infra/nosuch.tf\n```\nthen `terraform -chdir=infra/contest output nosuch`\n")
+            "cat infra/nosuch.tf\n```\nthen `terraform -chdir=infra/contest output nosuch`, `terraform output gone`\n")
     found = "\n".join(p for words in page_commands(text) for p in command_problems(list(words)))
     for needle in ("NOSUCH_SETTING: no setting", "refuses these arguments", "no make target nosuch",
                    "no output nothing in infra", "no variable nosuch", "no resource google_x.y",
-                   "infra/nosuch.tf: no such path", "no output nosuch in infra/contest"):
+                   "infra/nosuch.tf: no such path", "no output nosuch in infra/contest",
+                   "no output gone in infra/ or infra/contest"):
         assert needle in found, (needle, found)
