@@ -1,5 +1,5 @@
 output "slack_request_url" {
-  description = "Paste into manifest.yaml as the slash command's url and settings.interactivity.request_url."
+  description = "Paste into manifest.yaml as the slash command's url, settings.interactivity.request_url and settings.event_subscriptions.request_url."
   value       = google_cloudfunctions2_function.slack_app.url
 }
 

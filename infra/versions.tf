@@ -2,7 +2,7 @@
 # Apply from here (README.md in this folder, or cloudbuild.yaml); never deploy the functions with gcloud as well.
 
 terraform {
-  required_version = ">= 1.5"
+  required_version = ">= 1.11.4" # the one version it is checked with (tests/infra/test_docs.py)
 
   required_providers {
     google = {

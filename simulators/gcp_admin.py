@@ -15,6 +15,7 @@ The REST-only APIs (google-cloud-bigquery and google-cloud-compute speak JSON ov
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import google_crc32c
 import grpc
 from google.cloud import eventarc_v1, functions_v2, monitoring_v3, resourcemanager_v3, service_usage_v1
 from google.cloud.iam_admin_v1 import types as iam_types
@@ -66,6 +68,10 @@ class CloudProject:
     # region -> metric -> (limit, usage)
     region_quotas: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
     routers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # region -> Router resources (REST shape)
+    # Secret Manager: secret ID -> its versions' payloads, oldest first (version N is the N-th); `secret_readers`
+    # None: the caller may access every secret, else only those named (the others answer 403)
+    secrets: dict[str, list[bytes]] = field(default_factory=dict)
+    secret_readers: set[str] | None = None
 
     @property
     def name(self) -> str:
@@ -286,6 +292,7 @@ class RestApis:
       [{"reason": "notFound", ...}], ...}}: `_bigquery_not_found`);
     - Compute Engine `regions.get` (GET /compute/v1/projects/P/regions/R): the Region resource, quotas[] of
       {metric, limit, usage} (Compute REST reference, "Resource: Region"; metric names as the Quota.metric enum);
+    - Secret Manager `versions.access` (GET /secretmanager/v1/projects/P/secrets/S/versions/V:access): `_secret`;
     - Compute Engine `routers.list` (GET /compute/v1/projects/P/regions/R/routers): a RouterList, items[] of
       Router {name, network, nats[] {name, sourceSubnetworkIpRangesToNat, subnetworks[] {name}}}, "items" left
       out when there are none (as the live API does for an empty list).
@@ -302,6 +309,8 @@ class RestApis:
 
     def _answer(self, path: str) -> tuple[int, dict[str, Any]]:
         parts = path.split("?", 1)[0].strip("/").split("/")
+        if parts[:3] == ["secretmanager", "v1", "projects"]:
+            return self._secret(parts[3:])
         if parts[:3] == ["compute", "v1", "projects"] and len(parts) in (6, 7) and parts[4] == "regions":
             return self._compute(parts[3], parts[5], parts[6] if len(parts) == 7 else "")
         if len(parts) != 6 or parts[:3] != ["bigquery", "v2", "projects"] or parts[4] != "datasets":
@@ -312,6 +321,30 @@ class RestApis:
         return 200, {"kind": "bigquery#dataset", "id": f"{project}:{dataset}", "etag": "local",
                      "datasetReference": {"projectId": project, "datasetId": dataset},
                      "location": self.location, "access": self.state.datasets[dataset]}
+
+    def _secret(self, parts: list[str]) -> tuple[int, dict[str, Any]]:
+        """projects.secrets.versions.access (GET /v1/projects/P/secrets/S/versions/V:access, V a number or `latest`):
+        {"name": "projects/NUMBER/secrets/S/versions/N", "payload": {"data": base64, "dataCrc32c": decimal}}
+        (Secret Manager REST reference, AccessSecretVersionResponse and SecretPayload: CRC32C as an int64
+        string; the name carries the project number as gcloud's `versions list` shows it). A secret with no
+        version is 404 NOT_FOUND, one the caller may not read 403 PERMISSION_DENIED, in the API's error body
+        ({"error": {"code", "message", "status"}})."""
+        if len(parts) != 5 or parts[1] != "secrets" or parts[3] != "versions" or not parts[4].endswith(":access"):
+            return 404, {"error": {"code": 404, "message": "Not found", "status": "NOT_FOUND"}}
+        project, secret, version = parts[0], parts[2], parts[4].removesuffix(":access")
+        resource = f"projects/{self.state.number}/secrets/{secret}"
+        if self.state.secret_readers is not None and secret not in self.state.secret_readers:
+            return 403, {"error": {"code": 403, "status": "PERMISSION_DENIED", "message": "Permission "
+                                   f"'secretmanager.versions.access' denied for resource '{resource}/versions/"
+                                   f"{version}' (or it may not exist)."}}
+        versions = self.state.secrets.get(secret, []) if project in (self.state.project, self.state.number) else []
+        number = len(versions) if version == "latest" else int(version) if version.isdigit() else 0
+        if not 1 <= number <= len(versions):
+            return 404, {"error": {"code": 404, "status": "NOT_FOUND",
+                                   "message": f"Secret [{resource}] not found or has no versions."}}
+        data = versions[number - 1]
+        return 200, {"name": f"{resource}/versions/{number}",
+                     "payload": {"data": base64.b64encode(data).decode(), "dataCrc32c": str(google_crc32c.value(data))}}
 
     def _compute(self, project: str, region: str, collection: str) -> tuple[int, dict[str, Any]]:
         if project != self.state.project or region not in self.state.region_quotas:

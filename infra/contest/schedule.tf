@@ -84,6 +84,19 @@ data "google_project" "schedule" {
   project_id = var.project_id
 }
 
+# cloudscheduler.googleapis.com is in main.tf's google_project_service.apis. Google creates the agent when the API
+# is enabled, and IAM knows a new identity only a while later: on a fresh project a grant made at once fails with
+# "does not exist". So the grant waits, as infra/service_agents.tf waits for the bot's agents (Google's own modules'
+# pattern). Should it still fail, the next apply grants it (infra/README step 8 says so; make doctor's
+# `schedule.publisher` line names it).
+resource "time_sleep" "scheduler_agent" {
+  count = local.schedule_on ? 1 : 0
+
+  create_duration = "60s"
+
+  depends_on = [google_project_service.apis]
+}
+
 resource "google_pubsub_topic_iam_member" "scheduler_publishes_schedule" {
   count = local.schedule_on ? 1 : 0
 
@@ -92,9 +105,7 @@ resource "google_pubsub_topic_iam_member" "scheduler_publishes_schedule" {
   role    = "roles/pubsub.publisher"
   member  = "serviceAccount:service-${data.google_project.schedule[0].number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
 
-  # cloudscheduler.googleapis.com is in main.tf's google_project_service.apis. Google creates the agent around
-  # the API's enabling; where the first apply finds it missing (a fresh project), the next apply grants it.
-  depends_on = [google_project_service.apis]
+  depends_on = [google_project_service.apis, time_sleep.scheduler_agent]
 }
 
 resource "google_cloud_scheduler_job" "contest" {

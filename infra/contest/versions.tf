@@ -3,12 +3,17 @@
 # stays. The bot finds these instances by zone and owner; nothing here refers to the bot.
 
 terraform {
-  required_version = ">= 1.5"
+  required_version = ">= 1.11.4" # the one version it is checked with (tests/infra/test_docs.py)
 
   required_providers {
     google = {
       source  = "hashicorp/google"
       version = "~> 6.50"
+    }
+    # time_sleep: the wait before the grant to Cloud Scheduler's service agent (schedule.tf), as infra/ waits.
+    time = {
+      source  = "hashicorp/time"
+      version = "~> 0.13"
     }
   }
 

@@ -70,7 +70,7 @@ class Settings:
     project: str = ""
     restart_topic: str = ""  # full path projects/p/topics/t
     workbench_api_endpoint: str = ""
-    compute_api_endpoint: str = ""  # on_oom's VM-id lookup; empty: the live Compute Engine API
+    compute_api_endpoint: str = ""  # on_oom's and on_memory_alert's VM-id lookup; empty: the live Compute Engine API
     monitoring_api_endpoint: str = ""  # the worker's memory curves (grpc://host:port locally); empty: the live API
     memory_charts: bool = True  # the memory picture in kill alerts, warnings and owners' messages
     slack_bot_token: str = field(default="", repr=False)

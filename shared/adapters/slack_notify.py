@@ -147,6 +147,7 @@ class SlackNotifier:
         self.client = WebClient(**kwargs, retry_handlers=self._retry_handlers)
         self._timeout = timeout_s
         self._user_ids: dict[str, str | None] = {}
+        self._zones: dict[str, str] = {}  # email -> the user's `tz` (IANA name), read with their id
         self._alert_channel = alert_channel
         self._response_url_base = response_url_base
         self._misconfigured = throttle or SLACK
@@ -226,7 +227,17 @@ class SlackNotifier:
             if data is None and key not in self._user_ids:
                 return None  # a failure is not cached: the next incident asks again
             self._user_ids[key] = str(user["id"]) if isinstance(user, dict) and "id" in user else None
+            if isinstance(user, dict) and isinstance(user.get("tz"), str):
+                self._zones[key] = user["tz"]
         return self._user_ids[key]
+
+    def zone_for(self, email: str) -> str | None:
+        """The Slack user's own time zone (the user object's `tz`, an IANA name: api.slack.com/types/user), read by
+        the same users.lookupByEmail as their id; None when Slack knows no such user or gives no zone."""
+        key = identity(email)
+        if key is None or self.user_id_for(email) is None:
+            return None
+        return self._zones.get(key)
 
     def mention(self, email: str | None) -> str:
         """The owner for mrkdwn: a mention when Slack knows the email, else the value as plain text.

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from shared.core import messages
 from shared.core.fleet import FleetRow
@@ -284,6 +284,17 @@ def warned(rows: Iterable[FleetRow], *, include_opted_out: bool = False,
 
 def warning_at(stop_at: datetime, lead: timedelta = STOP_WARNING_DEFAULT) -> datetime:
     return stop_at - lead
+
+
+def owner_zone(slack_tz: str | None, fallback: ZoneInfo) -> ZoneInfo:
+    """The zone an owner reads times in: their Slack profile's `tz` when it names a zone this Python knows, else
+    DISPLAY_TIMEZONE (`fallback`). Slack's value is outside input: a name that is no zone is not one."""
+    if slack_tz:
+        try:
+            return ZoneInfo(slack_tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            pass
+    return fallback
 
 
 def stop_warning(name: str, stop_at: datetime, now: datetime, say: messages.For, tz: ZoneInfo) -> str:

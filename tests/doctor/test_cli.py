@@ -33,6 +33,19 @@ def test_settings_come_from_the_functions_environment() -> None:
 def test_the_prefix_defaults_to_terraforms() -> None:
     assert prefix_of("") == "notebook-medic"
     assert prefix_of("projects/p/topics/nm2-restart") == "nm2"
+    assert prefix_of("nm2-restart") == "nm2", "a bare topic id, as the functions read it too"
+    assert prefix_of("projects/p/topics/other") == "notebook-medic"
+
+
+def test_the_name_prefix_flag_wins_over_restart_topic() -> None:
+    """docs/doctor.md says which wins: the flag, given on purpose, over the environment's default."""
+    env = {"GOOGLE_CLOUD_PROJECT": "prj", "RESTART_TOPIC": "medic-restart"}
+    plain = deployment_from(parse_args(["--project", "prj"]), env)
+    assert plain.names.restart_topic == "projects/prj/topics/medic-restart"
+    flagged = deployment_from(parse_args(["--project", "prj", "--name-prefix", "nm2"]), env)
+    assert flagged.names.restart_topic == "projects/prj/topics/nm2-restart"
+    doctor = " ".join((Path(__file__).resolve().parents[2] / "docs" / "doctor.md").read_text().split())
+    assert "`--name-prefix` wins over `RESTART_TOPIC`" in doctor
 
 
 def test_without_a_project_it_says_what_to_give() -> None:

@@ -4,8 +4,10 @@ guard and sees its line, and only its line, turn ⚠/✗ with the fix."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -42,7 +44,7 @@ def test_every_notebook_has_a_guard_line_with_its_watcher(local: LocalDeployment
     results = diagnose(local)
     lines = {key: r for key, r in results.items() if key.startswith("guard.")}
     assert len(lines) == FLEET and all(r.status is Status.OK for r in lines.values())
-    assert "guard 1 ok (Restart=on-failure, OOMPolicy=continue" in lines["guard.nb-00"].what
+    assert "guard 1 ok (Restart=always, OOMPolicy=continue" in lines["guard.nb-00"].what
     assert "watcher watching cgroup-v2 jupyter.service" in lines["guard.nb-00"].what
     assert "0 interrupts" in lines["guard.nb-00"].what
 
@@ -112,3 +114,22 @@ def test_a_vms_attributes_cannot_rub_out_another_line_or_the_summary(local: Loca
     fails = sum(1 for r in results.values() if r.status is Status.FAIL)
     assert printed.splitlines()[-1].endswith(f"{fails} ✗   (1.0 s)")
     assert sum(1 for line in printed.splitlines() if line.startswith("✗ ")) == fails
+
+
+def test_the_local_stands_guard_writes_what_the_guard_writes() -> None:
+    """`make doctor ARGS=--local` shows every notebook's guard as a guard that applied everything would: the keys of
+    install.sh's report() and the watcher's, its drop-in's Restart= and OOMPolicy=, its version and its two
+    oom_score_adj (the local stand-in said Restart=on-failure and kernels at 500 where the guard writes always and
+    1000)."""
+    guard = Path(__file__).resolve().parents[2] / "infra" / "contest" / "guard"
+    install = (guard / "install.sh").read_text()
+    report = install.split("local -A attributes=(", 1)[1].split(")\n", 1)[0]
+    watcher = set(re.findall(r'attributes\.put\("([\w-]+)"', (guard / "memory_watcher.py").read_text()))
+    assert set(GUARD_OK) == set(re.findall(r"\[([\w-]+)\]=", report)) | watcher
+    dropin = install.split("[Service]", 1)[1].split('"', 1)[0]
+    setting = dict(re.findall(r"^(\w+)=(.*)$", dropin, re.MULTILINE))
+    assert (GUARD_OK["restart"], GUARD_OK["oom-policy"]) == (setting["Restart"], setting["OOMPolicy"])
+    shell = dict(re.findall(r"^([A-Z_]+)=\"?([-\w]+)\"?$", install, re.MULTILINE))
+    assert GUARD_OK["guard-version"] == shell["GUARD_VERSION"]
+    assert GUARD_OK["server-oom-score-adj"] == shell["SERVER_OOM_SCORE_ADJ"]
+    assert GUARD_OK["kernel-oom-score-adj"] == shell["KERNEL_OOM_SCORE_ADJ"]

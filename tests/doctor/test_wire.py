@@ -81,9 +81,17 @@ def test_without_channels_read_membership_is_unverified_not_failed(local: LocalD
 
 
 def test_a_wrong_token_fails_auth_and_nothing_outside_slack(local: LocalDeployment) -> None:
-    results = diagnose(local, bot_token="xoxb-not-the-token")
+    """A rotation to a wrong value: the deployed secret's new version is what auth.test is given, and what the
+    line names, however right the shell's SLACK_BOT_TOKEN still is."""
+    versions = local.cloud.secrets[local.deployment.names.bot_token_secret]
+    versions.append(b"xoxb-not-the-token")
+    try:
+        results = diagnose(local)
+    finally:
+        versions.pop()
     assert results["slack.auth"].status is Status.FAIL
     assert "invalid_auth" in results["slack.auth"].what
+    assert "version 2 of notebook-medic-slack-bot-token" in results["slack.auth"].what
     assert "gcloud secrets versions add notebook-medic-slack-bot-token" in results["slack.auth"].fix
     assert {k for k in not_ok(results) if not k.startswith("slack.")} == set()
 

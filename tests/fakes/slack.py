@@ -117,6 +117,7 @@ class FakeSlack:
         self.client = FakeWebClient(self)
         self.clock = clock
         self.users = _Users(self.api, users or {})
+        self.zones: dict[str, str] = {}  # email -> the user's Slack `tz`; none: the user object gives none
         self.timeout_s = timeout_s
         self.calls: list[Call] = []
         self._unreachable = 0  # calls left that find no Slack listening
@@ -180,6 +181,10 @@ class FakeSlack:
     def user_id_for(self, email: str) -> str | None:
         """users.lookupByEmail: the Slack user of an email, None for one Slack does not know."""
         return self.users.get(email.lower())
+
+    def zone_for(self, email: str) -> str | None:
+        """The user's `tz`, read with their id (SlackNotifier.zone_for); None for one Slack does not know."""
+        return self.zones.get(email.lower()) if email.lower() in self.users else None
 
     def dm(self, email: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
         user = self.users.get(email.lower())

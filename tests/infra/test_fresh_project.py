@@ -170,6 +170,20 @@ def test_service_agents_exist_before_triggers_and_grants() -> None:
     assert not late, f"created before the service agents exist: {late}"
 
 
+def test_the_contests_grant_to_cloud_schedulers_agent_waits_for_the_agent() -> None:
+    """infra/contest's one grant to a Google service agent (the scheduler's, on the restart topic) waits 60 s after
+    the APIs are enabled, as infra/'s grants wait for theirs; at ebbd4a6 it was made at once and a fresh project's
+    first apply could stop there with the jobs not created (only a comment said to apply again)."""
+    users = agent_users(CONTEST)
+    assert users == [("google_pubsub_topic_iam_member", "scheduler_publishes_schedule")]
+    wait = CONTEST.resource("time_sleep", "scheduler_agent")
+    assert hcl.literal(wait["create_duration"]) == "60s" and APIS in depends_on(CONTEST, ("time_sleep",
+                                                                                          "scheduler_agent"))
+    assert ("time_sleep", "scheduler_agent") in depends_on(CONTEST, users[0])
+    for job in CONTEST.of_type("google_cloud_scheduler_job"):
+        assert users[0] in depends_on(CONTEST, ("google_cloud_scheduler_job", job)), job
+
+
 def condition_filters(module: hcl.Module) -> list[tuple[str, str]]:
     return [
         (name, kind_body[0]["filter"])

@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -101,8 +102,11 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
     """Cloud Scheduler's two messages (infra/contest/schedule.tf) on the restart topic, as the worker reads them."""
     mine = [new_instance(stack, "wb-sched") for _ in range(2)]
     out = new_instance(stack, "wb-sched-out", labels={"medic-auto": "off"})
+    name = mine[0][1]  # an owner whose Slack profile is in New York; the other's is the simulator's Asia/Tokyo
+    stack.slack.add_user(f"U{name.upper().replace('-', '')}", name, f"{name}@contest.example", tz="America/New_York")
     now = datetime.now(UTC)
-    warn = ScheduleMessage(ScheduledAction.WARN_STOP, now, now + timedelta(minutes=15), "contest").to_json()
+    stop_at = now + timedelta(minutes=15)
+    warn = ScheduleMessage(ScheduledAction.WARN_STOP, now, stop_at, "contest").to_json()
     stack.publish(RESTART_TOPIC, warn, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
     def warned(name: str) -> list[str]:
@@ -111,6 +115,8 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
 
     assert wait_for(lambda: all(warned(name) for _, name in mine), timeout=60)
     assert "15 minutes from now" in warned(mine[0][1])[0]
+    for (_, owned), zone in zip(mine, ("America/New_York", "Asia/Tokyo"), strict=True):  # users.lookupByEmail's tz
+        assert f"stops at {stop_at.astimezone(ZoneInfo(zone)):%H:%M}" in warned(owned)[0], (zone, warned(owned))
     assert not warned(out[1])  # the stop leaves it alone: it is not told it stops
 
     stop = ScheduleMessage(ScheduledAction.STOP_ALL, datetime.now(UTC), None, "contest").to_json()

@@ -168,6 +168,16 @@ def test_the_warning_reaches_every_owner_the_stop_will_stop_and_no_one_else(monk
     assert "Save your work: your notebook wb-00 stops at 12:15 (15 minutes from now)" in told["UWB00"]
 
 
+def test_each_owner_is_warned_in_their_own_slack_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slack's user object carries the owner's `tz`; DISPLAY_TIMEZONE (UTC here) is only for an owner without one."""
+    rig, _, _ = rig_of(monkeypatch, 2)
+    rig.slack.zones["wb-00@contest.example"] = "America/New_York"
+    assert push(rig, schedule(rig, ScheduledAction.WARN_STOP)).ack
+    told = {m.channel: m.text for m in rig.slack.messages if m.channel.startswith("U")}
+    assert "wb-00 stops at 07:15 (15 minutes from now)" in told["UWB00"]
+    assert "wb-01 stops at 12:15 (15 minutes from now)" in told["UWB01"]
+
+
 def test_a_schedule_message_not_due_is_dropped_and_a_due_stop_stops(monkeypatch: pytest.MonkeyPatch) -> None:
     rig, ops, _ = rig_of(monkeypatch, 2)
     stale = push(rig, schedule(rig, ScheduledAction.STOP_ALL, late=timedelta(days=365)))

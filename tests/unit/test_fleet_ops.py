@@ -162,6 +162,14 @@ def test_the_stop_warning_is_in_the_owners_language_and_zone(lang: str, tz: str,
     assert fleet_ops.warning_at(stop_at, timedelta(minutes=5)) == stop_at - timedelta(minutes=5)
 
 
+@pytest.mark.parametrize(("slack_tz", "expected"), [
+    ("America/New_York", "America/New_York"), (None, "Asia/Tokyo"), ("", "Asia/Tokyo"),
+    ("Mars/Olympus", "Asia/Tokyo"), ("../../etc/passwd", "Asia/Tokyo"),
+])
+def test_the_owners_zone_is_their_slack_tz_else_display_timezone(slack_tz: str | None, expected: str) -> None:
+    assert fleet_ops.owner_zone(slack_tz, ZoneInfo("Asia/Tokyo")) == ZoneInfo(expected)
+
+
 def test_a_schedule_message_round_trips_and_is_told_from_a_restart_request() -> None:
     message = ScheduleMessage(ScheduledAction.WARN_STOP, datetime(2026, 12, 1, 8, 45, tzinfo=UTC),
                               datetime(2026, 12, 1, 9, 0, tzinfo=UTC), "kaggle-day", include_paused=True)

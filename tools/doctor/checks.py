@@ -33,6 +33,7 @@ from tools.doctor.model import (
     Instance,
     Observed,
     ReadError,
+    SecretVersion,
     SlackUser,
     fail,
     ok,
@@ -58,18 +59,37 @@ def slack_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     token_fix = (f"put the app's Bot User OAuth Token ({SLACK_APPS} -> OAuth & Permissions) in Secret Manager: "
                  f"printf %s \"$TOKEN\" | gcloud secrets versions add {dep.names.bot_token_secret} --data-file=- "
                  f"--project {dep.project}; and export SLACK_BOT_TOKEN for make doctor")
-    if not dep.bot_token:
-        results.append(fail("slack.auth", "Slack bot token: SLACK_BOT_TOKEN is not set", token_fix))
-    elif isinstance(auth, ReadError) or auth is None:
-        results.append(fail("slack.auth", f"Slack auth.test: {auth.what if auth else 'not read'}", token_fix))
-    elif not auth.ok:
-        results.append(fail("slack.auth", f"Slack auth.test refused the token ({auth.error})", token_fix))
+    deployed = seen.bot_token
+    if isinstance(deployed, SecretVersion):
+        which = f"version {deployed.version} of {deployed.secret}, what the functions' next instances read"
     else:
-        results.append(ok("slack.auth", f"Slack auth.test passes (workspace {auth.team}, bot user {auth.user_id})"))
+        results.append(_unread_token(dep, deployed))
+        which = "SLACK_BOT_TOKEN from your shell, not the deployed secret"
+    if not isinstance(deployed, SecretVersion) and not dep.bot_token:
+        results.append(fail("slack.auth", "Slack bot token: the secret is unread and SLACK_BOT_TOKEN is not set",
+                            token_fix))
+    elif isinstance(auth, ReadError) or auth is None:
+        results.append(fail("slack.auth", f"Slack auth.test ({which}): {auth.what if auth else 'not read'}",
+                            token_fix))
+    elif not auth.ok:
+        results.append(fail("slack.auth", f"Slack auth.test refused {which} ({auth.error})", token_fix))
+    else:
+        results.append(ok("slack.auth", f"Slack auth.test passes with {which} (workspace {auth.team}, bot user "
+                                         f"{auth.user_id})"))
         results.append(_scopes(auth.scopes))
     results.append(_channel(dep, seen))
     results.append(_signing_secret(dep))
     return results
+
+
+def _unread_token(dep: Deployment, why: ReadError | None) -> CheckResult:
+    """The deployed token could not be read: the Slack lines then test the shell's copy, and say so."""
+    secret = dep.names.bot_token_secret
+    return warn("slack.secret", f"the deployed bot token ({secret}, latest) could not be read: "
+                f"{why.what if why else 'not read'}; the Slack lines test SLACK_BOT_TOKEN from your shell instead",
+                f"to check what the functions read, get secretmanager.versions.access on it (roles/secretmanager."
+                f"secretAccessor; a viewer lacks it) or add its first version: gcloud secrets versions list "
+                f"{secret} --project {dep.project}")
 
 
 def _scopes(granted: frozenset[str] | None) -> CheckResult:
@@ -340,9 +360,32 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
     return results
 
 
+def schedule_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """The contest's schedule publishes as Cloud Scheduler's service agent: without its grant on the restart topic
+    every scheduled start, warning and stop is refused. On a fresh project infra/contest's first apply can stop
+    at that grant (IAM may not know the new agent yet, even after schedule.tf's wait): applying again grants it."""
+    if not dep.schedule:
+        return []
+    topic = dep.names.restart_topic
+    policy, number = seen.resource_policies.get(topic), seen.project_number
+    again = ("terraform -chdir=infra/contest apply (again: on a fresh project the first apply can stop at this "
+             "grant, before IAM knows Cloud Scheduler's new service agent)")
+    if isinstance(policy, ReadError) or policy is None:
+        return [unread("schedule.publisher", f"IAM of {topic}", policy or ReadError("not read"),
+                       "roles/iam.securityReviewer on the project")]
+    if not isinstance(number, str):
+        return [unread("schedule.publisher", "the project's number", number or ReadError("not read"),
+                       "roles/viewer on the project")]
+    agent = f"serviceAccount:service-{number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
+    if agent in _members(policy, "roles/pubsub.publisher"):
+        return [ok("schedule.publisher", f"Cloud Scheduler's service agent may publish the schedule to {topic}")]
+    return [fail("schedule.publisher", f"the contest sets a schedule, but Cloud Scheduler's service agent ({agent}) "
+                 f"may not publish to {topic}: every scheduled start, warning and stop is refused", again)]
+
+
 CHECKS: tuple[Callable[[Deployment, Observed], list[CheckResult]], ...] = (
     api_checks, slack_checks, people_checks, pubsub_checks, sink_checks, function_checks, trigger_checks,
-    iam_checks, memory_checks, organizer_alert_checks,
+    iam_checks, memory_checks, organizer_alert_checks, schedule_checks,
 )
 
 

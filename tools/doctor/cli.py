@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -36,8 +37,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--zones", default=env.get("WORKBENCH_ZONES", ""), help="comma-separated")
     parser.add_argument("--region", default=env.get("FUNCTION_REGION", "us-central1"),
                         help="the functions' region (Terraform variable region)")
-    parser.add_argument("--name-prefix", default="", help="Terraform variable name_prefix (default: from "
-                        "RESTART_TOPIC, else notebook-medic)")
+    parser.add_argument("--name-prefix", default="", help="Terraform variable name_prefix; wins over RESTART_TOPIC "
+                        "(default: from RESTART_TOPIC, a topic id or projects/P/topics/ID, else notebook-medic)")
     parser.add_argument("--channel", default=env.get("SLACK_ALERT_CHANNEL", ""))
     parser.add_argument("--organizers", default=env.get("ORGANIZER_EMAILS", ""), help="comma-separated emails")
     parser.add_argument("--json", action="store_true", help="one JSON document on stdout, for CI")
@@ -53,7 +54,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def prefix_of(restart_topic: str) -> str:
-    match = re.fullmatch(r"projects/[^/]+/topics/(.+)-restart", restart_topic)
+    """name_prefix from RESTART_TOPIC in either form the functions read (config.py: a bare id is in the project)."""
+    match = re.fullmatch(r"(?:projects/[^/]+/topics/)?([^/]+)-restart", restart_topic.strip())
     return match.group(1) if match else "notebook-medic"
 
 
@@ -129,7 +131,8 @@ def _target(args: argparse.Namespace) -> Iterator[tuple[Deployment, ContestData 
         plan = plan_from(*inputs, ladder=ladder_from(os.environ)) if inputs else None
         if plan is not None:  # the contest's own project and zone, unless given
             args.project, args.zones = args.project or plan.project, args.zones or plan.zone
-        yield deployment_from(args, os.environ), contest, plan
+        scheduled = bool(inputs and (inputs[0].get("contest_start") or inputs[0].get("contest_end")))
+        yield dataclasses.replace(deployment_from(args, os.environ), schedule=scheduled), contest, plan
         return
     from tools.doctor.local import local_deployment  # noqa: PLC0415 - simulators only with --local
 

@@ -120,6 +120,9 @@ class Deployment:
     # The source object each function should run, from this checkout's dist/<function>.zip (make package):
     # "<function>-<MD5>.zip", the name infra/functions.tf gives it. Empty: not compared.
     packaged: dict[str, str] = field(default_factory=dict)
+    # infra/contest's tfvars set contest_start or contest_end (--contest): Cloud Scheduler's jobs publish to the
+    # restart topic, so its agent's grant there is checked (schedule.publisher).
+    schedule: bool = False
 
     @property
     def project(self) -> str:

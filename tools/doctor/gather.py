@@ -3,6 +3,7 @@ names, then what those answers name (triggers, notification channels, owners' Sl
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -10,7 +11,7 @@ from typing import Any, TypeVar
 
 from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, Deployment
 from tools.doctor.guard import read_guards
-from tools.doctor.model import Function, Observed, ReadError
+from tools.doctor.model import Function, Observed, ReadError, SecretVersion
 from tools.doctor.readers import (
     DEADLINE,
     GoogleClients,
@@ -26,6 +27,7 @@ from tools.doctor.readers import (
     read_project_policy,
     read_resource_policy,
     read_role,
+    read_secret_version,
     read_sink,
     read_slack_auth,
     read_slack_channel,
@@ -71,6 +73,12 @@ def read_all(dep: Deployment, progress: Callable[[str], None], now: datetime | N
     now = now or datetime.now(UTC)
     seen = Observed()
     g = GoogleClients(dep, deadline)
+    # Slack is checked with the token the functions read (the secret's latest version), the shell's only when
+    # that cannot be read: after a rotation the shell's copy says nothing of the deployment.
+    seen.bot_token = _attempt(lambda: read_secret_version(dep, dep.names.bot_token_secret, deadline))
+    if isinstance(seen.bot_token, SecretVersion):
+        dep = dataclasses.replace(dep, bot_token=seen.bot_token.value)
+    progress("bot token secret")
     slack = slack_client(dep) if dep.bot_token else None
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="doctor") as pool:
         reads = Reads(pool, progress)
@@ -113,7 +121,8 @@ def _named_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClients
         first.append(submit(f"topic {which}", lambda t=topic: read_topic(g, t),  # type: ignore[misc]
                             put(seen.topics, topic)))
     resources = [dep.names.dead_letter_topic, dep.names.worker_subscription, dep.names.oom_topic,
-                 dep.names.memory_topic, f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}"]
+                 dep.names.memory_topic, f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}",
+                 *([dep.names.restart_topic] if dep.schedule else [])]
     for resource in resources:
         first.append(submit(f"IAM of {resource.rsplit('/', 1)[-1]}",
                             lambda r=resource: read_resource_policy(g, r),  # type: ignore[misc]

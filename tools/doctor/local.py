@@ -61,11 +61,12 @@ def local_names() -> Names:
     )
 
 
-# What a guard that applied everything writes (infra/contest's guard, issue 22; tools/doctor/guard.py reads it):
-# Workbench's caps on a 16 GB e2-standard-4, the server protected and kernels first, the watcher running.
+# What a guard that applied everything writes (infra/contest/guard/install.sh's report(), issue 22; its drop-in's
+# Restart= and OOMPolicy=, its two oom_score_adj; tests/doctor/test_guard.py holds them equal; tools/doctor/guard.py
+# reads them): Workbench's caps on a 16 GB e2-standard-4, the server protected and kernels first, the watcher running.
 GUARD_OK = {
-    "guard-version": "1", "restart": "on-failure", "oom-policy": "continue", "memory-max": "16106127360",
-    "memory-high": "16056127360", "server-oom-score-adj": "-900", "kernel-oom-score-adj": "500", "state": "ok",
+    "guard-version": "1", "restart": "always", "oom-policy": "continue", "memory-max": "16106127360",
+    "memory-high": "16056127360", "server-oom-score-adj": "-900", "kernel-oom-score-adj": "1000", "state": "ok",
     "problems": "", "watcher-interrupts": "0",
     "watcher-state": "watching cgroup-v2 jupyter.service limit=16106127360 threshold=0.93 polling",
 }
@@ -195,6 +196,7 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
                 urls["restart_worker"] = stack.balancer.url
             vms = [f"nb-{index:02d}" for index in range(fleet)]
             seed_like_terraform(cloud, names, urls, vms)
+            cloud.secrets[names.bot_token_secret] = [env["SLACK_BOT_TOKEN"].encode()]  # README step 5's version
             contest = local_contest(cloud, frozenset(f"participant-{i:02d}@contest.example" for i in range(fleet)))
             seed_contest_data(cloud, contest)
             plan = local_plan(cloud, zones[0], fleet)

@@ -59,6 +59,15 @@ class ReadError:
 
 # ---- what the readers return --------------------------------------------------------------------------
 @dataclass(frozen=True)
+class SecretVersion:
+    """A secret's `latest` version as Secret Manager gives it: what a function's next instance reads."""
+
+    secret: str
+    version: str  # its number, e.g. "3"
+    value: str = field(repr=False)
+
+
+@dataclass(frozen=True)
 class SlackAuth:
     ok: bool
     error: str = ""
@@ -170,6 +179,7 @@ class Observed:
     """Everything read from one deployment; a field is a ReadError where its read failed, None if not read."""
 
     slack_auth: SlackAuth | ReadError | None = None
+    bot_token: SecretVersion | ReadError | None = None  # the deployed token, which slack_auth then tests
     slack_channel: SlackChannel | ReadError | None = None
     organizer_group: list[str] | ReadError | None = None  # usergroups.users.list of ORGANIZER_USERGROUP
     organizer_group_record: object = None  # usergroups.list's record of it: tools/doctor/usergroup.py (issue 25)

@@ -7,6 +7,7 @@ writes are the probe's (tools/doctor/probe.py), and only when --probe is given.
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -22,6 +23,7 @@ from tools.doctor.model import (
     NotificationChannel,
     PushSubscription,
     ReadError,
+    SecretVersion,
     Sink,
     SlackAuth,
     SlackChannel,
@@ -283,6 +285,33 @@ def read_instances(dep: Deployment, deadline: float) -> list[Instance]:
 
 
 # ---- Slack reads --------------------------------------------------------------------------------------
+SECRET_MANAGER_API = "https://secretmanager.googleapis.com"  # noqa: S105 - an address, no secret
+
+
+def read_secret_version(dep: Deployment, secret: str, deadline: float = DEADLINE) -> SecretVersion:
+    """The secret's `latest` version (Secret Manager `versions.access`, REST): the value the functions' next
+    instances read. Needs `secretmanager.versions.access` on it, which a viewer lacks (docs/doctor.md)."""
+    path = f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest:access"
+    if dep.endpoints.rest:
+        import requests  # noqa: PLC0415
+
+        session: Any = requests.Session()
+        url = f"{dep.endpoints.rest}/secretmanager{path}"
+    else:
+        import google.auth  # noqa: PLC0415
+        from google.auth.transport.requests import AuthorizedSession  # noqa: PLC0415
+
+        credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+        session, url = AuthorizedSession(credentials), SECRET_MANAGER_API + path  # type: ignore[no-untyped-call]
+    response = session.get(url, timeout=deadline)
+    body = response.json() if response.content else {}
+    if response.status_code != 200:
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        raise RuntimeError(f"{error.get('status') or response.status_code}: {error.get('message', '')}"[:300])
+    value = base64.b64decode(body["payload"]["data"]).decode()
+    return SecretVersion(secret, str(body["name"]).rsplit("/", 1)[-1], value)
+
+
 def slack_client(dep: Deployment) -> Any:
     from slack_sdk import WebClient  # noqa: PLC0415
     from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler  # noqa: PLC0415

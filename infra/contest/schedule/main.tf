@@ -4,7 +4,7 @@
 # decodes each message with shared/core/fleet_ops.py's decode_schedule (the worker's decoder).
 
 terraform {
-  required_version = ">= 1.5"
+  required_version = ">= 1.11.4" # the one version it is checked with (tests/infra/test_docs.py)
 }
 
 variable "contest_name" {

@@ -77,11 +77,12 @@ class BulkRunner:
         return self.run(request)
 
     def warn(self, stop_at: Any, include_opted_out: bool, include_paused: bool) -> WorkOutcome:
-        """Each owner of a notebook the stop will stop, told by DM when and why."""
+        """Each owner of a notebook the stop will stop, told by DM when and why, the time in their own zone."""
         rows = self._rows(self._list())
         told = 0
         for name, owner in fleet_ops.warned(rows, include_opted_out=include_opted_out, include_paused=include_paused):
-            text = fleet_ops.stop_warning(name, stop_at, self.clock.now(), self.say, self.settings.tz)
+            zone = fleet_ops.owner_zone(self.slack.zone_for(owner), self.settings.tz)
+            text = fleet_ops.stop_warning(name, stop_at, self.clock.now(), self.say, zone)
             told += bool(self.slack.dm(owner, text))
         audit("scheduled stop warned", decision="warned", outcome=f"{told} owners told", trigger="schedule")
         return WorkOutcome(ack=True, ended=Ended.ACTED, detail=f"{told} owners warned")
