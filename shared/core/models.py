@@ -124,6 +124,7 @@ class Trigger(StrEnum):
     UNRESOLVED = "unresolved"  # a kill whose instance could not be named: alert only
     MEMORY = "memory"  # a Monitoring memory-pressure incident
     WATCHER = "watcher"  # the guard's memory watcher interrupted a kernel before the kill (issue 32)
+    SWEEP = "sweep"  # the health sweep found JupyterLab down, or the VM silent, with no kill line (issue 42)
 
 
 class Action(StrEnum):

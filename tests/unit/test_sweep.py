@@ -7,8 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.core.history import AUTO
-from shared.core.models import InstanceRef, InstanceState, InstanceView
+from shared.core.history import AUTO, History
+from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
+from shared.core.policy import PolicyConfig, Reason, Verdict, decide
 from shared.core.sweep import OUTAGES, Finding, SweepConfig, observe, survey
 
 NOW = datetime(2026, 12, 4, 10, 0, 0, tzinfo=UTC)
@@ -102,3 +104,75 @@ def test_two_sweeps_of_one_outage_share_its_incident_key_and_a_new_report_makes_
                                        "updated": (NOW + timedelta(minutes=2)).strftime("%Y-%m-%d %H:%M:%S.%f")})
     assert observe(later, NOW + timedelta(minutes=3), CONFIG).incident_key != first.incident_key
     assert first.incident_key.startswith("sweep:projects/contest-prj/locations/us-central1-a/instances/wb-alice:")
+
+
+# ---- the worker's decision on a sweep's incident (shared/core/policy.py, _decide_sweep) -------------------------
+def incident(instance: InstanceView, reported: datetime | None, at: datetime = NOW) -> RestartRequest:
+    return RestartRequest(action=Action.RESTART, trigger=Trigger.SWEEP, instance=instance.ref.full_name,
+                          requested_at=at, event_id="sweep-1", payload=RestartPayload(received_at=reported))
+
+
+SEEN = NOW - timedelta(seconds=25)  # the report the sweep rested on
+LATER = NOW + timedelta(seconds=20)  # when the worker looks
+
+
+@pytest.mark.parametrize(("now_seen", "reason"), [
+    (notebook(jupyter="-1"), Reason.JUPYTER_DOWN),
+    (notebook(health="UNHEALTHY"), Reason.UNHEALTHY),
+    (notebook(reported=NOW - timedelta(hours=1)), Reason.SILENT),
+])
+def test_an_outage_still_there_when_the_worker_looks_is_reset_with_its_cause(
+        now_seen: InstanceView, reason: Reason) -> None:
+    decision = decide(incident(now_seen, SEEN), now_seen, History(), LATER, PolicyConfig())
+    assert (decision.verdict, decision.reason) == (Verdict.RESET, reason)
+
+
+def test_an_outage_over_by_the_time_the_worker_looks_changes_nothing() -> None:
+    up_again = notebook(reported=LATER - timedelta(seconds=5))
+    decision = decide(incident(up_again, SEEN), up_again, History(), LATER, PolicyConfig())
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.RECOVERED)
+
+
+def test_a_report_from_before_the_last_restart_resets_nothing_again() -> None:
+    stale = notebook(jupyter="-1", reported=SEEN)
+    history = History(last_restart=SEEN + timedelta(seconds=5))
+    decision = decide(incident(stale, SEEN), stale, history, LATER, PolicyConfig())
+    assert (decision.verdict, decision.reason) == (Verdict.SKIP_DUPLICATE, Reason.BEFORE_LAST_RESTART)
+
+
+@pytest.mark.parametrize(("instance", "verdict", "reason"), [
+    (notebook(jupyter="-1", labels={AUTO: "off"}), Verdict.SKIP_DISABLED, Reason.OPTED_OUT),
+    (notebook(jupyter="-1", labels={AUTO: "paused"}), Verdict.SKIP_DISABLED, Reason.PAUSED),
+    (notebook(state=InstanceState.STOPPING, jupyter="-1"), Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE),
+    (notebook(state=InstanceState.STOPPED, jupyter="-1"), Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE),
+])
+def test_what_changed_since_the_sweep_is_respected(instance: InstanceView, verdict: Verdict, reason: Reason) -> None:
+    decision = decide(incident(instance, SEEN), instance, History(), LATER, PolicyConfig())
+    assert (decision.verdict, decision.reason) == (verdict, reason)
+
+
+def test_a_guarded_notebook_gets_its_guard_s_time_then_the_reset() -> None:
+    guarded = replace(notebook(jupyter="-1"), guarded=True)
+    config = PolicyConfig()
+    waiting = decide(incident(guarded, SEEN), guarded, History(), LATER, config)
+    assert (waiting.verdict, waiting.reason) == (Verdict.WAIT, Reason.AWAITING_GUARD)
+    late = SEEN + config.guard_restart_wait
+    assert decide(incident(guarded, SEEN), guarded, History(), late, config).reason is Reason.GUARD_NO_RESTART
+
+
+def test_an_outage_that_keeps_coming_back_backs_off_then_pauses_for_a_person() -> None:
+    down = notebook(jupyter="-1")
+    config = PolicyConfig()
+    one = History(auto_restarts=(NOW - timedelta(seconds=3),))  # down again, reported after that reset
+    soon = NOW + timedelta(seconds=2)  # within the first backoff (10 s) of that reset
+    backing_off = decide(incident(down, NOW - timedelta(seconds=1)), down, one, soon, config)
+    assert (backing_off.verdict, backing_off.reason) == (Verdict.WAIT, Reason.BACKOFF)
+    three = History(auto_restarts=tuple(NOW - timedelta(minutes=m) for m in (8, 5, 1)))
+    looping = decide(incident(down, NOW - timedelta(seconds=20)), down, three, LATER, config)
+    assert (looping.verdict, looping.reason) == (Verdict.PAUSE, Reason.CRASH_LOOP)
+
+
+def test_dry_run_says_what_it_would_have_done() -> None:
+    down = notebook(jupyter="-1")
+    decision = decide(incident(down, SEEN), down, History(), LATER, PolicyConfig(dry_run=True))
+    assert (decision.verdict, decision.reason) == (Verdict.DRY_RUN, Reason.JUPYTER_DOWN)
