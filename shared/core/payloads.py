@@ -31,6 +31,9 @@ class RestartPayload:
     # earlier attempt may have sent: its continuation names the Pub/Sub message whose intent it follows, and is
     # received as that message's redelivery (the worker sets delivery_id from it), so it follows that intent.
     resumes: str = ""
+    # An outage the health sweep found (issue 42): the health report it rests on (health_info's time, as the VM's
+    # agent wrote it). A restart since that report answers the outage; None when the notebook never reported.
+    reported_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,7 @@ def _time(data: dict[str, Any], key: str) -> datetime | None:
 _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "kill": lambda d: kill_object(d.get("kill")),
     "received_at": lambda d: _time(d, "received_at"),
+    "reported_at": lambda d: _time(d, "reported_at"),
     "jupyter_was_down": lambda d: d.get("jupyter_was_down", False) is True,
     "chain": lambda d: text_field(d, "chain", ""),
     "yields": lambda d: count(d.get("yields", 0)),
@@ -151,6 +155,7 @@ def read(kind: str, data: dict[str, Any]) -> Payload:
 def to_dict(payload: Payload) -> dict[str, Any]:
     """The payload's fields as JSON values, under "type" its kind."""
     data = asdict(payload)
-    if data.get("received_at") is not None:
-        data["received_at"] = iso(data["received_at"])
+    for moment in ("received_at", "reported_at"):
+        if data.get(moment) is not None:
+            data[moment] = iso(data[moment])
     return {"type": KINDS[type(payload)]} | data

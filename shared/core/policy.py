@@ -257,13 +257,13 @@ def _decide_sweep(
 ) -> Decision:
     """An outage the health sweep found (issue 42), decided on the instance as read now, not as the sweep saw it.
 
-    The incident's time is the health report the sweep rested on (`received_at`): a restart since answers it (rule
+    The incident's time is the health report the sweep rested on (`reported_at`): a restart since answers it (rule
     1), so a report from before a reset, still shown after it, resets nothing twice. Opted out, paused or no longer
     ACTIVE: rules 2 and 3. Up again by now: nothing to do. A guarded notebook's JupyterLab is waited on for its
     guard, as after a kill. Then the crash-loop rules: a notebook that goes down again and again pauses and asks
     for a person, whatever brought it down."""
     payload = request.payload
-    incident_at = (payload.received_at if isinstance(payload, RestartPayload) else None) or request.requested_at
+    incident_at = (payload.reported_at if isinstance(payload, RestartPayload) else None) or request.requested_at
     run = crashloop_count(history, now, config)
     if covered := _covering_restart(incident_at, history, live_inflight(history, now, config)):
         return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)

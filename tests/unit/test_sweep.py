@@ -109,7 +109,7 @@ def test_two_sweeps_of_one_outage_share_its_incident_key_and_a_new_report_makes_
 # ---- the worker's decision on a sweep's incident (shared/core/policy.py, _decide_sweep) -------------------------
 def incident(instance: InstanceView, reported: datetime | None, at: datetime = NOW) -> RestartRequest:
     return RestartRequest(action=Action.RESTART, trigger=Trigger.SWEEP, instance=instance.ref.full_name,
-                          requested_at=at, event_id="sweep-1", payload=RestartPayload(received_at=reported))
+                          requested_at=at, event_id="sweep-1", payload=RestartPayload(reported_at=reported))
 
 
 SEEN = NOW - timedelta(seconds=25)  # the report the sweep rested on

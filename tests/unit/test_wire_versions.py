@@ -48,7 +48,7 @@ def test_a_version_0_message_decodes_into_its_actions_typed_payload(name: str) -
         request.kind == "asked")
     for field in fields(request.payload):
         value = getattr(request.payload, field.name)
-        expected = flat[field.name]
+        expected = flat.get(field.name, field.default)  # a field added since (reported_at) takes its default
         assert (iso(value) if field.name == "received_at" and value else value) == expected, field.name
     assert (request.action, request.trigger, request.instance, request.event_id) == (
         flat["action"], flat["trigger"], flat["instance"], flat["event_id"])
