@@ -20,13 +20,13 @@ from shared.core.pubsub_event import delivery_time
 
 setup_logging()
 SETTINGS = settings_or_exit({Need.WORKBENCH, Need.PUBLISH, Need.SCOPE})
-FLEET = Workbench(endpoint=SETTINGS.workbench_api_endpoint, timeout=SETTINGS.workbench_timeout,
-                  retry_deadline=SETTINGS.workbench_retry, clock=SYSTEM)
+WORKBENCH = Workbench(endpoint=SETTINGS.workbench_api_endpoint, timeout=SETTINGS.workbench_timeout,
+                      retry_deadline=SETTINGS.workbench_retry, clock=SYSTEM)
 QUEUE = RestartQueue(SETTINGS.restart_topic)
 
 
 @functions_framework.cloud_event
 def health_sweep(event: CloudEvent) -> None:
-    sweep(delivery_time(str(event.get("time") or ""), SYSTEM.now()), fleet=FLEET, queue=QUEUE,
+    sweep(delivery_time(str(event.get("time") or ""), SYSTEM.now()), workbench=WORKBENCH, queue=QUEUE,
           project=SETTINGS.project, zones=SETTINGS.workbench_zones, clock=SYSTEM, config=SETTINGS.policy.sweep,
           max_tick_age=SETTINGS.sweep_interval)

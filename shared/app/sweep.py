@@ -46,7 +46,7 @@ class SweepResult:
 
 
 def sweep(
-    tick_time: datetime, *, fleet: Fleet, queue: Queue, project: str, zones: tuple[str, ...], clock: Clock,
+    tick_time: datetime, *, workbench: Fleet, queue: Queue, project: str, zones: tuple[str, ...], clock: Clock,
     config: SweepConfig, max_tick_age: timedelta,
 ) -> SweepResult:
     """One tick: `tick_time` is when Cloud Scheduler's message was published (kept by every redelivery)."""
@@ -59,7 +59,7 @@ def sweep(
     unlisted: list[str] = []
     for zone in zones:  # one zone at a time: one that fails leaves the others' outages to act on
         try:
-            instances.extend(fleet.list(project, (zone,)))
+            instances.extend(workbench.list(project, (zone,)))
         except Exception as exc:  # noqa: BLE001 - whatever Workbench answered, the next tick reads this zone again
             unlisted.append(zone)
             log.warning("health sweep: %s could not be listed: %s", zone, exc)

@@ -106,6 +106,7 @@ def test_secrets_only_come_from_secret_manager() -> None:
     assert {f: secret_names(b) for f, b in FUNCTIONS.items()} == {
         "on_oom": set(),
         "on_memory_alert": set(),
+        "health_sweep": set(),
         "restart_worker": {"SLACK_BOT_TOKEN"},
         "slack_app": {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"},
     }

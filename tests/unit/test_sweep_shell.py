@@ -35,7 +35,7 @@ class ListedFleet:
 
 def tick(fleet: ListedFleet, topic: FakeTopic, clock: FakeClock, *, at: datetime | None = None,
          zones: tuple[str, ...] = ("us-central1-a",)) -> SweepResult:
-    return sweep(at or clock.now(), fleet=fleet, queue=topic, project="contest-prj", zones=zones, clock=clock,
+    return sweep(at or clock.now(), workbench=fleet, queue=topic, project="contest-prj", zones=zones, clock=clock,
                  config=SweepConfig(), max_tick_age=INTERVAL)
 
 
