@@ -40,6 +40,7 @@ from simulators.stack_pubsub import (
     OOM_TOPIC,
     PROJECT,
     RESTART_TOPIC,
+    SWEEP_TOPIC,
     TOPICS,
     PubSubRecords,
     StackPubSub,
@@ -120,6 +121,9 @@ class LocalStack:
     # alert gives the Monitoring simulator a curve rising to it (off: Monitoring has no data, as on a new VM).
     memory_charts: bool = False
     feed_monitoring: bool = True
+    # The health sweep (issue 42): health_sweep runs, fed by SWEEP_TOPIC, whose ticks sweep() publishes (Cloud
+    # Scheduler's, in production). Off unless asked for: a process fewer for the tests that need none.
+    health_sweep: bool = False
     # "emulator": Pub/Sub is Google's emulator (the run's shared one, simulators/pubsub_emulator/), topics
     # and subscriptions under names of this stack's own, on_oom and on_memory_alert fed as Eventarc feeds them;
     # "simulator": simulators/pubsub/. Default: $MEDIC_PUBSUB, else the emulator where installed
@@ -197,6 +201,7 @@ class LocalStack:
             worker=worker_endpoint, ack_deadline_s=self.push_ack_deadline_s,
             max_delivery_attempts=self.max_delivery_attempts,
             push_identity=(self.push_service_account, worker_endpoint) if self.push_service_account else None,
+            health_sweep=self.functions["health_sweep"][0].url if self.health_sweep else None,
         )
 
     def _start_services(self) -> None:
@@ -227,6 +232,8 @@ class LocalStack:
                   for i in range(self.workers)]
         if self.slack_app:
             procs.append(FunctionProcess("slack_app", "slack_app", free_port(), log_dir / "slack_app.log"))
+        if self.health_sweep:
+            procs.append(FunctionProcess("health_sweep", "health_sweep", free_port(), log_dir / "health_sweep.log"))
         return procs
 
     def stop(self) -> None:
@@ -297,6 +304,10 @@ class LocalStack:
     def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = None, ordering_key: str = "") -> str:
         """A message put on one of the stack's topics (OOM_TOPIC, RESTART_TOPIC, ...), on whichever Pub/Sub it runs."""
         return self.bus.publish(topic, data, attributes, ordering_key=ordering_key)
+
+    def sweep(self) -> str:
+        """One tick of the health sweep, as Cloud Scheduler publishes it (infra/sweep.tf): the message id."""
+        return self.publish(SWEEP_TOPIC, b"sweep")
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""

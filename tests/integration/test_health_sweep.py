@@ -4,6 +4,7 @@ in two zones from the Workbench simulator, pages and all; outages are queued and
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -15,8 +16,10 @@ from shared.app.sweep import SweepResult, sweep
 from shared.core.history import AUTO
 from shared.core.models import InstanceRef, Trigger
 from shared.core.sweep import Finding, SweepConfig
+from simulators.stack import LocalStack
 from simulators.workbench import WorkbenchSimulator
 from tests.fakes.topic import FakeTopic
+from tests.integration.conftest import new_instance
 
 pytestmark = pytest.mark.wire
 
@@ -92,3 +95,38 @@ def test_a_zone_that_stays_unavailable_is_said_and_the_next_tick_has_its_outages
     assert sorted(r.instance.rsplit("/", 1)[-1] for r in topic.published) == ["wb-0512", "wb-0990"]  # zone a's
     run(sim, topic)
     assert sorted({r.instance.rsplit("/", 1)[-1] for r in topic.published}) == sorted(DOWN)
+
+
+# ---- end to end on the local stack: Cloud Scheduler's tick -> health_sweep -> restart topic -> worker -> Slack ----
+@pytest.fixture(scope="module")
+def sweeping(label_visibility: str) -> Iterator[LocalStack]:
+    with LocalStack(health_sweep=True) as running:
+        yield running
+
+
+def down_without_a_kill(stack: LocalStack, full: str) -> None:
+    """JupyterLab down as the health agent reports it, with no kill line anywhere (a stopped server, a full disk)."""
+    info = dict(stack.workbench.get(full)["healthInfo"])
+    stack.workbench.set_health(full, "UNHEALTHY", {**info, "jupyterlab_status": "-1", "jupyterlab_api_status": "-1"})
+
+
+def test_a_notebook_down_with_no_kill_line_is_found_restarted_once_and_its_cause_named(sweeping: LocalStack) -> None:
+    full, name = new_instance(sweeping, "wb-swept")
+    well, _ = new_instance(sweeping, "wb-well")
+    idle, _ = new_instance(sweeping, "wb-idle", state="STOPPED")
+    down_without_a_kill(sweeping, full)
+    sweeping.sweep()
+    owner = f"U{name.upper().replace('-', '')}"
+    assert sweeping.slack.wait_for(lambda: bool(sweeping.slack.messages(owner)), timeout=60)
+    assert sweeping.wait_idle(60)
+    assert sweeping.workbench.resets(full) == 1
+    [alert] = [m for m in sweeping.alerts() if name in json.dumps(m.get("blocks", [])) + m.get("text", "")]
+    shown = json.dumps(alert.get("blocks", [])) + alert.get("text", "")
+    assert "found by the health sweep" in shown and "JupyterLab is down" in shown
+    [dm] = sweeping.slack.messages(owner)
+    assert "was down" in dm["text"] and "ran out of memory" not in dm["text"]
+    assert sweeping.workbench.resets(well) == 0 and sweeping.workbench.resets(idle) == 0
+    # The next tick, the notebook back: nothing more happens, and nothing more is said.
+    sweeping.sweep()
+    assert sweeping.wait_idle(60)
+    assert sweeping.workbench.resets(full) == 1 and len(sweeping.slack.messages(owner)) == 1
