@@ -51,7 +51,7 @@ from simulators.workbench import WorkbenchSimulator
 
 # The names the tests, the demo, the bench and the doctor read here, some of them defined beside it.
 __all__ = ["ALERT_CHANNEL", "BOT_TOKEN", "DEAD_LETTER_TOPIC", "MEMORY_TOPIC", "OOM_TOPIC", "PROJECT", "PUSH_ACCOUNT",
-           "RESTART_TOPIC", "ROOT", "SIGNING_SECRET", "SLACK_GENEROUS_BUDGET", "SLACK_PRODUCTION_BUDGET",
+           "RESTART_TOPIC", "ROOT", "SIGNING_SECRET", "SLACK_GENEROUS_BUDGET", "SLACK_PRODUCTION_BUDGET", "SWEEP_TOPIC",
            "FunctionProcess", "LocalStack"]
 ALERT_CHANNEL = "C0ALERTS"
 BOT_TOKEN = "xoxb-local-stack-token"
