@@ -10,6 +10,7 @@ from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today, size
 from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
+from shared.core.refs import victim
 from shared.core.verdicts import Verdict
 
 
@@ -23,10 +24,10 @@ class Interrupts(ActionContext):
         interrupted_at = request.kill_time or request.requested_at
         new_history = job.history.with_interrupt(interrupted_at)
         self.recorder.record_before_alert(job.ref, view, new_history)
-        kill = request.kill or {}
+        kill = request.kill
         if self.settings.owner_dm and view.owner_email:
-            process = f"{kill.get('process', '?')} (pid {kill.get('pid', '?')})"
-            rss, limit = kill.get("anon_rss_kb"), kill.get("limit_kb")
+            process = victim(kill)
+            rss, limit = (kill.anon_rss_kb, kill.limit_kb) if kill is not None else (None, None)
             self.reporter.slack.dm(view.owner_email, self.wording(
                 "dm.interrupted", instance=view.ref.name, time=self.reporter.when(interrupted_at),
                 process=messages.escape(process), rss=size(rss), limit=size(limit), advice=self.wording("dm.advice")))
@@ -34,4 +35,4 @@ class Interrupts(ActionContext):
         if for_organizers(facts, ""):
             today = kernels_today(self.wording, new_history, self.clock.now())
             self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
-        return WorkOutcome.acted(Verdict.KERNEL_KEPT, f"pid {kill.get('pid', '?')} interrupted")
+        return WorkOutcome.acted(Verdict.KERNEL_KEPT, f"pid {kill.pid if kill is not None else '?'} interrupted")
