@@ -2,7 +2,7 @@
 posted, /restart-notebook; then the warning before the scheduled stop, the stop, and the report (demo/day.py).
 
 Everything runs here: simulators of the Workbench API, Pub/Sub and Slack, and the
-four functions under the real functions-framework, talking over sockets.
+five functions under the real functions-framework, talking over sockets.
 `make replay FILE=…` pushes what you have (a LogEntry, `gcloud logging read --format=json` output, a
 CloudEvent or a Pub/Sub message) through the same stack.
 """

@@ -174,6 +174,24 @@ def memory_and_kills(stack: LocalStack, transcript: Transcript) -> None:
         transcript.say("logs", "  passed to the bot, which ignores it" if forwarded
                        else "  not a kill: the log filter never passes it to the bot")
     settle(stack, transcript)
+    health_sweep_step(stack, transcript)
+
+
+def health_sweep_step(stack: LocalStack, transcript: Transcript) -> None:
+    """Step 3b (issue 42): JupyterLab down with no kill line anywhere, found by the health sweep, restarted once."""
+    transcript.heading("3b. JupyterLab goes down with no kill line at all: the health sweep finds it")
+    full = _full("wb-bob")
+    info = dict(stack.workbench.get(full).get("healthInfo") or {})
+    stack.workbench.set_health(full, "UNHEALTHY", {**info, "jupyterlab_status": "-1", "jupyterlab_api_status": "-1"})
+    transcript.say("notebook", "wb-bob: a package upgrade broke the Jupyter server, which no longer starts; no "
+                               "process ran out of memory, so the kernel's log says nothing")
+    transcript.say("workbench", "wb-bob's health agent reports JupyterLab down")
+    transcript.say("scheduler", "the health sweep's tick (every 3 minutes): every notebook's health is read")
+    stack.sweep()
+    settle(stack, transcript)
+    transcript.say("scheduler", "the next tick, 3 minutes later: wb-bob is up, nothing more to do")
+    stack.sweep()
+    settle(stack, transcript)
 
 
 def restart_commands(stack: LocalStack, transcript: Transcript, slack: SlackRequester) -> None:
@@ -306,11 +324,12 @@ def _ensure_instance(stack: LocalStack, transcript: Transcript, ref: InstanceRef
 
 def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
     """The demo's story, or the replay of `entries` (already read and checked)."""
-    print("Starting the bot's four functions, with stand-ins for Workbench, Pub/Sub, Cloud Monitoring and Slack…",
+    print("Starting the bot's five functions, with stand-ins for Workbench, Pub/Sub, Cloud Monitoring and Slack…",
           flush=True)
     stack = LocalStack(
         slack_app=True,
         memory_alerts=True,
+        health_sweep=True,
         memory_charts=True,
         workbench_options={"reset_seconds": 2.0, "stop_seconds": 1.0, "start_seconds": 1.5, "health_delay_s": 0.5,
                            "latency_s": 0.02},

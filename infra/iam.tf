@@ -2,6 +2,7 @@
 #   on_oom          list Compute Engine VMs (custom role below: the VM a kill line's instance_id names),
 #                   publish to the restart topic (pubsub.tf)
 #   on_memory_alert publish to the restart topic (memory.tf)
+#   health_sweep    list instances (custom role below), publish to the restart topic (sweep.tf)
 #   restart_worker  the Workbench calls of the worker and Monitoring's timeSeries.list (the memory picture; custom
 #                   role below), read the Slack bot token, publish a waiting incident's continuation to the restart
 #                   topic (pubsub.tf)
@@ -10,7 +11,7 @@
 # No basic role (Owner/Editor/Viewer) and no predefined notebooks role: roles/notebooks.admin would
 # let the bot create, delete and re-own instances, which it never does.
 resource "google_service_account" "functions" {
-  for_each = toset(["on_memory_alert", "on_oom", "restart_worker", "slack_app"])
+  for_each = toset(["health_sweep", "on_memory_alert", "on_oom", "restart_worker", "slack_app"])
 
   account_id   = "${var.name_prefix}-${replace(each.key, "_", "-")}"
   display_name = "notebook-medic: ${each.key} function"
@@ -37,11 +38,11 @@ resource "google_project_iam_member" "workbench" {
   member  = google_service_account.functions[each.key].member
 }
 
-# Eventarc delivers the OOM topic's messages to on_oom, and the memory-alert topic's to on_memory_alert,
-# with this identity's OIDC token.
+# Eventarc delivers the OOM topic's messages to on_oom, the memory-alert topic's to on_memory_alert, and the sweep
+# topic's to health_sweep, with this identity's OIDC token.
 resource "google_service_account" "trigger" {
   account_id   = "${var.name_prefix}-trigger"
-  display_name = "notebook-medic: Eventarc triggers of on_oom and on_memory_alert"
+  display_name = "notebook-medic: Eventarc triggers of on_oom, on_memory_alert and health_sweep"
 
   depends_on = [google_project_service.apis]
 }

@@ -59,6 +59,7 @@ locals {
     WORKER_BUDGET_SECONDS           = tostring(local.worker_budget_seconds)
     PUSH_AUDIENCE                   = local.worker_push_audience
     PUSH_SERVICE_ACCOUNT            = google_service_account.push.email
+    SWEEP_INTERVAL_SECONDS          = tostring(var.sweep_interval_minutes * 60)
   })
 
   # Google's service agents this module grants roles to or relies on, by the API they belong to.
@@ -100,14 +101,18 @@ locals {
     on_memory_alert = [
       "compute.instances.list", # the notification's VM id, held to the instance it names (issue 25)
     ]
+    health_sweep = [
+      "notebooks.instances.list", # every notebook's state and health, a page per zone (issue 42)
+    ]
   }
 
   apis = toset([
     "artifactregistry.googleapis.com", # function images
     "cloudbuild.googleapis.com",       # function builds
     "cloudfunctions.googleapis.com",
-    "compute.googleapis.com",  # on_oom: the VM behind a kill line's instance_id
-    "eventarc.googleapis.com", # on_oom's Pub/Sub trigger
+    "cloudscheduler.googleapis.com", # the health sweep's tick (sweep.tf)
+    "compute.googleapis.com",        # on_oom: the VM behind a kill line's instance_id
+    "eventarc.googleapis.com",       # on_oom's Pub/Sub trigger
     "iam.googleapis.com",
     "logging.googleapis.com",
     "monitoring.googleapis.com",

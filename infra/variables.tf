@@ -192,7 +192,7 @@ variable "extra_environment" {
       "ALERT_GROUP_WINDOW_SECONDS", "ALERT_DAILY_LIMIT", "GUARD_RESTART_WAIT_SECONDS", "MEMORY_CHARTS",
       "SLACK_ACK_BUDGET_SECONDS", "SLACK_READS_SECONDS", "SLACK_PUBLISH_SECONDS", "SLACK_REPLY_SECONDS",
       "SLACK_APP_CALL_SECONDS", "SLACK_ANSWER_RETRY_SECONDS", "HOME_MEMORY_SECONDS", "HOME_FLEET_TTL_SECONDS",
-      "HOME_OPENS_PER_MINUTE",
+      "HOME_OPENS_PER_MINUTE", "HEALTH_SILENT_SECONDS",
     ], k)])
     error_message = "extra_environment may only set tunables of shared/adapters/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }
@@ -289,5 +289,16 @@ variable "memory_alert_duration_seconds" {
   validation {
     condition     = var.memory_alert_duration_seconds >= 60 && var.memory_alert_duration_seconds <= 3600 && var.memory_alert_duration_seconds % 60 == 0
     error_message = "memory_alert_duration_seconds must be a multiple of 60 between 60 and 3600."
+  }
+}
+
+variable "sweep_interval_minutes" {
+  description = "How often the health sweep reads every notebook and queues the ones that are down (issue 42)."
+  type        = number
+  default     = 3
+
+  validation {
+    condition     = contains([1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30], var.sweep_interval_minutes)
+    error_message = "sweep_interval_minutes must divide an hour: 1, 2, 3, 4, 5, 6, 10, 12, 15, 20 or 30."
   }
 }

@@ -39,6 +39,7 @@ from simulators.stack_pubsub import (
     OOM_TOPIC,
     PROJECT,
     RESTART_TOPIC,
+    SWEEP_TOPIC,
     TOPICS,
     subscribe_functions,
 )
@@ -46,7 +47,7 @@ from simulators.workbench import WorkbenchSimulator
 
 # The names the tests, the demo, the bench and the doctor read here, some of them defined beside it.
 __all__ = ["ALERT_CHANNEL", "BOT_TOKEN", "DEAD_LETTER_TOPIC", "MEMORY_TOPIC", "OOM_TOPIC", "PROJECT", "PUSH_ACCOUNT",
-           "RESTART_TOPIC", "ROOT", "SIGNING_SECRET", "SLACK_GENEROUS_BUDGET", "SLACK_PRODUCTION_BUDGET",
+           "RESTART_TOPIC", "ROOT", "SIGNING_SECRET", "SLACK_GENEROUS_BUDGET", "SLACK_PRODUCTION_BUDGET", "SWEEP_TOPIC",
            "FunctionProcess", "LocalStack"]
 ALERT_CHANNEL = "C0ALERTS"
 BOT_TOKEN = "xoxb-local-stack-token"
@@ -116,6 +117,9 @@ class LocalStack:
     # alert gives the Monitoring simulator a curve rising to it (off: Monitoring has no data, as on a new VM).
     memory_charts: bool = False
     feed_monitoring: bool = True
+    # The health sweep (issue 42): health_sweep runs, fed by SWEEP_TOPIC, whose ticks sweep() publishes (Cloud
+    # Scheduler's, in production). Off unless asked for: a process fewer for the tests that need none.
+    health_sweep: bool = False
 
     def __post_init__(self) -> None:
         if self.workbench_transport not in ("grpc", "rest"):
@@ -168,6 +172,7 @@ class LocalStack:
             worker=worker_endpoint, ack_deadline_s=self.push_ack_deadline_s,
             max_delivery_attempts=self.max_delivery_attempts,
             push_identity=(self.push_service_account, worker_endpoint) if self.push_service_account else None,
+            health_sweep=self.functions["health_sweep"][0].url if self.health_sweep else None,
         )
 
     def _start_services(self) -> None:
@@ -195,6 +200,8 @@ class LocalStack:
                   for i in range(self.workers)]
         if self.slack_app:
             procs.append(FunctionProcess("slack_app", "slack_app", free_port(), log_dir / "slack_app.log"))
+        if self.health_sweep:
+            procs.append(FunctionProcess("health_sweep", "health_sweep", free_port(), log_dir / "health_sweep.log"))
         return procs
 
     def stop(self) -> None:
@@ -267,6 +274,10 @@ class LocalStack:
     def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = None, ordering_key: str = "") -> str:
         """A message put on one of the stack's topics (OOM_TOPIC, RESTART_TOPIC, ...)."""
         return self.pubsub.publish(topic, data, attributes, ordering_key=ordering_key)
+
+    def sweep(self) -> str:
+        """One tick of the health sweep, as Cloud Scheduler publishes it (infra/sweep.tf): the message id."""
+        return self.publish(SWEEP_TOPIC, b"sweep")
 
     def monitoring(self, incident: dict[str, Any]) -> str:
         """What a Monitoring Pub/Sub notification channel does: publish the incident JSON."""

@@ -24,6 +24,7 @@ from shared.core.machines import DEFAULT_LADDER, memory_kib, vcpus
 from shared.core.models import MACHINE_TYPE_RE
 from shared.core.policy import PolicyConfig, RestartPolicy
 from shared.core.seal import MIN_KEY_CHARS
+from shared.core.sweep import DEFAULT_SILENT_AFTER, SweepConfig
 
 # Where Slack's response_urls point (api.slack.com/interactivity/handling#message_responses: "https://hooks.slack.com/
 # actions/…"; slash commands "https://hooks.slack.com/commands/…"). SLACK_RESPONSE_URL_BASE says otherwise only for
@@ -94,6 +95,9 @@ class Settings:
     # announced then (and the message updated at the end), so organizers hear of a slow one in time.
     slow_restart_alert: timedelta = timedelta(seconds=90)
     manual_restart_interval: timedelta = timedelta(seconds=60)
+    # The health sweep's cadence (Cloud Scheduler's job, infra/sweep.tf): a tick older than this is dropped, the
+    # next one being due.
+    sweep_interval: timedelta = timedelta(minutes=3)
     slack_timeout: timedelta = timedelta(seconds=5)
     workbench_timeout: timedelta = timedelta(seconds=20)
     workbench_retry: timedelta = timedelta(seconds=30)  # how long a transient error is retried within one call
@@ -296,6 +300,7 @@ def _policy(read: _Reader) -> PolicyConfig:
         dry_run=read.parse("DRY_RUN", False, _bool, "true or false"),
         memory_warning_quiet=read.seconds("MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30)),
         guard_restart_wait=read.seconds("GUARD_RESTART_WAIT_SECONDS", timedelta(seconds=90)),
+        sweep=SweepConfig(silent_after=read.seconds("HEALTH_SILENT_SECONDS", DEFAULT_SILENT_AFTER)),
     )
 
 
@@ -319,6 +324,7 @@ def _timings(read: _Reader) -> dict[str, Any]:
         "worker_budget": read.seconds("WORKER_BUDGET_SECONDS", timedelta(seconds=420)),
         "slow_restart_alert": read.seconds("SLOW_RESTART_ALERT_SECONDS", timedelta(seconds=90)),
         "manual_restart_interval": read.seconds("MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60)),
+        "sweep_interval": read.seconds("SWEEP_INTERVAL_SECONDS", timedelta(minutes=3)),
         "slack_timeout": read.seconds("SLACK_TIMEOUT_SECONDS", timedelta(seconds=5)),
         "workbench_timeout": read.seconds("WORKBENCH_TIMEOUT_SECONDS", timedelta(seconds=20)),
         "workbench_retry": read.seconds("WORKBENCH_RETRY_SECONDS", timedelta(seconds=30)),

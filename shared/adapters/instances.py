@@ -73,6 +73,7 @@ def to_view(instance: Any) -> InstanceView:
         idle_timeout_s=_seconds(gce.metadata.get(IDLE_TIMEOUT_METADATA_KEY)),
 
         guarded=gce.metadata.get(GUARD_METADATA_KEY, "").strip().lower() == "on",
+        state_since=pb.update_time.ToDatetime(tzinfo=UTC) if pb.HasField("update_time") else None,
     )
 
 

@@ -50,6 +50,7 @@ class Trigger(StrEnum):
     UNRESOLVED = "unresolved"  # a kill whose instance could not be named: alert only
     MEMORY = "memory"  # a Monitoring memory-pressure incident
     WATCHER = "watcher"  # the guard's memory watcher interrupted a kernel before the kill (issue 32)
+    SWEEP = "sweep"  # the health sweep found JupyterLab down, or the VM silent, with no kill line (issue 42)
 
 
 class Action(StrEnum):
@@ -244,6 +245,9 @@ class InstanceView:
     # gce_setup.metadata["notebook-medic-guard"] is "on": the contest's Terraform installed the OOM guard (issue 22),
     # whose systemd restart brings a JupyterLab that dies back by itself. Metadata only organizers can set.
     guarded: bool = False
+    # Instance.update_time: when Workbench last changed the instance (a start among others); the health sweep
+    # (shared/core/sweep.py) does not call a notebook silent that has not been running long enough to be missed.
+    state_since: datetime | None = None
 
     @property
     def health_updated(self) -> datetime | None:

@@ -35,6 +35,9 @@ class RestartPayload:
     # A kill whose VM Compute Engine could not be asked about (intake): why; "" for a checked one. The worker then
     # resets only on the instance's own word that JupyterLab is down (policy.py).
     unverified: str = ""
+    # An outage the health sweep found (issue 42): the health report it rests on (health_info's time, as the VM's
+    # agent wrote it). A restart since that report answers the outage; None when the notebook never reported.
+    reported_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "kill": lambda d: _kill(d.get("kill")),
     "unverified": lambda d: text_field(d, "unverified", "")[:300],
     "received_at": lambda d: _time(d, "received_at"),
+    "reported_at": lambda d: _time(d, "reported_at"),
     "jupyter_was_down": lambda d: d.get("jupyter_was_down", False) is True,
     "chain": lambda d: text_field(d, "chain", ""),
     "yields": lambda d: count(d.get("yields", 0)),

@@ -55,6 +55,7 @@ from shared.core.history import AutoMode, History, event_key
 from shared.core.machines import is_bigger
 from shared.core.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.core.payloads import ResizePayload, RestartPayload
+from shared.core.sweep import Finding, observe
 from shared.core.verdicts import Decision, PolicyConfig, Reason, RestartPolicy, Verdict
 
 __all__ = ["Decision", "PolicyConfig", "Reason", "RestartPolicy", "Verdict", "decide"]  # the vocabulary, re-exported
@@ -76,6 +77,8 @@ def decide(
     if request.action is Action.RESTART:
         if request.trigger is Trigger.OOM:
             return _decide_oom(request, instance, history, now, config)
+        if request.trigger is Trigger.SWEEP:
+            return _decide_sweep(request, instance, history, now, config)
         return _decide_manual(request, instance, history, config, now)
     if request.action is Action.INTERRUPTED:
         interrupted_at = (request.kill_time or request.requested_at).replace(microsecond=0)
@@ -229,6 +232,11 @@ def _decide_kill(
     if unverified and health.reason not in (Reason.JUPYTER_DOWN, Reason.UNHEALTHY):  # rule 7
         return Decision(Verdict.NOTIFY_ONLY, Reason.UNVERIFIED, restarts_in_window=run)
 
+    return _reset_unless_looping(health.reason, history, now, config, run)
+
+
+def _reset_unless_looping(reason: Reason, history: History, now: datetime, config: PolicyConfig, run: int) -> Decision:
+    """Rules 5 and 6 for an automatic reset already found needed: pause a crash loop, back off, or dry-run."""
     if run >= config.crashloop_limit:
         return Decision(Verdict.PAUSE, Reason.CRASH_LOOP, restarts_in_window=run, would_reset=True)
     if run and history.auto_restarts:
@@ -236,8 +244,46 @@ def _decide_kill(
         if now < ready_at:
             return Decision(Verdict.WAIT, Reason.BACKOFF, ready_at - now, run, would_reset=True)
     if config.dry_run:
-        return Decision(Verdict.DRY_RUN, health.reason, restarts_in_window=run, would_reset=True)
-    return Decision(Verdict.RESET, health.reason, restarts_in_window=run)
+        return Decision(Verdict.DRY_RUN, reason, restarts_in_window=run, would_reset=True)
+    return Decision(Verdict.RESET, reason, restarts_in_window=run)
+
+
+_SWEEP_REASONS = {Finding.JUPYTER_DOWN: Reason.JUPYTER_DOWN, Finding.UNHEALTHY: Reason.UNHEALTHY,
+                  Finding.SILENT: Reason.SILENT}
+
+
+def _decide_sweep(
+    request: RestartRequest, instance: InstanceView, history: History, now: datetime, config: PolicyConfig
+) -> Decision:
+    """An outage the health sweep found (issue 42), decided on the instance as read now, not as the sweep saw it.
+
+    The incident's time is the health report the sweep rested on (`reported_at`): a restart since answers it (rule
+    1), so a report from before a reset, still shown after it, resets nothing twice. Opted out, paused or no longer
+    ACTIVE: rules 2 and 3. Up again by now: nothing to do. A guarded notebook's JupyterLab is waited on for its
+    guard, as after a kill. Then the crash-loop rules: a notebook that goes down again and again pauses and asks
+    for a person, whatever brought it down."""
+    payload = request.payload
+    incident_at = (payload.reported_at if isinstance(payload, RestartPayload) else None) or request.requested_at
+    run = crashloop_count(history, now, config)
+    if covered := _covering_restart(incident_at, history, live_inflight(history, now, config)):
+        return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)
+    seen = observe(instance, now, config.sweep)
+    if seen.finding is Finding.OPTED_OUT:
+        return Decision(Verdict.SKIP_DISABLED, Reason.OPTED_OUT, restarts_in_window=run)
+    if seen.finding is Finding.PAUSED:
+        return Decision(Verdict.SKIP_DISABLED, Reason.PAUSED, restarts_in_window=run)
+    if instance.state is not InstanceState.ACTIVE:
+        return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE, restarts_in_window=run)
+    if not seen.is_outage:
+        return Decision(Verdict.SKIP_DUPLICATE, Reason.RECOVERED, restarts_in_window=run)
+    reason = _SWEEP_REASONS[seen.finding]
+    if seen.finding is Finding.JUPYTER_DOWN and instance.guarded and config.guard_restart_wait > timedelta(0):
+        waited = now - incident_at
+        if waited < config.guard_restart_wait:
+            return Decision(Verdict.WAIT, Reason.AWAITING_GUARD,
+                            min(config.health_poll, config.guard_restart_wait - waited), run)
+        reason = Reason.GUARD_NO_RESTART
+    return _reset_unless_looping(reason, history, now, config, run)
 
 
 def _covering_restart(killed_at: datetime, history: History, inflight: datetime | None) -> Reason | None:

@@ -3,9 +3,11 @@ Decision that carries both; shared/core/policy.py holds the rules that choose am
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
+
+from shared.core.sweep import SweepConfig
 
 
 class RestartPolicy(StrEnum):
@@ -36,6 +38,8 @@ class PolicyConfig:
     # the VM is reset: the guard's systemd restart takes seconds (RestartSec plus the server's start), and health_info
     # is refreshed about every 30 s, so two reports and a margin (docs/policy.md). 0 resets at once, as unguarded.
     guard_restart_wait: timedelta = timedelta(seconds=90)
+    # The health sweep's reading of a notebook (shared/core/sweep.py): how long without a health report is silence.
+    sweep: SweepConfig = field(default_factory=SweepConfig)
 
 
 class Verdict(StrEnum):
@@ -95,6 +99,8 @@ class Reason(StrEnum):
     GUARD_NO_RESTART = "guard-no-restart"  # ... and it was still down GUARD_RESTART_WAIT after the kill: reset
     INTERRUPTED = "interrupted"  # the watcher's interrupt, told and counted
     SAME_INTERRUPT = "same-interrupt"  # an interrupt already counted (a redelivery, a second copy)
+    SILENT = "silent"  # the health sweep: ACTIVE, and no health report for too long (the VM stopped answering)
+    RECOVERED = "recovered"  # the health sweep's outage was over when the worker looked: nothing to do
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ SAMPLE_VALUES = {
     "MAX_EVENT_AGE_SECONDS": "3600",
     "MANUAL_RESTART_INTERVAL_SECONDS": "60",
     "WORKER_BUDGET_SECONDS": "420",
+    "SWEEP_INTERVAL_SECONDS": "180",
     "PUSH_AUDIENCE": "https://notebook-medic-restart-worker-123456789012.us-central1.run.app",
     "PUSH_SERVICE_ACCOUNT": "notebook-medic-push@contest-prj.iam.gserviceaccount.com",
     "SLACK_BOT_TOKEN": "xoxb-0000-test",

@@ -269,7 +269,7 @@ def test_secrets_are_named_by_project_number() -> None:
         for secret in body["service_config"][0].get("secret_environment_variables", []):
             found += 1
             assert secret["project_id"] == "${data.google_project.this.number}", name
-    assert found == 7  # the Slack token twice, the signing secret, the audit seal key in each of the four
+    assert found == 8  # the Slack token twice, the signing secret, the audit seal key in each of the five
 
 
 def test_source_bucket_can_be_torn_down_and_its_lifecycle_rule_matches() -> None:

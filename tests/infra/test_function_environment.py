@@ -108,6 +108,7 @@ def test_secrets_only_come_from_secret_manager() -> None:
         "on_memory_alert": {"AUDIT_SEAL_KEY"},
         "restart_worker": {"SLACK_BOT_TOKEN", "AUDIT_SEAL_KEY"},
         "slack_app": {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "AUDIT_SEAL_KEY"},
+        "health_sweep": {"AUDIT_SEAL_KEY"},
     }
     for body in FUNCTIONS.values():
         for secret in body["service_config"][0].get("secret_environment_variables", []):

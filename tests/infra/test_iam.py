@@ -355,6 +355,7 @@ def test_the_slack_function_is_the_only_public_endpoint() -> None:
     assert invokers == {
         "oom_trigger_invoker": "${google_service_account.trigger.member}",
         "memory_trigger_invoker": "${google_service_account.trigger.member}",
+        "sweep_trigger_invoker": "${google_service_account.trigger.member}",
         "worker_invoker": "${google_service_account.push.member}",
         "slack_public": '"allUsers"',
     }

@@ -22,6 +22,7 @@ from tools.doctor.cloud_checks import (
     trigger_checks,
 )
 from tools.doctor.deployment import (
+    TOPIC_KINDS,
     Deployment,
     slack_scopes,
 )
@@ -254,7 +255,7 @@ def _fresh(instance: Instance, now: datetime) -> bool:
 def pubsub_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     results: list[CheckResult] = []
     missing, errors = [], []
-    for which in ("oom", "restart", "dead-letter", "memory"):
+    for which in TOPIC_KINDS:
         state = seen.topics.get(dep.names.topic(which))
         if isinstance(state, ReadError):
             errors.append(f"{which}: {state.what[:80]}")
@@ -325,6 +326,7 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
                        f"grant yourself roles/browser on {dep.project}")]
     pubsub_agent = f"serviceAccount:service-{number}@gcp-sa-pubsub.iam.gserviceaccount.com"
     monitoring_agent = f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com"
+    scheduler_agent = f"serviceAccount:service-{number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
     sink = seen.sink
     writer = sink.writer_identity if sink is not None and not isinstance(sink, ReadError) else ""
     wanted = [
@@ -339,6 +341,9 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
          "the log sink's writer identity may publish to the OOM topic"),
         ("memory.agent", dep.names.memory_topic, "roles/pubsub.publisher", monitoring_agent,
          "the Monitoring notification agent may publish memory alerts"),
+        ("sweep.scheduler", dep.names.sweep_topic, "roles/pubsub.publisher", scheduler_agent,
+         "Cloud Scheduler's agent may publish the health sweep's tick (a fresh project's first apply may miss it: "
+         "apply again)"),
     ]
     results = []
     for key, resource, role, member, what in wanted:

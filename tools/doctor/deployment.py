@@ -16,18 +16,21 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS = ("on_memory_alert", "on_oom", "restart_worker", "slack_app")
+FUNCTIONS = ("health_sweep", "on_memory_alert", "on_oom", "restart_worker", "slack_app")
 # The function's resource name after the prefix (infra/functions.tf, infra/memory.tf).
 FUNCTION_SUFFIX = {
     "on_oom": "on-oom", "restart_worker": "restart-worker", "slack_app": "slack", "on_memory_alert": "on-memory-alert",
+    "health_sweep": "health-sweep",
 }
 # Secrets each function mounts (infra/functions.tf secret_environment_variables).
 FUNCTION_SECRETS = {
-    "on_oom": frozenset(), "on_memory_alert": frozenset(),
+    "on_oom": frozenset(), "on_memory_alert": frozenset(), "health_sweep": frozenset(),
     "restart_worker": frozenset({"SLACK_BOT_TOKEN"}),
     "slack_app": frozenset({"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"}),
 }
-EVENT_FUNCTIONS = {"on_oom": "oom", "on_memory_alert": "memory"}  # function -> the topic its trigger reads
+# function -> the topic its trigger reads
+EVENT_FUNCTIONS = {"on_oom": "oom", "on_memory_alert": "memory", "health_sweep": "sweep"}
+TOPIC_KINDS = ("oom", "restart", "dead-letter", "memory", "sweep")  # Names.topic(kind): every topic infra/ makes
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 MEMORY_POLICY_NAME = "notebook-medic: notebook memory pressure"  # infra/memory.tf display_name
 # The alert policies that tell organizers (by email and extra_notification_channels) what the bot can't.
@@ -48,6 +51,7 @@ class Names:
     restart_topic: str
     dead_letter_topic: str
     memory_topic: str
+    sweep_topic: str  # Cloud Scheduler's health-sweep tick (infra/sweep.tf)
     worker_subscription: str
     sink: str
     functions: dict[str, str]  # entry point -> projects/P/locations/R/functions/N
@@ -69,6 +73,7 @@ class Names:
             restart_topic=f"{topic}-restart",
             dead_letter_topic=f"{topic}-restart-dead-letter",
             memory_topic=f"{topic}-memory-alerts",
+            sweep_topic=f"{topic}-sweep",
             worker_subscription=f"projects/{project}/subscriptions/{prefix}-restart-worker",
             sink=f"projects/{project}/sinks/{prefix}-oom-kills",
             functions={f: f"projects/{project}/locations/{region}/functions/{prefix}-{s}"
@@ -85,7 +90,7 @@ class Names:
 
     def topic(self, which: str) -> str:
         return {"oom": self.oom_topic, "restart": self.restart_topic, "dead-letter": self.dead_letter_topic,
-                "memory": self.memory_topic}[which]
+                "memory": self.memory_topic, "sweep": self.sweep_topic}[which]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, Deployment
+from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, TOPIC_KINDS, Deployment
 from tools.doctor.guard import read_guards
 from tools.doctor.model import Function, Observed, ReadError, SecretVersion
 from tools.doctor.readers import (
@@ -116,12 +116,13 @@ def _named_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClients
     submit = reads.submit
     first = [submit(f"function {function}", lambda f=function: read_function(g, f),  # type: ignore[misc]
                     put(seen.functions, function)) for function in FUNCTIONS]
-    for which in ("oom", "restart", "dead-letter", "memory"):
+    for which in TOPIC_KINDS:
         topic = dep.names.topic(which)
         first.append(submit(f"topic {which}", lambda t=topic: read_topic(g, t),  # type: ignore[misc]
                             put(seen.topics, topic)))
     resources = [dep.names.dead_letter_topic, dep.names.worker_subscription, dep.names.oom_topic,
-                 dep.names.memory_topic, f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}",
+                 dep.names.memory_topic, dep.names.sweep_topic,
+                 f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}",
                  *([dep.names.restart_topic] if dep.schedule else [])]
     for resource in resources:
         first.append(submit(f"IAM of {resource.rsplit('/', 1)[-1]}",

@@ -57,6 +57,7 @@ def local_names() -> Names:
         Names.for_prefix(project, REGION),
         oom_topic=local_stack.OOM_TOPIC, restart_topic=local_stack.RESTART_TOPIC,
         dead_letter_topic=local_stack.DEAD_LETTER_TOPIC, memory_topic=local_stack.MEMORY_TOPIC,
+        sweep_topic=local_stack.SWEEP_TOPIC,
         worker_subscription=f"projects/{project}/subscriptions/restart-worker-push",
     )
 
@@ -143,7 +144,9 @@ def _seed_grants(cloud: CloudProject, names: Names, writer: str) -> None:
     cloud.grant(names.oom_topic, "roles/pubsub.publisher", writer)
     cloud.grant(names.memory_topic, "roles/pubsub.publisher",
                 f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com")
-    for function in ("on_oom", "slack_app", "on_memory_alert"):
+    cloud.grant(names.sweep_topic, "roles/pubsub.publisher",
+                f"serviceAccount:service-{number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com")
+    for function in ("on_oom", "slack_app", "on_memory_alert", "health_sweep"):
         cloud.grant(names.restart_topic, "roles/pubsub.publisher", f"serviceAccount:{names.service_accounts[function]}")
 
 
@@ -176,7 +179,8 @@ def _seed_monitoring(cloud: CloudProject, names: Names, vms: list[str]) -> None:
 def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
     names = local_names()
     stack = local_stack.LocalStack(
-        slack_app=True, memory_alerts=True, max_delivery_attempts=5, push_service_account=names.push_account,
+        slack_app=True, memory_alerts=True, health_sweep=True, max_delivery_attempts=5,
+        push_service_account=names.push_account,
         # The app's scopes (manifest.yaml), and channels:read for the doctor's look at the alert channel.
         slack_options={"scopes": (*sorted(slack_scopes()), "channels:read")},
     )

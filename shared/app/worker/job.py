@@ -24,8 +24,9 @@ class Job:
 
     @property
     def automatic(self) -> bool:
-        """An OOM kill, not a person: counted toward the crash loop, and told to the owner by DM."""
-        return self.request.trigger is Trigger.OOM
+        """An OOM kill or an outage the health sweep found, not a person: counted toward the crash loop, and told
+        to the owner by DM."""
+        return self.request.trigger in (Trigger.OOM, Trigger.SWEEP)
 
     def with_labels(self, labels: dict[str, str]) -> Job:
         return replace(self, view=replace(self.view, labels=labels))

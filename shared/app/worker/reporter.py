@@ -40,7 +40,11 @@ REASONS_WITH_WORDS = {
     Reason.POLICY_ALWAYS: "reason.policy-always",
     Reason.REQUESTED: "reason.requested",
     Reason.GUARD_NO_RESTART: "reason.guard-no-restart",
+    Reason.SILENT: "reason.silent",
 }
+# The owner's words about an outage the health sweep found, by how its restart ended (no kill, no memory advice).
+SWEEP_DM_BY_RESULT = {ResetResult.FAILED: "dm.sweep_restart_failed",
+                      ResetResult.UNCONFIRMED: "dm.sweep_restart_unconfirmed"}
 ACTION_WORDS = {Action.PAUSE: "action.pause", Action.RESUME: "action.resume", Action.STOP: "action.stop",
                 Action.RESIZE: "action.resize"}
 DM_BY_RESULT = {ResetResult.FAILED: "dm.restart_failed", ResetResult.UNCONFIRMED: "dm.restart_unconfirmed"}
@@ -124,7 +128,8 @@ class Reporter:
     def reason_text(self, key: str, request: RestartRequest) -> str:
         """Why a restart was (or would have been) made, in words."""
         return self.wording(key, who=self.who(request), grace=self._duration(self.policy.health_grace),
-                        wait=self._duration(self.policy.guard_restart_wait))
+                        wait=self._duration(self.policy.guard_restart_wait),
+                        silence=self._duration(self.policy.sweep.silent_after))
 
     def who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
@@ -134,6 +139,8 @@ class Reporter:
         other than Restart is named by what it asked for."""
         if request.trigger is Trigger.OOM:
             return self.wording("alert.title", instance=ref.name)
+        if request.trigger is Trigger.SWEEP:
+            return self.wording("alert.title.sweep", instance=ref.name)
         requester = request.requester.email if request.requester else "notebook-medic"
         if action_key := ACTION_WORDS.get(request.action):
             return self.wording("alert.title.action", instance=ref.name, action=self.wording(action_key),
@@ -254,6 +261,8 @@ class Reporter:
         request, view, decision = job.request, job.view, job.decision
         if not self.settings.owner_dm or not view.owner_email:
             return False
+        if request.trigger is Trigger.SWEEP:
+            return self._dm_owner_of_outage(job, restart, paused=paused)
         killed_at = request.kill_time or request.requested_at
         process = victim(request.kill)
         advice = self.wording("dm.advice")
@@ -271,6 +280,21 @@ class Reporter:
         else:
             return False
         return self.slack.dm(view.owner_email, body)
+
+    def _dm_owner_of_outage(self, job: Job, restart: OperationOutcome | None, *, paused: bool) -> bool:
+        """dm_owner for an outage the health sweep found: its cause in words, no kill and no memory advice."""
+        view, decision = job.view, job.decision
+        if decision.verdict is Verdict.PAUSE and paused:
+            body = self.wording("dm.sweep_paused", instance=view.ref.name, count=decision.restarts_in_window,
+                                window=self._duration(self.policy.crashloop_window))
+        elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW) and restart is not None:
+            cause = self.reason_text(REASONS_WITH_WORDS.get(decision.reason, "reason.jupyter-down"), job.request)
+            body = self.wording(SWEEP_DM_BY_RESULT.get(restart.result, "dm.sweep_restarted"), instance=view.ref.name,
+                                time=self.when(job.request.requested_at), cause=cause,
+                                error=self.short_error(restart.error))
+        else:
+            return False
+        return self.slack.dm(str(view.owner_email), body)
 
     def tell_owner_of_organizers_act(self, request: RestartRequest, view: InstanceView, key: str, when: datetime
                                      ) -> None:

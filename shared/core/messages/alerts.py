@@ -24,6 +24,10 @@ ALERTS: Final[dict[str, dict[Lang, str]]] = {
         "en": ":rotating_light: An OOM kill I could not tie to an instance",
         "ja": ":rotating_light: インスタンスを特定できない OOM Kill",
     },
+    "alert.title.sweep": {
+        "en": ":rotating_light: {instance} is down (found by the health sweep, no out-of-memory kill)",
+        "ja": ":rotating_light: {instance} が停止しています (ヘルスチェックで検出、メモリ不足ではありません)",
+    },
     "alert.title.manual": {
         "en": ":arrows_counterclockwise: {instance}: restart requested by {requester}",
         "ja": ":arrows_counterclockwise: {instance}: {requester} さんが再起動を依頼しました",
@@ -229,6 +233,10 @@ ALERTS: Final[dict[str, dict[Lang, str]]] = {
     "reason.jupyter-down": {"en": "JupyterLab is down", "ja": "JupyterLab が停止しています"},
     "reason.unhealthy": {"en": "the instance reports UNHEALTHY", "ja": "インスタンスが UNHEALTHY です"},
     "reason.no-agent": {"en": "no health agent is reporting", "ja": "ヘルスエージェントが応答していません"},
+    "reason.silent": {
+        "en": "the notebook's VM stopped answering: no health report for {silence}",
+        "ja": "ノートブックの VM が応答していません: {silence} 以上ヘルス情報が届いていません",
+    },
     "reason.no-fresh-health": {
         "en": "no health report arrived within {grace} of the kill",
         "ja": "Kill 後 {grace} 以内にヘルス情報が届きませんでした",

@@ -33,6 +33,33 @@ REPLIES: Final[dict[str, dict[Lang, str]]] = {
         "ja": "ノートブック *{instance}* が {time} にメモリ不足になり、{process} が強制終了されました。"
         "インスタンスの再起動を試みましたが失敗しました ({error})。運営に連絡済みですので対応をお待ちください。",
     },
+    # ---- the owner, about an outage the health sweep found (issue 42): no kill, so no memory advice
+    "dm.sweep_restarted": {
+        "en": "Your notebook *{instance}* was down at {time} ({cause}). I restarted the instance and it is back: "
+        "reload the JupyterLab tab (if it still shows an error, give it a minute). Anything that was only in memory "
+        "is lost; your files are kept.",
+        "ja": "ノートブック *{instance}* が {time} に停止していました ({cause})。インスタンスを再起動し、復帰しました。"
+        "JupyterLab のタブを再読み込みしてください (まだエラーが出る場合は 1 分ほどお待ちください)。"
+        "メモリ上にしかなかったデータは失われていますが、ファイルは残っています。",
+    },
+    "dm.sweep_restart_unconfirmed": {
+        "en": "Your notebook *{instance}* was down at {time} ({cause}). I restarted the instance but could not see "
+        "it come back. If JupyterLab still shows an error in a few minutes, the organizers know and will look at it.",
+        "ja": "ノートブック *{instance}* が {time} に停止していました ({cause})。インスタンスを再起動しましたが、"
+        "復帰を確認できていません。数分後も JupyterLab にエラーが出る場合は、運営に連絡済みですので対応をお待ちください。",
+    },
+    "dm.sweep_restart_failed": {
+        "en": "Your notebook *{instance}* was down at {time} ({cause}). I tried to restart the instance, but the "
+        "restart failed ({error}). The organizers have been told and will look at it.",
+        "ja": "ノートブック *{instance}* が {time} に停止していました ({cause})。インスタンスの再起動を試みましたが"
+        "失敗しました ({error})。運営に連絡済みですので対応をお待ちください。",
+    },
+    "dm.sweep_paused": {
+        "en": "Your notebook *{instance}* keeps going down ({count} restarts in {window}), and not from running out "
+        "of memory. I stopped restarting it automatically and asked the organizers to look.",
+        "ja": "ノートブック *{instance}* が停止を繰り返しています ({window} で {count} 回再起動、メモリ不足以外の原因)。"
+        "自動再起動を止め、運営に確認を依頼しました。",
+    },
     "dm.restarted_for_you": {
         "en": "{who} restarted your notebook *{instance}* at {time}. Reload the JupyterLab tab; anything that "
         "was only in memory is lost.",

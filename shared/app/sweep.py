@@ -1,0 +1,89 @@
+"""The health sweep's shell (issue 42): list the contest's notebooks, find the outages (shared/core/sweep.py), and
+queue each on the restart topic, where the one worker decides with the one policy.
+
+Run every few minutes by Cloud Scheduler through a topic of its own (infra/sweep.tf). It reads only what Workbench
+already holds (instances.list, one call a page per zone), and publishes only outages: a healthy fleet costs one
+list per zone and nothing else. A tick that arrives late (a redelivery, a backlog) is dropped: the next one is
+already on its way and reads the fleet as it is then. A zone Workbench cannot list now is said in the audit and
+left to the next tick; an outage is never lost, since it is read again from Workbench on every tick until the
+worker has answered it (a restart since the report it rests on folds the later ticks: policy._decide_sweep).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from shared.adapters.audit import audit
+from shared.adapters.clock import Clock
+from shared.core.models import Action, InstanceView, RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
+from shared.core.sweep import Finding, Observation, SweepConfig, survey
+
+log = logging.getLogger(__name__)
+
+
+class Fleet(Protocol):
+    def list(self, project: str, zones: tuple[str, ...]) -> list[InstanceView]: ...
+
+
+class Queue(Protocol):
+    def publish(self, request: RestartRequest) -> str: ...
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """What one tick did: every notebook's finding counted, the outages queued, the zones it could not read."""
+
+    findings: Counter[Finding] = field(default_factory=Counter)
+    queued: tuple[str, ...] = ()  # the instances whose outage was published
+    unlisted: tuple[str, ...] = ()  # zones Workbench did not list this tick
+    unqueued: tuple[str, ...] = ()  # outages whose publish failed: the next tick reads them again
+    late: bool = False  # the tick was too old to act on
+
+
+def sweep(
+    tick_time: datetime, *, workbench: Fleet, queue: Queue, project: str, zones: tuple[str, ...], clock: Clock,
+    config: SweepConfig, max_tick_age: timedelta,
+) -> SweepResult:
+    """One tick: `tick_time` is when Cloud Scheduler's message was published (kept by every redelivery)."""
+    now = clock.now()
+    if now - tick_time > max_tick_age:
+        audit("health sweep skipped: its tick is late", severity=logging.WARNING, decision="dropped",
+              reason=f"{int((now - tick_time).total_seconds())} s old, over {int(max_tick_age.total_seconds())} s")
+        return SweepResult(late=True)
+    instances: list[InstanceView] = []
+    unlisted: list[str] = []
+    for zone in zones:  # one zone at a time: one that fails leaves the others' outages to act on
+        try:
+            instances.extend(workbench.list(project, (zone,)))
+        except Exception as exc:  # noqa: BLE001 - whatever Workbench answered, the next tick reads this zone again
+            unlisted.append(zone)
+            log.warning("health sweep: %s could not be listed: %s", zone, exc)
+    seen = survey(instances, now, config)
+    queued, unqueued = [], []
+    for observation in (o for o in seen if o.is_outage):
+        try:
+            queue.publish(incident(observation, now))
+            queued.append(observation.instance.ref.name)
+        except Exception as exc:  # noqa: BLE001 - one failed publish must not cost the other outages theirs
+            unqueued.append(observation.instance.ref.name)
+            log.warning("health sweep: the outage of %s was not queued: %s", observation.instance.ref.name, exc)
+    result = SweepResult(Counter(o.finding for o in seen), tuple(queued), tuple(unlisted), tuple(unqueued))
+    audit("health sweep", decision="swept", notebooks=len(seen), outages=len(queued) + len(unqueued),
+          queued=",".join(queued)[:1000], unqueued=",".join(unqueued)[:1000], unlisted=",".join(unlisted),
+          **{f"found_{finding.value.replace('-', '_')}": count for finding, count in result.findings.items()},
+          severity=logging.WARNING if unlisted or unqueued else logging.INFO)
+    return result
+
+
+def incident(observation: Observation, now: datetime) -> RestartRequest:
+    """The restart request for one outage: automatic, its cause read again by the worker when it looks."""
+    return RestartRequest(
+        action=Action.RESTART, trigger=Trigger.SWEEP, instance=observation.instance.ref.full_name,
+        requested_at=now, event_id=observation.incident_key,
+        payload=RestartPayload(reported_at=observation.reported_at),
+    )
