@@ -18,7 +18,7 @@ from shared.adapters.queue import RestartQueue
 from shared.core.flood import Floods
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json
 from shared.core.oom_parse import (
-    WATCHER_FORM,
+    KERNEL_KEPT_FORMS,
     EntryOrigin,
     KillEntry,
     NotAKill,
@@ -39,7 +39,7 @@ BUDGETS_LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class IntakeOutcome:
-    kind: str  # "kill", "unverified", "unresolved", "refused", "flooded", "not-a-kill", "rejected", "too-old"
+    kind: str  # "kill", "unverified", "unresolved", "refused", "flooded", "folded", "not-a-kill", "rejected", "too-old"
     detail: str
     message_id: str = ""
 
@@ -211,7 +211,8 @@ def _audit_queued(queued: _Queued, message_id: str) -> None:
 
 def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, vm_id: str,
                floods: Floods | None, now: datetime) -> IntakeOutcome | _Queued:
-    """The request to publish, or why none is: an unverified kill over its instance's for the minute (logged; the
+    """The request to publish, or why none is: a watcher's line over its instance's for the minute (logged, counted
+    by the next); an unverified kill over its instance's for the minute (logged; the
     next that passes carries the earliest kill time of those held, and a real kill leaves JupyterLab down for it
     to see); a kill only its VM id names, which Compute Engine could not check and is too old to retry (an ERROR:
     the dropped-kills alert); a line over its writer's alerts for the minute (logged, and counted by its
@@ -222,10 +223,27 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
               "to retry", severity=logging.ERROR, decision="dropped", reason=vetted.reason,
               event_id=request.event_id, vm_id=vm_id)
         return IntakeOutcome("too-old", vetted.reason)
-    if floods is None or queued.kind == "kill":
+    kernel_kept = request.action is Action.INTERRUPTED
+    if floods is None or (queued.kind == "kill" and not kernel_kept):
         return queued
     with BUDGETS_LOCK:
+        if kernel_kept:
+            return _kernel_kept_within_budget(queued, vm_id, floods, now)
         return _within_budget(vetted, queued, vm_id, floods, now)
+
+
+def _kernel_kept_within_budget(queued: _Queued, vm_id: str, floods: Floods, now: datetime) -> IntakeOutcome | _Queued:
+    """The watcher's line (a cell stopped, its kernel kept) against its instance's budget: never urgent, so one over
+    it is only logged, and the next that passes says how many were held back since (its kill's `folded`)."""
+    request = queued.request
+    instance = request.instance.rsplit("/", 1)[-1]
+    held = floods.kernel_kept.take(instance, now.timestamp())
+    if held is None:
+        audit("watcher line folded: its instance had its interrupts for the minute; the next one counts it",
+              decision="folded", kind="interrupt", reason=queued.detail, event_id=request.event_id,
+              instance=instance, vm_id=vm_id)
+        return IntakeOutcome("folded", queued.detail)
+    return replace(queued, request=request.with_kill({**(request.kill or {}), "folded": min(held, 10_000)}))
 
 
 def _within_budget(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, vm_id: str,
@@ -301,7 +319,7 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
         kill = kill_to_json(vetted)
         action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(kill, received))
-                                    if vetted.form == WATCHER_FORM
+                                    if vetted.form in KERNEL_KEPT_FORMS
                                     else (Action.RESTART, Trigger.OOM, RestartPayload(kill, received)))
         request = RestartRequest(action=action, trigger=trigger, instance=vetted.instance.full_name,
                                  requested_at=occurred, event_id=vetted.insert_id or event_id, payload=payload)

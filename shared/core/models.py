@@ -102,6 +102,9 @@ class OomKill:
     constraint: str = ""
     unit: str = ""
     limit_kb: int | None = None
+    # The watcher's refusal (issue 40): what the refused allocation asked for (None: unknown) and what the unit had.
+    asked_kb: int | None = None
+    left_kb: int | None = None
 
     @property
     def in_jupyter_unit(self) -> bool | None:
@@ -308,6 +311,8 @@ def kill_to_json(kill: OomKill) -> dict[str, Any]:
         "constraint": kill.constraint,
         "unit": kill.unit[:256],
         "limit_kb": kill.limit_kb,
+        "asked_kb": kill.asked_kb,
+        "left_kb": kill.left_kb,
     }
 
 

@@ -69,7 +69,7 @@ def test_repeated_kernel_only_kills_bring_the_bigger_machine_offer(rig: Rig) -> 
         rig.push(kernel_kill(rig, ref))
         rig.clock.advance(PolicyConfig().incident_cooldown.total_seconds() + 60)
     [alert] = rig.alerts(ref.name)  # the third, and only it
-    assert "e2-standard-4 → e2-highmem-4" in alert and "3 killed, 0 interrupted" in alert
+    assert "e2-standard-4 → e2-highmem-4" in alert and "3 killed; cells stopped, kernels kept: 0" in alert
     assert rig.workbench.resets(ref) == 0 and len(dms(rig, ref)) == 3
 
 
@@ -142,7 +142,7 @@ def test_kills_and_interrupts_together_bring_the_offer(rig: Rig) -> None:
     rig.clock.advance(60)
     rig.push(kernel_kill(rig, ref))
     [alert] = rig.alerts(ref.name)
-    assert "e2-highmem-4" in alert and "1 killed, 2 interrupted" in alert
+    assert "e2-highmem-4" in alert and "1 killed; cells stopped, kernels kept: 2" in alert
 
 
 def test_an_interrupt_during_a_kills_wait_leaves_the_wait_named(rig: Rig) -> None:
@@ -163,5 +163,5 @@ def test_a_kernel_only_kill_whose_owner_cannot_be_told_goes_to_the_channel(rig: 
     rig.workbench.add_instance(ref)  # its owner has no Slack account
     rig.push(kernel_kill(rig, ref))
     [alert] = rig.alerts(ref.name)
-    assert "JupyterLab survived" in alert and "1 killed, 0 interrupted" in alert
+    assert "JupyterLab survived" in alert and "1 killed; cells stopped, kernels kept: 0" in alert
     assert rig.workbench.resets(ref) == 0

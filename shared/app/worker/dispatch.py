@@ -26,6 +26,7 @@ from shared.app.worker.endings import Endings
 from shared.app.worker.errors import TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
+from shared.app.worker.offer import Offers
 from shared.app.worker.organizer import as_slack_says
 from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.pictures import Pictures
@@ -77,7 +78,8 @@ class Worker:
         self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                      workbench=workbench, queue=queue)
         self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
-                               workbench=workbench, slack=slack, resizer=resizer)
+                               workbench=workbench, slack=slack, resizer=resizer,
+                               offers=Offers(settings=settings, clock=clock, recorder=recorder, reporter=reporter))
         self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
                                resizer=resizer)
         self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
@@ -86,8 +88,8 @@ class Worker:
                                queue=queue if isinstance(queue, BytesPublisher) else None)
         self.announce = AnnounceRunner(settings=settings, clock=clock, workbench=workbench, slack=slack,
                                        asked=self.asked, queue=self.bulk.queue)
-        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
         act = self.actions
+        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter, offers=act.offers)
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
             Verdict.FOLLOW: self.restart.run,
