@@ -39,7 +39,8 @@ BUDGETS_LOCK = threading.Lock()
 
 @dataclass(frozen=True)
 class IntakeOutcome:
-    kind: str  # "kill", "unverified", "unresolved", "refused", "flooded", "folded", "not-a-kill", "rejected", "too-old"
+    kind: str  # "kill", "interrupt", "unverified", "unresolved", "refused", "flooded", "folded", "not-a-kill",
+    # "rejected", "too-old"
     detail: str
     message_id: str = ""
 
@@ -198,7 +199,8 @@ def _audit_queued(queued: _Queued, message_id: str) -> None:
     """The audit line of a published request; an alert's says how many of its writer's lines held back since its
     last one it counts (`folded`), so that on_oom's log adds up to what the alert says."""
     kind = queued.kind
-    what = {"kill": "OOM kill queued", "unverified": "OOM kill queued unverified: its VM could not be checked",
+    what = {"kill": "OOM kill queued", "interrupt": "watcher's line queued: a cell stopped, its kernel kept",
+            "unverified": "OOM kill queued unverified: its VM could not be checked",
             "unresolved": "unresolved kill queued for an alert",
             "refused": "kill refused: it does not hold up; queued for an alert"}[kind]
     payload = queued.request.payload
@@ -223,11 +225,10 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
               "to retry", severity=logging.ERROR, decision="dropped", reason=vetted.reason,
               event_id=request.event_id, vm_id=vm_id)
         return IntakeOutcome("too-old", vetted.reason)
-    kernel_kept = request.action is Action.INTERRUPTED
-    if floods is None or (queued.kind == "kill" and not kernel_kept):
+    if floods is None or queued.kind == "kill":
         return queued
     with BUDGETS_LOCK:
-        if kernel_kept:
+        if queued.kind == "interrupt":
             return _kernel_kept_within_budget(queued, vm_id, floods, now)
         return _within_budget(vetted, queued, vm_id, floods, now)
 
@@ -299,7 +300,7 @@ def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
 @dataclass(frozen=True)
 class _Queued:
     request: RestartRequest
-    kind: str  # "kill", "unverified", "unresolved", "refused"
+    kind: str  # "kill", "interrupt" (the watcher's line), "unverified", "unresolved", "refused"
     detail: str
     provenance: dict[str, Any]
 
@@ -327,9 +328,8 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
         if vetted.dated_at is not None:
             provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
                            "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
-        told = "interrupted before the kill: " if action is Action.INTERRUPTED else ""
-        return _Queued(request, "kill", f"{told}{vetted.process} pid {vetted.pid} on {vetted.instance.name}",
-                       provenance)
+        kind = "interrupt" if action is Action.INTERRUPTED else "kill"
+        return _Queued(request, kind, f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}", provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
                              event_id=vetted.insert_id or event_id,
                              payload=AlertPayload(raw_entry=_without_vm_id(vetted.raw_entry, origin),

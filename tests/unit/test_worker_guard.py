@@ -165,3 +165,16 @@ def test_a_kernel_only_kill_whose_owner_cannot_be_told_goes_to_the_channel(rig: 
     [alert] = rig.alerts(ref.name)
     assert "JupyterLab survived" in alert and "1 killed; cells stopped, kernels kept: 0" in alert
     assert rig.workbench.resets(ref) == 0
+
+
+def test_an_interrupts_offer_has_its_own_heading_and_words(rig: Rig) -> None:
+    """Issue 44, item 9: the offer an interrupt brings says a cell was stopped, not "restart requested by
+    notebook-medic", and shows no "Killed process / Killed at": nothing was killed."""
+    ref = rig.instance("wb-kept")
+    for n in range(3):
+        rig.push(interrupt(rig, ref, delivery=f"w{n}"))
+        rig.clock.advance(90)
+    [alert] = rig.alerts(ref.name)
+    assert "wb-kept: a cell stopped before it ran out of memory, its kernel kept" in alert
+    assert "Stopped at" in alert and "Stopped in" in alert
+    assert "Killed" not in alert and "restart requested" not in alert

@@ -62,8 +62,10 @@ GUARD: Final[dict[str, dict[Lang, str]]] = {
         "ja": "JupyterLab が停止しており、ガードが Kill 後 {wait} 以内に復旧させませんでした",
     },
     "outcome.kernel_kept": {
-        "en": ":information_source: Not restarted: the cell was interrupted before the kill, the kernel kept",
-        "ja": ":information_source: 再起動せず: Kill の前にセルを中断し、カーネルは保たれました",
+        "en": ":information_source: Not restarted: the cell was stopped before the kill (interrupted, or its "
+        "allocation refused), the kernel kept",
+        "ja": ":information_source: 再起動せず: Kill の前にセルを停止し (中断、またはメモリ割り当ての拒否)、カーネルは"
+        "保たれました",
     },
     "outcome.kernels_today": {
         "en": "This notebook's kernels today: {kills} killed; cells stopped, kernels kept: {interrupts}",
