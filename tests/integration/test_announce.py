@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from shared.app.slack import announce_modal
-from shared.core import announce, bulk
+from shared.core import announce
 from shared.core.announce import AnnounceRequest
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
@@ -40,7 +40,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 def announcements(stack: LocalStack) -> list[dict[str, Any]]:
     return [json.loads(m.data) for m in stack.records.published(RESTART_TOPIC)
-            if m.ordering_key == bulk.BULK_KEY and json.loads(m.data).get("kind") == announce.ANNOUNCE_KIND]
+            if m.ordering_key == announce.ANNOUNCE_KEY and json.loads(m.data).get("kind") == announce.ANNOUNCE_KIND]
 
 
 def dms(stack: LocalStack, user_id: str) -> list[str]:
@@ -150,7 +150,7 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
     [first] = announcements(stack)[:1]
     later = AnnounceRequest(TEXT, datetime.fromisoformat(first["requested_at"]) + timedelta(hours=1),
                             first["event_id"], ORGANIZER[0])
-    stack.publish(RESTART_TOPIC, later.to_json(), {"medic-kind": "announce"}, ordering_key=bulk.BULK_KEY)
+    stack.publish(RESTART_TOPIC, later.to_json(), {"medic-kind": "announce"}, ordering_key=announce.ANNOUNCE_KEY)
     assert wait_for(lambda: sum(r.get("decision") == "replayed" and r.get("trigger") == "announce"
                                 for r in stack.audit_records()) == 2, timeout=60)
     assert [len(dms(stack, user)) for user in ("U0TWO", "U0OK")] == [1, 1]

@@ -120,7 +120,8 @@ class AnnounceRunner:
                 pace.call(self.direct.update, channel, ts, text, self._meta(request, done, missed))
         except _HandOnError:
             if request.hands < announce.MAX_HANDS and self.queue is not None:
-                self.queue.publish_bytes(request.handed_on(owners, done, missed, ts).to_json(), key=bulk.BULK_KEY,
+                self.queue.publish_bytes(request.handed_on(owners, done, missed, ts).to_json(),
+                                         key=announce.ANNOUNCE_KEY,
                                          attributes={bulk.BULK_ATTRIBUTE: "announce"})
                 return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=f"{done} of {len(owners)} dealt with")
         return self._summary(request, pace, owners, done, missed, ts)
