@@ -13,6 +13,7 @@ from shared.adapters.compute import Compute
 from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import acknowledge_unreadable_bodies
+from shared.app.intakes import answer
 from shared.app.memory_intake import handle_memory_event
 
 setup_logging()
@@ -27,7 +28,7 @@ acknowledge_unreadable_bodies()
 
 @functions_framework.cloud_event
 def on_memory_alert(event: CloudEvent) -> None:
-    handle_memory_event(
+    answer(handle_memory_event(
         str(event["type"]),
         str(event["id"]),
         str(event.get("time") or ""),
@@ -35,5 +36,5 @@ def on_memory_alert(event: CloudEvent) -> None:
         queue=QUEUE,
         policy=SETTINGS.policy,
         vm_names=COMPUTE,
-    )
+    ))
 

@@ -13,6 +13,7 @@ from shared.adapters.compute import Compute
 from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import acknowledge_unreadable_bodies, handle_event
+from shared.app.intakes import answer
 from shared.core.flood import Floods
 
 setup_logging()
@@ -30,7 +31,7 @@ acknowledge_unreadable_bodies()
 
 @functions_framework.cloud_event
 def on_oom(event: CloudEvent) -> None:
-    handle_event(
+    answer(handle_event(
         str(event["type"]),
         str(event["id"]),
         str(event.get("time") or ""),
@@ -39,4 +40,4 @@ def on_oom(event: CloudEvent) -> None:
         settings=SETTINGS,
         vm_names=COMPUTE,
         floods=FLOODS,
-    )
+    ))

@@ -6,15 +6,15 @@ import logging
 import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 from shared.adapters.audit import audit
-from shared.adapters.clock import utcnow
-from shared.adapters.compute import NotAskedError
+from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.google_errors import describe_error
 from shared.adapters.queue import RestartQueue
+from shared.app.intakes import Intake, IntakeOutcome, VmNames, check_writer
 from shared.core.flood import Floods
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json
 from shared.core.oom_parse import (
@@ -35,14 +35,6 @@ RETRY_FOLDED_FOR = timedelta(minutes=10)  # a folded kill older than this is ans
 # full one (15 alerts in 18 s where 12 was the most: a loaded run, pushes side by side;
 # tests/unit/test_flood_threads.py).
 BUDGETS_LOCK = threading.Lock()
-
-
-@dataclass(frozen=True)
-class IntakeOutcome:
-    kind: str  # "kill", "interrupt", "unverified", "unresolved", "refused", "flooded", "folded", "not-a-kill",
-    # "rejected", "too-old"
-    detail: str
-    message_id: str = ""
 
 
 def acknowledge_unreadable_bodies() -> None:
@@ -70,13 +62,7 @@ def reject_unreadable(error: Exception) -> IntakeOutcome:
     """
     reason = f"the event body could not be read ({type(error).__name__})"
     audit("event rejected", severity=logging.WARNING, decision="rejected", reason=reason)
-    return IntakeOutcome("rejected", reason)
-
-
-class VmNames(Protocol):
-    """What intake asks of Compute Engine (shared/adapters/compute.py): the name of the VM with this id in this zone."""
-
-    def vm_name(self, project: str, zone: str, vm_id: str) -> str: ...
+    return IntakeOutcome(Intake.REJECTED, reason)
 
 
 @dataclass(frozen=True)
@@ -108,7 +94,7 @@ def vet(read: KillEntry, *, settings: Settings, vm_names: VmNames) -> OomKill | 
     """Hold a kill to the instance it names: the project is ours, the zone one of ours, and Compute Engine says the
     VM that wrote the entry (resource.labels.instance_id) is that instance's. A kill naming no VM is named by that
     id. Compute Engine's errors propagate (the caller retries a transient one); anything unproven is refused, an
-    id past the Compute adapter's lookups a minute too (NotAskedError), with that reason rather than "no VM has it".
+    id past the Compute adapter's lookups a minute too (intakes.check_writer, memory_intake's check too).
 
     Any VM's service account can write an entry naming any instance, with any id (docs/checked-facts.md): the
     check proves the entry came from the named VM only against writers who don't know the victim's VM id, which
@@ -125,20 +111,14 @@ def vet(read: KillEntry, *, settings: Settings, vm_names: VmNames) -> OomKill | 
     out_of_scope = settings.in_scope(project, zone)
     if out_of_scope or not ZONE_RE.fullmatch(zone):
         return refuse(out_of_scope or f"the zone {zone[:40]!r} is not a zone")
-    if not vm_id:
-        return refuse("the entry carries no resource.labels.instance_id: nothing ties it to a VM")
-    try:
-        vm_name = vm_names.vm_name(project, zone, vm_id)
-    except NotAskedError as exc:  # unchecked, so unproven: refused, saying so (a flood of fresh ids spends the lookups)
-        return refuse(f"the entry's instance_id {vm_id} was not checked: {exc.detail}")
-    if not vm_name:
-        return refuse(f"no VM in {zone} has the entry's instance_id {vm_id}")
+    writer = check_writer(vm_names, project, zone, vm_id, named)
+    if not writer.name:  # no id, an id unchecked, or one no VM has
+        return refuse(writer.refused)
     if isinstance(result, UnresolvedKill):
-        named_by_id = name_by_vm(read, vm_name)
+        named_by_id = name_by_vm(read, writer.name)
         return refuse(named_by_id.reason) if isinstance(named_by_id, NotAKill) else named_by_id  # NotAKill: a watcher's
-    if vm_name != named:
-        refusal = refuse(f"the entry names {named} but its instance_id {vm_id} is the VM of {vm_name[:63]}")
-        return replace(refusal, writer=vm_name[:63])
+    if not writer.holds:
+        return replace(refuse(writer.refused), writer=writer.name)
     return result
 
 
@@ -151,30 +131,31 @@ def handle_event(
     queue: RestartQueue,
     settings: Settings,
     vm_names: VmNames,
-    now: datetime | None = None,
+    clock: Clock = SYSTEM,
     floods: Floods | None = None,
 ) -> IntakeOutcome:
     """Parse, vet, then publish a request; raises only when publishing fails, or when Compute Engine fails
     transiently on a line only the VM id can name (the event is then redelivered). `floods`: how many alerts
-    each writing VM, and unverified kills each instance, may cause a minute (a line over it is only logged)."""
-    now = now or utcnow()
+    each writing VM, and unverified kills each instance, may cause a minute (a line over it is only logged).
+    The function answers the outcome as intakes.answer says."""
+    now = clock.now()
     delivered = delivery_time(event_time, now)
     entry = entry_from_cloudevent(event_type, data)
     result = entry if isinstance(entry, Rejected) else read_kill_entry(entry, fallback_time=delivered)
     if isinstance(result, Rejected):
         audit("event rejected", severity=logging.WARNING, decision="rejected", reason=result.reason,
               event_id=event_id[:128])
-        return IntakeOutcome("rejected", result.reason)
+        return IntakeOutcome(Intake.REJECTED, result.reason)
     if isinstance(result, NotAKill):
         audit("not an OOM kill", decision="ignored", reason=result.reason, event_id=result.insert_id or event_id[:128])
-        return IntakeOutcome("not-a-kill", result.reason)
+        return IntakeOutcome(Intake.NOT_A_KILL, result.reason)
     origin = result.origin  # from here on, what the parse read: never the entry again
     young = now - origin.killed_at <= settings.policy.max_event_age
     vetted = _vetted_or_raised(result, settings=settings, vm_names=vm_names, retry=young)
     queued = _queued(vetted, origin, event_id)
-    if queued.kind in ("unresolved", "refused"):
+    if queued.kind in (Intake.UNRESOLVED, Intake.REFUSED):
         writer = _writer(vetted, origin, settings, vm_names)
-        alert = replace(queued.request.payload_as(AlertPayload), writer=writer, refused=queued.kind == "refused")
+        alert = replace(queued.request.payload_as(AlertPayload), writer=writer, refused=queued.kind is Intake.REFUSED)
         queued = replace(queued, request=replace(queued.request, payload=alert))
     held = _held_back(vetted, queued, origin.vm_id, floods, now)
     if isinstance(held, IntakeOutcome):
@@ -189,7 +170,7 @@ def handle_event(
             audit("kill dropped: publishing failed and the event is too old to retry", severity=logging.ERROR,
                   decision="dropped", reason=_failure(exc), event_id=queued.request.event_id,
                   instance=queued.request.instance.rsplit("/", 1)[-1])
-            return IntakeOutcome("too-old", _failure(exc))
+            return IntakeOutcome(Intake.TOO_OLD, _failure(exc))
         raise
     _audit_queued(queued, message_id)
     return IntakeOutcome(queued.kind, queued.detail, message_id)
@@ -199,14 +180,14 @@ def _audit_queued(queued: _Queued, message_id: str) -> None:
     """The audit line of a published request; an alert's says how many of its writer's lines held back since its
     last one it counts (`folded`), so that on_oom's log adds up to what the alert says."""
     kind = queued.kind
-    what = {"kill": "OOM kill queued", "interrupt": "watcher's line queued: a cell stopped, its kernel kept",
-            "unverified": "OOM kill queued unverified: its VM could not be checked",
-            "unresolved": "unresolved kill queued for an alert",
-            "refused": "kill refused: it does not hold up; queued for an alert"}[kind]
+    what = {Intake.KILL: "OOM kill queued", Intake.INTERRUPT: "watcher's line queued: a cell stopped, its kernel kept",
+            Intake.UNVERIFIED: "OOM kill queued unverified: its VM could not be checked",
+            Intake.UNRESOLVED: "unresolved kill queued for an alert",
+            Intake.REFUSED: "kill refused: it does not hold up; queued for an alert"}[kind]
     payload = queued.request.payload
     folded = {"folded": payload.folded} if isinstance(payload, AlertPayload) else {}
-    audit(what, severity=logging.WARNING if kind in ("refused", "unverified") else logging.INFO,
-          decision="refused" if kind == "refused" else "queued", kind=kind, reason=queued.detail,
+    audit(what, severity=logging.WARNING if kind in (Intake.REFUSED, Intake.UNVERIFIED) else logging.INFO,
+          decision="refused" if kind is Intake.REFUSED else "queued", kind=kind.value, reason=queued.detail,
           event_id=queued.request.event_id, instance=queued.request.instance.rsplit("/", 1)[-1],
           message_id=message_id, **folded, **queued.provenance)
 
@@ -224,11 +205,11 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
         audit("kill dropped: only its VM id names it, Compute Engine could not be asked, and the event is too old "
               "to retry", severity=logging.ERROR, decision="dropped", reason=vetted.reason,
               event_id=request.event_id, vm_id=vm_id)
-        return IntakeOutcome("too-old", vetted.reason)
-    if floods is None or queued.kind == "kill":
+        return IntakeOutcome(Intake.TOO_OLD, vetted.reason)
+    if floods is None or queued.kind is Intake.KILL:
         return queued
     with BUDGETS_LOCK:
-        if queued.kind == "interrupt":
+        if queued.kind is Intake.INTERRUPT:
             return _kernel_kept_within_budget(queued, vm_id, floods, now)
         return _within_budget(vetted, queued, vm_id, floods, now)
 
@@ -241,9 +222,9 @@ def _kernel_kept_within_budget(queued: _Queued, vm_id: str, floods: Floods, now:
     held = floods.kernel_kept.take(instance, now.timestamp())
     if held is None:
         audit("watcher line folded: its instance had its interrupts for the minute; the next one counts it",
-              decision="folded", kind="interrupt", reason=queued.detail, event_id=request.event_id,
+              decision="folded", kind=Intake.INTERRUPT.value, reason=queued.detail, event_id=request.event_id,
               instance=instance, vm_id=vm_id)
-        return IntakeOutcome("folded", queued.detail)
+        return IntakeOutcome(Intake.FOLDED, queued.detail)
     return replace(queued, request=request.with_kill({**(request.kill or {}), "folded": min(held, 10_000)}))
 
 
@@ -264,16 +245,16 @@ def _within_budget(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queu
         if first and now - vetted.kill.killed_at <= RETRY_FOLDED_FOR:
             # The first held back since the last that passed comes again (Eventarc redelivers it), so that one line
             # of the interval passes even if no other comes: a real kill among them is never left behind.
-            raise TransientError("FOLDED", "unverified kill held back; redelivered to pass a later interval")
-        return IntakeOutcome("folded", queued.detail)
+            return IntakeOutcome(Intake.HELD, "unverified kill held back; redelivered to pass a later interval")
+        return IntakeOutcome(Intake.FOLDED, queued.detail)
     alert = request.payload_as(AlertPayload)
     source = alert.writer or "an id no VM has"
     held = floods.alerts.take(source, now.timestamp())
     if held is None:
         audit("kill line not alerted: its writer is over its alerts for the minute; the next alert counts it",
-              severity=logging.WARNING, decision="refused", kind=queued.kind, reason=queued.detail, writer=source,
-              event_id=request.event_id, vm_id=vm_id)
-        return IntakeOutcome("flooded", queued.detail)
+              severity=logging.WARNING, decision="refused", kind=queued.kind.value, reason=queued.detail,
+              writer=source, event_id=request.event_id, vm_id=vm_id)
+        return IntakeOutcome(Intake.FLOODED, queued.detail)
     return replace(queued, request=replace(request, payload=replace(alert, folded=min(held, 10_000))))
 
 
@@ -300,7 +281,7 @@ def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
 @dataclass(frozen=True)
 class _Queued:
     request: RestartRequest
-    kind: str  # "kill", "interrupt" (the watcher's line), "unverified", "unresolved", "refused"
+    kind: Intake  # KILL, INTERRUPT (the watcher's line), UNVERIFIED, UNRESOLVED or REFUSED
     detail: str
     provenance: dict[str, Any]
 
@@ -313,7 +294,7 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
     if isinstance(vetted, Unverified):
         queued = _queued(vetted.kill, origin, event_id)
         kill = {**(queued.request.kill or {}), "unverified": vetted.reason[:300]}
-        return replace(queued, request=queued.request.with_kill(kill), kind="unverified",
+        return replace(queued, request=queued.request.with_kill(kill), kind=Intake.UNVERIFIED,
                        provenance={**queued.provenance, "unverified": vetted.reason})
     occurred, received = vetted.killed_at, origin.received_at
     if isinstance(vetted, OomKill):
@@ -328,15 +309,15 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
         if vetted.dated_at is not None:
             provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
                            "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
-        kind = "interrupt" if action is Action.INTERRUPTED else "kill"
+        kind = Intake.INTERRUPT if action is Action.INTERRUPTED else Intake.KILL
         return _Queued(request, kind, f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}", provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
                              event_id=vetted.insert_id or event_id,
                              payload=AlertPayload(raw_entry=_without_vm_id(vetted.raw_entry, origin),
                                                   note=_without_vm_id(vetted.reason, origin), received_at=received))
     if isinstance(vetted, Refusal):
-        return _Queued(request, "refused", vetted.reason, {"named": vetted.named, "vm_id": origin.vm_id})
-    return _Queued(request, "unresolved", vetted.reason, {})
+        return _Queued(request, Intake.REFUSED, vetted.reason, {"named": vetted.named, "vm_id": origin.vm_id})
+    return _Queued(request, Intake.UNRESOLVED, vetted.reason, {})
 
 
 def _without_vm_id(raw: str, origin: EntryOrigin) -> str:
@@ -352,11 +333,11 @@ def _writer(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
     could not be asked: the alert's group (each writer fills only its own) and the writer it names."""
     if isinstance(vetted, Refusal) and vetted.writer:
         return vetted.writer
-    project, zone, vm_id = origin.project, origin.zone, origin.vm_id
-    if not vm_id or settings.in_scope(project, zone) or not ZONE_RE.fullmatch(zone):
+    project, zone = origin.project, origin.zone
+    if settings.in_scope(project, zone) or not ZONE_RE.fullmatch(zone):
         return ""
     try:
-        return vm_names.vm_name(project, zone, vm_id)[:63]
+        return check_writer(vm_names, project, zone, origin.vm_id, "").name
     except Exception:  # noqa: BLE001 - unknown writer: the group of lines no VM can be named for
         return ""
 

@@ -7,14 +7,12 @@ worker (the only writer of an instance's labels) keeps the quiet period.
 from __future__ import annotations
 
 import logging
-from datetime import datetime
 from typing import Any
 
 from shared.adapters.audit import audit
-from shared.adapters.clock import utcnow
-from shared.adapters.compute import NotAskedError
+from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.queue import RestartQueue
-from shared.app.intake import VmNames
+from shared.app.intakes import Intake, IntakeOutcome, VmNames, check_writer
 from shared.core.models import Action, RestartRequest, Trigger
 from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, read_notification
 from shared.core.payloads import WarnPayload
@@ -30,11 +28,12 @@ def handle_memory_event(
     *,
     queue: RestartQueue,
     policy: PolicyConfig,
-    now: datetime | None = None,
+    clock: Clock = SYSTEM,
     vm_names: VmNames | None = None,
-) -> str:
-    """What happened ("queued", "closed", "rejected", "refused", "too-old"); raises only when publishing fails.
-    With `vm_names`, the notification's VM id must be the named instance's (as on_oom holds a kill line).
+) -> IntakeOutcome:
+    """What happened (QUEUED, CLOSED, REJECTED, REFUSED, TOO_OLD: the function answers it as intakes.answer
+    says); raises only when publishing fails. With `vm_names`, the notification's VM id must be the named
+    instance's (intakes.check_writer, as on_oom holds a kill line).
 
     The warning is as old as the notification: requested_at is the CloudEvent's time (when Monitoring's
     message reached Pub/Sub, kept by every redelivery), so a delivery retried for hours after failed
@@ -42,18 +41,18 @@ def handle_memory_event(
     forever or reaching the owner as fresh news. Not the incident's started_at: Monitoring may omit it,
     and it dates the memory pressure, not the notice (a re-notification of a long-open incident is news).
     """
-    now = now or utcnow()
+    now = clock.now()
     incident = read_notification(event_type, data)
     if isinstance(incident, NotAMemoryIncident):
         audit("memory event rejected", severity=logging.WARNING, decision="rejected", reason=incident.reason,
               event_id=event_id[:128])
-        return "rejected"
+        return IntakeOutcome(Intake.REJECTED, incident.reason)
     if not incident.is_open:
         audit("memory incident closed", decision="ignored", reason="closed incidents update nothing",
               instance=incident.instance.name, incident=incident.incident_id)
-        return "closed"
-    if vm_names is not None and _not_its_vm(incident, vm_names, event_id):
-        return "refused"
+        return IntakeOutcome(Intake.CLOSED, "closed incidents update nothing")
+    if vm_names is not None and (refused := _not_its_vm(incident, vm_names, event_id)):
+        return IntakeOutcome(Intake.REFUSED, refused)
     request = RestartRequest(
         action=Action.WARN,
         trigger=Trigger.MEMORY,
@@ -69,37 +68,28 @@ def handle_memory_event(
         audit("memory warning dropped: the notification is too old to warn about", severity=logging.WARNING,
               decision="dropped", reason=f"{int(age.total_seconds())} s old, over the {policy.max_event_age} limit",
               instance=incident.instance.name, incident=incident.incident_id, event_id=event_id[:128])
-        return "too-old"
+        return IntakeOutcome(Intake.TOO_OLD, f"{int(age.total_seconds())} s old")
     message_id = queue.publish(request)
     audit("memory warning queued", decision="queued", instance=incident.instance.name,
           percent=incident.percent_used, incident=incident.incident_id, message_id=message_id)
-    return "queued"
+    return IntakeOutcome(Intake.QUEUED, incident.instance.name, message_id)
 
 
-def _not_its_vm(incident: MemoryIncident, vm_names: VmNames, event_id: str) -> bool:
-    """Whether the notification is not the named instance's (its VM id is another VM's, or none): logged as
-    refused. False when it is, or when Compute Engine can't be asked: a memory warning is a DM to the owner,
+def _not_its_vm(incident: MemoryIncident, vm_names: VmNames, event_id: str) -> str:
+    """Why the notification is not the named instance's (its VM id is another VM's, none's, or unchecked), logged
+    as refused; "" when it is, or when Compute Engine can't be asked: a memory warning is a DM to the owner,
     which the quiet period bounds, and Monitoring's own notifications carry the VM's id. The notebooks' service
     account may write metrics for any resource labels (monitoring.metricWriter), so a forged one is held to the
     id as a kill line is."""
     ref = incident.instance
-    if not incident.vm_id:
-        audit("memory warning refused: the incident's resource carries no instance_id", severity=logging.WARNING,
-              decision="refused", reason="nothing ties it to a VM", instance=ref.name, event_id=event_id[:128])
-        return True
     try:
-        name = vm_names.vm_name(ref.project, ref.zone, incident.vm_id)
-    except NotAskedError as exc:  # the lookups a minute spent (a flood of fresh ids): refused, as a kill line is
-        audit("memory warning refused: its VM id was not checked", severity=logging.WARNING, decision="refused",
-              reason=exc.detail, instance=ref.name, vm_id=incident.vm_id, event_id=event_id[:128])
-        return True
+        writer = check_writer(vm_names, ref.project, ref.zone, incident.vm_id, ref.name)
     except Exception as exc:  # noqa: BLE001 - unchecked, not refused: Compute Engine's failure says nothing of it
         audit("memory warning unverified: Compute Engine could not be asked", severity=logging.WARNING,
               decision="unverified", reason=type(exc).__name__, instance=ref.name)
-        return False
-    refused = "" if name == ref.name else f"its instance_id {incident.vm_id} is not the VM of {ref.name}"
-    if refused:
+        return ""
+    if not writer.holds:
         audit("memory warning refused: the metric is not the named instance's VM's", severity=logging.WARNING,
-              decision="refused", reason=refused, instance=ref.name, vm_id=incident.vm_id,
+              decision="refused", reason=writer.refused, instance=ref.name, vm_id=incident.vm_id,
               incident=incident.incident_id, event_id=event_id[:128])
-    return bool(refused)
+    return writer.refused

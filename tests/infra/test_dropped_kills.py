@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from shared.adapters.audit import AUDIT, CloudJsonFormatter
+from shared.adapters.clock import FakeClock
 from shared.adapters.config import Settings
 from shared.adapters.queue import RestartQueue
 from shared.app.intake import handle_event
@@ -105,7 +106,7 @@ def kill_event(age: timedelta) -> tuple[str, dict[str, Any]]:
 def test_metric_counts_the_kill_on_oom_drops(pubsub: PubSubSimulator, printed: io.StringIO) -> None:
     failing = RestartQueue("projects/contest-prj/topics/never-created", publish_timeout_s=2)
     sent, data = kill_event(POLICY.max_event_age + timedelta(minutes=5))
-    outcome = handle_event(PUBSUB, "1", sent, data, queue=failing, settings=SCOPE, vm_names=VMS, now=NOW)
+    outcome = handle_event(PUBSUB, "1", sent, data, queue=failing, settings=SCOPE, vm_names=VMS, clock=FakeClock(NOW))
     assert outcome.kind == "too-old"
     [dropped] = entries(printed, on_oom_service())
     assert matches(metric_filter(), dropped), dropped
@@ -119,16 +120,17 @@ def test_metric_counts_the_kill_on_oom_drops(pubsub: PubSubSimulator, printed: i
 def test_metric_leaves_out_everything_else_the_intake_logs(pubsub: PubSubSimulator, printed: io.StringIO) -> None:
     queue = RestartQueue(TOPIC, publish_timeout_s=5)
     sent, data = kill_event(timedelta(seconds=3))
-    assert handle_event(PUBSUB, "2", sent, data, queue=queue, settings=SCOPE, vm_names=VMS, now=NOW).kind == "kill"
+    assert handle_event(PUBSUB, "2", sent, data, queue=queue, settings=SCOPE, vm_names=VMS,
+                        clock=FakeClock(NOW)).kind == "kill"
     not_kill = {"message": pubsub_message(sample("not-oom-reaper.json"))}
     assert handle_event(PUBSUB, "3", sent, not_kill, queue=queue, settings=SCOPE, vm_names=VMS,
-                        now=NOW).kind == "not-a-kill"
+                        clock=FakeClock(NOW)).kind == "not-a-kill"
     assert handle_event(PUBSUB, "4", sent, {"message": {"data": "!!"}}, queue=queue, settings=SCOPE,
-                        vm_names=VMS, now=NOW).kind == "rejected"
+                        vm_names=VMS, clock=FakeClock(NOW)).kind == "rejected"
     incident = memory_incident("contest-prj", "us-central1-a", "wb-alice", percent=95.0)
     old_warning = {"message": pubsub_message(incident)}
     assert handle_memory_event(PUBSUB, "5", iso(NOW - timedelta(hours=3)), old_warning, queue=queue, policy=POLICY,
-                               now=NOW) == "too-old"
+                               clock=FakeClock(NOW)).kind == "too-old"
     written = entries(printed, on_oom_service())
     assert [e["jsonPayload"]["decision"] for e in written] == ["queued", "ignored", "rejected", "dropped"]
     assert not [e for e in written if matches(metric_filter(), e)], "counted an entry that is not a dropped kill"

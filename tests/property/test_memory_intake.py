@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from shared.adapters.clock import FakeClock
 from shared.adapters.config import Need, load_settings
 from shared.adapters.errors import NotFoundError
 from shared.adapters.queue import RestartQueue
@@ -100,7 +101,8 @@ def test_on_memory_alert_queues_only_open_incidents_on_vms(
         event_type, event_id, event_time, data = event
         before = sims.published()
         audit_log.take()
-        outcome = handle_memory_event(event_type, event_id, event_time, data, queue=queue, policy=policy, now=NOW)
+        outcome = handle_memory_event(event_type, event_id, event_time, data, queue=queue, policy=policy,
+                                      clock=FakeClock(NOW)).kind
         records = audit_log.take()
         published = sims.pubsub.published(RESTART_TOPIC)[before:]
         assert outcome in ("queued", "closed", "rejected", "too-old"), outcome
@@ -136,8 +138,8 @@ def test_warning_is_as_old_as_its_notification(sims: Sims, queue: RestartQueue) 
     policy = load_settings({Need.PUBLISH}, sims.env).policy
     before = sims.published()
     outcome = handle_memory_event(PUBSUB_EVENT_TYPE, "e1", "2026-11-20T03:58:00Z", notification("wb-aged"),
-                                  queue=queue, policy=policy, now=NOW)
-    assert outcome == "queued"
+                                  queue=queue, policy=policy, clock=FakeClock(NOW))
+    assert outcome.kind == "queued"
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
     assert envelope.decode(message.data).requested_at == NOW - timedelta(minutes=15)
 
@@ -151,11 +153,11 @@ def test_notification_retried_past_max_age_is_dropped_not_raised(sims: Sims, aud
     data = notification("wb-retried")
     with pytest.raises(NotFoundError):
         handle_memory_event(PUBSUB_EVENT_TYPE, "e2", "2026-11-20T03:53:00Z", data, queue=failing, policy=policy,
-                            now=NOW)
+                            clock=FakeClock(NOW))
     audit_log.take()
     later = sent + policy.max_event_age + timedelta(minutes=5)
     outcome = handle_memory_event(PUBSUB_EVENT_TYPE, "e2", "2026-11-20T03:53:00Z", data, queue=failing,
-                                  policy=policy, now=later)
-    assert outcome == "too-old"
+                                  policy=policy, clock=FakeClock(later))
+    assert outcome.kind == "too-old"
     [record] = audit_log.take()
     assert record["decision"] == "dropped" and record["instance"] == "wb-retried" and "s old" in record["reason"]

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from shared.adapters.clock import FakeClock
 from shared.adapters.compute import Compute
 from shared.adapters.config import Need, load_settings
 from shared.adapters.errors import NotFoundError, RefusedError, TransientError
@@ -156,7 +157,7 @@ def test_on_oom_publishes_only_kills_and_logs_why(
         before = sims.published()
         audit_log.take()
         outcome = handle_event(event_type, event_id, event_time, data, queue=queue, settings=settings,
-                               vm_names=VMS, now=NOW)
+                               vm_names=VMS, clock=FakeClock(NOW))
         records = audit_log.take()
         published = sims.pubsub.published(RESTART_TOPIC)[before:]
         assert outcome.kind in ("kill", "unresolved", "refused", "not-a-kill", "rejected"), outcome
@@ -205,7 +206,7 @@ def test_kill_from_a_vm_clock_ahead_is_as_old_as_its_delivery(
     sent = NOW - timedelta(minutes=3)
     audit_log.take()
     outcome = handle_event(PUBSUB_EVENT_TYPE, "e1", iso(sent), ahead_of_time(20), queue=queue, settings=settings,
-                           vm_names=SAMPLE_VMS, now=NOW)
+                           vm_names=SAMPLE_VMS, clock=FakeClock(NOW))
     assert outcome.kind == "kill"
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
     request = envelope.decode(message.data)
@@ -227,11 +228,11 @@ def test_kill_from_a_vm_clock_ahead_is_dropped_once_its_delivery_is_too_old(
     sent = NOW - timedelta(minutes=5)
     with pytest.raises(NotFoundError):  # young: raise, so that Eventarc redelivers
         handle_event(PUBSUB_EVENT_TYPE, "e2", iso(sent), data, queue=failing, settings=settings,
-                     vm_names=SAMPLE_VMS, now=NOW)
+                     vm_names=SAMPLE_VMS, clock=FakeClock(NOW))
     audit_log.take()
     later = sent + settings.policy.max_event_age + timedelta(minutes=1)
     outcome = handle_event(PUBSUB_EVENT_TYPE, "e2", iso(sent), data, queue=failing, settings=settings,
-                           vm_names=SAMPLE_VMS, now=later)
+                           vm_names=SAMPLE_VMS, clock=FakeClock(later))
     assert outcome.kind == "too-old"
     [record] = audit_log.take()
     assert (record["decision"], record["severity"], record["instance"]) == ("dropped", "ERROR", "wb-alice")
@@ -320,7 +321,7 @@ def test_forged_entries_move_nothing(forgery: Forgery, sims: Sims, queue: Restar
     audit_log.take()
     outcome = handle_event(PUBSUB_EVENT_TYPE, "f1", iso(received + timedelta(seconds=2)),
                            {"message": pubsub_message(entry)}, queue=queue, settings=settings_, vm_names=compute,
-                           now=received + timedelta(seconds=3))
+                           clock=FakeClock(received + timedelta(seconds=3)))
     [record] = audit_log.take()
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
     request = envelope.decode(message.data)
@@ -364,7 +365,7 @@ def test_compute_errors_never_refuse_a_kill(sims: Sims, queue: RestartQueue, aud
     before = sims.published()
     audit_log.take()
     outcome = handle_event(PUBSUB_EVENT_TYPE, "c1", sent, data, queue=queue, settings=settings_,
-                           vm_names=Failing(error), now=NOW)
+                           vm_names=Failing(error), clock=FakeClock(NOW))
     assert outcome.kind == "unverified" and outcome.detail == "python pid 23817 on wb-alice"
     [message] = sims.pubsub.published(RESTART_TOPIC)[before:]
     request = envelope.decode(message.data)
@@ -377,10 +378,10 @@ def test_compute_errors_never_refuse_a_kill(sims: Sims, queue: RestartQueue, aud
     if isinstance(error, TransientError):
         with pytest.raises(TransientError):
             handle_event(PUBSUB_EVENT_TYPE, "c2", sent, nameless, queue=queue, settings=settings_,
-                         vm_names=Failing(error), now=NOW)
+                         vm_names=Failing(error), clock=FakeClock(NOW))
     late = NOW + settings_.policy.max_event_age + timedelta(hours=1)
     outcome = handle_event(PUBSUB_EVENT_TYPE, "c3", sent, nameless, queue=queue, settings=settings_,
-                           vm_names=Failing(error), now=late)
+                           vm_names=Failing(error), clock=FakeClock(late))
     assert outcome.kind == "too-old"
     assert [(r["decision"], r["severity"]) for r in audit_log.take()] == [("dropped", "ERROR")]
     assert len(sims.pubsub.published(RESTART_TOPIC)) == before + 1, "nothing of the nameless line was queued"

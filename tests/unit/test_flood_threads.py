@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from shared.adapters.clock import FakeClock
 from shared.adapters.config import Settings
 from shared.app.intake import handle_event
 from shared.core.flood import ALERTS_PER_WRITER, Floods
@@ -53,7 +54,7 @@ def burst(trial: int) -> tuple[int, list[str]]:
         for n, entry in share:
             kinds.append(handle_event(PUBSUB_EVENT_TYPE, f"e{trial}-{n}", iso(NOW),
                                       {"message": pubsub_message(entry, str(n))}, queue=topic,
-                                      settings=SETTINGS, vm_names=VmTable(), now=NOW, floods=floods).kind)
+                                      settings=SETTINGS, vm_names=VmTable(), clock=FakeClock(NOW), floods=floods).kind)
 
     numbered = list(enumerate(entries))
     workers = [threading.Thread(target=handle, args=(numbered[i::THREADS],)) for i in range(THREADS)]

@@ -18,7 +18,6 @@ import pytest
 from shared.adapters.clock import FakeClock
 from shared.adapters.compute import Compute
 from shared.adapters.config import Settings
-from shared.adapters.errors import TransientError
 from shared.app.intake import handle_event
 from shared.core.flood import UNVERIFIED_PER_INSTANCE, Floods
 from shared.core.models import InstanceRef, RestartRequest, iso
@@ -68,14 +67,14 @@ class Flood:
         return self.deliver(entry, self.serial)
 
     def deliver(self, entry: dict[str, Any], serial: int) -> str:
-        """on_oom's answer; a line it raised on comes again after the subscription's backoff (10 s)."""
+        """on_oom's answer; a line it answered to be redelivered comes again after the subscription's backoff (10 s)."""
         now = self.clock.now()
         published = len(self.rig.topic.published)
-        try:
-            kind = handle_event(PUBSUB_EVENT_TYPE, f"e{serial}", iso(now), {"message": pubsub_message(entry)},
-                                queue=self.rig.topic, settings=SETTINGS, vm_names=self.compute, now=now,
-                                floods=self.floods).kind
-        except TransientError:
+        outcome = handle_event(PUBSUB_EVENT_TYPE, f"e{serial}", iso(now), {"message": pubsub_message(entry)},
+                               queue=self.rig.topic, settings=SETTINGS, vm_names=self.compute, clock=self.clock,
+                               floods=self.floods)
+        kind: str = outcome.kind
+        if outcome.redelivered:
             kind = "redelivered"
             self.again.append((self.clock.monotonic() + 10.0, entry, serial))
         self.kinds[kind] = self.kinds.get(kind, 0) + 1

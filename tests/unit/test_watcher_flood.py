@@ -43,7 +43,7 @@ def test_500_watcher_lines_cost_one_offer_and_a_few_messages(monkeypatch: pytest
                             at=rig.clock.now())
         published = len(rig.topic.published)
         kind = handle_event(PUBSUB_EVENT_TYPE, f"e{n}", iso(rig.clock.now()), {"message": pubsub_message(entry)},
-                            queue=rig.topic, settings=SETTINGS, vm_names=vms, now=rig.clock.now(),
+                            queue=rig.topic, settings=SETTINGS, vm_names=vms, clock=rig.clock,
                             floods=floods).kind
         kinds[kind] = kinds.get(kind, 0) + 1
         queued += [(rig.clock.monotonic(), r) for r in rig.topic.published[published:]]

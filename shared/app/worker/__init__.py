@@ -9,11 +9,15 @@ Which error means what (errors.classify; applied in one place, dispatch.Worker.c
     TryAgainLater(reason, ended, delay)      anywhere              redelivered (a later delivery may succeed)
     TransientError, LabelsNotConfirmedError  anywhere              redelivered (nothing applied, or it may land)
     FinalError(reason)                       anywhere              reported in the words of what was asked; acked
-    any other exception                      reading, deciding     reported as above; acked
+    ActionRefused(reason): anything else     the action's own      said by the action (Worker.refusals: the stop,
+      raised by errors.action_call           request (a stop, a    the start, the mode) or as a refusal of what was
+                                             start, the mode, the  asked (the intent: "not restarted"); acked
+                                             restart's intent)
+    any other exception                      reading, deciding     reported as FinalError is; acked
     any other exception                      in an action          redelivered: the action may have changed the
                                                                    instance, and the redelivery sees it (FOLLOW)
-    (nothing: an outcome returned)           in an action          acked; refusals of the action itself (a reset
-                                                                   or stop refused) are reported by the action
+    (nothing: an outcome returned)           in an action          acked; a reset refused is reported by the
+                                                                   restart (its intent taken back first)
     failure inside errors.best_effort        bookkeeping writes    logged and ignored
 
 Modules: dispatch (push -> read -> decide -> one action per verdict), errors, outcomes, asked (a Slack request

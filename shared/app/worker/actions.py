@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from datetime import datetime
 
-from shared.adapters.errors import TransientError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
+from shared.app.worker import offer
 from shared.app.worker.context import ActionContext
-from shared.app.worker.errors import LabelsFullError, describe
+from shared.app.worker.errors import LabelsFullError, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today
-from shared.app.worker.offer import Offers
 from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import messages
 from shared.core.alert_groups import Cause
@@ -41,7 +41,6 @@ class Actions(ActionContext):
     workbench: Workbench
     slack: SlackNotifier
     resizer: Resizer
-    offers: Offers
 
     def duplicate(self, job: Job) -> WorkOutcome:
         """Already done: a resize already that size or bigger, a restart already made or under way."""
@@ -105,7 +104,7 @@ class Actions(ActionContext):
         bigger-machine offer is the day's one message for the instance, updated by each kill after (offer.py)."""
         told = self.reporter.dm_owner(job)
         if facts.resize_to and told and not no_room:
-            return self.offers.tell(job, facts, history)
+            return offer.tell(self, job, facts, history)
         if for_organizers(facts, no_room) or not told:
             today = kernels_today(self.wording, history, self.clock.now())
             return self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
@@ -134,10 +133,25 @@ class Actions(ActionContext):
         """Stop, at an organizer's button. The Slack request's record is written once the stop is sent (a
         replay then stops nothing), not before it: a stop refused for a moment would leave the record and its
         redelivery would be taken for a replay. A record that fails is logged: stopping a stopping instance
-        again is harmless. A stop that fails before it is sent and may pass is redelivered."""
-        request, view = job.request, job.view
+        again is harmless. A stop that fails before it is sent and may pass is redelivered; one the API refuses
+        is said by stop_refused (the dispatcher's table)."""
         now = self.clock.now()
-        result = self._stopped(job)
+        operation = action_call(lambda: self.workbench.stop(job.ref))
+        self._record_stop(job)
+        try:
+            result = self.workbench.follow(operation, job.ref, deadline=job.deadline)
+        except Exception as exc:  # noqa: BLE001 - sent, then not seen through: reported as failed, as before
+            result = OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+        return self._stop_said(job, result, now)
+
+    def stop_refused(self, job: Job, reason: str) -> WorkOutcome:
+        """The stop refused: recorded all the same (the hold), and told to the organizer who pressed."""
+        self._record_stop(job)
+        return self._stop_said(job, OperationOutcome(ResetResult.FAILED, 0.0, reason), self.clock.now())
+
+    def _stop_said(self, job: Job, result: OperationOutcome, now: datetime) -> WorkOutcome:
+        """How the stop (asked at `now`) ended: on the alert its button sat on, to the organizer, to the owner."""
+        request, view = job.request, job.view
         stopped = result.result is ResetResult.DONE
         when = self.reporter.when(now)
         if result.result is ResetResult.FAILED:
@@ -155,22 +169,6 @@ class Actions(ActionContext):
             self.reporter.tell_owner_of_organizers_act(request, view, key, now)
         return WorkOutcome.acted(Verdict.STOP, str(result.result))
 
-    def _stopped(self, job: Job) -> OperationOutcome:
-        """The stop sent and followed; a failure is reported to the organizer who pressed the button, except one
-        that may pass before it is sent: that rises (nothing sent, nothing recorded: the redelivery stops it)."""
-        try:
-            operation = self.workbench.stop(job.ref)
-        except TransientError:  # nothing sent: redelivered
-            raise
-        except Exception as exc:  # noqa: BLE001 - the stop refused: told to the organizer who pressed
-            self._record_stop(job)
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
-        self._record_stop(job)
-        try:
-            return self.workbench.follow(operation, job.ref, deadline=job.deadline)
-        except Exception as exc:  # noqa: BLE001 - sent, then not seen through: reported as failed, as before
-            return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
-
     def _record_stop(self, job: Job) -> None:
         """The stop recorded with who may start the notebook again (history.StopHold): organizers only, unless
         the organizer let its owner (the Stop button that says so)."""
@@ -181,21 +179,16 @@ class Actions(ActionContext):
                                   "the stop of %s was sent but not recorded")
 
     def set_mode(self, job: Job) -> WorkOutcome:
-        """Pause or resume automatic restarts: a label, so a refusal to write it is the action's failure."""
+        """Pause or resume automatic restarts: a label, so a refusal to write it is the action's (mode_refused)."""
         request, ref, view = job.request, job.ref, job.view
         paused = job.decision.verdict is Verdict.SET_PAUSED
         new_history = replace(job.history, auto_mode=AutoMode.PAUSED) if paused else job.history.resumed()
         try:
-            self.recorder.save(ref, view, new_history)
+            action_call(lambda: self.recorder.save(ref, view, new_history))
         except LabelsFullError as full:  # the mode is a label: in the alerts' words, how many to remove
             key = MODE_REFUSED_REPLIES.get(request.action, "reply.failed")
             self.reporter.reply(request, self.wording(key, instance=ref.name, error=str(full)))
             return WorkOutcome(ack=True, ended=Ended.NOT_RECORDED, detail="no room for the mode in the labels")
-        except TransientError:  # nothing written: redelivered
-            raise
-        except Exception as exc:  # noqa: BLE001 - the mode refused: reported to whoever asked
-            self.reporter.reply(request, self.reporter.failed_reply(request, ref, describe(exc)))
-            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=describe(exc))
         when = self.reporter.when(self.clock.now())
         who = self.reporter.who(request)
         line = self.wording("outcome.paused_by", who=who, time=when) if paused else self.wording(
@@ -204,6 +197,11 @@ class Actions(ActionContext):
         self.reporter.update_button_alert(request, view, new_history, line, stopped=view.state is InstanceState.STOPPED)
         self.reporter.reply(request, self.wording("reply.done", what=line))
         return WorkOutcome.acted(job.decision.verdict, "paused" if paused else "resumed")
+
+    def mode_refused(self, job: Job, reason: str) -> WorkOutcome:
+        """The mode's label refused by the API: said to whoever asked."""
+        self.reporter.reply(job.request, self.reporter.failed_reply(job.request, job.ref, reason))
+        return WorkOutcome(ack=True, ended=Ended.FAILED, detail=reason)
 
     def warn(self, job: Job) -> WorkOutcome:
         """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels,

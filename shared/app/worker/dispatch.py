@@ -24,10 +24,9 @@ from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.endings import Endings
-from shared.app.worker.errors import TryAgainLater, read, redelivery
+from shared.app.worker.errors import ActionRefused, FinalError, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
-from shared.app.worker.offer import Offers
 from shared.app.worker.organizer import as_slack_says
 from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.app.worker.pictures import Pictures
@@ -79,8 +78,7 @@ class Worker:
         self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                      workbench=workbench, queue=queue)
         self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
-                               workbench=workbench, slack=slack, resizer=resizer,
-                               offers=Offers(settings=settings, clock=clock, recorder=recorder, reporter=reporter))
+                               workbench=workbench, slack=slack, resizer=resizer)
         self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
                                resizer=resizer)
         self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
@@ -89,8 +87,8 @@ class Worker:
                                queue=queue if isinstance(queue, BytesPublisher) else None)
         self.announce = AnnounceRunner(settings=settings, clock=clock, workbench=workbench, slack=slack,
                                        asked=self.asked, queue=self.bulk.queue)
+        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
         act = self.actions
-        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter, offers=act.offers)
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
             Verdict.FOLLOW: self.restart.run,
@@ -111,6 +109,17 @@ class Worker:
             Verdict.WAIT: self.endings.hand_on_key,  # reached only past the one hold a delivery has (_observe)
             Verdict.KERNEL_KEPT: interrupts.interrupted,
         }
+        self.refusals = self._refusals()
+
+    def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
+        """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's
+        intent refused is said as any request the API refused (Endings.refused: "not restarted")."""
+        return {
+            Verdict.STOP: self.actions.stop_refused,
+            Verdict.SET_PAUSED: self.actions.mode_refused,
+            Verdict.SET_RESUMED: self.actions.mode_refused,
+            Verdict.START: self.start.refused,
+        }
 
     def handle_push(self, body: Any) -> WorkOutcome:
         """A Pub/Sub push body -> outcome. Malformed messages are acked with a logged reason."""
@@ -129,7 +138,7 @@ class Worker:
                 return self._bulk(self.announce.requested, raw)
             if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
                 return self._bulk(partial(self.bulk.scheduled, message_id=_message_id(message)), raw)
-            request = envelope.decode(raw)  # either wire version
+            request = envelope.decode(raw)
         except ValueError as exc:  # binascii.Error is a ValueError
             return self._reject(str(exc)[:300])
         if message_id := _message_id(message):
@@ -137,16 +146,12 @@ class Worker:
         return self.handle(request)
 
     def _bulk(self, handle: Callable[[bytes], WorkOutcome], raw: bytes) -> WorkOutcome:
-        """A bulk run's errors as any request's (errors.classify, read as before an action): what may pass is
-        redelivered, and a run begun again plans again (notebooks already there are left out); else acked."""
+        """A bulk run's message, its errors concluded as any request's: what may pass is redelivered (a run begun
+        again plans again: notebooks already there are left out); anything else ends the run, acked."""
         try:
             return handle(raw)
-        except Exception as exc:  # noqa: BLE001 - every message ends in an outcome; errors.read logs the unexpected
-            error = read(exc, acting=False, about="bulk run")
-            if isinstance(error, TryAgainLater):
-                return redelivery(error)
-            audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=error.reason)
-            return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
+        except Exception as exc:  # noqa: BLE001 - every message ends in an outcome (conclude)
+            return self.conclude(exc, acting=False, about="bulk run", final=_bulk_failed)
 
     def _reject(self, reason: str) -> WorkOutcome:
         audit("restart request rejected", severity=logging.WARNING, decision=Ended.REJECTED, reason=reason)
@@ -165,7 +170,8 @@ class Worker:
                 prepared = self.by_verdict[job.decision.verdict](job)
             outcome = prepared
         except Exception as exc:  # noqa: BLE001 - every request ends in an outcome, never a crash (conclude)
-            outcome = self.conclude(job.request if job else request, exc, acting=job is not None)
+            outcome = self.conclude(exc, acting=job is not None, about=request.instance,
+                                    final=lambda error: self._final(request, job, error))
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
@@ -184,18 +190,30 @@ class Worker:
         )
         return outcome
 
-    def conclude(self, request: RestartRequest, exc: Exception, *, acting: bool) -> WorkOutcome:
-        """The one place an error becomes an ack or a redelivery (the table in this package's docstring).
-        TryAgainLater is redelivered; FinalError is reported in the words of what was asked and acked. Anything
-        else is first read as one of the two (errors.classify: by whether an action was under way)."""
-        error = read(exc, acting=acting, about=request.instance)
+    def conclude(self, exc: Exception, *, acting: bool, about: str, final: Callable[[FinalError], WorkOutcome]
+                 ) -> WorkOutcome:
+        """The one place an error becomes an ack or a redelivery (the table in this package's docstring), for a
+        request and a bulk run alike. TryAgainLater is redelivered; FinalError ends in `final`, which reports it
+        in the words of what was asked and acks. Anything else is first read as one of the two
+        (errors.classify: by whether an action was under way; `about`: what it rose from, for the log)."""
+        error = read(exc, acting=acting, about=about)
         if isinstance(error, TryAgainLater):
             return redelivery(error)
+        return final(error)
+
+    def _final(self, request: RestartRequest, job: Job | None, error: FinalError) -> WorkOutcome:
+        """A request's final error: the action refused, said by the action in its own words (self.refusals);
+        anything else reported about the instance (Endings.refused)."""
+        if job is not None and isinstance(error, ActionRefused):
+            said = self.refusals.get(job.decision.verdict)
+            if said is not None:
+                return said(job, error.reason)
+        asked = job.request if job is not None else request
         try:
-            ref = InstanceRef.parse(request.instance)
+            ref = InstanceRef.parse(asked.instance)
         except ValueError:  # an unresolved kill names no instance: nothing to report it about
             return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
-        return self.endings.refused(request, ref, error.reason)
+        return self.endings.refused(asked, ref, error.reason)
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
         """The job to act on, or how the request ended before one: unresolved, refused or handed on (asked.py),
@@ -265,3 +283,9 @@ def _message_id(message: Any) -> str:
     """The Pub/Sub message id a push carries ("" when it has none that fits): a redelivery has the same."""
     message_id = message.get("messageId") if isinstance(message, dict) else None
     return message_id if isinstance(message_id, str) and 0 < len(message_id) <= 128 else ""
+
+
+def _bulk_failed(error: FinalError) -> WorkOutcome:
+    """A bulk run's final error: audited and acked, never redelivered to fail the same way again."""
+    audit("bulk run failed", severity=logging.ERROR, decision=Ended.FAILED, reason=error.reason)
+    return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TypeVar
 
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
 from shared.app.worker.outcomes import Ended, WorkOutcome
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # An adapter's answer that a later delivery may not get: nothing was applied (TransientError), or a label update
 # that may still land (an intent: the redelivery finds it and follows it, Verdict.FOLLOW).
@@ -43,9 +45,33 @@ class FinalError(Exception):
         self.reason = reason
 
 
+class ActionRefused(FinalError):  # noqa: N818 - named for what happened, as the table says it
+    """The API refused the action itself (the stop, the start, the mode's label, the restart's intent): nothing
+    was done, and asking again would be refused again. The dispatcher has the action say it in its own words
+    (Worker.refusals), and acks."""
+
+
 class LabelsFullError(RuntimeError):
     """The history doesn't fit in GCP's 64 labels beside the instance's others: the API would refuse it.
     Its text is what organizers must do about it (Recorder.no_room). Caught by the actions that record first."""
+
+
+_NOT_REFUSALS: tuple[type[Exception], ...] = (*MAY_PASS, LabelsFullError)
+
+
+def action_call(call: Callable[[], T]) -> T:
+    """The action's own request to the API, whose failure is the table's "the action refused" row: an answer that
+    may pass rises as it is (redelivered), LabelsFullError (the recorder's, before any call) too; anything else is
+    ActionRefused, whatever it is: what no adapter translates (google.auth's TransportError when no token can be
+    had) refuses the action as the API's no does, with a stack trace logged."""
+    try:
+        return call()
+    except _NOT_REFUSALS:
+        raise
+    except Exception as exc:
+        if not isinstance(exc, ServiceError):
+            log.error("the action's request failed: %s", describe(exc), exc_info=exc)
+        raise ActionRefused(describe(exc)) from exc
 
 
 def describe(exc: BaseException) -> str:

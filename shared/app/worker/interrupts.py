@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from shared.app.worker import offer
 from shared.app.worker.context import ActionContext
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, size
-from shared.app.worker.offer import Offers
 from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
 from shared.core.oom_parse import REFUSAL_FORM
@@ -23,8 +23,6 @@ COUNT_WRITTEN_EVERY = timedelta(minutes=1)
 
 @dataclass(frozen=True, kw_only=True)
 class Interrupts(ActionContext):
-    offers: Offers
-
     def interrupted(self, job: Job) -> WorkOutcome:
         """The watcher stopped a cell before the kill: recorded first (rule 3: its other copies fold into it) unless
         one was recorded within COUNT_WRITTEN_EVERY, then the owner told; the channel only when the day's kills and
@@ -52,7 +50,7 @@ class Interrupts(ActionContext):
             self.reporter.slack.dm(view.owner_email, body)
         facts = self.reporter.facts(job, outcome=self.wording("outcome.kernel_kept"), history=new_history)
         if for_organizers(facts, ""):
-            self.offers.tell(job, facts, new_history)
+            offer.tell(self, job, facts, new_history)
         folded = kill.get("folded")
         more = f", {folded} more folded by on_oom" if isinstance(folded, int) and folded > 0 else ""
         what = "allocation refused" if refused else "interrupted"

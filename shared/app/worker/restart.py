@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.adapters.errors import MaybeAppliedError, ServiceError, TransientError
+from shared.adapters.errors import MaybeAppliedError, TransientError
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.context import ActionContext
 from shared.app.worker.endings import hand_on
-from shared.app.worker.errors import MAY_PASS, FinalError, LabelsFullError, TryAgainLater, describe
+from shared.app.worker.errors import LabelsFullError, TryAgainLater, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.core import messages, waiting
@@ -59,17 +59,13 @@ class RestartAction(ActionContext):
             intent = history.with_intent(
                 start_time, restart_key(job.request), killed_at=job.request.kill_time, automatic=job.automatic
             )
-            try:
-                labels = self.recorder.save(job.ref, job.view, intent)  # rule 1: before acting
+            try:  # rule 1: before acting; refused, nothing was reset, so "not restarted" is true (the table)
+                labels = action_call(lambda: self.recorder.save(job.ref, job.view, intent))
             except LabelsFullError as full:
                 if job.automatic:
                     return self._not_recorded(job, str(full))
                 log.warning("restarting %s unrecorded: %s", job.ref.name, full)
                 labels, no_room = job.view.labels, str(full)
-            except MAY_PASS:  # nothing was reset: redelivered
-                raise
-            except Exception as exc:
-                raise self._intent_refused(job, exc) from exc
             job = job.with_labels(labels)  # the labels the instance now carries, as read back
             seen = self._reset_and_follow(job, facts, attempted_at=start_time, undo=not no_room)
         if isinstance(seen, WorkOutcome):
@@ -130,13 +126,6 @@ class RestartAction(ActionContext):
                                      job.deadline, facts)
         # The intent landed but its reset never did: send it now, under the same intent.
         return self._reset_and_follow(job, facts, attempted_at=start_time, undo=False)
-
-    def _intent_refused(self, job: Job, exc: Exception) -> FinalError:
-        """The API refused the intent: nothing was reset, so "not restarted" is true; reported once and acked."""
-        error = describe(exc)
-        if not isinstance(exc, ServiceError):
-            log.error("%s: the intent was not written: %s", job.ref.name, error, exc_info=exc)
-        return FinalError(error)
 
     def _not_recorded(self, job: Job, no_room: str) -> WorkOutcome:
         """An automatic restart whose intent doesn't fit in the instance's labels is not made (rule 1). Told to

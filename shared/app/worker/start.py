@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
-from shared.adapters.errors import TransientError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.context import ActionContext
-from shared.app.worker.errors import describe
+from shared.app.worker.errors import action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
@@ -32,9 +31,12 @@ class StartAction(ActionContext):
         """Start, record (the organizer's hold cleared, the Slack request acted on), follow, then report how it
         ended: to whoever asked, to the thread of the alert the stop was pressed on, and to the owner when an
         organizer started it for them. A start refused for a moment before it was sent is tried again later."""
+        return self._said(job, self._started(job))
+
+    def _said(self, job: Job, result: OperationOutcome) -> WorkOutcome:
+        """How the start ended: to whoever asked, to the alert's thread, and to the owner."""
         request, view = job.request, job.view
         hold = job.history.stopped
-        result = self._started(job)
         line = self._reply_text(job, result)
         self.reporter.reply(request, line)
         if hold is not None and hold.alert_ts and result.result is not ResetResult.FAILED:
@@ -46,23 +48,25 @@ class StartAction(ActionContext):
         return WorkOutcome.acted(Verdict.START, str(result.result))
 
     def _started(self, job: Job) -> OperationOutcome:
-        """The start sent, recorded, and followed; refused or not seen through, a FAILED result to report."""
-        ref, refused = job.ref, ""
-        try:
-            operation = self.workbench.start(ref)
-        except TransientError:  # nothing sent: redelivered
-            raise
-        except Exception as exc:  # noqa: BLE001 - refused: reported to whoever asked
-            operation, refused = None, describe(exc)
-        # The start goes on unrecorded: a hold left behind only keeps a participant's second start out.
-        self.recorder.best_effort(ref, job.view, replace(job.history, stopped=None),
-                                  "the start of %s was sent but not recorded")
-        if operation is None:
-            return OperationOutcome(ResetResult.FAILED, 0.0, refused)
+        """The start sent, recorded, and followed; not seen through, a FAILED result to report. Refused, the
+        dispatcher has it said by `refused` (the table's row)."""
+        ref = job.ref
+        operation = action_call(lambda: self.workbench.start(ref))
+        self._record(job)
         try:
             return self.workbench.follow(operation, ref, deadline=job.deadline)
         except Exception as exc:  # noqa: BLE001 - sent, then not seen through: reported as failed
             return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+
+    def refused(self, job: Job, reason: str) -> WorkOutcome:
+        """The start refused by the API: its hold cleared all the same, and said to whoever asked."""
+        self._record(job)
+        return self._said(job, OperationOutcome(ResetResult.FAILED, 0.0, reason))
+
+    def _record(self, job: Job) -> None:
+        """The start goes on unrecorded: a hold left behind only keeps a participant's second start out."""
+        self.recorder.best_effort(job.ref, job.view, replace(job.history, stopped=None),
+                                  "the start of %s was sent but not recorded")
 
     def _reply_text(self, job: Job, result: OperationOutcome) -> str:
         name, seconds = job.ref.name, round(result.seconds)
