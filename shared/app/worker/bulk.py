@@ -133,7 +133,11 @@ class BulkRunner:
                 ts = self.slack.post(channel, text, metadata=metadata) or ""
         else:
             run = Run.from_dict(request.run)
-        self._drive(run, refs, end, (channel, ts), {"event_id": request.event_id, "requester": request.requester})
+        # The run's state goes with every edit of its message: right whether an edit without metadata keeps the
+        # message's (the Slack simulator's reading of chat.update) or drops it.
+        running = bulk.run_metadata(request, message_id, _posted_at(ts) or self.clock.now(), over=False)
+        self._drive(run, refs, end, (channel, ts, running),
+                    {"event_id": request.event_id, "requester": request.requester})
         if not run.over and request.hands < bulk.MAX_HANDS and self.queue is not None:
             self.queue.publish_bytes(request.handed_on(run, channel, ts, message_id).to_json(), key=bulk.BULK_KEY,
                                      attributes={bulk.BULK_ATTRIBUTE: "bulk", "action": run.action.value})
@@ -164,11 +168,11 @@ class BulkRunner:
             return _ended(Ended.DENIED, f"a {request.action.value} all is under way (message {step.run.ts})")
         return step
 
-    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str],
+    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str, dict[str, Any]],
                tag: dict[str, str]) -> None:
         """Until the run is over or `end`: look at what is in flight, begin what Run.next gives in the slots that
         freed (an operation just begun is looked at after the pause, never at once), edit `message`."""
-        channel, ts = message
+        channel, ts, metadata = message
         ops: dict[str, Any] = {}
         shown = ""
         while not run.over and self.clock.monotonic() < end:
@@ -181,7 +185,7 @@ class BulkRunner:
                 self._begin(run, name, refs.get(name), ops, tag)
             text = fleet_ops.progress_text(run, self.say)
             if ts and text != shown and not run.over:
-                self.slack.update(channel, ts, text)
+                self.slack.update(channel, ts, text, metadata=metadata)
                 shown = text
             if run.over:
                 return
