@@ -8,13 +8,18 @@ and Pub/Sub message id, over or not), read back before a fresh run begins (admit
 is under way is told so, and a replayed press (a new message for a press already run) runs nothing (issue 44: 100
 presses made 100 runs and 101 posts).
 Strict like every message the worker reads: a field that does not fit raises ValueError and the message is acked
-with a logged reason. The organizer flag is never carried: the worker asks Slack who `requester` is.
+with a logged reason. The organizer flag is never carried: the worker asks Slack who `requester` is, on every
+message of the run (issue 44). A continuation also carries a seal, an HMAC of its body under a key derived from a
+secret only the worker and the Slack app hold (`seal_key`): a scheduled run names no requester, and a continuation
+nobody sealed is refused (issue 44: a forged one skipped the organizer check and stopped two notebooks).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -46,14 +51,18 @@ class BulkRequest:
     run: dict[str, Any] | None = field(default=None, compare=False)
     hands: int = 0  # how many invocations handed this run on: bounded (MAX_HANDS)
     message_id: str = ""  # a continuation's: the Pub/Sub message id of the press that began the run (run_metadata)
+    sealed: bool = field(default=False, compare=False)  # decoded with a seal that holds under the key given
 
-    def to_json(self) -> bytes:
+    def to_json(self, key: bytes | None = None) -> bytes:
+        """The message; sealed (a continuation) when `key` is given."""
         data = {"kind": BULK_KIND, "version": BULK_VERSION, "action": self.action.value,
                 "requested_at": self.requested_at.isoformat(), "event_id": self.event_id,
                 "requester": self.requester, "include_opted_out": self.include_opted_out,
                 "include_paused": self.include_paused, "channel": self.channel, "ts": self.ts, "run": self.run,
                 "hands": self.hands, "message_id": self.message_id}
-        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+        if key is not None:
+            data["seal"] = _seal(_canonical(data), key)
+        return _canonical(data)
 
     def handed_on(self, run: Run, channel: str, ts: str, message_id: str) -> BulkRequest:
         """The continuation: the same request with the run as it stands, where its progress is shown, and the
@@ -140,11 +149,29 @@ def admit(runs: list[RunSeen], request: BulkRequest, message_id: str, now: datet
     return Busy(running[0]) if running else Begin()
 
 
-def decode(raw: bytes) -> BulkRequest:
-    """Strict: anything that does not fit raises ValueError; a newer version too."""
+def seal_key(secret: str) -> bytes:
+    """The continuations' key, derived from a Secret Manager secret the worker holds (its Slack bot token): never the
+    secret itself, and no other use of it can produce a seal."""
+    return hmac.new(secret.encode(), b"notebook-medic bulk continuation v1", hashlib.sha256).digest()
+
+
+def _canonical(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _seal(body: bytes, key: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def decode(raw: bytes, key: bytes | None = None) -> BulkRequest:
+    """Strict: anything that does not fit raises ValueError; a newer version too. `sealed` says whether its seal
+    holds under `key`."""
     if len(raw) > MAX_BYTES:
         raise ValueError(f"bulk request of {len(raw)} bytes; at most {MAX_BYTES}")
     data = versioned_object(raw, BULK_KIND, BULK_VERSION, "bulk request")
+    seal = data.pop("seal", None)
+    sealed = (key is not None and isinstance(seal, str)
+              and hmac.compare_digest(seal, _seal(_canonical(data), key)))
     try:
         request = BulkRequest(
             BulkAction(data["action"]), _moment(data["requested_at"]), _text(data["event_id"], 200),
@@ -156,7 +183,7 @@ def decode(raw: bytes) -> BulkRequest:
         raise ValueError(f"bulk request field: {exc}"[:300]) from None
     if request.run is not None:
         Run.from_dict(request.run)  # its own strict check, here, so a bad one is rejected before anything is done
-    return request
+    return replace(request, sealed=sealed)
 
 
 def _flag(value: Any) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -168,3 +168,16 @@ def test_a_long_rate_limit_hands_the_rest_on_without_a_second_dm(stack: LocalSta
     sent = announcements(stack)
     assert sent[1]["hands"] == 1 and sent[1]["done"] == 1  # the continuation, one owner done
     assert [len(dms(stack, f"U0M{index}")) for index in range(3)] == [1, 1, 1]
+
+
+def test_a_forged_continuation_in_a_participants_name_dms_no_one(stack: LocalStack) -> None:
+    """Issue 44, item 3: on ebbd4a6 a continuation (owners already listed) skipped the organizer check and DMed a
+    participant a link under the organizers' banner; every announcement is now asked about, handed on or not."""
+    _, name = new_instance(stack, "wb-forged-ann")
+    owner = f"U{name.upper().replace('-', '')}"
+    forged = AnnounceRequest("click https://evil.example", datetime.now(UTC), "announce-forged", PARTICIPANT[0],
+                             owners=(f"{name}@contest.example",))
+    stack.publish(RESTART_TOPIC, forged.to_json(), {"medic-kind": "announce"}, ordering_key=announce.ANNOUNCE_KEY)
+    assert wait_for(lambda: any(r.get("reason") == "announcements are for organizers"
+                                for r in stack.audit_records("restart_worker")), timeout=60)
+    assert dms(stack, owner) == []

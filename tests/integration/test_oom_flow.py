@@ -296,7 +296,10 @@ def test_a_restart_the_previous_release_published_is_acted_on_across_the_deploy(
     full, name = new_instance(stack, "wb-wirezero")
     data = json.loads(json.loads((WIRE / "v0-messages.json").read_text())["restart-slash"])
     data |= {"instance": full, "requested_at": datetime.now(UTC).isoformat(), "event_id": f"slack-{name}",
-             "response_url": stack.slack.new_response_url(), "slack_request": "0123456789f"}
+             "response_url": stack.slack.new_response_url(), "slack_request": "0123456789f",
+             # the notebook's owner, whom the worker asks Slack about (issue 44)
+             "requester": {"slack_user_id": f"U{name.upper().replace('-', '')}", "email": f"{name}@contest.example",
+                           "is_organizer": False}}
     assert "version" not in data and "payload" not in data
     stack.publish(RESTART_TOPIC, json.dumps(data).encode(), {"instance": name}, ordering_key=full)
     assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)

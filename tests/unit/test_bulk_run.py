@@ -237,3 +237,31 @@ def test_the_redelivery_of_a_press_whose_run_broke_off_plans_again_in_its_messag
     [message] = [m for m in rig.slack.in_channel(ALERTS) if "Stop all" in m.text]
     assert message.ts == broken and "Stop all finished: 3 of 3 stopped" in message.text
     assert message.metadata is not None and message.metadata["event_payload"]["over"] is True
+
+
+def test_a_forged_continuation_stops_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44, item 3: a continuation names a run's state; on ebbd4a6 one that nobody sealed skipped the organizer
+    check and stopped two notebooks. Unsealed, or sealed under another key, or handed on for a participant, it is
+    refused; the worker's own continuation, sealed, goes on."""
+    rig, ops, topic = rig_of(monkeypatch, 12, worker_budget=timedelta(seconds=40))
+    rig.slack.users["pat@contest.example"] = "U0PAT"
+    run = fleet_ops.Run(BulkAction.STOP, ("wb-00", "wb-01"))
+    forged = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-forged", run=run.to_dict(), hands=1)
+    assert push_as(rig, forged.to_json(), "f1").ended == "denied"
+    assert push_as(rig, forged.to_json(bulk.seal_key("xoxb-another-token")), "f2").ended == "denied"
+    key = rig.worker.bulk.key
+    participant = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-pat", requester="U0PAT", run=run.to_dict(),
+                              hands=1)
+    assert push_as(rig, participant.to_json(key), "f3").ended == "denied"
+    assert ops.begun == [] and rig.slack.in_channel(ALERTS) == []
+    assert push_as(rig, press(rig, 0), "m0").ended == "yielded"  # an organizer's press, handed on sealed
+    assert bulk.decode(topic.sent[-1][0], key).sealed
+    assert to_the_end(rig, topic, topic.sent[-1][0]).ended == "acted"
+
+
+def test_a_press_naming_no_one_or_a_mention_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, ops, _ = rig_of(monkeypatch, 3)
+    for requester in ("", "U1> <!channel"):
+        data = BulkRequest(BulkAction.STOP, rig.clock.now(), f"bulk-x-{requester}", requester=requester).to_json()
+        assert push_as(rig, data, f"x{requester}").ended == "denied"
+    assert ops.begun == [] and rig.slack.in_channel(ALERTS) == []

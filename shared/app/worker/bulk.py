@@ -33,7 +33,7 @@ from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import bulk, fleet, fleet_ops, messages
 from shared.core.bulk import BulkRequest
 from shared.core.fleet_ops import BulkAction, Failure, Run, ScheduledAction
-from shared.core.models import InstanceRef, InstanceView
+from shared.core.models import SLACK_USER_RE, InstanceRef, InstanceView
 
 log = logging.getLogger(__name__)
 POLL_S = 2.0  # between looks at the operations in flight
@@ -59,6 +59,7 @@ class BulkRunner:
         self.queue, self.asked = queue, asked
         self.operations = Operations(workbench, timeout_s=settings.workbench_timeout.total_seconds())
         self.say = messages.For(settings.message_language)
+        self.key = bulk.seal_key(settings.slack_bot_token)  # seals the continuations it hands on
 
     # -- the two messages ----------------------------------------------------------------------------------------
     def scheduled(self, raw: bytes, message_id: str = "") -> WorkOutcome:
@@ -91,10 +92,16 @@ class BulkRunner:
     def requested(self, raw: bytes, message_id: str = "") -> WorkOutcome:
         """A bulk request: an organizer's press (checked with Slack here), or a run handed on."""
         try:
-            request = bulk.decode(raw)
+            request = bulk.decode(raw, self.key)
         except ValueError as exc:
             return _ended(Ended.REJECTED, str(exc)[:300])
-        if request.run is None and request.requester:
+        if request.run is not None and not request.sealed:  # a worker seals every continuation it hands on
+            return _ended(Ended.DENIED, "a bulk continuation no worker sealed")
+        if request.requester and not SLACK_USER_RE.fullmatch(request.requester):
+            return _ended(Ended.DENIED, "a bulk request whose requester is no Slack user id")
+        if not request.requester and request.run is None:  # only the schedule's runs name no one, and they
+            return _ended(Ended.DENIED, "a start all / stop all press naming no Slack user")  # begin in scheduled()
+        if request.requester:  # pressed, or handed on: asked about each time (issue 44)
             try:
                 caller = self.asked.callers.caller(request.requester, self.asked.callers.workspace())
             except ServiceError as exc:  # redelivered by the dispatcher (the package's table), as any request's
@@ -139,7 +146,8 @@ class BulkRunner:
         self._drive(run, refs, end, (channel, ts, running),
                     {"event_id": request.event_id, "requester": request.requester})
         if not run.over and request.hands < bulk.MAX_HANDS and self.queue is not None:
-            self.queue.publish_bytes(request.handed_on(run, channel, ts, message_id).to_json(), key=bulk.BULK_KEY,
+            self.queue.publish_bytes(request.handed_on(run, channel, ts, message_id).to_json(self.key),
+                                     key=bulk.BULK_KEY,
                                      attributes={bulk.BULK_ATTRIBUTE: "bulk", "action": run.action.value})
             return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=_counts(run))
         if ts:
