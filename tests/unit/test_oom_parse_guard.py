@@ -200,3 +200,14 @@ def test_a_refusal_that_names_a_bad_vm_is_nothing_not_an_alert() -> None:
     entry["labels"]["compute.googleapis.com/resource_name"] = "Not_A_Name"
     result = parse_log_entry(entry, fallback_time=NOW)
     assert isinstance(result, NotAKill) and "watcher" in result.reason
+
+
+def test_the_guards_own_refusal_line_is_read() -> None:
+    """The guard's refusal line for a process name made to bend it (its test's, infra/contest/guard, issue 40), with a
+    comm of the kernel's 15 characters at most (TASK_COMM_LEN): `left=0`, every field still its own."""
+    line = ("notebook-medic-watcher: refused allocation kernel pid=12 (evil__asked_1_x) asked=11900000000 left=0 "
+            "usage=3 limit=4 cgroup=/system.slice/j_s")
+    refusal = parse_log_entry(_with(line), fallback_time=NOW)
+    assert isinstance(refusal, OomKill) and (refusal.form, refusal.pid, refusal.process) == ("refusal", 12,
+                                                                                              "evil__asked_1_x")
+    assert (refusal.asked_kb, refusal.left_kb, refusal.unit) == (11621093, 0, "/system.slice/j_s")
