@@ -42,10 +42,6 @@ class SystemClock:
 SYSTEM: Clock = SystemClock()
 
 
-def utcnow() -> datetime:
-    return SYSTEM.now()
-
-
 class FakeClock:
     """Time that moves only when someone sleeps or advance() is called; safe to share between threads."""
 

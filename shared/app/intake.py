@@ -16,7 +16,7 @@ from shared.adapters.google_errors import describe_error
 from shared.adapters.queue import RestartQueue
 from shared.app.intakes import Intake, IntakeOutcome, VmNames, check_writer
 from shared.core.flood import Floods
-from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso, kill_to_json
+from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso
 from shared.core.oom_parse import (
     KERNEL_KEPT_FORMS,
     EntryOrigin,
@@ -216,7 +216,7 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
 
 def _kernel_kept_within_budget(queued: _Queued, vm_id: str, floods: Floods, now: datetime) -> IntakeOutcome | _Queued:
     """The watcher's line (a cell stopped, its kernel kept) against its instance's budget: never urgent, so one over
-    it is only logged, and the next that passes says how many were held back since (its kill's `folded`)."""
+    it is only logged, and the next that passes says how many were held back since (its payload's `folded`)."""
     request = queued.request
     instance = request.instance.rsplit("/", 1)[-1]
     held = floods.kernel_kept.take(instance, now.timestamp())
@@ -225,7 +225,8 @@ def _kernel_kept_within_budget(queued: _Queued, vm_id: str, floods: Floods, now:
               decision="folded", kind=Intake.INTERRUPT.value, reason=queued.detail, event_id=request.event_id,
               instance=instance, vm_id=vm_id)
         return IntakeOutcome(Intake.FOLDED, queued.detail)
-    return replace(queued, request=request.with_kill({**(request.kill or {}), "folded": min(held, 10_000)}))
+    folded = replace(request.payload_as(InterruptedPayload), folded=min(held, 10_000))
+    return replace(queued, request=replace(request, payload=folded))
 
 
 def _within_budget(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, vm_id: str,
@@ -237,7 +238,7 @@ def _within_budget(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queu
         if passed is not None:
             floods.redelivering.pop(vetted.kill.instance.name, None)
             earliest = passed[1] or vetted.kill.killed_at
-            return replace(queued, request=request.with_kill({**(request.kill or {}), "killed_at": iso(earliest)}))
+            return replace(queued, request=request.with_kill(replace(vetted.kill, killed_at=earliest)))
         first = floods.keep_redelivering(vetted.kill.instance.name, request.event_id)
         audit("unverified kill folded: its instance had its unverified kills for the minute", decision="folded",
               severity=logging.WARNING, reason=vetted.reason, event_id=request.event_id, redelivered=first,
@@ -293,16 +294,17 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
     running ahead nor a forged timestamp keeps a kill young, retried here or waited on by the worker."""
     if isinstance(vetted, Unverified):
         queued = _queued(vetted.kill, origin, event_id)
-        kill = {**(queued.request.kill or {}), "unverified": vetted.reason[:300]}
-        return replace(queued, request=queued.request.with_kill(kill), kind=Intake.UNVERIFIED,
+        payload = queued.request.payload
+        if isinstance(payload, RestartPayload | InterruptedPayload):
+            payload = replace(payload, unverified=vetted.reason[:300])
+        return replace(queued, request=replace(queued.request, payload=payload), kind=Intake.UNVERIFIED,
                        provenance={**queued.provenance, "unverified": vetted.reason})
     occurred, received = vetted.killed_at, origin.received_at
     if isinstance(vetted, OomKill):
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
-        kill = kill_to_json(vetted)
-        action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(kill, received))
+        action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(vetted, received))
                                     if vetted.form in KERNEL_KEPT_FORMS
-                                    else (Action.RESTART, Trigger.OOM, RestartPayload(kill, received)))
+                                    else (Action.RESTART, Trigger.OOM, RestartPayload(vetted, received)))
         request = RestartRequest(action=action, trigger=trigger, instance=vetted.instance.full_name,
                                  requested_at=occurred, event_id=vetted.insert_id or event_id, payload=payload)
         provenance: dict[str, Any] = {"named_by": vetted.named_by, "vm_id": vetted.vm_id}

@@ -1,4 +1,5 @@
-"""Plain data that crosses the bot's boundaries: kills, requests, instances, decisions.
+"""Plain data that crosses the bot's boundaries: requests, instances as read, their states (where an instance lives
+and what was killed in it, InstanceRef and OomKill: refs.py).
 
 Everything here is immutable and free of I/O so the policy can be tested as a
 function of data, and so a request can travel through Pub/Sub as JSON.
@@ -16,108 +17,30 @@ from shared.core.payloads import (
     BY_ACTION,
     PAYLOADS,
     AskedPayload,
+    InterruptedPayload,
     KillPayload,
     Payload,
     ResizePayload,
     RestartPayload,
 )
 from shared.core.payloads import read as read_payload
+from shared.core.refs import INSTANCE_NAME_RE as INSTANCE_NAME_RE  # noqa: PLC0414 - re-exported: the data's names
+from shared.core.refs import ZONE_RE as ZONE_RE  # noqa: PLC0414 - re-exported likewise
+from shared.core.refs import InstanceRef as InstanceRef  # noqa: PLC0414 - re-exported likewise
+from shared.core.refs import OomKill as OomKill  # noqa: PLC0414 - re-exported likewise
+from shared.core.refs import is_valid_instance_name as is_valid_instance_name  # noqa: PLC0414 - likewise
+from shared.core.refs import jupyter_unit as jupyter_unit  # noqa: PLC0414 - re-exported likewise
 from shared.core.wire import iso as iso  # noqa: PLC0414 - re-exported: the messages' time format
 from shared.core.wire import parse_time as parse_time  # noqa: PLC0414 - re-exported likewise
 from shared.core.wire import text_field
 
-# Workbench instance names follow Compute Engine's rules: RFC 1035 label, 1-63 chars.
-INSTANCE_NAME_RE = re.compile(r"^[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?$")
-ZONE_RE = re.compile(r"^[a-z]+-[a-z]+[0-9]+-[a-z]$")
-PROJECT_RE = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 MACHINE_TYPE_RE = re.compile(r"^[a-z][a-z0-9]*-[a-z0-9-]{1,40}$")
 SLACK_USER_RE = re.compile(r"^[UW][A-Z0-9]{2,20}$")
 SLACK_REQUEST_RE = re.compile(r"[0-9a-f]{11}")  # history.acted_digest: label-safe, five fit in one label value
-FULL_NAME_RE = re.compile(
-    r"^projects/(?P<project>[^/]+)/locations/(?P<zone>[^/]+)/instances/(?P<name>[^/]+)$"
-)
+
 
 
 P = TypeVar("P", bound=Payload)
-
-
-def is_valid_instance_name(name: str) -> bool:
-    return bool(INSTANCE_NAME_RE.fullmatch(name))
-
-
-@dataclass(frozen=True)
-class InstanceRef:
-    """Where an instance lives; validated so nothing user-typed reaches a URL unchecked."""
-
-    project: str
-    zone: str
-    name: str
-
-    def __post_init__(self) -> None:
-        if not PROJECT_RE.fullmatch(self.project):
-            raise ValueError(f"not a valid project id: {self.project!r}")
-        if not ZONE_RE.fullmatch(self.zone):
-            raise ValueError(f"not a valid zone: {self.zone!r}")
-        if not is_valid_instance_name(self.name):
-            raise ValueError(f"not a valid instance name: {self.name!r}")
-
-    @property
-    def full_name(self) -> str:
-        return f"projects/{self.project}/locations/{self.zone}/instances/{self.name}"
-
-    @classmethod
-    def parse(cls, full_name: str) -> InstanceRef:
-        match = FULL_NAME_RE.fullmatch(full_name)
-        if not match:
-            raise ValueError(f"not an instance resource name: {full_name[:200]!r}")
-        return cls(match["project"], match["zone"], match["name"])
-
-
-@dataclass(frozen=True)
-class OomKill:
-    """One kernel OOM-kill line (or its summary line), as read from one LogEntry; or the guard's watcher's line for a
-    kernel it interrupted before the kill (form "watcher": anon_rss_kb is then the kernel's RSS, limit_kb the unit's
-    limit), which is vetted as a kill is and queued as an interrupt."""
-
-    instance: InstanceRef
-    killed_at: datetime
-    pid: int
-    process: str
-    anon_rss_kb: int | None
-    total_vm_kb: int | None
-    insert_id: str
-    form: str  # "modern", "legacy" or "cgroup": which kernel wording matched
-    line: str
-    # Who vouches for the name: "label" (the agent's resource_name label) or "syslog host" (the line's own
-    # text, which whoever has root on the VM writes). vm_id is resource.labels.instance_id, set by Logging
-    # for the VM that wrote the entry: the audit keeps both, so a kill that names another VM can be traced.
-    named_by: str = "label"
-    vm_id: str = ""
-    # The entry's own timestamp when it was later than Logging's receipt (killed_at is then the receipt): a VM
-    # clock running ahead, or a forged line. Kept so the record can say what the entry claimed.
-    dated_at: datetime | None = None
-    # "memcg" (a cgroup's limit ran out: "Memory cgroup out of memory", CONSTRAINT_MEMCG), "global" (the machine's
-    # memory), "" (not said). unit: the victim's memory cgroup from the kill's summary (task_memcg=), e.g.
-    # /system.slice/jupyter.service, when the entry carried it; "" otherwise.
-    constraint: str = ""
-    unit: str = ""
-    limit_kb: int | None = None
-    # The watcher's refusal (issue 40): what the refused allocation asked for (None: unknown) and what the unit had.
-    asked_kb: int | None = None
-    left_kb: int | None = None
-
-    @property
-    def in_jupyter_unit(self) -> bool | None:
-        """Whether the victim ran in JupyterLab's systemd unit (a kernel, or the server): None when no line said."""
-        return jupyter_unit(self.unit) if self.unit else None
-
-
-JUPYTER_UNIT = "jupyter.service"  # Workbench's JupyterLab unit (facts: "Inside the Workbench VM")
-
-
-def jupyter_unit(cgroup: str) -> bool:
-    """A cgroup path inside JupyterLab's unit: /system.slice/jupyter.service, or a cgroup below it."""
-    return JUPYTER_UNIT in cgroup.split("/")
 
 
 class Trigger(StrEnum):
@@ -188,9 +111,9 @@ class RestartRequest:
         return self.payload
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], payload: dict[str, Any] | None = None) -> RestartRequest:
-        """The envelope's fields from `data`, the payload's from `payload` (wire version 1) or from `data` too (the
-        flat version 0): envelope.py; checked, ValueError for a request that does not fit."""
+    def from_dict(cls, data: dict[str, Any], payload: dict[str, Any]) -> RestartRequest:
+        """The envelope's fields from `data`, the payload's from `payload` (envelope.py); checked, ValueError for a
+        request that does not fit."""
         try:
             requester = data.get("requester")
             alert_blocks = data.get("alert_blocks", [])
@@ -198,15 +121,11 @@ class RestartRequest:
                 raise ValueError("alert_blocks must be a list of objects")
             action, trigger, instance = Action(data["action"]), Trigger(data["trigger"]), text_field(data, "instance")
             authorize = data.get("authorize", False) is True
-            if payload is None:  # version 0 carried every action's fields: each is checked, as that release did
-                for kind in PAYLOADS:
-                    check_payload(read_payload(kind, data))
             request = cls(
                 action=action, trigger=trigger, instance=instance,
                 requested_at=parse_time(text_field(data, "requested_at")),
                 event_id=text_field(data, "event_id"),
-                payload=read_payload(payload_kind(action, trigger, instance, authorize=authorize),
-                                     data if payload is None else payload),
+                payload=read_payload(payload_kind(action, trigger, instance, authorize=authorize), payload),
                 requester=Requester(text_field(requester, "slack_user_id"), text_field(requester, "email"),
                                     bool(requester["is_organizer"])) if isinstance(requester, dict) else None,
                 response_url=text_field(data, "response_url", ""),
@@ -235,11 +154,11 @@ class RestartRequest:
         check_payload(payload)
 
     @property
-    def kill(self) -> dict[str, Any] | None:
+    def kill(self) -> OomKill | None:
         """The kill line of a restart, an interrupt or an alert (payloads.KillPayload); None for the others."""
         return self.payload.kill if isinstance(self.payload, KillPayload) else None
 
-    def with_kill(self, kill: dict[str, Any]) -> RestartRequest:
+    def with_kill(self, kill: OomKill) -> RestartRequest:
         """The same request with its kill line replaced (only a payload that carries one: TypeError otherwise)."""
         if not isinstance(self.payload, KillPayload):
             raise TypeError(f"a {self.kind} request carries no kill")
@@ -260,14 +179,11 @@ class RestartRequest:
     def unverified(self) -> str:
         """An OOM kill whose VM Compute Engine could not be asked about: why ("" for a checked one). The worker
         then resets only on the instance's own word that JupyterLab is down (policy.py)."""
-        value = (self.kill or {}).get("unverified")
-        return value if isinstance(value, str) else ""
+        return self.payload.unverified if isinstance(self.payload, RestartPayload | InterruptedPayload) else ""
 
     @property
     def kill_time(self) -> datetime | None:
-        if self.kill and isinstance(self.kill.get("killed_at"), str):
-            return parse_time(self.kill["killed_at"])
-        return None
+        return self.kill.killed_at if self.kill is not None else None
 
 
 def payload_kind(action: Action, trigger: Trigger, instance: str, *, authorize: bool) -> str:
@@ -289,31 +205,7 @@ def check_payload(payload: Payload) -> None:
             raise ValueError("asked_by is not a Slack user id")
     if isinstance(payload, RestartPayload) and (len(payload.chain) > 128 or len(payload.resumes) > 128):
         raise ValueError("chain or resumes is not a Pub/Sub message id")
-    kill = payload.kill if isinstance(payload, KillPayload) else None
-    if kill is not None and isinstance(kill.get("killed_at"), str):
-        parse_time(kill["killed_at"])  # kill_time: a killed_at that is no time fails here, not mid-restart
 
-
-def kill_to_json(kill: OomKill) -> dict[str, Any]:
-    return {
-        "instance": kill.instance.full_name,
-        "killed_at": iso(kill.killed_at),
-        "pid": kill.pid,
-        "process": kill.process,
-        "anon_rss_kb": kill.anon_rss_kb,
-        "total_vm_kb": kill.total_vm_kb,
-        "insert_id": kill.insert_id,
-        "form": kill.form,
-        "line": kill.line[:500],
-        "named_by": kill.named_by,
-        "vm_id": kill.vm_id,
-        "dated_at": iso(kill.dated_at) if kill.dated_at else None,
-        "constraint": kill.constraint,
-        "unit": kill.unit[:256],
-        "limit_kb": kill.limit_kb,
-        "asked_kb": kill.asked_kb,
-        "left_kb": kill.left_kb,
-    }
 
 
 class InstanceState(StrEnum):

@@ -4,18 +4,19 @@ the one reader of their fields off the wire, so that an action reads only the fi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from shared.core.wire import count, iso, kill_object, parse_time, percent, text_field, vm_id
+from shared.core.refs import OomKill
+from shared.core.wire import count, parse_time, percent, text_field, vm_id
 
 
 @dataclass(frozen=True)
 class RestartPayload:
     """A restart: of an OOM kill (its kill line, its receipt, its wait's continuation) or one a person asked for."""
 
-    kill: dict[str, Any] | None = None  # OomKill fields as JSON (models.kill_to_json), for an OOM kill
+    kill: OomKill | None = None  # the kill line, for an OOM kill
     # When Cloud Logging received the kill (receiveTimestamp, else Pub/Sub's publish time): a clock the entry's
     # writer does not set, so waits for health count from here, whatever the entry's timestamp says.
     received_at: datetime | None = None
@@ -31,14 +32,19 @@ class RestartPayload:
     # earlier attempt may have sent: its continuation names the Pub/Sub message whose intent it follows, and is
     # received as that message's redelivery (the worker sets delivery_id from it), so it follows that intent.
     resumes: str = ""
+    # A kill whose VM Compute Engine could not be asked about (intake): why; "" for a checked one. The worker then
+    # resets only on the instance's own word that JupyterLab is down (policy.py).
+    unverified: str = ""
 
 
 @dataclass(frozen=True)
 class InterruptedPayload:
     """A kernel the OOM guard's watcher interrupted before the kill: its line, as a kill's."""
 
-    kill: dict[str, Any] | None = None
+    kill: OomKill | None = None
     received_at: datetime | None = None
+    unverified: str = ""  # as a restart's
+    folded: int = 0  # the instance's watcher lines on_oom held back since the last that passed (issue 44), counted here
 
 
 @dataclass(frozen=True)
@@ -50,7 +56,7 @@ class AlertPayload:
     writer: str = ""  # the name of the VM that wrote it, "" when no VM has the entry's id
     refused: bool = False  # the line's claims did not hold (forged, or not ours), rather than unreadable
     folded: int = 0  # the same writer's lines on_oom held back since its last alert (a flood), counted here
-    kill: dict[str, Any] | None = None
+    kill: OomKill | None = None
     received_at: datetime | None = None
 
 
@@ -120,7 +126,8 @@ def _time(data: dict[str, Any], key: str) -> datetime | None:
 
 # How each payload field is read off the wire: a field of the wrong type raises TypeError or ValueError.
 _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
-    "kill": lambda d: kill_object(d.get("kill")),
+    "kill": lambda d: _kill(d.get("kill")),
+    "unverified": lambda d: text_field(d, "unverified", "")[:300],
     "received_at": lambda d: _time(d, "received_at"),
     "jupyter_was_down": lambda d: d.get("jupyter_was_down", False) is True,
     "chain": lambda d: text_field(d, "chain", ""),
@@ -141,16 +148,15 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
+def _kill(value: Any) -> OomKill | None:
+    """The kill envelope.decode read off the wire (its JSON is written and read there alone)."""
+    if value is not None and not isinstance(value, OomKill):
+        raise TypeError("kill")
+    return value
+
+
 def read(kind: str, data: dict[str, Any]) -> Payload:
     """The payload of this kind from `data`'s fields of its names (others are not read); TypeError, ValueError for
     a field of the wrong type (models.RestartRequest.check checks the values)."""
     cls = PAYLOADS[kind]
     return cls(**{f.name: _READ[f.name](data) for f in fields(cls)})
-
-
-def to_dict(payload: Payload) -> dict[str, Any]:
-    """The payload's fields as JSON values, under "type" its kind."""
-    data = asdict(payload)
-    if data.get("received_at") is not None:
-        data["received_at"] = iso(data["received_at"])
-    return {"type": KINDS[type(payload)]} | data

@@ -37,7 +37,7 @@ UNKNOWN_OWNER = ""
 MANUAL_TRIGGERS = frozenset({"slash-command", "button"})
 RESTART_DECISIONS = frozenset({"reset", "follow"})
 COPY_DECISIONS = frozenset({"skip-duplicate", "folded"})  # a kill line the worker took for an earlier incident
-PENDING_DECISIONS = frozenset({"wait", "yielded", "retry"})  # the request comes again: not its outcome yet
+PENDING_DECISIONS = frozenset({"reset-not-seen", "yielded", "retry"})  # the request comes again: not its outcome yet
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from shared.core.history import event_key
-from shared.core.models import RestartRequest, Trigger, iso
+from shared.core.models import RestartRequest, Trigger
 from shared.core.payloads import KillPayload, RestartPayload
 from shared.core.policy import Decision, PolicyConfig, Verdict
 
@@ -66,7 +66,7 @@ def as_received(request: RestartRequest) -> RestartRequest:
     limit = min(received or request.requested_at, request.requested_at)
     if request.kill is None or killed_at is None or killed_at <= limit:
         return request
-    return request.with_kill({**request.kill, "killed_at": iso(limit)})
+    return request.with_kill(replace(request.kill, killed_at=limit))
 
 
 def _restart(request: RestartRequest) -> RestartPayload:

@@ -64,12 +64,6 @@ def percent(value: Any) -> float | None:
     return float(value)
 
 
-def kill_object(value: Any) -> dict[str, Any] | None:
-    if value is not None and not isinstance(value, dict):
-        raise ValueError("kill must be an object")
-    return value
-
-
 def vm_id(value: str) -> str:
     if value and not re.fullmatch(r"\d{1,20}", value):
         raise ValueError("vm_id is not a Compute Engine instance id")

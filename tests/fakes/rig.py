@@ -20,6 +20,7 @@ from shared.core.payloads import RestartPayload
 from tests.fakes.slack import FakeSlack
 from tests.fakes.topic import FakeTopic
 from tests.fakes.workbench import FakeWorkbench, Visibility
+from tests.support import a_kill
 
 ALERTS = "C0ALERTS"
 ORGANIZER_EMAIL = "org@contest.example"  # ORGANIZER_EMAILS of the default settings, and a Slack user (U0ORG)
@@ -38,7 +39,7 @@ def oom_request(ref: InstanceRef, killed_at: datetime, *, delivery: str = "m1", 
     return RestartRequest(
         action=Action.RESTART, trigger=Trigger.OOM, instance=ref.full_name, requested_at=killed_at,
         event_id=f"insert-{iso(killed_at)}",
-        payload=RestartPayload(kill={"killed_at": iso(killed_at), "pid": pid, "process": "python3"}),
+        payload=RestartPayload(kill=a_kill(ref, killed_at, pid=pid)),
         delivery_id=delivery,
     )
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from shared.core import envelope, payloads
 from shared.core.models import Action, Trigger
 from tests.property.hostile import (
     BASE_NAME,
@@ -112,8 +113,9 @@ def _user_id(rng: random.Random) -> str:
 
 def restart_requests(instances: st.SearchStrategy[str], response_urls: tuple[str, ...],
                      ) -> st.SearchStrategy[dict[str, Any]]:
-    """Requests of every kind, valid in shape; the instance always drawn from `instances` (mostly hostile,
-    some valid names of nothing), and up to 3 other fields hostile, of the wrong type, or missing."""
+    """Requests of every kind, valid in shape, as the wire carries them (on_the_wire); the instance always drawn
+    from `instances` (mostly hostile, some valid names of nothing), and up to 3 other fields hostile, of the wrong
+    type, or missing."""
     fields: tuple[tuple[Path, Generator], ...] = (
         (("action",), one_of_values(*ACTIONS)),
         (("trigger",), one_of_values(*TRIGGERS)),
@@ -145,9 +147,19 @@ def restart_requests(instances: st.SearchStrategy[str], response_urls: tuple[str
         request = copy.deepcopy(draw(_REQUEST_TEMPLATE))
         corrupt(request, draw(SEEDS), fields, 3)
         put_at(request, ("instance",), draw(instance))
-        return request
+        return on_the_wire(request)
 
     return requests()
+
+
+def on_the_wire(request: dict[str, Any]) -> dict[str, Any]:
+    """A request as wire version 1 carries it (shared/core/envelope.py): the envelope's fields at the top, the
+    others under "payload", of the type its action carries (a hostile action's: a restart's)."""
+    action = request.get("action")
+    kind = payloads.BY_ACTION.get(action, "restart") if isinstance(action, str) else "restart"
+    top = {key: value for key, value in request.items() if key in envelope.ENVELOPE}
+    rest = {key: value for key, value in request.items() if key not in envelope.ENVELOPE}
+    return {"version": envelope.WIRE_VERSION, **top, "payload": {"type": kind, **rest}}
 
 
 def push_bodies(requests: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Any]:

@@ -36,6 +36,7 @@ from tests.property.hostile import (
     valid_zone,
 )
 from tests.property.hostile_events import b64, dumps
+from tests.property.hostile_requests import on_the_wire
 from tests.property.test_restart_push import make_worker
 
 Record = Callable[[str, object], None]
@@ -118,8 +119,8 @@ def worker(sims: Sims) -> Worker:
 def test_names_pushed_to_the_worker(sims: Sims, worker: Worker, audit_log: AuditCapture, record_property: Record
                                     ) -> None:
     def check(name: str) -> None:
-        request = {"action": "restart", "trigger": "oom", "instance": full_name(name),
-                   "requested_at": "2026-11-20T04:12:33Z", "event_id": "1x9f", "kill": None}
+        request = on_the_wire({"action": "restart", "trigger": "oom", "instance": full_name(name),
+                               "requested_at": "2026-11-20T04:12:33Z", "event_id": "1x9f", "kill": None})
         calls_before = len(sims.workbench.calls)
         audit_log.take()
         outcome = worker.handle_push({"message": {"data": b64(dumps(request))}})

@@ -212,7 +212,7 @@ def test_kill_from_a_vm_clock_ahead_is_as_old_as_its_delivery(
     request = envelope.decode(message.data)
     assert request.requested_at == sent, "the worker's age check would start 20 hours late"
     assert request.kill_time == request.payload.received_at == sent, "the worker's health wait would count from 20 h on"
-    assert request.kill is not None and request.kill["dated_at"] == iso(NOW + timedelta(hours=20))
+    assert request.kill is not None and request.kill.dated_at == NOW + timedelta(hours=20)
     [record] = audit_log.take()
     assert record["dated_at"] == iso(NOW + timedelta(hours=20)) and "taken at its receipt" in record["clock"]
 
@@ -336,7 +336,7 @@ def test_forged_entries_move_nothing(forgery: Forgery, sims: Sims, queue: Restar
     assert request.payload.received_at == received
     dated = received + timedelta(seconds=forgery.shift_s)
     assert request.kill_time == min(dated, received), "a kill is never later than its receipt, and an old one stays old"
-    assert request.kill is not None and (request.kill["dated_at"] is not None) == (forgery.shift_s > 0)
+    assert request.kill is not None and (request.kill.dated_at is not None) == (forgery.shift_s > 0)
 
 
 class Failing:

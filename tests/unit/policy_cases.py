@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from shared.core.models import (
@@ -12,12 +13,12 @@ from shared.core.models import (
     Requester,
     RestartRequest,
     Trigger,
-    iso,
 )
 from shared.core.payloads import RestartPayload
 from shared.core.policy import (
     PolicyConfig,
 )
+from tests.support import a_kill
 
 KILL = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
 
@@ -30,7 +31,7 @@ CONFIG = PolicyConfig()
 
 def oom(killed_at: datetime = KILL) -> RestartRequest:
     return RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, requested_at=killed_at,
-                          event_id="e1", payload=RestartPayload(kill={"killed_at": iso(killed_at)}))
+                          event_id="e1", payload=RestartPayload(kill=a_kill(REF, killed_at)))
 
 
 def manual(at: datetime, *, organizer: bool = False) -> RestartRequest:
@@ -58,4 +59,5 @@ NOW = KILL + timedelta(seconds=20)
 # ---- rule 7: a kill whose VM could not be checked (issue 25) -------------------------------------------------------
 def unverified(killed_at: datetime = KILL) -> RestartRequest:
     request = oom(killed_at)
-    return request.with_kill({**(request.kill or {}), "unverified": "Compute Engine: rateLimitExceeded"})
+    return replace(request, payload=replace(request.payload_as(RestartPayload),
+                                            unverified="Compute Engine: rateLimitExceeded"))

@@ -12,10 +12,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from shared.core.history import History
-from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger, iso
+from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.policy import PolicyConfig, Reason, Verdict, decide
 from simulators.workbench import _health_info
+from tests.support import a_kill
 
 KILL = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
@@ -40,6 +41,6 @@ def test_last_updated_is_read_as_the_reports_time() -> None:
 def test_a_settled_2024_report_of_jupyterlab_up_is_not_reset() -> None:
     at = KILL + CONFIG.health_settle + timedelta(seconds=1)
     oom = RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, requested_at=KILL,
-                         event_id="e1", payload=RestartPayload(kill={"killed_at": iso(KILL)}))
+                         event_id="e1", payload=RestartPayload(kill=a_kill(REF, KILL)))
     decision = decide(oom, report_2024(at, jupyter_up=True), History(), at + timedelta(seconds=1), CONFIG)
     assert (decision.verdict, decision.reason) == (Verdict.NOTIFY_ONLY, Reason.NOTEBOOK_SURVIVED)

@@ -6,8 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.core.models import OomKill, jupyter_unit, kill_to_json
+from shared.core import envelope
+from shared.core.models import Action, OomKill, RestartRequest, Trigger, jupyter_unit
 from shared.core.oom_parse import SINK_FILTER, NotAKill, UnresolvedKill, parse_log_entry
+from shared.core.payloads import RestartPayload
 from simulators.logging_query import matches
 from tests.support import sample
 
@@ -44,7 +46,8 @@ def test_a_kill_line_with_its_summary_in_the_entry_gets_the_unit_and_keeps_its_f
     assert isinstance(kill, OomKill)
     assert (kill.form, kill.constraint, kill.unit) == ("cgroup", "memcg", "/system.slice/jupyter.service")
     assert kill.anon_rss_kb == 15235516 and kill.in_jupyter_unit is True
-    assert kill_to_json(kill)["unit"] == "/system.slice/jupyter.service"
+    request = RestartRequest(Action.RESTART, Trigger.OOM, kill.instance.full_name, NOW, "e1", RestartPayload(kill))
+    assert envelope.decode(envelope.encode(request)).kill == kill  # the unit, and every other field, on the wire
 
 
 def test_a_summary_of_another_pid_says_nothing_of_this_kill() -> None:

@@ -25,6 +25,7 @@ from shared.core.models import Action, InstanceRef, InstanceState, InstanceView,
 from shared.core.payloads import RestartPayload
 from shared.core.policy import Decision, Reason, Verdict
 from simulators.slack import SlackSimulator
+from tests.support import a_kill
 
 CHANNEL = "C0ALERTS"
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "nb-07")
@@ -65,8 +66,7 @@ def step(sim: SlackSimulator, reader: Reader) -> tuple[Pictures, SlackNotifier]:
 def job(machine_type: str = "e2-standard-4") -> Job:
     request = RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name,
                              requested_at=KILL, event_id="e1",
-                             payload=RestartPayload(kill={"killed_at": KILL.isoformat(), "vm_id": "4815162342",
-                                                          "pid": 23817}))
+                             payload=RestartPayload(kill=a_kill(REF, KILL, vm_id="4815162342", pid=23817)))
     view = InstanceView(REF, InstanceState.ACTIVE, "HEALTHY", {}, "owner@contest.example", machine_type)
     return Job(request, REF, view, History.from_labels({}), Decision(Verdict.RESET, Reason.JUPYTER_DOWN), 0.0)
 

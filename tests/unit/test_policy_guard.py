@@ -10,9 +10,10 @@ import pytest
 
 from shared.core import envelope
 from shared.core.history import History
-from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger, iso
+from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.core.payloads import InterruptedPayload, RestartPayload
 from shared.core.policy import PolicyConfig, Reason, Verdict, decide
+from tests.support import a_kill
 
 KILL = datetime(2026, 11, 20, 4, 12, 33, tzinfo=UTC)
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
@@ -21,14 +22,14 @@ CONFIG = PolicyConfig()
 
 def oom(*, was_down: bool = False, at: datetime = KILL) -> RestartRequest:
     return RestartRequest(action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, requested_at=at,
-                          event_id="e1", payload=RestartPayload(kill={"killed_at": iso(at)}, jupyter_was_down=was_down))
+                          event_id="e1", payload=RestartPayload(kill=a_kill(REF, at), jupyter_was_down=was_down))
 
 
 def interrupt(at: datetime = KILL) -> RestartRequest:
     return RestartRequest(action=Action.INTERRUPTED, trigger=Trigger.WATCHER, instance=REF.full_name,
                           requested_at=at, event_id="w1",
-                          payload=InterruptedPayload(kill={"killed_at": iso(at), "pid": 7, "process": "python",
-                                                           "anon_rss_kb": 10, "limit_kb": 20}))
+                          payload=InterruptedPayload(kill=a_kill(REF, at, pid=7, process="python", anon_rss_kb=10,
+                                                                 limit_kb=20, form="watcher")))
 
 
 def view(*, jupyter: str, reported: timedelta, guarded: bool = True) -> InstanceView:

@@ -98,7 +98,7 @@ def test_a_restart_with_no_kill_is_counted_without_downtime_and_said() -> None:
 
 
 def test_a_kill_with_no_outcome_is_counted_and_named() -> None:
-    report = build([kill(60, "nb-a", "k1"), worker(61, "nb-a", "k1", decision="wait", outcome="")],
+    report = build([kill(60, "nb-a", "k1"), worker(61, "nb-a", "k1", decision="reset-not-seen", outcome="")],
                    since=SINCE, until=UNTIL, fleet=FLEET, prices=PRICES)
     assert row(report, ALICE).kills == 1
     assert report.gaps.kills_without_outcome == ("nb-a",)

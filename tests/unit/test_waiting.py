@@ -19,7 +19,7 @@ from shared.adapters.config import Settings
 from shared.adapters.errors import BusyError
 from shared.adapters.queue import PublishUnconfirmedError
 from shared.adapters.workbench import OperationOutcome, ResetResult
-from shared.app.worker import Worker
+from shared.app.worker import Ended, Worker
 from shared.core import envelope
 from shared.core.history import WAITING, History, event_key
 from shared.core.models import Action, InstanceRef, InstanceState, InstanceView, Requester, RestartRequest, Trigger, iso
@@ -38,6 +38,7 @@ from shared.core.waiting import (
     own_marker,
 )
 from tests.fakes.slack import FakeWebClient
+from tests.support import a_kill
 
 RECEIVED = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
@@ -51,7 +52,7 @@ def oom(killed_at: datetime = RECEIVED, *, requested_at: datetime | None = None,
     return RestartRequest(
         action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, delivery_id=delivery,
         requested_at=requested_at or min(killed_at, RECEIVED), event_id=f"insert-{iso(killed_at)}",
-        payload=RestartPayload(kill={"killed_at": iso(killed_at), "pid": 4242, "process": "python3"}))
+        payload=RestartPayload(kill=a_kill(REF, killed_at)))
 
 
 # ---- the pure rules -------------------------------------------------------------------------------
@@ -362,7 +363,7 @@ def test_whatever_time_a_kill_says_its_wait_ends_within_the_grace_of_its_receipt
         verdict, request = deliver(worker, request, topic)
     assert all(held <= MAX_HOLD.total_seconds() for held in clock.slept)
     assert clock.at - RECEIVED <= POLICY.health_grace + MAX_HOLD
-    assert verdict in ("reset", "give-up"), verdict
+    assert verdict in ("reset", Ended.TOO_OLD, Verdict.GIVE_UP), verdict
     assert workbench.resets == (1 if verdict == "reset" else 0)
 
 

@@ -16,6 +16,7 @@ from shared.app.intake import handle_event
 from shared.core.flood import KERNEL_KEPT_BURST, KERNEL_KEPT_PER_INSTANCE, Floods
 from shared.core.history import History
 from shared.core.models import RestartRequest, iso
+from shared.core.payloads import InterruptedPayload
 from shared.core.pubsub_event import PUBSUB_EVENT_TYPE
 from simulators.compute import VmTable, simulated_vm_id
 from simulators.entries import noise_entry, watcher_line
@@ -49,7 +50,7 @@ def test_500_watcher_lines_cost_one_offer_and_a_few_messages(monkeypatch: pytest
         queued += [(rig.clock.monotonic(), r) for r in rig.topic.published[published:]]
     passed = KERNEL_KEPT_BURST + int(SECONDS / 60 * KERNEL_KEPT_PER_INSTANCE) + 1
     assert kinds["interrupt"] <= passed and kinds["interrupt"] + kinds["folded"] == LINES, kinds
-    folded = sum(int((r.kill or {}).get("folded", 0)) for _, r in queued)
+    folded = sum(r.payload_as(InterruptedPayload).folded for _, r in queued)
     waiting = floods.kernel_kept.held(ref.name)  # held back since the last that passed: the next one counts them
     assert folded + len(queued) + waiting == LINES, "every line held back is counted by one that passed"
     writes_before = rig.workbench.count("PATCH", ref)

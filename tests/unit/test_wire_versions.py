@@ -1,12 +1,10 @@
-"""The restart topic's wire format is versioned (shared/core/envelope.py): every publisher sends version 1 (the
-envelope around its action's typed payload), and the messages the previous release published (wire version 0,
-flat) still decode, into the same envelope and payload, and lead the worker to the same end.
+"""The restart topic's wire format (shared/core/envelope.py): every publisher sends version 1, the envelope around
+its action's typed payload, and the worker reads nothing else.
 
-tests/data/wire/v0-messages.json holds one message of each kind the previous release published, as literal JSON:
-RestartRequest.to_json at commit fc6daba, the one serializer every publisher then used (RestartQueue.publish, for
-intake, memory_intake, the Slack command and buttons, and the worker's continuations). Never regenerate it from
-the current code, or it would test nothing. tests/data/wire/v1-messages.json is this release's shape of the same
-messages, so that a change to the wire is a change to that file, seen in review.
+tests/data/wire/v1-messages.json holds one message of each kind the publishers send (RestartQueue.publish, for
+intake, memory_intake, the Slack command and buttons, and the worker's continuations), as literal JSON, so that
+a change to the wire is a change to that file, seen in review. The flat version 0 of the first releases is
+refused: none was ever deployed live (README), so no message of it can be in flight.
 """
 
 from __future__ import annotations
@@ -21,37 +19,21 @@ from typing import Any
 import pytest
 
 from shared.core import envelope, payloads
-from shared.core.models import Action, RestartRequest, iso, parse_time
+from shared.core.models import Action, InstanceRef, RestartRequest, iso, parse_time
 from shared.core.payloads import AlertPayload, ResizePayload, RestartPayload, StopPayload, WarnPayload
-from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
+from tests.fakes.rig import ORGANIZER_EMAIL, Rig
 
 DATA = Path(__file__).parents[1] / "data" / "wire"
-V0: dict[str, str] = json.loads((DATA / "v0-messages.json").read_text())
 V1: dict[str, str] = json.loads((DATA / "v1-messages.json").read_text())
 
 
 def decoded(name: str) -> RestartRequest:
-    return envelope.decode(V0[name].encode())
+    return envelope.decode(V1[name].encode())
 
 
-def test_there_is_a_message_of_the_previous_release_for_every_action() -> None:
-    assert {decoded(name).action for name in V0} == set(Action)
-    assert {decoded(name).kind for name in V0} == set(payloads.PAYLOADS)
-    assert all("version" not in json.loads(raw) for raw in V0.values())
-
-
-@pytest.mark.parametrize("name", sorted(V0))
-def test_a_version_0_message_decodes_into_its_actions_typed_payload(name: str) -> None:
-    """Every field the flat message carried for its action lands in the payload, with the same value."""
-    flat, request = json.loads(V0[name]), decoded(name)
-    assert type(request.payload) is payloads.PAYLOADS[payloads.BY_ACTION[request.action.value]] or (
-        request.kind == "asked")
-    for field in fields(request.payload):
-        value = getattr(request.payload, field.name)
-        expected = flat[field.name]
-        assert (iso(value) if field.name == "received_at" and value else value) == expected, field.name
-    assert (request.action, request.trigger, request.instance, request.event_id) == (
-        flat["action"], flat["trigger"], flat["instance"], flat["event_id"])
+def test_there_is_a_message_for_every_action_and_payload() -> None:
+    assert {decoded(name).action for name in V1} == set(Action)
+    assert {decoded(name).kind for name in V1} == set(payloads.PAYLOADS)
 
 
 def test_the_fields_each_action_reads_come_through() -> None:
@@ -67,8 +49,8 @@ def test_the_fields_each_action_reads_come_through() -> None:
     assert decoded("restart-oom").kill_time is not None and decoded("interrupted").action is Action.INTERRUPTED
 
 
-@pytest.mark.parametrize("name", sorted(V0))
-def test_this_release_publishes_version_1_of_the_same_request(name: str) -> None:
+@pytest.mark.parametrize("name", sorted(V1))
+def test_each_message_is_encoded_as_it_was_read(name: str) -> None:
     request = decoded(name)
     wire = envelope.encode(request)
     assert wire.decode() == V1[name]
@@ -77,6 +59,16 @@ def test_this_release_publishes_version_1_of_the_same_request(name: str) -> None
     assert set(data) == {*envelope.ENVELOPE, "version", "payload"}
     assert set(data["payload"]) == {"type"} | {f.name for f in fields(payloads.PAYLOADS[data["payload"]["type"]])}
     assert envelope.decode(wire) == request
+
+
+def test_a_flat_message_of_version_0_is_refused() -> None:
+    """The first releases' shape, the envelope's and the payload's fields side by side with no "version"."""
+    slash = json.loads(V1["restart-slash"])
+    flat = {key: value for key, value in slash.items() if key not in ("version", "payload")}
+    with pytest.raises(ValueError, match="wire version None"):
+        envelope.decode(json.dumps(flat).encode())
+    with pytest.raises(ValueError, match="wire version 0"):
+        envelope.decode(json.dumps(slash | {"version": 0}).encode())
 
 
 def test_a_payload_foreign_to_its_action_is_refused() -> None:
@@ -93,6 +85,21 @@ def test_a_payload_foreign_to_its_action_is_refused() -> None:
         envelope.decode(json.dumps(warn | {"payload": warn["payload"] | {"memory_percent": 101}}).encode())
 
 
+def test_the_kill_is_read_as_the_envelope_wrote_it_and_nothing_else() -> None:
+    """The kill travels typed (an OomKill) and is JSON only on the wire: written by envelope.encode, read back
+    strictly by envelope.decode."""
+    oom = json.loads(V1["restart-oom"])
+    kill = decoded("restart-oom").kill
+    assert kill is not None and (kill.pid, kill.process, kill.anon_rss_kb, kill.unit) == (
+        4242, "python3", 3145728, "/system.slice/jupyter.service")
+    for broken, says in ((oom["payload"]["kill"] | {"rss": 1}, "a kill has no rss"),
+                         (oom["payload"]["kill"] | {"pid": "4242"}, "kill.pid"),
+                         (oom["payload"]["kill"] | {"instance": "wb-alice"}, "instance"),
+                         ("python3 pid 4242", "kill must be an object")):
+        with pytest.raises(ValueError, match=says):
+            envelope.decode(json.dumps(oom | {"payload": oom["payload"] | {"kill": broken}}).encode())
+
+
 def test_a_request_cannot_be_built_with_another_actions_payload() -> None:
     stop = decoded("stop-button")
     with pytest.raises(ValueError, match="does not carry"):
@@ -101,40 +108,35 @@ def test_a_request_cannot_be_built_with_another_actions_payload() -> None:
         stop.payload_as(ResizePayload)
 
 
-def retimed(name: str, now: str) -> dict[str, Any]:
-    """The version-0 message as it was, dated `now` so that the worker acts on it rather than calling it old."""
-    data = json.loads(V0[name])
+def retimed(name: str, now: str) -> bytes:
+    """The message as it was, dated `now` so that the worker acts on it rather than calling it old."""
+    data = json.loads(V1[name])
+    payload = data["payload"]
     data["requested_at"] = now
-    if data["received_at"] is not None:
-        data["received_at"] = now
-    if data["kill"] is not None:
-        data["kill"] = data["kill"] | {"killed_at": now}
-    return data
+    if payload.get("received_at") is not None:
+        payload["received_at"] = now
+    if payload.get("kill") is not None:
+        payload["kill"] = payload["kill"] | {"killed_at": now}
+    return json.dumps(data).encode()
 
 
-def ended(monkeypatch: pytest.MonkeyPatch, name: str, version: int) -> tuple[Any, ...]:
-    """What the worker made of one message pushed in this wire version: its end, and what Workbench and Slack saw."""
+def ended(monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[Any, ...]:
+    """What the worker made of one message pushed: its end, and what Workbench and Slack saw."""
     rig = Rig.build(monkeypatch, visibility="on-done")
     rig.slack.users[ORGANIZER_EMAIL] = "U0ORG1"
-    ref = rig.instance("wb-alice")
+    rig.slack.users["alice@contest.example"] = "U0ALICE"  # restart-slash's requester: the worker asks Slack (issue 44)
+    rig.workbench.add_instance(InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice"),
+                               owner_email="alice@contest.example")
     rig.clock.advance(60.0)
-    data = retimed(name, iso(rig.clock.now() - timedelta(seconds=1)))
-    raw = json.dumps(data).encode() if version == 0 else envelope.encode(RestartRequest.from_dict(data))
-    assert json.loads(raw).get("version", 0) == version
+    raw = retimed(name, iso(rig.clock.now() - timedelta(seconds=1)))
     outcome = rig.worker.handle_push({"message": {"data": base64.b64encode(raw).decode(), "messageId": "m1"}})
-    sent = [type(r.payload).__name__ for r in rig.topic.published]
-    return (outcome.ack, outcome.decision, rig.workbench.calls, len(rig.slack.in_channel(ALERTS)),
-            sent, rig.workbench.resets(ref))
+    return outcome.ack, outcome.decision
 
 
-@pytest.mark.parametrize("name", sorted(V0))
-def test_a_message_of_either_version_leads_to_the_same_end(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    assert parse_time(json.loads(V0[name])["requested_at"])  # each sample is dated; the push re-dates it to now
-    assert ended(monkeypatch, name, 0) == ended(monkeypatch, name, 1)
-
-
-def test_the_same_end_is_the_action_carried_out(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Not a comparison of two rejections: the worker carries out the restart, stop, warning and interrupt sent."""
+def test_the_message_read_is_the_action_carried_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker carries out the restart, stop, warning and interrupt sent, from the bytes on the wire."""
+    assert all(parse_time(json.loads(V1[name])["requested_at"]) for name in V1)  # dated; the push re-dates it
     names = ("restart-slash", "stop-button", "warn", "interrupted")
-    decisions = {name: ended(monkeypatch, name, 1)[1] for name in names}
-    assert decisions == {"restart-slash": "reset", "stop-button": "stop", "warn": "warn", "interrupted": "kernel-kept"}
+    decisions = {name: ended(monkeypatch, name) for name in names}
+    assert decisions == {"restart-slash": (True, "reset"), "stop-button": (True, "stop"), "warn": (True, "warn"),
+                         "interrupted": (True, "kernel-kept")}

@@ -26,6 +26,7 @@ def test_every_verdict_has_one_action_and_an_outcome_holds_it_not_a_mirror() -> 
     assert (retry.verdict, retry.decision) == (None, "retry")
     # The worker's own ends are few, and none of them is a policy verdict under another name.
     assert len(Ended) < len(Verdict) and not {ended.name for ended in Ended} & {verdict.name for verdict in Verdict}
+    assert not {ended.value for ended in Ended} & {verdict.value for verdict in Verdict}, "an audit word of both"
 
 
 @pytest.mark.parametrize("acting", [False, True])

@@ -15,6 +15,7 @@ from shared.core.payloads import InterruptedPayload
 from shared.core.policy import PolicyConfig
 from tests.fakes import Rig
 from tests.fakes.rig import oom_request
+from tests.support import a_kill
 
 GUARD_WAIT = PolicyConfig().guard_restart_wait
 
@@ -34,15 +35,15 @@ def kernel_kill(rig: Rig, ref: InstanceRef, *, unit: str = "", rss_kb: int = 7_6
     rig.workbench.oom_kill(ref, jupyter_survives=True, after_s=15)
     rig.clock.advance(1.0)
     request = oom_request(ref, killed_at, delivery=f"m-{killed_at.timestamp()}")
-    return request.with_kill({**(request.kill or {}), "anon_rss_kb": rss_kb, "unit": unit})
+    return request.with_kill(a_kill(ref, killed_at, anon_rss_kb=rss_kb, unit=unit))
 
 
 def interrupt(rig: Rig, ref: InstanceRef, *, delivery: str = "w1") -> RestartRequest:
     at = rig.clock.now()
     return RestartRequest(action=Action.INTERRUPTED, trigger=Trigger.WATCHER, instance=ref.full_name,
                           requested_at=at, event_id=f"watch-{iso(at)}", delivery_id=delivery,
-                          payload=InterruptedPayload(kill={"killed_at": iso(at), "pid": 4242, "process": "python3",
-                                                           "anon_rss_kb": 14_680_064, "limit_kb": 15_728_640}))
+                          payload=InterruptedPayload(kill=a_kill(ref, at, anon_rss_kb=14_680_064,
+                                                                 limit_kb=15_728_640, form="watcher")))
 
 
 def test_a_kernel_only_kill_tells_the_owner_what_happened_and_alerts_no_one(rig: Rig) -> None:

@@ -170,8 +170,9 @@ class Worker:
                 prepared = self.by_verdict[job.decision.verdict](job)
             outcome = prepared
         except Exception as exc:  # noqa: BLE001 - every request ends in an outcome, never a crash (conclude)
-            outcome = self.conclude(exc, acting=job is not None, about=request.instance,
-                                    final=lambda error: self._final(request, job, error))
+            asked = job.request if job is not None else request
+            outcome = self.conclude(exc, acting=job is not None, about=asked.instance,
+                                    final=lambda error: self._final(asked, job, error))
         if job is not None:
             outcome = replace(outcome, owner=job.view.owner_email or "")
         audit(
@@ -208,12 +209,11 @@ class Worker:
             said = self.refusals.get(job.decision.verdict)
             if said is not None:
                 return said(job, error.reason)
-        asked = job.request if job is not None else request
         try:
-            ref = InstanceRef.parse(asked.instance)
+            ref = InstanceRef.parse(request.instance)
         except ValueError:  # an unresolved kill names no instance: nothing to report it about
             return WorkOutcome(ack=True, ended=Ended.FAILED, detail=error.reason)
-        return self.endings.refused(asked, ref, error.reason)
+        return self.endings.refused(request, ref, error.reason)
 
     def _prepare(self, request: RestartRequest, started: float) -> Job | WorkOutcome:
         """The job to act on, or how the request ended before one: unresolved, refused or handed on (asked.py),

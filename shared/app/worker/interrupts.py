@@ -14,6 +14,8 @@ from shared.app.worker.kernel_words import for_organizers, size
 from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
 from shared.core.oom_parse import REFUSAL_FORM
+from shared.core.payloads import InterruptedPayload
+from shared.core.refs import victim
 from shared.core.verdicts import Verdict
 
 # The interrupt count is written at most once in this span (issue 44): a runaway loop, or forged lines past
@@ -33,25 +35,25 @@ class Interrupts(ActionContext):
         new_history = job.history.with_interrupt(interrupted_at)
         if not any(abs(interrupted_at - at) < COUNT_WRITTEN_EVERY for at in job.history.interrupts):
             self.recorder.record_before_alert(job.ref, view, new_history)
-        kill = request.kill or {}
-        refused = kill.get("form") == REFUSAL_FORM
+        kill = request.kill
+        refused = kill is not None and kill.form == REFUSAL_FORM
         if self.settings.owner_dm and view.owner_email:
-            process = messages.escape(f"{kill.get('process', '?')} (pid {kill.get('pid', '?')})")
+            process = messages.escape(victim(kill))
             when = self.reporter.when(interrupted_at)
             advice = self.wording("dm.advice")
-            if refused:
-                asked = kill.get("asked_kb")
-                body = self.wording("dm.refused", instance=view.ref.name, time=when, process=process,
-                                    asked=size(asked) if asked else self.wording("dm.refused.asked_unknown"),
-                                    left=size(kill.get("left_kb")), advice=advice)
+            if refused and kill is not None:
+                asked = size(kill.asked_kb) if kill.asked_kb else self.wording("dm.refused.asked_unknown")
+                body = self.wording("dm.refused", instance=view.ref.name, time=when, process=process, asked=asked,
+                                    left=size(kill.left_kb), advice=advice)
             else:
+                rss, limit = (kill.anon_rss_kb, kill.limit_kb) if kill is not None else (None, None)
                 body = self.wording("dm.interrupted", instance=view.ref.name, time=when, process=process,
-                                    rss=size(kill.get("anon_rss_kb")), limit=size(kill.get("limit_kb")), advice=advice)
+                                    rss=size(rss), limit=size(limit), advice=advice)
             self.reporter.slack.dm(view.owner_email, body)
         facts = self.reporter.facts(job, outcome=self.wording("outcome.kernel_kept"), history=new_history)
         if for_organizers(facts, ""):
             offer.tell(self, job, facts, new_history)
-        folded = kill.get("folded")
-        more = f", {folded} more folded by on_oom" if isinstance(folded, int) and folded > 0 else ""
+        folded = request.payload_as(InterruptedPayload).folded
+        more = f", {folded} more folded by on_oom" if folded else ""
         what = "allocation refused" if refused else "interrupted"
-        return WorkOutcome.acted(Verdict.KERNEL_KEPT, f"pid {kill.get('pid', '?')} {what}{more}")
+        return WorkOutcome.acted(Verdict.KERNEL_KEPT, f"pid {kill.pid if kill is not None else '?'} {what}{more}")

@@ -21,14 +21,14 @@ from shared.core.policy import Reason
 def kernel_only_dm(wording: messages.For, job: Job, *, instance: str, time: str, process: str, advice: str) -> str:
     """The owner's message for a kill JupyterLab survived (or the guard brought JupyterLab back from): what was
     killed and how much memory it held, where it ran when the kernel's summary said, and what happens next."""
-    kill = job.request.kill or {}
-    rss = kill.get("anon_rss_kb")
-    memory = wording("dm.memory_used", rss=messages.human_bytes(rss)) if isinstance(rss, int) else ""
+    kill = job.request.kill
+    rss = kill.anon_rss_kb if kill is not None else None
+    memory = wording("dm.memory_used", rss=messages.human_bytes(rss)) if rss is not None else ""
     if job.decision.reason is Reason.GUARD_RESTARTED:
         return wording("dm.guard_restarted", instance=instance, time=time, process=process, memory=memory,
                        advice=advice)
-    unit = kill.get("unit")
-    if isinstance(unit, str) and unit and not jupyter_unit(unit):
+    unit = kill.unit if kill is not None else ""
+    if unit and not jupyter_unit(unit):
         return wording("dm.killed_outside_jupyter", instance=instance, time=time, process=process, memory=memory,
                    unit=messages.escape(unit[:120]), advice=advice)
     return wording("dm.kernel_killed", instance=instance, time=time, process=process, memory=memory, advice=advice)

@@ -15,18 +15,19 @@ from shared.core.policy import Verdict
 
 class Ended(StrEnum):
     """How a request ended: ACTED, the policy's verdict carried out (WorkOutcome.verdict says which), or one of
-    the worker's own ends. The values are what audit lines, tests and the demo read (WorkOutcome.decision)."""
+    the worker's own ends. The values are what audit lines, tests, the demo and the report (shared/core/report.py)
+    read (WorkOutcome.decision); none is a Verdict's, so an audit line's word says which of the two it is."""
 
     ACTED = "acted"
     REJECTED = "rejected"  # malformed, or out of scope: acked with a logged reason
     RETRY = "retry"  # a failure that may pass: redelivered
-    RESET_NOT_SEEN = "wait"  # a follow found no reset yet, and its budget ran out: redelivered later
+    RESET_NOT_SEEN = "reset-not-seen"  # a follow found no reset yet, and its budget ran out: redelivered later
     YIELDED = "yielded"  # a waiting incident, or a follow, handed its instance's key on
     FOLDED = "folded"  # another line of an incident already waiting
     REPLAYED = "replayed"  # a Slack request already acted on
     IGNORED = "ignored"  # a memory warning too old, or not of a notebook
-    UNRESOLVED = "alert"  # a kill line tied to no instance: told to the organizers, grouped
-    TOO_OLD = "give-up"  # too old to act on safely: reported instead
+    UNRESOLVED = "unresolved"  # a kill line tied to no instance: told to the organizers, grouped
+    TOO_OLD = "too-old"  # too old to act on safely: reported instead
     API_ERROR = "api-error"  # the API refused before anything was done: reported
     WAIT_ENDED = "wait-ended"  # a wait longer than any the policy makes
     NOT_RECORDED = "not-recorded"  # no room in the labels for what must be recorded first

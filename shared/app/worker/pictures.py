@@ -44,11 +44,11 @@ class Pictures:
     def after_kill(self, job: Job, alert_ts: str | None, *, owner_told: bool = True) -> None:
         """The hour before the kill and the minutes since, into the alert's thread and, when the owner was told of
         the kill (`owner_told`, and a verdict Reporter.dm_owner speaks of), the owner's DM."""
-        kill_at, kill = job.request.kill_time, job.request.kill or {}
-        if self.reader is None or kill_at is None:
+        kill = job.request.kill
+        if self.reader is None or kill is None:
             return
         owner = owner_told and job.automatic and job.decision.verdict in OWNER_HEARS
-        self._show(job, str(kill.get("vm_id", "")), kill_at, alert_ts, owner=owner)
+        self._show(job, kill.vm_id, kill.killed_at, alert_ts, owner=owner)
 
     def after_warning(self, job: Job, line_ts: str | None, *, owner: bool) -> None:
         """The hour up to now, under the channel's warning line and after the owner's warning."""

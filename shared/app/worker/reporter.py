@@ -27,6 +27,7 @@ from shared.core.history import AutoMode, History
 from shared.core.machines import next_size
 from shared.core.models import Action, InstanceRef, InstanceView, RestartRequest, Trigger
 from shared.core.policy import PolicyConfig, Reason, Verdict
+from shared.core.refs import victim
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class Reporter:
         """The alert about `job`; `history`, when given, is the one about to be recorded (a pause, a kill)."""
         request, view, decision = job.request, job.view, job.decision
         history = job.history if history is None else history
-        kill = request.kill or {}
+        kill = request.kill
         reason_key = REASONS_WITH_WORDS.get(decision.reason)
         reason = ""
         if reason_key and decision.verdict in (Verdict.RESET, Verdict.DRY_RUN, Verdict.FOLLOW):
@@ -74,9 +75,9 @@ class Reporter:
             title=self.title(request, view.ref),
             instance=view.ref,
             owner=self.slack.mention(view.owner_email) or "",
-            process=str(kill.get("process", "")),
-            pid=kill.get("pid") if isinstance(kill.get("pid"), int) else None,
-            anon_rss_kb=kill.get("anon_rss_kb") if isinstance(kill.get("anon_rss_kb"), int) else None,
+            process=kill.process if kill is not None else "",
+            pid=kill.pid if kill is not None else None,
+            anon_rss_kb=kill.anon_rss_kb if kill is not None else None,
             machine_type=view.machine_type,
             killed_at=request.kill_time,
             restarts_in_window=decision.restarts_in_window if restarts is None else restarts,
@@ -256,9 +257,8 @@ class Reporter:
         request, view, decision = job.request, job.view, job.decision
         if not self.settings.owner_dm or not view.owner_email:
             return False
-        kill = request.kill or {}
         killed_at = request.kill_time or request.requested_at
-        process = f"{kill.get('process', '?')} (pid {kill.get('pid', '?')})"
+        process = victim(request.kill)
         advice = self.wording("dm.advice")
         params = {"instance": view.ref.name, "time": self.when(killed_at), "process": messages.escape(process),
                   "advice": advice}
