@@ -77,6 +77,16 @@ def oom_entry(
                   with_name_label=with_name_label, vm_id=vm_id)
 
 
+def watcher_line(pid: int, *, refused: bool = False) -> str:
+    """The OOM guard's watcher's line for a kernel whose cell it stopped (its LOG_FORMAT, issue 32), or, `refused`,
+    whose allocation it refused (issue 40); bytes, as the watcher writes them. The entry: noise_entry's."""
+    if refused:
+        return (f"notebook-medic-watcher: refused allocation kernel pid={pid} (python3) asked=12884901888 "
+                "left=1073741824 usage=15032385536 limit=16106127360 cgroup=/system.slice/jupyter.service")
+    return (f"notebook-medic-watcher: interrupted kernel pid={pid} (python3) rss=15032385536 growth=104857600 "
+            "usage=15500000000 limit=16106127360 threshold=0.93 cgroup=/system.slice/jupyter.service")
+
+
 def noise_entry(project: str, zone: str, name: str, line: str, *, at: datetime | None = None,
                 log: str = "syslog") -> dict[str, Any]:
     entry = _entry(project, zone, name, at=at or datetime.now(UTC), line=line, shape="ops-agent")

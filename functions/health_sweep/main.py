@@ -29,4 +29,4 @@ QUEUE = RestartQueue(SETTINGS.restart_topic)
 def health_sweep(event: CloudEvent) -> None:
     sweep(delivery_time(str(event.get("time") or ""), SYSTEM.now()), workbench=WORKBENCH, queue=QUEUE,
           project=SETTINGS.project, zones=SETTINGS.workbench_zones, clock=SYSTEM, config=SETTINGS.policy.sweep,
-          max_tick_age=SETTINGS.sweep_interval)
+          max_tick_age=SETTINGS.policy.sweep.interval)

@@ -24,7 +24,7 @@ from shared.core.machines import DEFAULT_LADDER, memory_kib, vcpus
 from shared.core.models import MACHINE_TYPE_RE
 from shared.core.policy import PolicyConfig, RestartPolicy
 from shared.core.seal import MIN_KEY_CHARS
-from shared.core.sweep import DEFAULT_SILENT_AFTER, SweepConfig
+from shared.core.sweep import SweepConfig
 
 # Where Slack's response_urls point (api.slack.com/interactivity/handling#message_responses: "https://hooks.slack.com/
 # actions/…"; slash commands "https://hooks.slack.com/commands/…"). SLACK_RESPONSE_URL_BASE says otherwise only for
@@ -91,13 +91,9 @@ class Settings:
     display_timezone: str = "UTC"
     console_url: str = "https://console.cloud.google.com"
     worker_budget: timedelta = timedelta(seconds=420)
-    # A restart is reported once, when its outcome is known; one still running after this long is
-    # announced then (and the message updated at the end), so organizers hear of a slow one in time.
+    # A restart is reported once it ends; one still running after this long is announced then (updated at its end).
     slow_restart_alert: timedelta = timedelta(seconds=90)
     manual_restart_interval: timedelta = timedelta(seconds=60)
-    # The health sweep's cadence (Cloud Scheduler's job, infra/sweep.tf): a tick older than this is dropped, the
-    # next one being due.
-    sweep_interval: timedelta = timedelta(minutes=3)
     slack_timeout: timedelta = timedelta(seconds=5)
     workbench_timeout: timedelta = timedelta(seconds=20)
     workbench_retry: timedelta = timedelta(seconds=30)  # how long a transient error is retried within one call
@@ -108,12 +104,10 @@ class Settings:
     machine_ladder: tuple[str, ...] = DEFAULT_LADDER
     machine_prices: dict[str, float] = field(default_factory=dict)  # USD per hour, when configured
     resize_suggest_kills: int = 3  # kills in a day that make the alert offer a bigger machine
-    # Alerts about input the bot can't act on (alert_groups.py): one message per group per window, updated with a
-    # count; at most alert_daily_limit messages per group in 24 hours.
+    # Alerts about input the bot can't act on (alert_groups.py): one message per group per window, then counted.
     alert_group_window: timedelta = timedelta(minutes=5)
     alert_daily_limit: int = 20
-    # The contest window (Terraform's contest_start / contest_end): a notebook stopped inside it needs attention in
-    # the fleet view. Known only when both are set; otherwise no notebook is "stopped while the contest runs".
+    # The contest window (Terraform's contest_start / contest_end, both or neither): stopped inside it needs attention.
     contest_start: datetime | None = None
     contest_end: datetime | None = None
 
@@ -300,7 +294,8 @@ def _policy(read: _Reader) -> PolicyConfig:
         dry_run=read.parse("DRY_RUN", False, _bool, "true or false"),
         memory_warning_quiet=read.seconds("MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30)),
         guard_restart_wait=read.seconds("GUARD_RESTART_WAIT_SECONDS", timedelta(seconds=90)),
-        sweep=SweepConfig(silent_after=read.seconds("HEALTH_SILENT_SECONDS", DEFAULT_SILENT_AFTER)),
+        sweep=SweepConfig(silent_after=read.seconds("HEALTH_SILENT_SECONDS", SweepConfig.silent_after),
+                          interval=read.seconds("SWEEP_INTERVAL_SECONDS", SweepConfig.interval)),
     )
 
 
@@ -324,7 +319,6 @@ def _timings(read: _Reader) -> dict[str, Any]:
         "worker_budget": read.seconds("WORKER_BUDGET_SECONDS", timedelta(seconds=420)),
         "slow_restart_alert": read.seconds("SLOW_RESTART_ALERT_SECONDS", timedelta(seconds=90)),
         "manual_restart_interval": read.seconds("MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60)),
-        "sweep_interval": read.seconds("SWEEP_INTERVAL_SECONDS", timedelta(minutes=3)),
         "slack_timeout": read.seconds("SLACK_TIMEOUT_SECONDS", timedelta(seconds=5)),
         "workbench_timeout": read.seconds("WORKBENCH_TIMEOUT_SECONDS", timedelta(seconds=20)),
         "workbench_retry": read.seconds("WORKBENCH_RETRY_SECONDS", timedelta(seconds=30)),

@@ -18,7 +18,7 @@ from shared.app.intakes import Intake, IntakeOutcome, VmNames, check_writer
 from shared.core.flood import Floods
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso
 from shared.core.oom_parse import (
-    WATCHER_FORM,
+    KERNEL_KEPT_FORMS,
     EntryOrigin,
     KillEntry,
     NotAKill,
@@ -180,7 +180,7 @@ def _audit_queued(queued: _Queued, message_id: str) -> None:
     """The audit line of a published request; an alert's says how many of its writer's lines held back since its
     last one it counts (`folded`), so that on_oom's log adds up to what the alert says."""
     kind = queued.kind
-    what = {Intake.KILL: "OOM kill queued",
+    what = {Intake.KILL: "OOM kill queued", Intake.INTERRUPT: "watcher's line queued: a cell stopped, its kernel kept",
             Intake.UNVERIFIED: "OOM kill queued unverified: its VM could not be checked",
             Intake.UNRESOLVED: "unresolved kill queued for an alert",
             Intake.REFUSED: "kill refused: it does not hold up; queued for an alert"}[kind]
@@ -194,7 +194,8 @@ def _audit_queued(queued: _Queued, message_id: str) -> None:
 
 def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, vm_id: str,
                floods: Floods | None, now: datetime) -> IntakeOutcome | _Queued:
-    """The request to publish, or why none is: an unverified kill over its instance's for the minute (logged; the
+    """The request to publish, or why none is: a watcher's line over its instance's for the minute (logged, counted
+    by the next); an unverified kill over its instance's for the minute (logged; the
     next that passes carries the earliest kill time of those held, and a real kill leaves JupyterLab down for it
     to see); a kill only its VM id names, which Compute Engine could not check and is too old to retry (an ERROR;
     the dropped-kills alert fired while it waited unacknowledged); a line over its writer's alerts for the minute
@@ -208,7 +209,24 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
     if floods is None or queued.kind is Intake.KILL:
         return queued
     with BUDGETS_LOCK:
+        if queued.kind is Intake.INTERRUPT:
+            return _kernel_kept_within_budget(queued, vm_id, floods, now)
         return _within_budget(vetted, queued, vm_id, floods, now)
+
+
+def _kernel_kept_within_budget(queued: _Queued, vm_id: str, floods: Floods, now: datetime) -> IntakeOutcome | _Queued:
+    """The watcher's line (a cell stopped, its kernel kept) against its instance's budget: never urgent, so one over
+    it is only logged, and the next that passes says how many were held back since (its payload's `folded`)."""
+    request = queued.request
+    instance = request.instance.rsplit("/", 1)[-1]
+    held = floods.kernel_kept.take(instance, now.timestamp())
+    if held is None:
+        audit("watcher line folded: its instance had its interrupts for the minute; the next one counts it",
+              decision="folded", kind=Intake.INTERRUPT.value, reason=queued.detail, event_id=request.event_id,
+              instance=instance, vm_id=vm_id)
+        return IntakeOutcome(Intake.FOLDED, queued.detail)
+    folded = replace(request.payload_as(InterruptedPayload), folded=min(held, 10_000))
+    return replace(queued, request=replace(request, payload=folded))
 
 
 def _within_budget(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: _Queued, vm_id: str,
@@ -265,7 +283,7 @@ def _vetted_or_raised(read: KillEntry, *, settings: Settings, vm_names: VmNames,
 @dataclass(frozen=True)
 class _Queued:
     request: RestartRequest
-    kind: Intake  # KILL, UNVERIFIED, UNRESOLVED or REFUSED
+    kind: Intake  # KILL, INTERRUPT (the watcher's line), UNVERIFIED, UNRESOLVED or REFUSED
     detail: str
     provenance: dict[str, Any]
 
@@ -286,7 +304,7 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
     if isinstance(vetted, OomKill):
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
         action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(vetted, received))
-                                    if vetted.form == WATCHER_FORM
+                                    if vetted.form in KERNEL_KEPT_FORMS
                                     else (Action.RESTART, Trigger.OOM, RestartPayload(vetted, received)))
         request = RestartRequest(action=action, trigger=trigger, instance=vetted.instance.full_name,
                                  requested_at=occurred, event_id=vetted.insert_id or event_id, payload=payload)
@@ -294,9 +312,8 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
         if vetted.dated_at is not None:
             provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
                            "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
-        told = "interrupted before the kill: " if action is Action.INTERRUPTED else ""
-        return _Queued(request, Intake.KILL, f"{told}{vetted.process} pid {vetted.pid} on {vetted.instance.name}",
-                       provenance)
+        kind = Intake.INTERRUPT if action is Action.INTERRUPTED else Intake.KILL
+        return _Queued(request, kind, f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}", provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
                              event_id=vetted.insert_id or event_id,
                              payload=AlertPayload(raw_entry=_without_vm_id(vetted.raw_entry, origin),

@@ -16,11 +16,12 @@ class Intake(StrEnum):
     """How an event ended in an intake. The values are what the audit lines, the tests and the bench read."""
 
     KILL = "kill"  # a kill line, vetted, queued for its instance
+    INTERRUPT = "interrupt"  # the watcher's line (a cell stopped, its kernel kept), vetted, queued for its instance
     UNVERIFIED = "unverified"  # a kill whose VM Compute Engine could not be asked about, queued all the same
     UNRESOLVED = "unresolved"  # a kill line tied to no instance, queued for an alert
     REFUSED = "refused"  # a line or a notification whose claims don't hold (queued for an alert, or only logged)
     FLOODED = "flooded"  # a line over its writer's alerts for the minute: logged, counted by the writer's next alert
-    FOLDED = "folded"  # an unverified kill over its instance's for the minute: logged
+    FOLDED = "folded"  # an unverified kill, or a watcher's line, over its instance's for the minute: logged
     HELD = "held"  # the first of those held back: asked for again, so that one of them passes a later minute
     NOT_A_KILL = "not-a-kill"  # an entry that reports no OOM kill
     REJECTED = "rejected"  # a body that is no event of the kind the function takes

@@ -2,8 +2,9 @@
 topic, how each owner's DM is worded and framed, when a rate limit is waited out or handed on, and the summary.
 
 An organizer's text is sent by DM to each distinct owner of the fleet's notebooks, in the owner's language, as plain
-text escaped for mrkdwn (an organizer's `<!channel>` pings nobody). The request travels under the bulk key
-(bulk.BULK_KEY) so it never overlaps a start/stop all, strict and versioned like the bulk request; the organizer flag
+text escaped for mrkdwn (an organizer's `<!channel>` pings nobody). The request travels under a key of its own
+(ANNOUNCE_KEY): one announcement at a time, never waiting behind start/stop all presses (issue 44: an announcement
+queued behind 100 of them waited), strict and versioned like the bulk request; the organizer flag
 is never carried (the worker asks Slack who `requester` is). A run longer than the worker's budget is handed on with
 the owners still to reach (`owners` and `done`), so no owner is sent the text twice across a handoff.
 """
@@ -28,6 +29,7 @@ from shared.core.wire import versioned_object
 
 ANNOUNCE_KIND = "medic-announce"
 ANNOUNCE_VERSION = 1
+ANNOUNCE_KEY = "announce"  # the ordering key of every announcement and its continuations
 TEXT_MAX = 1900  # the text rides in the Send button's value, which Slack caps at 2000 characters
 MAX_BYTES = 200_000  # a few thousand owners' emails; Pub/Sub takes 10 MB, the worker 1 MB
 MAX_HANDS = 40  # as bulk.MAX_HANDS: an announcement still going after that many handoffs is reported, not continued

@@ -69,6 +69,7 @@ class AlertFacts:
     resize_to: str = ""  # offer organizers a bigger machine (a crash loop, or repeated kills)
     resize_label: str = ""
     repeats: str = ""  # a grouped alert (alert_groups.py): how many times it was seen in its window
+    kernel_kept: bool = False  # the watcher stopped a cell before the kill: no process was killed
 
 
 def log_url(console_url: str, ref: InstanceRef, killed_at: datetime | None) -> str:
@@ -125,9 +126,10 @@ def alert_blocks(
         if facts.instance_read:
             add(say("field.owner"), facts.owner or say("owner.unknown"))
         add(say("field.zone"), ref.zone)
-    add(say("field.process"), process_text(facts, lang))
+    kept = facts.kernel_kept
+    add(say("field.stopped_process") if kept else say("field.process"), process_text(facts, lang))
     if facts.killed_at is not None:
-        add(say("field.killed_at"), slack_date(facts.killed_at, tz))
+        add(say("field.stopped_at") if kept else say("field.killed_at"), slack_date(facts.killed_at, tz))
     if facts.restarts_in_window is not None:
         add(
             say("field.restarts"),

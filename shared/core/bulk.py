@@ -3,15 +3,24 @@ publishes it and as the worker hands a run on to its next invocation, because a 
 
 It travels under its own ordering key (BULK_KEY), so two runs never overlap and no instance's own requests wait
 behind one; its JSON says its kind (BULK_KIND) so the worker routes it before the restart request's decoder.
+A run's progress message carries its state as Slack message metadata (RUN_EVENT: its action, the press's event id
+and Pub/Sub message id, over or not), read back before a fresh run begins (admit): a press while a run of its kind
+is under way is told so, and a replayed press (a new message for a press already run) runs nothing (issue 44: 100
+presses made 100 runs and 101 posts).
 Strict like every message the worker reads: a field that does not fit raises ValueError and the message is acked
-with a logged reason. The organizer flag is never carried: the worker asks Slack who `requester` is.
+with a logged reason. The organizer flag is never carried: the worker asks Slack who `requester` is, on every
+message of the run (issue 44). A continuation also carries a seal, an HMAC of its body under a key derived from a
+secret only the worker and the Slack app hold (`seal_key`): a scheduled run names no requester, and a continuation
+nobody sealed is refused (issue 44: a forged one skipped the organizer check and stopped two notebooks).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.core.fleet_ops import BulkAction, Run
@@ -41,40 +50,140 @@ class BulkRequest:
     ts: str = ""
     run: dict[str, Any] | None = field(default=None, compare=False)
     hands: int = 0  # how many invocations handed this run on: bounded (MAX_HANDS)
+    message_id: str = ""  # a continuation's: the Pub/Sub message id of the press that began the run (run_metadata)
+    sealed: bool = field(default=False, compare=False)  # decoded with a seal that holds under the key given
 
-    def to_json(self) -> bytes:
+    def to_json(self, key: bytes | None = None) -> bytes:
+        """The message; sealed (a continuation) when `key` is given."""
         data = {"kind": BULK_KIND, "version": BULK_VERSION, "action": self.action.value,
                 "requested_at": self.requested_at.isoformat(), "event_id": self.event_id,
                 "requester": self.requester, "include_opted_out": self.include_opted_out,
                 "include_paused": self.include_paused, "channel": self.channel, "ts": self.ts, "run": self.run,
-                "hands": self.hands}
-        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+                "hands": self.hands, "message_id": self.message_id}
+        if key is not None:
+            data["seal"] = _seal(_canonical(data), key)
+        return _canonical(data)
 
-    def handed_on(self, run: Run, channel: str, ts: str) -> BulkRequest:
-        """The continuation: the same request with the run as it stands and where its progress is shown."""
+    def handed_on(self, run: Run, channel: str, ts: str, message_id: str) -> BulkRequest:
+        """The continuation: the same request with the run as it stands, where its progress is shown, and the
+        Pub/Sub message id of the press that began it."""
         return BulkRequest(self.action, self.requested_at, self.event_id, self.requester, self.include_opted_out,
-                           self.include_paused, channel, ts, run.to_dict(), self.hands + 1)
+                           self.include_paused, channel, ts, run.to_dict(), self.hands + 1, message_id)
 
 
 MAX_HANDS = 40  # at 7 minutes an invocation, over four hours: a run still going then is reported, not continued
+RUN_EVENT = "medic_bulk_run"  # the progress message's metadata event_type
+RUN_LIFE = timedelta(hours=5)  # longer than MAX_HANDS invocations: a run not over by then has stopped for good
 
 
-def decode(raw: bytes) -> BulkRequest:
-    """Strict: anything that does not fit raises ValueError; a newer version too."""
+@dataclass(frozen=True)
+class RunSeen:
+    """A run as its progress message's metadata says it (run_metadata)."""
+
+    ts: str
+    action: str
+    event_id: str
+    message_id: str
+    over: bool
+    opened: datetime
+
+
+@dataclass(frozen=True)
+class Begin:
+    """No run of this kind under way and the press not run yet: begin (`resumes`: this very Pub/Sub message's run,
+    begun before its redelivery: its progress message is reused)."""
+
+    resumes: RunSeen | None = None
+
+
+@dataclass(frozen=True)
+class Busy:
+    """A run of the same kind is under way: the press is told so, and runs nothing."""
+
+    run: RunSeen
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """A press already run (the same event id in another Pub/Sub message): a replay, or a duplicate publish."""
+
+    run: RunSeen
+
+
+def run_metadata(request: BulkRequest, message_id: str, opened: datetime, *, over: bool) -> dict[str, Any]:
+    """chat.postMessage / chat.update `metadata` of a run's progress message: what admit() reads back. Sent with
+    every update, so that it stands whether an update without metadata keeps the message's or not."""
+    return {"event_type": RUN_EVENT,
+            "event_payload": {"action": request.action.value, "event_id": request.event_id[:200],
+                              "message_id": message_id[:128], "over": over, "opened": int(opened.timestamp())}}
+
+
+def read_runs(messages: list[dict[str, Any]], bot_id: str) -> list[RunSeen]:
+    """The runs among a channel's messages: the bot's own (`bot_id`) carrying RUN_EVENT; anything malformed is none."""
+    runs = []
+    for message in messages:
+        metadata, ts = message.get("metadata"), message.get("ts")
+        if not bot_id or message.get("bot_id") != bot_id or not isinstance(ts, str) or not isinstance(metadata, dict):
+            continue
+        payload = metadata.get("event_payload")
+        if metadata.get("event_type") != RUN_EVENT or not isinstance(payload, dict):
+            continue
+        action, event, message_id = payload.get("action"), payload.get("event_id"), payload.get("message_id")
+        opened, over = payload.get("opened"), payload.get("over")
+        if not (isinstance(action, str) and isinstance(event, str) and isinstance(message_id, str)
+                and isinstance(over, bool) and isinstance(opened, int | float) and 0 <= opened < 2**34):
+            continue
+        runs.append(RunSeen(ts, action, event, message_id, over, datetime.fromtimestamp(opened, tz=UTC)))
+    return runs
+
+
+def admit(runs: list[RunSeen], request: BulkRequest, message_id: str, now: datetime) -> Begin | Busy | Replayed:
+    """Whether a fresh run may begin: the same press in another message is a replay; the same message again (Pub/Sub's
+    redelivery after a failure) resumes its run; a run of the same action under way (begun within RUN_LIFE and not
+    over) keeps this one out."""
+    recent = [run for run in runs if now - RUN_LIFE < run.opened <= now + timedelta(minutes=1)]
+    for run in recent:
+        if run.event_id == request.event_id:
+            return Begin(run) if run.message_id == message_id and message_id and not run.over else Replayed(run)
+    running = [run for run in recent if run.action == request.action.value and not run.over]
+    return Busy(running[0]) if running else Begin()
+
+
+def seal_key(secret: str) -> bytes:
+    """The continuations' key, derived from a Secret Manager secret the worker holds (its Slack bot token): never the
+    secret itself, and no other use of it can produce a seal."""
+    return hmac.new(secret.encode(), b"notebook-medic bulk continuation v1", hashlib.sha256).digest()
+
+
+def _canonical(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _seal(body: bytes, key: bytes) -> str:
+    return hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def decode(raw: bytes, key: bytes | None = None) -> BulkRequest:
+    """Strict: anything that does not fit raises ValueError; a newer version too. `sealed` says whether its seal
+    holds under `key`."""
     if len(raw) > MAX_BYTES:
         raise ValueError(f"bulk request of {len(raw)} bytes; at most {MAX_BYTES}")
     data = versioned_object(raw, BULK_KIND, BULK_VERSION, "bulk request")
+    seal = data.pop("seal", None)
+    sealed = (key is not None and isinstance(seal, str)
+              and hmac.compare_digest(seal, _seal(_canonical(data), key)))
     try:
         request = BulkRequest(
             BulkAction(data["action"]), _moment(data["requested_at"]), _text(data["event_id"], 200),
             _text(data.get("requester", ""), 64), _flag(data.get("include_opted_out", False)),
             _flag(data.get("include_paused", False)), _text(data.get("channel", ""), 64),
-            _text(data.get("ts", ""), 64), _run(data.get("run")), int(data.get("hands", 0)))
+            _text(data.get("ts", ""), 64), _run(data.get("run")), int(data.get("hands", 0)),
+            _text(data.get("message_id", ""), 128))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"bulk request field: {exc}"[:300]) from None
     if request.run is not None:
         Run.from_dict(request.run)  # its own strict check, here, so a bad one is rejected before anything is done
-    return request
+    return replace(request, sealed=sealed)
 
 
 def _flag(value: Any) -> bool:

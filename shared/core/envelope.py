@@ -62,6 +62,7 @@ def _kill_json(kill: OomKill) -> dict[str, Any]:
         "insert_id": kill.insert_id, "form": kill.form, "line": kill.line[:500], "named_by": kill.named_by,
         "vm_id": kill.vm_id, "dated_at": iso(kill.dated_at) if kill.dated_at else None,
         "constraint": kill.constraint, "unit": kill.unit[:256], "limit_kb": kill.limit_kb,
+        "asked_kb": kill.asked_kb, "left_kb": kill.left_kb,
     }
 
 
@@ -85,7 +86,7 @@ def _kill(value: Any) -> OomKill | None:
         line=text_field(value, "line", ""), named_by=text_field(value, "named_by", "label"),
         vm_id=text_field(value, "vm_id", ""), dated_at=parse_time(dated_at) if dated_at else None,
         constraint=text_field(value, "constraint", ""), unit=text_field(value, "unit", ""),
-        limit_kb=_number(value, "limit_kb"))
+        limit_kb=_number(value, "limit_kb"), asked_kb=_number(value, "asked_kb"), left_kb=_number(value, "left_kb"))
 
 
 def _number(value: dict[str, Any], key: str) -> int | None:

@@ -5,8 +5,10 @@ give an id no VM has, all such lines together) gets a budget of alerts a minute,
 logged and counted by the writer's next alert. While Compute Engine can't be asked, kills go on unverified
 (shared/app/intake.py), each a read of its instance by the worker: those get a budget per instance, and the one
 that passes stands for those folded before it (it carries the earliest kill time among them, so the health
-the worker waits for is newer than every one of them). Per process, like the Compute Engine lists: a bound on
-each function instance's share.
+the worker waits for is newer than every one of them). The watcher's lines (a cell interrupted, an allocation
+refused: the kernel kept) are never urgent: they get a budget per instance, and the one that passes counts those
+held back since the last (issue 44: 500 forged watcher lines were 498 posts). Per process, like the Compute Engine
+lists: a bound on each function instance's share.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from datetime import datetime
 MAX_SOURCES = 4096  # sources remembered; the least recently seen forgotten first (a forgotten one starts afresh)
 ALERTS_PER_WRITER = 10  # alerts a minute per writing VM
 UNVERIFIED_PER_INSTANCE = 6  # unverified kills a minute per instance: one per 10 s, a health poll's worth
+# The watcher's interrupts and refusals a minute per instance, and at once: a burst of 3 reaches the bigger-machine
+# offer (RESIZE_SUGGEST_KILLS) at the pace an honest runaway loop sets it, then one a minute.
+KERNEL_KEPT_PER_INSTANCE = 1
+KERNEL_KEPT_BURST = 3
 
 
 @dataclass
@@ -72,6 +78,8 @@ class Floods:
 
     alerts: Budget = field(default_factory=lambda: Budget(per_minute=ALERTS_PER_WRITER, burst=ALERTS_PER_WRITER))
     unverified: Budget = field(default_factory=lambda: Budget(per_minute=UNVERIFIED_PER_INSTANCE, burst=2))
+    kernel_kept: Budget = field(
+        default_factory=lambda: Budget(per_minute=KERNEL_KEPT_PER_INSTANCE, burst=KERNEL_KEPT_BURST))
     # Per instance, the held-back unverified kill that is being redelivered (its event id), until one passes.
     redelivering: OrderedDict[str, str] = field(default_factory=OrderedDict)
 

@@ -38,6 +38,9 @@ STOPPED = "medic-stopped"  # an organizer's stop through the bot: who may start 
 # Kernels the guard's watcher interrupted before the kill (issue 32): a count for `status` and the bigger-machine
 # offer, nothing a decision about a kill reads; like ACTED, written only where there is room.
 INTERRUPTS = "medic-interrupts"
+# The bigger-machine offer posted for the kernels lost and kept today (issue 44): when, and its message, which later
+# kills and interrupts update rather than post again; like INTERRUPTS, written only where there is room.
+OFFER = "medic-offer"
 ACTED = "medic-acted"  # digests of the last Slack requests acted on: a replayed signed request acts once
 MAX_ACTED = 5  # 5 x 11 hex digits + 4 separators fits a label value's 63 characters
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
@@ -45,7 +48,7 @@ MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
     {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED,
-     STOPPED, INTERRUPTS}
+     STOPPED, INTERRUPTS, OFFER}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -58,7 +61,8 @@ MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
 # STOPPED is written only on a stopped instance, where no restart is recorded beside it, and cleared by the start.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, STOPPED}) + 1  # ACTED, INTERRUPTS: where room is
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED}) + 1  # ACTED, INTERRUPTS,
+# OFFER: where room is
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,23 @@ class StopHold:
         ts = parts[2].replace("_", ".") if len(parts) > 2 and re.fullmatch(r"[0-9]{1,12}_[0-9]{1,8}", parts[2]) else ""
         return cls(held=parts[0] != "open", since=_time(parts[1]) if len(parts) > 1 else None, alert_ts=ts)
 
+
+
+@dataclass(frozen=True)
+class Offer:
+    """The day's bigger-machine offer in the organizers' channel: when it was posted and its message's ts."""
+
+    since: datetime
+    ts: str
+
+    def label(self) -> str:
+        return f"{int(self.since.timestamp())}-{self.ts.replace('.', '_')}"[:63]
+
+    @classmethod
+    def parse(cls, text: str) -> Offer | None:
+        found = re.fullmatch(r"([0-9]{1,10})-([0-9]{1,12})_([0-9]{1,8})", text)
+        since = _time(found[1]) if found else None
+        return cls(since, f"{found[2]}.{found[3]}") if found and since is not None else None
 
 
 class AutoMode(StrEnum):
@@ -112,7 +133,8 @@ class History:
     acted: tuple[str, ...] = ()  # acted_digest() of the last MAX_ACTED Slack requests acted on, oldest first
     stopped: StopHold | None = None  # an organizer's stop through the bot; None: stopped otherwise, or running
 
-    interrupts: tuple[datetime, ...] = ()  # the watcher's interrupts (kernels kept), oldest first
+    interrupts: tuple[datetime, ...] = ()  # the watcher's interrupts and refusals (kernels kept), oldest first
+    offer: Offer | None = None  # the day's bigger-machine offer, which later kills and interrupts update
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -135,6 +157,7 @@ class History:
             stopped=StopHold.parse(labels.get(STOPPED, "")),
 
             interrupts=_times(labels.get(INTERRUPTS, "")),
+            offer=Offer.parse(labels.get(OFFER, "")),
         ).settled()
 
     def settled(self) -> History:
@@ -192,6 +215,8 @@ class History:
             labels[ACTED] = "_".join(self.acted)
         if self.interrupts and len(labels) < MAX_LABELS:  # a count: lost on a crowded instance, nothing else is
             labels[INTERRUPTS] = _join(self.interrupts)
+        if self.offer is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: the offer posts again
+            labels[OFFER] = self.offer.label()
         return labels | {key: "" for key in BOT_KEYS & existing.keys() - labels.keys()}
 
     def with_acted(self, digest: str) -> History:

@@ -40,7 +40,9 @@ KILL_TERMS = ("out of memory: kill", "out of memory (oom_kill_allocating_task): 
 SUMMARY_TERM = "oom-kill:constraint="
 # The guard's memory watcher (infra/contest guard, issue 32): one line per kernel it interrupted before the kill.
 WATCHER_TERM = "notebook-medic-watcher: interrupted kernel"
-ROUTED_TERMS = (*KILL_TERMS, SUMMARY_TERM, WATCHER_TERM)
+# The watcher's refusal (issue 40): an allocation bigger than what the unit has left refused in the cell, kernel kept.
+REFUSAL_TERM = "notebook-medic-watcher: refused allocation kernel"
+ROUTED_TERMS = (*KILL_TERMS, SUMMARY_TERM, WATCHER_TERM, REFUSAL_TERM)
 
 # The Logging filter the sink uses (infra/ and its README quote this same string; a test keeps them equal).
 SINK_FILTER = (
@@ -90,8 +92,21 @@ _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?: threshold=[0-9.]{1,8})?(?: cgroup=(?P<unit>/[^\s,]{0,256}))?"
         ),
     ),
+    # The watcher's refusal (issue 40): "notebook-medic-watcher: refused allocation kernel pid=N (comm) asked=B
+    # left=B usage=B limit=B cgroup=/system.slice/jupyter.service", bytes (asked=0: unknown). Not a kill either:
+    # intake queues it as an interrupt (a cell stopped, its kernel kept), and the worker counts the two together.
+    (
+        "refusal",
+        re.compile(
+            r"notebook-medic-watcher(?:\[[0-9]{1,10}\])?: refused allocation kernel pid=(?P<pid>[0-9]{1,10}) "
+            + _PROCESS + r" asked=(?P<asked>[0-9]{1,20}) left=(?P<left>[0-9]{1,20}) usage=[0-9]{1,20}"
+            r" limit=(?P<limit>[0-9]{1,20})(?: cgroup=(?P<unit>/[^\s,]{0,256}))?"
+        ),
+    ),
 )
 WATCHER_FORM = "watcher"
+REFUSAL_FORM = "refusal"
+KERNEL_KEPT_FORMS = (WATCHER_FORM, REFUSAL_FORM)  # the watcher's lines: a cell stopped, its kernel kept
 # The constraint a kill line's own wording says: "Memory cgroup out of memory" is a cgroup's limit, the others the
 # machine's memory (mm/oom_kill.c: `is_memcg_oom(oc) ? "Memory cgroup out of memory" : "Out of memory"`).
 _CONSTRAINT_OF_FORM = {"cgroup": "memcg", "modern": "global", "legacy": "global", "rhel": "global"}
@@ -163,6 +178,8 @@ class KillLine:
     constraint: str
     unit: str
     limit_kb: int | None
+    asked_kb: int | None = None  # a refusal's: what the cell asked for (None: unknown)
+    left_kb: int | None = None  # a refusal's: what the unit had left
 
 
 @dataclass(frozen=True)
@@ -233,25 +250,29 @@ def _kill_line_of(line: str, match: re.Match[str], form: str) -> KillLine:
     oom_reaper's "now anon-rss:0kB"), yet an old kernel's "Killed process ... anon-rss" on the next line counts."""
     kill_text = line[line.rfind("\n", 0, match.start()) + 1:].split("\n", 1)[0].rstrip("\r")
     after_kill = line[match.start():]
-    pid, watcher = int(match["pid"]), form == WATCHER_FORM
-    constraint, unit = _constraint_and_unit(match) if form in ("summary", WATCHER_FORM) else _summary_of(line, pid)
+    pid, watcher, refusal = int(match["pid"]), form == WATCHER_FORM, form == REFUSAL_FORM
+    constraint, unit = (_constraint_and_unit(match) if form in ("summary", *KERNEL_KEPT_FORMS)
+                        else _summary_of(line, pid))
+    asked = int(match["asked"]) // 1024 if refusal else 0
     return KillLine(
         form=form,
         line=kill_text[:500],
         pid=pid,
         process=match["process"],
-        anon_rss_kb=int(match["rss"]) // 1024 if watcher else _kb(_ANON_RSS, after_kill),
-        total_vm_kb=None if watcher else _kb(_TOTAL_VM, after_kill),
+        anon_rss_kb=int(match["rss"]) // 1024 if watcher else None if refusal else _kb(_ANON_RSS, after_kill),
+        total_vm_kb=None if watcher or refusal else _kb(_TOTAL_VM, after_kill),
         constraint=constraint or _CONSTRAINT_OF_FORM.get(form, ""),
         unit=unit,
-        limit_kb=int(match["limit"]) // 1024 if watcher else None,
+        limit_kb=int(match["limit"]) // 1024 if watcher or refusal else None,
+        asked_kb=asked or None,
+        left_kb=int(match["left"]) // 1024 if refusal else None,
     )
 
 
 def _named(origin: EntryOrigin, said: KillLine, claim: NameClaim, vm_name: str) -> OomKill | UnresolvedKill | NotAKill:
     """The kill named by the entry's claim, else by `vm_name`; or why it can't be named."""
     ref = _instance(claim, origin.project, origin.zone, vm_name)
-    if said.form == WATCHER_FORM and isinstance(ref, str):  # no kill: unnamed, nothing to tell anyone
+    if said.form in KERNEL_KEPT_FORMS and isinstance(ref, str):  # no kill: unnamed, nothing to tell anyone
         return NotAKill(f"a watcher's interrupt line whose VM can't be named: {ref}", origin.insert_id)
     if isinstance(ref, Nameless | str):
         return UnresolvedKill(reason=str(ref), line=said.line, raw_entry=origin.raw_entry, killed_at=origin.killed_at,
@@ -272,6 +293,8 @@ def _named(origin: EntryOrigin, said: KillLine, claim: NameClaim, vm_name: str) 
         constraint=said.constraint,
         unit=said.unit,
         limit_kb=said.limit_kb,
+        asked_kb=said.asked_kb,
+        left_kb=said.left_kb,
     )
 
 

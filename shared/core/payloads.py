@@ -47,6 +47,7 @@ class InterruptedPayload:
     kill: OomKill | None = None
     received_at: datetime | None = None
     unverified: str = ""  # as a restart's
+    folded: int = 0  # the instance's watcher lines on_oom held back since the last that passed (issue 44), counted here
 
 
 @dataclass(frozen=True)

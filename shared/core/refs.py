@@ -78,6 +78,9 @@ class OomKill:
     constraint: str = ""
     unit: str = ""
     limit_kb: int | None = None
+    # The watcher's refusal (issue 40): what the refused allocation asked for (None: unknown) and what the unit had.
+    asked_kb: int | None = None
+    left_kb: int | None = None
 
     @property
     def in_jupyter_unit(self) -> bool | None:

@@ -10,6 +10,8 @@ in `gaps` (docs/operations.md, "After the contest: the report").
 What each number measures:
 - kills: OOM kills the intake queued for the notebook ("OOM kill queued"), or dropped ("kill dropped"); a kill
   line the worker took for an earlier incident (skip-duplicate, folded) is not counted again.
+- cells stopped, kernels kept: the memory watcher's interrupts and refused allocations (issues 32, 40) the intake
+  queued or held back over its budget (kind "interrupt"), each line once: no kernel was killed, so never a kill.
 - automatic / manual restarts: the worker's restart lines whose outcome is done, one per request (event_id):
   trigger "oom" is automatic; "slash-command" and "button" are manual.
 - minutes down: for each kill with a done automatic restart, from the intake's entry for the kill to the worker's
@@ -69,6 +71,7 @@ class Row:
     notebooks: list[str] = field(default_factory=list)
     machine_types: list[str] = field(default_factory=list)
     kills: int = 0
+    kernels_kept: int = 0  # cells the watcher stopped (interrupted, or an allocation refused): no kill
     automatic_restarts: int = 0
     manual_restarts: int = 0
     failed_restarts: int = 0
@@ -112,6 +115,7 @@ class _Instance:
     decided: set[str] = field(default_factory=set)  # event_ids the worker ended otherwise than as a copy
     stops: list[datetime] = field(default_factory=list)
     dropped: int = 0
+    kept: set[str] = field(default_factory=set)  # event_ids of the watcher's lines: cells stopped, kernels kept
 
 
 def _unique(records: Iterable[AuditRecord], seal_key: bytes) -> tuple[list[AuditRecord], int, int]:
@@ -152,6 +156,9 @@ def _read(records: list[AuditRecord]) -> tuple[dict[str, _Instance], int]:
         seen = instances.setdefault(name, _Instance())
         if owner := _text(payload, "owner"):
             seen.owner = owner
+        if _kernel_kept(payload) and event:
+            seen.kept.add(event)
+            continue
         if decision == "queued" and _text(payload, "kind") == "kill" and event:
             seen.kills.setdefault(event, record.at)
             continue
@@ -171,6 +178,16 @@ def _read(records: list[AuditRecord]) -> tuple[dict[str, _Instance], int]:
         elif _text(payload, "action") == "stop" and decision == "stop" and _text(payload, "outcome") == "done":
             seen.stops.append(record.at)
     return instances, unnamed
+
+
+def _kernel_kept(payload: Mapping[str, Any]) -> bool:
+    """The intake's line for a watcher's interrupt or refusal, queued or held back over its budget; before issue 44
+    the intake wrote an interrupt as kind "kill", its reason saying what it was."""
+    decision, kind = _text(payload, "decision"), _text(payload, "kind")
+    if kind == "interrupt":
+        return decision in ("queued", "folded")
+    earlier = _text(payload, "reason").startswith("interrupted before the kill")
+    return decision == "queued" and kind == "kill" and earlier
 
 
 def _restart(seen: _Instance, event: str, record: AuditRecord, payload: Mapping[str, Any]) -> None:
@@ -218,6 +235,7 @@ def _count(tally: _Tally, name: str, seen: _Instance, machine_type: str, prices:
     # the same entry (same event) after its restart is folded too, and leaves the kill counted.
     kills = [event for event in seen.kills if event not in seen.copies or event in seen.decided]
     row.kills += len(kills) + seen.dropped
+    row.kernels_kept += len(seen.kept)
     for event, (end, automatic) in seen.restarts.items():
         if automatic:
             row.automatic_restarts += 1
@@ -268,6 +286,7 @@ def _totals(rows: tuple[Row, ...]) -> Row:
     for row in rows:
         total.notebooks += row.notebooks
         total.kills += row.kills
+        total.kernels_kept += row.kernels_kept
         total.automatic_restarts += row.automatic_restarts
         total.manual_restarts += row.manual_restarts
         total.failed_restarts += row.failed_restarts
@@ -278,8 +297,9 @@ def _totals(rows: tuple[Row, ...]) -> Row:
     return total
 
 
-CSV_COLUMNS = ("participant", "notebooks", "machine_types", "oom_kills", "automatic_restarts", "manual_restarts",
-               "failed_restarts", "minutes_down", "resizes", "hours_run_at_most", "estimated_cost_usd")
+CSV_COLUMNS = ("participant", "notebooks", "machine_types", "oom_kills", "cells_stopped_kernels_kept",
+               "automatic_restarts", "manual_restarts", "failed_restarts", "minutes_down", "resizes",
+               "hours_run_at_most", "estimated_cost_usd")
 
 
 FORMULA_STARTS = frozenset("=+-@")  # OWASP "CSV Injection"; NFKC folds the full-width ＝＋－＠ onto them
@@ -298,7 +318,7 @@ def _inert(cell: str) -> str:
 def _cells(row: Row) -> list[str]:
     cost = "" if row.cost_usd is None else f"{row.cost_usd:.2f}"
     return [_inert(row.participant), _inert(" ".join(row.notebooks)), _inert(" ".join(row.machine_types)),
-            str(row.kills),
+            str(row.kills), str(row.kernels_kept),
             str(row.automatic_restarts), str(row.manual_restarts), str(row.failed_restarts),
             f"{row.minutes_down:.1f}", str(row.resizes), f"{row.hours_run:.2f}", cost]
 

@@ -14,8 +14,8 @@ def _when(report: Report) -> tuple[str, str]:
 
 
 def _totals(total: Row, unpriced: tuple[str, ...], say: messages.For) -> str:
-    common = {"kills": total.kills, "automatic": total.automatic_restarts, "manual": total.manual_restarts,
-              "failed": total.failed_restarts, "minutes": round(total.minutes_down),
+    common = {"kills": total.kills, "kept": total.kernels_kept, "automatic": total.automatic_restarts,
+              "manual": total.manual_restarts, "failed": total.failed_restarts, "minutes": round(total.minutes_down),
               "resizes": total.resizes, "hours": f"{total.hours_run:.1f}"}
     if total.cost_usd is None:
         return say("report.totals.unpriced", types=messages.escape(", ".join(unpriced)), **common)

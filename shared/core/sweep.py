@@ -56,6 +56,8 @@ OUTAGES = frozenset({Finding.JUPYTER_DOWN, Finding.UNHEALTHY, Finding.SILENT})
 @dataclass(frozen=True)
 class SweepConfig:
     silent_after: timedelta = DEFAULT_SILENT_AFTER
+    # Cloud Scheduler's cadence (infra/sweep.tf): a tick older than this is dropped, the next one being due.
+    interval: timedelta = timedelta(minutes=3)
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,18 @@ SUMMARY = ("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_a
            "oom_memcg=/system.slice/jupyter.service,task_memcg=/system.slice/jupyter.service,task=python,pid=1,uid=0")
 WATCHER = ("notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10240 growth=1024 usage=15000 "
            "limit=20480 threshold=0.93 cgroup=/system.slice/jupyter.service")
+REFUSAL = ("notebook-medic-watcher: refused allocation kernel pid=7 (python3) asked=0 left=1024 usage=15000 "
+           "limit=20480 cgroup=/system.slice/jupyter.service")
 
 
-@pytest.mark.parametrize("name", ["oom-summary-memcg.json", "oom-summary-global.json", "watcher-interrupt.json"])
+@pytest.mark.parametrize("name", ["oom-summary-memcg.json", "oom-summary-global.json", "watcher-interrupt.json",
+                                  "watcher-refusal.json", "watcher-refusal-unknown-size.json"])
 def test_the_guards_lines_pass(name: str) -> None:
     assert matches(SINK_FILTER, sample(name))
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize("line", [SUMMARY, WATCHER])
+@pytest.mark.parametrize("line", [SUMMARY, WATCHER, REFUSAL])
 def test_they_pass_in_every_shape_an_agent_writes(shape: str, line: str) -> None:
     """A kill entry of each shape (its log, its field) with the guard's line where the shape keeps its text."""
     entry = oom_entry("contest-prj", "asia-northeast1-a", "wb-alice", shape=shape)
@@ -37,7 +40,7 @@ def test_they_pass_in_every_shape_an_agent_writes(shape: str, line: str) -> None
 
 
 @pytest.mark.parametrize("log", ["jupyter", "notebook-medic-watcher", "python"])
-@pytest.mark.parametrize("line", [SUMMARY, WATCHER])
+@pytest.mark.parametrize("line", [SUMMARY, WATCHER, REFUSAL])
 def test_they_stay_out_of_any_other_log(log: str, line: str) -> None:
     assert not matches(SINK_FILTER, noise_entry("contest-prj", "asia-northeast1-a", "wb-alice", line, log=log))
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from shared.app.slack import announce_modal
-from shared.core import announce, bulk
+from shared.core import announce
 from shared.core.announce import AnnounceRequest
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
@@ -40,7 +40,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 def announcements(stack: LocalStack) -> list[dict[str, Any]]:
     return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC)
-            if m.ordering_key == bulk.BULK_KEY and json.loads(m.data).get("kind") == announce.ANNOUNCE_KIND]
+            if m.ordering_key == announce.ANNOUNCE_KEY and json.loads(m.data).get("kind") == announce.ANNOUNCE_KIND]
 
 
 def dms(stack: LocalStack, user_id: str) -> list[str]:
@@ -150,7 +150,7 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
     [first] = announcements(stack)[:1]
     later = AnnounceRequest(TEXT, datetime.fromisoformat(first["requested_at"]) + timedelta(hours=1),
                             first["event_id"], ORGANIZER[0])
-    stack.publish(RESTART_TOPIC, later.to_json(), {"medic-kind": "announce"}, ordering_key=bulk.BULK_KEY)
+    stack.publish(RESTART_TOPIC, later.to_json(), {"medic-kind": "announce"}, ordering_key=announce.ANNOUNCE_KEY)
     assert wait_for(lambda: sum(r.get("decision") == "replayed" and r.get("trigger") == "announce"
                                 for r in stack.audit_records()) == 2, timeout=60)
     assert [len(dms(stack, user)) for user in ("U0TWO", "U0OK")] == [1, 1]
@@ -168,3 +168,16 @@ def test_a_long_rate_limit_hands_the_rest_on_without_a_second_dm(stack: LocalSta
     sent = announcements(stack)
     assert sent[1]["hands"] == 1 and sent[1]["done"] == 1  # the continuation, one owner done
     assert [len(dms(stack, f"U0M{index}")) for index in range(3)] == [1, 1, 1]
+
+
+def test_a_forged_continuation_in_a_participants_name_dms_no_one(stack: LocalStack) -> None:
+    """Issue 44, item 3: on ebbd4a6 a continuation (owners already listed) skipped the organizer check and DMed a
+    participant a link under the organizers' banner; every announcement is now asked about, handed on or not."""
+    _, name = new_instance(stack, "wb-forged-ann")
+    owner = f"U{name.upper().replace('-', '')}"
+    forged = AnnounceRequest("click https://evil.example", datetime.now(UTC), "announce-forged", PARTICIPANT[0],
+                             owners=(f"{name}@contest.example",))
+    stack.publish(RESTART_TOPIC, forged.to_json(), {"medic-kind": "announce"}, ordering_key=announce.ANNOUNCE_KEY)
+    assert wait_for(lambda: any(r.get("reason") == "announcements are for organizers"
+                                for r in stack.audit_records("restart_worker")), timeout=60)
+    assert dms(stack, owner) == []

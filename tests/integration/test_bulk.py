@@ -133,6 +133,8 @@ def test_start_all_from_the_command_confirms_then_starts(stack: LocalStack, slac
     down = [new_instance(stack, "wb-cmd", state="STOPPED") for _ in range(2)]
     refused = slack.slash_command(PARTICIPANT[0], "start all", response_url=stack.slack.new_response_url())
     assert "organizers" in refused.body and fleet.ACTION_START_ALL not in refused.body
+    # issue 44, item 9: what was typed and why, not the buttons' refusal
+    assert "buttons" not in refused.body and "/restart-notebook start all" in refused.body, refused.body
     url = stack.slack.new_response_url()
     answer = slack.slash_command(ORGANIZER[0], "start all", response_url=url)
     assert answer.status == 200 and isinstance(answer.json, dict), answer.body

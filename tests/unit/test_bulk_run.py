@@ -192,3 +192,86 @@ def test_a_schedule_message_not_due_is_dropped_and_a_due_stop_stops(monkeypatch:
                                              ("stop-all", "restart"), ("stop all now", "usage")])
 def test_start_all_and_stop_all_are_two_words_since_one_can_name_a_notebook(typed: str, verb: str) -> None:
     assert parse_command(typed).verb.value == verb
+
+
+def press(rig: Rig, n: int, action: BulkAction = BulkAction.STOP) -> bytes:
+    return BulkRequest(action, rig.clock.now(), f"bulk-17000000{n:02d}.1-U0ORG", requester="U0ORG").to_json()
+
+
+def push_as(rig: Rig, data: bytes, message_id: str) -> WorkOutcome:
+    return rig.worker.handle_push({"message": {"data": base64.b64encode(data).decode(), "messageId": message_id}})
+
+
+def test_presses_while_a_run_is_under_way_are_told_so_and_run_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44, item 5: 100 presses made 100 runs and 101 posts. The first runs (handed on past the budget); the
+    99 pressed meanwhile, delivered before its continuation (as the bulk key orders them), are each told that a stop
+    all is under way; a start all is not of its kind and runs; once the stop all is over, a new press runs."""
+    rig, ops, topic = rig_of(monkeypatch, 12, worker_budget=timedelta(seconds=40))
+    assert push_as(rig, press(rig, 0), "m0").ended == "yielded"
+    outcomes = [push_as(rig, press(rig, n), f"m{n}").ended for n in range(1, 100)]
+    assert outcomes == ["denied"] * 99
+    told = rig.slack.in_channel("U0ORG")
+    assert len(told) == 99 and "Stop all is already under way" in told[0].text
+    assert to_the_end(rig, topic, topic.sent[0][0]).ended == "acted"
+    runs = [m for m in rig.slack.in_channel(ALERTS) if "Stop all" in m.text]
+    assert len(runs) == 1 and "Stop all finished" in runs[0].text, [m.text[:60] for m in runs]
+    assert sorted(set(ops.begun)) == [f"wb-{i:02d}" for i in range(12)]  # by the one run
+    assert push_as(rig, press(rig, 100), "m100").ended == "yielded"  # the run is over: a new press runs
+
+
+def test_a_replayed_press_runs_nothing_and_a_redelivery_resumes_its_own_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same signed press sent again is published again (a new Pub/Sub message, the same event id): recognized,
+    run or not; Pub/Sub's redelivery of the same message, after a run that failed mid-way, plans again in place."""
+    rig, ops, _ = rig_of(monkeypatch, 3)
+    first = press(rig, 0)
+    assert push_as(rig, first, "m0").ended == "acted"
+    assert push_as(rig, first, "m1").ended == "replayed"
+    assert push_as(rig, first, "m0").ended == "replayed"  # over: a redelivery after the end is acted on no more
+    assert len([m for m in rig.slack.in_channel(ALERTS) if "Stop all" in m.text]) == 1
+    assert len(ops.begun) == 3
+    other = press(rig, 1, BulkAction.START)
+    assert push_as(rig, other, "m2").ended == "acted"
+    assert push_as(rig, other, "m3").ended == "replayed"
+
+
+def test_the_redelivery_of_a_press_whose_run_broke_off_plans_again_in_its_message(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that failed before handing on (its worker gone) leaves its message not over; Pub/Sub redelivers the same
+    message, which plans again and shows it in that message; another message with the same press stays a replay."""
+    rig, _, _ = rig_of(monkeypatch, 3)
+    data = press(rig, 7)
+    broken = rig.slack.post(ALERTS, "Stop all, broken off", metadata=bulk.run_metadata(
+        bulk.decode(data), "m7", rig.clock.now(), over=False))
+    assert push_as(rig, data, "m8").ended == "replayed"
+    assert push_as(rig, data, "m7").ended == "acted"
+    [message] = [m for m in rig.slack.in_channel(ALERTS) if "Stop all" in m.text]
+    assert message.ts == broken and "Stop all finished: 3 of 3 stopped" in message.text
+    assert message.metadata is not None and message.metadata["event_payload"]["over"] is True
+
+
+def test_a_forged_continuation_stops_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44, item 3: a continuation names a run's state; on ebbd4a6 one that nobody sealed skipped the organizer
+    check and stopped two notebooks. Unsealed, or sealed under another key, or handed on for a participant, it is
+    refused; the worker's own continuation, sealed, goes on."""
+    rig, ops, topic = rig_of(monkeypatch, 12, worker_budget=timedelta(seconds=40))
+    rig.slack.users["pat@contest.example"] = "U0PAT"
+    run = fleet_ops.Run(BulkAction.STOP, ("wb-00", "wb-01"))
+    forged = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-forged", run=run.to_dict(), hands=1)
+    assert push_as(rig, forged.to_json(), "f1").ended == "denied"
+    assert push_as(rig, forged.to_json(bulk.seal_key("xoxb-another-token")), "f2").ended == "denied"
+    key = rig.worker.bulk.key
+    participant = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-pat", requester="U0PAT", run=run.to_dict(),
+                              hands=1)
+    assert push_as(rig, participant.to_json(key), "f3").ended == "denied"
+    assert ops.begun == [] and rig.slack.in_channel(ALERTS) == []
+    assert push_as(rig, press(rig, 0), "m0").ended == "yielded"  # an organizer's press, handed on sealed
+    assert bulk.decode(topic.sent[-1][0], key).sealed
+    assert to_the_end(rig, topic, topic.sent[-1][0]).ended == "acted"
+
+
+def test_a_press_naming_no_one_or_a_mention_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, ops, _ = rig_of(monkeypatch, 3)
+    for requester in ("", "U1> <!channel"):
+        data = BulkRequest(BulkAction.STOP, rig.clock.now(), f"bulk-x-{requester}", requester=requester).to_json()
+        assert push_as(rig, data, f"x{requester}").ended == "denied"
+    assert ops.begun == [] and rig.slack.in_channel(ALERTS) == []

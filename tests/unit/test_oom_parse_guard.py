@@ -162,3 +162,55 @@ def test_the_real_kernels_summary_and_kill_lines_are_read() -> None:
     both = parse_log_entry(_with(REAL_SUMMARY + "\n" + REAL_KILL), fallback_time=NOW)
     assert isinstance(both, OomKill) and (both.form, both.anon_rss_kb) == ("cgroup", 543356)
     assert both.unit == "/notebook-medic-test-12341aed"
+
+
+REFUSAL = ("notebook-medic-watcher: refused allocation kernel pid=7 (python3) asked=12884901888 left=1048576 "
+           "usage=15000 limit=20480 cgroup=/system.slice/jupyter.service")
+
+
+def test_the_watchers_refusal_is_read_with_its_figures() -> None:
+    """Issue 40: the watcher refused an allocation bigger than what the unit had left; the kernel was kept."""
+    entry = sample("watcher-refusal.json")
+    refusal = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(refusal, OomKill), refusal
+    assert (refusal.form, refusal.pid, refusal.process) == ("refusal", 23817, "python")
+    assert (refusal.asked_kb, refusal.left_kb, refusal.limit_kb) == (12582912, 1048576, 15728640)
+    assert refusal.anon_rss_kb is None and refusal.unit == "/system.slice/jupyter.service"
+    assert matches(SINK_FILTER, entry)
+
+
+def test_a_refusal_of_unknown_size_says_so() -> None:
+    """asked=0: the watcher could not tell what the cell asked for (the journald receiver's shape, no syslog tag)."""
+    entry = sample("watcher-refusal-unknown-size.json")
+    refusal = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(refusal, OomKill) and refusal.form == "refusal"
+    assert (refusal.asked_kb, refusal.left_kb) == (None, 1048576)
+    assert matches(SINK_FILTER, entry)
+
+
+@pytest.mark.parametrize("line", [
+    REFUSAL.split(" limit=", maxsplit=1)[0],  # no limit
+    REFUSAL.replace("asked=12884901888", "asked=12GiB"),
+    REFUSAL.replace("(python3)", "python3"),
+    REFUSAL.replace("left=1048576 ", ""),
+])
+def test_refusal_lookalikes_are_nothing(line: str) -> None:
+    assert isinstance(parse_log_entry(_with(line), fallback_time=NOW), NotAKill)
+
+
+def test_a_refusal_that_names_a_bad_vm_is_nothing_not_an_alert() -> None:
+    entry = sample("watcher-refusal.json")
+    entry["labels"]["compute.googleapis.com/resource_name"] = "Not_A_Name"
+    result = parse_log_entry(entry, fallback_time=NOW)
+    assert isinstance(result, NotAKill) and "watcher" in result.reason
+
+
+def test_the_guards_own_refusal_line_is_read() -> None:
+    """The guard's refusal line for a process name made to bend it (its test's, infra/contest/guard, issue 40), with a
+    comm of the kernel's 15 characters at most (TASK_COMM_LEN): `left=0`, every field still its own."""
+    line = ("notebook-medic-watcher: refused allocation kernel pid=12 (evil__asked_1_x) asked=11900000000 left=0 "
+            "usage=3 limit=4 cgroup=/system.slice/j_s")
+    refusal = parse_log_entry(_with(line), fallback_time=NOW)
+    assert isinstance(refusal, OomKill) and (refusal.form, refusal.pid, refusal.process) == ("refusal", 12,
+                                                                                              "evil__asked_1_x")
+    assert (refusal.asked_kb, refusal.left_kb, refusal.unit) == (11621093, 0, "/system.slice/j_s")

@@ -4,6 +4,8 @@ restarts nothing; an organizer (by email or by the user group) goes ahead; Slack
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from shared.adapters.errors import TransientError
@@ -60,8 +62,8 @@ def test_slack_unreadable_trusts_no_claim(rig: Rig) -> None:
     assert rig.workbench.resets(ref) == 1  # the third delivery read Slack, an organizer: then, and only then
 
 
-def test_a_claim_of_no_organizer_is_not_asked_about(rig: Rig) -> None:
-    """Claiming less grants nothing: the owner's own command costs no Slack read here."""
+def test_the_owners_own_restart_is_asked_about_and_goes_on(rig: Rig) -> None:
+    """Issue 44: whatever a request claims, who asked is checked; the owner of the notebook may restart it."""
     ref = rig.instance("wb-alice")
     request = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=ref.full_name,
                              requested_at=rig.clock.now(), event_id="cmd-alice",
@@ -69,4 +71,40 @@ def test_a_claim_of_no_organizer_is_not_asked_about(rig: Rig) -> None:
                              payload=RestartPayload())
     rig.push(request)
     assert rig.workbench.resets(ref) == 1
+    assert rig.slack.client.asked == [rig.owner(ref)]
+
+
+def test_a_stop_naming_no_one_stops_nothing(rig: Rig) -> None:
+    """Issue 44, item 3: a request a person asks for that names no requester (anything on the topic could publish it)
+    is refused unanswered; ebbd4a6 stopped the notebook."""
+    ref = rig.instance("wb-target")
+    request = RestartRequest(action=Action.STOP, trigger=Trigger.BUTTON, instance=ref.full_name,
+                             requested_at=rig.clock.now(), event_id="press-nobody", payload=payloads.empty("stop"))
+    [outcome] = rig.push(request)
+    assert outcome.decision == "denied" and rig.workbench.get(ref).state.value == "ACTIVE"
     assert rig.slack.client.asked == []
+
+
+def test_a_requester_id_of_another_shape_is_never_written_into_a_message(rig: Rig) -> None:
+    """`U1> <!channel` as the requester: refused before anything is said, so no @channel is ever posted."""
+    ref = rig.instance("wb-target")
+    request = replace(pressed(rig, ref, "U0ORG"), requester=Requester("U1> <!channel", "", True))
+    [outcome] = rig.push(request)
+    assert outcome.decision == "denied" and rig.workbench.get(ref).state.value == "ACTIVE"
+    assert not any("<!channel" in m.text for m in rig.slack.messages)
+    assert all("<!channel" not in said for said in rig.slack.responses.get(URL, []))
+
+
+def test_a_participant_may_restart_only_their_own_notebook_and_stop_none(rig: Rig) -> None:
+    """Slack says who the requester is, and the instance whose owner they are: another's restart, or a stop of their
+    own, is refused whatever the message claims."""
+    mine, theirs = rig.instance("wb-mine"), rig.instance("wb-theirs")
+    me = rig.owner(mine)
+    for ref, action in ((theirs, Action.RESTART), (mine, Action.STOP)):
+        request = RestartRequest(action=action, trigger=Trigger.SLASH_COMMAND, instance=ref.full_name,
+                                 requested_at=rig.clock.now(), event_id=f"cmd-{ref.name}-{action.value}",
+                                 requester=Requester(me, "wb-mine@contest.example", False), response_url=URL,
+                                 payload=payloads.empty(action.value))
+        [outcome] = rig.push(request)
+        assert outcome.decision == "denied", (ref.name, action)
+    assert rig.workbench.resets(theirs) == 0 and rig.workbench.get(mine).state.value == "ACTIVE"

@@ -225,3 +225,24 @@ def test_names_with_a_hidden_formula_or_terminal_codes_are_inert_in_the_csv_and_
     table = to_table(report)
     assert not [char for char in table if char != "\n" and unicodedata.category(char)[0] in "CZ"
                 and unicodedata.category(char) != "Zs"], table
+
+
+def test_interrupts_and_refusals_are_their_own_column_not_oom_kills() -> None:
+    """Issue 44, item 9: 60 honest interrupts showed as 60 OOM kills. Now each watcher line on_oom queued or held
+    back over its budget counts once under cells stopped, kernels kept; one logged before the change (kind "kill",
+    its reason saying it was an interrupt) too; the worker's outcome for it is no kill either."""
+    records = [record(10 + n, message="watcher's line queued: a cell stopped, its kernel kept", decision="queued",
+                      kind="interrupt", instance="nb-a", event_id=f"w{n}") for n in range(3)]
+    records += [record(14, message="watcher line folded", decision="folded", kind="interrupt", instance="nb-a",
+                       event_id="w3"),
+                record(15, message="OOM kill queued", decision="queued", kind="kill", instance="nb-a", event_id="w4",
+                       reason="interrupted before the kill: python3 pid 7 on nb-a"),
+                worker(10.5, "nb-a", "w0", action="interrupted", decision="kernel-kept", outcome="pid 7 interrupted"),
+                kill(30, "nb-a", "k1"), worker(31, "nb-a", "k1")]
+    report = build(records, since=SINCE, until=UNTIL, fleet=FLEET, prices=PRICES)
+    alice = row(report, ALICE)
+    assert (alice.kills, alice.kernels_kept) == (1, 5)
+    [csv_row] = [r for r in csv.DictReader(io.StringIO(to_csv(report))) if r["participant"] == ALICE]
+    assert (csv_row["oom_kills"], csv_row["cells_stopped_kernels_kept"]) == ("1", "5")
+    assert "Cells stopped, kernels kept: 5" in slack_text(report, messages.For("en"), "report.csv")
+    assert report.gaps.kills_without_outcome == ()

@@ -37,16 +37,18 @@ from shared.core.waiting import (
     max_yields,
     own_marker,
 )
+from tests.fakes.slack import FakeSlack as WorkspaceSlack
 from tests.support import a_kill
 
 RECEIVED = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
 REF = InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice")
+ORG = Requester("U0ORG", "org@contest.example", is_organizer=True)  # the worker asks Slack who (issue 44)
+SETTINGS = Settings(project=REF.project, workbench_zones=(REF.zone,), owner_dm=False, organizer_emails={ORG.email})
 POLICY = PolicyConfig()  # production's: grace 180 s, poll 15 s
 
 
-def oom(
-    killed_at: datetime = RECEIVED, *, requested_at: datetime | None = None, delivery: str = "m1"
-) -> RestartRequest:
+def oom(killed_at: datetime = RECEIVED, *, requested_at: datetime | None = None, delivery: str = "m1"
+        ) -> RestartRequest:
     return RestartRequest(
         action=Action.RESTART, trigger=Trigger.OOM, instance=REF.full_name, delivery_id=delivery,
         requested_at=requested_at or min(killed_at, RECEIVED), event_id=f"insert-{iso(killed_at)}",
@@ -189,8 +191,9 @@ class FakeWorkbench:
 
 
 class FakeSlack:
-    def __init__(self) -> None:
-        self.posts: list[str] = []
+    def __init__(self) -> None:  # records the posts; who a user is, the Slack stand-in's workspace answers
+        workspace = WorkspaceSlack(Clock(), users={ORG.email: "U0ORG", "alice@contest.example": "U0ALICE"})
+        self.posts, self.users, self.client = [], workspace.users, workspace.client
 
     def post(self, channel: str, text: str, blocks: Any = None, *, thread_ts: str = "", metadata: Any = None) -> str:
         self.posts.append(text)
@@ -227,15 +230,12 @@ class Topic:
         return f"c{len(self.published)}"
 
 
-def rig(
-    *, health_at: datetime | None = None, topic: Topic | None = None, workbench: type[FakeWorkbench] = FakeWorkbench
-) -> tuple[Worker, Clock, FakeWorkbench, Topic]:
+def rig(*, health_at: datetime | None = None, topic: Topic | None = None, workbench: type[FakeWorkbench] = FakeWorkbench
+        ) -> tuple[Worker, Clock, FakeWorkbench, Topic]:
     clock = Clock()
     instance = workbench(clock, health_at)
     topic = topic or Topic()
-    worker = Worker(Settings(project=REF.project, workbench_zones=(REF.zone,), slack_alert_channel="C0ALERTS",
-                             owner_dm=False), instance, FakeSlack(),  # type: ignore[arg-type]
-                    queue=topic, clock=clock)
+    worker = Worker(SETTINGS, instance, FakeSlack(), queue=topic, clock=clock)  # type: ignore[arg-type]
     return worker, clock, instance, topic
 
 
@@ -285,7 +285,7 @@ def test_a_continuation_of_an_incident_a_manual_restart_answered_folds_into_it()
     worker, clock, workbench, topic = rig()
     _, follow_up = deliver(worker, oom(), topic)
     assert follow_up is not None
-    manual = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name,
+    manual = RestartRequest(action=Action.RESTART, trigger=Trigger.SLASH_COMMAND, instance=REF.full_name, requester=ORG,
                             requested_at=clock.at, event_id="slash-1", delivery_id="m2", payload=RestartPayload())
     assert deliver(worker, manual, topic)[0] == "reset"
     assert deliver(worker, follow_up, topic) == ("skip-duplicate", None)
@@ -345,7 +345,7 @@ def test_a_kill_in_a_crash_loop_backoff_yields_too_and_a_manual_restart_answers_
                                last_restart=restarted).to_labels({})
     verdict, follow_up = deliver(worker, oom(), topic)  # JupyterLab down; the backoff (20 s after 2) waits
     assert verdict == "yielded" and clock.slept == [10.0] and follow_up is not None
-    manual = RestartRequest(action=Action.RESTART, trigger=Trigger.BUTTON, instance=REF.full_name,
+    manual = RestartRequest(action=Action.RESTART, trigger=Trigger.BUTTON, instance=REF.full_name, requester=ORG,
                             requested_at=clock.at, event_id="button-1", delivery_id="m2", payload=RestartPayload())
     assert deliver(worker, manual, topic)[0] == "reset"
     assert deliver(worker, follow_up, topic) == ("skip-duplicate", None)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from shared.core import envelope, payloads
-from shared.core.models import Action, RestartRequest, iso, parse_time
+from shared.core.models import Action, InstanceRef, RestartRequest, iso, parse_time
 from shared.core.payloads import AlertPayload, ResizePayload, RestartPayload, StopPayload, WarnPayload
 from tests.fakes.rig import ORGANIZER_EMAIL, Rig
 
@@ -124,7 +124,9 @@ def ended(monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[Any, ...]:
     """What the worker made of one message pushed: its end, and what Workbench and Slack saw."""
     rig = Rig.build(monkeypatch, visibility="on-done")
     rig.slack.users[ORGANIZER_EMAIL] = "U0ORG1"
-    rig.instance("wb-alice")
+    rig.slack.users["alice@contest.example"] = "U0ALICE"  # restart-slash's requester: the worker asks Slack (issue 44)
+    rig.workbench.add_instance(InstanceRef("contest-prj", "asia-northeast1-a", "wb-alice"),
+                               owner_email="alice@contest.example")
     rig.clock.advance(60.0)
     raw = retimed(name, iso(rig.clock.now() - timedelta(seconds=1)))
     outcome = rig.worker.handle_push({"message": {"data": base64.b64encode(raw).decode(), "messageId": "m1"}})

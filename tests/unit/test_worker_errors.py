@@ -12,7 +12,7 @@ from shared.adapters.errors import MaybeAppliedError, NotFoundError, RefusedErro
 from shared.app.worker import Ended, Worker, WorkOutcome
 from shared.app.worker.errors import FinalError, TryAgainLater, classify
 from shared.core.history import INFLIGHT
-from shared.core.models import Action, InstanceRef, InstanceView
+from shared.core.models import Action, InstanceRef, InstanceView, Trigger
 from shared.core.policy import Verdict
 from tests.unit.test_waiting import RECEIVED, FakeWorkbench, oom, rig
 
@@ -86,7 +86,7 @@ def test_a_failed_read_ends_in_one_outcome(error: Exception, ack: bool, verdict:
 
 def test_a_memory_warning_for_a_vm_that_is_no_notebook_stays_quiet() -> None:
     worker, _ = failing(error=NotFoundError("NOT_FOUND", "no such instance"))
-    outcome = worker.handle(replace(oom(), action=Action.WARN))
+    outcome = worker.handle(replace(oom(), action=Action.WARN, trigger=Trigger.MEMORY))
     assert outcome.ack and outcome.decision == Ended.IGNORED and not worker.slack.posts  # type: ignore[attr-defined]
 
 

@@ -70,7 +70,7 @@ def test_repeated_kernel_only_kills_bring_the_bigger_machine_offer(rig: Rig) -> 
         rig.push(kernel_kill(rig, ref))
         rig.clock.advance(PolicyConfig().incident_cooldown.total_seconds() + 60)
     [alert] = rig.alerts(ref.name)  # the third, and only it
-    assert "e2-standard-4 → e2-highmem-4" in alert and "3 killed, 0 interrupted" in alert
+    assert "e2-standard-4 → e2-highmem-4" in alert and "3 killed; cells stopped, kernels kept: 0" in alert
     assert rig.workbench.resets(ref) == 0 and len(dms(rig, ref)) == 3
 
 
@@ -143,7 +143,7 @@ def test_kills_and_interrupts_together_bring_the_offer(rig: Rig) -> None:
     rig.clock.advance(60)
     rig.push(kernel_kill(rig, ref))
     [alert] = rig.alerts(ref.name)
-    assert "e2-highmem-4" in alert and "1 killed, 2 interrupted" in alert
+    assert "e2-highmem-4" in alert and "1 killed; cells stopped, kernels kept: 2" in alert
 
 
 def test_an_interrupt_during_a_kills_wait_leaves_the_wait_named(rig: Rig) -> None:
@@ -164,5 +164,18 @@ def test_a_kernel_only_kill_whose_owner_cannot_be_told_goes_to_the_channel(rig: 
     rig.workbench.add_instance(ref)  # its owner has no Slack account
     rig.push(kernel_kill(rig, ref))
     [alert] = rig.alerts(ref.name)
-    assert "JupyterLab survived" in alert and "1 killed, 0 interrupted" in alert
+    assert "JupyterLab survived" in alert and "1 killed; cells stopped, kernels kept: 0" in alert
     assert rig.workbench.resets(ref) == 0
+
+
+def test_an_interrupts_offer_has_its_own_heading_and_words(rig: Rig) -> None:
+    """Issue 44, item 9: the offer an interrupt brings says a cell was stopped, not "restart requested by
+    notebook-medic", and shows no "Killed process / Killed at": nothing was killed."""
+    ref = rig.instance("wb-kept")
+    for n in range(3):
+        rig.push(interrupt(rig, ref, delivery=f"w{n}"))
+        rig.clock.advance(90)
+    [alert] = rig.alerts(ref.name)
+    assert "wb-kept: a cell stopped before it ran out of memory, its kernel kept" in alert
+    assert "Stopped at" in alert and "Stopped in" in alert
+    assert "Killed" not in alert and "restart requested" not in alert

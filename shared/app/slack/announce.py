@@ -4,7 +4,7 @@ publishes anything.
 
 Every step asks Slack who is acting (Callers, the rule start all / stop all use), never the payload: a participant's
 command, button press or modal submission is refused and audited, forged or not. Send publishes one
-announce.AnnounceRequest under the bulk key (publish.publish_fleet); the worker asks Slack again before it sends
+announce.AnnounceRequest under its own key (publish.publish_fleet); the worker asks Slack again before it sends
 (shared/app/worker/announce.py). Its event id is the confirmation's own (the message's ts, the modal's view id), so
 pressing Send twice on one confirmation is one announcement.
 """
@@ -77,7 +77,8 @@ def send(deps: Dependencies, user_id: str, workspace: str | None, text: str, eve
     if not usable:
         return deps.say("announce.usage", most=announce.TEXT_MAX)
     request = announce.AnnounceRequest(usable, deps.clock.now(), event_id[:200], user_id, response_url)
-    unsent = deps.publisher.publish_fleet(request.to_json(), {"medic-kind": "announce"}, deadline, fields)
+    unsent = deps.publisher.publish_fleet(request.to_json(), {"medic-kind": "announce"}, deadline, fields,
+                                          key=announce.ANNOUNCE_KEY)
     if unsent is not None:
         return unsent
     audit_request("announcement queued", fields, event_id=request.event_id)

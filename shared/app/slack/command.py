@@ -99,7 +99,8 @@ def _bulk(deps: Dependencies, caller: Caller, instances: list[InstanceView], ver
     that does it behind a confirm dialog (its press is the Home tab's: home.bulk_press); nothing is queued here."""
     if not caller.is_organizer:
         audit_request("denied", fields, reason="start all / stop all is for organizers")
-        return deps.say("deny.organizers_only")
+        return deps.say("deny.bulk_organizers_only",
+                        command="/restart-notebook " + ("start all" if verb is Verb.START_ALL else "stop all"))
     say, now = deps.say, deps.clock.now()
     start = verb is Verb.START_ALL
     plan = fleet_ops.plan(fleet_ops.BulkAction.START if start else fleet_ops.BulkAction.STOP,

@@ -54,17 +54,18 @@ class DeadlinePublisher:
     def publish_bulk(self, request: bulk.BulkRequest, deadline: Deadline, fields: dict[str, Any]) -> str | None:
         """A start all / stop all under the bulk key (shared/core/bulk.py), as publish() words what went wrong."""
         return self.publish_fleet(request.to_json(), {bulk.BULK_ATTRIBUTE: "bulk", "action": request.action.value},
-                                  deadline, fields)
+                                  deadline, fields, key=bulk.BULK_KEY)
 
     def publish_fleet(self, data: bytes, attributes: dict[str, str], deadline: Deadline,
-                      fields: dict[str, Any]) -> str | None:
-        """A message for the whole fleet (a bulk run, an announcement) under the bulk key, so two never overlap."""
+                      fields: dict[str, Any], *, key: str) -> str | None:
+        """A message for the whole fleet (a bulk run, an announcement) under its kind's key (bulk.BULK_KEY,
+        announce.ANNOUNCE_KEY), so two of a kind never overlap and neither waits behind the other."""
         seconds = deadline.left(self.budget.publish)
         if seconds < MIN_CALL_S:
             audit_request("denied", fields, reason="no time left to publish before Slack's deadline")
             return self.say("deny.unavailable", service="the restart queue")
         try:
-            self.queue.publish_bytes(data, key=bulk.BULK_KEY, timeout_s=seconds, attributes=attributes)
+            self.queue.publish_bytes(data, key=key, timeout_s=seconds, attributes=attributes)
         except PublishUnconfirmedError as exc:
             audit_request("maybe queued", fields, reason=str(exc))
             return self.say("deny.unavailable", service="the restart queue")

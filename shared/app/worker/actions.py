@@ -14,6 +14,7 @@ from datetime import datetime
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
+from shared.app.worker import offer
 from shared.app.worker.context import ActionContext
 from shared.app.worker.errors import LabelsFullError, action_call, describe
 from shared.app.worker.job import Job
@@ -22,7 +23,7 @@ from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
-from shared.core.history import AutoMode, StopHold
+from shared.core.history import AutoMode, History, StopHold
 from shared.core.models import Action, InstanceState, Trigger
 from shared.core.payloads import StopPayload, WarnPayload
 from shared.core.policy import Reason, Verdict
@@ -92,17 +93,19 @@ class Actions(ActionContext):
                 alert_ts = self.reporter.post_alert(facts)
                 self.reporter.dm_owner(job, paused=not unpaused)
             else:
-                alert_ts = self._kernel_lost(job, facts, no_room)
+                alert_ts = self._kernel_lost(job, facts, no_room, new_history)
             self.reporter.pictures.after_kill(job, alert_ts)
         return WorkOutcome.acted(decision.verdict, decision.reason)
 
-    def _kernel_lost(self, job: Job, facts: AlertFacts, no_room: str) -> str | None:
+    def _kernel_lost(self, job: Job, facts: AlertFacts, no_room: str, history: History) -> str | None:
         """A kernel lost, JupyterLab up: the owner is told, the channel only when there is something for the
         organizers to do (kernel_words.for_organizers) or the owner could not be told (no owner, no DMs, no
-        Slack account): then the channel says it as before, so the kill is never told to no one."""
+        Slack account): then the channel says it as before, so the kill is never told to no one. The
+        bigger-machine offer is the day's one message for the instance, updated by each kill after (offer.py)."""
         told = self.reporter.dm_owner(job)
+        if facts.resize_to and told and not no_room:
+            return offer.tell(self, job, facts, history)
         if for_organizers(facts, no_room) or not told:
-            history = job.history.with_kill(job.request.kill_time) if job.request.kill_time else job.history
             today = kernels_today(self.wording, history, self.clock.now())
             return self.reporter.post_alert(replace(facts, outcome=f"{facts.outcome}\n{today}"))
         return None

@@ -9,13 +9,15 @@ refusal classified (fleet_ops.classify) after re-reading the instance (one alrea
 waits on the Clock until Run.wake(), the progress message edited as counts change. Near the worker's budget it
 publishes its continuation (the run's state, the message's channel and ts) under the bulk key and acks, like the
 waiting incident's hand-on (waiting.py); at the end the message becomes the summary with every failure's reason.
+Before a fresh run, the channel's runs (their messages' metadata: bulk.admit) keep a second run of the same kind,
+and a replayed press, out.
 A warn-stop schedule message DMs each owner of a notebook the stop will stop (fleet_ops.warned).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
 from shared.adapters.audit import audit
@@ -31,7 +33,7 @@ from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import bulk, fleet, fleet_ops, messages
 from shared.core.bulk import BulkRequest
 from shared.core.fleet_ops import BulkAction, Failure, Run, ScheduledAction
-from shared.core.models import InstanceRef, InstanceView
+from shared.core.models import SLACK_USER_RE, InstanceRef, InstanceView
 
 log = logging.getLogger(__name__)
 POLL_S = 2.0  # between looks at the operations in flight
@@ -57,9 +59,10 @@ class BulkRunner:
         self.queue, self.asked = queue, asked
         self.operations = Operations(workbench, timeout_s=settings.workbench_timeout.total_seconds())
         self.say = messages.For(settings.message_language)
+        self.key = bulk.seal_key(settings.slack_bot_token)  # seals the continuations it hands on
 
     # -- the two messages ----------------------------------------------------------------------------------------
-    def scheduled(self, raw: bytes) -> WorkOutcome:
+    def scheduled(self, raw: bytes, message_id: str = "") -> WorkOutcome:
         """A Cloud Scheduler firing: dropped with a log line unless due now; else a warning or a bulk run."""
         try:
             message = fleet_ops.decode_schedule(raw)
@@ -74,7 +77,7 @@ class BulkRunner:
         action = BulkAction.START if message.action is ScheduledAction.START_ALL else BulkAction.STOP
         request = BulkRequest(action, now, f"schedule-{message.action.value}-{message.at.isoformat()}",
                               include_opted_out=message.include_opted_out, include_paused=message.include_paused)
-        return self.run(request)
+        return self.run(request, message_id)
 
     def warn(self, stop_at: Any, include_opted_out: bool, include_paused: bool) -> WorkOutcome:
         """Each owner of a notebook the stop will stop, told by DM when and why, the time in their own zone."""
@@ -87,13 +90,19 @@ class BulkRunner:
         audit("scheduled stop warned", decision="warned", outcome=f"{told} owners told", trigger="schedule")
         return WorkOutcome(ack=True, ended=Ended.ACTED, detail=f"{told} owners warned")
 
-    def requested(self, raw: bytes) -> WorkOutcome:
+    def requested(self, raw: bytes, message_id: str = "") -> WorkOutcome:
         """A bulk request: an organizer's press (checked with Slack here), or a run handed on."""
         try:
-            request = bulk.decode(raw)
+            request = bulk.decode(raw, self.key)
         except ValueError as exc:
             return _ended(Ended.REJECTED, str(exc)[:300])
-        if request.run is None and request.requester:
+        if request.run is not None and not request.sealed:  # a worker seals every continuation it hands on
+            return _ended(Ended.DENIED, "a bulk continuation no worker sealed")
+        if request.requester and not SLACK_USER_RE.fullmatch(request.requester):
+            return _ended(Ended.DENIED, "a bulk request whose requester is no Slack user id")
+        if not request.requester and request.run is None:  # only the schedule's runs name no one, and they
+            return _ended(Ended.DENIED, "a start all / stop all press naming no Slack user")  # begin in scheduled()
+        if request.requester:  # pressed, or handed on: asked about each time (issue 44)
             try:
                 caller = self.asked.callers.caller(request.requester, self.asked.callers.workspace())
             except ServiceError as exc:  # redelivered by the dispatcher (the package's table), as any request's
@@ -101,41 +110,78 @@ class BulkRunner:
             if not caller.is_organizer:
                 log.warning("a bulk request of Slack user %s, who is no organizer: refused", request.requester[:24])
                 return _ended(Ended.DENIED, "start all / stop all is for organizers")
-        return self.run(request)
+        return self.run(request, message_id)
 
     # -- the run ---------------------------------------------------------------------------------------------------
-    def run(self, request: BulkRequest) -> WorkOutcome:
-        """Drive the run until it is over or the budget nears its end (then handed on)."""
+    def run(self, request: BulkRequest, message_id: str = "") -> WorkOutcome:
+        """Drive the run until it is over or the budget nears its end (then handed on). `message_id`: the Pub/Sub
+        message of a fresh press (a continuation carries its press's)."""
         budget = self.settings.worker_budget
         end = self.clock.monotonic() + max(budget * 0.75, budget - HAND_ON_MARGIN).total_seconds()
+        channel, ts, message_id = request.channel, request.ts, request.message_id or message_id
+        resumes = None
+        if request.run is None:
+            admitted = self._admit(request, message_id)
+            if isinstance(admitted, WorkOutcome):
+                return admitted
+            resumes = admitted.resumes
         views = self._list()
         refs = {view.ref.name: view.ref for view in views}
-        channel, ts = request.channel, request.ts
         if request.run is None:
             plan = fleet_ops.plan(request.action, self._rows(views), include_opted_out=request.include_opted_out,
                                   include_paused=request.include_paused)
             run = Run(request.action, plan.chosen)
             channel = self.settings.slack_alert_channel
-            head = self._head(request, fleet_ops.confirmation(plan, self.say))
-            ts = self.slack.post(channel, head + "\n" + fleet_ops.progress_text(run, self.say)) or ""
+            text = self._head(request, fleet_ops.confirmation(plan, self.say)) + "\n" + fleet_ops.progress_text(
+                run, self.say)
+            metadata = bulk.run_metadata(request, message_id, self.clock.now(), over=False)
+            if resumes is not None and self.slack.update(channel, resumes.ts, text, metadata=metadata):
+                ts = resumes.ts  # this message's run, begun before its redelivery: planned again, shown in place
+            else:
+                ts = self.slack.post(channel, text, metadata=metadata) or ""
         else:
             run = Run.from_dict(request.run)
-        self._drive(run, refs, end, (channel, ts), {"event_id": request.event_id, "requester": request.requester})
+        # The run's state goes with every edit of its message: right whether an edit without metadata keeps the
+        # message's (the Slack simulator's reading of chat.update) or drops it.
+        running = bulk.run_metadata(request, message_id, _posted_at(ts) or self.clock.now(), over=False)
+        self._drive(run, refs, end, (channel, ts, running),
+                    {"event_id": request.event_id, "requester": request.requester})
         if not run.over and request.hands < bulk.MAX_HANDS and self.queue is not None:
-            self.queue.publish_bytes(request.handed_on(run, channel, ts).to_json(), key=bulk.BULK_KEY,
+            self.queue.publish_bytes(request.handed_on(run, channel, ts, message_id).to_json(self.key),
+                                     key=bulk.BULK_KEY,
                                      attributes={bulk.BULK_ATTRIBUTE: "bulk", "action": run.action.value})
             return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=_counts(run))
         if ts:
-            self.slack.update(channel, ts, fleet_ops.summary_text(run, self.say))
+            opened = _posted_at(ts) or self.clock.now()
+            self.slack.update(channel, ts, fleet_ops.summary_text(run, self.say),
+                              metadata=bulk.run_metadata(request, message_id, opened, over=True))
         audit(f"{run.action.value} all finished", decision="acted", outcome=_counts(run), trigger="bulk",
               requester=request.requester or None, failed=sorted(run.failed) or None)
         return WorkOutcome(ack=True, ended=Ended.ACTED, detail=_counts(run))
 
-    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str],
+    def _admit(self, request: BulkRequest, message_id: str) -> bulk.Begin | WorkOutcome:
+        """A fresh run begins unless one of its kind is under way (its presser is told) or it is a replay (logged);
+        the channel unreadable, it is redelivered rather than run blind."""
+        now = self.clock.now()
+        seen = self.slack.history(self.settings.slack_alert_channel, oldest=(now - bulk.RUN_LIFE).timestamp())
+        if seen is None:
+            raise TryAgainLater("Slack's channel history could not be read to see the runs under way")
+        step = bulk.admit(bulk.read_runs(seen, self.slack.bot_id()), request, message_id, now)
+        if isinstance(step, bulk.Replayed):
+            return _ended(Ended.REPLAYED, f"press {request.event_id[:80]} already ran (message {step.run.ts})")
+        if isinstance(step, bulk.Busy):
+            if request.requester:
+                key = "fleet.run.busy_start" if request.action is BulkAction.START else "fleet.run.busy_stop"
+                self.slack.post(request.requester, self.say(key, since=messages.slack_date(step.run.opened,
+                                                                                            self.settings.tz)))
+            return _ended(Ended.DENIED, f"a {request.action.value} all is under way (message {step.run.ts})")
+        return step
+
+    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str, dict[str, Any]],
                tag: dict[str, str]) -> None:
         """Until the run is over or `end`: look at what is in flight, begin what Run.next gives in the slots that
         freed (an operation just begun is looked at after the pause, never at once), edit `message`."""
-        channel, ts = message
+        channel, ts, metadata = message
         ops: dict[str, Any] = {}
         shown = ""
         while not run.over and self.clock.monotonic() < end:
@@ -148,7 +194,7 @@ class BulkRunner:
                 self._begin(run, name, refs.get(name), ops, tag)
             text = fleet_ops.progress_text(run, self.say)
             if ts and text != shown and not run.over:
-                self.slack.update(channel, ts, text)
+                self.slack.update(channel, ts, text, metadata=metadata)
                 shown = text
             if run.over:
                 return
@@ -209,6 +255,14 @@ class BulkRunner:
 def _ended(ended: Ended, detail: str) -> WorkOutcome:
     audit("bulk request ended", severity=logging.WARNING, decision=ended.value, reason=detail, trigger="bulk")
     return WorkOutcome(ack=True, ended=ended, detail=detail)
+
+
+def _posted_at(ts: str) -> datetime | None:
+    """When a Slack message was posted: its ts is the epoch seconds of its posting."""
+    try:
+        return datetime.fromtimestamp(float(ts), tz=UTC)
+    except (ValueError, OverflowError):
+        return None
 
 
 def _counts(run: Run) -> str:

@@ -9,6 +9,7 @@ import base64
 import logging
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from shared.adapters.audit import audit
@@ -132,16 +133,15 @@ class Worker:
             raw = base64.b64decode(data, validate=True)
             kind = message_kind(raw)
             if kind == bulk.BULK_KIND:  # start all / stop all, pressed or handed on (issue 28)
-                return self._bulk(self.bulk.requested, raw)
+                return self._bulk(partial(self.bulk.requested, message_id=_message_id(message)), raw)
             if kind == announce.ANNOUNCE_KIND:  # the organizers' word to every owner, sent or handed on (issue 28)
                 return self._bulk(self.announce.requested, raw)
             if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
-                return self._bulk(self.bulk.scheduled, raw)
+                return self._bulk(partial(self.bulk.scheduled, message_id=_message_id(message)), raw)
             request = envelope.decode(raw)
         except ValueError as exc:  # binascii.Error is a ValueError
             return self._reject(str(exc)[:300])
-        message_id = message.get("messageId") if isinstance(message, dict) else None
-        if isinstance(message_id, str) and 0 < len(message_id) <= 128:
+        if message_id := _message_id(message):
             request = replace(request, delivery_id=message_id)
         return self.handle(request)
 
@@ -277,6 +277,12 @@ class Worker:
                 return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
             history = history.with_acted(request.slack_request)
         return replace(job, history=history)
+
+
+def _message_id(message: Any) -> str:
+    """The Pub/Sub message id a push carries ("" when it has none that fits): a redelivery has the same."""
+    message_id = message.get("messageId") if isinstance(message, dict) else None
+    return message_id if isinstance(message_id, str) and 0 < len(message_id) <= 128 else ""
 
 
 def _bulk_failed(error: FinalError) -> WorkOutcome:

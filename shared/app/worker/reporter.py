@@ -90,6 +90,7 @@ class Reporter:
             paused=history.auto_mode is AutoMode.PAUSED,
             resize_to=resize_to,
             resize_label=resize_label,
+            kernel_kept=request.trigger is Trigger.WATCHER,
         )
 
     def _resize_offer(self, view: InstanceView, history: History, killed_at: datetime | None) -> tuple[str, str]:
@@ -141,6 +142,8 @@ class Reporter:
             return self.wording("alert.title", instance=ref.name)
         if request.trigger is Trigger.SWEEP:
             return self.wording("alert.title.sweep", instance=ref.name)
+        if request.trigger is Trigger.WATCHER:  # no restart asked, no process killed: a cell stopped (issue 44)
+            return self.wording("alert.title.kernel_kept", instance=ref.name)
         requester = request.requester.email if request.requester else "notebook-medic"
         if action_key := ACTION_WORDS.get(request.action):
             return self.wording("alert.title.action", instance=ref.name, action=self.wording(action_key),

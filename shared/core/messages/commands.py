@@ -200,6 +200,12 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "en": ":no_entry: Only organizers can use these buttons.",
         "ja": ":no_entry: このボタンは運営のみ使用できます。",
     },
+    "deny.bulk_organizers_only": {
+        "en": ":no_entry: `{command}` starts or stops every notebook of the contest: only organizers can. For your own "
+        "notebook, `/restart-notebook` restarts it (or starts it when it is stopped).",
+        "ja": ":no_entry: `{command}` はコンテストの全ノートブックを起動・停止するもので、運営のみ使用できます。"
+        "ご自分のノートブックは `/restart-notebook` で再起動 (停止中なら起動) できます。",
+    },
     "button.ack.restart": {"en": "Restarting `{name}`…", "ja": "`{name}` を再起動しています…"},
     "button.ack.pause": {"en": "Pausing restarts of `{name}`…", "ja": "`{name}` の再起動を一時停止しています…"},
     "button.ack.resume": {"en": "Resuming restarts of `{name}`…", "ja": "`{name}` の再起動を再開しています…"},

@@ -148,6 +148,18 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
     "fleet.run.start": {"en": ":arrow_forward: *Start all*, asked by {who}.", "ja": ":arrow_forward: *一括起動* ({who} の依頼)。"},
     "fleet.run.stop": {"en": ":stop_button: *Stop all*, asked by {who}.", "ja": ":stop_button: *一括停止* ({who} の依頼)。"},
     "fleet.run.schedule": {"en": "the contest's schedule", "ja": "コンテストのスケジュール"},
+    "fleet.run.busy_start": {
+        "en": ":hourglass: Start all is already under way (since {since}): your press started nothing. Its progress "
+        "is in the organizers' channel.",
+        "ja": ":hourglass: 一括起動はすでに実行中です ({since} から)。今回の操作では何も起動していません。"
+        "進捗は運営チャンネルにあります。",
+    },
+    "fleet.run.busy_stop": {
+        "en": ":hourglass: Stop all is already under way (since {since}): your press stopped nothing. Its progress "
+        "is in the organizers' channel.",
+        "ja": ":hourglass: 一括停止はすでに実行中です ({since} から)。今回の操作では何も停止していません。"
+        "進捗は運営チャンネルにあります。",
+    },
     "announce.header": {
         "en": ":mega: Message from the organizers of {contest}:",
         "ja": ":mega: {contest} 運営からのお知らせ:",

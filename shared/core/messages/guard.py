@@ -44,6 +44,17 @@ GUARD: Final[dict[str, dict[Lang, str]]] = {
         "JupyterLab の上限 {limit} のうち {rss} を使用していました。カーネルと変数はそのまま残っています。"
         "再実行する前にメモリを空けてください (大きなオブジェクトを `del`、読み込むデータを減らす)。\n{advice}",
     },
+    "dm.refused": {
+        "en": "A cell of your notebook *{instance}* was stopped at {time} before it ran out of memory: {process} "
+        "asked for {asked} when JupyterLab had {left} left, so the allocation was refused (`MemoryError`). The "
+        "kernel and its variables are kept. Work on less at once (fewer rows, smaller arrays, one fold at a time) "
+        "before running it again.\n{advice}",
+        "ja": "ノートブック *{instance}* のセルが {time} にメモリ不足になる前に停止されました: {process} が "
+        "{asked} を要求しましたが、JupyterLab の残りは {left} だったため、割り当てを拒否しました (`MemoryError`)。"
+        "カーネルと変数はそのまま残っています。再実行する前に一度に扱う量を減らしてください (行数、配列の大きさ、"
+        "fold を一つずつ)。\n{advice}",
+    },
+    "dm.refused.asked_unknown": {"en": "more memory", "ja": "それ以上のメモリ"},
     "dm.memory_used": {"en": " ({rss} in use)", "ja": " (使用量 {rss})"},
     # ---- the organizers -----------------------------------------------------------------------
     "reason.guard-no-restart": {
@@ -51,11 +62,19 @@ GUARD: Final[dict[str, dict[Lang, str]]] = {
         "ja": "JupyterLab が停止しており、ガードが Kill 後 {wait} 以内に復旧させませんでした",
     },
     "outcome.kernel_kept": {
-        "en": ":information_source: Not restarted: the cell was interrupted before the kill, the kernel kept",
-        "ja": ":information_source: 再起動せず: Kill の前にセルを中断し、カーネルは保たれました",
+        "en": ":information_source: Not restarted: the cell was stopped before the kill (interrupted, or its "
+        "allocation refused), the kernel kept",
+        "ja": ":information_source: 再起動せず: Kill の前にセルを停止し (中断、またはメモリ割り当ての拒否)、カーネルは"
+        "保たれました",
     },
     "outcome.kernels_today": {
-        "en": "This notebook's kernels today: {kills} killed, {interrupts} interrupted before the kill",
-        "ja": "このノートブックのカーネル (本日): 強制終了 {kills} 回、Kill 前の中断 {interrupts} 回",
+        "en": "This notebook's kernels today: {kills} killed; cells stopped, kernels kept: {interrupts}",
+        "ja": "このノートブックのカーネル (本日): 強制終了 {kills} 回、セル停止 (カーネル保持) {interrupts} 回",
     },
+    "alert.title.kernel_kept": {
+        "en": ":octagonal_sign: {instance}: a cell stopped before it ran out of memory, its kernel kept",
+        "ja": ":octagonal_sign: {instance}: メモリ不足の前にセルを停止し、カーネルは保たれました",
+    },
+    "field.stopped_process": {"en": "Stopped in", "ja": "停止したプロセス"},
+    "field.stopped_at": {"en": "Stopped at", "ja": "停止時刻"},
 }

@@ -14,18 +14,18 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "ja": ":bar_chart: *コンテストのレポート* {since} – {until}: ノートブック {notebooks} 台、参加者 {participants} 人。",
     },
     "report.totals": {
-        "en": "OOM kills: {kills}. Restarts: {automatic} automatic, {manual} manual ({failed} did not finish). "
+        "en": "OOM kills: {kills}. Cells stopped, kernels kept: {kept}. Restarts: {automatic} automatic, {manual} manual ({failed} did not finish). "
         "JupyterLab down: at least {minutes} min in all. Resizes: {resizes}. Notebook-hours: at most {hours}, "
         "about ${cost} at MACHINE_PRICES.",
-        "ja": "OOM キル {kills} 件、自動再起動 {automatic} 件・手動再起動 {manual} 件 (完了しなかったもの {failed} 件)、"
+        "ja": "OOM キル {kills} 件、セル停止 (カーネル保持) {kept} 件、自動再起動 {automatic} 件・手動再起動 {manual} 件 (完了しなかったもの {failed} 件)、"
         "JupyterLab の停止は合計 {minutes} 分以上、マシン変更 {resizes} 件、稼働は最大 {hours} ノートブック時間、"
         "MACHINE_PRICES での概算 ${cost}。",
     },
     "report.totals.unpriced": {
-        "en": "OOM kills: {kills}. Restarts: {automatic} automatic, {manual} manual ({failed} did not finish). "
+        "en": "OOM kills: {kills}. Cells stopped, kernels kept: {kept}. Restarts: {automatic} automatic, {manual} manual ({failed} did not finish). "
         "JupyterLab down: at least {minutes} min in all. Resizes: {resizes}. Notebook-hours: at most {hours}; no "
         "cost: MACHINE_PRICES has no price for {types}.",
-        "ja": "OOM キル {kills} 件、自動再起動 {automatic} 件・手動再起動 {manual} 件 (完了しなかったもの {failed} 件)、"
+        "ja": "OOM キル {kills} 件、セル停止 (カーネル保持) {kept} 件、自動再起動 {automatic} 件・手動再起動 {manual} 件 (完了しなかったもの {failed} 件)、"
         "JupyterLab の停止は合計 {minutes} 分以上、マシン変更 {resizes} 件、稼働は最大 {hours} ノートブック時間。"
         "MACHINE_PRICES に {types} の価格がないため費用は出せません。",
     },
