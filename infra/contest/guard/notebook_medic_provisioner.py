@@ -20,6 +20,9 @@ completed: the kernel answering a kernel_info_request.
   memory) is a failed start: the next start waits 1, 2, 4 ... s (at most 60 s) after the first two in a row, so a
   kernel that cannot start costs a start a minute, never a start a second. Each such wait is one server log line
   ("notebook-medic-guard: kernel ... failed to start"), in jupyter.service's journal.
+
+restart_limit is a server-wide setting: a kernelspec that names a provisioner of its own (none on Workbench's
+images; nb_conda_kernels' name none) keeps Jupyter's restarter without a limit and without this backoff.
 """
 
 from __future__ import annotations
