@@ -259,6 +259,8 @@ $PROVISIONER = notebook_medic_provisioner:OomFirstProvisioner" && changed=1
     && changed=1
   # Jupyter notices a dead kernel by polling it every KernelRestarter.time_to_dead (3 s by default, jupyter_client
   # restarter.py), most of a killed kernel's time to come back; polling a child's pid every second costs nothing.
+  # It is only that period: is_alive asks the provisioner whether the process exited (no heartbeat, so a kernel
+  # busy in a long C call is never taken for dead), and what restart_limit counts (below) does not depend on it.
   put_file "$confdir/jupyter_server_config.json" \
     "$(merged_config "$confdir/jupyter_server_config.json" KernelRestarter time_to_dead "$TIME_TO_DEAD")" && changed=1
   # The restarter counts a kernel dying within stable_start_time (10 s) of its restart as a failed restart and
