@@ -362,13 +362,34 @@ def kill_kernel_once(
         if clock:
             clock.stop()
         raise AssertionError(f"the kernel allocated {allocate_bytes} bytes without being killed: {result}")
-    deadline = started + timeout
+    try:
+        usable = usable_again(server, kernel_id, started + timeout) - started
+    finally:
+        oom_after = clock.stop() if clock else None
+    return KillTiming(pid, killed, usable, oom_after)
+
+
+def sigkill_kernel_once(server: JupyterServer, kernel_id: str, timeout: float = 60.0) -> KillTiming:
+    """SIGKILLs the kernel (the OOM killer's signal) and waits until the restarted kernel runs code again."""
+    pid = server.kernel_pid(kernel_id, timeout)
+    started = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    return KillTiming(pid, 0.0, usable_again(server, kernel_id, started + timeout) - started, 0.0)
+
+
+def usable_again(server: JupyterServer, kernel_id: str, deadline: float) -> float:
+    """When (time.monotonic()) the kernel next ran code, asked again as soon as an answer says it is not back, as a
+    participant re-running the cell would; AssertionError with what each try got and the server's log past
+    `deadline`."""
+    tries: list[str] = []
     while time.monotonic() < deadline:
-        again = server.execute(kernel_id, "print(6 * 7)", max(1.0, deadline - time.monotonic()))
+        asked = time.monotonic()
+        again = server.execute(kernel_id, "print(6 * 7)", max(1.0, deadline - asked))
         if again.status == "ok" and again.stdout.strip() == "42":
-            usable = time.monotonic() - started
-            return KillTiming(pid, killed, usable, clock.stop() if clock else None)
+            return time.monotonic()
+        tries.append(f"{again.status} after {time.monotonic() - asked:.1f} s {again.error[:80]}".strip())
         time.sleep(0.1)
-    if clock:
-        clock.stop()
-    raise AssertionError(f"the kernel was not usable again within {timeout} s of its kill")
+    said = [line for line in server.log_path.read_text(errors="replace").splitlines()
+            if "Restarter" in line or "notebook-medic" in line or "rror" in line][-20:]
+    raise AssertionError(f"the kernel was not usable again within the deadline of its kill; tries: {tries[-10:]}; "
+                         "the server said: " + "\n".join(said))

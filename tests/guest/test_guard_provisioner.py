@@ -36,7 +36,7 @@ def provisioner_env(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     assert again == "", "a second run changes nothing and says nothing"
     config = json.loads((home / "config" / "jupyter_server_config.json").read_text())
     assert config == {"KernelProvisionerFactory": {"default_provisioner_name": "notebook-medic-oom-first"},
-                      "KernelRestarter": {"time_to_dead": 1.0}}
+                      "KernelRestarter": {"restart_limit": 1000000000, "time_to_dead": 1.0}}
     return home, env
 
 

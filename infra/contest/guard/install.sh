@@ -29,7 +29,8 @@
 #        - a kernel must RAISE its own oom_score_adj: it inherits the protected server's -900, and lowering needs
 #          CAP_SYS_RESOURCE while raising never does (kernel fs/proc/base.c). The provisioner starts each kernel
 #          through `sh -c 'echo 1000 > /proc/self/oom_score_adj; exec "$@"'`, so the kernel keeps its pid;
-#      kernels already running are raised now through /proc;
+#      kernels already running are raised now through /proc; the same provisioner (notebook_medic_provisioner.py)
+#      and KernelRestarter's restart_limit make a killed kernel come back after any number of kills;
 #   4. jupyter-resource-usage in the server's environment, its limit the unit's MemoryMax and its warning at 90 %,
 #      so the participant sees memory fill before the kill;
 #   5. the memory watcher (issue 32: memory_watcher.py, notebook-medic-memory-watcher.service, kernel_hook.py),
@@ -58,9 +59,11 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 OPT=/opt/notebook-medic
 DROPIN_NAME=50-notebook-medic-guard.conf
 SERVER_OOM_SCORE_ADJ=-900
-KERNEL_OOM_SCORE_ADJ=1000
+# Every kernel's oom_score_adj: the provisioner's own figure (one place), for the kernels already running.
+KERNEL_OOM_SCORE_ADJ="$(sed -n 's/^KERNEL_OOM_SCORE_ADJ = \([0-9]*\)$/\1/p' "$HERE/notebook_medic_provisioner.py" 2>/dev/null)"
 PROVISIONER=notebook-medic-oom-first
 TIME_TO_DEAD=1.0
+RESTART_LIMIT=1000000000
 WATCHER_UNIT=notebook-medic-memory-watcher.service
 RESOURCE_USAGE="jupyter-resource-usage==1.3.0"
 # Workbench's agents, by unit-name pattern (their exact names differ between images; what is found is logged).
@@ -240,23 +243,11 @@ PY
 # (nb_conda_kernels' included). Written by hand rather than pip-installed: no build backend, no network.
 provisioner_files() {
   local site="$1" confdir="$2" changed=0
-  put_file "$site/notebook_medic_provisioner.py" '"""notebook-medic: every kernel the OOM killer'"'"'s first choice (infra/contest/guard/install.sh)."""
-
-from typing import Any
-
-from jupyter_client.provisioning import LocalProvisioner
-
-KERNEL_OOM_SCORE_ADJ = '"$KERNEL_OOM_SCORE_ADJ"'
-# Raising oom_score_adj needs no privilege; the kernel inherits the protected server'"'"'s, so it raises its own
-# before becoming the kernel (exec keeps the pid the provisioner watches).
-RAISE = f"echo {KERNEL_OOM_SCORE_ADJ} > /proc/self/oom_score_adj 2>/dev/null; exec \"$@\""
-
-
-class OomFirstProvisioner(LocalProvisioner):  # type: ignore[misc]
-    """LocalProvisioner whose kernels raise their oom_score_adj before they start."""
-
-    async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
-        return await super().launch_kernel(["/bin/sh", "-c", RAISE, "notebook-medic-kernel", *cmd], **kwargs)' && changed=1
+  if [[ ! -f "$HERE/notebook_medic_provisioner.py" ]]; then
+    problem "notebook_medic_provisioner.py did not come with install.sh: kernels keep the server's oom_score_adj"
+    return 1
+  fi
+  put_file "$site/notebook_medic_provisioner.py" "$(cat "$HERE/notebook_medic_provisioner.py")" && changed=1
   put_file "$site/notebook_medic_provisioner-$GUARD_VERSION.dist-info/METADATA" "Metadata-Version: 2.1
 Name: notebook-medic-provisioner
 Version: $GUARD_VERSION" && changed=1
@@ -268,10 +259,18 @@ $PROVISIONER = notebook_medic_provisioner:OomFirstProvisioner" && changed=1
     && changed=1
   # Jupyter notices a dead kernel by polling it every KernelRestarter.time_to_dead (3 s by default, jupyter_client
   # restarter.py), most of a killed kernel's time to come back; polling a child's pid every second costs nothing.
+  # It is only that period: is_alive asks the provisioner whether the process exited (no heartbeat, so a kernel
+  # busy in a long C call is never taken for dead), and what restart_limit counts (below) does not depend on it.
   put_file "$confdir/jupyter_server_config.json" \
     "$(merged_config "$confdir/jupyter_server_config.json" KernelRestarter time_to_dead "$TIME_TO_DEAD")" && changed=1
+  # The restarter counts a kernel dying within stable_start_time (10 s) of its restart as a failed restart and
+  # leaves it dead past restart_limit (5): a participant re-running a cell that runs out of memory lost the kernel
+  # at every sixth kill. Out of reach here: the provisioner holds the crash-loop policy instead, on whether the
+  # kernel had answered (notebook_medic_provisioner.py says how and why).
+  put_file "$confdir/jupyter_server_config.json" \
+    "$(merged_config "$confdir/jupyter_server_config.json" KernelRestarter restart_limit "$RESTART_LIMIT")" && changed=1
   if [[ "$changed" == 1 ]]; then
-    log "installed the kernel provisioner $PROVISIONER in $site, the default in $confdir (kernels: oom_score_adj $KERNEL_OOM_SCORE_ADJ; a dead kernel noticed within ${TIME_TO_DEAD} s)"
+    log "installed the kernel provisioner $PROVISIONER in $site, the default in $confdir (kernels: oom_score_adj $KERNEL_OOM_SCORE_ADJ; a dead kernel noticed within ${TIME_TO_DEAD} s and restarted after any number of kills)"
     PROVISIONER_NEW=1
   fi
   return 0
@@ -372,6 +371,7 @@ with open(sys.argv[1], encoding="utf-8") as handle:
     data = json.load(handle)
 data.get("KernelProvisionerFactory", {}).pop("default_provisioner_name", None)
 data.get("KernelRestarter", {}).pop("time_to_dead", None)
+data.get("KernelRestarter", {}).pop("restart_limit", None)
 data.pop("ResourceUseDisplay", None)
 with open(sys.argv[1], "w", encoding="utf-8") as handle:
     json.dump({k: v for k, v in data.items() if v}, handle, indent=2, sort_keys=True)
