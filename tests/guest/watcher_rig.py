@@ -149,13 +149,14 @@ class Trial:
 
 
 # Run after each trial: whatever the cell defined is dropped, and the last traceback (whose frames can hold a
-# refused operation's intermediate arrays) with it.
-FORGET = ("import gc as _gc, sys as _sys\n"
-          "for _name in set(globals()) - _nm_before - {'_nm_before', '_gc', '_sys', '_name'}:\n"
+# refused operation's intermediate arrays) with it; then glibc hands back what it keeps of the freed memory (a dict of
+# a million 1 kB values, freed, stays resident otherwise), so that the next trial starts from a clean kernel.
+FORGET = ("import gc as _gc, sys as _sys, ctypes as _ctypes\n"
+          "for _name in set(globals()) - _nm_before - {'_nm_before', '_gc', '_sys', '_ctypes', '_name'}:\n"
           "    globals().pop(_name, None)\n"
           "_sys.last_type = _sys.last_value = _sys.last_traceback = None\n"
           "if hasattr(_sys, 'last_exc'):\n    _sys.last_exc = None\n"
-          "_gc.collect()\n")
+          "_gc.collect()\n_ctypes.CDLL('libc.so.6').malloc_trim(0)\n")
 
 
 def outcome_of(result: rig.ExecResult) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 NOTE_DIR = os.environ.get("NOTEBOOK_MEDIC_NOTES", "/run/notebook-medic/interrupts")
 NOTE_MAX_AGE_S = 120.0
 REFUSAL_DIR = os.environ.get("NOTEBOOK_MEDIC_REFUSALS", "/run/notebook-medic/refusals")
+ROOM = 64 * 1024 * 1024  # the watcher's floor (memory_watcher.Policy.floor): what a refused kernel needs to answer
 GIB = 1024**3
 
 MESSAGE = (
@@ -92,14 +93,21 @@ def shown_size(text: str) -> tuple[str, str]:
     return "more than was left", "残りを超える量"
 
 
-def memory_left() -> int | None:
-    """What this kernel could still map under the watcher's limit (None: no limit, the watcher is not refusing)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
-        return None
+def memory_left(soft: int) -> int:
+    """What this kernel could still map under its soft address-space limit `soft` (the watcher's)."""
     with open("/proc/self/statm", encoding="ascii") as handle:
         mapped = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     return max(soft - mapped, 0)
+
+
+def room_to_answer(room: int = ROOM) -> None:
+    """Raise this kernel's own soft limit by `room` (a process may, up to its hard limit): at a refusal the kernel
+    sits at its limit, and IPython's traceback and the reply need a few MB more. The watcher sets the limit again
+    at its next look (its floor is the same 64 MiB)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        resource.setrlimit(resource.RLIMIT_AS, (soft + room if hard == resource.RLIM_INFINITY
+                                                else min(soft + room, hard), hard))
 
 
 def refusal_message(text: str, left: int) -> str:
@@ -109,9 +117,9 @@ def refusal_message(text: str, left: int) -> str:
     return f"{text}\n{said}" if text else said
 
 
-def note_refusal(pid: int, asked: int, left: int) -> None:
+def note_refusal(pid: int, asked: int, left: int, directory: str = REFUSAL_DIR) -> None:
     """The note the watcher turns into the refusal's log line (a new file per refusal, written whole at once)."""
-    name = os.path.join(REFUSAL_DIR, f"{pid}-{time.time_ns()}.json")
+    name = os.path.join(directory, f"{pid}-{time.time_ns()}.json")
     fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
         os.write(fd, json.dumps({"pid": pid, "asked": asked, "left": left}).encode())
@@ -161,8 +169,10 @@ def install() -> None:
     def on_memory_error(self: Any, etype: type[BaseException], value: BaseException, tb: Any,
                         tb_offset: int | None = None) -> None:
         try:
-            left = memory_left()
-            if left is not None:
+            soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+            if soft != resource.RLIM_INFINITY:  # the watcher's limit refused it (else: the VM's own refusal)
+                room_to_answer()
+                left = memory_left(soft)
                 text = str(value)
                 # a plain MemoryError: numpy's own subclass cannot be made from a message alone
                 etype, value = MemoryError, MemoryError(refusal_message(text, left)).with_traceback(tb)
