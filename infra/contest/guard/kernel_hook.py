@@ -28,6 +28,7 @@ import json
 import os
 import re
 import resource
+import signal
 import sys
 import time
 from typing import Any
@@ -184,7 +185,14 @@ def install() -> None:
     def either(self: Any, etype: type[BaseException], value: BaseException, tb: Any,
                tb_offset: int | None = None) -> None:
         if issubclass(etype, MemoryError):
-            on_memory_error(self, etype, value, tb, tb_offset)
+            # A refusal comes near the line, often while the cell still grew: the watcher's SIGINT landing while
+            # IPython formats this traceback (a second or more for pandas' frames) would cut the message short.
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                on_memory_error(self, etype, value, tb, tb_offset)
+            finally:
+                signal.signal(signal.SIGINT, previous)
+                fresh_note(path, seen)  # that interrupt's note, moot now: not shown at the next Interrupt press
         else:
             handler(self, etype, value, tb, tb_offset)
 
