@@ -331,6 +331,13 @@ def test_what_is_left_is_the_interrupt_line_less_the_working_set_page_cache_coun
     # 1 GB of it inactive page cache (a file read): reclaimed before any kill, so left for the cell
     assert mw.memory_left(mw.Sample(0, 1500 * MIB, LIMIT, (), 1000 * MIB), POLICY) == at_line - 500 * MIB
     assert mw.memory_left(mw.Sample(0, LIMIT, LIMIT, ()), POLICY) < 0
+    # of that cache, 300 MiB are the kernels' own mapped files (libraries): not free, they would fault back in
+    kernels = (mw.Kernel(1, "python", 400 * MIB, 900 * MIB, mapped_file=200 * MIB),)
+    children = (mw.Kernel(2, "python", 100 * MIB, 300 * MIB, mapped_file=100 * MIB),)
+    assert mw.memory_left(mw.Sample(0, 1500 * MIB, LIMIT, kernels, 1000 * MIB, children), POLICY) \
+        == at_line - 800 * MIB
+    assert mw.memory_left(mw.Sample(0, 1500 * MIB, LIMIT, kernels, 100 * MIB, children), POLICY) \
+        == at_line - 1500 * MIB
     assert mw.memory_left(mw.Sample(0, 500 * MIB, 0, ()), POLICY) == 0
 
 

@@ -251,6 +251,9 @@ def test_every_kernel_and_its_child_get_the_memory_left_as_address_space_and_get
     machine.set_usage(325 * MIB)  # less than limit_step: nothing written again
     watcher.step(0.25)
     assert len(limits.writes) == writes
+    limits.now[KERNEL] = (200 * MIB + left + 64 * MIB, mw.RLIM_INFINITY)  # the hook's room to answer a refusal
+    watcher.step(0.3)
+    assert limits.now[KERNEL] == (200 * MIB + left - 5 * MIB, mw.RLIM_INFINITY)  # taken back at the next look
     machine.set_usage(1800 * MIB)  # another kernel took it all: the floor
     watcher.step(0.5)
     assert limits.now[KERNEL] == (200 * MIB + mw.Policy().floor, mw.RLIM_INFINITY)

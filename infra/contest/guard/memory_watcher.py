@@ -88,6 +88,7 @@ class Kernel:
     comm: str
     rss: int
     size: int = 0
+    mapped_file: int = 0  # resident pages of mapped files (statm's "shared": libraries, mmap'd files)
 
 
 @dataclass(frozen=True)
@@ -188,12 +189,15 @@ def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchStat
 
 
 def memory_left(sample: Sample, policy: Policy) -> int:
-    """What the unit has left for one more allocation: up to the threshold line, page cache that would be reclaimed
-    counted as free. The line is the interrupt's: an allocation that fits under it is neither refused nor
-    interrupted; one that would cross it is refused; growth in small steps across it is interrupted."""
+    """What the unit has left for one more allocation: up to the threshold line, inactive page cache counted as
+    free, less what of it the kernels have mapped (their libraries, their mmap'd files: reclaiming those pages
+    only makes them fault back in, and a fill that counted on them went on to the kill). The line is the
+    interrupt's: an allocation that fits under it is neither refused nor interrupted; one that would cross it is
+    refused; growth in small steps across it is interrupted."""
     if sample.limit <= 0:
         return 0
-    return int(policy.threshold * sample.limit) - sample.working_set
+    mapped = sum(k.mapped_file for k in (*sample.kernels, *sample.children))
+    return int(policy.threshold * sample.limit) - sample.usage + max(sample.reclaimable - mapped, 0)
 
 
 def address_limit(process: Kernel, left: int, policy: Policy, ram: int, gpu: bool) -> int | None:
@@ -550,7 +554,8 @@ class KernelTable:
         for pid, (comm, fd) in list(table.items()):
             try:
                 fields = os.pread(fd, 128, 0).split()
-                processes.append(Kernel(pid, comm, int(fields[1]) * self.page, int(fields[0]) * self.page))
+                processes.append(Kernel(pid, comm, int(fields[1]) * self.page, int(fields[0]) * self.page,
+                                        int(fields[2]) * self.page))
             except (OSError, IndexError, ValueError):
                 self.forget(pid)
         return tuple(processes)
@@ -586,24 +591,23 @@ class AddressLimits:
         `inherited` has its parent's limit, the watcher's: its own is taken to be none."""
         changed = False
         seen = {p.pid for p in processes}
+        self.refused &= seen  # a pid gone may come back as another process
         for pid in set(self.limited) - seen:
             del self.limited[pid]
             changed = True
         for process in processes:
             if process.pid in self.refused or process.pid not in started:
                 continue
-            current = self.limited.get(process.pid)
-            own = current[1:3] if current else None
-            if own is None:
-                try:
-                    own = self.prlimit(process.pid, resource.RLIMIT_AS)
-                except OSError as error:
-                    self.refuse(process, error)
-                    continue
-                if process.pid in inherited:
-                    own = (RLIM_INFINITY, own[1])
+            recorded = self.limited.get(process.pid)
+            try:  # its soft limit as it is now: the kernel may have raised it (the hook does, to answer a refusal)
+                now = self.prlimit(process.pid, resource.RLIMIT_AS)
+            except OSError as error:
+                self.refuse(process, error)
+                continue
+            own = recorded[1:3] if recorded else (RLIM_INFINITY, now[1]) if process.pid in inherited else now
+            current = now[0] if recorded else None
             wanted = address_limit(process, left, policy, ram, gpu)
-            target = limit_to_set(current[0] if current else None, wanted, own[0], policy)
+            target = limit_to_set(current, wanted, own[0], policy)
             if target is None:
                 continue
             try:
@@ -615,7 +619,7 @@ class AddressLimits:
                 self.limited.pop(process.pid, None)
             else:
                 self.limited[process.pid] = (target, own[0], own[1], started[process.pid])
-            changed = changed or current is None or wanted is None
+            changed = changed or recorded is None or wanted is None
         if changed:
             self.record()
 
