@@ -393,3 +393,20 @@ def test_the_refusal_line_cannot_be_bent_by_a_process_name() -> None:
     line = mw.refusal_line(mw.Refusal(12, "evil) asked=1 x=\n", 11_900_000_000, 0, 3, 4), "/system.slice/j s")
     assert line == ("notebook-medic-watcher: refused allocation kernel pid=12 (evil__asked_1_x__) asked=11900000000 "
                     "left=0 usage=3 limit=4 cgroup=/system.slice/j_s")
+
+
+def test_a_fill_in_progress_is_not_counted_as_left_twice_but_what_a_kernel_always_keeps_unfilled_is() -> None:
+    # at rest: 400 MiB of data mapped, 150 MiB of it resident anonymous memory (stacks, arenas: 250 unfilled)
+    rest = mw.Kernel(1, "python", rss=200 * MIB, size=1200 * MIB, mapped_file=50 * MIB, data=400 * MIB)
+    assert mw.unfilled(rest, None, 0) == (0, 250 * MIB)
+    # np.concatenate has mapped its 1 GiB result and filled a quarter of it
+    mid = mw.Kernel(1, "python", rss=456 * MIB, size=2224 * MIB, mapped_file=50 * MIB, data=1424 * MIB)
+    assert mw.unfilled(mid, 250 * MIB, 64 * MIB) == (704 * MIB, 314 * MIB)
+    # a slack that lasts (the heap handed back with madvise, still mapped) is absorbed at the settle rate
+    usual = 250 * MIB
+    for _ in range(12):  # 3 s of looks 0.25 s apart, at 256 MiB/s
+        _, usual = mw.unfilled(mid, usual, int(POLICY.settle * 0.25))
+    assert mw.unfilled(mid, usual, 0) == (0, 1018 * MIB)
+    # threads gone, less unfilled than ever: the new usual
+    lean = mw.Kernel(1, "python", rss=200 * MIB, size=1000 * MIB, mapped_file=50 * MIB, data=300 * MIB)
+    assert mw.unfilled(lean, 250 * MIB, 64 * MIB) == (0, 150 * MIB)

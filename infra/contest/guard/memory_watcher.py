@@ -77,6 +77,7 @@ class Policy:
     floor: int = 64 * MIB        # address space a limited process may always map beyond what it has (ZeroMQ, the
     #                              reply to the cell, a thread's stack): the refusal never starves the kernel itself
     limit_step: int = 16 * MIB   # a process's limit is set again only when what it should be moved by this much
+    settle: float = 256 * MIB    # bytes/s at which a lasting unfilled slack stops counting as a fill (unfilled)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ class Kernel:
     rss: int
     size: int = 0
     mapped_file: int = 0  # resident pages of mapped files (statm's "shared": libraries, mmap'd files)
+    data: int = 0  # private data and stack mappings (statm's "data"), resident or not
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,19 @@ def address_limit(process: Kernel, left: int, policy: Policy, ram: int, gpu: boo
     if gpu or process.size - process.rss > ram:
         return None
     return process.size + max(left, policy.floor)
+
+
+def unfilled(process: Kernel, least: int | None, rise: int) -> tuple[int, int]:
+    """(bytes of data the process has mapped but not filled yet beyond its usual, that usual now).
+
+    A look in the middle of a fill (np.concatenate has mapped its result and is copying into it) sees the result
+    in VmSize and its unfilled part as still left in the unit: counted twice, it would let the next allocation
+    have it again. What a kernel keeps mapped and unfilled for long (thread stacks, arena space, heap handed back)
+    is its usual, not subtracted: the usual follows the least seen, rising by at most `rise` since the last look,
+    so that a fill (seconds) stands out and a lasting slack is absorbed within seconds."""
+    slack = max(process.data - (process.rss - process.mapped_file), 0)
+    usual = slack if least is None else min(least + rise, slack)
+    return slack - usual, usual
 
 
 def limit_to_set(current: int | None, wanted: int | None, own: int, policy: Policy) -> int | None:
@@ -555,7 +570,7 @@ class KernelTable:
             try:
                 fields = os.pread(fd, 128, 0).split()
                 processes.append(Kernel(pid, comm, int(fields[1]) * self.page, int(fields[0]) * self.page,
-                                        int(fields[2]) * self.page))
+                                        int(fields[2]) * self.page, int(fields[5]) * self.page))
             except (OSError, IndexError, ValueError):
                 self.forget(pid)
         return tuple(processes)
@@ -584,14 +599,16 @@ class AddressLimits:
         self.state, self.say, self.prlimit = state, say, prlimit
         self.limited: dict[int, tuple[int, int, int, int]] = {}  # pid -> (ours, own soft, own hard, start ticks)
         self.refused: set[int] = set()  # pids prlimit refused (said once; another uid without CAP_SYS_RESOURCE)
+        self.least: dict[int, int] = {}  # pid -> the least unfilled data seen (unfilled())
 
     def follow(self, processes: Sequence[Kernel], started: dict[int, int], inherited: set[int], left: int,
-               policy: Policy, ram: int, gpu: bool) -> None:
+               policy: Policy, ram: int, gpu: bool, elapsed: float = 0.0) -> None:
         """Each process's limit as address_limit() wants it now; the processes gone forgotten. A process in
         `inherited` has its parent's limit, the watcher's: its own is taken to be none."""
         changed = False
         seen = {p.pid for p in processes}
         self.refused &= seen  # a pid gone may come back as another process
+        self.least = {pid: least for pid, least in self.least.items() if pid in seen}
         for pid in set(self.limited) - seen:
             del self.limited[pid]
             changed = True
@@ -606,7 +623,9 @@ class AddressLimits:
                 continue
             own = recorded[1:3] if recorded else (RLIM_INFINITY, now[1]) if process.pid in inherited else now
             current = now[0] if recorded else None
-            wanted = address_limit(process, left, policy, ram, gpu)
+            filling, self.least[process.pid] = unfilled(process, self.least.get(process.pid),
+                                                        int(policy.settle * elapsed))
+            wanted = address_limit(process, left - filling, policy, ram, gpu)
             target = limit_to_set(current, wanted, own[0], policy)
             if target is None:
                 continue
@@ -765,6 +784,7 @@ class Watcher:
     gpu: bool = False
     refreshed: bool = False
     refused: int = 0  # refusals logged
+    followed_at: float | None = None  # when the limits were last followed
 
     def set_status(self, status: str) -> None:
         """Say a change of state once (the journal and the guest attribute), never the same state twice."""
@@ -862,7 +882,9 @@ class Watcher:
         """Every kernel's and child's address-space limit as the memory left now wants it."""
         if self.refuse and self.limits is not None and self.table is not None:
             self.limits.follow((*sample.kernels, *sample.children), self.table.started, self.table.inherited(),
-                               memory_left(sample, self.policy), self.policy, self.ram, self.gpu)
+                               memory_left(sample, self.policy), self.policy, self.ram, self.gpu,
+                               sample.at - self.followed_at if self.followed_at is not None else 0.0)
+            self.followed_at = sample.at
 
     def collect_refusals(self, sample: Sample, most: int = 10) -> None:
         """The hook's notes of refused allocations (oldest first, `most` a second; the rest wait), each logged as
