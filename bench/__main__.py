@@ -124,12 +124,13 @@ def _real_kernel_arguments(parser: argparse.ArgumentParser) -> None:
     """The phases on the real kernel: a kernel's OOM kill under JupyterLab, and the memory watcher."""
     guest = parser.add_argument_group("a kernel's OOM kill under the real kernel and a real JupyterLab")
     guest.add_argument("--guest-kills", type=int, default=20, help="consecutive kernel kills")
-    mem = parser.add_argument_group("memory watcher (issue 32; real kernel, cgroup and Jupyter; skipped without)")
+    mem = parser.add_argument_group("memory watcher (issues 32, 40; real kernel, cgroup and Jupyter; skipped without)")
     mem.add_argument("--watcher-trials", type=int, default=20, help="runaway cells per mode")
     mem.add_argument("--watcher-plateaus", type=int, default=5, help="cells held at 90 %% per mode")
     mem.add_argument("--watcher-cpu-seconds", type=float, default=30.0, help="CPU measured over, per state")
-    mem.add_argument("--watcher-modes", default="event,polling",
-                     help="event (cgroup v1's threshold event) and/or polling (as on cgroup v2)")
+    mem.add_argument("--watcher-modes", default="event,polling,catalogue",
+                     help="event (cgroup v1's threshold event) and/or polling (as on cgroup v2): the interrupt alone; "
+                          "catalogue: the runaway and fitting cells of tests/guest/runaway_cells.py, refusal on")
 
 
 def _day_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,5 +1,8 @@
-"""The memory watcher on the real kernel here (issue 32): runaway cells interrupted before the OOM kill, careful
-cells never interrupted, one allocation too big to interrupt falling through to the kill, and the watcher's CPU.
+"""The memory watcher on the real kernel here (issues 32 and 40): runaway cells interrupted before the OOM kill,
+careful cells never interrupted, one allocation too big to interrupt falling through to the kill, and the watcher's
+CPU, with the interrupt alone (--no-refusal); then, refusal on, the catalogue of tests/guest/runaway_cells.py: every
+runaway cell kept by refusal, kept by interrupt or killed, the time from its start to its error, every fitting cell
+run to its end, a second kernel and the server untouched, the watcher's CPU.
 
 A real jupyter_server and ipykernel in a v1 memory cgroup of LIMIT bytes (tests/guest/rig.py, watcher_rig.py),
 the watcher as its unit runs it (own process, root, Nice=-10). Each mode is run twice: with cgroup v1's threshold
@@ -9,6 +12,7 @@ Debian 12, gets). The machine's load is recorded with the figures: it is shared,
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import time
@@ -19,10 +23,12 @@ from typing import Any
 from bench.common import log
 from bench.metric import Metric
 from tests.guest import rig
+from tests.guest import runaway_cells as rc
 from tests.guest import watcher_rig as wr
 
 LIMIT = 2_000_000_000  # 50 MB blocks against 7 % of headroom (140 MB) above the 93 % threshold
-MODES = {"event": (), "polling": ("--no-events",)}
+MODES = {"event": ("--no-refusal",), "polling": ("--no-events", "--no-refusal")}
+CATALOGUE = "catalogue"
 
 
 def cpu_percent(watcher: wr.WatcherProcess, during: Callable[[], object]) -> tuple[float, float]:
@@ -104,8 +110,50 @@ def run_mode(mode: str, home: Path, trials: int, chunk_trials: int, plateaus: in
                 "log_lines": [line for line in watcher.lines() if " interrupted kernel " not in line]}
 
 
+def catalogue_cells(server: rig.JupyterServer, kernel: str, cells: list[rc.Cell], label: str) -> list[dict[str, Any]]:
+    out = []
+    for number, cell in enumerate(cells):
+        trial = wr.catalogue_trial(server, kernel, cell.code)
+        out.append({"cell": cell.name, "outcome": trial.outcome, "hook_message": trial.hook_message,
+                    "kept": trial.variables_kept, "same_pid": trial.same_pid, "seconds": round(trial.seconds, 2),
+                    "error": trial.error[:160]})
+        log(f"watcher {label} {number + 1}/{len(cells)} {cell.name}: {trial.outcome}, variables "
+            f"{'kept' if trial.variables_kept else 'LOST'} ({trial.seconds:.1f} s)")
+    return out
+
+
+def run_catalogue(home: Path, cpu_s: float) -> dict[str, Any]:
+    """Both catalogues under the watcher with refusal on (cgroup v1's event), a second kernel holding 150 MiB."""
+    with wr.jupyter_with_hook(home, LIMIT) as (server, cgroup), wr.watcher(server) as watcher:
+        files = rc.prepare(home / "data", LIMIT)
+        other = server.start_kernel()
+        held = server.execute(other, "held = bytearray(150 << 20)\nheld[::4096] = b'y' * len(held[::4096])\n"
+                                     "marker = 'second kernel'", timeout=60)
+        other_pid, server_pid = server.kernel_pid(other), server.process.pid
+        kernel, kills = server.start_kernel(), cgroup.oom_kills()
+        load_before = os.getloadavg()
+        idle, _ = cpu_percent(watcher, lambda: time.sleep(cpu_s))
+        started, cpu_started = time.monotonic(), watcher.cpu_seconds()
+        runaway = catalogue_cells(server, kernel, rc.runaway(files), "runaway")
+        server.request("DELETE", f"/api/kernels/{kernel}")
+        fitting = catalogue_cells(server, server.start_kernel(), rc.fitting(files, cgroup.path, cgroup.version),
+                                  "fitting")  # a kernel of its own, as a participant's next notebook
+        seconds = time.monotonic() - started
+        cpu_during = 100 * (watcher.cpu_seconds() - cpu_started) / seconds
+        still = server.execute(other, "print(marker, len(held))")
+        return {"limit": LIMIT, "runaway": runaway, "fitting": fitting,
+                "other_kernel_kept": held.status == "ok" and still.stdout.split() == ["second", "kernel",
+                                                                                      str(150 << 20)]
+                and server.kernel_pid(other) == other_pid,
+                "server_untouched": server.process.poll() is None and server_pid in cgroup.pids() and server.probe(),
+                "oom_kills": cgroup.oom_kills() - kills, "refusal_lines": len(watcher.refusals()),
+                "interrupt_lines": len(watcher.interrupts()), "cpu_idle_pct": round(idle, 3),
+                "cpu_during_pct": round(cpu_during, 3), "seconds": round(seconds, 1),
+                "loadavg_before": load_before, "loadavg_after": os.getloadavg()}
+
+
 def run(trials: int = 20, chunk_trials: int = 5, plateaus: int = 5, hold_s: float = 10.0,
-        cpu_s: float = 30.0, modes: tuple[str, ...] = tuple(MODES)) -> dict[str, Any]:
+        cpu_s: float = 30.0, modes: tuple[str, ...] = (*MODES, CATALOGUE)) -> dict[str, Any]:
     """The modes asked for (both by default), or why they could not run here."""
     reason = rig.memory_cgroup_unavailable()
     if reason:
@@ -114,6 +162,11 @@ def run(trials: int = 20, chunk_trials: int = 5, plateaus: int = 5, hold_s: floa
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nm-bench-watcher-") as tmp:
         for mode in modes:
+            if mode == CATALOGUE:
+                log(f"watcher ({mode}): {len(rc.RUNAWAY) * len(rc.FACTORS)} runaway cells, {len(rc.FITTING)} fitting "
+                    "cells, refusal on")
+                results[mode] = run_catalogue(Path(tmp) / mode, cpu_s)
+                continue
             log(f"watcher ({mode}): {trials} runaway cells, {chunk_trials} chunked reads, {plateaus} cells held at "
                 f"90 %, CPU over {cpu_s:.0f} s per state")
             results[mode] = run_mode(mode, Path(tmp) / mode, trials, chunk_trials, plateaus, hold_s, cpu_s)
@@ -130,6 +183,9 @@ def metrics(results: dict[str, Any]) -> list[Metric]:
         return []
     out = []
     for mode, r in results.items():
+        if mode == CATALOGUE:
+            out.extend(catalogue_metrics(r))
+            continue
         n, ok = len(r["grow"]), kept(r["grow"])
         load = f"load {r['loadavg_before'][0]:.1f}→{r['loadavg_after'][0]:.1f}"
         out.append(Metric(f"watcher.{mode}.kept", f"Watcher ({mode}): runaway cells (50 MB blocks) interrupted, "
@@ -156,3 +212,37 @@ def metrics(results: dict[str, Any]) -> list[Metric]:
                           None, f"{big['oom_kills']} kill(s), server answering: {big['server_answers']}, kernel "
                           f"back: {big['kernel_back']}"))
     return out
+
+
+def catalogue_metrics(r: dict[str, Any]) -> list[Metric]:
+    """Kept (by refusal or interrupt, told why, variables read back) of the runaway cells; fitting cells run to
+    their end; the second kernel and the server; the watcher's CPU."""
+    runaway, fitting = r["runaway"], r["fitting"]
+    n = len(runaway)
+    by = {what: sum(1 for t in runaway if t["outcome"] == what and t["kept"] and t["hook_message"])
+          for what in ("refused", "interrupted")}
+    killed = sum(1 for t in runaway if t["outcome"] == "killed")
+    ok = by["refused"] + by["interrupted"]
+    ended = sorted(t["seconds"] for t in runaway if t["outcome"] in ("refused", "interrupted"))
+    median = ended[len(ended) // 2] if ended else 0.0
+    fits = sum(1 for t in fitting if t["outcome"] == "ok")
+    load = f"load {r['loadavg_before'][0]:.1f}→{r['loadavg_after'][0]:.1f}"
+    worst = max(r["cpu_idle_pct"], r["cpu_during_pct"])
+    return [
+        Metric("watcher.catalogue.kept", f"Watcher (refusal on): runaway cells of numpy, pandas, scikit-learn and "
+               f"Python ending in the cell, kernel and variables kept ({load})", ok, f"/ {n}",
+               f"≥ {math.ceil(0.95 * n)} / {n}", ok >= math.ceil(0.95 * n),
+               f"{ok} / {n}: {by['refused']} refused, {by['interrupted']} interrupted, {killed} killed; "
+               f"median {median:.2f} s from the cell's start to its error"),
+        Metric("watcher.catalogue.fitting", "Watcher (refusal on): cells that fit run to their end", fits,
+               f"/ {len(fitting)}", f"{len(fitting)} / {len(fitting)}", fits == len(fitting),
+               f"{fits} / {len(fitting)}"),
+        Metric("watcher.catalogue.untouched", "Watcher (refusal on): the second kernel and the server untouched",
+               int(r["other_kernel_kept"] and r["server_untouched"]), "", "1",
+               bool(r["other_kernel_kept"] and r["server_untouched"]),
+               f"second kernel kept: {r['other_kernel_kept']}, server: {r['server_untouched']}, "
+               f"OOM kills: {r['oom_kills']}"),
+        Metric("watcher.catalogue.cpu", "Watcher (refusal on): CPU, worst of idle / during both catalogues", worst,
+               "% of a core", "< 1 %", worst < 1.0,
+               f"{worst:.2f} % ({r['cpu_idle_pct']:.2f} idle / {r['cpu_during_pct']:.2f} during)"),
+    ]

@@ -46,7 +46,17 @@ def test_every_notebook_has_a_guard_line_with_its_watcher(local: LocalDeployment
     assert len(lines) == FLEET and all(r.status is Status.OK for r in lines.values())
     assert "guard 1 ok (Restart=always, OOMPolicy=continue" in lines["guard.nb-00"].what
     assert "watcher watching cgroup-v2 jupyter.service" in lines["guard.nb-00"].what
-    assert "0 interrupts" in lines["guard.nb-00"].what
+    assert "0 interrupts, 0 refusals" in lines["guard.nb-00"].what
+
+
+def test_refusals_are_shown_beside_interrupts_and_what_the_vm_wrote_is_printed_escaped(
+        local: LocalDeployment) -> None:
+    with guard_of(local, "nb-04", GUARD_OK | {"watcher-interrupts": "2", "watcher-refusals": "5",
+                                              "watcher-state": "watching\x1b[2J\nfake ✓ line"}):
+        results = diagnose(local)
+    what = results["guard.nb-04"].what
+    assert "2 interrupts, 5 refusals" in what
+    assert "watching\\x1b[2J\\x0afake ✓ line" in what and "\x1b" not in what and "\n" not in what
 
 
 def test_a_degraded_guard_turns_its_line_red_with_its_problems(local: LocalDeployment) -> None:
@@ -132,4 +142,6 @@ def test_the_local_stands_guard_writes_what_the_guard_writes() -> None:
     shell = dict(re.findall(r"^([A-Z_]+)=\"?([-\w]+)\"?$", install, re.MULTILINE))
     assert GUARD_OK["guard-version"] == shell["GUARD_VERSION"]
     assert GUARD_OK["server-oom-score-adj"] == shell["SERVER_OOM_SCORE_ADJ"]
-    assert GUARD_OK["kernel-oom-score-adj"] == shell["KERNEL_OOM_SCORE_ADJ"]
+    # install.sh reads the kernels' score from the provisioner it installs (one place for it)
+    provisioner = (guard / "notebook_medic_provisioner.py").read_text()
+    assert GUARD_OK["kernel-oom-score-adj"] == re.findall(r"^KERNEL_OOM_SCORE_ADJ = (\d+)$", provisioner, re.M)[0]

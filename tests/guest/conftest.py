@@ -7,12 +7,14 @@ writable memory cgroup, the Jupyter virtualenv cannot be built) the test is skip
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.guest import rig
+from tests.guest import watcher_rig as wr
 
 # Enough for jupyter_server and one or two ipykernels (~60-90 MB each here), little enough that a cell's
 # allocation passes it in a fraction of a second.
@@ -67,3 +69,17 @@ def prober(jupyter_in_cgroup: rig.JupyterServer) -> Iterator[rig.Prober]:
     probing = rig.Prober(jupyter_in_cgroup, timeout=60.0)
     yield probing
     probing.stop()
+
+
+@contextlib.contextmanager
+def hooked_jupyter(home: Path, limit: int) -> Iterator[tuple[rig.JupyterServer, rig.MemoryCgroup]]:
+    """watcher_rig.jupyter_with_hook, or the test skipped in one line saying what this machine lacks."""
+    reason = rig.memory_cgroup_unavailable()
+    if reason:
+        pytest.skip(reason)
+    try:
+        rig.jupyter_venv()
+    except RuntimeError as error:
+        pytest.skip(f"no real Jupyter: {error}")
+    with wr.jupyter_with_hook(home, limit) as pair:
+        yield pair

@@ -317,3 +317,4 @@ def test_runs_on_debian_11s_python_with_the_standard_library_only(name: str) -> 
     assert imported - set(sys.stdlib_module_names) - {"__future__", "IPython"} == set()
     if name == "memory_watcher.py":
         assert "eventfd" in source and 'hasattr(os, "eventfd")' in source  # 3.10+: polled on 3.9
+

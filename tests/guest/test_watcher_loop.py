@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import resource
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,15 +55,18 @@ class Machine:
                                f"/home/jupyter/.local/share/jupyter/runtime/kernel-{pid:04x}.json"], 100 * MIB)
         self.set_usage(320 * MIB)
 
-    def process(self, pid: int, argv: list[str], rss: int) -> None:
+    def process(self, pid: int, argv: list[str], rss: int, parent: int = 1, start: int = 5000) -> None:
         folder = self.proc / str(pid)
         folder.mkdir()
         (folder / "cmdline").write_text("\0".join(argv) + "\0")
         (folder / "comm").write_text(Path(argv[0]).name + "\n")
+        # /proc/PID/stat: pid (comm) state ppid ... field 22 the start time
+        (folder / "stat").write_text(f"{pid} ({Path(argv[0]).name}) S {parent} " + "0 " * 17 + f"{start} 0 0\n")
         self.set_rss(pid, rss)
 
-    def set_rss(self, pid: int, rss: int) -> None:
-        (self.proc / str(pid) / "statm").write_text(f"{rss // PAGE * 2} {rss // PAGE} 100 10 0 1000 0\n")
+    def set_rss(self, pid: int, rss: int, size: int | None = None) -> None:
+        pages = (size if size is not None else 2 * rss) // PAGE
+        (self.proc / str(pid) / "statm").write_text(f"{pages} {rss // PAGE} 100 10 0 1000 0\n")
 
     def set_usage(self, usage: int) -> None:
         (self.unit / "memory.current").write_text(f"{usage}\n")
@@ -96,10 +100,32 @@ def metadata() -> Iterator[tuple[str, list[tuple[str, str, str]]]]:
         server.server_close()
 
 
-def make_watcher(machine: Machine, tmp_path: Path, base_url: str, said: list[str], signalled: list[int]) -> object:
+class Limits:
+    """prlimit(2) on the synthetic machine's processes: their RLIMIT_AS as (soft, hard), every write recorded."""
+
+    def __init__(self, pids: tuple[int, ...]) -> None:
+        self.now = {pid: (mw.RLIM_INFINITY, mw.RLIM_INFINITY) for pid in pids}
+        self.writes: list[tuple[int, tuple[int, int]]] = []
+
+    def __call__(self, pid: int, which: int, limits: tuple[int, int] | None = None) -> tuple[int, int]:
+        assert which == resource.RLIMIT_AS
+        if pid not in self.now:
+            raise ProcessLookupError(pid)
+        before = self.now[pid]
+        if limits is not None:
+            self.now[pid] = limits
+            self.writes.append((pid, limits))
+        return before
+
+
+def make_watcher(machine: Machine, tmp_path: Path, base_url: str, said: list[str], signalled: list[int],
+                 limits: Limits | None = None, gpu: bool = False) -> object:
     return mw.Watcher(8080, "jupyter.service", mw.Policy(), tmp_path / "notes",
                       mw.GuestAttributes(base_url, said.append, pace=0.0), said.append,
-                      signal_kernel=signalled.append, proc=machine.proc)
+                      signal_kernel=signalled.append, proc=machine.proc, refusals=tmp_path / "refusals",
+                      limits_state=tmp_path / "limits.json",
+                      prlimit=limits if limits is not None else Limits((SERVER, KERNEL, IDLE)),
+                      gpu_markers=(machine.proc / "meminfo",) if gpu else ())
 
 
 def test_a_growing_kernel_on_cgroup_v2_is_interrupted_noted_logged_and_counted(
@@ -121,7 +147,7 @@ def test_a_growing_kernel_on_cgroup_v2_is_interrupted_noted_logged_and_counted(
             break
     assert signalled == [KERNEL]
     assert said[0].startswith("notebook-medic-watcher: watching cgroup-v2 /system.slice/jupyter.service "
-                              f"limit={2000 * MIB} threshold=0.93 polling")
+                              f"limit={2000 * MIB} threshold=0.93 polling refusing")
     [line] = [s for s in said if " interrupted kernel " in s]
     assert line.startswith(f"notebook-medic-watcher: interrupted kernel pid={KERNEL} (python) rss=")
     assert f"limit={2000 * MIB} threshold=0.93 cgroup=/system.slice/jupyter.service" in line
@@ -193,3 +219,113 @@ def test_the_loop_takes_its_clock_and_wait_from_the_caller(tmp_path: Path,
     assert len(waits) == 40
     assert clock[0] == pytest.approx(40 * mw.Policy().slow_interval)
     assert all(event is None for _, event in waits)  # v2: polling
+
+
+CHILD = 400  # a joblib/loky worker the busy kernel started (its command line is no kernel's)
+
+
+def with_child(machine: Machine) -> None:
+    machine.process(CHILD, ["/opt/conda/bin/python", "-m", "joblib.externals.loky.backend.popen_loky_posix"],
+                    50 * MIB, parent=KERNEL)
+    (machine.unit / "cgroup.procs").write_text(f"{SERVER}\n{KERNEL}\n{IDLE}\n{CHILD}\n")
+
+
+def test_every_kernel_and_its_child_get_the_memory_left_as_address_space_and_get_it_back_at_stop(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    machine = Machine(tmp_path)
+    with_child(machine)
+    limits = Limits((SERVER, KERNEL, IDLE, CHILD))
+    limits.now[IDLE] = (900 * MIB, mw.RLIM_INFINITY)  # the idle kernel had asked for a limit of its own
+    said: list[str] = []
+    watcher = make_watcher(machine, tmp_path, metadata[0], said, [], limits)
+    watcher.step(0.0)
+    left = int(0.93 * 2000 * MIB) - 320 * MIB  # the line less the unit's usage (no page cache here)
+    assert limits.now[KERNEL] == (200 * MIB + left, mw.RLIM_INFINITY)  # its VmSize (2 x rss here) + what is left
+    assert limits.now[CHILD] == (100 * MIB + left, mw.RLIM_INFINITY)
+    assert limits.now[IDLE] == (900 * MIB, mw.RLIM_INFINITY)  # never looser than its own
+    assert limits.now[SERVER] == (mw.RLIM_INFINITY, mw.RLIM_INFINITY)
+    assert json.loads((tmp_path / "limits.json").read_text()) == {
+        str(KERNEL): [5000, mw.RLIM_INFINITY, mw.RLIM_INFINITY], str(CHILD): [5000, mw.RLIM_INFINITY, mw.RLIM_INFINITY],
+        str(IDLE): [5000, 900 * MIB, mw.RLIM_INFINITY]}
+    writes = len(limits.writes)
+    machine.set_usage(325 * MIB)  # less than limit_step: nothing written again
+    watcher.step(0.25)
+    assert len(limits.writes) == writes
+    limits.now[KERNEL] = (200 * MIB + left + 64 * MIB, mw.RLIM_INFINITY)  # the hook's room to answer a refusal
+    watcher.step(0.3)
+    assert limits.now[KERNEL] == (200 * MIB + left - 5 * MIB, mw.RLIM_INFINITY)  # taken back at the next look
+    machine.set_usage(1800 * MIB)  # another kernel took it all: the floor
+    watcher.step(0.5)
+    assert limits.now[KERNEL] == (200 * MIB + mw.Policy().floor, mw.RLIM_INFINITY)
+    machine.set_usage(320 * MIB)  # freed: relaxed
+    watcher.step(0.75)
+    assert limits.now[KERNEL] == (200 * MIB + left, mw.RLIM_INFINITY)
+    watcher.detach()  # what run() does when it stops, however it stops
+    assert limits.now[KERNEL] == limits.now[CHILD] == (mw.RLIM_INFINITY, mw.RLIM_INFINITY)
+    assert limits.now[IDLE] == (900 * MIB, mw.RLIM_INFINITY)
+    assert json.loads((tmp_path / "limits.json").read_text()) == {}
+
+
+def test_a_child_forked_from_a_limited_kernel_is_given_back_no_limit_not_the_one_it_inherited(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    machine = Machine(tmp_path)
+    with_child(machine)
+    limits = Limits((SERVER, KERNEL, IDLE, CHILD))
+    limits.now[CHILD] = (777 * MIB, mw.RLIM_INFINITY)  # what it inherited from its kernel: the watcher's
+    watcher = make_watcher(machine, tmp_path, metadata[0], [], [], limits)
+    watcher.step(0.0)
+    watcher.detach()
+    assert limits.now[CHILD] == (mw.RLIM_INFINITY, mw.RLIM_INFINITY)
+
+
+def test_nothing_is_limited_on_a_gpu_machine_nor_a_process_that_reserves_more_than_the_ram(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    machine = Machine(tmp_path)
+    said: list[str] = []
+    limits = Limits((SERVER, KERNEL, IDLE))
+    watcher = make_watcher(machine, tmp_path / "gpu", metadata[0], said, [], limits, gpu=True)
+    watcher.step(0.0)
+    assert limits.writes == [] and said[0].endswith(" polling not-refusing:gpu")
+    machine.set_rss(KERNEL, 300 * MIB, size=64 * 1024 * MIB)  # a CUDA-like reservation of 64 GiB, 16 GB of RAM
+    watcher = make_watcher(machine, tmp_path, metadata[0], [], [], limits)
+    watcher.step(1.0)
+    assert KERNEL not in {pid for pid, _ in limits.writes} and IDLE in {pid for pid, _ in limits.writes}
+
+
+def test_a_refusal_the_hook_noted_is_logged_once_in_its_format_and_counted(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    base_url, writes = metadata
+    machine = Machine(tmp_path)
+    said: list[str] = []
+    watcher = make_watcher(machine, tmp_path, base_url, said, [])
+    watcher.step(0.0)
+    notes = tmp_path / "refusals"
+    assert notes.stat().st_mode & 0o7777 == 0o1733
+    (notes / f"{KERNEL}-1.json").write_text(json.dumps({"pid": KERNEL, "asked": 12_800_000_000, "left": 900_000_000}))
+    (notes / "999-1.json").write_text(json.dumps({"pid": 999, "asked": 1, "left": 1}))  # no process of the unit
+    (notes / "garbage").write_text("{not json")
+    os.symlink(tmp_path / "limits.json", notes / "link")
+    watcher.step(1.0)
+    refusals = [s for s in said if " refused allocation " in s]
+    assert refusals == [f"notebook-medic-watcher: refused allocation kernel pid={KERNEL} (python) asked=12800000000 "
+                        f"left=900000000 usage={320 * MIB} limit={2000 * MIB} cgroup=/system.slice/jupyter.service"]
+    assert list(notes.iterdir()) == []
+    watcher.step(2.0)
+    watcher.step(2.1)
+    got = {path.rsplit("/", 1)[1]: body for path, _, body in writes}
+    assert got["watcher-refusals"] == "1"
+    assert (tmp_path / "limits.json").exists()
+
+
+def test_limits_a_crashed_watcher_left_are_lifted_at_the_next_start_unless_the_pid_is_another_process_now(
+        tmp_path: Path) -> None:
+    machine = Machine(tmp_path)
+    limits = Limits((SERVER, KERNEL, IDLE))
+    limits.now[KERNEL] = limits.now[IDLE] = (300 * MIB, mw.RLIM_INFINITY)
+    state = tmp_path / "limits.json"
+    state.write_text(json.dumps({str(KERNEL): [5000, mw.RLIM_INFINITY, mw.RLIM_INFINITY],
+                                 str(IDLE): [4999, mw.RLIM_INFINITY, mw.RLIM_INFINITY]}))  # IDLE's pid reused
+    assert mw.lift_recorded(state, machine.proc, limits) == 1
+    assert limits.now[KERNEL] == (mw.RLIM_INFINITY, mw.RLIM_INFINITY)
+    assert limits.now[IDLE] == (300 * MIB, mw.RLIM_INFINITY)
+    assert json.loads(state.read_text()) == {}

@@ -25,8 +25,9 @@ HOOK = GUARD / "kernel_hook.py"
 # The line the guard's install.sh puts in /usr/local/etc/ipython/ipython_kernel_config.py, here in the
 # server's own IPYTHONDIR profile (its kernels read both).
 HOOK_CONFIG = "c.InteractiveShellApp.exec_lines.append(\"__import__('runpy').run_path({path!r});\")\n"
-# What the hook's message starts with, in the interrupted cell's traceback.
+# What the hook's message starts with, in the interrupted cell's traceback; what it says in a refused one.
 HOOK_MESSAGE = "KeyboardInterrupt: notebook-medic interrupted this cell to save your kernel"
+REFUSAL_MESSAGE = "notebook-medic refused this allocation to save your kernel"
 
 
 def prepare_home(home: Path) -> dict[str, str]:
@@ -34,7 +35,7 @@ def prepare_home(home: Path) -> dict[str, str]:
     profile = home / "ipython" / "profile_default"
     profile.mkdir(parents=True, exist_ok=True)
     (profile / "ipython_kernel_config.py").write_text(HOOK_CONFIG.format(path=str(HOOK)))
-    return {"NOTEBOOK_MEDIC_NOTES": str(home / "notes")}
+    return {"NOTEBOOK_MEDIC_NOTES": str(home / "notes"), "NOTEBOOK_MEDIC_REFUSALS": str(home / "refusals")}
 
 
 @contextlib.contextmanager
@@ -64,6 +65,9 @@ class WatcherProcess:
     def interrupts(self) -> list[str]:
         return [line for line in self.lines() if " interrupted kernel " in line]
 
+    def refusals(self) -> list[str]:
+        return [line for line in self.lines() if " refused allocation " in line]
+
     def cpu_seconds(self) -> float:
         """CPU time the watcher has used, to the nanosecond (schedstat, not the tick-sampled utime/stime)."""
         return int(Path(f"/proc/{self.process.pid}/schedstat").read_text().split()[0]) / 1e9
@@ -78,7 +82,8 @@ def watcher(server: rig.JupyterServer, *args: str,
     with open(log, "w") as out:
         process = subprocess.Popen(
             ["nice", "-n", "-10", sys.executable, "-u", str(WATCHER), f"--port={server.port}",
-             f"--notes={server.home / 'notes'}", *args], stdout=out, stderr=subprocess.STDOUT, text=True,
+             f"--notes={server.home / 'notes'}", f"--refusals={server.home / 'refusals'}",
+             f"--limits-state={server.home / 'limits.json'}", *args], stdout=out, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, "NOTEBOOK_MEDIC_METADATA_URL": metadata_url})
     handle = WatcherProcess(process, log)
     try:
@@ -134,28 +139,53 @@ def csv_file(path: Path, size: int) -> Path:
 class Trial:
     """One runaway cell: how it ended, and whether the kernel and its earlier variables were still there."""
 
-    outcome: str          # "interrupted" (KeyboardInterrupt), "killed" (the kernel restarted), or the status
+    outcome: str          # "refused" (MemoryError), "interrupted" (KeyboardInterrupt), "killed" (the kernel
+    #                       restarted), or the status ("ok": it ran to its end; "error": another error)
     hook_message: bool    # the traceback said why
     variables_kept: bool  # a later cell read the variable defined before
     same_pid: bool
-    seconds: float
+    seconds: float        # from the cell's start to its end (its error), as the notebook sees it
+    error: str = ""
+
+
+# Run after each trial: whatever the cell defined is dropped, and the last traceback (whose frames can hold a
+# refused operation's intermediate arrays) with it; then glibc hands back what it keeps of the freed memory (a dict of
+# a million 1 kB values, freed, stays resident otherwise), so that the next trial starts from a clean kernel.
+FORGET = ("import gc as _gc, sys as _sys, ctypes as _ctypes\n"
+          "for _name in set(globals()) - _nm_before - {'_nm_before', '_gc', '_sys', '_ctypes', '_name'}:\n"
+          "    globals().pop(_name, None)\n"
+          "_sys.last_type = _sys.last_value = _sys.last_traceback = None\n"
+          "if hasattr(_sys, 'last_exc'):\n    _sys.last_exc = None\n"
+          "_gc.collect()\n_ctypes.CDLL('libc.so.6').malloc_trim(0)\n")
+
+
+def outcome_of(result: rig.ExecResult) -> str:
+    if result.status in ("restarting", "dead"):
+        return "killed"
+    if result.error.startswith("KeyboardInterrupt"):
+        return "interrupted"
+    if result.error.startswith("MemoryError"):
+        return "refused"
+    return result.status
 
 
 def runaway_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout: float = 120.0) -> Trial:
     """Define a variable, run the runaway cell, then read the variable back in a later cell."""
-    before = server.execute(kernel_id, f"kept_marker = {uuid.uuid4().int % 10**9}\nprint(kept_marker)")
+    before = server.execute(kernel_id, f"kept_marker = {uuid.uuid4().int % 10**9}\nprint(kept_marker)\n"
+                                       "_nm_before = set(globals())")
     pid = server.kernel_pid(kernel_id)
     started = time.monotonic()
     result = server.execute(kernel_id, cell, timeout=timeout)
     seconds = time.monotonic() - started
-    outcome = "interrupted" if result.error.startswith("KeyboardInterrupt") else result.status
-    if result.status in ("restarting", "dead"):
-        outcome = "killed"
+    outcome = outcome_of(result)
     after = execute_when_back(server, kernel_id, "print(kept_marker)", until=("ok", "error"))
     kept = after.status == "ok" and after.stdout.strip() == before.stdout.strip()
     same = kept and server.kernel_pid(kernel_id) == pid
-    server.execute(kernel_id, "blocks = rows = None; import gc; gc.collect()", timeout=30)
-    return Trial(outcome, result.error.startswith(HOOK_MESSAGE), kept, same, seconds)
+    if kept:
+        server.execute(kernel_id, FORGET, timeout=60)
+    told = (result.error.startswith(HOOK_MESSAGE) if outcome == "interrupted"
+            else REFUSAL_MESSAGE in result.error if outcome == "refused" else False)
+    return Trial(outcome, told, kept, same, seconds, result.error[:300])
 
 
 def execute_when_back(server: rig.JupyterServer, kernel_id: str, code: str, until: tuple[str, ...] = ("ok",),
@@ -169,3 +199,18 @@ def execute_when_back(server: rig.JupyterServer, kernel_id: str, code: str, unti
             break
         time.sleep(1)
     return result
+
+
+def address_limit_of(pid: int) -> int | None:
+    """A process's soft RLIMIT_AS from /proc/PID/limits, None for unlimited."""
+    for line in Path(f"/proc/{pid}/limits").read_text().splitlines():
+        if line.startswith("Max address space"):
+            soft = line.split()[3]
+            return None if soft == "unlimited" else int(soft)
+    raise ValueError(f"no address-space line for pid {pid}")
+
+
+def catalogue_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout: float = 180.0) -> Trial:
+    """runaway_trial() for a cell of tests/guest/runaway_cells.py (its imports made first, as a notebook does)."""
+    server.execute(kernel_id, "import numpy as np\nimport pandas as pd\nimport joblib\nimport sklearn\n", timeout=120)
+    return runaway_trial(server, kernel_id, cell, timeout)

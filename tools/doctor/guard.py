@@ -3,12 +3,12 @@
 The guard, run by the contest notebooks' post-startup script at every start, writes what it applied and found under
 the guest-attributes namespace `notebook-medic` through the VM's metadata server; the doctor reads them with Compute
 Engine's instances.getGuestAttributes (queryPath `notebook-medic/`, google-cloud-compute, REST) and says, per
-notebook, whether the guard is in place (✓ with its version and the watcher's state and interrupt count), degraded
-(✗ with its problems), skipped or missing, with the fix. Anything in the VM can write these attributes (Google's
-"Setting and querying guest attributes"): they are a report for organizers, never an input to the bot's decisions,
-which read only the instance's metadata `notebook-medic-guard` (shared/adapters/instances.py). Their root writes them,
-so every value is escaped as it is read (shared/core/printable.py): no line of the doctor's carries a VM's terminal
-control sequence, and a value that needs escaping cannot pass for a good one.
+notebook, whether the guard is in place (✓ with its version and the watcher's state, interrupt and refusal counts),
+degraded (✗ with its problems), skipped or missing, with the fix. Anything in the VM can write these attributes
+(Google's "Setting and querying guest attributes"): they are a report for organizers, never an input to the bot's
+decisions, which read only the instance's metadata `notebook-medic-guard` (shared/adapters/instances.py). Their root
+writes them, so every value is escaped as it is read (shared/core/printable.py): no line of the doctor's carries a VM's
+terminal control sequence, and a value that needs escaping cannot pass for a good one.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ NAMESPACE = "notebook-medic"
 QUERY_PATH = f"{NAMESPACE}/"
 # The keys the guard writes (infra/contest's guard; docs/doctor.md lists what each means).
 KEYS = ("guard-version", "restart", "oom-policy", "memory-max", "memory-high", "server-oom-score-adj",
-        "kernel-oom-score-adj", "state", "problems", "watcher-state", "watcher-interrupts")
+        "kernel-oom-score-adj", "state", "problems", "watcher-state", "watcher-interrupts", "watcher-refusals")
 RESTARTS_THAT_COME_BACK = frozenset({"on-failure", "always"})  # systemd.service(5): on-abort misses an oom-kill
 GUARD_METADATA = "notebook-medic-guard"
 OPS = "docs/operations.md, \"The OOM guard\""
@@ -94,6 +94,7 @@ def _notebook(dep: Deployment, instance: Instance, found: dict[str, str] | ReadE
                     + ("" if wanted else f" (and its metadata {GUARD_METADATA} is not on)"),
                     "infra/contest installs the guard at every start: apply it with the guard on, then stop and "
                     f"start the notebook; its serial console shows the guard's lines ({OPS})")
+    found = {key: value[:300] + ("…" if len(value) > 300 else "") for key, value in found.items()}  # escaped, cut
     state, problems = found.get("state", ""), found.get("problems", "").strip()
     watcher = _watcher(found)
     if state == "skipped":
@@ -133,8 +134,9 @@ def _wrong_values(found: dict[str, str]) -> list[str]:
 
 def _watcher(found: dict[str, str]) -> str:
     state = found.get("watcher-state") or "not reported"
-    count = _int(found.get("watcher-interrupts"))
-    return f"watcher {state}, {count if count is not None else '?'} interrupts"
+    interrupts, refusals = _int(found.get("watcher-interrupts")), _int(found.get("watcher-refusals"))
+    return (f"watcher {state}, {interrupts if interrupts is not None else '?'} interrupts, "
+            f"{refusals if refusals is not None else '?'} refusals")
 
 
 def _int(text: str | None) -> int | None:

@@ -68,8 +68,8 @@ def local_names() -> Names:
 GUARD_OK = {
     "guard-version": "1", "restart": "always", "oom-policy": "continue", "memory-max": "16106127360",
     "memory-high": "16056127360", "server-oom-score-adj": "-900", "kernel-oom-score-adj": "1000", "state": "ok",
-    "problems": "", "watcher-interrupts": "0",
-    "watcher-state": "watching cgroup-v2 jupyter.service limit=16106127360 threshold=0.93 polling",
+    "problems": "", "watcher-interrupts": "0", "watcher-refusals": "0",
+    "watcher-state": "watching cgroup-v2 jupyter.service limit=16106127360 threshold=0.93 polling refusing",
 }
 
 

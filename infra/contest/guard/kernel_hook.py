@@ -1,4 +1,5 @@
-"""notebook-medic's kernel hook (issue 32): turns the memory watcher's interrupt into a message in the cell.
+"""notebook-medic's kernel hook (issues 32 and 40): turns the memory watcher's interrupt, and an allocation refused
+by the address-space limit the watcher keeps on the kernel, into a message in the cell.
 
 Loaded into every IPython kernel by one line of system-wide IPython configuration the guard installs
 (`/usr/local/etc/ipython/ipython_kernel_config.py`, read by every kernel of every environment, nb_conda_kernels'
@@ -9,6 +10,15 @@ included: IPython's SYSTEM_CONFIG_DIRS):
 It registers a handler for KeyboardInterrupt (IPython's set_custom_exc). When the cell was interrupted by the
 watcher (a fresh note for this process in NOTE_DIR, written by the watcher just before its SIGINT), the traceback's
 message says so, with the memory figures and what to do; an interrupt from the Interrupt button shows as always.
+
+And one for MemoryError: when this kernel runs under the watcher's address-space limit (its soft RLIMIT_AS is set),
+the message adds what the cell asked for (numpy's and pandas' "Unable to allocate 11.9 GiB for an array with shape
+... and data type ..."), how much the notebook had left (the limit less what the kernel has mapped), that the kernel
+and its variables are kept, and `/restart-notebook bigger`; and it drops a note in REFUSAL_DIR
+(`<pid>-<ns>.json`: pid, asked, left) that the watcher, root, logs as the one line per refusal and counts. The
+watcher writes that line, not the kernel: the log sink passes the watcher's unit (its SyslogIdentifier) and the line
+carries the unit's usage and limit, which only the watcher reads reliably; the kernel runs as the participant's
+user. A MemoryError without the watcher's limit (the VM's own overcommit refusal) shows as always.
 Stdlib only; leaves no name in the participant's namespace; any failure leaves IPython's own handling in place.
 """
 
@@ -16,11 +26,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import resource
+import signal
+import sys
 import time
 from typing import Any
 
 NOTE_DIR = os.environ.get("NOTEBOOK_MEDIC_NOTES", "/run/notebook-medic/interrupts")
 NOTE_MAX_AGE_S = 120.0
+REFUSAL_DIR = os.environ.get("NOTEBOOK_MEDIC_REFUSALS", "/run/notebook-medic/refusals")
+ROOM = 64 * 1024 * 1024  # the watcher's floor (memory_watcher.Policy.floor): what a refused kernel needs to answer
+GIB = 1024**3
 
 MESSAGE = (
     "notebook-medic interrupted this cell to save your kernel: the notebook's memory was at {usage_gb:.1f} GB "
@@ -32,6 +49,83 @@ MESSAGE = (
     "続ける前に大きなオブジェクトを del して gc.collect() でメモリを空けるか、"
     "処理を小さく分けるか、運営により大きなマシンを依頼してください。"
 )
+
+
+REFUSED = (
+    "notebook-medic refused this allocation to save your kernel: the cell asked for {asked_en}, the notebook had "
+    "{left_gib:.2f} GiB left. Your kernel and its variables are kept. Work in smaller pieces (fewer rows or columns, "
+    "chunks, a smaller dtype such as float32), free memory (del the large objects, then import gc; gc.collect()), "
+    "or ask for a bigger machine in Slack: /restart-notebook bigger / "
+    "notebook-medic がカーネルを守るためにこのメモリ確保を拒否しました（セルの要求 {asked_ja}、ノートブックの残り "
+    "{left_gib:.2f} GiB）。カーネルと変数はそのまま残っています。処理を小さく分ける（行・列を減らす、分割して読む、"
+    "float32 など小さい型にする）か、大きなオブジェクトを del して gc.collect() でメモリを空けるか、"
+    "Slack で /restart-notebook bigger を実行してより大きなマシンを依頼してください。"
+)
+# numpy's (and so pandas') message for an allocation it could not get (numpy/_core/_exceptions.py)
+NUMPY_ASKED = re.compile(r"Unable to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB|PiB|EiB) for an array with shape "
+                         r"\(([0-9, ]*)\) and data type (\S+)")
+
+
+def asked_bytes(text: str) -> int:
+    """What the failed allocation asked for, in bytes, from numpy's message: exact from its shape and data type
+    when numpy can size the type, else from its rounded size; 0 when the error does not say."""
+    found = NUMPY_ASKED.search(text)
+    if found is None:
+        return 0
+    size, unit, shape, dtype = found.groups()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        try:
+            count = 1
+            for axis in (int(n) for n in shape.replace(" ", "").split(",") if n):
+                count *= axis
+            return count * int(numpy.dtype(dtype).itemsize)
+        except (TypeError, ValueError):
+            pass
+    units = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    return int(float(size) * 1024 ** units.index(unit))
+
+
+def shown_size(text: str) -> tuple[str, str]:
+    """The asked size as the cell's error said it (English, Japanese), or words for "more than was left"."""
+    found = NUMPY_ASKED.search(text)
+    if found is not None:
+        return f"{found.group(1)} {found.group(2)}", f"{found.group(1)} {found.group(2)}"
+    return "more than was left", "残りを超える量"
+
+
+def memory_left(soft: int) -> int:
+    """What this kernel could still map under its soft address-space limit `soft` (the watcher's)."""
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        mapped = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    return max(soft - mapped, 0)
+
+
+def room_to_answer(room: int = ROOM) -> None:
+    """Raise this kernel's own soft limit by `room` (a process may, up to its hard limit): at a refusal the kernel
+    sits at its limit, and IPython's traceback and the reply need a few MB more. The watcher sets the limit again
+    at its next look (its floor is the same 64 MiB)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY:
+        resource.setrlimit(resource.RLIMIT_AS, (soft + room if hard == resource.RLIM_INFINITY
+                                                else min(soft + room, hard), hard))
+
+
+def refusal_message(text: str, left: int) -> str:
+    """The traceback's message for a refused allocation (its own text kept first)."""
+    asked_en, asked_ja = shown_size(text)
+    said = REFUSED.format(asked_en=asked_en, asked_ja=asked_ja, left_gib=left / GIB)
+    return f"{text}\n{said}" if text else said
+
+
+def note_refusal(pid: int, asked: int, left: int, directory: str = REFUSAL_DIR) -> None:
+    """The note the watcher turns into the refusal's log line (a new file per refusal, written whole at once)."""
+    name = os.path.join(directory, f"{pid}-{time.time_ns()}.json")
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        os.write(fd, json.dumps({"pid": pid, "asked": asked, "left": left}).encode())
+    finally:
+        os.close(fd)
 
 
 def message_for(note: dict[str, Any]) -> str:
@@ -63,7 +157,8 @@ def install() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    path, seen = os.path.join(NOTE_DIR, str(os.getpid())), {}
+    path = os.path.join(NOTE_DIR, str(os.getpid()))
+    seen: dict[str, int] = {}
 
     def handler(self: Any, etype: type[BaseException], value: BaseException, tb: Any,
                 tb_offset: int | None = None) -> None:
@@ -72,7 +167,36 @@ def install() -> None:
             value = etype(message_for(note)).with_traceback(tb)
         self.showtraceback((etype, value, tb), tb_offset=tb_offset)
 
-    shell.set_custom_exc((KeyboardInterrupt,), handler)
+    def on_memory_error(self: Any, etype: type[BaseException], value: BaseException, tb: Any,
+                        tb_offset: int | None = None) -> None:
+        try:
+            soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+            if soft != resource.RLIM_INFINITY:  # the watcher's limit refused it (else: the VM's own refusal)
+                room_to_answer()
+                left = memory_left(soft)
+                text = str(value)
+                # a plain MemoryError: numpy's own subclass cannot be made from a message alone
+                etype, value = MemoryError, MemoryError(refusal_message(text, left)).with_traceback(tb)
+                note_refusal(os.getpid(), asked_bytes(text), left)  # the message stands if the note fails
+        except (OSError, ValueError, TypeError, MemoryError):
+            pass
+        self.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    def either(self: Any, etype: type[BaseException], value: BaseException, tb: Any,
+               tb_offset: int | None = None) -> None:
+        if issubclass(etype, MemoryError):
+            # A refusal comes near the line, often while the cell still grew: the watcher's SIGINT landing while
+            # IPython formats this traceback (a second or more for pandas' frames) would cut the message short.
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                on_memory_error(self, etype, value, tb, tb_offset)
+            finally:
+                signal.signal(signal.SIGINT, previous)
+                fresh_note(path, seen)  # that interrupt's note, moot now: not shown at the next Interrupt press
+        else:
+            handler(self, etype, value, tb, tb_offset)
+
+    shell.set_custom_exc((KeyboardInterrupt, MemoryError), either)
 
 
 install()

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""notebook-medic's memory watcher (issue 32): interrupts the kernel whose cell is climbing to the Jupyter unit's
-memory limit before the kernel's OOM killer fires, so the participant keeps the kernel and its variables.
+"""notebook-medic's memory watcher (issues 32 and 40): refuses the allocation a kernel's cell cannot get, and
+interrupts the kernel whose cell is climbing to the Jupyter unit's memory limit, before the kernel's OOM killer
+fires, so the participant keeps the kernel and its variables.
 
 Runs as root in the Workbench VM as its own systemd unit (notebook-medic-memory-watcher.service), stdlib only.
 It follows the Jupyter unit's memory cgroup (v1 memory.usage_in_bytes / v2 memory.current, against its limit);
@@ -8,6 +9,22 @@ when usage is at THRESHOLD of the limit or more and a kernel (a process of the u
 server) is still growing, it sends that kernel SIGINT (what JupyterLab's Interrupt button sends), once per climb,
 writes a note the kernel's hook (kernel_hook.py) turns into the traceback's message, logs ONE line (LOG_FORMAT)
 and counts it in the guest attributes `watcher-state` and `watcher-interrupts` (namespace notebook-medic).
+
+Refusal (issue 40): SIGINT reaches Python only between bytecodes, so one C call that allocates for seconds (a merge
+on a skewed key, np.ones of a huge shape, pd.concat) runs on to the kill. So every kernel, and every process a
+kernel started (joblib/loky and multiprocessing workers inherit their parent's limits anyway: followed, never left
+with a stale one), keeps a soft address-space limit (RLIMIT_AS, set with prlimit) of its mapped size (VmSize) plus
+what the unit has left under the threshold line (address_limit): an allocation bigger than that fails at once as
+the library's own MemoryError, before a page is touched. Headroom is counted on VmSize, not on resident memory, so
+what a kernel has mapped already (glibc arenas, thread stacks, libraries, files) never trips it. The limit is
+refreshed at every look, relaxed as memory frees, never below VmSize + `floor`. Exempt: every kernel on a machine
+with an NVIDIA GPU (CUDA reserves tens of GB of address space when it starts, at any time in a kernel's life), and
+a process whose VmSize exceeds its RSS by more than the machine's RAM (a reservation, not a use). Limits are lifted
+(each process's own limit before ours restored) when the watcher stops, at its next start after a crash (STATE
+under /run records them) and by the unit's ExecStopPost (--lift). The kernel's hook (kernel_hook.py) tells the cell
+why and drops a note in REFUSALS; the watcher logs it (REFUSAL_FORMAT) and counts `watcher-refusals`: one writer of
+the guard's log lines, under the unit's SyslogIdentifier that the log sink passes, with the unit's figures that a
+kernel (the participant's user) cannot read reliably.
 
 Layout: a pure core (decide, poll_interval, the parsers: no I/O, no clock) and a thin shell (files, signals,
 the metadata server, the loop, whose clock and sleep are parameters). docs/policy.md says why these numbers.
@@ -20,8 +37,10 @@ import contextlib
 import json
 import os
 import re
+import resource
 import select
 import signal
+import stat as stat_module
 import sys
 import time
 import urllib.request
@@ -35,6 +54,10 @@ PREFIX = "notebook-medic-watcher:"
 # reduced to [A-Za-z0-9._@:/+-], anything else becoming "_"):
 LOG_FORMAT = (PREFIX + " interrupted kernel pid={pid} ({comm}) rss={rss} growth={growth} usage={usage} "
               "limit={limit} threshold={threshold:.2f} cgroup={cgroup}")
+# The one line per refused allocation (asked=0 when the error did not say how much; same reduction of comm/cgroup):
+REFUSAL_FORMAT = (PREFIX + " refused allocation kernel pid={pid} ({comm}) asked={asked} left={left} usage={usage} "
+                  "limit={limit} cgroup={cgroup}")
+RLIM_INFINITY = resource.RLIM_INFINITY
 
 
 # ---------------------------------------------------------------- pure core ---------------------------------------
@@ -51,27 +74,36 @@ class Policy:
     min_growth: int = 8 * MIB    # growth over the window that makes a kernel "growing"
     min_step: int = 64 * 1024    # growth since the previous look that makes it "still climbing"
     quiet: float = 0.2           # seconds after an interrupt before another kernel may be interrupted
+    floor: int = 64 * MIB        # address space a limited process may always map beyond what it has (ZeroMQ, the
+    #                              reply to the cell, a thread's stack): the refusal never starves the kernel itself
+    limit_step: int = 16 * MIB   # a process's limit is set again only when what it should be moved by this much
+    settle: float = 256 * MIB    # bytes/s at which a lasting unfilled slack stops counting as a fill (unfilled)
 
 
 @dataclass(frozen=True)
 class Kernel:
-    """One kernel process as seen at one look: its resident memory in bytes."""
+    """One kernel process (or a process a kernel started) as seen at one look: its resident memory and its mapped
+    size (VmSize: what RLIMIT_AS counts) in bytes."""
 
     pid: int
     comm: str
     rss: int
+    size: int = 0
+    mapped_file: int = 0  # resident pages of mapped files (statm's "shared": libraries, mmap'd files)
+    data: int = 0  # private data and stack mappings (statm's "data"), resident or not
 
 
 @dataclass(frozen=True)
 class Sample:
     """One look at the unit, in bytes: usage as the cgroup counts it, the part of it that is inactive page cache
-    (reclaimed before any OOM kill; read only from the threshold up, else 0), the limit, the kernels."""
+    (reclaimed before any OOM kill), the limit, the kernels and the processes they started."""
 
     at: float
     usage: int
     limit: int
     kernels: tuple[Kernel, ...]
     reclaimable: int = 0
+    children: tuple[Kernel, ...] = ()  # processes the kernels started: limited, never interrupted
 
     @property
     def working_set(self) -> int:
@@ -158,6 +190,56 @@ def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchStat
                    quiet_until=sample.at + policy.quiet, interrupts=state.interrupts + 1), decision
 
 
+def memory_left(sample: Sample, policy: Policy) -> int:
+    """What the unit has left for one more allocation: up to the threshold line, inactive page cache counted as
+    free, less what of it the kernels have mapped (their libraries, their mmap'd files: reclaiming those pages
+    only makes them fault back in, and a fill that counted on them went on to the kill). The line is the
+    interrupt's: an allocation that fits under it is neither refused nor interrupted; one that would cross it is
+    refused; growth in small steps across it is interrupted."""
+    if sample.limit <= 0:
+        return 0
+    mapped = sum(k.mapped_file for k in (*sample.kernels, *sample.children))
+    return int(policy.threshold * sample.limit) - sample.usage + max(sample.reclaimable - mapped, 0)
+
+
+def address_limit(process: Kernel, left: int, policy: Policy, ram: int, gpu: bool) -> int | None:
+    """The soft RLIMIT_AS a kernel (or a process it started) should have, None for none.
+
+    What it has mapped (VmSize) plus what the unit has left, never less than VmSize + floor. None on a GPU machine
+    (CUDA reserves huge ranges whenever a kernel first touches the GPU, so no kernel there may be limited) and for a
+    process whose VmSize exceeds its RSS by more than the machine's RAM (it reserves address space, as CUDA does: a
+    limit would break its next reservation and measure nothing)."""
+    if gpu or process.size - process.rss > ram:
+        return None
+    return process.size + max(left, policy.floor)
+
+
+def unfilled(process: Kernel, least: int | None, rise: int) -> tuple[int, int]:
+    """(bytes of data the process has mapped but not filled yet beyond its usual, that usual now).
+
+    A look in the middle of a fill (np.concatenate has mapped its result and is copying into it) sees the result
+    in VmSize and its unfilled part as still left in the unit: counted twice, it would let the next allocation
+    have it again. What a kernel keeps mapped and unfilled for long (thread stacks, arena space, heap handed back)
+    is its usual, not subtracted: the usual follows the least seen, rising by at most `rise` since the last look,
+    so that a fill (seconds) stands out and a lasting slack is absorbed within seconds."""
+    slack = max(process.data - (process.rss - process.mapped_file), 0)
+    usual = slack if least is None else min(least + rise, slack)
+    return slack - usual, usual
+
+
+def limit_to_set(current: int | None, wanted: int | None, own: int, policy: Policy) -> int | None:
+    """The soft limit to write now, or None to leave the process as it is. `current` is the limit last written
+    (None: not limited by the watcher), `own` the process's soft limit before the watcher's (RLIM_INFINITY for
+    none; the watcher never loosens what the process asked for itself). Moves of less than limit_step are not
+    written (no prlimit per process per look); being lifted (wanted None) is written at once."""
+    if wanted is None:
+        return own if current is not None else None
+    target = wanted if own == RLIM_INFINITY else min(wanted, own)
+    if current is not None and abs(target - current) < policy.limit_step:
+        return None
+    return target
+
+
 def poll_interval(sample: Sample | None, policy: Policy, event: bool) -> float:
     """Seconds until the next look. With a threshold event (event_level) the event wakes the loop: the slow look
     only keeps the history. Polling, the watcher looks at least twice before growth at max_rate could take usage
@@ -186,6 +268,60 @@ def log_line(decision: Interrupt, policy: Policy, cgroup: str) -> str:
     return LOG_FORMAT.format(pid=decision.pid, comm=safe_token(decision.comm), rss=decision.rss,
                              growth=decision.growth, usage=decision.usage, limit=decision.limit,
                              threshold=policy.threshold, cgroup=safe_token(cgroup))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One allocation refused in a kernel, as its hook noted it (asked 0: unknown) and the unit stood."""
+
+    pid: int
+    comm: str
+    asked: int
+    left: int
+    usage: int
+    limit: int
+
+
+def parse_refusal_note(text: str) -> tuple[int, int, int] | None:
+    """(pid, asked, left) from a note the kernel hook wrote, None if it is not one (a participant may write any)."""
+    try:
+        note = json.loads(text)
+        figures = tuple(note[key] for key in ("pid", "asked", "left"))
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**63 for v in figures):
+        return None
+    pid, asked, left = figures
+    return (pid, asked, left) if pid > 0 else None
+
+
+def refusal_line(refusal: Refusal, cgroup: str) -> str:
+    """The one line a refusal writes (REFUSAL_FORMAT)."""
+    return REFUSAL_FORMAT.format(pid=refusal.pid, comm=safe_token(refusal.comm), asked=refusal.asked,
+                                 left=refusal.left, usage=refusal.usage, limit=refusal.limit,
+                                 cgroup=safe_token(cgroup))
+
+
+def parse_stat_line(text: str) -> tuple[int, int] | None:
+    """(parent pid, start time in clock ticks) from /proc/PID/stat (its comm, in parentheses, may hold anything)."""
+    fields = text[text.rfind(")") + 2:].split()
+    try:
+        return int(fields[1]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def descendants(parents: dict[int, int], roots: set[int]) -> set[int]:
+    """The pids in `parents` (pid -> parent pid) that descend from one of `roots`, roots excluded."""
+    found: set[int] = set()
+    for pid in parents:
+        seen, at = set(), parents.get(pid)
+        while at is not None and at not in seen and at not in roots and at not in found:
+            seen.add(at)
+            at = parents.get(at)
+        if at in roots or at in found:
+            found.add(pid)
+    return found - roots
 
 
 @dataclass(frozen=True)
@@ -373,44 +509,191 @@ def find_unit(port: int, unit_name: str, proc: Path = Path("/proc")) -> Unit | s
 
 
 class KernelTable:
-    """The unit's kernels, their statm files kept open (a pread per look instead of an open, read and close)."""
+    """The unit's kernels and the processes they started, their statm files kept open (a pread per look instead of
+    an open, read and close)."""
 
     def __init__(self, unit: Unit, proc: Path = Path("/proc")) -> None:
         self.unit, self.proc = unit, proc
-        self.open: dict[int, tuple[str, int]] = {}  # pid -> (comm, statm fd)
+        self.open: dict[int, tuple[str, int]] = {}  # kernel pid -> (comm, statm fd)
+        self.children: dict[int, tuple[str, int]] = {}  # pid of a process a kernel started -> (comm, statm fd)
+        self.parents: dict[int, int] = {}  # every other process of the unit -> its parent pid
+        self.started: dict[int, int] = {}  # pid -> start time in clock ticks (a pid reused is another process)
+        self.parent_of: dict[int, int] = {}  # pid of a kernel or a process it started -> its parent's pid
         self.page = os.sysconf("SC_PAGE_SIZE")
 
     def refresh(self) -> None:
-        """Find kernels started since the last refresh and forget those gone."""
+        """Find kernels (and the processes they started) since the last refresh and forget those gone."""
         pids = set(self.unit.pids()) - {self.unit.server_pid}
         for pid in set(self.open) - pids:
             self.forget(pid)
-        for pid in pids - set(self.open):
+        for pid in set(self.children) - pids:
+            self.forget(pid)
+        for pid in set(self.parents) - pids:
+            del self.parents[pid]
+        for pid in pids - set(self.open) - set(self.children) - set(self.parents):
             try:
+                stat = parse_stat_line(read_text(self.proc / str(pid) / "stat"))
                 argv = read_text(self.proc / str(pid) / "cmdline").split("\0")
+                if stat is None:
+                    continue
+                self.started[pid], self.parent_of[pid] = stat[1], stat[0]
                 if is_kernel(argv):
-                    comm = read_text(self.proc / str(pid) / "comm").strip()
-                    self.open[pid] = (comm, os.open(self.proc / str(pid) / "statm", os.O_RDONLY))
+                    self.open[pid] = self.opened(pid)
+                else:
+                    self.parents[pid] = stat[0]
             except OSError:
                 continue
+        for pid in descendants(self.parents, set(self.open) | set(self.children)):
+            with contextlib.suppress(OSError):
+                self.children[pid] = self.opened(pid)
+                del self.parents[pid]
+
+    def opened(self, pid: int) -> tuple[str, int]:
+        comm = read_text(self.proc / str(pid) / "comm").strip()
+        return comm, os.open(self.proc / str(pid) / "statm", os.O_RDONLY)
 
     def forget(self, pid: int) -> None:
-        _, fd = self.open.pop(pid)
+        _, fd = self.open.pop(pid) if pid in self.open else self.children.pop(pid)
+        self.started.pop(pid, None)
+        self.parent_of.pop(pid, None)
         os.close(fd)
 
-    def look(self) -> tuple[Kernel, ...]:
-        kernels = []
-        for pid, (comm, fd) in list(self.open.items()):
+    def inherited(self) -> set[int]:
+        """The kernels and processes whose parent is a kernel or a process it started: their limit at first sight
+        is their parent's, the watcher's, not one of their own (a multiprocessing fork even looks like a kernel)."""
+        ours = set(self.open) | set(self.children)
+        return {pid for pid, parent in self.parent_of.items() if parent in ours}
+
+    def read(self, table: dict[int, tuple[str, int]]) -> tuple[Kernel, ...]:
+        processes = []
+        for pid, (comm, fd) in list(table.items()):
             try:
                 fields = os.pread(fd, 128, 0).split()
-                kernels.append(Kernel(pid, comm, int(fields[1]) * self.page))
+                processes.append(Kernel(pid, comm, int(fields[1]) * self.page, int(fields[0]) * self.page,
+                                        int(fields[2]) * self.page, int(fields[5]) * self.page))
             except (OSError, IndexError, ValueError):
                 self.forget(pid)
-        return tuple(kernels)
+        return tuple(processes)
+
+    def look(self) -> tuple[Kernel, ...]:
+        return self.read(self.open)
+
+    def look_children(self) -> tuple[Kernel, ...]:
+        return self.read(self.children)
 
     def close(self) -> None:
-        for pid in list(self.open):
+        for pid in [*self.open, *self.children]:
             self.forget(pid)
+
+
+Prlimit = Callable[..., tuple[int, int]]
+
+
+class AddressLimits:
+    """The soft RLIMIT_AS the watcher keeps on each kernel and the processes they started (address_limit), with
+    each one's own limits from before, recorded in `state` (under /run) so that no process keeps a limit of the
+    watcher's once the watcher is gone: lift() at its stop, lift_recorded() at its next start and from the unit's
+    ExecStopPost (--lift) after a crash."""
+
+    def __init__(self, state: Path, say: Callable[[str], None], prlimit: Prlimit) -> None:
+        self.state, self.say, self.prlimit = state, say, prlimit
+        self.limited: dict[int, tuple[int, int, int, int]] = {}  # pid -> (ours, own soft, own hard, start ticks)
+        self.refused: set[int] = set()  # pids prlimit refused (said once; another uid without CAP_SYS_RESOURCE)
+        self.least: dict[int, int] = {}  # pid -> the least unfilled data seen (unfilled())
+
+    def follow(self, processes: Sequence[Kernel], started: dict[int, int], inherited: set[int], left: int,
+               policy: Policy, ram: int, gpu: bool, elapsed: float = 0.0) -> None:
+        """Each process's limit as address_limit() wants it now; the processes gone forgotten. A process in
+        `inherited` has its parent's limit, the watcher's: its own is taken to be none."""
+        changed = False
+        seen = {p.pid for p in processes}
+        self.refused &= seen  # a pid gone may come back as another process
+        self.least = {pid: least for pid, least in self.least.items() if pid in seen}
+        for pid in set(self.limited) - seen:
+            del self.limited[pid]
+            changed = True
+        for process in processes:
+            if process.pid in self.refused or process.pid not in started:
+                continue
+            recorded = self.limited.get(process.pid)
+            try:  # its soft limit as it is now: the kernel may have raised it (the hook does, to answer a refusal)
+                now = self.prlimit(process.pid, resource.RLIMIT_AS)
+            except OSError as error:
+                self.refuse(process, error)
+                continue
+            own = recorded[1:3] if recorded else (RLIM_INFINITY, now[1]) if process.pid in inherited else now
+            current = now[0] if recorded else None
+            filling, self.least[process.pid] = unfilled(process, self.least.get(process.pid),
+                                                        int(policy.settle * elapsed))
+            wanted = address_limit(process, left - filling, policy, ram, gpu)
+            target = limit_to_set(current, wanted, own[0], policy)
+            if target is None:
+                continue
+            try:
+                self.prlimit(process.pid, resource.RLIMIT_AS, (target, own[1]))
+            except OSError as error:
+                self.refuse(process, error)
+                continue
+            if wanted is None:
+                self.limited.pop(process.pid, None)
+            else:
+                self.limited[process.pid] = (target, own[0], own[1], started[process.pid])
+            changed = changed or recorded is None or wanted is None
+        if changed:
+            self.record()
+
+    def refuse(self, process: Kernel, error: OSError) -> None:
+        self.limited.pop(process.pid, None)
+        if not isinstance(error, ProcessLookupError):
+            self.refused.add(process.pid)
+            self.say(f"{PREFIX} cannot limit the address space of pid {process.pid} ({error}); "
+                     "its big allocations are left to the interrupt")
+
+    def record(self) -> None:
+        """The processes limited and their own limits, replaced atomically."""
+        try:
+            self.state.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.state.with_name(self.state.name + ".tmp")
+            temporary.write_text(json.dumps({str(pid): [start, soft, hard] for pid, (_, soft, hard, start)
+                                             in self.limited.items()}), encoding="utf-8")
+            temporary.replace(self.state)
+        except OSError as error:
+            self.say(f"{PREFIX} cannot record the limits set in {self.state} ({error})")
+
+    def lift(self) -> None:
+        """Every process the watcher limited gets its own limits back."""
+        for pid, (_, soft, hard, _) in self.limited.items():
+            with contextlib.suppress(OSError):
+                self.prlimit(pid, resource.RLIMIT_AS, (soft, hard))
+        self.limited.clear()
+        self.record()
+
+
+def lift_recorded(state: Path, proc: Path, prlimit: Prlimit) -> int:
+    """The limits a previous watcher recorded in `state` (it crashed, or was killed) lifted from the processes
+    still running (a pid reused since, told by its start time, is left alone); the record emptied. How many."""
+    try:
+        recorded = json.loads(read_text(state))
+    except (OSError, ValueError):
+        return 0
+    lifted = 0
+    for pid, figures in recorded.items() if isinstance(recorded, dict) else ():
+        try:
+            start, soft, hard = (int(v) for v in figures)
+            stat = parse_stat_line(read_text(proc / str(int(pid)) / "stat"))
+            if stat is not None and stat[1] == start:
+                prlimit(int(pid), resource.RLIMIT_AS, (soft, hard))
+                lifted += 1
+        except (OSError, ValueError, TypeError):
+            continue
+    with contextlib.suppress(OSError):
+        state.write_text("{}", encoding="utf-8")
+    return lifted
+
+
+def gpu_present(markers: Sequence[Path]) -> bool:
+    """An NVIDIA driver on this machine (its /proc entry or control device): address-space limits off."""
+    return any(marker.exists() for marker in markers)
 
 
 def send_interrupt(pid: int) -> None:
@@ -491,6 +774,17 @@ class Watcher:
     event: int | None = None  # v1 threshold eventfd: below the threshold, look slowly and wake on it
     event_level: int = 0
     trace: bool = False  # say every look from 90 % of the threshold up (diagnosis; --trace)
+    refusals: Path = Path("/run/notebook-medic/refusals")  # the kernel hook's notes of refused allocations
+    limits_state: Path = Path("/run/notebook-medic/limits.json")  # the limits set, for lift_recorded()
+    prlimit: Prlimit = resource.prlimit
+    refuse: bool = True  # keep address-space limits (--no-refusal: the interrupt alone, as before issue 40)
+    gpu_markers: tuple[Path, ...] = (Path("/proc/driver/nvidia/version"), Path("/dev/nvidiactl"))
+    limits: AddressLimits | None = None
+    ram: int = 0
+    gpu: bool = False
+    refreshed: bool = False
+    refused: int = 0  # refusals logged
+    followed_at: float | None = None  # when the limits were last followed
 
     def set_status(self, status: str) -> None:
         """Say a change of state once (the journal and the guest attribute), never the same state twice."""
@@ -506,9 +800,18 @@ class Watcher:
             return False
         self.unit, self.table = found, KernelTable(found, self.proc)
         self.use_events = self.use_events and found.version == 1
+        self.ram, self.gpu = mem_total(self.proc), gpu_present(self.gpu_markers)
+        if self.limits is None:
+            self.limits = AddressLimits(self.limits_state, self.say, self.prlimit)
+        with contextlib.suppress(OSError):
+            self.refusals.mkdir(parents=True, exist_ok=True)
+            self.refusals.chmod(0o1733)  # kernels (the participant's user) drop notes; only root lists and reads
         return True
 
     def detach(self) -> None:
+        """Let go of the unit: every limit set lifted, every file closed."""
+        if self.limits is not None:
+            self.limits.lift()
         if self.table is not None:
             self.table.close()
         if self.unit is not None:
@@ -520,7 +823,7 @@ class Watcher:
     def refresh(self, table: KernelTable, unit: Unit, now: float) -> None:
         """Once a second: new and gone kernels, and the limit."""
         table.refresh()
-        self.next_refresh = now + 1.0
+        self.next_refresh, self.refreshed = now + 1.0, True
         self.limit = unit.limit() or mem_total(self.proc)
 
     def rearm(self, sample: Sample) -> None:
@@ -545,16 +848,18 @@ class Watcher:
             if now >= self.next_refresh:
                 self.refresh(table, unit, now)
             usage = unit.usage()
-            reclaimable = unit.inactive_file() if usage >= self.policy.threshold * self.limit else 0
+            reclaimable = unit.inactive_file()
         except (OSError, ValueError) as error:
             self.set_status(f"blind: cannot read {unit.directory} ({error}); interrupting nothing")
             self.detach()
             self.next_refresh = now + 10.0
             return None
+        refusing = "refusing" if self.refuse and not self.gpu else "not-refusing" if not self.refuse else \
+            "not-refusing:gpu"
         self.set_status(f"watching cgroup-v{unit.version} {unit.name} limit={self.limit} "
                         f"threshold={self.policy.threshold:.2f} "
-                        f"{'threshold-event' if self.use_events else 'polling'}")
-        return Sample(now, usage, self.limit, table.look(), reclaimable)
+                        f"{'threshold-event' if self.use_events else 'polling'} {refusing}")
+        return Sample(now, usage, self.limit, table.look(), reclaimable, table.look_children())
 
     def act(self, decision: Interrupt) -> None:
         """Note, signal, log: the note first, so the kernel's hook finds it when KeyboardInterrupt is raised."""
@@ -573,6 +878,37 @@ class Watcher:
         self.say(log_line(decision, self.policy, self.unit.name if self.unit else "?"))
         self.attributes.put("watcher-interrupts", str(self.state.interrupts))
 
+    def follow_limits(self, sample: Sample) -> None:
+        """Every kernel's and child's address-space limit as the memory left now wants it."""
+        if self.refuse and self.limits is not None and self.table is not None:
+            self.limits.follow((*sample.kernels, *sample.children), self.table.started, self.table.inherited(),
+                               memory_left(sample, self.policy), self.policy, self.ram, self.gpu,
+                               sample.at - self.followed_at if self.followed_at is not None else 0.0)
+            self.followed_at = sample.at
+
+    def collect_refusals(self, sample: Sample, most: int = 10) -> None:
+        """The hook's notes of refused allocations (oldest first, `most` a second; the rest wait), each logged as
+        one line if it names a kernel (or a process one started) of the unit, and counted; each note removed."""
+        if self.table is None:
+            return
+        try:
+            notes = sorted(os.scandir(self.refusals), key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns)
+        except OSError:
+            return
+        ours = {**self.table.open, **self.table.children}
+        for entry in notes[:most]:
+            text = read_note(entry.path)
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+            found = parse_refusal_note(text) if text is not None else None
+            if found is None or found[0] not in ours:
+                continue
+            pid, asked, left = found
+            self.refused += 1
+            refusal = Refusal(pid, ours[pid][0], asked, left, sample.usage, sample.limit)
+            self.say(refusal_line(refusal, self.unit.name if self.unit else "?"))
+            self.attributes.put("watcher-refusals", str(self.refused))
+
     def step(self, now: float) -> float:
         """One look and what follows from it; returns the seconds to wait before the next."""
         sample = self.look(now)
@@ -586,6 +922,10 @@ class Watcher:
                      f"excluded={sorted(self.state.interrupted)}")
         if decision is not None:
             self.act(decision)
+        self.follow_limits(sample)
+        if self.refreshed:
+            self.refreshed = False
+            self.collect_refusals(sample)
         self.rearm(sample)
         # No event can fire past the limit (page cache can hold usage there): then the loop polls.
         event = self.event is not None and self.event_level < sample.limit
@@ -600,6 +940,22 @@ def mem_total(proc: Path) -> int:
         if line.startswith("MemTotal:"):
             return int(line.split()[1]) * 1024
     return 0
+
+
+def read_note(path: str) -> str | None:
+    """A note's text if it is a small regular file (never a link: a participant may plant one to any file)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def wait(seconds: float, event: int | None) -> None:
@@ -618,10 +974,13 @@ def run(watcher: Watcher, clock: Callable[[], float], sleep: Callable[[float, in
         keep_going: Callable[[], bool]) -> None:
     """The loop: look, decide, act, wait; the clock and the wait are the caller's."""
     watcher.attributes.put("watcher-interrupts", "0")
-    while keep_going():
-        interval = watcher.step(clock())
-        sleep(interval, watcher.event)
-    watcher.detach()
+    watcher.attributes.put("watcher-refusals", "0")
+    try:
+        while keep_going():
+            interval = watcher.step(clock())
+            sleep(interval, watcher.event)
+    finally:  # stopped or crashed: no kernel keeps a limit of a watcher that no longer follows it
+        watcher.detach()
 
 
 def parse_args(argv: Iterable[str] | None) -> argparse.Namespace:
@@ -639,6 +998,12 @@ def parse_args(argv: Iterable[str] | None) -> argparse.Namespace:
                         help="seconds between guest-attribute writes (Compute Engine: 10 a minute per VM)")
     parser.add_argument("--trace", action="store_true", help="say every look from 90 %% of the threshold up")
     parser.add_argument("--notes", type=Path, default=Path("/run/notebook-medic/interrupts"))
+    parser.add_argument("--refusals", type=Path, default=Path("/run/notebook-medic/refusals"))
+    parser.add_argument("--limits-state", type=Path, default=Path("/run/notebook-medic/limits.json"))
+    parser.add_argument("--no-refusal", action="store_true",
+                        help="set no address-space limit: interrupt only (the watcher before issue 40)")
+    parser.add_argument("--lift", action="store_true",
+                        help="lift the limits a previous watcher recorded, then exit (the unit's ExecStopPost)")
     parser.add_argument("--metadata-url", default=os.environ.get(
         "NOTEBOOK_MEDIC_METADATA_URL", "http://metadata.google.internal/computeMetadata/v1"))
     return parser.parse_args(list(argv) if argv is not None else None)
@@ -652,13 +1017,19 @@ def main(argv: Iterable[str] | None = None) -> int:
     def say(line: str) -> None:
         print(line, flush=True)
 
+    lifted = lift_recorded(args.limits_state, Path("/proc"), resource.prlimit)
+    if lifted:
+        say(f"{PREFIX} lifted the address-space limits a previous watcher left on {lifted} processes")
+    if args.lift:
+        return 0
     stopping: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
     attributes = GuestAttributes(args.metadata_url, say, args.attribute_pace)
     watcher = Watcher(args.port, args.unit, policy, args.notes, attributes, say, use_events=not args.no_events,
-                      trace=args.trace)
+                      trace=args.trace, refusals=args.refusals, limits_state=args.limits_state,
+                      refuse=not args.no_refusal)
     run(watcher, time.monotonic, wait, lambda: not stopping)
-    say(f"{PREFIX} stopped after {watcher.state.interrupts} interrupts")
+    say(f"{PREFIX} stopped after {watcher.state.interrupts} interrupts and {watcher.refused} refusals")
     return 0
 
 

@@ -1,0 +1,51 @@
+"""The kernel hook's words for a refused allocation (issue 40), on the texts numpy and Python raise: what the cell
+asked for, what was left, in English and Japanese; and the note the watcher reads. No kernel: the hook's pure parts
+(the real kernel's are tests/guest/test_watcher_refusal.py's)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+HOOK = Path(__file__).resolve().parents[2] / "infra" / "contest" / "guard" / "kernel_hook.py"
+GIB = 1024**3
+
+
+def load_hook() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kernel_hook", HOOK)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # outside a kernel its install() registers nothing
+    return module
+
+
+kh = load_hook()
+NUMPY = "Unable to allocate 11.9 GiB for an array with shape (40000, 40000) and data type float64"
+
+
+def test_what_the_cell_asked_for_is_read_from_numpys_words() -> None:
+    # numpy not loaded (the bot's .venv): its rounded figure; in a kernel, the exact one from shape and type
+    assert kh.asked_bytes(NUMPY) == int(11.9 * GIB)
+    assert kh.asked_bytes("Unable to allocate 954. MiB for an array with shape (125014761,) and data type int64") \
+        == (954 * 1024**2)
+    assert kh.asked_bytes("") == 0 and kh.asked_bytes("out of memory") == 0
+
+
+def test_the_message_keeps_numpys_words_and_says_both_languages() -> None:
+    said = kh.refusal_message(NUMPY, int(0.93 * GIB))
+    assert said.startswith(NUMPY + "\n")
+    assert "the cell asked for 11.9 GiB, the notebook had 0.93 GiB left" in said
+    assert "kernel and its variables are kept" in said and "/restart-notebook bigger" in said
+    assert "セルの要求 11.9 GiB" in said and "0.93 GiB" in said.split(" / ", 1)[1]
+    bare = kh.refusal_message("", 0)
+    assert bare.startswith("notebook-medic refused this allocation") and "more than was left" in bare
+    assert "残りを超える量" in bare
+
+
+def test_the_note_is_what_the_watcher_parses(tmp_path: Path) -> None:
+    kh.note_refusal(4242, 12_800_000_000, 5, str(tmp_path))
+    [note] = list(tmp_path.iterdir())
+    assert note.name.startswith("4242-") and json.loads(note.read_text()) == {
+        "pid": 4242, "asked": 12_800_000_000, "left": 5}

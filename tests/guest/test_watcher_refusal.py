@@ -1,0 +1,140 @@
+"""The memory watcher's refusal on the real kernel here (issue 40): a real jupyter_server and ipykernel in a v1
+memory cgroup of 2 GB with real numpy, pandas, scikit-learn and joblib, the watcher as its unit runs it, a second
+kernel holding 150 MiB beside. A short subset of tests/guest/runaway_cells.py (make bench --only watcher runs all of
+it): runaway cells end in the cell with the kernel and its variables kept, refused ones logged in their one line;
+fitting cells run to their end; the second kernel and the server are never touched; a kernel that reserves address
+space the way CUDA does is left alone; no kernel keeps a limit once the watcher is gone, however it went.
+
+Skipped, in one line, where the machine has no root, no writable memory cgroup or no Jupyter virtualenv. The
+kernels run as root, as the watcher does: on this machine root lacks CAP_SYS_RESOURCE and could not set the limits
+of another user's kernel (../shared facts: "Memory limits a process can be given"); a Workbench VM's root can.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.guest import rig
+from tests.guest import runaway_cells as rc
+from tests.guest import watcher_rig as wr
+from tests.guest.conftest import hooked_jupyter
+
+LIMIT = 2_000_000_000
+LINE = re.compile(r"^notebook-medic-watcher: refused allocation kernel pid=(\d+) \(([A-Za-z0-9._@:/+-]+)\) "
+                  r"asked=(\d+) left=(\d+) usage=(\d+) limit=(\d+) cgroup=(\S+)$")
+RUNAWAY = ("np.ones [8x]", "merge on a skewed key [1.5x]", "concat of every fold [8x]", "bytes doubling [1.5x]",
+           "joblib loky workers [1.5x]")
+FITTING = ("a frame of 85 % of what is left", "a big .npy read through mmap", "64 threads",
+           "joblib loky workers that fit")
+# A reservation the way CUDA makes one when it starts: 64 GiB of PROT_NONE address space, nothing resident.
+RESERVE = ("import ctypes, mmap\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.mmap.restype = ctypes.c_void_p\n"
+           "libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, "
+           "ctypes.c_long]\nreserved = libc.mmap(None, 64 << 30, 0, "
+           "mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x4000, -1, 0)\nprint(reserved not in (None, 2**64 - 1))\n")
+
+pytestmark = pytest.mark.timeout(900)
+
+
+@pytest.fixture(scope="module")
+def jupyter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[rig.JupyterServer, rig.MemoryCgroup]]:
+    with hooked_jupyter(tmp_path_factory.mktemp("refusal") / "home", LIMIT) as (server, cgroup):
+        yield server, cgroup
+
+
+@pytest.fixture(scope="module")
+def files(jupyter: tuple[rig.JupyterServer, rig.MemoryCgroup]) -> rc.Files:
+    return rc.prepare(jupyter[0].home / "data", LIMIT)
+
+
+def held_kernel(server: rig.JupyterServer) -> tuple[str, int]:
+    """The second kernel: 150 MiB held, a marker to read back."""
+    kernel = server.start_kernel()
+    result = server.execute(kernel, "held = bytearray(150 << 20)\nheld[::4096] = b'y' * len(held[::4096])\n"
+                                    "marker = 'second kernel'", timeout=60)
+    assert result.status == "ok", result
+    return kernel, server.kernel_pid(kernel)
+
+
+def test_runaway_cells_end_in_the_cell_and_the_other_kernel_and_the_server_are_never_touched(
+        jupyter: tuple[rig.JupyterServer, rig.MemoryCgroup], files: rc.Files) -> None:
+    server, cgroup = jupyter
+    cells = {cell.name: cell.code for cell in rc.runaway(files)}
+    kernel = server.start_kernel()
+    other, other_pid = held_kernel(server)
+    kills, server_pid = cgroup.oom_kills(), server.process.pid
+    with wr.watcher(server) as watcher:
+        pid = server.kernel_pid(kernel)
+        trials = {name: wr.catalogue_trial(server, kernel, cells[name]) for name in RUNAWAY}
+        lines = watcher.refusals()
+    assert all(t.outcome in ("refused", "interrupted") and t.variables_kept and t.same_pid and t.hook_message
+               for t in trials.values()), trials
+    assert trials["np.ones [8x]"].outcome == "refused"  # one C call: only a refusal keeps the kernel
+    assert trials["merge on a skewed key [1.5x]"].outcome == "refused"
+    assert cgroup.oom_kills() == kills
+    assert server.process.poll() is None and server_pid in cgroup.pids()
+    still = server.execute(other, "print(marker, len(held))")
+    assert still.stdout.split() == ["second", "kernel", str(150 << 20)] and server.kernel_pid(other) == other_pid
+    refused = sum(1 for t in trials.values() if t.outcome == "refused")
+    assert len(lines) >= refused, lines  # a loky worker's refusal is the kernel's too: one line each at least
+    for line in lines:
+        match = LINE.match(line)
+        assert match, line
+        assert int(match[1]) in {pid} | set(cgroup.pids()) and match[7] == "/" + cgroup.path.name
+        assert int(match[6]) in (LIMIT, LIMIT // 4096 * 4096) and int(match[4]) < LIMIT
+    ones = [m for m in map(LINE.match, lines) if m and int(m[3]) == int(8 * LIMIT) // 8 * 8]
+    assert ones and int(ones[0][1]) == pid  # numpy's "Unable to allocate ..." gives the exact size asked
+
+
+def test_fitting_cells_run_to_their_end(jupyter: tuple[rig.JupyterServer, rig.MemoryCgroup], files: rc.Files,
+                                        ) -> None:
+    server, cgroup = jupyter
+    cells = {cell.name: cell.code for cell in rc.fitting(files, cgroup.path, cgroup.version)}
+    kernel = server.start_kernel()
+    with wr.watcher(server) as watcher:
+        trials = {name: wr.catalogue_trial(server, kernel, cells[name]) for name in FITTING}
+        said = watcher.refusals() + watcher.interrupts()
+    assert {name: t.outcome for name, t in trials.items()} == dict.fromkeys(FITTING, "ok"), trials
+    assert said == []
+
+
+def test_a_reserving_kernel_is_left_alone_and_no_kernel_keeps_a_limit_once_the_watcher_is_gone(
+        jupyter: tuple[rig.JupyterServer, rig.MemoryCgroup]) -> None:
+    server, _ = jupyter
+    plain, reserving = server.start_kernel(), server.start_kernel()
+    reserved = server.execute(reserving, RESERVE)  # before the watcher: kernels it finds already running
+    assert reserved.stdout.strip() == "True", reserved
+    plain_pid, reserving_pid = server.kernel_pid(plain), server.kernel_pid(reserving)
+    state = server.home / "limits.json"
+    with wr.watcher(server) as watcher:
+        wr.execute_when_back(server, plain, "pass")
+        assert poll(lambda: wr.address_limit_of(plain_pid) is not None)
+        assert wr.address_limit_of(reserving_pid) is None
+        watcher.process.send_signal(signal.SIGTERM)
+        watcher.process.wait(30)
+    assert wr.address_limit_of(plain_pid) is None  # lifted at its stop
+    with wr.watcher(server) as watcher:
+        assert poll(lambda: wr.address_limit_of(plain_pid) is not None)
+        watcher.process.kill()  # a crash: nothing of its own runs
+        watcher.process.wait(30)
+    assert wr.address_limit_of(plain_pid) is not None and str(plain_pid) in state.read_text()
+    lifted = subprocess.run([sys.executable, str(wr.WATCHER), "--lift", f"--limits-state={state}"],
+                            capture_output=True, text=True, check=True)  # the unit's ExecStopPost
+    assert wr.address_limit_of(plain_pid) is None, lifted.stdout
+    assert "lifted the address-space limits a previous watcher left on" in lifted.stdout
+
+
+def poll(condition: Callable[[], bool], seconds: float = 60.0) -> bool:
+    """True once `condition()` is, within `seconds` (tests/integration's patience for any wait)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
