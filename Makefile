@@ -43,8 +43,10 @@ lock:
 	$(PIP_COMPILE) --output-file requirements-jupyter.lock requirements-jupyter.in
 	rm -rf .venv-lock
 
+# ruff, then shared/'s layer rules (pyproject.toml [tool.importlinter]).
 lint: venv
 	$(VENV)/bin/ruff check .
+	PYTHONPATH=. $(VENV)/bin/lint-imports
 
 typecheck: venv
 	$(VENV)/bin/mypy
@@ -108,4 +110,5 @@ provider-schema: venv
 	$(PY) scripts/extract_provider_schema.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov .venv-jupyter .venv-lock .venv-dist-check dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-checkov .venv-jupyter .venv-lock .venv-dist-check dist .mypy_cache .ruff_cache .pytest_cache .hypothesis \
+	  .import_linter_cache .grimp_cache
