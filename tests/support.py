@@ -5,8 +5,13 @@ from __future__ import annotations
 import base64
 import copy
 import json
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from shared.core.models import OomKill
+from shared.core.oom_parse import NotAKill, ParseResult, UnresolvedKill, name_by_vm, read_kill_entry
+from shared.core.pubsub_event import Rejected, entry_from_cloudevent
 
 DATA = Path(__file__).parent / "data"
 OOM_SAMPLES = sorted(p.name for p in DATA.glob("oom-*.json"))
@@ -25,3 +30,17 @@ def pubsub_message(entry: dict[str, Any] | bytes, message_id: str = "1") -> dict
         "publishTime": "2026-11-20T04:12:35.402Z",
         "attributes": {"logging.googleapis.com/timestamp": "2026-11-20T04:12:33.518204Z"},
     }
+
+
+def kill_of(entry: dict[str, Any], *, fallback_time: datetime,
+            vm_name: str = "") -> OomKill | NotAKill | UnresolvedKill:
+    """An entry's kill as on_oom reads it (shared/app/intake.py): read_kill_entry, then named by `vm_name` (what
+    Compute Engine calls the entry's VM) when the entry names none itself."""
+    read = read_kill_entry(entry, fallback_time=fallback_time)
+    return read if isinstance(read, NotAKill) else name_by_vm(read, vm_name)
+
+
+def kill_of_cloudevent(event_type: str, data: Any, *, event_time: datetime) -> ParseResult:
+    """A CloudEvent's kill: its LogEntry taken out of the Pub/Sub message (or why not), then kill_of."""
+    entry = entry_from_cloudevent(event_type, data)
+    return entry if isinstance(entry, Rejected) else kill_of(entry, fallback_time=event_time)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from shared.core.models import OomKill, jupyter_unit, kill_to_json
-from shared.core.oom_parse import SINK_FILTER, NotAKill, UnresolvedKill, parse_log_entry
+from shared.core.oom_parse import SINK_FILTER, NotAKill, UnresolvedKill
 from simulators.logging_query import matches
-from tests.support import sample
+from tests.support import kill_of, sample
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 SUMMARY = ("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,2,"
@@ -26,7 +26,7 @@ def _with(text: str, name: str = "oom-ops-agent-modern.json") -> dict[str, objec
 
 
 def test_a_memcg_summary_alone_is_a_kill_in_the_jupyter_unit() -> None:
-    kill = parse_log_entry(sample("oom-summary-memcg.json"), fallback_time=NOW)
+    kill = kill_of(sample("oom-summary-memcg.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill), kill
     assert (kill.form, kill.pid, kill.process) == ("summary", 9901, "ipykernel_launc")
     assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("memcg", "/system.slice/jupyter.service", True)
@@ -34,13 +34,13 @@ def test_a_memcg_summary_alone_is_a_kill_in_the_jupyter_unit() -> None:
 
 
 def test_a_global_summary_names_a_unit_outside_jupyter() -> None:
-    kill = parse_log_entry(sample("oom-summary-global.json"), fallback_time=NOW)
+    kill = kill_of(sample("oom-summary-global.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill), kill
     assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("global", "/user.slice", False)
 
 
 def test_a_kill_line_with_its_summary_in_the_entry_gets_the_unit_and_keeps_its_figures() -> None:
-    kill = parse_log_entry(_with(SUMMARY + "\n" + KILL), fallback_time=NOW)
+    kill = kill_of(_with(SUMMARY + "\n" + KILL), fallback_time=NOW)
     assert isinstance(kill, OomKill)
     assert (kill.form, kill.constraint, kill.unit) == ("cgroup", "memcg", "/system.slice/jupyter.service")
     assert kill.anon_rss_kb == 15235516 and kill.in_jupyter_unit is True
@@ -48,7 +48,7 @@ def test_a_kill_line_with_its_summary_in_the_entry_gets_the_unit_and_keeps_its_f
 
 
 def test_a_summary_of_another_pid_says_nothing_of_this_kill() -> None:
-    kill = parse_log_entry(_with(SUMMARY.replace("pid=23817", "pid=1") + "\n" + KILL), fallback_time=NOW)
+    kill = kill_of(_with(SUMMARY.replace("pid=23817", "pid=1") + "\n" + KILL), fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.form == "cgroup"
     assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("memcg", "", None)
 
@@ -58,7 +58,7 @@ def test_a_summary_of_another_pid_says_nothing_of_this_kill() -> None:
     ("Memory cgroup out of memory: Killed process 1 (python) total-vm:1kB, anon-rss:1kB", "memcg"),
 ])
 def test_the_kill_line_alone_says_its_constraint(line: str, constraint: str) -> None:
-    kill = parse_log_entry(_with(line), fallback_time=NOW)
+    kill = kill_of(_with(line), fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.constraint == constraint and kill.unit == ""
 
 
@@ -68,7 +68,7 @@ def test_the_kill_line_alone_says_its_constraint(line: str, constraint: str) -> 
     "oom-kill:constraint=constraint_memcg,task=python,pid=1,uid=1000",  # the kernel writes it in capitals
 ])
 def test_summary_lookalikes_are_not_kills(text: str) -> None:
-    result = parse_log_entry(_with(text), fallback_time=NOW)
+    result = kill_of(_with(text), fallback_time=NOW)
     assert isinstance(result, NotAKill) and "oom-kill:constraint" in result.reason, result
 
 
@@ -84,7 +84,7 @@ def test_not_the_jupyter_unit(cgroup: str) -> None:
 
 def test_the_watchers_line_is_read_with_its_figures() -> None:
     entry = sample("watcher-interrupt.json")
-    interrupt = parse_log_entry(entry, fallback_time=NOW)
+    interrupt = kill_of(entry, fallback_time=NOW)
     assert isinstance(interrupt, OomKill), interrupt
     assert (interrupt.form, interrupt.pid, interrupt.process) == ("watcher", 23817, "python")
     assert (interrupt.anon_rss_kb, interrupt.limit_kb, interrupt.total_vm_kb) == (14680064, 15728640, None)
@@ -99,14 +99,14 @@ WATCHER = ("notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10240
 
 def test_the_watchers_line_without_a_syslog_tag_is_read_too() -> None:
     line = WATCHER
-    interrupt = parse_log_entry(_with(line), fallback_time=NOW)
+    interrupt = kill_of(_with(line), fallback_time=NOW)
     assert isinstance(interrupt, OomKill) and (interrupt.form, interrupt.pid) == ("watcher", 7)
     assert (interrupt.anon_rss_kb, interrupt.limit_kb) == (10, 20)
 
 
 def test_the_watchers_line_without_its_trailing_fields_is_read() -> None:
     line = WATCHER.split(" threshold=", maxsplit=1)[0]
-    interrupt = parse_log_entry(_with(line), fallback_time=NOW)
+    interrupt = kill_of(_with(line), fallback_time=NOW)
     assert isinstance(interrupt, OomKill) and interrupt.form == "watcher" and interrupt.unit == ""
 
 
@@ -117,20 +117,20 @@ def test_the_watchers_line_without_its_trailing_fields_is_read() -> None:
     WATCHER.replace("rss=10240", "rss=10kB"),
 ])
 def test_watcher_lookalikes_are_nothing(line: str) -> None:
-    assert isinstance(parse_log_entry(_with(line), fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(_with(line), fallback_time=NOW), NotAKill)
 
 
 def test_a_watcher_line_in_an_application_log_is_nothing() -> None:
     entry = sample("watcher-interrupt.json")
     entry["logName"] = "projects/contest-prj/logs/jupyter"
-    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(entry, fallback_time=NOW), NotAKill)
     assert not matches(SINK_FILTER, entry)
 
 
 def test_a_watcher_line_that_names_a_bad_vm_is_nothing_not_an_alert() -> None:
     entry = sample("watcher-interrupt.json")
     entry["labels"]["compute.googleapis.com/resource_name"] = "Not_A_Name"
-    result = parse_log_entry(entry, fallback_time=NOW)
+    result = kill_of(entry, fallback_time=NOW)
     assert isinstance(result, NotAKill) and "watcher" in result.reason
 
 
@@ -138,9 +138,9 @@ def test_a_watcher_line_naming_no_vm_is_left_to_the_instance_id() -> None:
     entry = sample("watcher-interrupt.json")
     del entry["labels"]
     entry["jsonPayload"]["message"] = WATCHER
-    result = parse_log_entry(entry, fallback_time=NOW)
+    result = kill_of(entry, fallback_time=NOW)
     assert isinstance(result, UnresolvedKill) and result.nameless
-    named = parse_log_entry(entry, fallback_time=NOW, vm_name="wb-alice")
+    named = kill_of(entry, fallback_time=NOW, vm_name="wb-alice")
     assert isinstance(named, OomKill) and named.form == "watcher"
 
 
@@ -153,9 +153,9 @@ REAL_KILL = ("[ 2333.252511] Memory cgroup out of memory: Killed process 4578 (p
 
 
 def test_the_real_kernels_summary_and_kill_lines_are_read() -> None:
-    alone = parse_log_entry(_with(REAL_SUMMARY), fallback_time=NOW)
+    alone = kill_of(_with(REAL_SUMMARY), fallback_time=NOW)
     assert isinstance(alone, OomKill) and (alone.form, alone.pid, alone.process) == ("summary", 4578, "python")
     assert (alone.constraint, alone.unit, alone.in_jupyter_unit) == ("memcg", "/notebook-medic-test-12341aed", False)
-    both = parse_log_entry(_with(REAL_SUMMARY + "\n" + REAL_KILL), fallback_time=NOW)
+    both = kill_of(_with(REAL_SUMMARY + "\n" + REAL_KILL), fallback_time=NOW)
     assert isinstance(both, OomKill) and (both.form, both.anon_rss_kb) == ("cgroup", 543356)
     assert both.unit == "/notebook-medic-test-12341aed"
