@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # Every requirements*.txt (the runtime's, the dev tools', and any other group) goes into the venv.
 REQUIREMENTS := requirements.txt $(filter-out requirements.txt,$(wildcard requirements*.txt))
 
-.PHONY: venv test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean doctor report
+.PHONY: venv check test lint typecheck unit demo replay bench fuzz package lock checkov provider-schema clean doctor report
 
 venv: $(STAMP)
 
@@ -43,18 +43,20 @@ lock:
 	$(PIP_COMPILE) --output-file requirements-jupyter.lock requirements-jupyter.in
 	rm -rf .venv-lock
 
+# ruff, then shared/'s layer rules (pyproject.toml [tool.importlinter]).
 lint: venv
 	$(VENV)/bin/ruff check .
+	PYTHONPATH=. $(VENV)/bin/lint-imports
 
 typecheck: venv
 	$(VENV)/bin/mypy
 
-# One pytest process, MEDIC_SIM_LABELS unset: everything under one way a label update may become visible
-# (docs/fidelity.md) and the wire tests whose outcome hangs on it under the other too, each variant on stacks of
-# its own (tests/integration/conftest.py, docs/testing.md). Six workers on two cores: the wire tests mostly wait
-# on their stacks (tests/conftest.py shares a module's tests out in chunks, each starting its stacks once); the
-# suite's ~230 s of CPU keep 2 cores busy at 6 (143-148 s of pytest on a fresh clone; 4: ~205 s; 8: no faster,
-# and cold slash commands then miss their 1.2 s read budget under the load: docs/testing.md).
+# The whole suite, CI's command (.ci/run): one pytest process, MEDIC_SIM_LABELS unset: everything under one way a
+# label update may become visible (docs/fidelity.md) and the wire tests whose outcome hangs on it under the other
+# too, each variant on stacks of its own (tests/integration/conftest.py, docs/testing.md). Six workers on two cores:
+# the wire tests mostly wait on their stacks; xdist's --dist loadscope (pyproject's addopts) keeps a module's tests on
+# one worker, so its stacks start once, the biggest modules first. It ends with the 25 slowest tests: each CI log
+# says where its run's time went.
 # The three virtualenvs tests use besides .venv (checkov's; Jupyter's; the packaging test's clean one) are built
 # first, while ruff and mypy keep one core busy: a fresh clone's pytest would otherwise wait on pip. If one fails,
 # its test builds it again and says why. The Debian 12 tree tests/guest boots (scripts/debian_rootfs.sh, once per
@@ -66,10 +68,19 @@ test: venv
 	  checkov=$$!; { scripts/jupyter_venv.sh --setup-only || echo "the Jupyter virtualenv was not built: tests/guest says why"; } & \
 	  jupyter=$$!; $(PY) scripts/dist_check_venv.py & dist=$$!; \
 	  $(MAKE) --no-print-directory lint typecheck; checked=$$?; wait $$checkov $$jupyter $$dist; exit $$checked
-	env -u MEDIC_SIM_LABELS $(PY) -m pytest -n $(TEST_WORKERS) -q
+	env -u MEDIC_SIM_LABELS $(PY) -m pytest -n $(TEST_WORKERS) -q --durations=25
 
 unit: venv
 	$(PY) -m pytest -q tests/unit
+
+# The loop for every change: ruff and the layer contracts, then mypy beside the unit and property tests on both
+# cores (no stack of function processes; docs/testing.md). Its target: under a minute on a quiet 2-core machine,
+# a cold mypy cache included. make test is the whole suite.
+check: venv
+	@$(MAKE) --no-print-directory lint
+	@$(VENV)/bin/mypy & mypy=$$!; \
+	  env -u MEDIC_SIM_LABELS $(PY) -m pytest -n 2 -q tests/unit tests/property; tested=$$?; \
+	  wait $$mypy && exit $$tested
 
 demo: venv
 	PYTHONPATH=. $(PY) -m demo
@@ -108,4 +119,5 @@ provider-schema: venv
 	$(PY) scripts/extract_provider_schema.py
 
 clean:
-	rm -rf $(VENV) .venv-checkov .venv-jupyter .venv-lock .venv-dist-check dist .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) .venv-checkov .venv-jupyter .venv-lock .venv-dist-check dist .mypy_cache .ruff_cache .pytest_cache .hypothesis \
+	  .import_linter_cache .grimp_cache

@@ -4,8 +4,7 @@ They go to a fresh directory under the system's temporary one, so a run leaves t
 `make bench RECORD=1` (--record) writes the tracked bench/results.md and results.json, which the
 README quotes.
 
-Phases: import cost (fresh interpreters, on an idle machine first), Slack acknowledgement (warm,
-under load, cold; ours and a bare Bolt app), owners asking while Workbench is slow (one restart and
+Phases: Slack acknowledgement (warm, under load, cold), owners asking while Workbench is slow (one restart and
 one final answer each, the time to it), the OOM storm, the bot's own time per event, and a
 kill's wait for its reset under the live services' costs (every call's latency, label updates seen
 when their operation ends), the memory picture's cost (drawing it; the restart with pictures on and off,
@@ -32,7 +31,6 @@ from bench import (
     bot_time,
     bulk_stop,
     guest_oom,
-    imports,
     pictures,
     report,
     rows,
@@ -43,7 +41,7 @@ from bench import (
 )
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("imports", "slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher", "bulk", "report")
+PHASES = ("slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher", "bulk", "report")
 DAY_PHASES = ("bulk", "report")  # --quick: the contest day's (issue 28), about a minute
 
 
@@ -77,7 +75,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _request_arguments(parser: argparse.ArgumentParser) -> None:
-    """The simulated latencies, Slack's acknowledgement, owners asking while Workbench is slow, the imports."""
+    """The simulated latencies, Slack's acknowledgement, owners asking while Workbench is slow."""
     lat = parser.add_argument_group("simulated latency per call")
     lat.add_argument("--slack-latency-ms", type=float, default=100.0)
     lat.add_argument("--workbench-latency-ms", type=float, default=150.0)
@@ -86,15 +84,13 @@ def _request_arguments(parser: argparse.ArgumentParser) -> None:
     slack.add_argument("--warm-requests", type=int, default=200, help="signed requests, one at a time")
     slack.add_argument("--load-requests", type=int, default=200, help="signed requests under load")
     slack.add_argument("--load-concurrency", type=int, default=4, help="requests in flight under load")
-    slack.add_argument("--cold-starts", type=int, default=5, help="process starts, each of ours and the bare app")
+    slack.add_argument("--cold-starts", type=int, default=5, help="process starts of the Slack app")
     slack.add_argument("--slack-fleet", type=int, default=100, help="owners (and instances) in the workspace")
     slow = parser.add_argument_group("slow, not failing: owners asking while Workbench is slow")
     slow.add_argument("--slow-workbench-seconds", default="1.3,3",
                       help="comma-separated Workbench latencies per call, one fresh stack each")
     slow.add_argument("--slow-requests", type=int, default=200, help="owners, each asking once")
     slow.add_argument("--slow-concurrency", type=int, default=8, help="commands in flight")
-    imp = parser.add_argument_group("import cost")
-    imp.add_argument("--import-runs", type=int, default=5, help="fresh interpreters per main.py")
 
 
 def _storm_arguments(parser: argparse.ArgumentParser) -> None:
@@ -148,14 +144,14 @@ def sound(results: dict[str, Any]) -> list[str]:
     if slack:
         for name in ("warm", "load"):
             part = slack[name]
-            if part["answers_ok"] != part["answers_total"] or part["bare_answers_ok"] != part["bare_ms"]["n"]:
+            if part["answers_ok"] != part["answers_total"]:
                 wrong = [r["unexpected_answers"] for r in part["ours_by_kind"].values() if r["unexpected_answers"]]
                 problems.append(f"slack {name}: unexpected answers {wrong}")
             if part["simulated_calls_observed"] != part["simulated_calls_expected"]:
                 problems.append(f"slack {name}: simulated calls {part['simulated_calls_observed']} != expected "
                                 f"{part['simulated_calls_expected']}")
         cold = slack["cold"]
-        if cold["ours_ok"] != len(cold["ours"]) or cold["bare_ok"] != len(cold["bare"]):
+        if cold["ours_ok"] != len(cold["ours"]):
             problems.append("slack cold: unexpected answers")
     if results.get("storm") and not results["storm"]["checks"]["ok"]:
         problems.append(f"storm: {results['storm']['checks']}")
@@ -217,9 +213,6 @@ def _measure(args: argparse.Namespace, phases: list[str] | tuple[str, ...], late
              watch: Stopwatch) -> dict[str, Any]:
     """Each phase asked for, in the order of PHASES, its results under its key and its time on the stopwatch."""
     results: dict[str, Any] = {}
-    if "imports" in phases:
-        log(f"imports: {args.import_runs} fresh interpreters per main.py")
-        results["imports"] = _phase(watch, "imports", lambda: imports.run(args.import_runs))
     if "slack" in phases:
         results["slack"] = _phase(watch, "slack", lambda: slack_ack.run(
             latency, warm_requests=args.warm_requests, load_requests=args.load_requests,

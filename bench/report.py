@@ -19,7 +19,6 @@ def _ms(summary: dict[str, Any], key: str = "p50") -> str:
 def markdown(results: dict[str, Any], table: list[Metric]) -> str:
     """results.md: the header and the table, then each phase's section in the table's order."""
     lines = _header_lines(results["meta"], table) + _slack_lines(results.get("slack"))
-    lines += _import_lines(results.get("imports"))
     lines += _storm_lines(results.get("storm"), results["meta"]["latency_s"])
     lines += _bot_lines(results.get("bot_time")) + _live_lines(results.get("live_time"))
     lines += slow_answer.markdown(results.get("slow"))
@@ -72,14 +71,11 @@ def _slack_lines(slack: dict[str, Any] | None) -> list[str]:
             f"| {kind} | {row['elapsed_ms']['n']} | {_ms(row['elapsed_ms'])} | {_ms(row['elapsed_ms'], 'p99')} "
             f"| {c['slack']}+{c['workbench']}+{c['pubsub']} | {row['simulated_ms']:g} | {_ms(row['net_ms'])} "
             f"| {_ms(row['net_ms'], 'p99')} | {_ms(row['simulators_ms'])} | {_ms(row['net_of_simulators_ms'])} |")
-    bare = warm["bare_ms"]
-    lines.append(f"| bare Bolt app (ack only) | {bare['n']} | {_ms(bare)} | {_ms(bare, 'p99')} | 0 | 0 "
-                 f"| {_ms(bare)} | {_ms(bare, 'p99')} | 0 | {_ms(bare)} |")
     return lines + _cold_start_lines(slack)
 
 
 def _cold_start_lines(slack: dict[str, Any]) -> list[str]:
-    """The calls the simulators saw against those expected, then every cold start of ours and of the bare app."""
+    """The calls the simulators saw against those expected, then every cold start."""
     obs, exp = slack["warm"]["simulated_calls_observed"], slack["warm"]["simulated_calls_expected"]
     lines = [
         "",
@@ -90,32 +86,11 @@ def _cold_start_lines(slack: dict[str, Any]) -> list[str]:
         "| cold start | total s | port accepting s | first request s | simulated calls (S+W+P) | net s |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    for who in ("ours", "bare"):
-        for i, c in enumerate(slack["cold"][who], 1):
-            sc = c["simulated_calls"]
-            lines.append(f"| {who} #{i} | {c['total_s']:.3f} | {c['port_accepting_s']:.3f} "
-                         f"| {c['first_request_s']:.3f} | {sc['slack']}+{sc['workbench']}+{sc['pubsub']} "
-                         f"| {c['net_s']:.3f} |")
-    return lines
-
-
-def _import_lines(imports: dict[str, Any] | None) -> list[str]:
-    """The import cost of each main.py and of the baselines, with the modules each loads."""
-    if not imports:
-        return []
-    lines = [
-        "",
-        "## Import cost",
-        "",
-        f"Fresh interpreter per run, {imports['runs']} runs each (after one discarded run), round-robin.",
-        "",
-        "| main.py | median ms | min-max ms | vs bare | vs eager | modules loaded | process wall ms |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for name, t in imports["targets"].items():
-        lines.append(f"| {imports['sources'][name]} | {t['median_ms']:.0f} | {t['min_ms']:.0f}-{t['max_ms']:.0f} "
-                     f"| {t.get('vs_bare', 1.0 if name == 'bare' else '-')} | {t.get('vs_eager', '-')} "
-                     f"| {t['modules_loaded']} | {t['process_wall_median_ms']:.0f} |")
+    for i, c in enumerate(slack["cold"]["ours"], 1):
+        sc = c["simulated_calls"]
+        lines.append(f"| #{i} | {c['total_s']:.3f} | {c['port_accepting_s']:.3f} "
+                     f"| {c['first_request_s']:.3f} | {sc['slack']}+{sc['workbench']}+{sc['pubsub']} "
+                     f"| {c['net_s']:.3f} |")
     return lines
 
 

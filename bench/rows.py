@@ -19,15 +19,15 @@ def _le(value: float | None, limit: float) -> bool | None:
 
 def metrics(results: dict[str, Any]) -> list[Metric]:
     """The table's rows, phase by phase in the order results.md shows them."""
-    return (_slack_metrics(results.get("slack")) + _import_metrics(results.get("imports"))
-            + _storm_metrics(results.get("storm")) + _bot_metrics(results.get("bot_time"))
+    return (_slack_metrics(results.get("slack")) + _storm_metrics(results.get("storm"))
+            + _bot_metrics(results.get("bot_time"))
             + _guest_metrics(results.get("guest"), results.get("live_time")) + _live_metrics(results.get("live_time"))
             + slow_answer.metrics(results.get("slow")) + _day_report_metrics(results.get("report"))
             + _picture_metrics(results.get("pictures")))
 
 
 def _slack_metrics(slack: dict[str, Any] | None) -> list[Metric]:
-    """Slack's acknowledgement: warm, under load, cold, and each against a bare Bolt app."""
+    """Slack's acknowledgement: warm, under load, cold."""
     if not slack:
         return []
     warm, load, cold = slack["warm"], slack["load"], slack["cold"]
@@ -42,35 +42,7 @@ def _slack_metrics(slack: dict[str, Any] | None) -> list[Metric]:
         Metric("slack.cold", f"Slack ack, cold: process start to first ack (worst of {len(cold['ours'])})",
                cold["ours_max_s"], "s", "< 1.5 s", _lt(cold["ours_max_s"], 1.5),
                f"{cold['ours_max_s']:.2f} s (median {cold['ours_median_s']:.2f} s)"),
-        Metric("slack.cold_ratio", "Slack cold start, ours / bare Bolt app, simulated latency subtracted",
-               cold["ratio_net_median"], "x", "≤ 1.3", _le(cold["ratio_net_median"], 1.3),
-               f"{cold['ratio_net_median']:.2f}x ({cold['ours_net_median_s']:.2f} s / "
-               f"{cold['bare_net_median_s']:.2f} s)"),
-        Metric("slack.warm_ratio", "Slack warm ack, ours (restart) / bare Bolt app, p50, simulated latency "
-               "subtracted", warm["ratio_restart_net_p50_vs_bare_p50"], "x", "≤ 1.3",
-               _le(warm["ratio_restart_net_p50_vs_bare_p50"], 1.3),
-               f"{warm['ratio_restart_net_p50_vs_bare_p50']:g}x "
-               f"({warm['ours_by_kind']['restart']['net_ms']['p50']:.1f} ms / {warm['bare_ms']['p50']:.1f} ms); "
-               f"{warm['ratio_restart_own_p50_vs_bare_p50']:g}x with the simulators' own service time also "
-               f"taken out ({warm['ours_by_kind']['restart']['net_of_simulators_ms']['p50']:.1f} ms)"),
     ]
-
-
-def _import_metrics(imports: dict[str, Any] | None) -> list[Metric]:
-    """Each function's import against the eager-SDK baseline; only the Slack app's has a target."""
-    if not imports:
-        return []
-    targets, out = imports["targets"], []
-    for name in ("slack_app", "on_oom", "restart_worker"):
-        t = targets[name]
-        is_slack = name == "slack_app"
-        out.append(Metric(
-            f"imports.{name}", f"Import of functions/{name}/main.py vs the eager-SDK baseline (median of "
-            f"{imports['runs']})", t["vs_eager"], "x", "≤ 1.0" if is_slack else "",
-            _le(t["vs_eager"], 1.0) if is_slack else None,
-            f"{t['median_ms']:.0f} ms = {t['vs_eager']:.2f}x eager ({targets['eager']['median_ms']:.0f} ms), "
-            f"{t['vs_bare']:.2f}x bare ({targets['bare']['median_ms']:.0f} ms)"))
-    return out
 
 
 def _storm_metrics(storm: dict[str, Any] | None) -> list[Metric]:

@@ -1,5 +1,5 @@
 """Slack acknowledgement of /restart-notebook: warm (signed requests to a running slack_app), cold (process
-start to first acknowledgement), and the same for a bare Bolt app with one command (bench/bare_app).
+start to first acknowledgement).
 
 Warm: one request at a time (the latency a user sees), then the same again with several at once
 (the load at the start of a contest, on this machine's cores). The mix: help; status; restart of
@@ -12,9 +12,9 @@ time, then publishes; so the simulated latency on its critical path is max(Slack
 status and not-yours, plus Pub/Sub for a restart, and nothing for help. A request's kind says how
 many calls it made (help: none; status and not-yours: 1 Slack + 1 Workbench per zone; restart: those
 + 1 Pub/Sub), checked against the simulators' call logs over the whole pass; `net = elapsed -
-critical-path latency` is the time the app itself spent. The bare app makes no call per request.
-Both apps call auth.test once at start-up (Bolt's token check), one Slack latency before the port
-accepts: a cold start subtracts that plus the first request's critical path.
+critical-path latency` is the time the app itself spent. The app calls auth.test once at start-up
+(Bolt's token check), one Slack latency before the port accepts: a cold start subtracts that plus the
+first request's critical path.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import (
-    BENCH_DIR,
     Latency,
     log,
     median,
@@ -55,7 +54,6 @@ EXPECTED = {
     "status": "Your notebooks",
     "restart": "Restarting",
     "not-yours": "is not your notebook",
-    "bare": "ok",
 }
 # Each pass draws its restarts from owners it has not used; a second pass reuses owners of the
 # first (whose restarts are over by then), so the per-user interval is 0 here. Slack's budgets as production
@@ -99,7 +97,7 @@ def calls_per_kind(kind: str) -> CallCount:
         return CallCount(1, len(ZONES), 0)
     if kind == "restart":
         return CallCount(1, len(ZONES), 1)
-    return CallCount(0, 0, 0)  # help, bare
+    return CallCount(0, 0, 0)  # help
 
 
 def critical_seconds(kind: str, latency: Latency) -> float:
@@ -153,8 +151,8 @@ class People:
         return user, f"nb-{int(other[1:]):03d}"
 
 
-def send(sender: SlackRequester, stack: LocalStack | None, kind: str, user: str, text: str) -> Sample:
-    url = stack.slack.new_response_url() if stack is not None else "https://hooks.slack.com/commands/T0/1/x"
+def send(sender: SlackRequester, stack: LocalStack, kind: str, user: str, text: str) -> Sample:
+    url = stack.slack.new_response_url()
     started = time.monotonic()
     answer = sender.slash_command(user, text, response_url=url)
     ok = answer.status == 200 and EXPECTED[kind] in answer.body
@@ -204,14 +202,6 @@ def warm_ours(stack: LocalStack, people: People, total: int, concurrency: int, s
     return {"samples": samples, "observed": observed, "expected": expected}
 
 
-def warm_bare(url: str, total: int, concurrency: int) -> list[Sample]:
-    sender = SlackRequester(SIGNING_SECRET, url)
-    for _ in range(len(KINDS) * WARMUP_ROUNDS):
-        send(sender, None, "bare", "U00000", "")
-    with ThreadPoolExecutor(concurrency) as pool:
-        return list(pool.map(lambda _: send(sender, None, "bare", "U00000", ""), range(total)))
-
-
 def cold_start(stack: LocalStack, source: Path, log_dir: Path, kind: str, user: str, text: str) -> dict[str, Any]:
     """Popen -> the port accepts (polled every 5 ms) -> the first signed request -> its answer."""
     port = free_port()
@@ -222,7 +212,7 @@ def cold_start(stack: LocalStack, source: Path, log_dir: Path, kind: str, user: 
     try:
         wait_accepting(port, process)
         accepting = time.monotonic() - started
-        sample = send(sender, stack if kind != "bare" else None, kind, user, text)
+        sample = send(sender, stack, kind, user, text)
         total = time.monotonic() - started
     finally:
         stop_process(process)
@@ -247,7 +237,7 @@ def stack_latency(stack: LocalStack) -> Latency:
     return Latency(stack.slack.latency_s, stack.workbench.latency_s, stack.pubsub.latency_s)
 
 
-def _pass_report(result: dict[str, Any], bare: list[Sample], latency: Latency, concurrency: int) -> dict[str, Any]:
+def _pass_report(result: dict[str, Any], latency: Latency, concurrency: int) -> dict[str, Any]:
     samples: list[Sample] = result["samples"]
 
     def net(sample: Sample) -> float:
@@ -266,12 +256,6 @@ def _pass_report(result: dict[str, Any], bare: list[Sample], latency: Latency, c
         if concurrency == 1:  # with_simulator_time() ran
             by_kind[kind]["simulators_ms"] = summary([s.simulators_s for s in mine])
             by_kind[kind]["net_of_simulators_ms"] = summary([net(s) - s.simulators_s for s in mine])
-    restart_net = [net(s) for s in samples if s.kind == "restart"]
-    restart_own = [net(s) - s.simulators_s for s in samples if s.kind == "restart"]
-    bare_ms = [s.elapsed_s for s in bare]
-    own = {}
-    if concurrency == 1:
-        own["ratio_restart_own_p50_vs_bare_p50"] = round(median(restart_own) / median(bare_ms), 1)
     return {
         "concurrency": concurrency,
         "ours_ms": summary([s.elapsed_s for s in samples]),
@@ -281,10 +265,6 @@ def _pass_report(result: dict[str, Any], bare: list[Sample], latency: Latency, c
         "answers_total": len(samples),
         "simulated_calls_observed": result["observed"].__dict__,
         "simulated_calls_expected": result["expected"].__dict__,
-        "bare_ms": summary(bare_ms),
-        "bare_answers_ok": sum(s.ok for s in bare),
-        "ratio_restart_net_p50_vs_bare_p50": round(median(restart_net) / median(bare_ms), 1),
-        **own,
     }
 
 
@@ -295,49 +275,27 @@ def run(latency: Latency, *, warm_requests: int, load_requests: int, load_concur
         log_dir = Path(tmp)
         people = People(stack, fleet)
 
-        bare_port = free_port()
-        bare_proc = start_function(BENCH_DIR / "bare_app" / "main.py", "slack_app", bare_port, stack.function_env(),
-                                   log_dir / "bare-warm.log")
-        try:
-            wait_accepting(bare_port, bare_proc)
-            bare_url = f"http://127.0.0.1:{bare_port}/"
-            log(f"slack: warm, {warm_requests} signed requests one at a time (ours, then the bare app)")
-            seq = warm_ours(stack, people, warm_requests, 1, seed=1)
-            seq_bare = warm_bare(bare_url, warm_requests, 1)
-            log(f"slack: warm under load, {load_requests} requests {load_concurrency} at a time")
-            load = warm_ours(stack, people, load_requests, load_concurrency, seed=2)
-            load_bare = warm_bare(bare_url, load_requests, load_concurrency)
-        finally:
-            stop_process(bare_proc)
-
-        log(f"slack: cold, {cold_starts} starts each of ours and the bare app, interleaved")
-        cold_ours: list[dict[str, Any]] = []
-        cold_bare: list[dict[str, Any]] = []
-        for _ in range(cold_starts):
-            cold_ours.append(cold_start(stack, ROOT / "functions" / "slack_app" / "main.py", log_dir, "restart",
-                                        people.fresh(), ""))
-            cold_bare.append(cold_start(stack, BENCH_DIR / "bare_app" / "main.py", log_dir, "bare", "U00000", ""))
+        log(f"slack: warm, {warm_requests} signed requests one at a time")
+        seq = warm_ours(stack, people, warm_requests, 1, seed=1)
+        log(f"slack: warm under load, {load_requests} requests {load_concurrency} at a time")
+        load = warm_ours(stack, people, load_requests, load_concurrency, seed=2)
+        log(f"slack: cold, {cold_starts} starts")
+        cold_ours = [cold_start(stack, ROOT / "functions" / "slack_app" / "main.py", log_dir, "restart",
+                                people.fresh(), "") for _ in range(cold_starts)]
         stack.wait_idle(60)
 
     ours_total = [c["total_s"] for c in cold_ours]
-    ours_net = median([c["net_s"] for c in cold_ours])
-    bare_net = median([c["net_s"] for c in cold_bare])
     return {
         "fleet": fleet,
         "zones": list(ZONES),
         "env": SLACK_ENV,
-        "warm": _pass_report(seq, seq_bare, latency, 1),
-        "load": _pass_report(load, load_bare, latency, load_concurrency),
+        "warm": _pass_report(seq, latency, 1),
+        "load": _pass_report(load, latency, load_concurrency),
         "cold": {
             "ours": cold_ours,
-            "bare": cold_bare,
             "ours_ok": sum(c["ok"] for c in cold_ours),
-            "bare_ok": sum(c["ok"] for c in cold_bare),
             "ours_median_s": round(median(ours_total), 3),
             "ours_max_s": round(max(ours_total), 3),
-            "bare_median_s": round(median([c["total_s"] for c in cold_bare]), 3),
-            "ours_net_median_s": round(ours_net, 3),
-            "bare_net_median_s": round(bare_net, 3),
-            "ratio_net_median": round(ours_net / bare_net, 2),
+            "ours_net_median_s": round(median([c["net_s"] for c in cold_ours]), 3),
         },
     }

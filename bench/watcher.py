@@ -28,7 +28,7 @@ from tests.guest import watcher_rig as wr
 
 LIMIT = 2_000_000_000  # 50 MB blocks against 7 % of headroom (140 MB) above the 93 % threshold
 MODES = {"event": ("--no-refusal",), "polling": ("--no-events", "--no-refusal")}
-CATALOGUE = "catalogue"
+CATALOGUE_MODE = "catalogue"
 
 
 def cpu_percent(watcher: wr.WatcherProcess, during: Callable[[], object]) -> tuple[float, float]:
@@ -153,7 +153,7 @@ def run_catalogue(home: Path, cpu_s: float) -> dict[str, Any]:
 
 
 def run(trials: int = 20, chunk_trials: int = 5, plateaus: int = 5, hold_s: float = 10.0,
-        cpu_s: float = 30.0, modes: tuple[str, ...] = (*MODES, CATALOGUE)) -> dict[str, Any]:
+        cpu_s: float = 30.0, modes: tuple[str, ...] = (*MODES, CATALOGUE_MODE)) -> dict[str, Any]:
     """The modes asked for (both by default), or why they could not run here."""
     reason = rig.memory_cgroup_unavailable()
     if reason:
@@ -162,7 +162,7 @@ def run(trials: int = 20, chunk_trials: int = 5, plateaus: int = 5, hold_s: floa
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="nm-bench-watcher-") as tmp:
         for mode in modes:
-            if mode == CATALOGUE:
+            if mode == CATALOGUE_MODE:
                 log(f"watcher ({mode}): {len(rc.RUNAWAY) * len(rc.FACTORS)} runaway cells, {len(rc.FITTING)} fitting "
                     "cells, refusal on")
                 results[mode] = run_catalogue(Path(tmp) / mode, cpu_s)
@@ -183,7 +183,7 @@ def metrics(results: dict[str, Any]) -> list[Metric]:
         return []
     out = []
     for mode, r in results.items():
-        if mode == CATALOGUE:
+        if mode == CATALOGUE_MODE:
             out.extend(catalogue_metrics(r))
             continue
         n, ok = len(r["grow"]), kept(r["grow"])

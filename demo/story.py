@@ -15,7 +15,7 @@ from demo.replay import Entry, localized
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
 from shared.core.models import InstanceRef, OomKill
-from shared.core.oom_parse import SINK_FILTER, parse_log_entry
+from shared.core.oom_parse import SINK_FILTER, NotAKill, name_by_vm, read_kill_entry
 from simulators.entries import noise_entry, oom_entry
 from simulators.incidents import memory_incident
 from simulators.slack import SlackRequester
@@ -280,7 +280,8 @@ def replay(stack: LocalStack, transcript: Transcript, entries: list[Entry], keep
         transcript.heading(f"entry {number} of {len(entries)} ({item.came_as})")
         for change in changes:  # a real project's entry: on_oom takes only its own project's (config.in_scope)
             transcript.say("replay", f"{change}, so the local bot takes it as its own")
-        result = parse_log_entry(entry, fallback_time=now)
+        read = read_kill_entry(entry, fallback_time=now)
+        result = read if isinstance(read, NotAKill) else name_by_vm(read, "")  # no VM lookup in the replay
         if isinstance(result, OomKill):
             full = _ensure_instance(stack, transcript, result.instance, result.named_by)
             if result.vm_id:  # on_oom holds an entry to its VM's id (shared/app/intake.py): this instance's VM has it

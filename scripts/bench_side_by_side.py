@@ -6,7 +6,7 @@ unless --keep); each phase then runs once in each tree, in turn, and with --roun
 round (base, this; this, base; ...), so the load the machine drifts through falls on both alike. Every figure of
 the bench's table (results.json "metrics") is compared as this tree's median over the rounds / the base's:
 
-    python scripts/bench_side_by_side.py --base 99bea94 --only imports,slack,storm,bot,live --rounds 2 \\
+    python scripts/bench_side_by_side.py --base 99bea94 --only slack,storm,bot,live --rounds 2 \\
         -- --live-incidents 10     # what follows "--" goes to every `python -m bench`
 
 It writes compare.md and compare.json (and each run's own results) to --out, or to a new temporary directory.
@@ -38,7 +38,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--base-tree", type=Path, help="an existing checkout of --base with its .venv, kept as is")
     parser.add_argument("--head-tree", type=Path, default=ROOT,
                         help="the checkout compared with the base (default: this one), with its .venv")
-    parser.add_argument("--only", default="imports,slack,storm,bot,live", help="the bench's phases, in order")
+    parser.add_argument("--only", default="slack,storm,bot,live", help="the bench's phases, in order")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each phase in each tree")
     parser.add_argument("--out", type=Path, help="where compare.md, compare.json and the runs go")
     parser.add_argument("--keep", action="store_true", help="leave the base's worktree behind")

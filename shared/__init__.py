@@ -1,3 +1,3 @@
 """The bot's Python code, in three layers: core (pure: data in, data out), adapters (the only code that talks to
 Google, Slack or the clock) and app (what the functions run, wiring the two). The arrows point one way, down;
-tests/unit/test_layers.py keeps them so."""
+import-linter's contracts (pyproject.toml [tool.importlinter], `make lint`) keep them so."""

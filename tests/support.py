@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.core.models import InstanceRef, OomKill
+from shared.core.oom_parse import NotAKill, ParseResult, UnresolvedKill, name_by_vm, read_kill_entry
+from shared.core.pubsub_event import Rejected, entry_from_cloudevent
 
 DATA = Path(__file__).parent / "data"
 OOM_SAMPLES = sorted(p.name for p in DATA.glob("oom-*.json"))
@@ -36,3 +38,17 @@ def a_kill(ref: InstanceRef, killed_at: datetime, **fields: Any) -> OomKill:
     kill = OomKill(instance=ref, killed_at=killed_at, pid=4242, process="python3", anon_rss_kb=None, total_vm_kb=None,
                    insert_id="", form="modern", line="Out of memory: Killed process 4242 (python3)")
     return replace(kill, **fields)
+
+
+def kill_of(entry: dict[str, Any], *, fallback_time: datetime,
+            vm_name: str = "") -> OomKill | NotAKill | UnresolvedKill:
+    """An entry's kill as on_oom reads it (shared/app/intake.py): read_kill_entry, then named by `vm_name` (what
+    Compute Engine calls the entry's VM) when the entry names none itself."""
+    read = read_kill_entry(entry, fallback_time=fallback_time)
+    return read if isinstance(read, NotAKill) else name_by_vm(read, vm_name)
+
+
+def kill_of_cloudevent(event_type: str, data: Any, *, event_time: datetime) -> ParseResult:
+    """A CloudEvent's kill: its LogEntry taken out of the Pub/Sub message (or why not), then kill_of."""
+    entry = entry_from_cloudevent(event_type, data)
+    return entry if isinstance(entry, Rejected) else kill_of(entry, fallback_time=event_time)

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.google_errors import (
     aborted,
-    api_status,
     describe_error,
     google_answers,
     may_have_been_applied,
@@ -45,7 +44,6 @@ __all__ = [
     "OperationsListTooLongError", "ResetResult", "Workbench", "describe_error", "may_have_been_applied", "to_view",
     "transient_errors",
 ]
-_aborted, _api_status = aborted, api_status  # the names tests and tools used before google_errors.py
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from shared.core.log_entry import as_text, entry_place, kill_line, log_id, name_label, received_time, time_of, vm_id_of
 from shared.core.models import InstanceRef, OomKill, is_valid_instance_name
-from shared.core.pubsub_event import Rejected, entry_from_cloudevent
+from shared.core.pubsub_event import Rejected
 
 RAW_ENTRY_LIMIT = 2000
 
@@ -237,14 +237,6 @@ def name_by_vm(read: KillEntry, vm_name: str) -> OomKill | UnresolvedKill | NotA
     return _named(read.origin, read.said, read.claim, vm_name)
 
 
-def parse_log_entry(
-    entry: dict[str, Any], *, fallback_time: datetime, vm_name: str = ""
-) -> OomKill | NotAKill | UnresolvedKill:
-    """read_kill_entry's kill, named by `vm_name` when the entry names none itself (name_by_vm)."""
-    read = read_kill_entry(entry, fallback_time=fallback_time)
-    return read if isinstance(read, NotAKill) else name_by_vm(read, vm_name)
-
-
 def _kill_line_of(line: str, match: re.Match[str], form: str) -> KillLine:
     """Shown: the kill's own line. Memory figures: the first after the kill, so not an earlier line's (an
     oom_reaper's "now anon-rss:0kB"), yet an old kernel's "Killed process ... anon-rss" on the next line counts."""
@@ -323,19 +315,6 @@ class Nameless:
         return self.reason
 
 
-def resolve_instance(entry: dict[str, Any], line: str, *, vm_name: str = "") -> InstanceRef | Nameless | str:
-    """The Workbench instance a LogEntry names, or the reason it names none.
-
-    A Workbench instance's VM carries the instance's name. We read it from the
-    `compute.googleapis.com/resource_name` label; when an agent omits that label,
-    from the host name in the syslog prefix ("Nov 20 04:12:33 wb-alice kernel: ...");
-    else `vm_name`, the name Compute Engine gives the entry's instance_id.
-    Zone and project come from resource.labels (project also from logName).
-    Who vouches for the name is checked later (shared/app/intake.py): here it is only read.
-    """
-    return _instance(_claim_of(entry, line), *entry_place(entry), vm_name)
-
-
 def _claim_of(entry: dict[str, Any], line: str) -> NameClaim:
     resource = entry.get("resource")
     resource_type = resource.get("type") if isinstance(resource, dict) else None
@@ -365,13 +344,6 @@ def _instance(claim: NameClaim, project: str, zone: str, vm_name: str) -> Instan
         return InstanceRef(project=project, zone=zone, name=name)
     except ValueError as exc:
         return str(exc)
-
-
-def parse_cloudevent(event_type: str, data: Any, *, event_time: datetime) -> ParseResult:
-    entry = entry_from_cloudevent(event_type, data)
-    if isinstance(entry, Rejected):
-        return entry
-    return parse_log_entry(entry, fallback_time=event_time)
 
 
 def _kb(pattern: re.Pattern[str], line: str) -> int | None:

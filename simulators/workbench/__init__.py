@@ -129,7 +129,7 @@ from __future__ import annotations
 # faults, api (`handle()`, one per request, for both transports), rest (the HTTP server: WorkbenchSimulator),
 # simulators.workbench_grpc (the gRPC face), __main__ (the command line). Everything the tests, the stacks and
 # the fake import is re-exported here.
-from simulators.workbench.errors import GRPC_CODES, HTTP_TO_GRPC, AbortError, Json, SimulatorError, _AbortError
+from simulators.workbench.errors import GRPC_CODES, HTTP_TO_GRPC, AbortError, Json, SimulatorError
 from simulators.workbench.model import (
     ACCELERATOR_TYPE_VALUES,
     ALLOWED_MASK_PATHS,
@@ -182,7 +182,6 @@ __all__ = [
     "Json",
     "SimulatorError",
     "WorkbenchSimulator",
-    "_AbortError",
     "_apply_labels",
     "_health_info",
     "_label_problem",

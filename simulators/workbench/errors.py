@@ -63,4 +63,3 @@ class AbortError(Exception):
     """The simulator is stopping: drop the request without answering."""
 
 
-_AbortError = AbortError  # the name it had in simulators/workbench.py

@@ -13,7 +13,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from shared.core.oom_parse import parse_log_entry
+from tests.support import kill_of
 
 if TYPE_CHECKING:
     from tests.guest.rig import MemoryCgroup
@@ -106,4 +106,4 @@ def as_log_entry(line: str, vm_name: str = "wb-guest-test") -> dict[str, Any]:
 
 def parse_kernel_line(line: str, vm_name: str = "wb-guest-test") -> Any:
     """The project's own parser (shared/core/oom_parse.py) applied to a real kernel line, as the bot reads it."""
-    return parse_log_entry(as_log_entry(line, vm_name), fallback_time=datetime.now(UTC))
+    return kill_of(as_log_entry(line, vm_name), fallback_time=datetime.now(UTC))

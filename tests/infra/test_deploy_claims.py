@@ -148,10 +148,10 @@ def test_every_place_the_manifest_carries_the_url_is_named_and_the_events_url_is
 
 def test_a_first_contest_apply_that_stops_at_the_schedulers_grant_is_said_with_its_remedy() -> None:
     """Step 8 says what to do when the contest's first apply stops at the grant, names the doctor's line that sees
-    it, and that line exists (tools/doctor/checks.py) and is in docs/doctor.md."""
+    it, and that line exists (tools/doctor/pubsub_checks.py) and is in docs/doctor.md."""
     step8 = _flat(README.split("**8. The contest's notebooks**", 1)[1].split("**9. Check it works.**", 1)[0])
     assert "scheduler_publishes_schedule" in step8 and "apply again" in step8 and "`schedule.publisher`" in step8
-    checks = (ROOT / "tools" / "doctor" / "checks.py").read_text()
+    checks = (ROOT / "tools" / "doctor" / "pubsub_checks.py").read_text()
     assert '"schedule.publisher"' in checks and "terraform -chdir=infra/contest apply (again" in checks
     assert "| `schedule.publisher` |" in (ROOT / "docs" / "doctor.md").read_text()
 

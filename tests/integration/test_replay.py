@@ -64,13 +64,21 @@ def by_syslog_host(name: str, zone: str) -> dict[str, Any]:
     return entry
 
 
+def real_project(entry: dict[str, Any], project: str = "my-contest-project") -> dict[str, Any]:
+    """The entry as `gcloud logging read --format=json` prints it in the organizer's own project."""
+    text = json.dumps(entry).replace("projects/contest-prj/", f"projects/{project}/")
+    moved: dict[str, Any] = json.loads(text.replace('"project_id": "contest-prj"', f'"project_id": "{project}"'))
+    return moved
+
+
 @pytest.mark.wire
 def test_gcloud_logging_read_output_is_replayed_entry_by_entry(tmp_path: Path) -> None:
     """An array as `gcloud logging read --format=json` prints it: a labelled kill, a kill on a VM the stack
-    does not know named only by its syslog host, and a line the sink never selects."""
+    does not know named only by its syslog host, a serial console line pasted from the organizers' own project (the
+    case `make replay` is for: a real line that was not picked up), and a line the sink never selects."""
     path = tmp_path / "read.json"
     path.write_text(json.dumps([sample("oom-ops-agent-modern.json"), by_syslog_host("wb-erin", "us-west1-b"),
-                                SERIAL_CONSOLE, sample("not-oom-memoryerror.json")]))
+                                real_project(SERIAL_CONSOLE), sample("not-oom-memoryerror.json")]))
     labelled, by_host, serial, not_a_kill = replayed(path)
     assert labelled.startswith("1 of 4 (a LogEntry)")
     for section, name in ((labelled, "wb-alice"), (by_host, "wb-erin"), (serial, "wb-frank")):
@@ -78,15 +86,10 @@ def test_gcloud_logging_read_output_is_replayed_entry_by_entry(tmp_path: Path) -
         assert f"{name} ran out of memory" in section and "Restarted in" in section, section
     assert "named by its syslog host" in by_host and "named by its label" in serial
     assert "Owner:" in by_host and "@erin" in by_host and "@U0" not in by_host  # the owner as a name
+    assert "project my-contest-project -> contest-prj in logName, resource.labels.project_id" in serial
+    assert "is not this bot's" not in serial
     assert "not selected by the sink's filter" in not_a_kill
     assert "a Python MemoryError is not a kernel kill" in not_a_kill
-
-
-def real_project(entry: dict[str, Any], project: str = "my-contest-project") -> dict[str, Any]:
-    """The entry as `gcloud logging read --format=json` prints it in the organizer's own project."""
-    text = json.dumps(entry).replace("projects/contest-prj/", f"projects/{project}/")
-    moved: dict[str, Any] = json.loads(text.replace('"project_id": "contest-prj"', f'"project_id": "{project}"'))
-    return moved
 
 
 def test_a_real_projects_entry_is_made_the_local_stacks_and_says_where() -> None:
@@ -96,25 +99,6 @@ def test_a_real_projects_entry_is_made_the_local_stacks_and_says_where() -> None
     assert changes == ["project my-contest-project -> contest-prj in logName, resource.labels.project_id"]
     assert local["textPayload"] == entry["textPayload"] and local["labels"] == entry["labels"]
     assert localized(SERIAL_CONSOLE, "contest-prj") == (SERIAL_CONSOLE, [])
-
-
-@pytest.mark.wire
-def test_an_entry_from_the_organizers_own_project_is_replayed(tmp_path: Path) -> None:
-    """The case `make replay` is for: a real line, pasted from the real project, that was not picked up."""
-    path = tmp_path / "mine.json"
-    path.write_text(json.dumps([real_project(SERIAL_CONSOLE)]))
-    [section] = replayed(path)
-    assert "project my-contest-project -> contest-prj in logName, resource.labels.project_id" in section
-    assert "is not this bot's" not in section
-    assert "wb-frank ran out of memory" in section and "Restarted in" in section, section
-
-
-@pytest.mark.wire
-def test_a_cloudevent_is_unwrapped_to_its_log_entry() -> None:
-    [section] = replayed(DATA / "cloudevent-oom-ops-agent-modern.json")
-    assert section.startswith("1 of 1 (a CloudEvent)")
-    assert "selected by the sink's filter" in section and "not selected" not in section
-    assert "wb-alice ran out of memory" in section and "Restarted in" in section
 
 
 def test_each_form_a_user_has_reads_as_the_same_log_entry(tmp_path: Path) -> None:

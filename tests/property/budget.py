@@ -22,8 +22,8 @@ TARGET = 1_000  # generated inputs per entry point, in total, in the default pro
 SCALE = max(1, settings().max_examples // 100)  # the loaded profile (conftest.py): default 1, fuzz 100
 
 SHARES: dict[str, dict[str, int]] = {
-    "cloudevent": {"parse_cloudevent": 770, "handle_event": 200, "wire": 30},
-    "log_entry": {"parse_log_entry": 1_000},
+    "cloudevent": {"kill_of_cloudevent": 770, "handle_event": 200, "wire": 30},
+    "log_entry": {"kill_of": 1_000},
     "memory_event": {"parse_incident": 770, "handle_memory_event": 200, "wire": 30},
     "push": {"handle_push": 970, "wire": 30},
     "slash": {"parse_command": 700, "service": 80, "bolt": 200, "wire": 20},

@@ -19,13 +19,14 @@ from hypothesis import strategies as st
 
 from shared.app.worker import Worker
 from shared.core.commands import Verb, parse_command
-from shared.core.models import InstanceRef, is_valid_instance_name
-from shared.core.oom_parse import Nameless, resolve_instance
+from shared.core.models import InstanceRef, OomKill, is_valid_instance_name
+from shared.core.oom_parse import UnresolvedKill
 from tests.property.budget import run
 from tests.property.conftest import AuditCapture, Sims, has_reason
 from tests.property.hostile import (
     NAME_LABEL,
     NAMES,
+    NOW,
     PROJECT,
     SEEDS,
     ZONE,
@@ -38,6 +39,7 @@ from tests.property.hostile import (
 from tests.property.hostile_events import b64, dumps
 from tests.property.hostile_requests import on_the_wire
 from tests.property.test_restart_push import make_worker
+from tests.support import kill_of
 
 Record = Callable[[str, object], None]
 
@@ -45,6 +47,7 @@ Record = Callable[[str, object], None]
 def entry_with(name: Any = None, line: str = "Out of memory: Killed process 1 (python)") -> dict[str, Any]:
     entry: dict[str, Any] = {
         "resource": {"type": "gce_instance", "labels": {"zone": ZONE, "project_id": PROJECT}},
+        "logName": f"projects/{PROJECT}/logs/syslog",  # the kernel's log: the line is read as a kill
         "textPayload": line,
     }
     if name is not None:
@@ -83,23 +86,24 @@ def check_core(name: str, zone: str, project: str) -> None:
         assert command.problem.strip() and command.target is None
 
     # A LogEntry naming the VM by label: the instance is that name, or a reason why not.
-    resolved = resolve_instance(entry_with(name), "")
-    if isinstance(resolved, InstanceRef):
-        assert valid and resolved.name == name, (name, resolved)
-    elif isinstance(resolved, Nameless):  # the label is empty: Compute Engine names it from the VM id, or nothing does
-        assert not name.strip() and str(resolved).strip(), (name, resolved)
+    resolved = kill_of(entry_with(name), fallback_time=NOW)
+    if isinstance(resolved, OomKill):
+        assert valid and resolved.instance.name == name, (name, resolved)
+    elif isinstance(resolved, UnresolvedKill) and resolved.nameless:  # an empty label: named from the VM id, or not
+        assert not name.strip() and resolved.reason.strip(), (name, resolved)
     else:
-        assert resolved.strip() and not valid, (name, resolved)
+        assert isinstance(resolved, UnresolvedKill) and resolved.reason.strip() and not valid, (name, resolved)
 
     # ... or only by the host in the syslog prefix (no label): the host's first label, lowercased (hosts are
     # case-insensitive; "wb-alice.c.project.internal" is wb-alice), and valid; or a reason.
     line = f"Nov 20 04:12:33 {name} kernel: Out of memory: Killed process 1 (python)"
-    resolved = resolve_instance(entry_with(None, line), line)
-    if isinstance(resolved, InstanceRef):
+    resolved = kill_of(entry_with(None, line), fallback_time=NOW)
+    if isinstance(resolved, OomKill):
         host = name.split(maxsplit=1)[0] if name.split() else ""
-        assert valid_name(resolved.name) and resolved.name == host.split(".")[0].lower(), (name, resolved)
+        named = resolved.instance.name
+        assert valid_name(named) and named == host.split(".")[0].lower(), (name, resolved)
     else:
-        assert str(resolved).strip()
+        assert isinstance(resolved, UnresolvedKill) and resolved.reason.strip(), (name, resolved)
 
 
 def test_names_at_every_door(record_property: Record) -> None:

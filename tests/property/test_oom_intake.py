@@ -1,8 +1,9 @@
 """Hostile CloudEvents for on_oom, and hostile LogEntries for the parser: a reasoned answer, never an exception.
 
-(a) on_oom's CloudEvent: pure parse_cloudevent, then handle_event with the real RestartQueue publishing to
-    the Pub/Sub simulator. Only a kill ("kill") or a kill we can't place ("unresolved", an alert) publishes.
-(b) LogEntries straight into parse_log_entry.
+(a) on_oom's CloudEvent: pure kill_of_cloudevent (tests/support.py), then handle_event with the real RestartQueue
+    publishing to the Pub/Sub simulator. Only a kill ("kill") or a kill we can't place ("unresolved", an alert)
+    publishes.
+(b) LogEntries straight into kill_of (read_kill_entry, then name_by_vm).
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ from shared.core.oom_parse import (
     RAW_ENTRY_LIMIT,
     NotAKill,
     UnresolvedKill,
-    parse_cloudevent,
-    parse_log_entry,
 )
 from shared.core.pubsub_event import Rejected, delivery_time
 from simulators.compute import ComputeSimulator, VmTable, simulated_vm_id
@@ -53,7 +52,7 @@ from tests.property.hostile import (
     valid_zone,
 )
 from tests.property.hostile_events import CLOUDEVENTS, LOG_ENTRIES
-from tests.support import pubsub_message, sample
+from tests.support import kill_of, kill_of_cloudevent, pubsub_message, sample
 
 # Compute Engine's answer, as a table: the hostile entries are mutants of wb-alice's, and only her VM exists.
 VMS = VmTable({(PROJECT, ZONE, simulated_vm_id(PROJECT, ZONE, "wb-alice")): "wb-alice"})
@@ -108,22 +107,22 @@ def check_parse_result(result: object, entry: dict[str, Any] | None) -> None:
 # ---- (b) LogEntries ----------------------------------------------------------------------------
 def test_log_entries_parse_to_a_reasoned_result(record_property: Record) -> None:
     def check(entry: dict[str, Any]) -> None:
-        result = parse_log_entry(entry, fallback_time=NOW)
+        result = kill_of(entry, fallback_time=NOW)
         assert isinstance(result, (OomKill, NotAKill, UnresolvedKill)), result
         check_parse_result(result, entry)
 
-    run("log_entry", "parse_log_entry", LOG_ENTRIES, check, record_property)
+    run("log_entry", "kill_of", LOG_ENTRIES, check, record_property)
 
 
 # ---- (a) CloudEvents ---------------------------------------------------------------------------
 def test_cloudevents_parse_to_a_reasoned_result(record_property: Record) -> None:
     def check(event: tuple[str, str, str, Any]) -> None:
         event_type, _event_id, _time, data = event
-        result = parse_cloudevent(event_type, data, event_time=NOW)
+        result = kill_of_cloudevent(event_type, data, event_time=NOW)
         assert isinstance(result, (OomKill, NotAKill, UnresolvedKill, Rejected)), result
         check_parse_result(result, decoded_entry(data))
 
-    run("cloudevent", "parse_cloudevent", CLOUDEVENTS, check, record_property)
+    run("cloudevent", "kill_of_cloudevent", CLOUDEVENTS, check, record_property)
 
 
 @pytest.fixture(scope="module")

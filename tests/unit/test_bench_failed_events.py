@@ -1,5 +1,5 @@
 """`make bench`'s bot and live phases name each event that reached no reset with what on_oom's audit log said of it:
-the "1 event of 25" of docs/bench-side-by-side.md took the stack's leftover logs to explain."""
+the "1 event of 25" of the side-by-side runs (bench/README.md) took the stack's leftover logs to explain."""
 
 from __future__ import annotations
 

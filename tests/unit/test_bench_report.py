@@ -41,7 +41,7 @@ def test_results_md_and_json_are_unchanged_on_the_fixed_input(tmp_path: Path) ->
 
 def test_every_phase_of_the_input_has_rows_in_the_table() -> None:
     keys = {m.key.split(".", 1)[0] for m in _table(_results())}
-    assert keys >= {"slack", "imports", "storm", "bot", "guest", "live", "slow", "report", "pictures", "bulk"}
+    assert keys >= {"slack", "storm", "bot", "guest", "live", "slow", "report", "pictures", "bulk"}
 
 
 def test_a_skipped_guest_phase_is_one_row_that_says_why() -> None:

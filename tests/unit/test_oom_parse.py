@@ -15,14 +15,12 @@ from shared.core.oom_parse import (
     KillEntry,
     NotAKill,
     UnresolvedKill,
-    parse_cloudevent,
-    parse_log_entry,
     read_kill_entry,
 )
 from shared.core.pubsub_event import Rejected, entry_from_cloudevent
 from simulators.compute import simulated_vm_id
 from simulators.logging_query import matches
-from tests.support import DATA, NOT_OOM_SAMPLES, OOM_SAMPLES, pubsub_message, sample
+from tests.support import DATA, NOT_OOM_SAMPLES, OOM_SAMPLES, kill_of, kill_of_cloudevent, pubsub_message, sample
 
 NOW = datetime(2026, 11, 20, 4, 13, tzinfo=UTC)
 LATER = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)  # delivered after every sample's own time
@@ -36,7 +34,7 @@ SAMPLE_VMS = {simulated_vm_id("contest-prj", "us-west1-b", "wb-gina"): "wb-gina"
 @pytest.mark.parametrize("name", OOM_SAMPLES)
 def test_every_oom_sample_is_a_kill(name: str) -> None:
     entry = sample(name)
-    result = parse_log_entry(entry, fallback_time=NOW, vm_name=SAMPLE_VMS.get(vm_id_of(entry), ""))
+    result = kill_of(entry, fallback_time=NOW, vm_name=SAMPLE_VMS.get(vm_id_of(entry), ""))
     assert isinstance(result, OomKill), result
     assert result.pid > 0 and result.process
     assert result.vm_id == entry["resource"]["labels"]["instance_id"]
@@ -44,13 +42,13 @@ def test_every_oom_sample_is_a_kill(name: str) -> None:
 
 @pytest.mark.parametrize("name", NOT_OOM_SAMPLES)
 def test_no_non_kill_sample_is_a_kill(name: str) -> None:
-    result = parse_log_entry(sample(name), fallback_time=NOW)
+    result = kill_of(sample(name), fallback_time=NOW)
     assert isinstance(result, NotAKill), result
     assert result.reason
 
 
 def test_modern_ops_agent_line_fields() -> None:
-    kill = parse_log_entry(sample("oom-ops-agent-modern.json"), fallback_time=NOW)
+    kill = kill_of(sample("oom-ops-agent-modern.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill)
     assert kill.instance.full_name == "projects/contest-prj/locations/asia-northeast1-a/instances/wb-alice"
     assert (kill.pid, kill.process, kill.form) == (23817, "python", "modern")
@@ -61,7 +59,7 @@ def test_modern_ops_agent_line_fields() -> None:
 
 
 def test_legacy_line_has_no_memory_figures() -> None:
-    kill = parse_log_entry(sample("oom-legacy-agent-old-kernel.json"), fallback_time=NOW)
+    kill = kill_of(sample("oom-legacy-agent-old-kernel.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill)
     assert (kill.pid, kill.process, kill.form) == (4142, "python3", "legacy")
     assert kill.anon_rss_kb is None and kill.total_vm_kb is None
@@ -69,7 +67,7 @@ def test_legacy_line_has_no_memory_figures() -> None:
 
 
 def test_cgroup_line_keeps_a_cut_process_name() -> None:
-    kill = parse_log_entry(sample("oom-cgroup.json"), fallback_time=NOW)
+    kill = kill_of(sample("oom-cgroup.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill)
     assert (kill.process, kill.form, kill.anon_rss_kb) == ("ipykernel_launc", "cgroup", 7654321)
 
@@ -77,7 +75,7 @@ def test_cgroup_line_keeps_a_cut_process_name() -> None:
 def test_missing_vm_label_falls_back_to_syslog_host() -> None:
     entry = sample("oom-ops-agent-modern.json")
     del entry["labels"]
-    kill = parse_log_entry(entry, fallback_time=LATER)
+    kill = kill_of(entry, fallback_time=LATER)
     assert isinstance(kill, OomKill)
     assert kill.instance.name == "wb-alice"
     # Named by the line's own text, which root on any VM can write: said so, with the VM that wrote it.
@@ -88,7 +86,7 @@ def test_serial_console_live_shape() -> None:
     """2i2c-org/infrastructure#2359: no host, no syslog prefix, the escaped text \\r\\n, is_text_escaped, INFO."""
     entry = sample("oom-serial-console.json")
     assert entry["textPayload"].endswith("\\r\\n") and entry["labels"]["is_text_escaped"] == "true"
-    kill = parse_log_entry(entry, fallback_time=LATER)
+    kill = kill_of(entry, fallback_time=LATER)
     assert isinstance(kill, OomKill)
     assert (kill.instance.name, kill.instance.zone, kill.named_by) == ("wb-erin", "us-west1-b", "label")
     assert (kill.pid, kill.process, kill.anon_rss_kb) == (777, "python3.11", 1900000)
@@ -99,9 +97,9 @@ def test_serial_console_live_shape() -> None:
 
 def test_serial_console_line_without_a_name_is_named_by_its_vm_id() -> None:
     entry = sample("oom-serial-console-no-label.json")
-    alone = parse_log_entry(entry, fallback_time=LATER)
+    alone = kill_of(entry, fallback_time=LATER)
     assert isinstance(alone, UnresolvedKill) and alone.nameless and "names no VM" in alone.reason
-    kill = parse_log_entry(entry, fallback_time=LATER, vm_name="wb-gina")
+    kill = kill_of(entry, fallback_time=LATER, vm_name="wb-gina")
     assert isinstance(kill, OomKill)
     assert (kill.instance.name, kill.named_by, kill.pid) == ("wb-gina", "instance id", 778)
 
@@ -115,12 +113,12 @@ def test_agent_shapes(name: str, log: str, pid: int) -> None:
     jsonPayload.{message,hostname,pid,ident}."""
     entry = sample(name)
     assert entry["logName"].endswith("/logs/" + log)
-    kill = parse_log_entry(entry, fallback_time=LATER)
+    kill = kill_of(entry, fallback_time=LATER)
     assert isinstance(kill, OomKill) and kill.pid == pid and kill.named_by == "label"
 
 
 def test_a_kill_quoted_in_an_application_log_is_not_a_kill() -> None:
-    result = parse_log_entry(sample("not-oom-app-log-quotes-kill.json"), fallback_time=LATER)
+    result = kill_of(sample("not-oom-app-log-quotes-kill.json"), fallback_time=LATER)
     assert isinstance(result, NotAKill) and "'jupyter'" in result.reason and "quoting" in result.reason
 
 
@@ -138,7 +136,7 @@ def test_old_kernel_forms(line: str, form: str, pid: int, process: str) -> None:
     entry = sample("oom-legacy-agent-old-kernel.json")
     entry["textPayload"] = line
     assert matches(SINK_FILTER, entry)
-    kill = parse_log_entry(entry, fallback_time=LATER)
+    kill = kill_of(entry, fallback_time=LATER)
     assert isinstance(kill, OomKill), kill
     assert (kill.form, kill.pid, kill.process) == (form, pid, process)
 
@@ -149,7 +147,7 @@ def test_a_kill_dated_ahead_of_its_receipt_is_taken_at_its_receipt() -> None:
     received = datetime(2026, 11, 20, 4, 12, 34, tzinfo=UTC)
     entry["receiveTimestamp"] = iso(received)
     entry["timestamp"] = iso(received + timedelta(hours=20))
-    kill = parse_log_entry(entry, fallback_time=received + timedelta(seconds=2))
+    kill = kill_of(entry, fallback_time=received + timedelta(seconds=2))
     assert isinstance(kill, OomKill)
     assert kill.killed_at == received and kill.dated_at == received + timedelta(hours=20)
 
@@ -157,7 +155,7 @@ def test_a_kill_dated_ahead_of_its_receipt_is_taken_at_its_receipt() -> None:
 def test_a_kill_dated_in_the_past_keeps_its_time() -> None:
     entry = sample("oom-ops-agent-modern.json")
     entry["timestamp"] = iso(NOW - timedelta(days=2))
-    kill = parse_log_entry(entry, fallback_time=LATER)
+    kill = kill_of(entry, fallback_time=LATER)
     assert isinstance(kill, OomKill) and kill.killed_at == NOW - timedelta(days=2) and kill.dated_at is None
 
 
@@ -167,14 +165,14 @@ def test_receipt_is_never_later_than_the_delivery() -> None:
     assert received_time(entry, NOW) == NOW
     del entry["receiveTimestamp"]
     assert received_time(entry, NOW) == NOW
-    kill = parse_log_entry(entry, fallback_time=NOW)
+    kill = kill_of(entry, fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.killed_at == NOW and kill.dated_at == NOW + timedelta(days=1)
 
 
 def test_kill_without_any_name_is_unresolved_not_dropped() -> None:
     entry = sample("oom-legacy-agent-old-kernel.json")
     del entry["labels"]
-    result = parse_log_entry(entry, fallback_time=NOW)
+    result = kill_of(entry, fallback_time=NOW)
     assert isinstance(result, UnresolvedKill)
     assert "names no VM" in result.reason
     assert "Kill process 4142" in result.raw_entry
@@ -192,7 +190,7 @@ def test_kill_without_any_name_is_unresolved_not_dropped() -> None:
 def test_unresolvable_kills_say_why(mutate: object, reason: str) -> None:
     entry = sample("oom-ops-agent-modern.json")
     mutate(entry)  # type: ignore[operator]
-    result = parse_log_entry(entry, fallback_time=NOW)
+    result = kill_of(entry, fallback_time=NOW)
     assert isinstance(result, UnresolvedKill)
     assert reason in result.reason
 
@@ -200,14 +198,14 @@ def test_unresolvable_kills_say_why(mutate: object, reason: str) -> None:
 def test_project_falls_back_to_log_name() -> None:
     entry = sample("oom-ops-agent-modern.json")
     del entry["resource"]["labels"]["project_id"]
-    kill = parse_log_entry(entry, fallback_time=NOW)
+    kill = kill_of(entry, fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.instance.project == "contest-prj"
 
 
 def test_entry_without_timestamp_uses_fallback() -> None:
     entry = sample("oom-cgroup.json")
     del entry["timestamp"], entry["receiveTimestamp"]
-    kill = parse_log_entry(entry, fallback_time=NOW)
+    kill = kill_of(entry, fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.killed_at == NOW
 
 
@@ -222,7 +220,7 @@ def test_entry_without_timestamp_uses_fallback() -> None:
 def test_other_kernel_wordings(line: str) -> None:
     entry = sample("oom-ops-agent-modern.json")
     entry["jsonPayload"]["message"] = line
-    assert isinstance(parse_log_entry(entry, fallback_time=NOW), OomKill)
+    assert isinstance(kill_of(entry, fallback_time=NOW), OomKill)
 
 
 @pytest.mark.parametrize(
@@ -239,7 +237,7 @@ def test_other_kernel_wordings(line: str) -> None:
 def test_lookalikes_are_not_kills(line: str) -> None:
     entry = sample("oom-ops-agent-modern.json")
     entry["jsonPayload"]["message"] = line
-    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(entry, fallback_time=NOW), NotAKill)
 
 
 PREFIX = "Nov 20 04:12:33 wb-alice kernel: "
@@ -262,7 +260,7 @@ def test_a_kill_among_lookalikes_is_a_kill(text: str) -> None:
     """The lines printed around a kill only explain why a non-kill was ignored: they never hide the kill."""
     entry = sample("oom-ops-agent-modern.json")
     entry["jsonPayload"]["message"] = text
-    kill = parse_log_entry(entry, fallback_time=NOW)
+    kill = kill_of(entry, fallback_time=NOW)
     assert isinstance(kill, OomKill), kill
     assert kill.pid == 23817 and kill.instance.name == "wb-alice"
     assert kill.anon_rss_kb == 15235516 and kill.total_vm_kb == 31458120
@@ -274,7 +272,7 @@ def test_old_kernel_two_line_kill_keeps_its_memory_figures() -> None:
     entry["jsonPayload"]["message"] = (
         PREFIX + "Out of memory: Kill process 23817 (python) score 951 or sacrifice child\n"
         + PREFIX + "Killed process 23817 (python) total-vm:31458120kB, anon-rss:15235516kB, file-rss:0kB")
-    kill = parse_log_entry(entry, fallback_time=NOW)
+    kill = kill_of(entry, fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.form == "legacy"
     assert (kill.anon_rss_kb, kill.total_vm_kb) == (15235516, 31458120)
     assert kill.line.endswith("or sacrifice child")
@@ -290,13 +288,13 @@ def test_old_kernel_two_line_kill_keeps_its_memory_figures() -> None:
     ],
 )
 def test_non_kill_samples_say_which_lookalike_they_are(name: str, reason: str) -> None:
-    result = parse_log_entry(sample(name), fallback_time=NOW)
+    result = kill_of(sample(name), fallback_time=NOW)
     assert isinstance(result, NotAKill) and reason in result.reason, result
 
 
 def test_cloudevent_sample_round_trip() -> None:
     event = json.loads((DATA / "cloudevent-oom-ops-agent-modern.json").read_text())
-    result = parse_cloudevent(event["type"], event["data"], event_time=NOW)
+    result = kill_of_cloudevent(event["type"], event["data"], event_time=NOW)
     assert isinstance(result, OomKill) and result.instance.name == "wb-alice"
 
 
@@ -313,7 +311,7 @@ def test_cloudevent_sample_round_trip() -> None:
     ],
 )
 def test_malformed_events_are_rejected_with_a_reason(data: object, reason: str) -> None:
-    result = parse_cloudevent(PUBSUB, data, event_time=NOW)
+    result = kill_of_cloudevent(PUBSUB, data, event_time=NOW)
     assert isinstance(result, Rejected) and reason in result.reason
 
 
@@ -323,7 +321,7 @@ def test_other_event_types_are_rejected() -> None:
 
 
 def test_pubsub_message_builder_matches_parser() -> None:
-    result = parse_cloudevent(PUBSUB, {"message": pubsub_message(sample("oom-cgroup.json"))}, event_time=NOW)
+    result = kill_of_cloudevent(PUBSUB, {"message": pubsub_message(sample("oom-cgroup.json"))}, event_time=NOW)
     assert isinstance(result, OomKill)
 
 
@@ -332,9 +330,9 @@ def test_a_parenthesis_no_kernel_writes_is_no_kill_wording() -> None:
     bounded pattern keeps a 248 KB entry of "Out of memory (" repeated from costing seconds (on_oom's time)."""
     entry = json.loads((DATA / "oom-ops-agent-modern.json").read_text())
     entry["jsonPayload"]["message"] = "Out of memory (" + "x" * 100 + "): Killed process 1 (python)"
-    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(entry, fallback_time=NOW), NotAKill)
     entry["jsonPayload"]["message"] = "Out of memory (" * 16_500 + " out of memory: kill"
-    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(entry, fallback_time=NOW), NotAKill)
 
 
 def test_one_read_yields_what_vetting_and_queueing_need() -> None:

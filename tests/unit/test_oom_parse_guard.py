@@ -8,10 +8,10 @@ import pytest
 
 from shared.core import envelope
 from shared.core.models import Action, OomKill, RestartRequest, Trigger, jupyter_unit
-from shared.core.oom_parse import SINK_FILTER, NotAKill, UnresolvedKill, parse_log_entry
+from shared.core.oom_parse import SINK_FILTER, NotAKill, UnresolvedKill
 from shared.core.payloads import RestartPayload
 from simulators.logging_query import matches
-from tests.support import sample
+from tests.support import kill_of, sample
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 SUMMARY = ("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,2,"
@@ -28,7 +28,7 @@ def _with(text: str, name: str = "oom-ops-agent-modern.json") -> dict[str, objec
 
 
 def test_a_memcg_summary_alone_is_a_kill_in_the_jupyter_unit() -> None:
-    kill = parse_log_entry(sample("oom-summary-memcg.json"), fallback_time=NOW)
+    kill = kill_of(sample("oom-summary-memcg.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill), kill
     assert (kill.form, kill.pid, kill.process) == ("summary", 9901, "ipykernel_launc")
     assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("memcg", "/system.slice/jupyter.service", True)
@@ -36,13 +36,13 @@ def test_a_memcg_summary_alone_is_a_kill_in_the_jupyter_unit() -> None:
 
 
 def test_a_global_summary_names_a_unit_outside_jupyter() -> None:
-    kill = parse_log_entry(sample("oom-summary-global.json"), fallback_time=NOW)
+    kill = kill_of(sample("oom-summary-global.json"), fallback_time=NOW)
     assert isinstance(kill, OomKill), kill
     assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("global", "/user.slice", False)
 
 
 def test_a_kill_line_with_its_summary_in_the_entry_gets_the_unit_and_keeps_its_figures() -> None:
-    kill = parse_log_entry(_with(SUMMARY + "\n" + KILL), fallback_time=NOW)
+    kill = kill_of(_with(SUMMARY + "\n" + KILL), fallback_time=NOW)
     assert isinstance(kill, OomKill)
     assert (kill.form, kill.constraint, kill.unit) == ("cgroup", "memcg", "/system.slice/jupyter.service")
     assert kill.anon_rss_kb == 15235516 and kill.in_jupyter_unit is True
@@ -51,7 +51,7 @@ def test_a_kill_line_with_its_summary_in_the_entry_gets_the_unit_and_keeps_its_f
 
 
 def test_a_summary_of_another_pid_says_nothing_of_this_kill() -> None:
-    kill = parse_log_entry(_with(SUMMARY.replace("pid=23817", "pid=1") + "\n" + KILL), fallback_time=NOW)
+    kill = kill_of(_with(SUMMARY.replace("pid=23817", "pid=1") + "\n" + KILL), fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.form == "cgroup"
     assert (kill.constraint, kill.unit, kill.in_jupyter_unit) == ("memcg", "", None)
 
@@ -61,7 +61,7 @@ def test_a_summary_of_another_pid_says_nothing_of_this_kill() -> None:
     ("Memory cgroup out of memory: Killed process 1 (python) total-vm:1kB, anon-rss:1kB", "memcg"),
 ])
 def test_the_kill_line_alone_says_its_constraint(line: str, constraint: str) -> None:
-    kill = parse_log_entry(_with(line), fallback_time=NOW)
+    kill = kill_of(_with(line), fallback_time=NOW)
     assert isinstance(kill, OomKill) and kill.constraint == constraint and kill.unit == ""
 
 
@@ -71,7 +71,7 @@ def test_the_kill_line_alone_says_its_constraint(line: str, constraint: str) -> 
     "oom-kill:constraint=constraint_memcg,task=python,pid=1,uid=1000",  # the kernel writes it in capitals
 ])
 def test_summary_lookalikes_are_not_kills(text: str) -> None:
-    result = parse_log_entry(_with(text), fallback_time=NOW)
+    result = kill_of(_with(text), fallback_time=NOW)
     assert isinstance(result, NotAKill) and "oom-kill:constraint" in result.reason, result
 
 
@@ -87,7 +87,7 @@ def test_not_the_jupyter_unit(cgroup: str) -> None:
 
 def test_the_watchers_line_is_read_with_its_figures() -> None:
     entry = sample("watcher-interrupt.json")
-    interrupt = parse_log_entry(entry, fallback_time=NOW)
+    interrupt = kill_of(entry, fallback_time=NOW)
     assert isinstance(interrupt, OomKill), interrupt
     assert (interrupt.form, interrupt.pid, interrupt.process) == ("watcher", 23817, "python")
     assert (interrupt.anon_rss_kb, interrupt.limit_kb, interrupt.total_vm_kb) == (14680064, 15728640, None)
@@ -102,14 +102,14 @@ WATCHER = ("notebook-medic-watcher: interrupted kernel pid=7 (python3) rss=10240
 
 def test_the_watchers_line_without_a_syslog_tag_is_read_too() -> None:
     line = WATCHER
-    interrupt = parse_log_entry(_with(line), fallback_time=NOW)
+    interrupt = kill_of(_with(line), fallback_time=NOW)
     assert isinstance(interrupt, OomKill) and (interrupt.form, interrupt.pid) == ("watcher", 7)
     assert (interrupt.anon_rss_kb, interrupt.limit_kb) == (10, 20)
 
 
 def test_the_watchers_line_without_its_trailing_fields_is_read() -> None:
     line = WATCHER.split(" threshold=", maxsplit=1)[0]
-    interrupt = parse_log_entry(_with(line), fallback_time=NOW)
+    interrupt = kill_of(_with(line), fallback_time=NOW)
     assert isinstance(interrupt, OomKill) and interrupt.form == "watcher" and interrupt.unit == ""
 
 
@@ -120,20 +120,20 @@ def test_the_watchers_line_without_its_trailing_fields_is_read() -> None:
     WATCHER.replace("rss=10240", "rss=10kB"),
 ])
 def test_watcher_lookalikes_are_nothing(line: str) -> None:
-    assert isinstance(parse_log_entry(_with(line), fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(_with(line), fallback_time=NOW), NotAKill)
 
 
 def test_a_watcher_line_in_an_application_log_is_nothing() -> None:
     entry = sample("watcher-interrupt.json")
     entry["logName"] = "projects/contest-prj/logs/jupyter"
-    assert isinstance(parse_log_entry(entry, fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(entry, fallback_time=NOW), NotAKill)
     assert not matches(SINK_FILTER, entry)
 
 
 def test_a_watcher_line_that_names_a_bad_vm_is_nothing_not_an_alert() -> None:
     entry = sample("watcher-interrupt.json")
     entry["labels"]["compute.googleapis.com/resource_name"] = "Not_A_Name"
-    result = parse_log_entry(entry, fallback_time=NOW)
+    result = kill_of(entry, fallback_time=NOW)
     assert isinstance(result, NotAKill) and "watcher" in result.reason
 
 
@@ -141,9 +141,9 @@ def test_a_watcher_line_naming_no_vm_is_left_to_the_instance_id() -> None:
     entry = sample("watcher-interrupt.json")
     del entry["labels"]
     entry["jsonPayload"]["message"] = WATCHER
-    result = parse_log_entry(entry, fallback_time=NOW)
+    result = kill_of(entry, fallback_time=NOW)
     assert isinstance(result, UnresolvedKill) and result.nameless
-    named = parse_log_entry(entry, fallback_time=NOW, vm_name="wb-alice")
+    named = kill_of(entry, fallback_time=NOW, vm_name="wb-alice")
     assert isinstance(named, OomKill) and named.form == "watcher"
 
 
@@ -156,10 +156,10 @@ REAL_KILL = ("[ 2333.252511] Memory cgroup out of memory: Killed process 4578 (p
 
 
 def test_the_real_kernels_summary_and_kill_lines_are_read() -> None:
-    alone = parse_log_entry(_with(REAL_SUMMARY), fallback_time=NOW)
+    alone = kill_of(_with(REAL_SUMMARY), fallback_time=NOW)
     assert isinstance(alone, OomKill) and (alone.form, alone.pid, alone.process) == ("summary", 4578, "python")
     assert (alone.constraint, alone.unit, alone.in_jupyter_unit) == ("memcg", "/notebook-medic-test-12341aed", False)
-    both = parse_log_entry(_with(REAL_SUMMARY + "\n" + REAL_KILL), fallback_time=NOW)
+    both = kill_of(_with(REAL_SUMMARY + "\n" + REAL_KILL), fallback_time=NOW)
     assert isinstance(both, OomKill) and (both.form, both.anon_rss_kb) == ("cgroup", 543356)
     assert both.unit == "/notebook-medic-test-12341aed"
 
@@ -171,7 +171,7 @@ REFUSAL = ("notebook-medic-watcher: refused allocation kernel pid=7 (python3) as
 def test_the_watchers_refusal_is_read_with_its_figures() -> None:
     """Issue 40: the watcher refused an allocation bigger than what the unit had left; the kernel was kept."""
     entry = sample("watcher-refusal.json")
-    refusal = parse_log_entry(entry, fallback_time=NOW)
+    refusal = kill_of(entry, fallback_time=NOW)
     assert isinstance(refusal, OomKill), refusal
     assert (refusal.form, refusal.pid, refusal.process) == ("refusal", 23817, "python")
     assert (refusal.asked_kb, refusal.left_kb, refusal.limit_kb) == (12582912, 1048576, 15728640)
@@ -182,7 +182,7 @@ def test_the_watchers_refusal_is_read_with_its_figures() -> None:
 def test_a_refusal_of_unknown_size_says_so() -> None:
     """asked=0: the watcher could not tell what the cell asked for (the journald receiver's shape, no syslog tag)."""
     entry = sample("watcher-refusal-unknown-size.json")
-    refusal = parse_log_entry(entry, fallback_time=NOW)
+    refusal = kill_of(entry, fallback_time=NOW)
     assert isinstance(refusal, OomKill) and refusal.form == "refusal"
     assert (refusal.asked_kb, refusal.left_kb) == (None, 1048576)
     assert matches(SINK_FILTER, entry)
@@ -195,13 +195,13 @@ def test_a_refusal_of_unknown_size_says_so() -> None:
     REFUSAL.replace("left=1048576 ", ""),
 ])
 def test_refusal_lookalikes_are_nothing(line: str) -> None:
-    assert isinstance(parse_log_entry(_with(line), fallback_time=NOW), NotAKill)
+    assert isinstance(kill_of(_with(line), fallback_time=NOW), NotAKill)
 
 
 def test_a_refusal_that_names_a_bad_vm_is_nothing_not_an_alert() -> None:
     entry = sample("watcher-refusal.json")
     entry["labels"]["compute.googleapis.com/resource_name"] = "Not_A_Name"
-    result = parse_log_entry(entry, fallback_time=NOW)
+    result = kill_of(entry, fallback_time=NOW)
     assert isinstance(result, NotAKill) and "watcher" in result.reason
 
 
@@ -210,7 +210,7 @@ def test_the_guards_own_refusal_line_is_read() -> None:
     comm of the kernel's 15 characters at most (TASK_COMM_LEN): `left=0`, every field still its own."""
     line = ("notebook-medic-watcher: refused allocation kernel pid=12 (evil__asked_1_x) asked=11900000000 left=0 "
             "usage=3 limit=4 cgroup=/system.slice/j_s")
-    refusal = parse_log_entry(_with(line), fallback_time=NOW)
+    refusal = kill_of(_with(line), fallback_time=NOW)
     assert isinstance(refusal, OomKill) and (refusal.form, refusal.pid, refusal.process) == ("refusal", 12,
                                                                                               "evil__asked_1_x")
     assert (refusal.asked_kb, refusal.left_kb, refusal.unit) == (11621093, 0, "/system.slice/j_s")
