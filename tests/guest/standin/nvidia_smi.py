@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A stand-in for `nvidia-smi` (issue 47) for a machine without a GPU: tests put it first on PATH as `nvidia-smi`.
-It prints the recorded real output formats of the three invocations the GPU guard makes, from the state in the
-JSON file named by $NVIDIA_SMI_STANDIN: {"mode": "ok" | "no-driver" | "mismatch", "gpus": [{"name", "used",
-"total"}] (MiB), "apps": [{"pid", "used", "gpu"}] (MiB; a pid no longer in /proc is not listed, as a process that
-ended is not)}.
+It prints the recorded real output formats of the three invocations the GPU guard makes, from the state in
+the JSON file named by $NVIDIA_SMI_STANDIN: {"mode": "ok" | "no-driver" | "mismatch", "gpus": [{"name", "used",
+"total"}] (MiB), "apps": [{"pid", "used", "gpu"}] (MiB; a pid no longer in /proc, or a zombie, is not
+listed: a process that exited has released its GPU context)}.
 
 Sources of each format (docs/fidelity.md, "Issue 47: the GPU guard"):
 - options, fields and units: NVIDIA's nvidia-smi(1) manual page (manpages.ubuntu.com/manpages/jammy/man1/
@@ -45,7 +45,7 @@ def main(argv):
         sys.stdout.write(MISMATCH)
         return 18
     gpus = state.get("gpus", [])
-    apps = [app for app in state.get("apps", []) if os.path.exists(f"/proc/{app['pid']}")]
+    apps = [app for app in state.get("apps", []) if running(app["pid"])]
     if "--query-compute-apps=pid,used_memory" in argv:
         for app in apps:
             used = "[N/A]" if app.get("used") is None else str(app["used"])
@@ -60,6 +60,14 @@ def main(argv):
         return 0
     sys.stderr.write(f"nvidia-smi stand-in: invocation not recorded: {' '.join(argv)}\n")
     return 2
+
+
+def running(pid):
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def xml(gpus, apps):
