@@ -213,6 +213,7 @@ def test_health_on_the_stand_ins_recorded_output(smi: Path, metadata: str, tmp_p
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
     guard.step(1800.0)
+    assert Metadata.values["gpu-state"] == "GPU not usable: nvidia-smi: command not found"
     assert [line for line in said if " gpu-state " in line] == [
         "notebook-medic-gpu: gpu-state ok",
         "notebook-medic-gpu: gpu-state GPU not usable: nvidia-smi exit 9: NVIDIA-SMI has failed because it "

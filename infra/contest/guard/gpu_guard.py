@@ -427,12 +427,17 @@ class Guard:
             self.attributes.put("gpu-state", status)
 
     def step(self, now: float) -> None:
-        """One sweep (and the health check when due)."""
+        """One sweep (and the health check when due); the guest attributes written whatever the driver says."""
         if now >= self.next_health:
             self.check_health(now)
+        self.sweep(now)
+        self.attributes.flush(now)
+
+    def sweep(self, now: float) -> None:
+        """Free what orphans hold; nothing is ended while nvidia-smi fails (the health check says why)."""
         code, out, _ = self.run(COMPUTE_APPS)
         if code != 0:
-            return  # the health check says why; nothing is ended on a driver that does not answer
+            return
         table = self.read_table()
         server = self.find_server()
         owner = table[server].uid if server in table else None
@@ -448,7 +453,6 @@ class Guard:
             self.say(line)
         if lines:
             self.attributes.put("gpu-freed", str(self.state.freed))
-        self.attributes.flush(now)
 
 
 def run(guard: Guard, clock: Callable[[], float], sleep: Callable[[float], None],

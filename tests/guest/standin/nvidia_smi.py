@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A stand-in for `nvidia-smi` (issue 47) for a machine without a GPU: tests put it first on PATH as `nvidia-smi`.
 It prints the recorded real output formats of the three invocations the GPU guard makes, from the state in
-the JSON file named by $NVIDIA_SMI_STANDIN: {"mode": "ok" | "no-driver" | "mismatch", "gpus": [{"name", "used",
-"total"}] (MiB), "apps": [{"pid", "used", "gpu"}] (MiB; a pid no longer in /proc, or a zombie, is not
-listed: a process that exited has released its GPU context)}.
+the JSON file named by $NVIDIA_SMI_STANDIN (default /opt/standin/nvidia-smi.json, where a container test puts
+it): {"mode": "ok" | "no-driver" | "mismatch", "gpus": [{"name", "used", "total"}] (MiB), "apps": [{"pid",
+"used", "gpu"}] (MiB; a pid no longer in /proc, or a zombie, is not listed: a process that exited has released
+its GPU context)}.
 
 Sources of each format (docs/fidelity.md, "Issue 47: the GPU guard"):
 - options, fields and units: NVIDIA's nvidia-smi(1) manual page (manpages.ubuntu.com/manpages/jammy/man1/
@@ -35,7 +36,7 @@ MISMATCH = "Failed to initialize NVML: Driver/library version mismatch\n"
 
 
 def main(argv):
-    with open(os.environ["NVIDIA_SMI_STANDIN"], encoding="utf-8") as handle:
+    with open(os.environ.get("NVIDIA_SMI_STANDIN", "/opt/standin/nvidia-smi.json"), encoding="utf-8") as handle:
         state = json.load(handle)
     mode = state.get("mode", "ok")
     if mode == "no-driver":
