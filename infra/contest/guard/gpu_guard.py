@@ -46,7 +46,8 @@ FREED_FORMAT = (PREFIX + " freed pid={pid} ({comm}) uid={uid} gpu_bytes={gpu_byt
 OK = "ok"
 NOT_USABLE = "GPU not usable: "
 REMEDY = ("remedy: stop and start the notebook (the boot loads the driver again; Workbench installs it at boot when "
-          "install-nvidia-driver is set); if it stays, tell the organizers; until then kernels run on the CPU")
+          "the instance's gceSetup.gpuDriverConfig.enableGpuDriver is set); if it stays, tell the organizers; until "
+          "then kernels run on the CPU")
 COMPUTE_APPS = ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"]
 QUERY_GPU = ["nvidia-smi", "--query-gpu=index,name,memory.used,memory.total", "--format=csv,noheader,nounits"]
 NVIDIA_VENDOR = "0x10de"
