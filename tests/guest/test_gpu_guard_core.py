@@ -191,3 +191,19 @@ def test_never_the_server_a_terminals_run_or_root() -> None:
     ended = {pid for sent in signals for pid, _ in sent}
     assert ended == {WORKER}
     assert not ended & {SERVER, TERMINAL_RUN, ROOT_RUN}
+
+
+def test_a_kernel_behind_a_launcher_is_live_and_so_is_its_worker() -> None:
+    """nb_conda_kernels' runner (or any launcher) between the server and the kernel: the kernel is still below the
+    server, its fork still below the kernel; neither is ever ended, and the kernel is told from its fork."""
+    runner, kernel, worker = 150, 250, 251
+    rows = {SERVER: proc(SERVER, INIT, ("/opt/conda/bin/python", "/opt/conda/bin/jupyter-lab")),
+            runner: proc(runner, SERVER, ("/opt/conda/bin/python", "-m", "nb_conda_kernels.runner", "/opt/conda")),
+            kernel: proc(kernel, runner, KERNEL_ARGV), worker: proc(worker, kernel, KERNEL_ARGV)}
+    assert gg.kernels_of(rows, SERVER) == {kernel}
+    assert gg.classify(rows, SERVER, {}, worker) == ("live", kernel)
+    state = gg.SweepState()
+    for now in (0.0, 1000.0):
+        state, sent, _ = gg.sweep(state, now, rows, SERVER, USER, [gg.GpuApp(worker, MIB), gg.GpuApp(kernel, MIB)],
+                                  POLICY)
+        assert sent == []

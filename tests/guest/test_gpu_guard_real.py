@@ -30,6 +30,8 @@ from tests.guest.gpu_rig import STANDIN, load_gpu_guard
 gg = load_gpu_guard()
 PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
 
+# Each process reports its pids in ONE write(2) to the shared pipe (atomic below PIPE_BUF; print's writes interleaved
+# between processes).
 KERNEL = r"""
 import os, signal, subprocess, sys, time
 name = sys.argv[-1]
@@ -39,7 +41,7 @@ if worker == 0:
     time.sleep(600)
     os._exit(0)
 child = subprocess.Popen(["sleep", "600"])
-print(f"kernel-{name} {os.getpid()}", f"worker-{name} {worker}", f"child-{name} {child.pid}", sep="\n", flush=True)
+os.write(1, f"kernel-{name} {os.getpid()}\nworker-{name} {worker}\nchild-{name} {child.pid}\n".encode())
 time.sleep(600)
 """
 SERVER = r"""
@@ -48,7 +50,7 @@ signal.signal(signal.SIGCHLD, signal.SIG_IGN)
 for name, key in (("a", "0a1b"), ("b", "0c2d")):
     subprocess.Popen([sys.executable, "-c", sys.argv[1], "-f", f"/run/jupyter/runtime/kernel-{key}.json", name])
 terminal = subprocess.Popen(["sleep", "600"])
-print(f"server {os.getpid()}", f"terminal {terminal.pid}", sep="\n", flush=True)
+os.write(1, f"server {os.getpid()}\nterminal {terminal.pid}\n".encode())
 time.sleep(600)
 """
 NAMES = {"server", "terminal", "kernel-a", "worker-a", "child-a", "kernel-b", "worker-b", "child-b"}

@@ -8,8 +8,8 @@ stdlib only (Python 3.9+). Two jobs:
   processes hold GPU memory; one whose kernel is gone (classify(): a fork of a kernel the server no longer owns, or
   a process the guard saw descend from a kernel that has since ended), of the kernels' user, still an orphan after
   `grace` seconds, is sent SIGTERM, then SIGKILL `term_wait` seconds later; once it is gone ONE line (FREED_FORMAT)
-  says so and the guest attribute `gpu-freed` counts it. Never the server, a live kernel or anything below one,
-  another user's process, or a process the guard cannot place (the server not found: nothing is ended);
+  says so and the guest attribute `gpu-freed` counts it. Never the server or anything below it (its kernels and
+  what they started), another user's process, or anything while the server is not found;
 - the health check, at start and every `health_interval` seconds: `nvidia-smi --query-gpu=...` must exit 0 and
   list as many GPUs as the machine has NVIDIA devices on its PCI bus (or --expect-gpus); the guest attribute
   `gpu-state` is "ok" or "GPU not usable: <the driver's words>", and a change is said in one line with the remedy.
@@ -227,10 +227,12 @@ class Signal:
 
 
 def kernels_of(table: Mapping[int, Proc], server: int) -> set[int]:
-    """Live kernels: a kernel's command line whose parent is the Jupyter server (the server starts each kernel,
-    through the provisioner's `exec`, as its child; a fork of a kernel has the same command line but a kernel
-    as its parent, or init once that kernel is gone)."""
-    return {p.pid for p in table.values() if p.ppid == server and is_kernel(p.argv)}
+    """Live kernels: processes below the Jupyter server with a kernel's command line whose parent has none (a
+    fork of a kernel, such as a DataLoader worker, has its kernel's command line and that kernel as parent). Below,
+    not only children: a launcher between the server and its kernel (nb_conda_kernels' runner) changes nothing."""
+    below = descendants(table, [server])
+    return {pid for pid in below if pid != server and is_kernel(table[pid].argv)
+            and not (table[pid].ppid in table and is_kernel(table[table[pid].ppid].argv))}
 
 
 def descendants(table: Mapping[int, Proc], roots: Iterable[int]) -> dict[int, int]:
@@ -252,18 +254,18 @@ def descendants(table: Mapping[int, Proc], roots: Iterable[int]) -> dict[int, in
 
 def classify(table: Mapping[int, Proc], server: int, lineage: Mapping[tuple[int, int], tuple[int, int]],
              pid: int) -> tuple[str, int]:
-    """("live", kernel) for the server, a live kernel or anything below one; ("orphan", kernel) for a process
-    whose kernel is gone: a kernel's command line not below a live kernel (a forked DataLoader worker reparented
-    to init, a kernel the server lost), or one the guard saw below a kernel that has ended; ("other", 0) for
-    everything else (a terminal's run, another service): never ended."""
+    """("live", kernel) for the server and everything below it (its kernels, what they started, a terminal's
+    run); ("orphan", kernel) for a process outside the server's tree whose kernel is gone: one the guard saw below
+    a kernel that has ended (a kernel's subprocess), or a kernel's command line (a forked DataLoader worker
+    reparented to init, a kernel the server lost; kernel 0: its kernel was never seen); ("other", 0) for the
+    rest (another service, a run never seen below a kernel): never ended."""
     proc = table.get(pid)
     if proc is None:
         return "other", 0
-    if pid == server:
-        return "live", 0
-    live = descendants(table, kernels_of(table, server))
-    if pid in live:
-        return "live", live[pid]
+    below = descendants(table, [server])
+    if pid in below:
+        kernels = descendants(table, kernels_of(table, server))
+        return "live", kernels.get(pid, 0)
     came_from = lineage.get(proc.key)
     if came_from is not None:
         kernel = table.get(came_from[0])
@@ -320,10 +322,10 @@ def sweep(state: SweepState, now: float, table: Mapping[int, Proc], server: int 
         orphans[proc.key] = orphan
     for key, signalled in state.orphans.items():  # signalled, alive, no longer listed by nvidia-smi: follow it
         if key in live_keys and key not in orphans and signalled.termed_at is not None:
-            if not signalled.killed and now - signalled.termed_at >= policy.term_wait:
-                signalled = replace(signalled, killed=True)  # noqa: PLW2901 - the same orphan, one step on
+            due = not signalled.killed and now - signalled.termed_at >= policy.term_wait
+            if due:
                 signals.append(Signal(key[0], key[1], signal.SIGKILL))
-            orphans[key] = signalled
+            orphans[key] = replace(signalled, killed=signalled.killed or due)
     return SweepState(lineage, orphans, freed), signals, lines
 
 
