@@ -152,7 +152,6 @@ def test_a_dead_kernels_worker_and_subprocess_are_freed_and_nothing_else(
     policy = gg.Policy(grace=120.0, term_wait=10.0)
     guard = gg.Guard(policy, 1, attributes, said.append, lambda: tree["server"])
     write_state(smi, "ok", list(tree.values()))
-    guard.attributes.put("gpu-freed", "0")
 
     guard.step(0.0)  # everything alive: the guard learns which process is below which kernel
     os.kill(tree["kernel-a"], signal.SIGKILL)

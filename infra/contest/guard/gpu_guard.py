@@ -460,8 +460,9 @@ class Guard:
 
 def run(guard: Guard, clock: Callable[[], float], sleep: Callable[[float], None],
         keep_going: Callable[[], bool]) -> None:
-    """The loop: sweep, wait; the clock and the wait are the caller's."""
-    guard.attributes.put("gpu-freed", "0")
+    """The loop: sweep, wait; the clock and the wait are the caller's. `gpu-freed` is first written when something
+    is freed: at boot the guard's install.sh and the memory watcher write too, within Compute Engine's 10 writes a
+    minute per VM."""
     while keep_going():
         guard.step(clock())
         sleep(guard.policy.interval)
