@@ -319,6 +319,33 @@ install_watcher() {
   fi
 }
 
+# Issue 47: the GPU guard (gpu_guard.py, notebook-medic-gpu-guard.service; docs/policy.md "GPU notebooks"), on a
+# GPU notebook only: nvidia-smi installed or an NVIDIA device on the PCI bus (a GPU whose driver is missing is
+# what the guard reports). It imports memory_watcher.py, so it needs the watcher installed. $1: install | remove.
+gpu_guard_unit() {
+  local unit=notebook-medic-gpu-guard.service
+  if [[ "$1" == remove ]]; then
+    if [[ -f "/etc/systemd/system/$unit" ]]; then
+      systemctl disable --now "$unit" >/dev/null 2>&1 || true
+      rm -f "/etc/systemd/system/$unit" && log "removed $unit"
+    fi
+    return 0
+  fi
+  [[ -f "$HERE/gpu_guard.py" && -f "$HERE/$unit" && -f "$OPT/memory_watcher.py" ]] || return 0
+  command -v nvidia-smi >/dev/null 2>&1 || grep -qsx 0x10de /sys/bus/pci/devices/*/vendor || return 0
+  local new=0
+  put_file "$OPT/gpu_guard.py" "$(cat "$HERE/gpu_guard.py")" && log "installed $OPT/gpu_guard.py" && new=1
+  put_file "/etc/systemd/system/$unit" "$(cat "$HERE/$unit")" && log "installed /etc/systemd/system/$unit" && new=1
+  if [[ "$new" == 1 ]] || ! systemctl is-active --quiet "$unit"; then
+    systemctl daemon-reload
+    if systemctl enable "$unit" >/dev/null 2>&1 && systemctl restart "$unit" >/dev/null 2>&1; then
+      log "enabled and started $unit"
+    else
+      problem "$unit did not start (journalctl -u $unit)"
+    fi
+  fi
+}
+
 report() {  # $1 unit (may be empty), $2 state
   local unit="$1" state="$2" server_adj="none" kernel_adj="none" pid problems key
   declare -A values
@@ -359,6 +386,7 @@ remove() {
     systemctl disable --now "$WATCHER_UNIT" >/dev/null 2>&1 || true
     rm -f "/etc/systemd/system/$WATCHER_UNIT" && log "removed $WATCHER_UNIT"
   fi
+  gpu_guard_unit remove
   python="$(server_python)"
   if [[ -n "$python" ]]; then
     site="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || true)"
@@ -415,6 +443,7 @@ main() {
   fi
   protect_agents
   install_watcher
+  gpu_guard_unit install
   if [[ "$CHANGED" == 1 ]]; then
     systemctl daemon-reload
     log "systemctl daemon-reload (running services keep running; Restart and OOMPolicy apply now)"
