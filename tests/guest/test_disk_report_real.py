@@ -159,3 +159,19 @@ def test_the_report_fits_the_attribute_by_dropping_rows_never_by_cutting_json(di
 def test_the_guest_module_is_python_3_9_and_names_the_kinds_the_bot_words() -> None:
     ast.parse(SCRIPT.read_text(), feature_version=(3, 9))
     assert set(guest.KINDS) == set(bot.COMMANDS) == set(bot.CULPRIT_KEYS)
+
+
+def test_a_culprit_outside_home_adds_up_and_a_cut_walk_is_said_in_the_dm(disk: Path) -> None:
+    fill_like_a_notebook(disk / "home")
+    put(disk / "home/.conda/pkgs/numpy-1.0.tar.bz2", 2 * MIB)
+    put(disk / "opt-conda-pkgs/torch-2.0/lib/libtorch.so", 3 * MIB)
+    home = guest.walk(str(disk / "home"), SETTINGS)
+    conda = guest.walk(str(disk / "opt-conda-pkgs"), guest.Settings(max_entries=2))
+    report = guest.build_report([guest.measure(str(disk))], home, {"/opt/conda/pkgs": conda}, SETTINGS)
+    assert {"kind": "conda", "bytes": 2 * MIB, "partial": True} in report["culprits"]
+    assert report["complete"] is False
+    words = bot.what_fills(bot.parse(guest.fit(report, 4096)), "nb", "en")
+    assert words.endswith("(The count stopped early on a very large disk: the real sizes are at least these.)")
+    complete = guest.walk(str(disk / "opt-conda-pkgs"), SETTINGS)
+    whole = guest.build_report([], home, {"/opt/conda/pkgs": complete}, SETTINGS)
+    assert {"kind": "conda", "bytes": 5 * MIB} in whole["culprits"] and whole["complete"] is True
