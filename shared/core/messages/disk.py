@@ -36,8 +36,10 @@ DISK: Final[dict[str, dict[Lang, str]]] = {
         "ja": "• conda のパッケージキャッシュ: {size}。削除: `{command}`",
     },
     "disk.culprit.huggingface": {
-        "en": "• Hugging Face's model and dataset cache: {size}. Choose what to delete: `{command}`",
-        "ja": "• Hugging Face のモデル・データセットのキャッシュ: {size}。削除するものを選ぶ: `{command}`",
+        "en": "• Hugging Face's model and dataset cache: {size}. Choose what to delete: `{command}`, or delete all "
+        "of it (models are downloaded again when used): `rm -rf ~/.cache/huggingface/hub`",
+        "ja": "• Hugging Face のモデル・データセットのキャッシュ: {size}。削除するものを選ぶ: `{command}`、またはすべて"
+        "削除 (モデルは次に使うときに再ダウンロードされます): `rm -rf ~/.cache/huggingface/hub`",
     },
     "disk.culprit.checkpoints": {
         "en": "• Notebook checkpoints (`.ipynb_checkpoints` folders): {size}. Free them: `{command}`",
