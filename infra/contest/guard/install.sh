@@ -346,6 +346,35 @@ gpu_guard_unit() {
   fi
 }
 
+# Issue 43: the disk report (disk_report.py, run every 10 minutes by notebook-medic-disk-report.timer), when those
+# files came with this script; `install_disk_report remove` undoes it. Self-contained: its own daemon-reload.
+install_disk_report() {
+  local unit units=(notebook-medic-disk-report.service notebook-medic-disk-report.timer) changed=0
+  if [[ "${1:-}" == remove ]]; then
+    systemctl disable --now notebook-medic-disk-report.timer >/dev/null 2>&1 || true
+    for unit in "${units[@]}"; do
+      if [[ -f "/etc/systemd/system/$unit" ]]; then rm -f "/etc/systemd/system/$unit"; log "removed $unit"; fi
+    done
+    return 0
+  fi
+  [[ -f "$HERE/disk_report.py" ]] || return 0
+  if put_file "$OPT/disk_report.py" "$(cat "$HERE/disk_report.py")"; then log "installed $OPT/disk_report.py"; fi
+  for unit in "${units[@]}"; do
+    if put_file "/etc/systemd/system/$unit" "$(cat "$HERE/$unit")"; then
+      log "installed /etc/systemd/system/$unit"; changed=1
+    fi
+  done
+  [[ "$changed" == 1 ]] && systemctl daemon-reload
+  if [[ "$changed" == 1 ]] || ! systemctl is-active --quiet notebook-medic-disk-report.timer; then
+    if systemctl enable --now notebook-medic-disk-report.timer >/dev/null 2>&1; then
+      log "enabled notebook-medic-disk-report.timer (the disk report every 10 minutes)"
+    else
+      problem "notebook-medic-disk-report.timer did not start (journalctl -u notebook-medic-disk-report)"
+    fi
+  fi
+  return 0
+}
+
 report() {  # $1 unit (may be empty), $2 state
   local unit="$1" state="$2" server_adj="none" kernel_adj="none" pid problems key
   declare -A values
@@ -387,6 +416,7 @@ remove() {
     rm -f "/etc/systemd/system/$WATCHER_UNIT" && log "removed $WATCHER_UNIT"
   fi
   gpu_guard_unit remove
+  install_disk_report remove
   python="$(server_python)"
   if [[ -n "$python" ]]; then
     site="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || true)"
@@ -444,6 +474,7 @@ main() {
   protect_agents
   install_watcher
   gpu_guard_unit install
+  install_disk_report
   if [[ "$CHANGED" == 1 ]]; then
     systemctl daemon-reload
     log "systemctl daemon-reload (running services keep running; Restart and OOMPolicy apply now)"
