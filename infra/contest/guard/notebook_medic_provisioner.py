@@ -77,12 +77,27 @@ class OomFirstProvisioner(LocalProvisioner):
                     "exit status %s); next start in %.0f s", self.kernel_id, self.failed_starts,
                     self._asked.returncode if self._asked else None, delay)
                 await asyncio.sleep(delay)
+            self._not_busy()
         self.answered = False
         info = await super().launch_kernel(["/bin/sh", "-c", RAISE, "notebook-medic-kernel", *cmd], **kwargs)
         self._asked = process = self.process
         if process is not None:
             self._asking = asyncio.ensure_future(self._await_answer(process, info))
         return info
+
+    def _not_busy(self) -> None:
+        """A restarted kernel runs nothing: its server-side state must not stay "busy".
+
+        jupyter_server keeps a kernel's execution_state from the killed kernel's last status ("busy" when its cell ran
+        out of memory) across Jupyter's automatic restart (only the server's own restart path resets it), and a
+        websocket opened to a "busy" kernel skips the nudge that makes sure its IOPub subscription is live
+        (jupyter_server services/kernels/connection/channels.py, nudge): the next cell's output and its idle status
+        could be lost and the cell never end (seen here: 2 make bench runs of 10). "idle", not "starting": the
+        server's activity watch does not follow a restart on new ports, and a nudge waits while "starting".
+        """
+        manager = self.parent  # the kernel's KernelManager (jupyter_client's provisioner factory)
+        if manager is not None and getattr(manager, "execution_state", None) == "busy":
+            manager.execution_state = "idle"
 
     async def _await_answer(self, process: subprocess.Popen[Any], info: KernelConnectionInfo) -> None:
         """Sets `answered` when the kernel replies to a kernel_info_request; ends when the kernel dies first."""
