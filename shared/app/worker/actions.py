@@ -24,7 +24,7 @@ from shared.core import messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.history import AutoMode, History, StopHold
-from shared.core.models import Action, InstanceState, Trigger
+from shared.core.models import Action, InstanceState
 from shared.core.payloads import StopPayload, WarnPayload
 from shared.core.policy import Reason, Verdict
 
@@ -81,7 +81,7 @@ class Actions(ActionContext):
             outcome = self.reporter.outcome_text(job)
             if no_room:
                 outcome = f"{outcome}\n{no_room}"
-        if request.trigger is not Trigger.OOM:  # a person asked: the reply names what they asked for
+        if not job.automatic:  # a person asked: the reply names what they asked for
             self._reply_not_done(job, outcome)
         elif request.unverified and decision.verdict is Verdict.NOTIFY_ONLY:  # maybe forged: grouped, no DM
             facts = self.reporter.facts(job, outcome=outcome, history=new_history)

@@ -25,9 +25,12 @@ from shared.core.commands import is_owner
 from shared.core.models import SLACK_USER_RE, Action, InstanceRef, Requester, RestartRequest, Trigger
 
 log = logging.getLogger(__name__)
-# What nobody asks for: the intakes' requests (on_oom, on_memory_alert) and the worker's own continuations of them.
+# What nobody asks for: the intakes' requests (on_oom, on_memory_alert, health_sweep) and the worker's own
+# continuations of them. A sweep's outage claims nothing the worker takes on trust: it resets only what the
+# instance, read again, says is down (policy._decide_sweep).
 AUTOMATIC = frozenset({(Trigger.OOM, Action.RESTART), (Trigger.WATCHER, Action.INTERRUPTED),
-                       (Trigger.MEMORY, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT)})
+                       (Trigger.MEMORY, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT),
+                       (Trigger.SWEEP, Action.RESTART)})
 OWNER_MAY = frozenset({Action.RESTART, Action.START})  # what a participant may ask of their own notebook
 
 
