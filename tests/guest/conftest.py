@@ -56,8 +56,12 @@ def kernel_log() -> Iterator[rig.KernelLog]:
 def jupyter_in_cgroup(
     memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, tmp_path: Path
 ) -> Iterator[rig.JupyterServer]:
-    """A real jupyter_server started inside `memory_cgroup`: the kernels it starts are its children, in it too."""
-    server = rig.start_jupyter(tmp_path / "jupyter", memory_cgroup)
+    """A real jupyter_server started inside `memory_cgroup` with the guard's Jupyter side, as infra/contest deploys it:
+    the kernels it starts are its children, in it too. Not stock Jupyter: stock jupyter_server can leave a restarted
+    kernel's first cell hanging after a kill (docs/fidelity.md, its 'busy' execution_state; a fresh-clone run of
+    test_kernel_oom waited 88 s for a cell that never ended), which the guard's provisioner mends."""
+    home = tmp_path / "jupyter"
+    server = rig.start_jupyter(home, memory_cgroup, extra_env=rig.guard_jupyter_files(home)[1])
     yield server
     server.stop()
 
