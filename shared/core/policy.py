@@ -219,12 +219,8 @@ def _decide_kill(
     *, saw_down: bool = False, unverified: bool = False,
 ) -> Decision:
     """Rules 2 to 6 for a kill no restart has answered yet."""
-    if history.auto_mode is AutoMode.OFF:
-        return Decision(Verdict.SKIP_DISABLED, Reason.OPTED_OUT, restarts_in_window=run)
-    if history.auto_mode is AutoMode.PAUSED:
-        return Decision(Verdict.SKIP_DISABLED, Reason.PAUSED, restarts_in_window=run)
-    if instance.state is not InstanceState.ACTIVE:
-        return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE, restarts_in_window=run)
+    if left_alone := _not_automatic(instance, history, run):
+        return left_alone
 
     health = _health_verdict(killed_at, instance, now, config, saw_down=saw_down)
     if health.verdict is not Verdict.RESET:
@@ -233,6 +229,18 @@ def _decide_kill(
         return Decision(Verdict.NOTIFY_ONLY, Reason.UNVERIFIED, restarts_in_window=run)
 
     return _reset_unless_looping(health.reason, history, now, config, run)
+
+
+def _not_automatic(instance: InstanceView, history: History, run: int) -> Decision | None:
+    """Rules 2 and 3, for a kill and a sweep's outage alike: opted out or paused, a person has it; not ACTIVE,
+    nothing to reset."""
+    if history.auto_mode is AutoMode.OFF:
+        return Decision(Verdict.SKIP_DISABLED, Reason.OPTED_OUT, restarts_in_window=run)
+    if history.auto_mode is AutoMode.PAUSED:
+        return Decision(Verdict.SKIP_DISABLED, Reason.PAUSED, restarts_in_window=run)
+    if instance.state is not InstanceState.ACTIVE:
+        return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE, restarts_in_window=run)
+    return None
 
 
 def _reset_unless_looping(reason: Reason, history: History, now: datetime, config: PolicyConfig, run: int) -> Decision:
@@ -267,13 +275,9 @@ def _decide_sweep(
     run = crashloop_count(history, now, config)
     if covered := _covering_restart(incident_at, history, live_inflight(history, now, config)):
         return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)
+    if left_alone := _not_automatic(instance, history, run):
+        return left_alone
     seen = observe(instance, now, config.sweep)
-    if seen.finding is Finding.OPTED_OUT:
-        return Decision(Verdict.SKIP_DISABLED, Reason.OPTED_OUT, restarts_in_window=run)
-    if seen.finding is Finding.PAUSED:
-        return Decision(Verdict.SKIP_DISABLED, Reason.PAUSED, restarts_in_window=run)
-    if instance.state is not InstanceState.ACTIVE:
-        return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE, restarts_in_window=run)
     if not seen.is_outage:
         return Decision(Verdict.SKIP_DUPLICATE, Reason.RECOVERED, restarts_in_window=run)
     reason = _SWEEP_REASONS[seen.finding]

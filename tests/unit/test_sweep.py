@@ -147,7 +147,8 @@ def test_a_report_from_before_the_last_restart_resets_nothing_again() -> None:
     (notebook(state=InstanceState.STOPPED, jupyter="-1"), Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE),
 ])
 def test_what_changed_since_the_sweep_is_respected(instance: InstanceView, verdict: Verdict, reason: Reason) -> None:
-    decision = decide(incident(instance, SEEN), instance, History(), LATER, PolicyConfig())
+    history = History.from_labels(instance.labels)  # as the worker reads it, from the instance it got
+    decision = decide(incident(instance, SEEN), instance, history, LATER, PolicyConfig())
     assert (decision.verdict, decision.reason) == (verdict, reason)
 
 
