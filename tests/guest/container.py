@@ -21,6 +21,15 @@ from pathlib import Path
 from tests.guest.rig import ROOT
 
 ROOTFS_SCRIPT = ROOT / "scripts" / "debian_rootfs.sh"
+GUARD_DIR = ROOT / "infra" / "contest" / "guard"
+STANDIN = Path(__file__).parent / "standin"
+# The metadata server's stand-in inside the container (on a VM: metadata.google.internal, the guard's default).
+METADATA = "http://127.0.0.1:8099/computeMetadata/v1"
+METADATA_UNIT = """[Unit]
+Description=metadata server stand-in
+[Service]
+ExecStart=/usr/bin/python3 /opt/standin/metadata_standin.py 8099 /opt/standin/attributes.json /opt/standin/guest.json
+"""
 
 
 def debian_rootfs() -> Path | str:
@@ -113,3 +122,14 @@ def booted(rootfs: Path, work: Path, timeout: float = 120.0) -> Iterator[Contain
                 process.wait(10)
         subprocess.run(["umount", str(merged)], check=False)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def stage_guard(box: Container) -> None:
+    """What each test of the guard's units starts from: the metadata server's stand-in (its unit and an empty
+    attribute store; the caller starts it after its own files and a daemon-reload) and the guard's files in
+    /opt/guard, as post-startup.sh lays them out."""
+    box.write("/opt/standin/metadata_standin.py", (STANDIN / "metadata_standin.py").read_text())
+    box.write("/opt/standin/attributes.json", "{}")
+    box.write("/etc/systemd/system/metadata-standin.service", METADATA_UNIT)
+    for name in sorted(p.name for p in GUARD_DIR.iterdir() if p.is_file()):
+        box.write(f"/opt/guard/{name}", (GUARD_DIR / name).read_text(), 0o755)

@@ -10,24 +10,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from shared.core import disk_report as bot
 from tests.guest import container as boxes
-from tests.guest.rig import ROOT
 
 pytestmark = pytest.mark.timeout(1500)
 
-GUARD_DIR = ROOT / "infra" / "contest" / "guard"
-STANDIN = Path(__file__).parent / "standin"
-METADATA = "http://127.0.0.1:8099/computeMetadata/v1"
-METADATA_UNIT = """[Unit]
-Description=metadata server stand-in
-[Service]
-ExecStart=/usr/bin/python3 /opt/standin/metadata_standin.py 8099 /opt/standin/attributes.json /opt/standin/guest.json
-"""
+METADATA = boxes.METADATA
 # The stand-in's address for the report's own runs (on a VM: metadata.google.internal, the script's default).
 DROPIN = f"[Service]\nEnvironment=NOTEBOOK_MEDIC_METADATA_URL={METADATA}\n"
 SERVICE = "notebook-medic-disk-report.service"
@@ -42,11 +33,7 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[boxes.Container]:
     if isinstance(rootfs, str):
         pytest.skip(f"no Debian 12 container here: {rootfs}")
     with boxes.booted(rootfs, tmp_path_factory.mktemp("debian12-disk")) as box:
-        box.write("/opt/standin/metadata_standin.py", (STANDIN / "metadata_standin.py").read_text())
-        box.write("/opt/standin/attributes.json", "{}")
-        box.write("/etc/systemd/system/metadata-standin.service", METADATA_UNIT)
-        for name in sorted(p.name for p in GUARD_DIR.iterdir() if p.is_file()):
-            box.write(f"/opt/guard/{name}", (GUARD_DIR / name).read_text(), 0o755)
+        boxes.stage_guard(box)
         box.write(f"/etc/systemd/system/{SERVICE}.d/test-metadata.conf", DROPIN)
         box.run("useradd", "--create-home", "jupyter")
         box.run("mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs", "/home/jupyter")

@@ -13,7 +13,8 @@ import pytest
 
 from simulators.polling import PATIENCE_S
 from tests.guest import container as boxes
-from tests.guest.test_guard_systemd import GUARD_DIR, GUARD_ENV, METADATA, METADATA_UNIT, STANDIN, guest
+from tests.guest.container import METADATA, STANDIN
+from tests.guest.test_guard_systemd import GUARD_ENV, guest
 
 pytestmark = pytest.mark.timeout(1500)
 
@@ -33,12 +34,8 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[boxes.Container]:
     if isinstance(rootfs, str):
         pytest.skip(f"no Debian 12 container here: {rootfs}")
     with boxes.booted(rootfs, tmp_path_factory.mktemp("debian12-gpu")) as box:
-        box.write("/opt/standin/metadata_standin.py", (STANDIN / "metadata_standin.py").read_text())
-        box.write("/opt/standin/attributes.json", "{}")
-        box.write("/etc/systemd/system/metadata-standin.service", METADATA_UNIT)
+        boxes.stage_guard(box)
         box.write(f"/etc/systemd/system/{UNIT}.d/test.conf", TEST_DROPIN)
-        for name in sorted(p.name for p in GUARD_DIR.iterdir() if p.is_file()):
-            box.write(f"/opt/guard/{name}", (GUARD_DIR / name).read_text(), 0o755)
         box.run("systemctl", "daemon-reload")
         box.run("systemctl", "start", "metadata-standin.service")
         yield box

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -24,9 +23,7 @@ from tests.guest.rig import ROOT
 # make test starts it early).
 pytestmark = pytest.mark.timeout(1500)
 
-GUARD_DIR = ROOT / "infra" / "contest" / "guard"
-STANDIN = Path(__file__).parent / "standin"
-METADATA = "http://127.0.0.1:8099/computeMetadata/v1"
+GUARD_DIR, STANDIN, METADATA = boxes.GUARD_DIR, boxes.STANDIN, boxes.METADATA
 GUARD_ENV = {"NOTEBOOK_MEDIC_METADATA_URL": METADATA, "NOTEBOOK_MEDIC_ATTRIBUTE_PACE": "0"}
 # Generous: systemd restarts after RestartSec=2; speed is measured in make bench, never decided here.
 BUDGET = 60.0
@@ -59,11 +56,6 @@ Description=Google Cloud Ops Agent (stand-in)
 [Service]
 ExecStart=/bin/sleep infinity
 """
-METADATA_UNIT = """[Unit]
-Description=metadata server stand-in
-[Service]
-ExecStart=/usr/bin/python3 /opt/standin/metadata_standin.py 8099 /opt/standin/attributes.json /opt/standin/guest.json
-"""
 
 
 @pytest.fixture(scope="module")
@@ -72,16 +64,12 @@ def box(tmp_path_factory: pytest.TempPathFactory) -> Iterator[boxes.Container]:
     if isinstance(rootfs, str):
         pytest.skip(f"no Debian 12 container here: {rootfs}")
     with boxes.booted(rootfs, tmp_path_factory.mktemp("debian12")) as box:
-        for name in ("jupyter_standin.py", "metadata_standin.py"):
-            box.write(f"/opt/standin/{name}", (STANDIN / name).read_text())
+        boxes.stage_guard(box)
+        box.write("/opt/standin/jupyter_standin.py", (STANDIN / "jupyter_standin.py").read_text())
         box.write("/opt/standin/run-jupyter.sh", WRAPPER, 0o755)
-        box.write("/opt/standin/attributes.json", "{}")
-        box.write("/etc/systemd/system/metadata-standin.service", METADATA_UNIT)
         box.write("/etc/systemd/system/jupyter.service", UNIT.format(port=8080))
         box.write("/etc/systemd/system/jupyter-stock.service", UNIT.format(port=8081))
         box.write("/etc/systemd/system/google-cloud-ops-agent.service", AGENT_UNIT)
-        for name in sorted(p.name for p in GUARD_DIR.iterdir() if p.is_file()):
-            box.write(f"/opt/guard/{name}", (GUARD_DIR / name).read_text(), 0o755)
         box.run("useradd", "--create-home", "jupyter")
         box.run("systemctl", "daemon-reload")
         # Workbench's rc.local caps the unit's memory: maximum a few hundred MB below RAM, high 50,000,000 lower.
