@@ -30,9 +30,10 @@ from datetime import timedelta
 from typing import Any
 
 from shared.adapters.clock import SYSTEM, Clock
-from shared.adapters.errors import ServiceError, TransientError
+from shared.adapters.errors import NotFoundError, ServiceError, TransientError
 from shared.adapters.google_errors import google_answers, retryable
 from shared.core.flood import Budget
+from shared.core.guest import GUARD_NAMESPACE
 
 RELIST_AFTER = timedelta(seconds=15)  # a VM created since the last list is known within this of its first line
 RETRY_AFTER = timedelta(seconds=15)  # Compute's rate quotas refill each minute: a few tries a minute at most
@@ -143,6 +144,21 @@ class Compute:
                 if vm_id:
                     break
         return names
+
+
+    def guest_attributes(self, project: str, zone: str, name: str) -> dict[str, str]:
+        """What the VM's guard wrote under the guest-attributes namespace GUARD_NAMESPACE (instances.getGuestAttributes,
+        queryPath `notebook-medic/`): key -> value, raw (written by the VM's root: untrusted, parse before use; escape
+        before printing). {} when nothing is written there (Compute answers 404 then, as it does when guest attributes
+        are not enabled). One call, google.api_core's retries inside it; other errors leave as the project's."""
+        client = self.client
+        request = {"project": project, "zone": zone, "instance": name, "query_path": f"{GUARD_NAMESPACE}/"}
+        try:
+            with google_answers():
+                answer = client.get_guest_attributes(request=request, retry=self._retry, timeout=self._timeout)
+        except NotFoundError:
+            return {}
+        return {item.key: item.value for item in answer.query_value.items if item.namespace == GUARD_NAMESPACE}
 
 
 def _again(error: Exception, wait_s: float) -> ServiceError:

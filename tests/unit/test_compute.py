@@ -166,3 +166,28 @@ def test_the_simulator_answers_as_the_list_api(sims: tuple[WorkbenchSimulator, C
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(base + "?filter=status+%3D+RUNNING+AND+zone+%3D+x")
     assert refused.value.code == 400
+
+
+def test_the_guards_guest_attributes_are_read_from_its_namespace_only(
+    sims: tuple[WorkbenchSimulator, ComputeSimulator]
+) -> None:
+    """The bot reads what the guard wrote (instances.getGuestAttributes, queryPath notebook-medic/), nothing of another
+    namespace, and {} when the VM wrote nothing there (Compute's 404)."""
+    _, compute = sims
+    full = f"projects/{PROJECT}/locations/{ZONE}/instances/wb-bob"
+    compute.set_guest_attributes(full, "notebook-medic", {"state": "ok", "heartbeat": "{}"})
+    compute.set_guest_attributes(full, "guestInventory", {"Hostname": "wb-bob"})
+    try:
+        vms = adapter(compute)
+        assert vms.guest_attributes(PROJECT, ZONE, "wb-bob") == {"state": "ok", "heartbeat": "{}"}
+        assert vms.guest_attributes(PROJECT, ZONE, "wb-alice") == {}
+    finally:
+        compute.clear_guest_attributes(full, "notebook-medic")
+        compute.clear_guest_attributes(full, "guestInventory")
+
+
+def test_a_vm_that_is_not_there_is_the_projects_not_found(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:
+    """An instance Compute does not know answers 404 too: read as nothing written (the sweep's listing says it is
+    gone; the guest attributes add nothing)."""
+    _, compute = sims
+    assert adapter(compute).guest_attributes(PROJECT, ZONE, "wb-nobody") == {}

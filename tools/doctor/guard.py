@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from shared.core.guest import GUARD_NAMESPACE
 from shared.core.printable import printable
 from tools.doctor.deployment import Deployment
 from tools.doctor.model import CheckResult, Instance, ReadError, fail, ok, warn
 
-NAMESPACE = "notebook-medic"
+NAMESPACE = GUARD_NAMESPACE
 QUERY_PATH = f"{NAMESPACE}/"
 # The keys the guard writes (infra/contest's guard; docs/doctor.md lists what each means).
 KEYS = ("guard-version", "restart", "oom-policy", "memory-max", "memory-high", "server-oom-score-adj",
