@@ -208,6 +208,7 @@ server_python() {  # the Python running the Jupyter server (the listener on the 
   for exe in /opt/conda/envs/jupyterlab/bin/python /opt/conda/bin/python; do
     [[ -x "$exe" ]] && { echo "$exe"; return; }
   done
+  return 0  # none found: an empty answer, not a failure that set -e turns into an exit (--remove goes on)
 }
 
 install_provisioner() {  # $1: the server's python; writes the provisioner as an installed distribution
