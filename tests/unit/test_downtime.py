@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.core import downtime
+from shared.core import downtime, messages
 from shared.core.downtime import OOM_KILL, SIDES, Side, side_of
 from shared.core.report import AuditRecord, Report, to_csv, to_table
+from shared.core.report_message import slack_text
 from shared.core.verdicts import Reason
 from tests.unit.test_report import ALICE, BOB, FLEET, UNTIL, at, build, kill, record, row, worker
 
@@ -156,3 +157,16 @@ def test_the_csv_and_the_table_carry_the_split_and_the_formula_guard_still_holds
     header = to_table(report).splitlines()[0].split()
     assert {"down_min_platform", "down_min_own", "down_min_unknown", "outages_open_at_end"} <= set(header)
 
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_organizers_message_gives_the_split_and_who_lost_most_to_the_platform(lang: str) -> None:
+    say = messages.For(lang)
+    quiet = build([kill(10, "nb-a", "e1"), worker(12, "nb-a", "e1")], since=at(0), until=UNTIL, fleet=FLEET)
+    records = [kill(10, "nb-a", "e1"), worker(14, "nb-a", "e1"), seen_down(0, "nb-b", "silent")]
+    report = build(records, since=at(0), until=at(60), fleet=FLEET)
+    text = slack_text(report, say, "day.csv")
+    assert say("report.downtime", platform=60, own=4, unknown=0, open=1) in text
+    assert say("report.row.platform", participant=BOB, platform=60, own=0, unknown=0) in text
+    assert ALICE not in text.split(say("report.most_platform"))[1]  # none of hers on the platform's side
+    assert say("report.most_platform") not in slack_text(quiet, say, "day.csv")
