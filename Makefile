@@ -85,9 +85,10 @@ check: venv
 demo: venv
 	PYTHONPATH=. $(PY) -m demo
 
-# Results go to a temporary directory; `make bench RECORD=1` writes the tracked bench/results.md and .json.
+# Results go to a temporary directory; `make bench RECORD=1` writes the tracked bench/results.md and .json;
+# ARGS passes python -m bench its flags (make bench ARGS="--only sweep": one phase).
 bench: venv
-	PYTHONPATH=. $(PY) -m bench $(if $(RECORD),--record)
+	PYTHONPATH=. $(PY) -m bench $(if $(RECORD),--record) $(ARGS)
 
 fuzz: venv
 	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -n 2 -q tests/property

@@ -10,7 +10,8 @@ kill's wait for its reset under the live services' costs (every call's latency, 
 when their operation ends), the memory picture's cost (drawing it; the restart with pictures on and off,
 side by side), a kernel's OOM kill under the real kernel and a real JupyterLab (the guard's recovery: the
 kernel, not the VM; skipped where the machine has no memory cgroup), stop all of 50 notebooks from the Home tab,
-and the report after a contest day of 50 notebooks' audit entries (--quick: only these two, about a minute).
+and the report after a contest day of 50 notebooks' audit entries (--quick: only these two, about a minute), and
+one health sweep of 1,000 notebooks (--only sweep: its time against the interval, its reads against the quotas).
 Each runs its own local stack. Exit status 1 when a run was not sound (wrong answers, lost or repeated resets,
 events that never reached a reset); a target missed is reported, not an error.
 """
@@ -37,11 +38,12 @@ from bench import (
     slack_ack,
     slow_answer,
     storm,
+    sweep,
     watcher,
 )
 from bench.common import BENCH_DIR, Latency, Stopwatch, log, machine
 
-PHASES = ("slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher", "bulk", "report")
+PHASES = ("slack", "slow", "storm", "bot", "live", "pictures", "guest", "watcher", "bulk", "report", "sweep")
 DAY_PHASES = ("bulk", "report")  # --quick: the contest day's (issue 28), about a minute
 
 
@@ -133,6 +135,7 @@ def _day_arguments(parser: argparse.ArgumentParser) -> None:
     day = parser.add_argument_group("the contest's day (issue 28): stop all, and the report after it")
     day.add_argument("--bulk-notebooks", type=int, default=50, help="running notebooks stop all stops")
     day.add_argument("--report-notebooks", type=int, default=50, help="notebooks in the day's audit entries")
+    day.add_argument("--sweep-notebooks", type=int, default=1000, help="notebooks one health sweep reads (issue 42)")
     day.add_argument("--quick", action="store_true",
                      help=f"only the day's phases ({', '.join(DAY_PHASES)}): about a minute, even on a loaded machine")
 
@@ -165,6 +168,7 @@ def sound(results: dict[str, Any]) -> list[str]:
             problems.append(f"{phase}: {results[phase]['failed']} events never reached a reset: "
                             f"{results[phase].get('failed_events', [])}")
     problems += bulk_stop.problems(results.get("bulk_stop"))
+    problems += sweep.problems(results.get("sweep"))
     if results.get("report") and not results["report"]["ok"]:
         problems.append(f"report: found {results['report']['found']} and said {results['report']['gaps_said']}, "
                         f"expected {results['report']['expected']} and one gap of each kind")
@@ -196,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                       if k not in ("out", "record")},
     }
     table = (rows.metrics(results) + watcher.metrics(results.get("watcher", {}))
-             + bulk_stop.metrics(results.get("bulk_stop")))
+             + bulk_stop.metrics(results.get("bulk_stop")) + sweep.metrics(results.get("sweep")))
     args.out.mkdir(parents=True, exist_ok=True)
     report.write(args.out, results, table)
     width = max(len(m.name) for m in table) if table else 0
@@ -242,6 +246,8 @@ def _measure(args: argparse.Namespace, phases: list[str] | tuple[str, ...], late
         results["bulk_stop"] = _phase(watch, "bulk", lambda: bulk_stop.run(latency, args.bulk_notebooks))
     if "report" in phases:
         results["report"] = _phase(watch, "report", lambda: audit_report.run(args.report_notebooks))
+    if "sweep" in phases:
+        results["sweep"] = _phase(watch, "sweep", lambda: sweep.run(latency, args.sweep_notebooks))
     return results
 
 

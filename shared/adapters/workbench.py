@@ -34,6 +34,7 @@ from shared.adapters.google_errors import (
 from shared.adapters.instances import OWNER_METADATA_KEY, is_our_reset, labels_of, settled, to_view
 from shared.core.history import present
 from shared.core.models import InstanceRef, InstanceView
+from shared.core.sweep_cost import LIST_PAGE_SIZE
 
 if TYPE_CHECKING:
     from google.api_core import operation as lro
@@ -140,7 +141,7 @@ class Workbench:
         views: list[InstanceView] = []
         for zone in zones:
             parent = f"projects/{project}/locations/{zone}"
-            for instance in self._call("list_instances", {"parent": parent, "page_size": 500}):
+            for instance in self._call("list_instances", {"parent": parent, "page_size": LIST_PAGE_SIZE}):
                 try:
                     views.append(to_view(instance))
                 except ValueError as exc:

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import Clock
+from shared.core.downtime import SWEEP_OUTAGE
 from shared.core.models import Action, InstanceView, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.sweep import Finding, Observation, SweepConfig, survey
@@ -66,6 +67,7 @@ def sweep(
     seen = survey(instances, now, config)
     queued, unqueued = [], []
     for observation in (o for o in seen if o.is_outage):
+        found(observation)
         try:
             queue.publish(incident(observation, now))
             queued.append(observation.instance.ref.name)
@@ -78,6 +80,14 @@ def sweep(
           **{f"found_{finding.value.replace('-', '_')}": count for finding, count in result.findings.items()},
           severity=logging.WARNING if unlisted or unqueued else logging.INFO)
     return result
+
+
+def found(observation: Observation) -> None:
+    """The sweep's own sighting of one outage, before it is queued: where the report's downtime by cause starts it
+    (shared/core/downtime.py), at the bot's time, whatever the notebook's health report claims for its own."""
+    view = observation.instance
+    audit("health sweep found an outage", decision=SWEEP_OUTAGE, instance=view.ref.name, owner=view.owner_email,
+          cause=observation.finding.value, event_id=observation.incident_key, trigger=Trigger.SWEEP.value)
 
 
 def incident(observation: Observation, now: datetime) -> RestartRequest:

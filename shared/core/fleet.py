@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from shared.core import messages
+from shared.core.downtime import Side
 from shared.core.history import AutoMode, History
 from shared.core.models import InstanceView
 from shared.core.report import Report
@@ -61,6 +62,9 @@ class DayCounts:
 
     kills: int = 0
     restarts: int = 0
+    # Minutes down by side, (platform, own, unknown) as shared/core/downtime.py splits them: only the audit trail
+    # says why a notebook was down, so None when the counts come from the labels.
+    down: tuple[float, float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,18 @@ def jupyter_up(view: InstanceView) -> bool | None:
 def counts_from_report(report: Report) -> dict[str, DayCounts]:
     """The audit trail's counts by notebook, for participants with one notebook (the usual contest): a row that
     covers several notebooks cannot say which one was killed, so those fall back to the labels."""
-    return {row.notebooks[0]: DayCounts(row.kills, row.automatic_restarts + row.manual_restarts)
-            for row in report.rows if len(row.notebooks) == 1}
+    return {row.notebooks[0]: DayCounts(row.kills, row.automatic_restarts + row.manual_restarts, (
+        row.down_minutes[Side.PLATFORM], row.down_minutes[Side.OWN], row.down_minutes[Side.UNKNOWN]))
+        for row in report.rows if len(row.notebooks) == 1}
+
+
+def down_text(counts: DayCounts, say: messages.For, *, short: bool) -> str:
+    """" · down 12 min: platform 5, own 7, unknown 0" (short: " · down 5/7/0 min"); "" with no audit counts."""
+    if counts.down is None:
+        return ""
+    platform, own, unknown = (round(minutes) for minutes in counts.down)
+    return say("fleet.down.short" if short else "fleet.down", total=platform + own + unknown, platform=platform,
+               own=own, unknown=unknown)
 
 
 def _from_labels(history: History, since: datetime) -> DayCounts:
@@ -235,7 +249,8 @@ def _row_blocks(row: FleetRow, say: messages.For) -> list[dict[str, Any]]:
     t = _texts(row, say)
     text = say("fleet.row", name=t["name"], owner=messages.escape(row.owner) or say("fleet.no_owner"),
                state=t["state"], jupyter=t["jupyter"], memory=t["memory"], machine=t["machine"],
-               kills=row.today.kills, restarts=row.today.restarts, flags=_flags(row, say))
+               kills=row.today.kills, restarts=row.today.restarts,
+               flags=down_text(row.today, say, short=False) + _flags(row, say))
     blocks: list[dict[str, Any]] = [{"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_MAX]}}]
     buttons = _row_buttons(row, say, organizer=True)
     if buttons:
@@ -250,7 +265,8 @@ def _compact(rows: list[FleetRow], say: messages.For) -> list[dict[str, Any]]:
     for row in rows:
         t = _texts(row, say)
         line = say("fleet.line", name=t["name"], owner=messages.escape(row.owner) or say("fleet.no_owner"),
-                   state=t["state"], jupyter=t["jupyter"], memory=t["memory"], kills=row.today.kills)
+                   state=t["state"], jupyter=t["jupyter"], memory=t["memory"], kills=row.today.kills,
+                   ) + down_text(row.today, say, short=True)
         if lines and len("\n".join([*lines, line])) > SECTION_MAX:
             sections.append({"type": "section", "text": {"type": "mrkdwn", "text": "\n".join(lines)}})
             lines = []

@@ -18,6 +18,9 @@ What each number measures:
   entry for the restart's end (a kill ended by an organizer's restart instead is not counted). The kill itself
   happened a little earlier (Logging's delivery) and JupyterLab answers a little later, so this is a lower bound
   of the time the notebook was out.
+- down minutes by side (down_min_platform, _own, _unknown): every outage the bot saw, OOM kill or health sweep, from
+  its first sighting to the first record that saw the notebook back, each notebook's overlapping ones once, cut at
+  `until` when still open (counted in outages_open_at_end); its side from its cause (shared/core/downtime.py).
 - resizes: the worker's resize lines whose outcome is "resized".
 - hours run: the audit trail records no start or stop done outside the bot, so it cannot say when a notebook ran.
   The report counts the window (since..until) for every notebook, less the time from a stop the bot carried out
@@ -36,14 +39,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from shared.core.downtime import (
+    COPY_DECISIONS,
+    PENDING_DECISIONS,
+    RESTART_DECISIONS,
+    SIDE_ORDER,
+    Outage,
+    Side,
+    minutes_by_side,
+    outages,
+)
 from shared.core.printable import printable
 from shared.core.seal import RECORD, holds
 
 UNKNOWN_OWNER = ""
 MANUAL_TRIGGERS = frozenset({"slash-command", "button"})
-RESTART_DECISIONS = frozenset({"reset", "follow"})
-COPY_DECISIONS = frozenset({"skip-duplicate", "folded"})  # a kill line the worker took for an earlier incident
-PENDING_DECISIONS = frozenset({"reset-not-seen", "yielded", "retry"})  # the request comes again: not its outcome yet
 
 
 @dataclass(frozen=True)
@@ -76,6 +86,9 @@ class Row:
     manual_restarts: int = 0
     failed_restarts: int = 0
     minutes_down: float = 0.0
+    # Every outage the bot saw, by whose side it is on (shared/core/downtime.py): platform, own, unknown.
+    down_minutes: dict[Side, float] = field(default_factory=lambda: dict.fromkeys(SIDE_ORDER, 0.0))
+    open_outages: int = 0  # outages still open at the report's end, cut there
     resizes: int = 0
     hours_run: float = 0.0
     cost_usd: float | None = 0.0  # None: a machine type without a price
@@ -222,7 +235,7 @@ class _Tally:
 
 
 def _count(tally: _Tally, name: str, seen: _Instance, machine_type: str, prices: Mapping[str, float],
-           window: tuple[datetime, datetime]) -> None:
+           window: tuple[datetime, datetime], down: list[Outage]) -> None:
     """One notebook's numbers added to its participant's row."""
     participant = seen.owner or f"({name})"
     if not seen.owner:
@@ -236,6 +249,9 @@ def _count(tally: _Tally, name: str, seen: _Instance, machine_type: str, prices:
     kills = [event for event in seen.kills if event not in seen.copies or event in seen.decided]
     row.kills += len(kills) + seen.dropped
     row.kernels_kept += len(seen.kept)
+    for side, minutes in minutes_by_side(down).items():
+        row.down_minutes[side] += minutes
+    row.open_outages += sum(1 for outage in down if outage.still_open)
     for event, (end, automatic) in seen.restarts.items():
         if automatic:
             row.automatic_restarts += 1
@@ -266,13 +282,15 @@ def build(records: Iterable[AuditRecord], *, since: datetime, until: datetime, s
     fleet, prices = fleet or {}, prices or {}
     unique, duplicates, unsealed = _unique((record for record in records if since <= record.at < until), seal_key)
     instances, unnamed = _read(unique)
+    down = outages(unique, until)
     for name, listed in fleet.items():
         seen = instances.setdefault(name, _Instance())
         seen.owner = seen.owner or listed.owner
     tally = _Tally()
     for name in sorted(instances):
         notebook = fleet.get(name)
-        _count(tally, name, instances[name], notebook.machine_type if notebook else "", prices, (since, until))
+        _count(tally, name, instances[name], notebook.machine_type if notebook else "", prices, (since, until),
+               down.get(name, []))
     rows = tuple(sorted(tally.rows.values(), key=lambda row: (-row.kills, row.participant)))
     gaps = Gaps(duplicates=duplicates, unsealed=unsealed, unnamed_kills=unnamed,
                 kills_without_outcome=tuple(tally.without_outcome),
@@ -291,6 +309,9 @@ def _totals(rows: tuple[Row, ...]) -> Row:
         total.manual_restarts += row.manual_restarts
         total.failed_restarts += row.failed_restarts
         total.minutes_down += row.minutes_down
+        for side, minutes in row.down_minutes.items():
+            total.down_minutes[side] += minutes
+        total.open_outages += row.open_outages
         total.resizes += row.resizes
         total.hours_run += row.hours_run
         total.cost_usd = None if row.cost_usd is None or total.cost_usd is None else total.cost_usd + row.cost_usd
@@ -298,7 +319,8 @@ def _totals(rows: tuple[Row, ...]) -> Row:
 
 
 CSV_COLUMNS = ("participant", "notebooks", "machine_types", "oom_kills", "cells_stopped_kernels_kept",
-               "automatic_restarts", "manual_restarts", "failed_restarts", "minutes_down", "resizes",
+               "automatic_restarts", "manual_restarts", "failed_restarts", "minutes_down",
+               *(f"down_min_{side.value}" for side in SIDE_ORDER), "outages_open_at_end", "resizes",
                "hours_run_at_most", "estimated_cost_usd")
 
 
@@ -320,7 +342,8 @@ def _cells(row: Row) -> list[str]:
     return [_inert(row.participant), _inert(" ".join(row.notebooks)), _inert(" ".join(row.machine_types)),
             str(row.kills), str(row.kernels_kept),
             str(row.automatic_restarts), str(row.manual_restarts), str(row.failed_restarts),
-            f"{row.minutes_down:.1f}", str(row.resizes), f"{row.hours_run:.2f}", cost]
+            f"{row.minutes_down:.1f}", *(f"{row.down_minutes[side]:.1f}" for side in SIDE_ORDER),
+            str(row.open_outages), str(row.resizes), f"{row.hours_run:.2f}", cost]
 
 
 def to_csv(report: Report) -> str:

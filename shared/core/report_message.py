@@ -1,9 +1,11 @@
-"""The report's Slack message: its totals, the participants with the most kills and what the audit trail could
-not attribute, worded in the organizers' language (the rows themselves go in the CSV beside it)."""
+"""The report's Slack message: its totals, the participants with the most kills, the minutes down by cause and those
+with the most on the platform's side, what the audit trail could not attribute, worded in the organizers' language
+(the rows themselves go in the CSV beside it)."""
 
 from __future__ import annotations
 
 from shared.core import messages
+from shared.core.downtime import SIDE_ORDER, Side
 from shared.core.report import Report, Row
 
 MOST_KILLS = 5  # participants named in the message; every one is in the CSV
@@ -41,6 +43,30 @@ def _gaps(report: Report, say: messages.For) -> list[str]:
     return [say("report.gaps"), *lines] if lines else []
 
 
+def _split(row: Row) -> tuple[int, int, int]:
+    """A row's minutes down, platform, own, unknown, rounded."""
+    platform, own, unknown = (round(row.down_minutes[side]) for side in SIDE_ORDER)
+    return platform, own, unknown
+
+
+def _downtime(report: Report, say: messages.For) -> list[str]:
+    """The day's minutes down by side, and the participants with the most on the platform's, when any."""
+    total = report.totals
+    if not any(total.down_minutes.values()) and not total.open_outages:
+        return []
+    platform, own, unknown = _split(total)
+    lines = [say("report.downtime", platform=platform, own=own, unknown=unknown, open=total.open_outages)]
+    most = sorted((row for row in report.rows if row.down_minutes[Side.PLATFORM] > 0),
+                  key=lambda row: (-row.down_minutes[Side.PLATFORM], row.participant))[:MOST_KILLS]
+    if most:
+        lines.append(say("report.most_platform"))
+    for row in most:
+        platform, own, unknown = _split(row)
+        lines.append(say("report.row.platform", participant=messages.escape(row.participant), platform=platform,
+                         own=own, unknown=unknown))
+    return lines
+
+
 def slack_text(report: Report, say: messages.For, csv_name: str) -> str:
     """The message that carries the CSV named csv_name."""
     since, until = _when(report)
@@ -54,6 +80,7 @@ def slack_text(report: Report, say: messages.For, csv_name: str) -> str:
         lines += [say("report.row", participant=messages.escape(row.participant), kills=row.kills,
                       restarts=row.automatic_restarts + row.manual_restarts, minutes=round(row.minutes_down))
                   for row in killed]
+    lines += _downtime(report, say)
     lines += _gaps(report, say)
     lines.append(say("report.csv", file=csv_name))
     return "\n".join(lines)

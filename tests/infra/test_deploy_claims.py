@@ -287,10 +287,14 @@ _REPO_PATH = re.compile(r"^(?:\./)?((?:infra|docs|tools|tests|shared|functions|s
 
 
 def _tool_args() -> dict[str, Any]:
+    from bench.__main__ import parse_args as bench_args  # noqa: PLC0415
     from tools.doctor.cli import parse_args as doctor_args  # noqa: PLC0415
     from tools.report.cli import parse_args as report_args  # noqa: PLC0415
 
-    return {"doctor": doctor_args, "report": report_args}
+    def bench(args: list[str]) -> Any:  # with --out, its parser makes no temporary directory
+        return bench_args([*args, "--out", str(ROOT / "bench")])
+
+    return {"doctor": doctor_args, "report": report_args, "bench": bench}
 
 
 def _variables_read() -> set[str]:

@@ -93,7 +93,25 @@ def test_counts_from_the_report_name_single_notebook_participants_only() -> None
     report = build([entry(1, "solo", "a@x"), entry(2, "duo-1", "b@x"), entry(3, "duo-2", "b@x")],
                    since=DAY, until=NOW, seal_key=audit_day.SEAL_KEY)
     counts = fleet.counts_from_report(report)
-    assert counts == {"solo": fleet.DayCounts(kills=1, restarts=0)}
+    # The kill has no outcome yet: its outage is open, cut at the report's end (own: an OOM kill).
+    assert counts == {"solo": fleet.DayCounts(kills=1, restarts=0, down=(0.0, (NOW - DAY).seconds / 60 - 1, 0.0))}
+
+
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_organizers_see_each_notebooks_minutes_down_by_side_in_its_row_and_its_line(lang: str) -> None:
+    counts = {"nb-down": fleet.DayCounts(1, 1, (12.4, 30.0, 0.2)), "nb-up": fleet.DayCounts(0, 0, (0.0, 7.0, 3.0))}
+    built = fleet.build([view("nb-down", info=DOWN), view("nb-up"), view("nb-labels")], now=NOW, day_start=DAY,
+                        contest_running=True, counts=counts)
+    say = messages.For(lang)
+    home = fleet.organizer_view(built, say, as_of="now", start_confirm="", stop_confirm="")
+    sections = [b["text"]["text"] for b in home["blocks"] if b["type"] == "section"]
+    [row] = [text for text in sections if "nb-down" in text]
+    assert say("fleet.down", total=42, platform=12, own=30, unknown=0) in row
+    lines = "\n".join(sections).splitlines()
+    [line] = [text for text in lines if text.startswith("nb-up")]
+    assert line.endswith(say("fleet.down.short", platform=0, own=7, unknown=3))
+    [labels_only] = [text for text in lines if text.startswith("nb-labels")]
+    assert fleet.down_text(fleet.DayCounts(), say, short=True) == "" and "/" not in labels_only
 
 
 def flat(view_json: dict[str, Any]) -> str:
@@ -106,7 +124,9 @@ def test_the_organizers_view_keeps_to_block_kits_limits(lang: str, count: int, d
     views = [view(f"nb-{i:02d}-with-a-rather-long-name-for-the-limits", info=DOWN if i < down else UP,
                   owner=f"participant-{i:02d}.with.a.long.address@university.example.ac.jp") for i in range(count)]
     say = messages.For(lang)
-    home = fleet.organizer_view(rows(*views), say, as_of="08:00", start_confirm="s", stop_confirm="t")
+    counts = {v.ref.name: fleet.DayCounts(12, 12, (1234.0, 1234.0, 1234.0)) for v in views}  # the widest lines
+    built = fleet.build(views, now=NOW, day_start=DAY, contest_running=True, counts=counts)
+    home = fleet.organizer_view(built, say, as_of="08:00", start_confirm="s", stop_confirm="t")
     blocks = home["blocks"]
     assert home["type"] == "home"
     assert len(blocks) <= fleet.HOME_MAX_BLOCKS

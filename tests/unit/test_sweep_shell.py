@@ -109,3 +109,14 @@ def test_two_overlapping_ticks_queue_the_same_incident_twice_and_the_worker_fold
     first, second = topic.published
     assert first.event_id == second.event_id
     assert first.payload_as(RestartPayload).reported_at == second.payload_as(RestartPayload).reported_at
+
+
+def test_each_outage_found_is_audited_at_the_bots_time_with_its_cause(logs: pytest.LogCaptureFixture) -> None:
+    """The sighting the report's downtime by cause starts from (shared/core/downtime.py): one line per outage."""
+    clock, topic = FakeClock(START), FakeTopic()
+    tick(ListedFleet({"us-central1-a": fleet_at(START)}), topic, clock)
+    found = {r.json_fields["instance"]: r.json_fields for r in logs.records  # type: ignore[attr-defined]
+             if getattr(r, "json_fields", {}).get("decision") == "outage"}
+    assert {name: fields["cause"] for name, fields in found.items()} == {"wb-down": "jupyter-down",
+                                                                          "wb-silent": "silent"}
+    assert {fields["event_id"] for fields in found.values()} == {r.event_id for r in topic.published}

@@ -30,6 +30,14 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "en": "{name} · {owner} · {state} · JupyterLab {jupyter} · memory {memory} · OOM kills {kills}",
         "ja": "{name} · {owner} · {state} · JupyterLab {jupyter} · メモリ {memory} · キル {kills} 件",
     },
+    "fleet.down": {
+        "en": " · down {total} min: platform {platform}, own {own}, unknown {unknown}",
+        "ja": " · 停止 {total} 分: 基盤 {platform}、本人 {own}、不明 {unknown}",
+    },
+    "fleet.down.short": {
+        "en": " · down {platform}/{own}/{unknown} min (platform/own/unknown)",
+        "ja": " · 停止 {platform}/{own}/{unknown} 分 (基盤/本人/不明)",
+    },
     "fleet.mine": {
         "en": "*Your notebook {name}*: {state} · JupyterLab {jupyter} · memory {memory} · {machine}\n"
         "Today: OOM kills {kills}, restarts {restarts}{flags}",

@@ -37,6 +37,20 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "en": "• {participant}: OOM kills {kills}, restarts {restarts}, down {minutes} min",
         "ja": "• {participant}: キル {kills} 件、再起動 {restarts} 件、停止 {minutes} 分",
     },
+    "report.downtime": {
+        "en": "Minutes down by cause (see the CSV's down_min_* columns): platform {platform}, participants' own {own}, "
+        "unknown {unknown}; {open} outages still open at the end, cut there.",
+        "ja": "原因別の停止時間 (CSV の down_min_* 列): 基盤 {platform} 分、参加者自身 {own} 分、不明 {unknown} 分。"
+        "終了時点でまだ続いていた停止 {open} 件は終了時刻で打ち切り。",
+    },
+    "report.most_platform": {
+        "en": "Most time down on the platform's side (where time extensions are usually owed):",
+        "ja": "基盤側の停止が長かった参加者 (時間延長の検討対象):",
+    },
+    "report.row.platform": {
+        "en": "• {participant}: platform {platform} min, own {own} min, unknown {unknown} min",
+        "ja": "• {participant}: 基盤 {platform} 分、本人 {own} 分、不明 {unknown} 分",
+    },
     "report.gaps": {
         "en": "Not attributed (the audit log has gaps):",
         "ja": "帰属できなかったもの (監査ログに欠けがあります):",
