@@ -60,6 +60,7 @@ locals {
     WORKER_BUDGET_SECONDS           = tostring(local.worker_budget_seconds)
     PUSH_AUDIENCE                   = local.worker_push_audience
     PUSH_SERVICE_ACCOUNT            = google_service_account.push.email
+    SCHEDULE_SUBSCRIPTION           = local.schedule_subscription
     SWEEP_INTERVAL_SECONDS          = tostring(var.sweep_interval_minutes * 60)
   })
 

@@ -1,7 +1,7 @@
 """make doctor reads what the functions read (issue 45): `slack.auth` tests the bot token's deployed version in
 Secret Manager (the simulator's RestApis answers versions.access), saying which, and falls back to the shell's
 SLACK_BOT_TOKEN only where the secret cannot be read, saying so; with a contest schedule (`--contest` tfvars
-setting contest_start/contest_end) `schedule.publisher` checks Cloud Scheduler's grant on the restart topic."""
+setting contest_start/contest_end) `schedule.publisher` checks Cloud Scheduler's grant on the schedule topic."""
 
 from __future__ import annotations
 
@@ -37,11 +37,16 @@ def test_an_unreadable_secret_says_the_shells_token_was_tested_instead(local: Lo
 
 
 def test_a_contest_schedule_without_the_schedulers_grant_says_apply_again(local: LocalDeployment) -> None:
-    """--contest with contest_start/contest_end: Cloud Scheduler's agent must publish to the restart topic. A fresh
-    project's first contest apply can stop before that grant; the line says to apply again."""
-    topic = local.deployment.names.restart_topic
+    """--contest with contest_start/contest_end: Cloud Scheduler's agent must publish to the schedule topic (the
+    worker takes schedule messages from nowhere else: issue 44; a grant on the restart topic counts for nothing). A
+    fresh project's first contest apply can stop before that grant; the line says to apply again."""
+    topic = local.deployment.names.schedule_topic
     agent = f"serviceAccount:service-{local.cloud.number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
-    missing = diagnose(local, schedule=True)
+    local.cloud.grant(local.deployment.names.restart_topic, "roles/pubsub.publisher", agent)
+    try:
+        missing = diagnose(local, schedule=True)
+    finally:
+        local.cloud.revoke(local.deployment.names.restart_topic, "roles/pubsub.publisher", agent)
     local.cloud.grant(topic, "roles/pubsub.publisher", agent)
     try:
         granted = diagnose(local, schedule=True)

@@ -123,7 +123,7 @@ def _named_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClients
     resources = [dep.names.dead_letter_topic, dep.names.worker_subscription, dep.names.oom_topic,
                  dep.names.memory_topic, dep.names.sweep_topic,
                  f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}",
-                 *([dep.names.restart_topic] if dep.schedule else [])]
+                 *([dep.names.schedule_topic] if dep.schedule else [])]
     for resource in resources:
         first.append(submit(f"IAM of {resource.rsplit('/', 1)[-1]}",
                             lambda r=resource: read_resource_policy(g, r),  # type: ignore[misc]

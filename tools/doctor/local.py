@@ -57,7 +57,7 @@ def local_names() -> Names:
         Names.for_prefix(project, REGION),
         oom_topic=local_stack.OOM_TOPIC, restart_topic=local_stack.RESTART_TOPIC,
         dead_letter_topic=local_stack.DEAD_LETTER_TOPIC, memory_topic=local_stack.MEMORY_TOPIC,
-        sweep_topic=local_stack.SWEEP_TOPIC,
+        sweep_topic=local_stack.SWEEP_TOPIC, schedule_topic=local_stack.SCHEDULE_TOPIC,
         worker_subscription=f"projects/{project}/subscriptions/restart-worker-push",
     )
 
@@ -146,6 +146,7 @@ def _seed_grants(cloud: CloudProject, names: Names, writer: str) -> None:
                 f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com")
     cloud.grant(names.sweep_topic, "roles/pubsub.publisher",
                 f"serviceAccount:service-{number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com")
+    cloud.policies.setdefault(names.schedule_topic, {})  # no publisher here: infra/contest grants the scheduler's
     for function in ("on_oom", "slack_app", "on_memory_alert", "health_sweep"):
         cloud.grant(names.restart_topic, "roles/pubsub.publisher", f"serviceAccount:{names.service_accounts[function]}")
 
