@@ -56,3 +56,27 @@ def test_a_contest_schedule_without_the_schedulers_grant_says_apply_again(local:
     assert "terraform -chdir=infra/contest apply (again" in missing["schedule.publisher"].fix
     assert granted["schedule.publisher"].status is Status.OK, granted["schedule.publisher"]
     assert "schedule.publisher" not in diagnose(local)  # no schedule set: no line
+
+
+def test_the_audit_seal_key_needs_an_enabled_latest_version(local: LocalDeployment) -> None:
+    """Every function mounts AUDIT_SEAL_KEY's `latest` (issue 44): Secret Manager's `latest` is the newest version
+    whatever its state, so a disabled newest version, or none, stops every new instance. versions.get reads the
+    state without the value, so a viewer without versions.access still gets the line."""
+    secret = local.deployment.names.seal_key_secret
+    versions = local.cloud.secrets[secret]
+    local.cloud.secret_readers = set()  # no versions.access anywhere: the line needs none
+    try:
+        enabled = diagnose(local)["audit.seal_key"]
+        local.cloud.secrets[secret] = [*versions, b"a-second-key-0123456789abcdef0123"]
+        local.cloud.secret_states[(secret, 2)] = "DISABLED"
+        disabled = diagnose(local)["audit.seal_key"]
+        local.cloud.secrets[secret] = []
+        missing = diagnose(local)["audit.seal_key"]
+    finally:
+        local.cloud.secrets[secret], local.cloud.secret_readers = versions, None
+        local.cloud.secret_states.clear()
+    assert enabled.status is Status.OK and f"{secret} version 1" in enabled.what, enabled
+    assert disabled.status is Status.FAIL and "version 2) is DISABLED" in disabled.what, disabled
+    assert f"gcloud secrets versions enable 2 --secret {secret}" in disabled.fix
+    assert missing.status is Status.FAIL and "has no version" in missing.what, missing
+    assert f"gcloud secrets versions add {secret}" in missing.fix

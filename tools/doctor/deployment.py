@@ -63,6 +63,7 @@ class Names:
     custom_roles: dict[str, str]  # entry point -> projects/P/roles/R (functions that call Workbench)
     bot_token_secret: str
     signing_secret_secret: str
+    seal_key_secret: str  # AUDIT_SEAL_KEY (infra/secrets.tf)
 
     @classmethod
     def for_prefix(cls, project: str, region: str, prefix: str = "notebook-medic") -> Names:
@@ -89,6 +90,7 @@ class Names:
                           for f in workbench_permissions()},
             bot_token_secret=f"{prefix}-slack-bot-token",
             signing_secret_secret=f"{prefix}-slack-signing-secret",
+            seal_key_secret=f"{prefix}-audit-seal-key",
         )
 
     def topic(self, which: str) -> str:

@@ -202,6 +202,7 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
             vms = [f"nb-{index:02d}" for index in range(fleet)]
             seed_like_terraform(cloud, names, urls, vms)
             cloud.secrets[names.bot_token_secret] = [env["SLACK_BOT_TOKEN"].encode()]  # README step 5's version
+            cloud.secrets[names.seal_key_secret] = [env["AUDIT_SEAL_KEY"].encode()]  # infra/secrets.tf's, added too
             contest = local_contest(cloud, frozenset(f"participant-{i:02d}@contest.example" for i in range(fleet)))
             seed_contest_data(cloud, contest)
             plan = local_plan(cloud, zones[0], fleet)
