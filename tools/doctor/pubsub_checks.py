@@ -30,7 +30,8 @@ def pubsub_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     elif missing:
         results.append(fail("pubsub.topics", f"Pub/Sub topic(s) missing: {name_list(missing)}", APPLY))
     else:
-        results.append(ok("pubsub.topics", "Pub/Sub topics exist: OOM, restart, dead-letter, memory alerts"))
+        results.append(ok("pubsub.topics", "Pub/Sub topics exist: OOM, restart, dead-letter, memory alerts, sweep, "
+                          "schedule"))
     results += _subscription(dep, seen)
     results += _agent_grants(dep, seen)
     return results
