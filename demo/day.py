@@ -30,7 +30,7 @@ from simulators import audit_day
 from simulators.audit_day import as_entry
 from simulators.logging_api import LoggingSimulator
 from simulators.slack import SlackRequester
-from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from simulators.stack import PROJECT, SCHEDULE_TOPIC, SIGNING_SECRET, LocalStack
 from tools.doctor.deployment import FUNCTION_SUFFIX
 from tools.report.cli import run as report_run
 from tools.report.source import DEFAULT_PREFIX, Source
@@ -192,9 +192,10 @@ def morning(stack: LocalStack, transcript: Teller) -> None:
 
 
 def _schedule(stack: LocalStack, action: ScheduledAction, stop_at: datetime | None) -> None:
-    """What the Cloud Scheduler job publishes at its time (infra/contest/schedule.tf: the message, its attribute)."""
+    """What the Cloud Scheduler job publishes at its time (infra/contest/schedule.tf: the message, its attribute, the
+    schedule topic)."""
     message = ScheduleMessage(action, datetime.now(UTC), stop_at, "demo-contest")
-    stack.publish(RESTART_TOPIC, message.to_json(), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(SCHEDULE_TOPIC, message.to_json(), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
 
 def warning_step(stack: LocalStack, transcript: Teller) -> None:

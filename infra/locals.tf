@@ -60,6 +60,7 @@ locals {
     WORKER_BUDGET_SECONDS           = tostring(local.worker_budget_seconds)
     PUSH_AUDIENCE                   = local.worker_push_audience
     PUSH_SERVICE_ACCOUNT            = google_service_account.push.email
+    SCHEDULE_SUBSCRIPTION           = local.schedule_subscription
     SWEEP_INTERVAL_SECONDS          = tostring(var.sweep_interval_minutes * 60)
   })
 
@@ -92,6 +93,7 @@ locals {
     slack_app = [
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check
       "notebooks.instances.list",
+      "notebooks.instances.update", # `bigger`: its request's ledger label, medic-asks (issue 44; docs/security.md)
       # Cloud Monitoring, not Workbench: the Home tab's memory in use, one read for the fleet (issue 28).
       "monitoring.timeSeries.list",
     ]

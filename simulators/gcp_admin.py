@@ -72,6 +72,7 @@ class CloudProject:
     # None: the caller may access every secret, else only those named (the others answer 403)
     secrets: dict[str, list[bytes]] = field(default_factory=dict)
     secret_readers: set[str] | None = None
+    secret_states: dict[tuple[str, int], str] = field(default_factory=dict)  # (secret, N) -> DISABLED...; else ENABLED
 
     @property
     def name(self) -> str:
@@ -292,7 +293,8 @@ class RestApis:
       [{"reason": "notFound", ...}], ...}}: `_bigquery_not_found`);
     - Compute Engine `regions.get` (GET /compute/v1/projects/P/regions/R): the Region resource, quotas[] of
       {metric, limit, usage} (Compute REST reference, "Resource: Region"; metric names as the Quota.metric enum);
-    - Secret Manager `versions.access` (GET /secretmanager/v1/projects/P/secrets/S/versions/V:access): `_secret`;
+    - Secret Manager `versions.access` and `versions.get` (GET /secretmanager/v1/projects/P/secrets/S/versions/V,
+      `:access` for the value): `_secret`;
     - Compute Engine `routers.list` (GET /compute/v1/projects/P/regions/R/routers): a RouterList, items[] of
       Router {name, network, nats[] {name, sourceSubnetworkIpRangesToNat, subnetworks[] {name}}}, "items" left
       out when there are none (as the live API does for an empty list).
@@ -328,12 +330,15 @@ class RestApis:
         (Secret Manager REST reference, AccessSecretVersionResponse and SecretPayload: CRC32C as an int64
         string; the name carries the project number as gcloud's `versions list` shows it). A secret with no
         version is 404 NOT_FOUND, one the caller may not read 403 PERMISSION_DENIED, in the API's error body
-        ({"error": {"code", "message", "status"}})."""
-        if len(parts) != 5 or parts[1] != "secrets" or parts[3] != "versions" or not parts[4].endswith(":access"):
+        ({"error": {"code", "message", "status"}}); a version not ENABLED is 400 FAILED_PRECONDITION ("Secret Version
+        [...] is in DESTROYED state.", google-github-actions/get-secretmanager-secrets issue 268: `latest` is the
+        newest version whatever its state). Without `:access`, projects.secrets.versions.get: {name, state}."""
+        if len(parts) != 5 or parts[1] != "secrets" or parts[3] != "versions" or ":" in parts[4].removesuffix(
+                ":access"):
             return 404, {"error": {"code": 404, "message": "Not found", "status": "NOT_FOUND"}}
-        project, secret, version = parts[0], parts[2], parts[4].removesuffix(":access")
+        project, secret, (version, _, verb) = parts[0], parts[2], parts[4].partition(":")
         resource = f"projects/{self.state.number}/secrets/{secret}"
-        if self.state.secret_readers is not None and secret not in self.state.secret_readers:
+        if verb and self.state.secret_readers is not None and secret not in self.state.secret_readers:
             return 403, {"error": {"code": 403, "status": "PERMISSION_DENIED", "message": "Permission "
                                    f"'secretmanager.versions.access' denied for resource '{resource}/versions/"
                                    f"{version}' (or it may not exist)."}}
@@ -342,7 +347,12 @@ class RestApis:
         if not 1 <= number <= len(versions):
             return 404, {"error": {"code": 404, "status": "NOT_FOUND",
                                    "message": f"Secret [{resource}] not found or has no versions."}}
-        data = versions[number - 1]
+        data, state = versions[number - 1], self.state.secret_states.get((secret, number), "ENABLED")
+        if not verb:  # versions.get: a viewer's read, no value
+            return 200, {"name": f"{resource}/versions/{number}", "state": state}
+        if state != "ENABLED":
+            return 400, {"error": {"code": 400, "status": "FAILED_PRECONDITION",
+                                   "message": f"Secret Version [{resource}/versions/{number}] is in {state} state."}}
         return 200, {"name": f"{resource}/versions/{number}",
                      "payload": {"data": base64.b64encode(data).decode(), "dataCrc32c": str(google_crc32c.value(data))}}
 

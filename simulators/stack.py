@@ -39,6 +39,8 @@ from simulators.stack_pubsub import (
     OOM_TOPIC,
     PROJECT,
     RESTART_TOPIC,
+    SCHEDULE_SUBSCRIPTION,
+    SCHEDULE_TOPIC,
     SWEEP_TOPIC,
     TOPICS,
     subscribe_functions,
@@ -47,7 +49,8 @@ from simulators.workbench import WorkbenchSimulator
 
 # The names the tests, the demo, the bench and the doctor read here, some of them defined beside it.
 __all__ = ["ALERT_CHANNEL", "BOT_TOKEN", "DEAD_LETTER_TOPIC", "MEMORY_TOPIC", "OOM_TOPIC", "PROJECT", "PUSH_ACCOUNT",
-           "RESTART_TOPIC", "ROOT", "SIGNING_SECRET", "SLACK_GENEROUS_BUDGET", "SLACK_PRODUCTION_BUDGET", "SWEEP_TOPIC",
+           "RESTART_TOPIC", "ROOT", "SCHEDULE_TOPIC", "SIGNING_SECRET", "SLACK_GENEROUS_BUDGET",
+           "SLACK_PRODUCTION_BUDGET", "SWEEP_TOPIC",
            "FunctionProcess", "LocalStack"]
 ALERT_CHANNEL = "C0ALERTS"
 BOT_TOKEN = "xoxb-local-stack-token"
@@ -246,6 +249,7 @@ class LocalStack:
             "WORKBENCH_ZONES": "asia-northeast1-a,us-central1-a",
             "PUSH_AUDIENCE": self.push_audience,
             "PUSH_SERVICE_ACCOUNT": self.push_service_account,
+            "SCHEDULE_SUBSCRIPTION": SCHEDULE_SUBSCRIPTION,
             "PUSH_CERTS_URL": self.issuer.certs_url if self.push_audience else "",
             **FAST_ENV,
             **SLACK_GENEROUS_BUDGET,

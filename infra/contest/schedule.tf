@@ -1,12 +1,14 @@
 # The contest's scheduled start, stop warning and stop: Cloud Scheduler jobs that publish one message each to the
-# bot's restart topic, which the worker decodes (shared/core/fleet_ops.py: decode_schedule) and carries out as
+# bot's schedule topic (infra/schedule.tf), which the worker decodes (shared/core/fleet_ops.py: decode_schedule) and carries out as
 # start all / warn every owner / stop all. Every time is optional: unset, no job is created. Changing or cancelling
 # the schedule is one `terraform apply` with the new values (or with them unset). The times and messages come from
 # ./schedule, a module without provider that tests/infra/test_schedule_message.py applies and decodes.
 #
 # Identity: a Pub/Sub target is published by Cloud Scheduler's service agent
 # (service-PROJECT_NUMBER@gcp-sa-cloudscheduler.iam.gserviceaccount.com); a job has no identity of its own to
-# choose for it. The agent is granted roles/pubsub.publisher on the restart topic alone, nothing project-wide.
+# choose for it. The agent is granted roles/pubsub.publisher on the schedule topic alone, nothing project-wide, and
+# is that topic's only publisher: the worker takes schedule messages from its subscription and from nowhere else
+# (issue 44 item 3: a schedule message from anything that may publish to the restart topic stopped every notebook).
 # Google's note on roles/cloudscheduler.admin ("can create jobs that publish to any Pub/Sub topics within the
 # project") makes the real boundary who holds cloudscheduler.jobs.create: keep it to the organizers' deployers.
 
@@ -51,14 +53,14 @@ variable "schedule_includes_left_alone" {
   default     = false
 }
 
-variable "medic_restart_topic" {
-  description = "The bot's restart topic (projects/PROJECT/topics/NAME); null: the bot's default in this project, notebook-medic-restart."
+variable "medic_schedule_topic" {
+  description = "The bot's schedule topic (projects/PROJECT/topics/NAME); null: the bot's default in this project, notebook-medic-schedule."
   type        = string
   default     = null
 
   validation {
-    condition     = var.medic_restart_topic == null || can(regex("^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/topics/[A-Za-z][A-Za-z0-9._~+%-]{2,254}$", var.medic_restart_topic))
-    error_message = "medic_restart_topic must be projects/PROJECT/topics/NAME."
+    condition     = var.medic_schedule_topic == null || can(regex("^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/topics/[A-Za-z][A-Za-z0-9._~+%-]{2,254}$", var.medic_schedule_topic))
+    error_message = "medic_schedule_topic must be projects/PROJECT/topics/NAME."
   }
 }
 
@@ -74,8 +76,8 @@ module "schedule" {
 }
 
 locals {
-  restart_topic = coalesce(var.medic_restart_topic, "projects/${var.project_id}/topics/notebook-medic-restart")
-  schedule_on   = length(module.schedule.jobs) > 0
+  schedule_topic = coalesce(var.medic_schedule_topic, "projects/${var.project_id}/topics/notebook-medic-schedule")
+  schedule_on    = length(module.schedule.jobs) > 0
 }
 
 data "google_project" "schedule" {
@@ -101,7 +103,7 @@ resource "google_pubsub_topic_iam_member" "scheduler_publishes_schedule" {
   count = local.schedule_on ? 1 : 0
 
   project = var.project_id
-  topic   = local.restart_topic
+  topic   = local.schedule_topic
   role    = "roles/pubsub.publisher"
   member  = "serviceAccount:service-${data.google_project.schedule[0].number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com"
 
@@ -125,7 +127,7 @@ resource "google_cloud_scheduler_job" "contest" {
   }
 
   pubsub_target {
-    topic_name = local.restart_topic
+    topic_name = local.schedule_topic
     data       = base64encode(each.value.data)
     attributes = {
       "medic-kind" = "schedule"

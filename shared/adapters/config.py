@@ -1,9 +1,8 @@
 """Configuration: environment variables only, checked once at start-up, into one frozen Settings.
 
-A function that is missing something fails at import with one message naming
-every missing or malformed variable, instead of failing on the first event.
-Secrets (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, AUDIT_SEAL_KEY) are held out of repr() so they
-can't reach a log line by accident.
+A function that is missing something fails at import with one message naming every missing or malformed variable,
+instead of failing on the first event. Secrets (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, AUDIT_SEAL_KEY) are held out
+of repr() so they can't reach a log line by accident.
 """
 
 from __future__ import annotations
@@ -83,6 +82,7 @@ class Settings:
     push_audience: str = ""  # the restart subscription's OIDC audience (infra: the worker's run.app URL)
     push_service_account: str = ""  # the account Pub/Sub signs the worker's pushes as
     push_certs_url: str = GOOGLE_CERTS_URL  # Google's; the local stack's issuer (simulators/oidc.py) in tests
+    schedule_subscription: str = ""  # the one subscription schedule messages are taken from ('': none is)
     organizer_emails: frozenset[str] = frozenset()
     organizer_usergroup: str = ""
     workbench_zones: tuple[str, ...] = ()
@@ -265,7 +265,8 @@ def _push(read: _Reader, *, required: bool) -> dict[str, Any]:
     account = read.get("PUSH_SERVICE_ACCOUNT", required=required)
     read.unless(not account or _EMAIL.fullmatch(account), f"PUSH_SERVICE_ACCOUNT={account[:60]!r} is not an email")
     return {"push_audience": read.get("PUSH_AUDIENCE", required=required), "push_service_account": account,
-            "push_certs_url": read.get("PUSH_CERTS_URL", GOOGLE_CERTS_URL)}
+            "push_certs_url": read.get("PUSH_CERTS_URL", GOOGLE_CERTS_URL),
+            "schedule_subscription": read.get("SCHEDULE_SUBSCRIPTION")}  # issue 44: Cloud Scheduler's alone
 
 
 def _display(read: _Reader) -> dict[str, Any]:
@@ -278,9 +279,8 @@ def _display(read: _Reader) -> dict[str, Any]:
 
 def _policy(read: _Reader) -> PolicyConfig:
     return PolicyConfig(
-        restart_policy=read.parse(
-            "RESTART_POLICY", RestartPolicy.WHEN_UNHEALTHY, RestartPolicy, "when-unhealthy or always"
-        ),
+        restart_policy=read.parse("RESTART_POLICY", RestartPolicy.WHEN_UNHEALTHY, RestartPolicy,
+                                  "when-unhealthy or always"),
         health_grace=read.seconds("HEALTH_GRACE_SECONDS", timedelta(minutes=3)),
         health_poll=read.seconds("HEALTH_POLL_SECONDS", timedelta(seconds=15)),
         health_settle=read.seconds("HEALTH_SETTLE_SECONDS", timedelta(seconds=10)),

@@ -150,6 +150,11 @@ class Workbench:
 
     # -- writes -----------------------------------------------------------------------------
     @translating
+    def send_labels(self, ref: InstanceRef, labels: dict[str, str]) -> Any:
+        """update_instance with exactly the "labels" mask (merged into the instance's), unconfirmed: its operation."""
+        return self._call("update_instance", {"instance": {"name": ref.full_name, "labels": labels},
+                                              "update_mask": {"paths": ["labels"]}})
+
     def set_labels(
         self, ref: InstanceRef, labels: dict[str, str], *, own: Collection[str], confirm: bool = True
     ) -> dict[str, str]:
@@ -168,10 +173,7 @@ class Workbench:
         (docs/checked-facts.md) and one read follows. An operation that failed raises; one that ended without our labels
         showing (a person wrote over them meanwhile) is read again until the retry deadline.
         """
-        operation = self._call(
-            "update_instance",
-            {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}},
-        )
+        operation = self.send_labels(ref, labels)
         if not confirm:
             return present(labels)
         wanted = {key: labels.get(key) or None for key in own}

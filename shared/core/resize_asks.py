@@ -1,22 +1,24 @@
-"""Requests for a bigger machine, as the organizers' channel holds them, and whether another may be posted (pure).
+"""Requests for a bigger machine: whether another may be posted, from the bot's own ledger on the instance (pure).
 
 Each `/restart-notebook bigger` posts a request with Approve / Deny buttons to the organizers' channel: the
 channel's posting budget and the organizers' attention are shared with the alerts, so requests are limited
 (issue 25: 30 commands made 30 requests in 0.6 s). One open request per instance: a second asks nothing new,
-so it is answered that the first is still open (and folded into it: counted in the audit log). A person may
-post ASKS_PER_DAY requests in any 24 hours, open or closed.
+so it is answered that the first is still open (and folded into it: counted in the audit log). An instance may
+have ASKS_PER_DAY requests in any 24 hours, open or closed (`bigger` asks for one's own notebook: one's day).
 
-Where the state lives: in the request messages themselves, read back with conversations.history, not in the
-instance's medic-* labels. slack_app writes no labels (the worker is their one writer, one request per instance
-at a time, under the ordering key): a label written here would race the worker's writes. The message is what
-the organizers answer anyway; it is open while it still carries its Deny button (resize.py takes the buttons
-off when it closes the request), and its first section's block id names the instance and the asker, open or
-closed. Only the bot's own messages count (bot_id): another app's look-alike could otherwise hold an instance's
-requests shut, or use up a person's day.
+Where the state lives (issue 44 item 4): in the instance's label LEDGER (`medic-asks`), the Slack ts of each of
+the day's requests (`1764590400-123456`, `_`-joined: 3 fit in a label's 63 characters), written by slack_app when it
+posts one. Before, the requests were found in the channel's last 400 messages, and 1,604 later messages (item 1
+supplied them) made one notebook's 5 open requests possible. Whether the newest is still open is read from that one
+message (by its ts): open while it carries its Deny button (resize.py takes the buttons off when it closes the
+request), and only the bot's own message counts (bot_id), so another app's look-alike holds nothing shut.
+The worker never writes LEDGER back as it read it (recorder.py): the live API merges label updates, so a request
+recorded while a restart of the same notebook was under way is kept.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,6 +27,8 @@ from shared.core.blocks import ACTION_RESIZE_DENY, ASK_BLOCK
 from shared.core.models import InstanceRef
 
 ASKS_PER_DAY = 3
+LEDGER = "medic-asks"  # the instance's requests of the last day, by their Slack ts
+_ENTRY = re.compile(r"(\d{9,11})-(\d{6})")  # a ts as a label value may hold it ('.' is not allowed)
 DAY = timedelta(days=1)
 REQUEST_BLOCK = "medic_resize"  # blocks.resize_request_blocks' actions block
 
@@ -89,14 +93,30 @@ def _request_of(message: dict[str, Any]) -> tuple[str, str, bool] | None:
     return ref.full_name, named[2], is_open
 
 
-def plan(asks: list[Ask], instance: str, asker: str, now: datetime, *, daily_limit: int = ASKS_PER_DAY
+def ledger(labels: dict[str, str], now: datetime) -> list[str]:
+    """The Slack ts of the instance's requests in the last day, oldest first (an entry of another shape is no
+    request; one dated over a minute ahead is not yet one)."""
+    day = []
+    for entry in labels.get(LEDGER, "").split("_"):
+        if (found := _ENTRY.fullmatch(entry)) and now - DAY < datetime.fromtimestamp(int(found[1]), UTC) <= (
+                now + timedelta(minutes=1)):
+            day.append(f"{found[1]}.{found[2]}")
+    return sorted(day, key=float)
+
+
+def recorded(labels: dict[str, str], ts: str, now: datetime) -> dict[str, str]:
+    """The label update that adds the request posted as message `ts` to the ledger: the day's last ASKS_PER_DAY."""
+    kept = [*ledger(labels, now), ts][-ASKS_PER_DAY:]
+    return {LEDGER: "_".join(entry.replace(".", "-") for entry in kept if re.fullmatch(r"\d{9,11}\.\d{6}", entry))}
+
+
+def plan(day: list[str], newest: list[Ask], instance: str, *, daily_limit: int = ASKS_PER_DAY
          ) -> Go | StillOpen | OverLimit:
-    """Post the request, or say the instance's open one stands, or that the asker has had the day's."""
-    today = [a for a in asks if now - DAY < a.at <= now + timedelta(minutes=1)]
-    open_here = sorted((a for a in today if a.instance == instance and a.open), key=lambda a: a.at)
+    """Post the request, or say the instance's open one stands, or that the instance has had the day's. `day` is
+    the ledger; `newest` what read_asks found in the message of its newest entry."""
+    open_here = [a for a in newest if a.instance == instance and a.open and day and a.ts == day[-1]]
     if open_here:
         return StillOpen(open_here[0])
-    mine = [a for a in today if a.asker == asker]
-    if len(mine) >= daily_limit:
-        return OverLimit(len(mine))
+    if len(day) >= daily_limit:
+        return OverLimit(len(day))
     return Go()

@@ -22,6 +22,7 @@ SAMPLE_VALUES = {
     "SWEEP_INTERVAL_SECONDS": "180",
     "PUSH_AUDIENCE": "https://notebook-medic-restart-worker-123456789012.us-central1.run.app",
     "PUSH_SERVICE_ACCOUNT": "notebook-medic-push@contest-prj.iam.gserviceaccount.com",
+    "SCHEDULE_SUBSCRIPTION": "projects/contest-prj/subscriptions/notebook-medic-schedule-worker",
     "SLACK_BOT_TOKEN": "xoxb-0000-test",
     "SLACK_SIGNING_SECRET": "0123456789abcdef",
     "AUDIT_SEAL_KEY": "0123456789abcdef0123456789abcdef",

@@ -112,10 +112,10 @@ def contest() -> hcl.Module:
     return hcl.load_module(hcl.INFRA / "contest")
 
 
-def test_the_jobs_publish_to_the_restart_topic_with_the_routing_attribute() -> None:
+def test_the_jobs_publish_to_the_schedule_topic_with_the_routing_attribute() -> None:
     job = contest().resource("google_cloud_scheduler_job", "contest")
     target = job["pubsub_target"][0]
-    assert hcl.expression(target["topic_name"]) == "local.restart_topic"
+    assert hcl.expression(target["topic_name"]) == "local.schedule_topic"
     assert hcl.expression(target["data"]) == "base64encode(each.value.data)"
     assert {hcl.literal(k): hcl.literal(v) for k, v in target["attributes"].items()} == {
         fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"}
@@ -127,7 +127,7 @@ def test_the_scheduler_agent_may_publish_to_that_topic_only() -> None:
     module = contest()
     member = module.resource("google_pubsub_topic_iam_member", "scheduler_publishes_schedule")
     assert hcl.literal(member["role"]) == "roles/pubsub.publisher"
-    assert hcl.expression(member["topic"]) == "local.restart_topic"
+    assert hcl.expression(member["topic"]) == "local.schedule_topic"
     assert member["member"].endswith('@gcp-sa-cloudscheduler.iam.gserviceaccount.com"')
     grants = [key for key, body in module.resources.items()
               if "_iam_" in key[0] and "cloudscheduler" in json.dumps(body, default=str)]
@@ -138,3 +138,35 @@ def test_the_schedule_defaults_are_none_and_fifteen_minutes() -> None:
     variables = contest().variables
     assert variables["contest_start"]["default"] is None and variables["contest_end"]["default"] is None
     assert variables["stop_warning_minutes"]["default"] == timedelta(minutes=15).total_seconds() / 60
+
+
+def test_schedule_messages_have_a_topic_only_the_scheduler_publishes_to_and_a_subscription_of_their_own() -> None:
+    """Issue 44 item 3: the bot grants no one publish on its schedule topic (infra/contest grants Cloud Scheduler's
+    agent alone, above); its push subscription reaches the worker with the restart subscription's token, and the
+    worker is told its name (SCHEDULE_SUBSCRIPTION), the one subscription it takes schedule messages from."""
+    bot = hcl.load_module(hcl.INFRA)
+    topic = bot.resource("google_pubsub_topic", "schedule")
+    assert topic["name"] == "\"${var.name_prefix}-schedule\""
+    assert hcl.expression(contest().locals["schedule_topic"]).endswith(
+        '"projects/${var.project_id}/topics/notebook-medic-schedule")'), "the contest's default is the bot's name"
+    grants = [key for key, body in bot.resources.items() if "_iam_" in key[0]
+              and "google_pubsub_topic.schedule." in json.dumps(body, default=str)]
+    assert grants == [], "the bot's own accounts may not publish schedule messages"
+    sub = bot.resource("google_pubsub_subscription", "schedule_worker")
+    restart = bot.resource("google_pubsub_subscription", "restart_worker")
+    assert sub["topic"] == "${google_pubsub_topic.schedule.id}"
+    copied = {next(iter(block)).strip('"'): next(iter(block.values())) for block in sub["dynamic"]}
+    assert copied["push_config"]["for_each"] == "${google_pubsub_subscription.restart_worker.push_config}"
+    push = copied["push_config"]["content"][0]  # the worker's endpoint, the same push token and audience
+    assert push["push_endpoint"] == "${push_config.value.push_endpoint}"
+    assert push["oidc_token"][0]["service_account_email"] == "${push_config.value.oidc_token[0].service_account_email}"
+    assert push["oidc_token"][0]["audience"] == "${push_config.value.oidc_token[0].audience}"
+    assert copied["retry_policy"]["for_each"] == "${google_pubsub_subscription.restart_worker.retry_policy}"
+    assert sub["ack_deadline_seconds"] == "${google_pubsub_subscription.restart_worker.ack_deadline_seconds}"
+    assert "dead_letter_policy" not in sub and "dead_letter_policy" in restart  # a stale schedule is dropped anyway
+    assert sub["name"] == "${local.schedule_subscription_name}"
+    assert bot.locals["schedule_subscription_name"] == "\"${var.name_prefix}-schedule-worker\""
+    assert bot.locals["schedule_subscription"] == (
+        '"projects/${var.project_id}/subscriptions/${local.schedule_subscription_name}"')
+    environment = hcl.expression(bot.locals["common_environment"]) or ""
+    assert "SCHEDULE_SUBSCRIPTION = local.schedule_subscription" in environment

@@ -16,7 +16,7 @@ import pytest
 from shared.core import bulk, fleet, fleet_ops
 from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
 from simulators.slack import SlackRequester
-from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
+from simulators.stack import RESTART_TOPIC, SCHEDULE_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, stack_with_organizer, wait_for
 
@@ -99,7 +99,8 @@ def test_a_participants_press_queues_nothing(stack: LocalStack, slack: SlackRequ
 
 
 def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None:
-    """Cloud Scheduler's two messages (infra/contest/schedule.tf) on the restart topic, as the worker reads them."""
+    """Cloud Scheduler's two messages (infra/contest/schedule.tf) on the schedule topic, as the worker reads them; the
+    same stop on the restart topic (anything of the bot's may publish there: issue 44 item 3) stops nothing."""
     mine = [new_instance(stack, "wb-sched") for _ in range(2)]
     out = new_instance(stack, "wb-sched-out", labels={"medic-auto": "off"})
     name = mine[0][1]  # an owner whose Slack profile is in New York; the other's is the simulator's Asia/Tokyo
@@ -107,7 +108,7 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
     now = datetime.now(UTC)
     stop_at = now + timedelta(minutes=15)
     warn = ScheduleMessage(ScheduledAction.WARN_STOP, now, stop_at, "contest").to_json()
-    stack.publish(RESTART_TOPIC, warn, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(SCHEDULE_TOPIC, warn, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
     def warned(name: str) -> list[str]:
         return [str(c.args.get("text")) for c in stack.slack.calls_to("chat.postMessage")
@@ -121,7 +122,11 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
 
     stop = ScheduleMessage(ScheduledAction.STOP_ALL, datetime.now(UTC), None, "contest").to_json()
     before = sum("Stop all finished" in m.get("text", "") for m in stack.alerts())
-    stack.publish(RESTART_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(RESTART_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})  # not Cloud Scheduler's topic
+    assert wait_for(lambda: any(r.get("message") == "schedule message refused" and "restart-worker-push" in str(
+        r.get("reason")) for r in stack.audit_records("restart_worker")), timeout=60)
+    assert [state(stack, full) for full, _ in mine] == ["ACTIVE", "ACTIVE"]
+    stack.publish(SCHEDULE_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
     assert wait_for(lambda: sum("Stop all finished" in m.get("text", "") for m in stack.alerts()) > before,
                     timeout=90)
     assert [state(stack, full) for full, _ in mine] == ["STOPPED", "STOPPED"]

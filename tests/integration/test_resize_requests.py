@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime
 
 import pytest
 
+from shared.core.resize_asks import ledger
 from simulators.entries import oom_entry
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
@@ -62,7 +64,8 @@ def test_bigger_request_reaches_organizers_and_only_they_approve(stack: LocalSta
     assert stack.wait_idle(60)
     calls = [c for c in stack.workbench.calls if name in c[1] and c[0] in ("POST", "PATCH")]
     assert [c[0] + " " + c[1].rsplit(":", 1)[-1] if c[0] == "POST" else "PATCH" for c in calls] == [
-        "POST stop", "PATCH", "POST start"], calls
+        "PATCH", "POST stop", "PATCH", "POST start"], calls  # the request's ledger label (issue 44), then the resize
+    assert ledger(stack.workbench.get(full)["labels"], datetime.now(UTC)) == [request["ts"]]
     steps = thread(stack, request["ts"])
     assert [s.split()[0] for s in steps[:3]] == [":stop_button:", ":gear:", ":arrow_forward:"]
     assert "now runs on e2-highmem-4" in steps[-1]

@@ -24,6 +24,8 @@ from shared.core.models import InstanceRef, InstanceState
 from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
 
 TOOK_S = 20.0  # how long one stop takes
+RESTART_SUB = "projects/contest-prj/subscriptions/notebook-medic-restart-worker"
+SCHEDULE_SUB = "projects/contest-prj/subscriptions/notebook-medic-schedule-worker"  # infra/schedule.tf
 
 
 @dataclass
@@ -75,6 +77,7 @@ class Collected:
 def rig_of(monkeypatch: pytest.MonkeyPatch, notebooks: int, **settings: Any) -> tuple[Rig, FakeOperations,
                                                                                       Collected]:
     options: dict[str, Any] = {"project": "contest-prj", "workbench_zones": ("asia-northeast1-a",),
+                               "schedule_subscription": SCHEDULE_SUB,
                                "slack_alert_channel": ALERTS, "organizer_emails": frozenset({ORGANIZER_EMAIL})}
     rig = Rig.build(monkeypatch, visibility="on-done", settings=Settings(**{**options, **settings}))
     for i in range(notebooks):
@@ -85,8 +88,10 @@ def rig_of(monkeypatch: pytest.MonkeyPatch, notebooks: int, **settings: Any) -> 
     return rig, ops, topic
 
 
-def push(rig: Rig, data: bytes) -> WorkOutcome:
-    return rig.worker.handle_push({"message": {"data": base64.b64encode(data).decode(), "messageId": "1"}})
+def push(rig: Rig, data: bytes, on: str = RESTART_SUB) -> WorkOutcome:
+    """A push of `data` as Pub/Sub makes it on subscription `on` (the push body names it)."""
+    return rig.worker.handle_push({"message": {"data": base64.b64encode(data).decode(), "messageId": "1"},
+                                   "subscription": on})
 
 
 def to_the_end(rig: Rig, topic: Collected, data: bytes) -> WorkOutcome:
@@ -162,7 +167,7 @@ def test_the_warning_reaches_every_owner_the_stop_will_stop_and_no_one_else(monk
     rig, _, _ = rig_of(monkeypatch, 2)
     rig.instance("wb-out", labels={"medic-auto": "off"})
     rig.instance("wb-down", state=InstanceState.STOPPED)
-    assert push(rig, schedule(rig, ScheduledAction.WARN_STOP)).ack
+    assert push(rig, schedule(rig, ScheduledAction.WARN_STOP), on=SCHEDULE_SUB).ack
     told = {m.channel: m.text for m in rig.slack.messages if m.channel.startswith("U")}
     assert set(told) == {"UWB00", "UWB01"}
     assert "Save your work: your notebook wb-00 stops at 12:15 (15 minutes from now)" in told["UWB00"]
@@ -172,7 +177,7 @@ def test_each_owner_is_warned_in_their_own_slack_time_zone(monkeypatch: pytest.M
     """Slack's user object carries the owner's `tz`; DISPLAY_TIMEZONE (UTC here) is only for an owner without one."""
     rig, _, _ = rig_of(monkeypatch, 2)
     rig.slack.zones["wb-00@contest.example"] = "America/New_York"
-    assert push(rig, schedule(rig, ScheduledAction.WARN_STOP)).ack
+    assert push(rig, schedule(rig, ScheduledAction.WARN_STOP), on=SCHEDULE_SUB).ack
     told = {m.channel: m.text for m in rig.slack.messages if m.channel.startswith("U")}
     assert "wb-00 stops at 07:15 (15 minutes from now)" in told["UWB00"]
     assert "wb-01 stops at 12:15 (15 minutes from now)" in told["UWB01"]
@@ -180,12 +185,33 @@ def test_each_owner_is_warned_in_their_own_slack_time_zone(monkeypatch: pytest.M
 
 def test_a_schedule_message_not_due_is_dropped_and_a_due_stop_stops(monkeypatch: pytest.MonkeyPatch) -> None:
     rig, ops, _ = rig_of(monkeypatch, 2)
-    stale = push(rig, schedule(rig, ScheduledAction.STOP_ALL, late=timedelta(days=365)))
+    stale = push(rig, schedule(rig, ScheduledAction.STOP_ALL, late=timedelta(days=365)), on=SCHEDULE_SUB)
     assert stale.ack and stale.ended == "ignored" and not ops.begun
-    done = push(rig, schedule(rig, ScheduledAction.STOP_ALL))
+    done = push(rig, schedule(rig, ScheduledAction.STOP_ALL), on=SCHEDULE_SUB)
     assert done.ended == "acted" and sorted(ops.begun) == ["wb-00", "wb-01"]
     [message] = rig.slack.in_channel(ALERTS)
     assert "Stop all finished: 2 of 2 stopped" in message.text
+
+
+@pytest.mark.parametrize("on", [RESTART_SUB, "", "projects/contest-prj/subscriptions/notebook-medic-schedule"])
+def test_a_schedule_message_on_any_subscription_but_the_schedules_stops_nothing(
+        monkeypatch: pytest.MonkeyPatch, on: str) -> None:
+    """Issue 44 item 3: anything that may publish to the restart topic stopped every notebook with a schedule
+    message; only the schedule subscription, whose topic Cloud Scheduler alone publishes to, carries them."""
+    rig, ops, _ = rig_of(monkeypatch, 2)
+    outcome = push(rig, schedule(rig, ScheduledAction.STOP_ALL), on=on)
+    assert outcome.ack and outcome.ended == "denied" and "not on the schedule subscription" in outcome.detail
+    assert not ops.begun and not rig.slack.in_channel(ALERTS)
+
+
+def test_no_schedule_message_is_taken_where_none_is_configured_nor_a_press_from_the_schedules_subscription(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rig, ops, _ = rig_of(monkeypatch, 2, schedule_subscription="")
+    assert push(rig, schedule(rig, ScheduledAction.STOP_ALL), on=SCHEDULE_SUB).ended == "denied"
+    rig, ops, _ = rig_of(monkeypatch, 2)
+    pressed = push(rig, stop_all(rig), on=SCHEDULE_SUB)
+    assert pressed.ended == "denied" and "carries schedule messages only" in pressed.detail
+    assert not ops.begun
 
 
 @pytest.mark.parametrize(("typed", "verb"), [("stop all", "stop-all"), ("Start ALL", "start-all"),

@@ -108,3 +108,20 @@ def test_a_participant_may_restart_only_their_own_notebook_and_stop_none(rig: Ri
         [outcome] = rig.push(request)
         assert outcome.decision == "denied", (ref.name, action)
     assert rig.workbench.resets(theirs) == 0 and rig.workbench.get(mine).state.value == "ACTIVE"
+
+
+def test_a_restart_continuation_asks_slack_again_about_its_requester(rig: Rig) -> None:
+    """Issue 44, item 3: a follow's continuation (RestartPayload.resumes, which the worker hands on) carries its
+    requester and is checked as the request was: one claiming a participant as organizer, or naming no one, resets
+    nothing; an organizer's goes on."""
+    ref = rig.instance("wb-resumed")
+    rig.slack.users["mallory@contest.example"] = "U0MALLORY"
+    forged = replace(pressed(rig, ref, "U0MALLORY", Action.RESTART), payload=RestartPayload(resumes="m-1"))
+    nameless = replace(forged, requester=None, event_id="press-nameless")
+    for request in (forged, nameless):
+        [outcome] = rig.push(request)
+        assert outcome.decision == "denied", request.requester
+    assert rig.workbench.resets(ref) == 0
+    organizers = replace(forged, requester=Requester("U0ORG", "", True), event_id="press-org")
+    rig.push(organizers)
+    assert rig.workbench.resets(ref) == 1 and "U0ORG" in rig.slack.client.asked

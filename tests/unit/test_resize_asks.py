@@ -1,4 +1,5 @@
-"""shared/core/resize_asks.py: one open request per instance, a person's day, read from the bot's own messages."""
+"""shared/core/resize_asks.py: one open request per instance and its day, from the ledger
+(tests/unit/test_bigger_ledger.py) and the bot's own message at the ledger's newest entry."""
 
 from __future__ import annotations
 
@@ -22,23 +23,36 @@ def request(ref: InstanceRef, asker: str, at: datetime, *, bot: str = "B0MEDIC",
     return {"ts": f"{at.timestamp():.6f}", "bot_id": bot, "text": "…", "blocks": blocks}
 
 
+def day_of(*ats: datetime) -> list[str]:
+    return [f"{at.timestamp():.6f}" for at in ats]
+
+
 def test_an_open_request_stands_and_another_instance_is_its_own() -> None:
+    day = day_of(NOW - timedelta(hours=1))
     asks = read_asks([request(ALICE, "U0ALICE", NOW - timedelta(hours=1))], "B0MEDIC")
-    step = plan(asks, ALICE.full_name, "U0ALICE", NOW)
+    step = plan(day, asks, ALICE.full_name)
     assert isinstance(step, StillOpen) and step.ask.asker == "U0ALICE"
-    assert plan(asks, BOB.full_name, "U0BOB", NOW) == Go()
+    assert plan([], [], BOB.full_name) == Go()
+    assert plan(day, asks, BOB.full_name) == Go(), "the message is another instance's"
 
 
-def test_a_closed_request_is_no_longer_open_but_counts_in_the_askers_day() -> None:
-    seen = [request(ALICE, "U0ALICE", NOW - timedelta(hours=h), closed=True) for h in range(1, ASKS_PER_DAY + 1)]
-    asks = read_asks(seen, "B0MEDIC")
-    assert [a.open for a in asks] == [False] * ASKS_PER_DAY
-    assert plan(asks, ALICE.full_name, "U0ALICE", NOW) == OverLimit(ASKS_PER_DAY)
-    assert plan(asks, ALICE.full_name, "U0ALICE", NOW + timedelta(hours=22)) == Go(), "the oldest is a day old"
-    assert plan(asks, BOB.full_name, "U0BOB", NOW) == Go(), "another person's day is their own"
+def test_a_closed_request_is_no_longer_open_but_counts_in_the_day() -> None:
+    at = [NOW - timedelta(hours=h) for h in range(ASKS_PER_DAY, 0, -1)]
+    asks = read_asks([request(ALICE, "U0ALICE", at[-1], closed=True)], "B0MEDIC")
+    assert [a.open for a in asks] == [False]
+    assert plan(day_of(*at), asks, ALICE.full_name) == OverLimit(ASKS_PER_DAY)
+    assert plan(day_of(*at[1:]), asks, ALICE.full_name) == Go()
 
 
 def test_another_apps_look_alike_holds_nothing_shut() -> None:
-    seen = [request(ALICE, "U0ALICE", NOW - timedelta(minutes=5), bot="B0OTHER")]
+    at = NOW - timedelta(minutes=5)
+    seen = [request(ALICE, "U0ALICE", at, bot="B0OTHER")]
     assert read_asks(seen, "B0MEDIC") == [] and read_asks(seen, "") == []
-    assert plan(read_asks(seen, "B0MEDIC"), ALICE.full_name, "U0ALICE", NOW) == Go()
+    assert plan(day_of(at), read_asks(seen, "B0MEDIC"), ALICE.full_name) == Go()
+
+
+def test_only_the_ledgers_newest_request_can_be_the_open_one() -> None:
+    """An open message at another ts than the ledger's newest (a stale ledger, a message the ledger never had) holds
+    nothing: the ledger says which message to read."""
+    asks = read_asks([request(ALICE, "U0ALICE", NOW - timedelta(hours=2))], "B0MEDIC")
+    assert plan(day_of(NOW - timedelta(hours=1)), asks, ALICE.full_name) == Go()

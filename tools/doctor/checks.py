@@ -137,6 +137,27 @@ def _signing_secret(dep: Deployment) -> CheckResult:
     return ok("slack.signing_secret", f"Slack signing secret is set ({len(secret)} characters; value not shown)")
 
 
+def seal_key_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """AUDIT_SEAL_KEY's `latest` version, which every function mounts (infra/functions.tf): none, or one not ENABLED,
+    and no function's new instance can start (Secret Manager refuses it); the report then has no sealed record."""
+    secret, state = dep.names.seal_key_secret, seen.seal_key
+    add = (f"openssl rand -hex 32 | gcloud secrets versions add {secret} --data-file=- --project {dep.project} "
+           "(infra/secrets.tf)")
+    if isinstance(state, ReadError) and "NOT_FOUND" in state.what:
+        return [fail("audit.seal_key", f"the audit seal key {secret} has no version: no function can start "
+                     "(each mounts its latest), and `make report` would count nothing", add)]
+    if state is None or isinstance(state, ReadError):
+        return [unread("audit.seal_key", f"the audit seal key {secret}", state or ReadError("not read"),
+                       f"roles/secretmanager.viewer on {secret}")]
+    if state.state != "ENABLED":
+        return [fail("audit.seal_key", f"the audit seal key's latest version ({secret} version {state.version}) is "
+                     f"{state.state or 'in no state'}: the functions mount `latest`, so no new instance starts",
+                     f"gcloud secrets versions enable {state.version} --secret {secret} --project {dep.project} "
+                     f"(a new version instead seals with a new key), or {add}")]
+    return [ok("audit.seal_key", f"the audit seal key has an enabled latest version ({secret} version "
+               f"{state.version}; its value is not read)")]
+
+
 def people_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     """Every owner and organizer email resolves to a Slack user: the owner rule checked, not assumed."""
     results: list[CheckResult] = []
@@ -248,7 +269,7 @@ def _fresh(instance: Instance, now: datetime) -> bool:
 
 CHECKS: tuple[Callable[[Deployment, Observed], list[CheckResult]], ...] = (
     api_checks, slack_checks, people_checks, pubsub_checks, sink_checks, function_checks, trigger_checks,
-    iam_checks, memory_checks, organizer_alert_checks, schedule_checks,
+    iam_checks, memory_checks, organizer_alert_checks, schedule_checks, seal_key_checks,
 )
 
 

@@ -30,7 +30,8 @@ FUNCTION_SECRETS = {
 }
 # function -> the topic its trigger reads
 EVENT_FUNCTIONS = {"on_oom": "oom", "on_memory_alert": "memory", "health_sweep": "sweep"}
-TOPIC_KINDS = ("oom", "restart", "dead-letter", "memory", "sweep")  # Names.topic(kind): every topic infra/ makes
+# Names.topic(kind): every topic infra/ makes
+TOPIC_KINDS = ("oom", "restart", "dead-letter", "memory", "sweep", "schedule")
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 MEMORY_POLICY_NAME = "notebook-medic: notebook memory pressure"  # infra/memory.tf display_name
 # The alert policies that tell organizers (by email and extra_notification_channels) what the bot can't.
@@ -52,6 +53,7 @@ class Names:
     dead_letter_topic: str
     memory_topic: str
     sweep_topic: str  # Cloud Scheduler's health-sweep tick (infra/sweep.tf)
+    schedule_topic: str  # the contest's schedule messages, Cloud Scheduler's alone (infra/schedule.tf)
     worker_subscription: str
     sink: str
     functions: dict[str, str]  # entry point -> projects/P/locations/R/functions/N
@@ -61,6 +63,7 @@ class Names:
     custom_roles: dict[str, str]  # entry point -> projects/P/roles/R (functions that call Workbench)
     bot_token_secret: str
     signing_secret_secret: str
+    seal_key_secret: str  # AUDIT_SEAL_KEY (infra/secrets.tf)
 
     @classmethod
     def for_prefix(cls, project: str, region: str, prefix: str = "notebook-medic") -> Names:
@@ -74,6 +77,7 @@ class Names:
             dead_letter_topic=f"{topic}-restart-dead-letter",
             memory_topic=f"{topic}-memory-alerts",
             sweep_topic=f"{topic}-sweep",
+            schedule_topic=f"{topic}-schedule",
             worker_subscription=f"projects/{project}/subscriptions/{prefix}-restart-worker",
             sink=f"projects/{project}/sinks/{prefix}-oom-kills",
             functions={f: f"projects/{project}/locations/{region}/functions/{prefix}-{s}"
@@ -86,11 +90,12 @@ class Names:
                           for f in workbench_permissions()},
             bot_token_secret=f"{prefix}-slack-bot-token",
             signing_secret_secret=f"{prefix}-slack-signing-secret",
+            seal_key_secret=f"{prefix}-audit-seal-key",
         )
 
     def topic(self, which: str) -> str:
         return {"oom": self.oom_topic, "restart": self.restart_topic, "dead-letter": self.dead_letter_topic,
-                "memory": self.memory_topic, "sweep": self.sweep_topic}[which]
+                "memory": self.memory_topic, "sweep": self.sweep_topic, "schedule": self.schedule_topic}[which]
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,7 @@ class Deployment:
     # "<function>-<MD5>.zip", the name infra/functions.tf gives it. Empty: not compared.
     packaged: dict[str, str] = field(default_factory=dict)
     # infra/contest's tfvars set contest_start or contest_end (--contest): Cloud Scheduler's jobs publish to the
-    # restart topic, so its agent's grant there is checked (schedule.publisher).
+    # schedule topic, so its agent's grant there is checked (schedule.publisher).
     schedule: bool = False
 
     @property

@@ -27,6 +27,7 @@ from tools.doctor.readers import (
     read_project_policy,
     read_resource_policy,
     read_role,
+    read_secret_state,
     read_secret_version,
     read_sink,
     read_slack_auth,
@@ -112,10 +113,12 @@ def _project_reads(reads: Reads, seen: Observed, g: GoogleClients, now: datetime
 
 
 def _named_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClients) -> list[Future[None]]:
-    """One read per function, topic, IAM-bearing resource and custom role the deployment names."""
+    """One read per function, topic, IAM-bearing resource, custom role and secret state the deployment names."""
     submit = reads.submit
-    first = [submit(f"function {function}", lambda f=function: read_function(g, f),  # type: ignore[misc]
-                    put(seen.functions, function)) for function in FUNCTIONS]
+    first = [submit("audit seal key", lambda: read_secret_state(dep, dep.names.seal_key_secret, g.deadline),
+                    field(seen, "seal_key"))]
+    first += [submit(f"function {function}", lambda f=function: read_function(g, f),  # type: ignore[misc]
+                     put(seen.functions, function)) for function in FUNCTIONS]
     for which in TOPIC_KINDS:
         topic = dep.names.topic(which)
         first.append(submit(f"topic {which}", lambda t=topic: read_topic(g, t),  # type: ignore[misc]
@@ -123,7 +126,7 @@ def _named_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClients
     resources = [dep.names.dead_letter_topic, dep.names.worker_subscription, dep.names.oom_topic,
                  dep.names.memory_topic, dep.names.sweep_topic,
                  f"projects/{dep.project}/serviceAccounts/{dep.names.push_account}",
-                 *([dep.names.restart_topic] if dep.schedule else [])]
+                 *([dep.names.schedule_topic] if dep.schedule else [])]
     for resource in resources:
         first.append(submit(f"IAM of {resource.rsplit('/', 1)[-1]}",
                             lambda r=resource: read_resource_policy(g, r),  # type: ignore[misc]

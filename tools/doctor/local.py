@@ -57,7 +57,7 @@ def local_names() -> Names:
         Names.for_prefix(project, REGION),
         oom_topic=local_stack.OOM_TOPIC, restart_topic=local_stack.RESTART_TOPIC,
         dead_letter_topic=local_stack.DEAD_LETTER_TOPIC, memory_topic=local_stack.MEMORY_TOPIC,
-        sweep_topic=local_stack.SWEEP_TOPIC,
+        sweep_topic=local_stack.SWEEP_TOPIC, schedule_topic=local_stack.SCHEDULE_TOPIC,
         worker_subscription=f"projects/{project}/subscriptions/restart-worker-push",
     )
 
@@ -146,6 +146,7 @@ def _seed_grants(cloud: CloudProject, names: Names, writer: str) -> None:
                 f"serviceAccount:service-{number}@gcp-sa-monitoring-notification.iam.gserviceaccount.com")
     cloud.grant(names.sweep_topic, "roles/pubsub.publisher",
                 f"serviceAccount:service-{number}@gcp-sa-cloudscheduler.iam.gserviceaccount.com")
+    cloud.policies.setdefault(names.schedule_topic, {})  # no publisher here: infra/contest grants the scheduler's
     for function in ("on_oom", "slack_app", "on_memory_alert", "health_sweep"):
         cloud.grant(names.restart_topic, "roles/pubsub.publisher", f"serviceAccount:{names.service_accounts[function]}")
 
@@ -201,6 +202,7 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
             vms = [f"nb-{index:02d}" for index in range(fleet)]
             seed_like_terraform(cloud, names, urls, vms)
             cloud.secrets[names.bot_token_secret] = [env["SLACK_BOT_TOKEN"].encode()]  # README step 5's version
+            cloud.secrets[names.seal_key_secret] = [env["AUDIT_SEAL_KEY"].encode()]  # infra/secrets.tf's, added too
             contest = local_contest(cloud, frozenset(f"participant-{i:02d}@contest.example" for i in range(fleet)))
             seed_contest_data(cloud, contest)
             plan = local_plan(cloud, zones[0], fleet)

@@ -59,6 +59,15 @@ class ReadError:
 
 # ---- what the readers return --------------------------------------------------------------------------
 @dataclass(frozen=True)
+class SecretState:
+    """A secret's `latest` version as `versions.get` describes it, without its value."""
+
+    secret: str
+    version: str  # its number, e.g. "3"
+    state: str  # ENABLED, DISABLED or DESTROYED
+
+
+@dataclass(frozen=True)
 class SecretVersion:
     """A secret's `latest` version as Secret Manager gives it: what a function's next instance reads."""
 
@@ -180,6 +189,7 @@ class Observed:
 
     slack_auth: SlackAuth | ReadError | None = None
     bot_token: SecretVersion | ReadError | None = None  # the deployed token, which slack_auth then tests
+    seal_key: SecretState | ReadError | None = None  # AUDIT_SEAL_KEY's latest version (issue 44)
     slack_channel: SlackChannel | ReadError | None = None
     organizer_group: list[str] | ReadError | None = None  # usergroups.users.list of ORGANIZER_USERGROUP
     organizer_group_record: object = None  # usergroups.list's record of it: tools/doctor/usergroup.py (issue 25)

@@ -30,7 +30,8 @@ def pubsub_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     elif missing:
         results.append(fail("pubsub.topics", f"Pub/Sub topic(s) missing: {name_list(missing)}", APPLY))
     else:
-        results.append(ok("pubsub.topics", "Pub/Sub topics exist: OOM, restart, dead-letter, memory alerts"))
+        results.append(ok("pubsub.topics", "Pub/Sub topics exist: OOM, restart, dead-letter, memory alerts, sweep, "
+                          "schedule"))
     results += _subscription(dep, seen)
     results += _agent_grants(dep, seen)
     return results
@@ -129,12 +130,12 @@ def _agent_grants(dep: Deployment, seen: Observed) -> list[CheckResult]:
 
 
 def schedule_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
-    """The contest's schedule publishes as Cloud Scheduler's service agent: without its grant on the restart topic
+    """The contest's schedule publishes as Cloud Scheduler's service agent: without its grant on the schedule topic
     every scheduled start, warning and stop is refused. On a fresh project infra/contest's first apply can stop
     at that grant (IAM may not know the new agent yet, even after schedule.tf's wait): applying again grants it."""
     if not dep.schedule:
         return []
-    topic = dep.names.restart_topic
+    topic = dep.names.schedule_topic
     policy, number = seen.resource_policies.get(topic), seen.project_number
     again = ("terraform -chdir=infra/contest apply (again: on a fresh project the first apply can stop at this "
              "grant, before IAM knows Cloud Scheduler's new service agent)")

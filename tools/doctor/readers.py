@@ -23,6 +23,7 @@ from tools.doctor.model import (
     NotificationChannel,
     PushSubscription,
     ReadError,
+    SecretState,
     SecretVersion,
     Sink,
     SlackAuth,
@@ -291,7 +292,22 @@ SECRET_MANAGER_API = "https://secretmanager.googleapis.com"  # noqa: S105 - an a
 def read_secret_version(dep: Deployment, secret: str, deadline: float = DEADLINE) -> SecretVersion:
     """The secret's `latest` version (Secret Manager `versions.access`, REST): the value the functions' next
     instances read. Needs `secretmanager.versions.access` on it, which a viewer lacks (docs/doctor.md)."""
-    path = f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest:access"
+    body = _secret_api(dep, f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest:access", deadline)
+    value = base64.b64decode(body["payload"]["data"]).decode()
+    return SecretVersion(secret, str(body["name"]).rsplit("/", 1)[-1], value)
+
+
+def read_secret_state(dep: Deployment, secret: str, deadline: float = DEADLINE) -> SecretState:
+    """The secret's `latest` version's metadata (Secret Manager `versions.get`, REST: `latest` is the most recently
+    created version, whatever its state): the one the functions mount, and its state. No value is read: it needs
+    `secretmanager.versions.get`, which roles/secretmanager.viewer has."""
+    body = _secret_api(dep, f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest", deadline)
+    return SecretState(secret, str(body.get("name", "")).rsplit("/", 1)[-1], str(body.get("state", "")))
+
+
+def _secret_api(dep: Deployment, path: str, deadline: float) -> dict[str, Any]:
+    """One GET of Secret Manager's REST API (the local stand-in's when the deployment has one): its JSON body, or
+    RuntimeError("STATUS: message") for any answer but 200."""
     if dep.endpoints.rest:
         import requests  # noqa: PLC0415
 
@@ -308,8 +324,7 @@ def read_secret_version(dep: Deployment, secret: str, deadline: float = DEADLINE
     if response.status_code != 200:
         error = body.get("error", {}) if isinstance(body, dict) else {}
         raise RuntimeError(f"{error.get('status') or response.status_code}: {error.get('message', '')}"[:300])
-    value = base64.b64decode(body["payload"]["data"]).decode()
-    return SecretVersion(secret, str(body["name"]).rsplit("/", 1)[-1], value)
+    return body if isinstance(body, dict) else {}
 
 
 def slack_client(dep: Deployment) -> Any:

@@ -1,10 +1,12 @@
-"""Whether a `bigger` request may go to the organizers now, read from their channel so an instance has one open request
-and a participant a few a day (issue 25)."""
+"""Whether a `bigger` request may go to the organizers now, so an instance has one open request and a few a day
+(issues 25, 44), and the ledger on the instance that says so."""
 
-# The open requests and the asker's day are read from the organizers' channel (conversations.history, the bot's own
-# messages, its bot id from auth.test asked once per process) and shared/core/resize_asks.py decides. A request posted
-# by this process is also held for RESERVED_S in memory, because a burst of commands (30 in 0.6 s) would otherwise miss
-# the first in Slack's history; across function instances, two at the very same moment can still both be posted.
+# The day's requests are the instance's LEDGER label (read with the instance, written here after each post through the
+# Workbench adapter: one key, which the live API merges into the labels); whether the newest is still open is read from
+# that one message (conversations.history at its ts: the bot's own, its bot id from auth.test asked once per process);
+# shared/core/resize_asks.py decides. A request posted by this process is also held for RESERVED_S in memory, because a
+# burst of commands (30 in 0.6 s) reads the labels before the first's write; across function instances, two at the
+# very same moment can still both be posted.
 
 from __future__ import annotations
 
@@ -13,12 +15,13 @@ from typing import Any
 
 from shared.adapters.errors import ServiceError
 from shared.app.slack.auditing import audit_request
+from shared.app.slack.budget import Deadline, Late, Read
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
 from shared.core import messages
 from shared.core.commands import Caller
 from shared.core.models import InstanceView
-from shared.core.resize_asks import DAY, OverLimit, StillOpen, plan, read_asks
+from shared.core.resize_asks import OverLimit, StillOpen, ledger, plan, read_asks, recorded
 
 RESERVED_S = 60.0
 _lock = threading.Lock()
@@ -33,12 +36,13 @@ def gate(caller: Caller, instance: InstanceView, fields: dict[str, Any], *, deps
     with _lock:
         if just_posted := _just_posted(deps, instance, fields):
             return just_posted
+    day = ledger(instance.labels, now)
     try:
-        seen = _history(deps, (now - DAY).timestamp())
+        newest = read_asks(_message(deps, day[-1]), _own_bot_id(deps)) if day else []
     except ServiceError as exc:
         audit_request("bigger denied", fields, reason=f"conversations.history failed: {failure(exc)}")
         return deps.say("deny.unavailable", service="Slack")
-    step = plan(read_asks(seen, _own_bot_id(deps)), name, caller.slack_user_id, now)
+    step = plan(day, newest, name)
     if isinstance(step, StillOpen):
         audit_request("bigger folded", fields, instance=instance.ref.name, reason=f"request {step.ask.ts} is open")
         return deps.say("resize.still_open", instance=instance.ref.name,
@@ -65,23 +69,27 @@ def _just_posted(deps: Dependencies, instance: InstanceView, fields: dict[str, A
     return deps.say("resize.still_open", instance=instance.ref.name, since=held[1])
 
 
-def _history(deps: Dependencies, oldest: float) -> list[dict[str, Any]]:
-    """The organizers' channel since `oldest`, newest first, in at most two pages of 200 because a day of requests fits
-    in them."""
-    found: list[dict[str, Any]] = []
-    cursor = ""
-    for _ in range(2):
-        args: dict[str, Any] = {"channel": deps.settings.slack_alert_channel, "oldest": f"{oldest:.6f}",
-                                "limit": 200}
-        if cursor:
-            args["cursor"] = cursor
-        with slack_answers():
-            data = deps.client.conversations_history(**args)
-        found += [m for m in data.get("messages", []) if isinstance(m, dict)]
-        cursor = str((data.get("response_metadata") or {}).get("next_cursor") or "")
-        if not data.get("has_more") or not cursor:
-            break
-    return found
+def _message(deps: Dependencies, ts: str) -> list[dict[str, Any]]:
+    """The organizers' channel's message at `ts` alone (conversations.history between it and itself, inclusive):
+    none when it was deleted."""
+    with slack_answers():
+        data = deps.client.conversations_history(channel=deps.settings.slack_alert_channel, oldest=ts, latest=ts,
+                                                 inclusive=True, limit=1)
+    return [m for m in data.get("messages", []) if isinstance(m, dict)]
+
+
+def record(deps: Dependencies, instance: InstanceView, ts: str, fields: dict[str, Any]) -> None:
+    """The request posted as message `ts` written into the instance's ledger, within what is left of Slack's 3 s
+    (SlackBudget.publish): a write that fails or is late is logged, and the request stands (this process holds it
+    RESERVED_S; after that, one more request could pass)."""
+    update = recorded(instance.labels, ts, deps.clock.now())
+    write = Read(deps.pool, deps.clock, "labels.update", deps.workbench.send_labels, instance.ref, update)
+    try:
+        done = write.within(Deadline(deps.clock, deps.settings.slack_budget.publish))
+    except ServiceError as exc:
+        done = Late(f"labels.update failed: {failure(exc)}")
+    if isinstance(done, Late):
+        audit_request("bigger not recorded", fields, instance=instance.ref.name, reason=done.what)
 
 
 def _own_bot_id(deps: Dependencies) -> str:

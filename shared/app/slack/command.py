@@ -228,10 +228,11 @@ def _bigger(deps: Dependencies, caller: Caller, target: str | None, instances: l
     channel = settings.slack_alert_channel
     try:
         with slack_answers():
-            deps.client.chat_postMessage(channel=channel, text=line, blocks=blocks)
+            posted = deps.client.chat_postMessage(channel=channel, text=line, blocks=blocks)
     except ServiceError as exc:  # nothing was asked: tell the participant so
         misconfigured(exc, method="chat.postMessage", channel=channel)
         audit_request("bigger denied", fields, reason=f"chat.postMessage failed: {failure(exc)}")
         return say("deny.failed", service="Slack", error=exc.status)
+    asks.record(deps, instance, str(posted.get("ts") or ""), fields)  # the ledger the next `bigger` reads (issue 44)
     audit_request("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)
     return say("resize.asked", **params)

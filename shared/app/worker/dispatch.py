@@ -34,7 +34,7 @@ from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
-from shared.core import announce, bulk, envelope, fleet_ops, messages, waiting
+from shared.core import announce, bulk, envelope, fleet_ops, messages, schedule_source, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
@@ -132,6 +132,8 @@ class Worker:
         try:
             raw = base64.b64decode(data, validate=True)
             kind = message_kind(raw)
+            if refused := schedule_source.refusal(kind, _subscription(body), self.settings.schedule_subscription):
+                return self._refuse_source(refused)
             if kind == bulk.BULK_KIND:  # start all / stop all, pressed or handed on (issue 28)
                 return self._bulk(partial(self.bulk.requested, message_id=_message_id(message)), raw)
             if kind == announce.ANNOUNCE_KIND:  # the organizers' word to every owner, sent or handed on (issue 28)
@@ -152,6 +154,12 @@ class Worker:
             return handle(raw)
         except Exception as exc:  # noqa: BLE001 - every message ends in an outcome (conclude)
             return self.conclude(exc, acting=False, about="bulk run", final=_bulk_failed)
+
+    @staticmethod
+    def _refuse_source(reason: str) -> WorkOutcome:
+        """A message on a subscription it may not come on (schedule_source): said in the log, nothing done."""
+        audit("schedule message refused", severity=logging.WARNING, decision=Ended.DENIED, reason=reason)
+        return WorkOutcome(ack=True, ended=Ended.DENIED, detail=reason)
 
     def _reject(self, reason: str) -> WorkOutcome:
         audit("restart request rejected", severity=logging.WARNING, decision=Ended.REJECTED, reason=reason)
@@ -283,6 +291,12 @@ def _message_id(message: Any) -> str:
     """The Pub/Sub message id a push carries ("" when it has none that fits): a redelivery has the same."""
     message_id = message.get("messageId") if isinstance(message, dict) else None
     return message_id if isinstance(message_id, str) and 0 < len(message_id) <= 128 else ""
+
+
+def _subscription(body: dict[str, Any]) -> str:
+    """The subscription a push came on, as Pub/Sub names it in the push body ("" when it names none)."""
+    subscription = body.get("subscription")
+    return subscription if isinstance(subscription, str) else ""
 
 
 def _bulk_failed(error: FinalError) -> WorkOutcome:

@@ -19,6 +19,7 @@ from shared.app.worker.errors import LabelsFullError, best_effort, describe
 from shared.core import messages
 from shared.core.history import BOT_KEYS, MAX_LABELS, ROOM_NEEDED, History, changes_anything, foreign_count, present
 from shared.core.models import InstanceRef, InstanceView
+from shared.core.resize_asks import LEDGER
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,9 @@ class Recorder:
             return present(view.labels)
         if no_room := self.no_room(ref, view, history):  # the API would refuse it (INVALID_ARGUMENT): no call
             raise LabelsFullError(no_room)
+        # slack_app's ledger of `bigger` requests is never sent back as read: the live API merges (a key left out is
+        # kept), so one recorded while this request ran is not lost (resize_asks.LEDGER, issue 44).
+        labels.pop(LEDGER, None)
         return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
 
     def best_effort(self, ref: InstanceRef, view: InstanceView, history: History, failed: str, *,
