@@ -1,14 +1,12 @@
 """Adapter over google-cloud-notebooks (notebooks_v2): the only module that talks to Workbench.
 
-Transient errors (429, 5xx, UNAVAILABLE, DEADLINE_EXCEEDED, and 409 ABORTED "unable to
-queue the operation", which the live API answers to an operation on an instance between
-states and which queued nothing) are retried with google.api_core's Retry; what is left
-leaves every method as the project's own errors (shared/adapters/errors.py, translated by
-shared/adapters/google_errors.py): permanent ones (NOT_FOUND, PERMISSION_DENIED,
-INVALID_ARGUMENT, FAILED_PRECONDITION) at once, for the caller to report.
-Every wait (label confirmation, following an operation) is on the Clock it is given.
-The client library is imported on first use so that functions which answer
-before touching Workbench don't pay for it at cold start.
+Transient errors (429, 5xx, UNAVAILABLE, DEADLINE_EXCEEDED, and 409 ABORTED "unable to queue the operation", which
+the live API answers to an operation on an instance between states and which queued nothing) are retried with
+google.api_core's Retry; what is left leaves every method as the project's own errors (shared/adapters/errors.py,
+translated by shared/adapters/google_errors.py): permanent ones (NOT_FOUND, PERMISSION_DENIED, INVALID_ARGUMENT,
+FAILED_PRECONDITION) at once, for the caller to report. Every wait (label confirmation, following an operation) is
+on the Clock it is given. The client library is imported on first use so that functions which answer before
+touching Workbench don't pay for it at cold start.
 """
 
 from __future__ import annotations
@@ -152,9 +150,10 @@ class Workbench:
     @translating
     def send_labels(self, ref: InstanceRef, labels: dict[str, str]) -> Any:
         """update_instance with exactly the "labels" mask (merged into the instance's), unconfirmed: its operation."""
-        return self._call("update_instance", {"instance": {"name": ref.full_name, "labels": labels},
-                                              "update_mask": {"paths": ["labels"]}})
+        body = {"instance": {"name": ref.full_name, "labels": labels}, "update_mask": {"paths": ["labels"]}}
+        return self._call("update_instance", body)
 
+    @translating
     def set_labels(
         self, ref: InstanceRef, labels: dict[str, str], *, own: Collection[str], confirm: bool = True
     ) -> dict[str, str]:
