@@ -22,7 +22,7 @@ from google.auth.credentials import AnonymousCredentials
 
 from demo import render
 from shared.adapters.audit_log import make_client
-from shared.core import announce, fleet, fleet_ops, messages
+from shared.core import announce, envelope, fleet, fleet_ops, messages
 from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
 from shared.core.report import Notebook, to_csv, to_table
 from shared.core.report_message import slack_text
@@ -194,7 +194,7 @@ def morning(stack: LocalStack, transcript: Teller) -> None:
 def _schedule(stack: LocalStack, action: ScheduledAction, stop_at: datetime | None) -> None:
     """What the Cloud Scheduler job publishes at its time (infra/contest/schedule.tf: the message, its attribute)."""
     message = ScheduleMessage(action, datetime.now(UTC), stop_at, "demo-contest")
-    stack.publish(RESTART_TOPIC, message.to_json(), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(RESTART_TOPIC, envelope.encode(message), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
 
 def warning_step(stack: LocalStack, transcript: Teller) -> None:

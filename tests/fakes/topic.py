@@ -26,5 +26,5 @@ class FakeTopic:
             raise PublishUnconfirmedError("DEADLINE_EXCEEDED", "no answer from Pub/Sub")
         message_id = f"c{len(self.published) + 1}"
         # Over the wire format, as RestartQueue.publish sends it: what cannot be encoded and read back fails here.
-        self.published.append(replace(envelope.decode(envelope.encode(request)), delivery_id=message_id))
+        self.published.append(replace(envelope.decode_request(envelope.encode(request)), delivery_id=message_id))
         return message_id
