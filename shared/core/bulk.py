@@ -25,7 +25,7 @@ from typing import Any
 from shared.core.fleet_ops import BulkAction, Run
 
 BULK_KEY = "fleet"  # the ordering key of every bulk request: one run at a time
-BULK_ATTRIBUTE = "medic-kind"  # as fleet_ops.SCHEDULE_ATTRIBUTE: a route before decoding
+BULK_ATTRIBUTE = "medic-kind"  # as fleet_ops.SCHEDULE_ATTRIBUTE: for the console and filters; the worker reads "type"
 MAX_BYTES = 60_000  # a run's state for a few hundred notebooks; Pub/Sub takes 10 MB, the worker 1 MB
 
 

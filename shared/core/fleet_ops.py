@@ -304,7 +304,7 @@ def stop_warning(name: str, stop_at: datetime, now: datetime, say: messages.For,
 
 # --- The schedule message: Cloud Scheduler -> the restart topic -> the worker ----------------------------------
 SCHEDULE_MAX_BYTES = 4_000  # one firing's few fields
-SCHEDULE_ATTRIBUTE = "medic-kind"  # a Pub/Sub attribute the worker may route on before decoding
+SCHEDULE_ATTRIBUTE = "medic-kind"  # for the console and filters: the worker reads the envelope's "type"
 STALE_AFTER = timedelta(hours=1)  # Cloud Scheduler's cron repeats every year: next year's firing is not this contest's
 EARLY_BY = timedelta(minutes=5)
 
