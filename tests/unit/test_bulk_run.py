@@ -22,6 +22,7 @@ from shared.core.commands import parse_command
 from shared.core.fleet_ops import BulkAction, ScheduledAction, ScheduleMessage
 from shared.core.models import InstanceRef, InstanceState
 from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
+from tests.fakes.topic import FakeTopic
 
 TOOK_S = 20.0  # how long one stop takes
 
@@ -60,42 +61,29 @@ class FakeOperations:
         return True
 
 
-@dataclass
-class Collected:
-    """The restart topic as publish_bytes sees it."""
-
-    sent: list[tuple[bytes, str]] = field(default_factory=list)
-
-    def publish_bytes(self, data: bytes, *, key: str, attributes: dict[str, str],
-                      timeout_s: float | None = None) -> str:
-        self.sent.append((data, key))
-        return f"b{len(self.sent)}"
-
-
 def rig_of(monkeypatch: pytest.MonkeyPatch, notebooks: int, **settings: Any) -> tuple[Rig, FakeOperations,
-                                                                                      Collected]:
+                                                                                      FakeTopic]:
     options: dict[str, Any] = {"project": "contest-prj", "workbench_zones": ("asia-northeast1-a",),
                                "slack_alert_channel": ALERTS, "organizer_emails": frozenset({ORGANIZER_EMAIL})}
     rig = Rig.build(monkeypatch, visibility="on-done", settings=Settings(**{**options, **settings}))
     for i in range(notebooks):
         rig.instance(f"wb-{i:02d}")
-    ops, topic = FakeOperations(rig), Collected()
+    ops = FakeOperations(rig)
     rig.worker.bulk.operations = ops  # type: ignore[assignment]
-    rig.worker.bulk.queue = topic
-    return rig, ops, topic
+    return rig, ops, rig.topic
 
 
 def push(rig: Rig, data: bytes) -> WorkOutcome:
     return rig.worker.handle_push({"message": {"data": base64.b64encode(data).decode(), "messageId": "1"}})
 
 
-def to_the_end(rig: Rig, topic: Collected, data: bytes) -> WorkOutcome:
+def to_the_end(rig: Rig, topic: FakeTopic, data: bytes) -> WorkOutcome:
     """The request, then each continuation it hands on, as the bulk key delivers them (ten at most)."""
     outcome = push(rig, data)
     for _ in range(10):
         if outcome.ended != "yielded":
             break
-        outcome = push(rig, topic.sent[-1][0])
+        outcome = push(rig, topic.messages[-1].data)
     return outcome
 
 
@@ -131,8 +119,8 @@ def test_a_run_longer_than_the_budget_is_handed_on_and_ends_in_the_same_message(
         monkeypatch: pytest.MonkeyPatch) -> None:
     rig, ops, topic = rig_of(monkeypatch, 12, worker_budget=timedelta(seconds=40))
     first = push(rig, stop_all(rig))
-    assert first.ended == "yielded" and len(topic.sent) == 1
-    data, key = topic.sent[0]
+    assert first.ended == "yielded" and len(topic.messages) == 1
+    data, key = topic.messages[0].data, topic.messages[0].ordering_key
     assert key == bulk.BULK_KEY
     handed = envelope.decode(data)
     assert isinstance(handed, BulkRequest)
@@ -219,7 +207,7 @@ def test_presses_while_a_run_is_under_way_are_told_so_and_run_nothing(monkeypatc
     assert outcomes == ["denied"] * 99
     told = rig.slack.in_channel("U0ORG")
     assert len(told) == 99 and "Stop all is already under way" in told[0].text
-    assert to_the_end(rig, topic, topic.sent[0][0]).ended == "acted"
+    assert to_the_end(rig, topic, topic.messages[0].data).ended == "acted"
     runs = [m for m in rig.slack.in_channel(ALERTS) if "Stop all" in m.text]
     assert len(runs) == 1 and "Stop all finished" in runs[0].text, [m.text[:60] for m in runs]
     assert sorted(set(ops.begun)) == [f"wb-{i:02d}" for i in range(12)]  # by the one run
@@ -272,8 +260,8 @@ def test_a_forged_continuation_stops_nothing(monkeypatch: pytest.MonkeyPatch) ->
     assert push_as(rig, envelope.encode(participant, key=key), "f3").ended == "denied"
     assert ops.begun == [] and rig.slack.in_channel(ALERTS) == []
     assert push_as(rig, press(rig, 0), "m0").ended == "yielded"  # an organizer's press, handed on sealed
-    assert decoded(topic.sent[-1][0], key).sealed
-    assert to_the_end(rig, topic, topic.sent[-1][0]).ended == "acted"
+    assert decoded(topic.messages[-1].data, key).sealed
+    assert to_the_end(rig, topic, topic.messages[-1].data).ended == "acted"
 
 
 def test_a_press_naming_no_one_or_a_mention_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
