@@ -22,7 +22,7 @@ from google.auth.credentials import AnonymousCredentials
 
 from demo import render
 from shared.adapters.audit_log import make_client
-from shared.core import announce, fleet, fleet_ops, messages
+from shared.core import announce, envelope, fleet, fleet_ops, messages
 from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
 from shared.core.report import Notebook, to_csv, to_table
 from shared.core.report_message import slack_text
@@ -195,7 +195,7 @@ def _schedule(stack: LocalStack, action: ScheduledAction, stop_at: datetime | No
     """What the Cloud Scheduler job publishes at its time (infra/contest/schedule.tf: the message, its attribute, the
     schedule topic)."""
     message = ScheduleMessage(action, datetime.now(UTC), stop_at, "demo-contest")
-    stack.publish(SCHEDULE_TOPIC, message.to_json(), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
+    stack.publish(SCHEDULE_TOPIC, envelope.encode(message), {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
 
 def warning_step(stack: LocalStack, transcript: Teller) -> None:

@@ -1,5 +1,5 @@
 # The contest's scheduled start, stop warning and stop: Cloud Scheduler jobs that publish one message each to the
-# bot's schedule topic (infra/schedule.tf), which the worker decodes (shared/core/fleet_ops.py: decode_schedule) and carries out as
+# bot's schedule topic (infra/schedule.tf), which the worker decodes (shared/core/envelope.py: decode) and carries out as
 # start all / warn every owner / stop all. Every time is optional: unset, no job is created. Changing or cancelling
 # the schedule is one `terraform apply` with the new values (or with them unset). The times and messages come from
 # ./schedule, a module without provider that tests/infra/test_schedule_message.py applies and decodes.

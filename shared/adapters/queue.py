@@ -29,6 +29,26 @@ class PublishUnconfirmedError(MaybeAppliedError, TimeoutError):
     TimeoutError, as it was before the project's errors, for callers that still catch that."""
 
 
+def ordering_key(request: RestartRequest) -> str:
+    """The key a request is published under: its instance's (or the caller's), else the unresolved kills' one."""
+    return request.ordering_key or UNRESOLVED_KEY
+
+
+def attributes(request: RestartRequest) -> dict[str, str]:
+    """The Pub/Sub attributes a request is published with (for the console and the logs; the worker reads the data)."""
+    said = {
+        "action": request.action.value,
+        "trigger": request.trigger.value,
+        "instance": request.instance.rsplit("/", 1)[-1],
+    }
+    if request.requester is not None:
+        said["requester"] = request.requester.email
+        said["requester_slack_id"] = request.requester.slack_user_id
+    if request.response_url:
+        said["response_url"] = request.response_url
+    return said
+
+
 class RestartQueue:
     def __init__(self, topic: str, *, publish_timeout_s: float = 20.0) -> None:
         self.topic = topic
@@ -66,18 +86,8 @@ class RestartQueue:
         answer came in time (the message may be stored all the same), another ServiceError (RefusedError,
         TransientError...) when Pub/Sub refused it.
         """
-        key = request.ordering_key or UNRESOLVED_KEY
-        attributes = {
-            "action": request.action.value,
-            "trigger": request.trigger.value,
-            "instance": request.instance.rsplit("/", 1)[-1],
-        }
-        if request.requester is not None:
-            attributes["requester"] = request.requester.email
-            attributes["requester_slack_id"] = request.requester.slack_user_id
-        if request.response_url:
-            attributes["response_url"] = request.response_url
-        return self.publish_bytes(envelope.encode(request), key=key, attributes=attributes, timeout_s=timeout_s)
+        return self.publish_bytes(envelope.encode(request), key=ordering_key(request), attributes=attributes(request),
+                                  timeout_s=timeout_s)
 
     @translating
     def publish_bytes(self, data: bytes, *, key: str, attributes: dict[str, str],

@@ -4,31 +4,25 @@ topic, how each owner's DM is worded and framed, when a rate limit is waited out
 An organizer's text is sent by DM to each distinct owner of the fleet's notebooks, in the owner's language, as plain
 text escaped for mrkdwn (an organizer's `<!channel>` pings nobody). The request travels under a key of its own
 (ANNOUNCE_KEY): one announcement at a time, never waiting behind start/stop all presses (issue 44: an announcement
-queued behind 100 of them waited), strict and versioned like the bulk request; the organizer flag
+queued behind 100 of them waited), the envelope's "announce" payload (envelope.py writes and reads it, strictly, as
+the bulk request); the organizer flag
 is never carried (the worker asks Slack who `requester` is). A run longer than the worker's budget is handed on with
 the owners still to reach (`owners` and `done`), so no owner is sent the text twice across a handoff.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
 from shared.core import messages
 from shared.core.identity import identity
 from shared.core.messages import Lang
 from shared.core.models import InstanceView
-from shared.core.wire import aware_time as _moment
-from shared.core.wire import short_text as _text
-from shared.core.wire import versioned_object
 
-ANNOUNCE_KIND = "medic-announce"
-ANNOUNCE_VERSION = 1
 ANNOUNCE_KEY = "announce"  # the ordering key of every announcement and its continuations
 TEXT_MAX = 1900  # the text rides in the Send button's value, which Slack caps at 2000 characters
 MAX_BYTES = 200_000  # a few thousand owners' emails; Pub/Sub takes 10 MB, the worker 1 MB
@@ -100,42 +94,10 @@ class AnnounceRequest:
     ledger_ts: str = ""
     hands: int = 0
 
-    def to_json(self) -> bytes:
-        data = {"kind": ANNOUNCE_KIND, "version": ANNOUNCE_VERSION, "text": self.text,
-                "requested_at": self.requested_at.isoformat(), "event_id": self.event_id,
-                "requester": self.requester, "response_url": self.response_url,
-                "owners": None if self.owners is None else list(self.owners), "unowned": self.unowned,
-                "done": self.done, "missed": [list(m) for m in self.missed], "ledger_ts": self.ledger_ts,
-                "hands": self.hands}
-        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
-
     def handed_on(self, owners: tuple[str, ...], done: int, missed: tuple[tuple[str, str, str], ...],
                   ledger_ts: str) -> AnnounceRequest:
         """The continuation: the same announcement with who is left, and where its progress is shown."""
         return replace(self, owners=owners, done=done, missed=missed, ledger_ts=ledger_ts, hands=self.hands + 1)
-
-
-def decode(raw: bytes) -> AnnounceRequest:
-    """Strict: anything that does not fit raises ValueError; a newer version too."""
-    if len(raw) > MAX_BYTES:
-        raise ValueError(f"announcement of {len(raw)} bytes; at most {MAX_BYTES}")
-    data = versioned_object(raw, ANNOUNCE_KIND, ANNOUNCE_VERSION, "announcement")
-    try:
-        owners = data.get("owners")
-        request = AnnounceRequest(
-            _text(data["text"], TEXT_MAX), _moment(data["requested_at"]), _text(data["event_id"], 200),
-            _text(data["requester"], 64), _text(data.get("response_url", ""), 2000),
-            None if owners is None else tuple(_text(o, 320) for o in _list(owners)),
-            _count(data.get("unowned", 0)), _count(data.get("done", 0)),
-            tuple(_miss(m) for m in _list(data.get("missed", []))), _text(data.get("ledger_ts", ""), 64),
-            _count(data.get("hands", 0)))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"announcement field: {exc}"[:300]) from None
-    if not request.text.strip() or not request.requester:
-        raise ValueError("an announcement names its text and who asked")
-    if request.owners is not None and request.done > len(request.owners):
-        raise ValueError("announcement: more done than owners")
-    return request
 
 
 def language(locale: object, default: Lang) -> Lang:
@@ -185,22 +147,3 @@ def summary_text(total: int, missed: tuple[tuple[str, str, str], ...], say: mess
     lines += [say("announce.missed", owner=messages.escape(owner), reason=reason_text(miss, error, say))
               for owner, miss, error in missed]
     return "\n".join(lines)
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100_000:
-        raise TypeError("a count")
-    return value
-
-
-def _list(value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise TypeError("a list")
-    return value
-
-
-def _miss(value: Any) -> tuple[str, str, str]:
-    items = _list(value)
-    if len(items) != 3:
-        raise TypeError("missed: [owner, why, error]")
-    return _text(items[0], 320), Miss(_text(items[1], 20)).value, _text(items[2], 100)

@@ -2,13 +2,13 @@
 publishes it and as the worker hands a run on to its next invocation, because a run of 50 notebooks outlasts one.
 
 It travels under its own ordering key (BULK_KEY), so two runs never overlap and no instance's own requests wait
-behind one; its JSON says its kind (BULK_KIND) so the worker routes it before the restart request's decoder.
+behind one; on the wire it is the envelope's "bulk" payload (envelope.py writes and reads it).
 A run's progress message carries its state as Slack message metadata (RUN_EVENT: its action, the press's event id
 and Pub/Sub message id, over or not), read back before a fresh run begins (admit): a press while a run of its kind
 is under way is told so, and a replayed press (a new message for a press already run) runs nothing (issue 44: 100
 presses made 100 runs and 101 posts).
-Strict like every message the worker reads: a field that does not fit raises ValueError and the message is acked
-with a logged reason. The organizer flag is never carried: the worker asks Slack who `requester` is, on every
+Strict like every message the worker reads: a field that does not fit is rejected by envelope.decode and the message
+is acked with a logged reason. The organizer flag is never carried: the worker asks Slack who `requester` is, on every
 message of the run (issue 44). A continuation also carries a seal, an HMAC of its body under a key derived from a
 secret only the worker and the Slack app hold (`seal_key`): a scheduled run names no requester, and a continuation
 nobody sealed is refused (issue 44: a forged one skipped the organizer check and stopped two notebooks).
@@ -18,20 +18,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from shared.core.fleet_ops import BulkAction, Run
-from shared.core.wire import aware_time as _moment
-from shared.core.wire import short_text as _text
-from shared.core.wire import versioned_object
 
-BULK_KIND = "medic-bulk"
-BULK_VERSION = 1
 BULK_KEY = "fleet"  # the ordering key of every bulk request: one run at a time
-BULK_ATTRIBUTE = "medic-kind"  # as fleet_ops.SCHEDULE_ATTRIBUTE: a route before decoding
+BULK_ATTRIBUTE = "medic-kind"  # as fleet_ops.SCHEDULE_ATTRIBUTE: for the console and filters; the worker reads "type"
 MAX_BYTES = 60_000  # a run's state for a few hundred notebooks; Pub/Sub takes 10 MB, the worker 1 MB
 
 
@@ -52,17 +46,6 @@ class BulkRequest:
     hands: int = 0  # how many invocations handed this run on: bounded (MAX_HANDS)
     message_id: str = ""  # a continuation's: the Pub/Sub message id of the press that began the run (run_metadata)
     sealed: bool = field(default=False, compare=False)  # decoded with a seal that holds under the key given
-
-    def to_json(self, key: bytes | None = None) -> bytes:
-        """The message; sealed (a continuation) when `key` is given."""
-        data = {"kind": BULK_KIND, "version": BULK_VERSION, "action": self.action.value,
-                "requested_at": self.requested_at.isoformat(), "event_id": self.event_id,
-                "requester": self.requester, "include_opted_out": self.include_opted_out,
-                "include_paused": self.include_paused, "channel": self.channel, "ts": self.ts, "run": self.run,
-                "hands": self.hands, "message_id": self.message_id}
-        if key is not None:
-            data["seal"] = _seal(_canonical(data), key)
-        return _canonical(data)
 
     def handed_on(self, run: Run, channel: str, ts: str, message_id: str) -> BulkRequest:
         """The continuation: the same request with the run as it stands, where its progress is shown, and the
@@ -155,44 +138,11 @@ def seal_key(secret: str) -> bytes:
     return hmac.new(secret.encode(), b"notebook-medic bulk continuation v1", hashlib.sha256).digest()
 
 
-def _canonical(data: dict[str, Any]) -> bytes:
-    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
-
-
-def _seal(body: bytes, key: bytes) -> str:
+def seal(body: bytes, key: bytes) -> str:
+    """A continuation's seal: the HMAC of its canonical body (envelope.py writes it) under `key`."""
     return hmac.new(key, body, hashlib.sha256).hexdigest()
 
 
-def decode(raw: bytes, key: bytes | None = None) -> BulkRequest:
-    """Strict: anything that does not fit raises ValueError; a newer version too. `sealed` says whether its seal
-    holds under `key`."""
-    if len(raw) > MAX_BYTES:
-        raise ValueError(f"bulk request of {len(raw)} bytes; at most {MAX_BYTES}")
-    data = versioned_object(raw, BULK_KIND, BULK_VERSION, "bulk request")
-    seal = data.pop("seal", None)
-    sealed = (key is not None and isinstance(seal, str)
-              and hmac.compare_digest(seal, _seal(_canonical(data), key)))
-    try:
-        request = BulkRequest(
-            BulkAction(data["action"]), _moment(data["requested_at"]), _text(data["event_id"], 200),
-            _text(data.get("requester", ""), 64), _flag(data.get("include_opted_out", False)),
-            _flag(data.get("include_paused", False)), _text(data.get("channel", ""), 64),
-            _text(data.get("ts", ""), 64), _run(data.get("run")), int(data.get("hands", 0)),
-            _text(data.get("message_id", ""), 128))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"bulk request field: {exc}"[:300]) from None
-    if request.run is not None:
-        Run.from_dict(request.run)  # its own strict check, here, so a bad one is rejected before anything is done
-    return replace(request, sealed=sealed)
-
-
-def _flag(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError("a boolean")
-    return value
-
-
-def _run(value: Any) -> dict[str, Any] | None:
-    if value is not None and not isinstance(value, dict):
-        raise TypeError("run: an object")
-    return value
+def holds(said: str, body: bytes, key: bytes) -> bool:
+    """Whether a continuation's seal is the one `key` gives its body."""
+    return hmac.compare_digest(said, seal(body, key))

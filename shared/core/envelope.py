@@ -1,35 +1,124 @@
-"""The restart topic's wire format, versioned: an envelope (what, why, where, when, who asked in Slack) around one
-typed payload per action, so that a message carries only the fields its action reads.
+"""The restart topic's one shape: every message on it, whoever publishes it, is one envelope whose one
+discriminator, "type", names its payload's type, and this module alone writes and reads it.
 
-Version 1 is the envelope, decoded to a RestartRequest (the envelope, holding its action's typed payload:
-payloads.py) through its one set of checks (RestartRequest.from_dict). The flat version 0 of the first releases
-is no longer read: none was ever deployed live (README), so no message of it can be in flight. A change to the
-wire that a running worker could not read takes a new version, read beside the old one for a release.
+    {"version": 2, "type": "restart", <a request's fields>, "payload": {<its action's payload>}}
+    {"version": 2, "type": "bulk" | "announce" | "schedule", "payload": {<the payload's fields>}}
+
+A request (models.RestartRequest: what, why, where, when, who asked in Slack) is typed by the payload its action
+carries (payloads.PAYLOADS: "restart", "interrupted", "alert", "warn", ...), its fields beside "type" and its
+action's under "payload"; a fleet message (FLEET: a start all / stop all run and its continuation, an announcement
+and its continuation, a Cloud Scheduler firing) carries only its payload. Each payload is a frozen dataclass.
+Adding a type: a frozen dataclass, its writer and reader below, one row in FLEET (or, for a request's action, a
+payload in payloads.PAYLOADS); the worker dispatches on the class (Worker.handle_push).
+
+decode is strict: anything that does not fit, or names a type or version this release does not read, raises
+MalformedMessageError, and nothing else; the worker rejects it, logged and acked with the reason (Worker.conclude).
+The shapes of earlier releases (the flat version 0, version 1 with "kind" or "payload.type") are no longer read:
+none was ever deployed live (README), so no message of them can be in flight. A change to the wire that a running
+worker could not read takes a new version, read beside the old one for a release.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import fields
-from datetime import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
+from datetime import UTC, datetime
 from typing import Any
 
-from shared.core import payloads
+from shared.core import announce, bulk, fleet_ops, payloads
+from shared.core.announce import TEXT_MAX, AnnounceRequest, Miss
+from shared.core.bulk import BulkRequest
+from shared.core.fleet_ops import BulkAction, Run, ScheduledAction, ScheduleMessage
 from shared.core.models import RestartRequest, iso, parse_time
 from shared.core.refs import InstanceRef, OomKill
-from shared.core.wire import json_object, text_field
+from shared.core.wire import aware_time, count, json_object, short_text, text_field
 
-WIRE_VERSION = 1
-# The envelope's fields: everything a request carries whatever its action (the Slack ones empty when no one asked).
+WIRE_VERSION = 2
+# A request's fields beside "type": everything a request carries whatever its action (the Slack ones empty when no
+# one asked).
 ENVELOPE = ("action", "trigger", "instance", "requested_at", "event_id", "requester", "response_url", "alert_ts",
             "alert_channel", "alert_blocks", "slack_request", "authorize")
+Message = RestartRequest | BulkRequest | AnnounceRequest | ScheduleMessage
 
 
-def encode(request: RestartRequest) -> bytes:
-    """Version 1: the envelope's fields and, under "payload", the action's typed payload (delivery_id, set on
-    receipt, is never sent)."""
+class MalformedMessageError(ValueError):
+    """A message on the restart topic that does not fit its type, or names none this release reads: `reason` says
+    why (the worker's table: rejected, logged and acked)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason[:300])
+        self.reason = reason[:300]
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """A fleet message's payload type: its class, its writer and reader (`key`: the bulk continuations' seal),
+    and the most bytes a message of it may take."""
+
+    cls: type[BulkRequest | AnnounceRequest | ScheduleMessage]
+    write: Callable[[Any, bytes | None], dict[str, Any]]
+    read: Callable[[dict[str, Any], bytes | None], BulkRequest | AnnounceRequest | ScheduleMessage]
+    most: int
+
+
+def encode(message: Message, *, key: bytes | None = None) -> bytes:
+    """The message in the topic's one shape (a request's delivery_id, set on receipt, is never sent); `key` seals
+    a bulk run's continuation (bulk.seal_key)."""
+    if isinstance(message, RestartRequest):
+        body = {"version": WIRE_VERSION, "type": message.kind, **_request_json(message),
+                "payload": _payload_json(message.payload)}
+    else:
+        kind = next(kind for kind, fleet in FLEET.items() if isinstance(message, fleet.cls))
+        body = {"version": WIRE_VERSION, "type": kind, "payload": FLEET[kind].write(message, key)}
+    return _canonical(body)
+
+
+def decode(raw: bytes, *, key: bytes | None = None) -> Message:
+    """The message, strictly: MalformedMessageError for anything that does not fit, and no other error. A bulk request's
+    `sealed` says whether its seal holds under `key`."""
+    try:
+        data = json_object(raw, "message")
+    except ValueError as exc:
+        raise MalformedMessageError(str(exc)) from None
+    kind, version, payload = data.get("type"), data.get("version"), data.get("payload")
+    if version != WIRE_VERSION:
+        raise MalformedMessageError(f"a message of wire version {version!r}; this release reads {WIRE_VERSION}")
+    if not isinstance(kind, str) or kind not in TYPES:
+        raise MalformedMessageError(f"a message of no type this release reads ({str(kind)[:40]!r})")
+    if not isinstance(payload, dict):
+        raise MalformedMessageError(f"a {kind} message without a payload object")
+    try:
+        if kind not in FLEET:
+            return _request(data, kind, payload)
+        fleet = FLEET[kind]
+        if len(raw) > fleet.most:
+            raise MalformedMessageError(f"a {kind} message of {len(raw)} bytes; at most {fleet.most}")
+        if foreign := sorted(set(data) - {"version", "type", "payload"}):
+            raise MalformedMessageError(f"a {kind} message has no {', '.join(foreign)}")
+        return fleet.read(payload, key)
+    except MalformedMessageError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+        raise MalformedMessageError(f"a {kind} message's field: {exc}") from None
+
+
+def decode_request(raw: bytes) -> RestartRequest:
+    """A request (what RestartQueue.publish sends), as decode reads it; MalformedMessageError for anything else."""
+    message = decode(raw)
+    if not isinstance(message, RestartRequest):
+        raise MalformedMessageError(f"a {type(message).__name__} where a request was expected")
+    return message
+
+
+def _canonical(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+
+
+# -- a request ---------------------------------------------------------------------------------------------------
+def _request_json(request: RestartRequest) -> dict[str, Any]:
     requester = request.requester
-    envelope: dict[str, Any] = {
+    return {
         "action": request.action.value, "trigger": request.trigger.value, "instance": request.instance,
         "requested_at": iso(request.requested_at), "event_id": request.event_id,
         "requester": None if requester is None else {"slack_user_id": requester.slack_user_id,
@@ -38,13 +127,28 @@ def encode(request: RestartRequest) -> bytes:
         "alert_blocks": list(request.alert_blocks), "slack_request": request.slack_request,
         "authorize": request.authorize,
     }
-    body = {"version": WIRE_VERSION, **envelope, "payload": _payload_json(request.payload)}
-    return json.dumps(body, separators=(",", ":"), sort_keys=True).encode()
+
+
+def _request(data: dict[str, Any], kind: str, payload: dict[str, Any]) -> RestartRequest:
+    names = {f.name for f in fields(payloads.PAYLOADS[kind])}
+    if foreign := sorted(set(payload) - names):
+        raise MalformedMessageError(f"a {kind} payload has no {', '.join(foreign)}")
+    if foreign := sorted(set(data) - set(ENVELOPE) - {"version", "type", "payload"}):
+        raise MalformedMessageError(f"the envelope has no {', '.join(foreign)}")
+    if "kill" in payload:
+        try:
+            payload = payload | {"kill": _kill(payload["kill"])}
+        except (KeyError, TypeError) as exc:
+            raise MalformedMessageError(f"the kill is missing or mistypes {exc}") from None
+    request = RestartRequest.from_dict(data, payload)
+    if request.kind != kind:
+        raise MalformedMessageError(f"a {request.action} request does not carry a {kind} payload")
+    return request
 
 
 def _payload_json(payload: payloads.Payload) -> dict[str, Any]:
-    """The payload's fields as JSON values, under "type" its kind; the kill as _kill_json writes it."""
-    data: dict[str, Any] = {"type": payloads.KINDS[type(payload)]}
+    """The payload's fields as JSON values; the kill as _kill_json writes it."""
+    data: dict[str, Any] = {}
     for field in fields(payload):
         value = getattr(payload, field.name)
         if isinstance(value, OomKill):
@@ -96,27 +200,118 @@ def _number(value: dict[str, Any], key: str) -> int | None:
     return got
 
 
-def decode(raw: bytes) -> RestartRequest:
-    """Version 1, strictly: a message that doesn't fit raises ValueError (the worker logs and acks it)."""
-    data = json_object(raw, "restart request")
-    version = data.get("version")
-    if version != WIRE_VERSION:
-        raise ValueError(f"restart request of wire version {version!r}; this release reads {WIRE_VERSION}")
-    payload = data.get("payload")
-    if not isinstance(payload, dict) or payload.get("type") not in payloads.PAYLOADS:
-        raise ValueError("restart request has no payload of a known type")
-    kind = payload["type"]
-    names = {f.name for f in fields(payloads.PAYLOADS[kind])}
-    if foreign := sorted(set(payload) - names - {"type"}):
-        raise ValueError(f"a {kind} payload has no {', '.join(foreign)}")
-    if foreign := sorted(set(data) - set(ENVELOPE) - {"version", "payload"}):
-        raise ValueError(f"the envelope has no {', '.join(foreign)}")
-    if "kill" in payload:
-        try:
-            payload = payload | {"kill": _kill(payload["kill"])}
-        except (KeyError, TypeError) as exc:
-            raise ValueError(f"the kill is missing or mistypes {exc}") from exc
-    request = RestartRequest.from_dict(data, payload)
-    if request.kind != kind:
-        raise ValueError(f"a {request.action} request does not carry a {kind} payload")
+# -- the fleet's messages ----------------------------------------------------------------------------------------
+def _only(data: dict[str, Any], cls: type[Any], *extra: str) -> None:
+    """No field the payload's class does not have (`extra`: the wire's own, a seal)."""
+    if foreign := sorted(set(data) - {f.name for f in fields(cls)} - set(extra)):
+        raise MalformedMessageError(f"a {cls.__name__} has no {', '.join(foreign)}")
+
+
+def _bulk_json(request: BulkRequest, key: bytes | None) -> dict[str, Any]:
+    """A start all / stop all, sealed (a continuation) when `key` is given."""
+    data = {"action": request.action.value, "requested_at": request.requested_at.isoformat(),
+            "event_id": request.event_id, "requester": request.requester,
+            "include_opted_out": request.include_opted_out, "include_paused": request.include_paused,
+            "channel": request.channel, "ts": request.ts, "run": request.run, "hands": request.hands,
+            "message_id": request.message_id}
+    return data | {"seal": bulk.seal(_canonical(data), key)} if key is not None else data
+
+
+def _bulk(data: dict[str, Any], key: bytes | None) -> BulkRequest:
+    _only(data, BulkRequest, "seal")
+    data = dict(data)
+    seal = data.pop("seal", None)
+    sealed = key is not None and isinstance(seal, str) and bulk.holds(seal, _canonical(data), key)
+    run = data.get("run")
+    if run is not None and not isinstance(run, dict):
+        raise TypeError("run: an object")
+    request = BulkRequest(
+        BulkAction(data["action"]), aware_time(data["requested_at"]), short_text(data["event_id"], 200),
+        short_text(data.get("requester", ""), 64), _flag(data.get("include_opted_out", False)),
+        _flag(data.get("include_paused", False)), short_text(data.get("channel", ""), 64),
+        short_text(data.get("ts", ""), 64), run, _count(data.get("hands", 0)),
+        short_text(data.get("message_id", ""), 128))
+    if run is not None:
+        Run.from_dict(run)  # its own strict check, here, so a bad one is rejected before anything is done
+    return replace(request, sealed=sealed)
+
+
+def _announce_json(request: AnnounceRequest, _key: bytes | None) -> dict[str, Any]:
+    return {"text": request.text, "requested_at": request.requested_at.isoformat(), "event_id": request.event_id,
+            "requester": request.requester, "response_url": request.response_url,
+            "owners": None if request.owners is None else list(request.owners), "unowned": request.unowned,
+            "done": request.done, "missed": [list(m) for m in request.missed], "ledger_ts": request.ledger_ts,
+            "hands": request.hands}
+
+
+def _announce(data: dict[str, Any], _key: bytes | None) -> AnnounceRequest:
+    _only(data, AnnounceRequest)
+    owners = data.get("owners")
+    request = AnnounceRequest(
+        short_text(data["text"], TEXT_MAX), aware_time(data["requested_at"]), short_text(data["event_id"], 200),
+        short_text(data["requester"], 64), short_text(data.get("response_url", ""), 2000),
+        None if owners is None else tuple(short_text(o, 320) for o in _list(owners)),
+        _count(data.get("unowned", 0)), _count(data.get("done", 0)),
+        tuple(_miss(m) for m in _list(data.get("missed", []))), short_text(data.get("ledger_ts", ""), 64),
+        _count(data.get("hands", 0)))
+    if not request.text.strip() or not request.requester:
+        raise MalformedMessageError("an announcement names its text and who asked")
+    if request.owners is not None and request.done > len(request.owners):
+        raise MalformedMessageError("an announcement with more done than owners")
     return request
+
+
+def _schedule_json(message: ScheduleMessage, _key: bytes | None) -> dict[str, Any]:
+    """What one Scheduler job publishes: infra/contest/schedule/main.tf builds the same JSON with jsonencode."""
+    return {"action": message.action.value, "at": _minute(message.at),
+            "stop_at": _minute(message.stop_at) if message.stop_at else None, "contest": message.contest,
+            "include_opted_out": message.include_opted_out, "include_paused": message.include_paused}
+
+
+def _schedule(data: dict[str, Any], _key: bytes | None) -> ScheduleMessage:
+    _only(data, ScheduleMessage)
+    action = ScheduledAction(data["action"])
+    at = aware_time(data["at"])
+    stop = None if data.get("stop_at") is None else aware_time(data["stop_at"])
+    contest = short_text(data.get("contest", ""), 63)
+    flags = (_flag(data.get("include_opted_out", False)), _flag(data.get("include_paused", False)))
+    if action is ScheduledAction.WARN_STOP and (stop is None or stop < at):
+        raise MalformedMessageError("warn-stop needs a stop_at at or after its own time")
+    return ScheduleMessage(action, at, stop, contest, include_opted_out=flags[0], include_paused=flags[1])
+
+
+def _minute(moment: datetime) -> str:
+    """To the second, in UTC, as Terraform writes it (2026-12-01T09:00:00Z); isoformat, for a four-digit year always."""
+    return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError("a boolean")
+    return value
+
+
+def _count(value: Any) -> int:
+    return count(value, 100_000, "a count")
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError("a list")
+    return value
+
+
+def _miss(value: Any) -> tuple[str, str, str]:
+    items = _list(value)
+    if len(items) != 3:
+        raise TypeError("missed: [owner, why, error]")
+    return short_text(items[0], 320), Miss(short_text(items[1], 20)).value, short_text(items[2], 100)
+
+
+# The fleet's payload types by their "type" (a request's are payloads.PAYLOADS': no name in both).
+FLEET: dict[str, Fleet] = {
+    "bulk": Fleet(BulkRequest, _bulk_json, _bulk, bulk.MAX_BYTES),
+    "announce": Fleet(AnnounceRequest, _announce_json, _announce, announce.MAX_BYTES),
+    "schedule": Fleet(ScheduleMessage, _schedule_json, _schedule, fleet_ops.SCHEDULE_MAX_BYTES),
+}
+TYPES = frozenset(payloads.PAYLOADS) | frozenset(FLEET)  # every type this release reads (no name in both: a test)

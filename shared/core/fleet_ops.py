@@ -18,7 +18,6 @@ What an answer means (the sources the classification follows):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from shared.core import messages
 from shared.core.fleet import FleetRow
 from shared.core.history import AutoMode
-from shared.core.wire import message_kind, versioned_object
 
 MAX_IN_FLIGHT = 5  # Workbench operations at once: a burst of 50 starts meets the API's per-minute quota and 409s
 MAX_TRIES = 5
@@ -305,9 +303,8 @@ def stop_warning(name: str, stop_at: datetime, now: datetime, say: messages.For,
 
 
 # --- The schedule message: Cloud Scheduler -> the restart topic -> the worker ----------------------------------
-SCHEDULE_KIND = "medic-schedule"
-SCHEDULE_VERSION = 1
-SCHEDULE_ATTRIBUTE = "medic-kind"  # a Pub/Sub attribute the worker may route on before decoding
+SCHEDULE_MAX_BYTES = 4_000  # one firing's few fields
+SCHEDULE_ATTRIBUTE = "medic-kind"  # for the console and filters: the worker reads the envelope's "type"
 STALE_AFTER = timedelta(hours=1)  # Cloud Scheduler's cron repeats every year: next year's firing is not this contest's
 EARLY_BY = timedelta(minutes=5)
 
@@ -320,7 +317,8 @@ class ScheduledAction(StrEnum):
 
 @dataclass(frozen=True)
 class ScheduleMessage:
-    """What one Scheduler job publishes: infra/contest/schedule/main.tf builds the same JSON with jsonencode."""
+    """What one Scheduler job publishes, the envelope's "schedule" payload (envelope.py; infra/contest/schedule/main.tf
+    builds the same JSON with jsonencode)."""
 
     action: ScheduledAction
     at: datetime  # when the job is meant to fire
@@ -329,40 +327,9 @@ class ScheduleMessage:
     include_opted_out: bool = False
     include_paused: bool = False
 
-    def to_json(self) -> bytes:
-        data: dict[str, Any] = {
-            "kind": SCHEDULE_KIND, "version": SCHEDULE_VERSION, "action": self.action.value,
-            "at": _iso(self.at), "stop_at": _iso(self.stop_at) if self.stop_at else None, "contest": self.contest,
-            "include_opted_out": self.include_opted_out, "include_paused": self.include_paused,
-        }
-        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
-
     def due(self, now: datetime) -> bool:
         """Whether a delivery at `now` is this firing: not early, not a year late (a stale one is logged, acked)."""
         return self.at - EARLY_BY <= now <= self.at + STALE_AFTER
-
-
-def is_schedule(raw: bytes) -> bool:
-    """Whether a message on the restart topic is a schedule message (else a RestartRequest)."""
-    return message_kind(raw) == SCHEDULE_KIND
-
-
-def decode_schedule(raw: bytes) -> ScheduleMessage:
-    """Strict: a message that does not fit raises ValueError (the worker logs and acks it); a newer version too."""
-    data = versioned_object(raw, SCHEDULE_KIND, SCHEDULE_VERSION, "schedule message")
-    try:
-        action = ScheduledAction(data["action"])
-        at = _parse(data["at"])
-        stop_at = _parse(data["stop_at"]) if data.get("stop_at") is not None else None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"schedule message field: {exc}") from None
-    contest = data.get("contest", "")
-    flags = (data.get("include_opted_out", False), data.get("include_paused", False))
-    if not isinstance(contest, str) or len(contest) > 63 or not all(isinstance(flag, bool) for flag in flags):
-        raise ValueError("schedule message: contest or include flags of the wrong type")
-    if action is ScheduledAction.WARN_STOP and (stop_at is None or stop_at < at):
-        raise ValueError("warn-stop needs a stop_at at or after its own time")
-    return ScheduleMessage(action, at, stop_at, contest, include_opted_out=flags[0], include_paused=flags[1])
 
 
 def _iso(moment: datetime) -> str:

@@ -12,19 +12,19 @@ written in the job (readable by whoever may view the job, and in Terraform's sta
 
 from __future__ import annotations
 
-from shared.core.fleet_ops import SCHEDULE_KIND
 
 
-def refusal(kind: str, subscription: str, schedule_subscription: str) -> str:
-    """Why a message of `kind` may not be taken from `subscription`, in words for the log; "" when it may.
-    `schedule_subscription` empty (not configured): no subscription carries schedule messages."""
+def refusal(is_schedule: bool, kind: str, subscription: str, schedule_subscription: str) -> str:
+    """Why a message (a schedule message or not; `kind` names it in the log) may not be taken from `subscription`,
+    in words for the log; "" when it may. `schedule_subscription` empty (not configured): no subscription carries
+    schedule messages."""
     on_schedule = bool(schedule_subscription) and subscription == schedule_subscription
-    if kind == SCHEDULE_KIND and not on_schedule:
+    if is_schedule and not on_schedule:
         came = f"on {subscription[:200]!r}" if subscription else "on no named subscription"
         where = schedule_subscription or "none configured (SCHEDULE_SUBSCRIPTION)"
         return (f"a schedule message {came}, not on the schedule subscription ({where}), which Cloud Scheduler "
                 "alone publishes to: refused, nothing started or stopped")
-    if on_schedule and kind != SCHEDULE_KIND:
+    if on_schedule and not is_schedule:
         return (f"a message of kind {kind[:40]!r} on the schedule subscription, which carries schedule messages "
                 "only: refused")
     return ""

@@ -1,6 +1,6 @@
 """Reading a JSON message strictly (one that isn't an object, or a field of the wrong type, raises, so the caller
-refuses the message), and the RFC 3339 times every message carries: the checks every decoder of the restart
-topic's messages applies (RestartRequest, the envelope, the bulk request, the schedule), apart from the data."""
+refuses the message), and the RFC 3339 times every message carries: the checks the restart topic's one decoder
+(envelope.py) applies to every payload, apart from the data."""
 
 from __future__ import annotations
 
@@ -18,26 +18,6 @@ def json_object(raw: bytes, what: str) -> dict[str, Any]:
         raise ValueError(f"{what} is not JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise ValueError(f"{what} is not a JSON object")
-    return data
-
-
-def message_kind(raw: bytes) -> str:
-    """The `kind` a message on the restart topic names (bulk.BULK_KIND, fleet_ops.SCHEDULE_KIND), "" for none or
-    for what is no JSON object: a RestartRequest names none, and goes to its own decoder, which says what is wrong."""
-    try:
-        kind = json_object(raw, "message").get("kind")
-    except ValueError:
-        return ""
-    return kind if isinstance(kind, str) else ""
-
-
-def versioned_object(raw: bytes, kind: str, version: int, what: str) -> dict[str, Any]:
-    """A message of this `kind` at this `version`; ValueError for any other (a newer version too: never guessed)."""
-    data = json_object(raw, what)
-    if data.get("kind") != kind:
-        raise ValueError(f"not a {what}")
-    if data.get("version") != version:
-        raise ValueError(f"{what} version {data.get('version')!r}; this worker reads {version}")
     return data
 
 
@@ -70,9 +50,10 @@ def vm_id(value: str) -> str:
     return value
 
 
-def count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 10_000:
-        raise TypeError("yields")
+def count(value: Any, most: int = 10_000, what: str = "yields") -> int:
+    """A whole number from 0 to `most`; TypeError naming `what` for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise TypeError(what)
     return value
 
 

@@ -1,6 +1,6 @@
 """`PubSubSimulator`: the gRPC server on 127.0.0.1 with push delivery behind it, started and stopped as one, and the
-direct API tests and the stacks use (create a topic or a push subscription, publish as a Logging sink does, inject a
-publish fault)."""
+direct API tests and the stacks use (create a push subscription, inject a publish fault; creating a topic and
+publishing as a Logging sink does are the state's own: state.PubSubState)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from concurrent import futures
 from typing import Any
 
 import grpc
-from google.pubsub_v1.types import Topic
 
 from simulators.pubsub.checks import MAX_REQUEST_BYTES, check_push_options
 from simulators.pubsub.grpc_api import GrpcSurface
@@ -74,9 +73,6 @@ class PubSubSimulator(GrpcSurface):
     def __exit__(self, *_exc: object) -> None:
         self.stop()
 
-    def create_topic(self, topic: str) -> None:
-        self._create_topic(Topic(name=topic))
-
     def create_push_subscription(
         self,
         name: str,
@@ -110,17 +106,6 @@ class PubSubSimulator(GrpcSurface):
                 backoff_set=min_backoff_s is not None or max_backoff_s is not None, oidc_token=oidc_token,
             )
         )
-
-    def publish(
-        self,
-        topic: str,
-        data: bytes,
-        attributes: dict[str, str] | None = None,
-        ordering_key: str = "",
-    ) -> str:
-        """Publish directly (as a Logging sink does): no latency, no injected faults."""
-        msg = {"data": data, "attributes": dict(attributes or {}), "ordering_key": ordering_key}
-        return self._publish(topic, [msg])[0]
 
     def inject_publish_fault(
         self, code: grpc.StatusCode = grpc.StatusCode.UNAVAILABLE, count: int = 1

@@ -1,5 +1,7 @@
 """The simulator's stored state under one lock: topics, the messages published to them, subscriptions with their
-queues, and the records tests read (`deliveries`, `dead_lettered`, `published`, `wait_idle`)."""
+queues, and the records tests read (`deliveries`, `dead_lettered`, `published`, `wait_idle`). It is the one model
+of Pub/Sub: the gRPC surface (grpc_api) and push delivery (push) are faces over it, and so is the unit tests'
+in-process restart topic (tests/fakes/topic.py), which publishes here directly."""
 
 from __future__ import annotations
 
@@ -37,6 +39,15 @@ class PubSubState:
         self._ids = itertools.count(4_210_000_000_000_001)
         self._seq = itertools.count(1)
         self._in_flight = 0
+
+    def create_topic(self, topic: str) -> None:
+        self._create_topic(Topic(name=topic))
+
+    def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = None, ordering_key: str = "") -> str:
+        """Publish directly (as a Logging sink does, or an in-process face such as tests/fakes/topic.py): Publish's
+        checks and ids, no latency, no injected faults."""
+        msg = {"data": data, "attributes": dict(attributes or {}), "ordering_key": ordering_key}
+        return self._publish(topic, [msg])[0]
 
     def published(self, topic: str) -> list[PublishedMessage]:
         with self._cond:

@@ -279,7 +279,7 @@ def test_the_schedule_section_says_what_the_worker_does_with_a_schedule_message(
     section = " ".join((ROOT / "infra" / "README.md").read_text().split("## The contest's schedule", 1)[1]
                        .split("\n## ", 1)[0].split())
     dispatch = (ROOT / "shared" / "app" / "worker" / "dispatch.py").read_text()
-    assert re.search(r"kind == fleet_ops\.SCHEDULE_KIND:.*\n\s*return self\._bulk\((partial\()?self\.bulk\.scheduled",
+    assert re.search(r"case ScheduleMessage\(\):.*\n\s*return self\._bulk\((partial\()?self\.bulk\.scheduled",
                      dispatch)
     assert "cannot decode" not in section and "`BulkRunner.scheduled`" in section
     assert "tests/integration/test_bulk.py::test_the_schedule_warns_each_owner_then_stops_all" in section

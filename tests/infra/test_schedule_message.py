@@ -1,6 +1,6 @@
 """The contest's schedule (infra/contest/schedule.tf and its module ./schedule): the installed Terraform applies the
 module (it has no provider, so it runs offline) and every message it builds with jsonencode is decoded by the
-worker's decoder (shared/core/fleet_ops.py), at the minute its cron line fires; the jobs publish only to the restart
+worker's decoder (shared/core/envelope.py), at the minute its cron line fires; the jobs publish only to the restart
 topic, as Cloud Scheduler's service agent, which may publish to that topic alone. Skipped without the binary."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from shared.core import fleet_ops
+from shared.core import envelope, fleet_ops
 from shared.core.fleet_ops import ScheduledAction
 from tests.infra import hcl
 from tests.infra.test_terraform_binary import TERRAFORM, run_terraform
@@ -44,6 +44,13 @@ def render(workdir: Path, **variables: Any) -> tuple[int, dict[str, Any], str]:
     return 0, json.loads(output.stdout), ""
 
 
+def schedule(data: str) -> fleet_ops.ScheduleMessage:
+    """The message a job publishes, as the worker decodes it."""
+    message = envelope.decode(data.encode())
+    assert isinstance(message, fleet_ops.ScheduleMessage)
+    return message
+
+
 def fires_at(cron: str, year: int) -> datetime:
     minute, hour, day, month, weekday = cron.split()
     assert weekday == "*"
@@ -56,12 +63,12 @@ def test_every_message_terraform_builds_decodes_and_fires_at_its_own_time(workdi
     assert code == 0, error
     assert set(jobs) == {action.value for action in ScheduledAction}
     for action, job in jobs.items():
-        message = fleet_ops.decode_schedule(job["data"].encode())
+        message = schedule(job["data"])
         assert message.action.value == action and message.contest == "kaggle-day"
         assert not message.include_opted_out and not message.include_paused
         assert fires_at(job["schedule"], message.at.year) == message.at
-        assert message.due(message.at) and fleet_ops.is_schedule(job["data"].encode())
-    warn = fleet_ops.decode_schedule(jobs["warn-stop"]["data"].encode())
+        assert message.due(message.at)
+    warn = schedule(jobs["warn-stop"]["data"])
     assert warn.stop_at == datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     assert warn.at == warn.stop_at - fleet_ops.STOP_WARNING_DEFAULT  # the variable's default is fleet_ops's 15 min
 
@@ -72,7 +79,7 @@ def test_the_lead_time_and_the_includes_reach_the_message(workdir: Path) -> None
                                include_paused="true")
     assert code == 0, error
     assert set(jobs) == {"warn-stop", "stop-all"}
-    warn = fleet_ops.decode_schedule(jobs["warn-stop"]["data"].encode())
+    warn = schedule(jobs["warn-stop"]["data"])
     assert warn.at == datetime(2026, 11, 30, 23, 40, tzinfo=UTC) and warn.include_paused
     assert jobs["warn-stop"]["schedule"] == "40 23 30 11 *"
 
@@ -98,14 +105,15 @@ def test_times_that_cannot_be_scheduled_are_refused(workdir: Path, variables: di
 
 
 def test_the_decoders_message_shape_is_the_modules() -> None:
-    """What fleet_ops writes and the module writes carry the same keys (the rendered test checks the values)."""
+    """What envelope.py writes and the module writes carry the same keys (the rendered test checks the values)."""
     module = hcl.parse(MODULE / "main.tf")
-    common = module["locals"][0]["common"]
-    built = json.loads(fleet_ops.ScheduleMessage(ScheduledAction.STOP_ALL, datetime(2026, 12, 1, tzinfo=UTC), None,
-                                                 "c").to_json())
-    assert set(built) == set(common) | {"action", "at", "stop_at"}
-    assert hcl.literal(common["kind"]) == fleet_ops.SCHEDULE_KIND
-    assert int(common["version"]) == fleet_ops.SCHEDULE_VERSION
+    common, wrapper = module["locals"][0]["common"], module["locals"][0]["envelope"]
+    built = json.loads(envelope.encode(fleet_ops.ScheduleMessage(ScheduledAction.STOP_ALL,
+                                                                 datetime(2026, 12, 1, tzinfo=UTC), None, "c")))
+    assert set(built) == set(wrapper) | {"payload"}
+    assert set(built["payload"]) == set(common) | {"action", "at", "stop_at"}
+    assert hcl.literal(wrapper["type"]) == built["type"] == "schedule"
+    assert int(wrapper["version"]) == envelope.WIRE_VERSION
 
 
 def contest() -> hcl.Module:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from shared.app.slack import announce_modal
-from shared.core import announce
+from shared.core import announce, envelope
 from shared.core.announce import AnnounceRequest
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
@@ -39,8 +39,9 @@ def slack(stack: LocalStack) -> SlackRequester:
 
 
 def announcements(stack: LocalStack) -> list[dict[str, Any]]:
-    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC)
-            if m.ordering_key == announce.ANNOUNCE_KEY and json.loads(m.data).get("kind") == announce.ANNOUNCE_KIND]
+    """The announcements' payloads on the topic (envelope.py: the "announce" type)."""
+    return [json.loads(m.data)["payload"] for m in stack.pubsub.published(RESTART_TOPIC)
+            if m.ordering_key == announce.ANNOUNCE_KEY and json.loads(m.data).get("type") == "announce"]
 
 
 def dms(stack: LocalStack, user_id: str) -> list[str]:
@@ -150,7 +151,8 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
     [first] = announcements(stack)[:1]
     later = AnnounceRequest(TEXT, datetime.fromisoformat(first["requested_at"]) + timedelta(hours=1),
                             first["event_id"], ORGANIZER[0])
-    stack.publish(RESTART_TOPIC, later.to_json(), {"medic-kind": "announce"}, ordering_key=announce.ANNOUNCE_KEY)
+    stack.publish(RESTART_TOPIC, envelope.encode(later), {"medic-kind": "announce"},
+                  ordering_key=announce.ANNOUNCE_KEY)
     assert wait_for(lambda: sum(r.get("decision") == "replayed" and r.get("trigger") == "announce"
                                 for r in stack.audit_records()) == 2, timeout=60)
     assert [len(dms(stack, user)) for user in ("U0TWO", "U0OK")] == [1, 1]
@@ -177,7 +179,8 @@ def test_a_forged_continuation_in_a_participants_name_dms_no_one(stack: LocalSta
     owner = f"U{name.upper().replace('-', '')}"
     forged = AnnounceRequest("click https://evil.example", datetime.now(UTC), "announce-forged", PARTICIPANT[0],
                              owners=(f"{name}@contest.example",))
-    stack.publish(RESTART_TOPIC, forged.to_json(), {"medic-kind": "announce"}, ordering_key=announce.ANNOUNCE_KEY)
+    stack.publish(RESTART_TOPIC, envelope.encode(forged), {"medic-kind": "announce"},
+                  ordering_key=announce.ANNOUNCE_KEY)
     assert wait_for(lambda: any(r.get("reason") == "announcements are for organizers"
                                 for r in stack.audit_records("restart_worker")), timeout=60)
     assert dms(stack, owner) == []

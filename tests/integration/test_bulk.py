@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.core import bulk, fleet, fleet_ops
+from shared.core import bulk, envelope, fleet, fleet_ops
 from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SCHEDULE_TOPIC, SIGNING_SECRET, LocalStack
@@ -46,7 +46,9 @@ def home(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, An
 
 
 def bulk_requests(stack: LocalStack) -> list[dict[str, Any]]:
-    return [json.loads(m.data) for m in stack.pubsub.published(RESTART_TOPIC) if m.ordering_key == bulk.BULK_KEY]
+    """The bulk requests' payloads on the topic (envelope.py: the "bulk" type)."""
+    return [json.loads(m.data)["payload"] for m in stack.pubsub.published(RESTART_TOPIC)
+            if m.ordering_key == bulk.BULK_KEY]
 
 
 def state(stack: LocalStack, full: str) -> str:
@@ -107,7 +109,7 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
     stack.slack.add_user(f"U{name.upper().replace('-', '')}", name, f"{name}@contest.example", tz="America/New_York")
     now = datetime.now(UTC)
     stop_at = now + timedelta(minutes=15)
-    warn = ScheduleMessage(ScheduledAction.WARN_STOP, now, stop_at, "contest").to_json()
+    warn = envelope.encode(ScheduleMessage(ScheduledAction.WARN_STOP, now, stop_at, "contest"))
     stack.publish(SCHEDULE_TOPIC, warn, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
 
     def warned(name: str) -> list[str]:
@@ -120,7 +122,7 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
         assert f"stops at {stop_at.astimezone(ZoneInfo(zone)):%H:%M}" in warned(owned)[0], (zone, warned(owned))
     assert not warned(out[1])  # the stop leaves it alone: it is not told it stops
 
-    stop = ScheduleMessage(ScheduledAction.STOP_ALL, datetime.now(UTC), None, "contest").to_json()
+    stop = envelope.encode(ScheduleMessage(ScheduledAction.STOP_ALL, datetime.now(UTC), None, "contest"))
     before = sum("Stop all finished" in m.get("text", "") for m in stack.alerts())
     stack.publish(RESTART_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})  # not Cloud Scheduler's topic
     assert wait_for(lambda: any(r.get("message") == "schedule message refused" and "restart-worker-push" in str(

@@ -29,6 +29,7 @@ SHARES: dict[str, dict[str, int]] = {
     "slash": {"parse_command": 700, "service": 80, "bolt": 200, "wire": 20},
     "button": {"service": 580, "bolt": 300, "shapes": 100, "wire": 20},
     "name": {"core": 800, "worker": 200},
+    "envelope": {"round_trip": 400, "decode": 600},
 }
 
 

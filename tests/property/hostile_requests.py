@@ -153,13 +153,13 @@ def restart_requests(instances: st.SearchStrategy[str], response_urls: tuple[str
 
 
 def on_the_wire(request: dict[str, Any]) -> dict[str, Any]:
-    """A request as wire version 1 carries it (shared/core/envelope.py): the envelope's fields at the top, the
-    others under "payload", of the type its action carries (a hostile action's: a restart's)."""
+    """A request as wire version 2 carries it (shared/core/envelope.py): the envelope's fields at the top, under
+    "type" the payload type its action carries (a hostile action's: a restart's), the others under "payload"."""
     action = request.get("action")
     kind = payloads.BY_ACTION.get(action, "restart") if isinstance(action, str) else "restart"
     top = {key: value for key, value in request.items() if key in envelope.ENVELOPE}
     rest = {key: value for key, value in request.items() if key not in envelope.ENVELOPE}
-    return {"version": envelope.WIRE_VERSION, **top, "payload": {"type": kind, **rest}}
+    return {"version": envelope.WIRE_VERSION, "type": kind, **top, "payload": rest}
 
 
 def push_bodies(requests: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[Any]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.property.budget import SHARES, TARGET
 
-ENTRY_POINTS = {"cloudevent", "log_entry", "memory_event", "push", "slash", "button", "name"}
+ENTRY_POINTS = {"cloudevent", "log_entry", "memory_event", "push", "slash", "button", "name", "envelope"}
 
 
 def test_every_entry_point_gets_the_target() -> None:

@@ -23,7 +23,7 @@ from shared.adapters.config import Need, load_settings
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
 from shared.app.worker import Worker
-from shared.core.models import RestartRequest
+from tests.fakes.topic import FakeTopic
 from tests.property.budget import run
 from tests.property.conftest import BOT_TOKEN, AuditCapture, Sims, has_reason
 from tests.property.hostile import NOW, PROJECT, ZONE, full_name, valid_name, valid_project, valid_user_id, valid_zone
@@ -31,18 +31,6 @@ from tests.property.hostile_requests import FULL_NAMES, push_bodies, restart_req
 
 Record = Callable[[str, object], None]
 ALICE_FULL = full_name("wb-alice")
-
-
-class Continuations:
-    """The restart topic, in process: what a waiting incident would re-publish. Nothing here waits (the one
-    instance is down, every other name is no instance), so nothing may be published."""
-
-    def __init__(self) -> None:
-        self.published: list[RestartRequest] = []
-
-    def publish(self, request: RestartRequest) -> str:
-        self.published.append(request)
-        return str(len(self.published))
 
 
 class AtNow:
@@ -58,7 +46,9 @@ class AtNow:
         SYSTEM.sleep(seconds)
 
 
-def make_worker(sims: Sims) -> Worker:
+def make_worker(sims: Sims, topic: FakeTopic | None = None) -> Worker:
+    """The worker on the simulators; `topic`: the restart topic, in process, for what a waiting incident would
+    re-publish."""
     settings = load_settings({Need.WORKBENCH, Need.SLACK}, sims.env)
     return Worker(
         settings,
@@ -66,7 +56,7 @@ def make_worker(sims: Sims) -> Worker:
                   retry_deadline=settings.workbench_retry),
         SlackNotifier(token=BOT_TOKEN, base_url=sims.slack.api_url, timeout_s=2,
                       response_url_base=settings.slack_response_url_base),
-        queue=Continuations(),
+        queue=topic or FakeTopic(),
         clock=AtNow(),
     )
 
@@ -100,15 +90,21 @@ def asked_by_in(body: Any) -> tuple[bool, Any]:
 
 
 @pytest.fixture(scope="module")
-def worker(sims: Sims) -> Worker:
+def topic() -> FakeTopic:
+    return FakeTopic()
+
+
+@pytest.fixture(scope="module")
+def worker(sims: Sims, topic: FakeTopic) -> Worker:
     sims.workbench.add_instance(PROJECT, ZONE, "wb-alice", owner_email="alice@contest.example")
     sims.workbench.set_health(ALICE_FULL, "UNHEALTHY", {"jupyterlab_status": "-1", "jupyterlab_api_status": "-1"})
-    return make_worker(sims)
+    return make_worker(sims, topic)
 
 
 def test_push_bodies_never_reset_and_say_why(
-    sims: Sims, worker: Worker, audit_log: AuditCapture, record_property: Record
+    sims: Sims, worker: Worker, topic: FakeTopic, audit_log: AuditCapture, record_property: Record
 ) -> None:
+    """Nothing here waits (the one instance is down, every other name is no instance), so nothing is re-published."""
     bodies = push_bodies(restart_requests(FULL_NAMES.filter(lambda v: v != ALICE_FULL), response_urls(sims)))
     hostile_askers = 0
 
@@ -136,4 +132,4 @@ def test_push_bodies_never_reset_and_say_why(
 
     run("push", "handle_push", bodies, check, record_property)
     assert hostile_askers, "no request carried a hostile asked_by"
-    assert sims.resets() == 0 and sims.published() == 0
+    assert sims.resets() == 0 and sims.published() == 0 and topic.messages == []

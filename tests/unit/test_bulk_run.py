@@ -16,12 +16,13 @@ from shared.adapters.config import Settings
 from shared.adapters.errors import BusyError, ServiceError
 from shared.app.worker import WorkOutcome
 from shared.app.worker.bulk import POLL_S
-from shared.core import bulk, fleet_ops
+from shared.core import bulk, envelope, fleet_ops
 from shared.core.bulk import BulkRequest
 from shared.core.commands import parse_command
 from shared.core.fleet_ops import BulkAction, ScheduledAction, ScheduleMessage
 from shared.core.models import InstanceRef, InstanceState
 from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
+from tests.fakes.topic import FakeTopic
 
 TOOK_S = 20.0  # how long one stop takes
 RESTART_SUB = "projects/contest-prj/subscriptions/notebook-medic-restart-worker"
@@ -62,30 +63,17 @@ class FakeOperations:
         return True
 
 
-@dataclass
-class Collected:
-    """The restart topic as publish_bytes sees it."""
-
-    sent: list[tuple[bytes, str]] = field(default_factory=list)
-
-    def publish_bytes(self, data: bytes, *, key: str, attributes: dict[str, str],
-                      timeout_s: float | None = None) -> str:
-        self.sent.append((data, key))
-        return f"b{len(self.sent)}"
-
-
 def rig_of(monkeypatch: pytest.MonkeyPatch, notebooks: int, **settings: Any) -> tuple[Rig, FakeOperations,
-                                                                                      Collected]:
+                                                                                      FakeTopic]:
     options: dict[str, Any] = {"project": "contest-prj", "workbench_zones": ("asia-northeast1-a",),
                                "schedule_subscription": SCHEDULE_SUB,
                                "slack_alert_channel": ALERTS, "organizer_emails": frozenset({ORGANIZER_EMAIL})}
     rig = Rig.build(monkeypatch, visibility="on-done", settings=Settings(**{**options, **settings}))
     for i in range(notebooks):
         rig.instance(f"wb-{i:02d}")
-    ops, topic = FakeOperations(rig), Collected()
+    ops = FakeOperations(rig)
     rig.worker.bulk.operations = ops  # type: ignore[assignment]
-    rig.worker.bulk.queue = topic
-    return rig, ops, topic
+    return rig, ops, rig.topic
 
 
 def push(rig: Rig, data: bytes, on: str = RESTART_SUB) -> WorkOutcome:
@@ -94,18 +82,18 @@ def push(rig: Rig, data: bytes, on: str = RESTART_SUB) -> WorkOutcome:
                                    "subscription": on})
 
 
-def to_the_end(rig: Rig, topic: Collected, data: bytes) -> WorkOutcome:
+def to_the_end(rig: Rig, topic: FakeTopic, data: bytes) -> WorkOutcome:
     """The request, then each continuation it hands on, as the bulk key delivers them (ten at most)."""
     outcome = push(rig, data)
     for _ in range(10):
         if outcome.ended != "yielded":
             break
-        outcome = push(rig, topic.sent[-1][0])
+        outcome = push(rig, topic.messages[-1].data)
     return outcome
 
 
 def stop_all(rig: Rig) -> bytes:
-    return BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-1-U0ORG", requester="U0ORG").to_json()
+    return envelope.encode(BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-1-U0ORG", requester="U0ORG"))
 
 
 def test_a_409_burst_is_waited_out_a_bounded_number_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,10 +124,11 @@ def test_a_run_longer_than_the_budget_is_handed_on_and_ends_in_the_same_message(
         monkeypatch: pytest.MonkeyPatch) -> None:
     rig, ops, topic = rig_of(monkeypatch, 12, worker_budget=timedelta(seconds=40))
     first = push(rig, stop_all(rig))
-    assert first.ended == "yielded" and len(topic.sent) == 1
-    data, key = topic.sent[0]
+    assert first.ended == "yielded" and len(topic.messages) == 1
+    data, key = topic.messages[0].data, topic.messages[0].ordering_key
     assert key == bulk.BULK_KEY
-    handed = bulk.decode(data)
+    handed = envelope.decode(data)
+    assert isinstance(handed, BulkRequest)
     assert handed.run is not None and handed.hands == 1 and handed.ts
     assert 0 < len(handed.run["done"]) < 12
     assert to_the_end(rig, topic, data).ended == "acted"
@@ -151,7 +140,7 @@ def test_a_run_longer_than_the_budget_is_handed_on_and_ends_in_the_same_message(
 def test_a_bulk_request_of_someone_who_is_no_organizer_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     rig, ops, _ = rig_of(monkeypatch, 3)
     rig.slack.users["pat@contest.example"] = "U0PAT"
-    data = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-2-U0PAT", requester="U0PAT").to_json()
+    data = envelope.encode(BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-2-U0PAT", requester="U0PAT"))
     outcome = push(rig, data)
     assert outcome.ack and outcome.ended == "denied"
     assert not ops.begun and not rig.slack.in_channel(ALERTS)
@@ -160,7 +149,7 @@ def test_a_bulk_request_of_someone_who_is_no_organizer_does_nothing(monkeypatch:
 def schedule(rig: Rig, action: ScheduledAction, *, late: timedelta = timedelta(0)) -> bytes:
     at = rig.clock.now() - late
     stop_at = at + timedelta(minutes=15) if action is ScheduledAction.WARN_STOP else None
-    return ScheduleMessage(action, at, stop_at, "contest").to_json()
+    return envelope.encode(ScheduleMessage(action, at, stop_at, "contest"))
 
 
 def test_the_warning_reaches_every_owner_the_stop_will_stop_and_no_one_else(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -221,7 +210,13 @@ def test_start_all_and_stop_all_are_two_words_since_one_can_name_a_notebook(type
 
 
 def press(rig: Rig, n: int, action: BulkAction = BulkAction.STOP) -> bytes:
-    return BulkRequest(action, rig.clock.now(), f"bulk-17000000{n:02d}.1-U0ORG", requester="U0ORG").to_json()
+    return envelope.encode(BulkRequest(action, rig.clock.now(), f"bulk-17000000{n:02d}.1-U0ORG", requester="U0ORG"))
+
+
+def decoded(data: bytes, key: bytes | None = None) -> BulkRequest:
+    request = envelope.decode(data, key=key)
+    assert isinstance(request, BulkRequest)
+    return request
 
 
 def push_as(rig: Rig, data: bytes, message_id: str) -> WorkOutcome:
@@ -238,7 +233,7 @@ def test_presses_while_a_run_is_under_way_are_told_so_and_run_nothing(monkeypatc
     assert outcomes == ["denied"] * 99
     told = rig.slack.in_channel("U0ORG")
     assert len(told) == 99 and "Stop all is already under way" in told[0].text
-    assert to_the_end(rig, topic, topic.sent[0][0]).ended == "acted"
+    assert to_the_end(rig, topic, topic.messages[0].data).ended == "acted"
     runs = [m for m in rig.slack.in_channel(ALERTS) if "Stop all" in m.text]
     assert len(runs) == 1 and "Stop all finished" in runs[0].text, [m.text[:60] for m in runs]
     assert sorted(set(ops.begun)) == [f"wb-{i:02d}" for i in range(12)]  # by the one run
@@ -267,7 +262,7 @@ def test_the_redelivery_of_a_press_whose_run_broke_off_plans_again_in_its_messag
     rig, _, _ = rig_of(monkeypatch, 3)
     data = press(rig, 7)
     broken = rig.slack.post(ALERTS, "Stop all, broken off", metadata=bulk.run_metadata(
-        bulk.decode(data), "m7", rig.clock.now(), over=False))
+        decoded(data), "m7", rig.clock.now(), over=False))
     assert push_as(rig, data, "m8").ended == "replayed"
     assert push_as(rig, data, "m7").ended == "acted"
     [message] = [m for m in rig.slack.in_channel(ALERTS) if "Stop all" in m.text]
@@ -283,21 +278,22 @@ def test_a_forged_continuation_stops_nothing(monkeypatch: pytest.MonkeyPatch) ->
     rig.slack.users["pat@contest.example"] = "U0PAT"
     run = fleet_ops.Run(BulkAction.STOP, ("wb-00", "wb-01"))
     forged = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-forged", run=run.to_dict(), hands=1)
-    assert push_as(rig, forged.to_json(), "f1").ended == "denied"
-    assert push_as(rig, forged.to_json(bulk.seal_key("xoxb-another-token")), "f2").ended == "denied"
+    assert push_as(rig, envelope.encode(forged), "f1").ended == "denied"
+    assert push_as(rig, envelope.encode(forged, key=bulk.seal_key("xoxb-another-token")), "f2").ended == "denied"
     key = rig.worker.bulk.key
     participant = BulkRequest(BulkAction.STOP, rig.clock.now(), "bulk-pat", requester="U0PAT", run=run.to_dict(),
                               hands=1)
-    assert push_as(rig, participant.to_json(key), "f3").ended == "denied"
+    assert push_as(rig, envelope.encode(participant, key=key), "f3").ended == "denied"
     assert ops.begun == [] and rig.slack.in_channel(ALERTS) == []
     assert push_as(rig, press(rig, 0), "m0").ended == "yielded"  # an organizer's press, handed on sealed
-    assert bulk.decode(topic.sent[-1][0], key).sealed
-    assert to_the_end(rig, topic, topic.sent[-1][0]).ended == "acted"
+    assert decoded(topic.messages[-1].data, key).sealed
+    assert to_the_end(rig, topic, topic.messages[-1].data).ended == "acted"
 
 
 def test_a_press_naming_no_one_or_a_mention_runs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     rig, ops, _ = rig_of(monkeypatch, 3)
     for requester in ("", "U1> <!channel"):
-        data = BulkRequest(BulkAction.STOP, rig.clock.now(), f"bulk-x-{requester}", requester=requester).to_json()
+        data = envelope.encode(BulkRequest(BulkAction.STOP, rig.clock.now(), f"bulk-x-{requester}",
+                                           requester=requester))
         assert push_as(rig, data, f"x{requester}").ended == "denied"
     assert ops.begun == [] and rig.slack.in_channel(ALERTS) == []

@@ -170,35 +170,6 @@ def test_the_owners_zone_is_their_slack_tz_else_display_timezone(slack_tz: str |
     assert fleet_ops.owner_zone(slack_tz, ZoneInfo("Asia/Tokyo")) == ZoneInfo(expected)
 
 
-def test_a_schedule_message_round_trips_and_is_told_from_a_restart_request() -> None:
-    message = ScheduleMessage(ScheduledAction.WARN_STOP, datetime(2026, 12, 1, 8, 45, tzinfo=UTC),
-                              datetime(2026, 12, 1, 9, 0, tzinfo=UTC), "kaggle-day", include_paused=True)
-    raw = message.to_json()
-    assert fleet_ops.is_schedule(raw)
-    assert fleet_ops.decode_schedule(raw) == message
-    assert not fleet_ops.is_schedule(b'{"action":"restart","trigger":"oom"}')
-    assert not fleet_ops.is_schedule(b"\xff not json")
-
-
-@pytest.mark.parametrize(("change", "why"), [
-    ({"version": 2}, "version"),
-    ({"action": "delete-all"}, "field"),
-    ({"at": "2026-12-01T08:45:00"}, "zone"),
-    ({"at": 1764578700}, "field"),
-    ({"stop_at": None}, "warn-stop"),
-    ({"stop_at": "2026-12-01T08:00:00Z"}, "warn-stop"),
-    ({"include_paused": "yes"}, "type"),
-    ({"contest": "x" * 64}, "type"),
-    ({"kind": "other"}, "not a schedule"),
-])
-def test_the_decoder_refuses_what_does_not_fit(change: dict[str, object], why: str) -> None:
-    data = json.loads(ScheduleMessage(ScheduledAction.WARN_STOP, datetime(2026, 12, 1, 8, 45, tzinfo=UTC),
-                                      datetime(2026, 12, 1, 9, 0, tzinfo=UTC), "c").to_json())
-    data.update(change)
-    with pytest.raises(ValueError, match=why):
-        fleet_ops.decode_schedule(json.dumps(data).encode())
-
-
 def test_a_delivery_is_acted_on_only_near_its_own_time() -> None:
     at = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     message = ScheduleMessage(ScheduledAction.STOP_ALL, at, None, "c")

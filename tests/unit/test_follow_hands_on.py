@@ -20,7 +20,8 @@ from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.policy import restart_key
 from shared.core.waiting import max_yields
-from tests.unit.test_waiting import RECEIVED, REF, Clock, FakeWorkbench, Topic, oom, rig
+from tests.fakes.topic import FakeTopic
+from tests.unit.test_waiting import RECEIVED, REF, Clock, FakeWorkbench, oom, rig
 
 SHORT_POLL = 2.0  # restart._find_earlier_reset: the most one look at the operations waits
 
@@ -33,7 +34,7 @@ class Crashed(FakeWorkbench):
         return None
 
 
-def crashed(*, intent_at: datetime) -> tuple[Worker, Clock, FakeWorkbench, Topic, RestartRequest]:
+def crashed(*, intent_at: datetime) -> tuple[Worker, Clock, FakeWorkbench, FakeTopic, RestartRequest]:
     """A worker over an instance with the intent of `oom()`'s message m1 on it, written at `intent_at`."""
     worker, clock, workbench, topic = rig(health_at=RECEIVED, workbench=Crashed)
     kill = oom()

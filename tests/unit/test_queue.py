@@ -76,11 +76,11 @@ def test_a_key_still_paused_by_an_earlier_failure_is_resumed_and_the_request_sen
     assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)] == ["e3"]
 
 
-def test_what_every_publisher_sends_is_wire_version_1(sim: PubSubSimulator) -> None:
+def test_what_every_publisher_sends_is_wire_version_2(sim: PubSubSimulator) -> None:
     """publish() is the one way a request reaches the topic: the envelope around its action's payload."""
     RestartQueue(TOPIC).publish(request(4), timeout_s=5.0)
     [message] = sim.published(TOPIC)
     data = json.loads(message.data)
-    assert (data["version"], data["payload"]["type"], message.ordering_key) == (1, "restart", INSTANCE)
-    assert set(data) == {*envelope.ENVELOPE, "version", "payload"}  # no action's field outside its payload
+    assert (data["version"], data["type"], message.ordering_key) == (2, "restart", INSTANCE)
+    assert set(data) == {*envelope.ENVELOPE, "version", "type", "payload"}  # no action's field outside its payload
     assert envelope.decode(message.data).payload == RestartPayload()

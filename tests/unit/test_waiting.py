@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from shared.adapters.config import Settings
 from shared.adapters.errors import BusyError
-from shared.adapters.queue import PublishUnconfirmedError
 from shared.adapters.workbench import OperationOutcome, ResetResult
 from shared.app.worker import Ended, Worker
 from shared.core import envelope
@@ -38,6 +37,7 @@ from shared.core.waiting import (
     own_marker,
 )
 from tests.fakes.slack import FakeSlack as WorkspaceSlack
+from tests.fakes.topic import FakeTopic
 from tests.support import a_kill
 
 RECEIVED = datetime(2026, 11, 30, 21, 0, 0, tzinfo=UTC)
@@ -218,35 +218,23 @@ class FakeSlack:
         return bool(response_url)
 
 
-class Topic:
-    def __init__(self, *, fails: bool = False) -> None:
-        self.published: list[RestartRequest] = []
-        self.fails = fails
-
-    def publish(self, request: RestartRequest) -> str:
-        if self.fails:
-            raise PublishUnconfirmedError("DEADLINE_EXCEEDED", "no answer from Pub/Sub")
-        self.published.append(request)
-        return f"c{len(self.published)}"
-
-
-def rig(*, health_at: datetime | None = None, topic: Topic | None = None, workbench: type[FakeWorkbench] = FakeWorkbench
-        ) -> tuple[Worker, Clock, FakeWorkbench, Topic]:
+def rig(*, health_at: datetime | None = None, topic: FakeTopic | None = None,
+        workbench: type[FakeWorkbench] = FakeWorkbench) -> tuple[Worker, Clock, FakeWorkbench, FakeTopic]:
     clock = Clock()
     instance = workbench(clock, health_at)
-    topic = topic or Topic()
+    topic = topic or FakeTopic()
     worker = Worker(SETTINGS, instance, FakeSlack(), queue=topic, clock=clock)  # type: ignore[arg-type]
     return worker, clock, instance, topic
 
 
-def deliver(worker: Worker, request: RestartRequest, topic: Topic) -> tuple[str, RestartRequest | None]:
+def deliver(worker: Worker, request: RestartRequest, topic: FakeTopic) -> tuple[str, RestartRequest | None]:
     """One push delivery; the continuation it published, with the message id Pub/Sub would give it."""
     before = len(topic.published)
     outcome = worker.handle(request)
     assert outcome.ack, outcome
     if len(topic.published) == before:
         return str(outcome.decision), None
-    return str(outcome.decision), replace(topic.published[-1], delivery_id=f"c{len(topic.published)}")
+    return str(outcome.decision), topic.published[-1]
 
 
 def test_a_waiting_incident_holds_the_key_one_poll_then_hands_it_on() -> None:
@@ -293,7 +281,7 @@ def test_a_continuation_of_an_incident_a_manual_restart_answered_folds_into_it()
 
 
 def test_an_unpublished_continuation_is_retried_not_acked() -> None:
-    worker, _clock, workbench, _topic = rig(topic=Topic(fails=True))
+    worker, _clock, workbench, _topic = rig(topic=FakeTopic(failures=1_000))
     outcome = worker.handle(oom())
     assert not outcome.ack and "continuation not published" in outcome.detail
     assert workbench.resets == 0

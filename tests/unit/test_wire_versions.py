@@ -1,10 +1,12 @@
-"""The restart topic's wire format (shared/core/envelope.py): every publisher sends version 1, the envelope around
-its action's typed payload, and the worker reads nothing else.
+"""The restart topic's wire format (shared/core/envelope.py): every publisher sends version 2, one envelope whose
+one discriminator, "type", names its payload's type, and the worker reads nothing else.
 
-tests/data/wire/v1-messages.json holds one message of each kind the publishers send (RestartQueue.publish, for
-intake, memory_intake, the Slack command and buttons, and the worker's continuations), as literal JSON, so that
-a change to the wire is a change to that file, seen in review. The flat version 0 of the first releases is
-refused: none was ever deployed live (README), so no message of it can be in flight.
+tests/data/wire/v2-messages.json holds one message of each kind the publishers send (RestartQueue.publish, for
+intake, memory_intake, the Slack command and buttons, and the worker's continuations; the Slack app's start all /
+stop all and announcement, the worker's continuations of both, the Cloud Scheduler jobs' firings), as literal JSON,
+so that a change to the wire is a change to that file, seen in review. The shapes of earlier releases (the flat
+version 0, version 1's "payload.type" and "kind") are refused: none was ever deployed live (README), so no message of
+them can be in flight.
 """
 
 from __future__ import annotations
@@ -19,21 +21,29 @@ from typing import Any
 import pytest
 
 from shared.core import envelope, payloads
+from shared.core.announce import AnnounceRequest
+from shared.core.bulk import BulkRequest
+from shared.core.fleet_ops import ScheduleMessage
 from shared.core.models import Action, InstanceRef, RestartRequest, iso, parse_time
 from shared.core.payloads import AlertPayload, ResizePayload, RestartPayload, StopPayload, WarnPayload
 from tests.fakes.rig import ORGANIZER_EMAIL, Rig
 
 DATA = Path(__file__).parents[1] / "data" / "wire"
-V1: dict[str, str] = json.loads((DATA / "v1-messages.json").read_text())
+WIRE: dict[str, str] = json.loads((DATA / "v2-messages.json").read_text())
+V1 = {name: text for name, text in WIRE.items() if json.loads(text)["type"] in payloads.PAYLOADS}  # the requests
 
 
 def decoded(name: str) -> RestartRequest:
-    return envelope.decode(V1[name].encode())
+    return envelope.decode_request(WIRE[name].encode())
 
 
-def test_there_is_a_message_for_every_action_and_payload() -> None:
+def test_there_is_a_message_for_every_action_and_payload_type() -> None:
     assert {decoded(name).action for name in V1} == set(Action)
     assert {decoded(name).kind for name in V1} == set(payloads.PAYLOADS)
+    assert {json.loads(text)["type"] for text in WIRE.values()} == envelope.TYPES
+    assert not set(envelope.FLEET) & set(payloads.PAYLOADS)  # a type names one payload
+    assert {type(envelope.decode(text.encode())) for text in WIRE.values()} == {
+        RestartRequest, BulkRequest, AnnounceRequest, ScheduleMessage}
 
 
 def test_the_fields_each_action_reads_come_through() -> None:
@@ -49,38 +59,88 @@ def test_the_fields_each_action_reads_come_through() -> None:
     assert decoded("restart-oom").kill_time is not None and decoded("interrupted").action is Action.INTERRUPTED
 
 
-@pytest.mark.parametrize("name", sorted(V1))
+@pytest.mark.parametrize("name", sorted(WIRE))
 def test_each_message_is_encoded_as_it_was_read(name: str) -> None:
-    request = decoded(name)
-    wire = envelope.encode(request)
-    assert wire.decode() == V1[name]
+    message = envelope.decode(WIRE[name].encode())
+    wire = envelope.encode(message)
+    assert wire.decode() == WIRE[name]
     data = json.loads(wire)
-    assert data["version"] == envelope.WIRE_VERSION == 1
-    assert set(data) == {*envelope.ENVELOPE, "version", "payload"}
-    assert set(data["payload"]) == {"type"} | {f.name for f in fields(payloads.PAYLOADS[data["payload"]["type"]])}
-    assert envelope.decode(wire) == request
+    assert data["version"] == envelope.WIRE_VERSION == 2
+    if isinstance(message, RestartRequest):
+        assert set(data) == {*envelope.ENVELOPE, "version", "type", "payload"}
+        assert set(data["payload"]) == {f.name for f in fields(payloads.PAYLOADS[data["type"]])}
+    else:
+        assert set(data) == {"version", "type", "payload"}
+        assert set(data["payload"]) <= {f.name for f in fields(type(message))}
+    assert envelope.decode(wire) == message
 
 
-def test_a_flat_message_of_version_0_is_refused() -> None:
-    """The first releases' shape, the envelope's and the payload's fields side by side with no "version"."""
-    slash = json.loads(V1["restart-slash"])
-    flat = {key: value for key, value in slash.items() if key not in ("version", "payload")}
-    with pytest.raises(ValueError, match="wire version None"):
+def test_the_shapes_of_earlier_releases_are_refused() -> None:
+    """Version 0's flat request (no "version"), version 1's request (its type under "payload") and its fleet
+    messages (told apart by "kind"): none was ever deployed live."""
+    slash = json.loads(WIRE["restart-slash"])
+    flat = {key: value for key, value in slash.items() if key not in ("version", "type", "payload")}
+    with pytest.raises(envelope.MalformedMessageError, match="wire version None"):
         envelope.decode(json.dumps(flat).encode())
-    with pytest.raises(ValueError, match="wire version 0"):
-        envelope.decode(json.dumps(slash | {"version": 0}).encode())
+    v1 = {key: value for key, value in slash.items() if key != "type"} | {
+        "version": 1, "payload": slash["payload"] | {"type": "restart"}}
+    with pytest.raises(envelope.MalformedMessageError, match="wire version 1"):
+        envelope.decode(json.dumps(v1).encode())
+    press = json.loads(WIRE["bulk-press"])
+    kind = {"kind": "medic-bulk", "version": 1, **press["payload"]}
+    with pytest.raises(envelope.MalformedMessageError, match="wire version 1"):
+        envelope.decode(json.dumps(kind).encode())
+    with pytest.raises(envelope.MalformedMessageError, match="no type this release reads"):
+        envelope.decode(json.dumps(press | {"type": "medic-bulk"}).encode())
+
+
+@pytest.mark.parametrize(("name", "change", "why"), [
+    ("schedule-warn-stop", {"action": "delete-all"}, "field"),
+    ("schedule-warn-stop", {"at": "2026-12-01T08:45:00"}, "zone"),
+    ("schedule-warn-stop", {"at": 1764578700}, "field"),
+    ("schedule-warn-stop", {"stop_at": None}, "warn-stop"),
+    ("schedule-warn-stop", {"stop_at": "2026-12-01T08:00:00Z"}, "warn-stop"),
+    ("schedule-warn-stop", {"include_paused": "yes"}, "boolean"),
+    ("schedule-warn-stop", {"contest": "x" * 64}, "63 characters"),
+    ("schedule-warn-stop", {"kind": "medic-schedule"}, "has no kind"),
+    ("announce-continuation", {"text": ""}, "names its text"),
+    ("announce-continuation", {"requester": ""}, "names its text"),
+    ("announce-continuation", {"done": 4}, "more done than owners"),
+    ("announce-continuation", {"done": True}, "count"),
+    ("announce-continuation", {"missed": [["a@x.example", "lost", ""]]}, "lost"),
+    ("announce-continuation", {"owners": "a@x.example"}, "list"),
+    ("announce-continuation", {"text": "x" * 1901}, "1900 characters"),
+    ("announce-continuation", {"requested_at": "2026-12-01T09:00:00"}, "zone"),
+    ("bulk-continuation", {"action": "delete"}, "field"),
+    ("bulk-continuation", {"hands": 1e400}, "count"),
+    ("bulk-continuation", {"run": {"action": "stop"}}, "bulk run state"),
+    ("bulk-continuation", {"run": []}, "run: an object"),
+    ("bulk-press", {"include_opted_out": 1}, "boolean"),
+])
+def test_a_fleet_payload_that_does_not_fit_is_refused(name: str, change: dict[str, Any], why: str) -> None:
+    data = json.loads(WIRE[name])
+    with pytest.raises(envelope.MalformedMessageError, match=why):
+        envelope.decode(json.dumps(data | {"payload": data["payload"] | change}).encode())
+
+
+def test_a_fleet_message_over_its_size_or_with_a_requests_fields_is_refused() -> None:
+    data = json.loads(WIRE["bulk-press"])
+    with pytest.raises(envelope.MalformedMessageError, match="has no action"):
+        envelope.decode(json.dumps(data | {"action": "stop"}).encode())
+    with pytest.raises(envelope.MalformedMessageError, match="at most 60000"):
+        envelope.decode(json.dumps(data | {"payload": data["payload"] | {"event_id": " " * 60_000}}).encode())
 
 
 def test_a_payload_foreign_to_its_action_is_refused() -> None:
-    warn = json.loads(V1["warn"])
+    warn = json.loads(WIRE["warn"])
     with pytest.raises(ValueError, match="no machine_type"):
         envelope.decode(json.dumps(warn | {"payload": warn["payload"] | {"machine_type": "e2-highmem-4"}}).encode())
     with pytest.raises(ValueError, match="does not carry"):
-        envelope.decode(json.dumps(warn | {"payload": {"type": "resize", "machine_type": "e2-highmem-4"}}).encode())
+        envelope.decode(json.dumps(warn | {"type": "resize", "payload": {"machine_type": "e2-highmem-4"}}).encode())
     with pytest.raises(ValueError, match="envelope has no"):
         envelope.decode(json.dumps(warn | {"memory_percent": 50}).encode())
     with pytest.raises(ValueError, match="wire version"):
-        envelope.decode(json.dumps(warn | {"version": 2}).encode())
+        envelope.decode(json.dumps(warn | {"version": 3}).encode())
     with pytest.raises(ValueError, match="memory_percent"):
         envelope.decode(json.dumps(warn | {"payload": warn["payload"] | {"memory_percent": 101}}).encode())
 
@@ -88,7 +148,7 @@ def test_a_payload_foreign_to_its_action_is_refused() -> None:
 def test_the_kill_is_read_as_the_envelope_wrote_it_and_nothing_else() -> None:
     """The kill travels typed (an OomKill) and is JSON only on the wire: written by envelope.encode, read back
     strictly by envelope.decode."""
-    oom = json.loads(V1["restart-oom"])
+    oom = json.loads(WIRE["restart-oom"])
     kill = decoded("restart-oom").kill
     assert kill is not None and (kill.pid, kill.process, kill.anon_rss_kb, kill.unit) == (
         4242, "python3", 3145728, "/system.slice/jupyter.service")
@@ -110,7 +170,7 @@ def test_a_request_cannot_be_built_with_another_actions_payload() -> None:
 
 def retimed(name: str, now: str) -> bytes:
     """The message as it was, dated `now` so that the worker acts on it rather than calling it old."""
-    data = json.loads(V1[name])
+    data = json.loads(WIRE[name])
     payload = data["payload"]
     data["requested_at"] = now
     if payload.get("received_at") is not None:
@@ -135,7 +195,7 @@ def ended(monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[Any, ...]:
 
 def test_the_message_read_is_the_action_carried_out(monkeypatch: pytest.MonkeyPatch) -> None:
     """The worker carries out the restart, stop, warning and interrupt sent, from the bytes on the wire."""
-    assert all(parse_time(json.loads(V1[name])["requested_at"]) for name in V1)  # dated; the push re-dates it
+    assert all(parse_time(json.loads(WIRE[name])["requested_at"]) for name in V1)  # dated; the push re-dates it
     names = ("restart-slash", "stop-button", "warn", "interrupted")
     decisions = {name: ended(monkeypatch, name) for name in names}
     assert decisions == {"restart-slash": (True, "reset"), "stop-button": (True, "stop"), "warn": (True, "warn"),

@@ -4,13 +4,15 @@ same faults over the wire are in tests/integration/test_faults_retried.py and te
 
 from __future__ import annotations
 
+import base64
 from dataclasses import replace
 
 import pytest
 
 from shared.adapters.errors import MaybeAppliedError, NotFoundError, RefusedError, TransientError
 from shared.app.worker import Ended, Worker, WorkOutcome
-from shared.app.worker.errors import FinalError, TryAgainLater, classify
+from shared.app.worker.errors import FinalError, Rejected, TryAgainLater, classify
+from shared.core.envelope import MalformedMessageError
 from shared.core.history import INFLIGHT
 from shared.core.models import Action, InstanceRef, InstanceView, Trigger
 from shared.core.policy import Verdict
@@ -129,3 +131,24 @@ def test_a_failure_after_the_reset_was_sent_is_redelivered_not_said_as_not_resta
     assert (outcome.ack, outcome.decision) == (False, Ended.RETRY), outcome
     assert workbench.resets == 1 and workbench.labels.get(INFLIGHT)  # in flight: the redelivery FOLLOWs it
     assert not any("Not restarted" in post for post in worker.slack.posts)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    (None, "no message.data"),
+    ("not base64!", "not base64"),
+    (base64.b64encode(b'{"version": 2, "type": "reboot-all", "payload": {}}').decode(), "no type this release"),
+    (base64.b64encode(b'{"kind": "medic-bulk", "version": 1, "action": "stop"}').decode(), "wire version 1"),
+    (base64.b64encode(b'{"version": 2, "type": "bulk", "payload": {"action": "explode"}}').decode(), "bulk message"),
+    (base64.b64encode(b'{"version": 2, "type": "schedule", "payload": []}').decode(), "payload object"),
+])
+def test_a_malformed_message_is_rejected_through_the_table_with_why(data: str | None, says: str,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """envelope.decode's one error is a row of the table (Rejected): acked, audited with the reason, no stack trace,
+    nothing asked of Workbench or Slack."""
+    assert isinstance(classify(MalformedMessageError("x"), acting=False), Rejected)
+    worker, *_ = rig()
+    outcome = worker.handle_push({"message": {"data": data, "messageId": "m1"}})
+    assert (outcome.ack, outcome.ended) == (True, Ended.REJECTED) and says in outcome.detail, outcome
+    assert not worker.slack.posts  # type: ignore[attr-defined]
+    assert not [r for r in caplog.records if r.exc_info], "a rejection is no fault of the worker's own"
+    assert any("rejected" in r.getMessage() and says in str(r.__dict__) for r in caplog.records)

@@ -1,7 +1,7 @@
 # The contest's schedule as data: when each Cloud Scheduler job fires (a cron line in UTC) and the JSON it
 # publishes to the bot's restart topic. No provider and no resource: ../schedule.tf creates the jobs from these
 # outputs, and tests/infra/test_schedule_message.py applies this module alone with the installed Terraform and
-# decodes each message with shared/core/fleet_ops.py's decode_schedule (the worker's decoder).
+# decodes each message with shared/core/envelope.py's decode (the worker's decoder).
 
 terraform {
   required_version = ">= 1.11.4" # the one version it is checked with (tests/infra/test_docs.py)
@@ -58,10 +58,13 @@ variable "include_paused" {
 }
 
 locals {
-  # shared/core/fleet_ops.py: SCHEDULE_KIND, SCHEDULE_VERSION and ScheduleMessage.to_json's fields.
+  # shared/core/envelope.py: the restart topic's one shape (WIRE_VERSION, the "schedule" type), around the
+  # payload's fields as envelope.py writes a ScheduleMessage.
+  envelope = {
+    version = 2
+    type    = "schedule"
+  }
   common = {
-    kind              = "medic-schedule"
-    version           = 1
     contest           = var.contest_name
     include_opted_out = var.include_opted_out
     include_paused    = var.include_paused
@@ -78,10 +81,12 @@ locals {
     # minute hour day-of-month month, any weekday, in Etc/UTC: Cloud Scheduler repeats it every year, and the
     # worker acts only on a delivery within an hour of `at` (ScheduleMessage.due).
     schedule = formatdate("m h D M *", at)
-    data = jsonencode(merge(local.common, {
-      action  = action
-      at      = at
-      stop_at = action == "warn-stop" ? var.contest_end : null
+    data = jsonencode(merge(local.envelope, {
+      payload = merge(local.common, {
+        action  = action
+        at      = at
+        stop_at = action == "warn-stop" ? var.contest_end : null
+      })
     }))
   } }
 }

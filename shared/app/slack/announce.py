@@ -20,7 +20,7 @@ from shared.app.slack.budget import Deadline, Late
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure
 from shared.app.slack.replies import obj
-from shared.core import announce, fleet
+from shared.core import announce, envelope, fleet
 from shared.core.commands import Caller
 from shared.core.models import InstanceView
 
@@ -77,7 +77,7 @@ def send(deps: Dependencies, user_id: str, workspace: str | None, text: str, eve
     if not usable:
         return deps.say("announce.usage", most=announce.TEXT_MAX)
     request = announce.AnnounceRequest(usable, deps.clock.now(), event_id[:200], user_id, response_url)
-    unsent = deps.publisher.publish_fleet(request.to_json(), {"medic-kind": "announce"}, deadline, fields,
+    unsent = deps.publisher.publish_fleet(envelope.encode(request), {"medic-kind": "announce"}, deadline, fields,
                                           key=announce.ANNOUNCE_KEY)
     if unsent is not None:
         return unsent

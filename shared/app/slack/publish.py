@@ -13,7 +13,7 @@ from shared.adapters.queue import PublishUnconfirmedError, RestartQueue
 from shared.app.slack.auditing import audit_request
 from shared.app.slack.budget import MIN_CALL_S, Deadline
 from shared.app.slack.failures import failure
-from shared.core import bulk, messages
+from shared.core import bulk, envelope, messages
 from shared.core.models import RestartRequest
 
 
@@ -53,8 +53,8 @@ class DeadlinePublisher:
 
     def publish_bulk(self, request: bulk.BulkRequest, deadline: Deadline, fields: dict[str, Any]) -> str | None:
         """A start all / stop all under the bulk key (shared/core/bulk.py), as publish() words what went wrong."""
-        return self.publish_fleet(request.to_json(), {bulk.BULK_ATTRIBUTE: "bulk", "action": request.action.value},
-                                  deadline, fields, key=bulk.BULK_KEY)
+        attributes = {bulk.BULK_ATTRIBUTE: "bulk", "action": request.action.value}
+        return self.publish_fleet(envelope.encode(request), attributes, deadline, fields, key=bulk.BULK_KEY)
 
     def publish_fleet(self, data: bytes, attributes: dict[str, str], deadline: Deadline,
                       fields: dict[str, Any], *, key: str) -> str | None:

@@ -8,6 +8,7 @@ Which error means what (errors.classify; applied in one place, dispatch.Worker.c
     raised                                   where                 the message
     TryAgainLater(reason, ended, delay)      anywhere              redelivered (a later delivery may succeed)
     TransientError, LabelsNotConfirmedError  anywhere              redelivered (nothing applied, or it may land)
+    envelope.MalformedMessageError           decoding the message  rejected (Rejected): logged with why; acked
     FinalError(reason)                       anywhere              reported in the words of what was asked; acked
     ActionRefused(reason): anything else     the action's own      said by the action (Worker.refusals: the stop,
       raised by errors.action_call           request (a stop, a    the start, the mode) or as a refusal of what was

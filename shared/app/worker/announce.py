@@ -27,7 +27,7 @@ from shared.app.worker.asked import Asked
 from shared.app.worker.bulk import HAND_ON_MARGIN, BytesPublisher
 from shared.app.worker.errors import TryAgainLater
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import announce, bulk, messages
+from shared.core import announce, bulk, envelope, messages
 from shared.core.announce import AnnounceRequest, Miss
 from shared.core.models import SLACK_USER_RE
 
@@ -56,12 +56,8 @@ class AnnounceRunner:
                                           timeout_s=self.settings.slack_timeout.total_seconds())
         return self._direct
 
-    def requested(self, raw: bytes) -> WorkOutcome:
+    def requested(self, request: AnnounceRequest) -> WorkOutcome:
         """An announcement: an organizer's Send (checked with Slack here), a replay of one, or one handed on."""
-        try:
-            request = announce.decode(raw)
-        except ValueError as exc:
-            return _ended(Ended.REJECTED, str(exc)[:300])
         budget = self.settings.worker_budget
         pace = Pace(self.clock, self.clock.monotonic() + max(budget * 0.75, budget - HAND_ON_MARGIN).total_seconds())
         # Sent or handed on, the requester is asked about (issue 44: a forged continuation DMed a link under the
@@ -124,7 +120,7 @@ class AnnounceRunner:
                 pace.call(self.direct.update, channel, ts, text, self._meta(request, done, missed))
         except _HandOnError:
             if request.hands < announce.MAX_HANDS and self.queue is not None:
-                self.queue.publish_bytes(request.handed_on(owners, done, missed, ts).to_json(),
+                self.queue.publish_bytes(envelope.encode(request.handed_on(owners, done, missed, ts)),
                                          key=announce.ANNOUNCE_KEY,
                                          attributes={bulk.BULK_ATTRIBUTE: "announce"})
                 return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=f"{done} of {len(owners)} dealt with")

@@ -30,9 +30,9 @@ from shared.adapters.workbench import Workbench
 from shared.app.worker.asked import Asked
 from shared.app.worker.errors import TryAgainLater
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import bulk, fleet, fleet_ops, messages
+from shared.core import bulk, envelope, fleet, fleet_ops, messages
 from shared.core.bulk import BulkRequest
-from shared.core.fleet_ops import BulkAction, Failure, Run, ScheduledAction
+from shared.core.fleet_ops import BulkAction, Failure, Run, ScheduledAction, ScheduleMessage
 from shared.core.models import SLACK_USER_RE, InstanceRef, InstanceView
 
 log = logging.getLogger(__name__)
@@ -62,12 +62,8 @@ class BulkRunner:
         self.key = bulk.seal_key(settings.slack_bot_token)  # seals the continuations it hands on
 
     # -- the two messages ----------------------------------------------------------------------------------------
-    def scheduled(self, raw: bytes, message_id: str = "") -> WorkOutcome:
+    def scheduled(self, message: ScheduleMessage, message_id: str = "") -> WorkOutcome:
         """A Cloud Scheduler firing: dropped with a log line unless due now; else a warning or a bulk run."""
-        try:
-            message = fleet_ops.decode_schedule(raw)
-        except ValueError as exc:
-            return _ended(Ended.REJECTED, f"schedule message: {exc}"[:300])
         now = self.clock.now()
         if not message.due(now):
             log.warning("a schedule message for %s arrived at %s: not this firing, dropped", message.at, now)
@@ -90,12 +86,9 @@ class BulkRunner:
         audit("scheduled stop warned", decision="warned", outcome=f"{told} owners told", trigger="schedule")
         return WorkOutcome(ack=True, ended=Ended.ACTED, detail=f"{told} owners warned")
 
-    def requested(self, raw: bytes, message_id: str = "") -> WorkOutcome:
-        """A bulk request: an organizer's press (checked with Slack here), or a run handed on."""
-        try:
-            request = bulk.decode(raw, self.key)
-        except ValueError as exc:
-            return _ended(Ended.REJECTED, str(exc)[:300])
+    def requested(self, request: BulkRequest, message_id: str = "") -> WorkOutcome:
+        """A bulk request (decoded with this runner's key: `sealed` says whether a continuation's seal holds): an
+        organizer's press (checked with Slack here), or a run handed on."""
         if request.run is not None and not request.sealed:  # a worker seals every continuation it hands on
             return _ended(Ended.DENIED, "a bulk continuation no worker sealed")
         if request.requester and not SLACK_USER_RE.fullmatch(request.requester):
@@ -147,7 +140,7 @@ class BulkRunner:
         self._drive(run, refs, end, (channel, ts, running),
                     {"event_id": request.event_id, "requester": request.requester})
         if not run.over and request.hands < bulk.MAX_HANDS and self.queue is not None:
-            self.queue.publish_bytes(request.handed_on(run, channel, ts, message_id).to_json(self.key),
+            self.queue.publish_bytes(envelope.encode(request.handed_on(run, channel, ts, message_id), key=self.key),
                                      key=bulk.BULK_KEY,
                                      attributes={bulk.BULK_ATTRIBUTE: "bulk", "action": run.action.value})
             return WorkOutcome(ack=True, ended=Ended.YIELDED, detail=_counts(run))

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
-from typing import Any
+from typing import Any, assert_never
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import SYSTEM, Clock
@@ -34,12 +34,14 @@ from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
-from shared.core import announce, bulk, envelope, fleet_ops, messages, schedule_source, waiting
+from shared.core import envelope, messages, schedule_source, waiting
+from shared.core.announce import AnnounceRequest
+from shared.core.bulk import BulkRequest
+from shared.core.fleet_ops import ScheduleMessage
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.policy import Reason, Verdict, decide, is_too_old
-from shared.core.wire import message_kind
 
 log = logging.getLogger(__name__)
 MAX_DATA_BYTES = 1_000_000  # restart requests are small
@@ -122,36 +124,36 @@ class Worker:
         }
 
     def handle_push(self, body: Any) -> WorkOutcome:
-        """A Pub/Sub push body -> outcome. Malformed messages are acked with a logged reason."""
+        """A Pub/Sub push body -> outcome, by the type of the message it carries (envelope.py: one shape, one
+        discriminator). A malformed one is rejected through the table (conclude): acked with a logged reason."""
         message = body.get("message") if isinstance(body, dict) else None
-        data = message.get("data") if isinstance(message, dict) else None
-        if not isinstance(data, str):
-            return self._reject("the push body has no message.data")
-        if len(data) > MAX_DATA_BYTES:
-            return self._reject(f"message.data is {len(data)} bytes; restart requests are small")
         try:
-            raw = base64.b64decode(data, validate=True)
-            kind = message_kind(raw)
-            if refused := schedule_source.refusal(kind, _subscription(body), self.settings.schedule_subscription):
-                return self._refuse_source(refused)
-            if kind == bulk.BULK_KIND:  # start all / stop all, pressed or handed on (issue 28)
-                return self._bulk(partial(self.bulk.requested, message_id=_message_id(message)), raw)
-            if kind == announce.ANNOUNCE_KIND:  # the organizers' word to every owner, sent or handed on (issue 28)
-                return self._bulk(self.announce.requested, raw)
-            if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
-                return self._bulk(partial(self.bulk.scheduled, message_id=_message_id(message)), raw)
-            request = envelope.decode(raw)
-        except ValueError as exc:  # binascii.Error is a ValueError
-            return self._reject(str(exc)[:300])
-        if message_id := _message_id(message):
-            request = replace(request, delivery_id=message_id)
-        return self.handle(request)
+            decoded = envelope.decode(_data(message), key=self.bulk.key)
+        except envelope.MalformedMessageError as exc:
+            return self.conclude(exc, acting=False, about="a message on the restart topic", final=self._rejected)
+        is_schedule = isinstance(decoded, ScheduleMessage)
+        if refused := schedule_source.refusal(is_schedule, type(decoded).__name__, _subscription(body),
+                                              self.settings.schedule_subscription):
+            return self._refuse_source(refused)
+        message_id = _message_id(message)
+        match decoded:
+            case BulkRequest():  # start all / stop all, pressed or handed on (issue 28)
+                return self._bulk(partial(self.bulk.requested, decoded, message_id=message_id))
+            case AnnounceRequest():  # the organizers' word to every owner, sent or handed on (issue 28)
+                return self._bulk(partial(self.announce.requested, decoded))
+            case ScheduleMessage():  # the contest's Cloud Scheduler jobs
+                return self._bulk(partial(self.bulk.scheduled, decoded, message_id=message_id))
+            case RestartRequest():
+                return self.handle(replace(decoded, delivery_id=message_id) if message_id else decoded)
+            case _:
+                assert_never(decoded)
 
-    def _bulk(self, handle: Callable[[bytes], WorkOutcome], raw: bytes) -> WorkOutcome:
-        """A bulk run's message, its errors concluded as any request's: what may pass is redelivered (a run begun
-        again plans again: notebooks already there are left out); anything else ends the run, acked."""
+    def _bulk(self, handle: Callable[[], WorkOutcome]) -> WorkOutcome:
+        """A fleet message (a bulk run, an announcement, a schedule firing), its errors concluded as any request's:
+        what may pass is redelivered (a run begun again plans again: notebooks already there are left out); anything
+        else ends the run, acked."""
         try:
-            return handle(raw)
+            return handle()
         except Exception as exc:  # noqa: BLE001 - every message ends in an outcome (conclude)
             return self.conclude(exc, acting=False, about="bulk run", final=_bulk_failed)
 
@@ -160,6 +162,9 @@ class Worker:
         """A message on a subscription it may not come on (schedule_source): said in the log, nothing done."""
         audit("schedule message refused", severity=logging.WARNING, decision=Ended.DENIED, reason=reason)
         return WorkOutcome(ack=True, ended=Ended.DENIED, detail=reason)
+
+    def _rejected(self, error: FinalError) -> WorkOutcome:
+        return self._reject(error.reason)
 
     def _reject(self, reason: str) -> WorkOutcome:
         audit("restart request rejected", severity=logging.WARNING, decision=Ended.REJECTED, reason=reason)
@@ -285,6 +290,19 @@ class Worker:
                 return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
             history = history.with_acted(request.slack_request)
         return replace(job, history=history)
+
+
+def _data(message: Any) -> bytes:
+    """The bytes a push's message carries (base64 in message.data): MalformedMessageError for none, or too many."""
+    data = message.get("data") if isinstance(message, dict) else None
+    if not isinstance(data, str):
+        raise envelope.MalformedMessageError("the push body has no message.data")
+    if len(data) > MAX_DATA_BYTES:
+        raise envelope.MalformedMessageError(f"message.data is {len(data)} bytes; restart requests are small")
+    try:
+        return base64.b64decode(data, validate=True)
+    except ValueError as exc:  # binascii.Error is a ValueError
+        raise envelope.MalformedMessageError(f"message.data is not base64: {exc}") from None
 
 
 def _message_id(message: Any) -> str:

@@ -15,6 +15,7 @@ from typing import TypeVar
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
 from shared.app.worker.outcomes import Ended, WorkOutcome
+from shared.core.envelope import MalformedMessageError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -49,6 +50,11 @@ class ActionRefused(FinalError):  # noqa: N818 - named for what happened, as the
     """The API refused the action itself (the stop, the start, the mode's label, the restart's intent): nothing
     was done, and asking again would be refused again. The dispatcher has the action say it in its own words
     (Worker.refusals), and acks."""
+
+
+class Rejected(FinalError):  # noqa: N818 - named for what happens to the message, as the table says it
+    """A message on the restart topic that does not fit its type (envelope.MalformedMessageError): nothing in it can
+    be acted on or reported about, and it would never fit; logged with why, and acked."""
 
 
 class LabelsFullError(RuntimeError):
@@ -86,6 +92,8 @@ def classify(exc: Exception, *, acting: bool) -> TryAgainLater | FinalError:
     action (the instance could not be read) it is final: reading again would only fail again."""
     if isinstance(exc, TryAgainLater | FinalError):
         return exc
+    if isinstance(exc, MalformedMessageError):
+        return Rejected(exc.reason)
     if isinstance(exc, MAY_PASS):
         return TryAgainLater(describe(exc))
     if acting:
@@ -107,7 +115,7 @@ def redelivery(error: TryAgainLater) -> WorkOutcome:
 
 def unexpected(exc: Exception, *, acting: bool) -> bool:
     """Worth a stack trace in the log: a fault of the worker's own, or any failure that rose out of an action."""
-    if isinstance(exc, (TryAgainLater, FinalError, *MAY_PASS)):
+    if isinstance(exc, (TryAgainLater, FinalError, MalformedMessageError, *MAY_PASS)):
         return False
     return acting or not isinstance(exc, ServiceError)
 
