@@ -9,7 +9,7 @@ import base64
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from shared.adapters.audit import audit
@@ -34,7 +34,8 @@ from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
-from shared.core import announce, bulk, envelope, fleet_ops, messages, waiting
+from shared.app.worker.tickets import TicketDesk
+from shared.core import announce, bulk, envelope, fleet_ops, messages, tickets, waiting
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
@@ -111,6 +112,12 @@ class Worker:
         }
         self.refusals = self._refusals()
 
+    @cached_property
+    def tickets(self) -> TicketDesk:
+        """Help tickets (issue 46), made at the first change to one: its settings are read then."""
+        return TicketDesk(settings=self.settings, clock=self.clock, slack=self.slack, workbench=self.workbench,
+                          asked=self.asked)
+
     def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
         """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's
         intent refused is said as any request the API refused (Endings.refused: "not restarted")."""
@@ -136,6 +143,8 @@ class Worker:
                 return self._bulk(partial(self.bulk.requested, message_id=_message_id(message)), raw)
             if kind == announce.ANNOUNCE_KIND:  # the organizers' word to every owner, sent or handed on (issue 28)
                 return self._bulk(self.announce.requested, raw)
+            if kind == tickets.TICKET_KIND:  # a participant's ticket, an organizer's press on one, the tick (issue 46)
+                return self._bulk(self.tickets.requested, raw)
             if kind == fleet_ops.SCHEDULE_KIND:  # the contest's Cloud Scheduler jobs
                 return self._bulk(partial(self.bulk.scheduled, message_id=_message_id(message)), raw)
             request = envelope.decode(raw)

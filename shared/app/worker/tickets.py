@@ -1,0 +1,202 @@
+"""The worker's side of help tickets (issue 46): a participant's ticket opened in the organizers' channel with their
+notebook's state, an organizer's Claim / Resolve / Hand over carried out on the ticket's own message, and the
+scheduler's tick that re-posts, escalates and reminds (shared/core/tickets.py says what, this says it to Slack).
+
+Every change arrives under tickets.TICKET_KEY, one at a time, and reads the ticket's state from its message before it
+writes (chat.update with the new metadata), so a replayed press or a redelivered tick finds the state it left and
+does nothing again. Who pressed is asked of Slack here (the Slack app's own reader, callers.py), never taken from the
+message: only an organizer moves a ticket. Slack unreadable is a TransientError (redelivered); the participant is
+told each change by DM.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+
+from shared.adapters.audit import audit
+from shared.adapters.clock import Clock
+from shared.adapters.config import Settings
+from shared.adapters.errors import ServiceError, TransientError
+from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.ticket_config import TicketSettings, load_ticket_settings
+from shared.adapters.workbench import Workbench
+from shared.app.worker.asked import Asked
+from shared.app.worker.outcomes import Ended, WorkOutcome
+from shared.core import messages, tickets
+from shared.core.commands import Caller, is_owner
+from shared.core.models import InstanceView
+from shared.core.ticket_blocks import STATE_WORDS, facts, plain, ticket_blocks
+from shared.core.tickets import Nudge, Op, Ticket, TicketRequest
+
+log = logging.getLogger(__name__)
+NUDGES_PER_TICK = 20  # the most re-posts, escalations and reminders one tick makes; the rest wait for the next
+
+
+class TicketDesk:
+    """One per Worker. `slack` is the worker's SlackNotifier; `asked` reads who pressed (its Callers)."""
+
+    def __init__(self, *, settings: Settings, clock: Clock, slack: SlackNotifier, workbench: Workbench,
+                 asked: Asked, config: TicketSettings | None = None) -> None:
+        self.settings, self.clock, self.slack, self.workbench, self.asked = settings, clock, slack, workbench, asked
+        self.config = config or load_ticket_settings()
+        self.say = messages.For(settings.message_language)
+        self.channel = settings.slack_alert_channel
+
+    def requested(self, raw: bytes) -> WorkOutcome:
+        """One change to tickets, from its message on the restart topic."""
+        try:
+            request = tickets.decode(raw)
+        except ValueError as exc:
+            log.warning("ticket request rejected: %s", exc)
+            return WorkOutcome(ack=True, ended=Ended.REJECTED, detail=str(exc)[:300])
+        if request.op is Op.OPEN:
+            return self.open(request)
+        if request.op is Op.TICK:
+            return self.tick()
+        return self.press(request)
+
+    # ---- a participant's ticket -------------------------------------------------------------------------------
+
+    def open(self, request: TicketRequest) -> WorkOutcome:
+        """The ticket posted with the notebook's state and the participant told its number; once per submission
+        (a redelivery finds it by its event id), and not past the participant's hourly limit."""
+        known = self.known()
+        if request.event_id and any(t.event_id == request.event_id for t in known):
+            return _done(Ended.REPLAYED, "this ticket is open already")
+        if tickets.over_limit(known, request.by, request.at, self.config.per_hour):
+            self.slack.post(request.by, self.say("ticket.dm.limit", most=self.config.per_hour))
+            return _done(Ended.DENIED, f"over {self.config.per_hour} tickets an hour")
+        callers = self.asked.callers
+        caller = callers.caller(request.by, callers.workspace())  # Slack's failure: redelivered
+        if caller.refused is not None:  # another workspace's member, a bot, a deactivated account
+            return _done(Ended.DENIED, f"Slack user refused: {caller.refused.value}")
+        view, said = self._notebook(caller)
+        ticket = tickets.opened(request, tickets.next_number(known), view.ref.name if view else "", said)
+        text, blocks = ticket_blocks(ticket, self.say, self.settings.tz)
+        ts = self.slack.post(self.channel, text, blocks, metadata=ticket.metadata())
+        if ts is None:
+            raise TransientError("the ticket could not be posted")
+        self.slack.post(request.by, self.say("ticket.dm.opened", number=ticket.number))
+        _audit(ticket, Op.OPEN, request.by, request.at)
+        return _done(Ended.ACTED, f"ticket #{ticket.number} opened")
+
+    def _notebook(self, caller: Caller) -> tuple[InstanceView | None, str]:
+        """The participant's notebook (their first, when they own several) and the facts line about it; a read that
+        fails says so on the ticket rather than hold it back."""
+        try:
+            owned = [v for v in self.workbench.list(self.settings.project, self.settings.workbench_zones)
+                     if is_owner(caller, v)]
+        except ServiceError as exc:
+            log.warning("a ticket's notebook could not be read: %s", exc)
+            return None, self.say("ticket.unread", error=plain(type(exc).__name__, 80))
+        view = min(owned, key=lambda v: v.ref.name) if owned else None
+        return view, facts(view, self.say, self.settings.tz)
+
+    # ---- an organizer's press ---------------------------------------------------------------------------------
+
+    def press(self, request: TicketRequest) -> WorkOutcome:
+        """Claim, Resolve or Hand over by an organizer, taken only from the state it starts from."""
+        callers = self.asked.callers
+        caller = callers.caller(request.by, callers.workspace())
+        if caller.refused is not None or not caller.is_organizer:
+            self._answer(request, self.say("deny.organizers_only"))
+            return _done(Ended.DENIED, "tickets are moved by organizers")
+        ticket = self._ticket(request.ts)
+        if ticket is None:
+            self._answer(request, self.say("ticket.gone"))
+            return _done(Ended.REJECTED, "no ticket at that message")
+        after = tickets.transition(ticket, request.op, request.by, request.at)
+        if after is None:
+            self._answer(request, self.say("ticket.unchanged", number=ticket.number,
+                                           state=self.say(STATE_WORDS[ticket.state])))
+            return _done(Ended.REPLAYED, f"ticket #{ticket.number} is {ticket.state.value}")
+        self._write(after)
+        self.slack.post(after.participant, self._told(after, request))
+        _audit(after, request.op, request.by, request.at)
+        return _done(Ended.ACTED, f"ticket #{after.number} {request.op.value}")
+
+    def _told(self, ticket: Ticket, request: TicketRequest) -> str:
+        """What the participant reads of a press."""
+        who = f"<@{request.by}>"
+        if request.op is Op.RESOLVE:
+            return self.say("ticket.dm.resolved", number=ticket.number, who=who, note=plain(request.text) or "-")
+        if request.op is Op.HANDOVER:
+            return self.say("ticket.dm.handover", number=ticket.number)
+        return self.say("ticket.dm.claimed", number=ticket.number, who=who)
+
+    def _answer(self, request: TicketRequest, text: str) -> None:
+        """The presser's own answer (ephemeral, through the press's response_url), when there is one."""
+        if request.response_url:
+            self.slack.respond(request.response_url, text)
+
+    # ---- the scheduler's tick ---------------------------------------------------------------------------------
+
+    def tick(self) -> WorkOutcome:
+        """Every ticket's timer looked at: unclaimed ones re-posted with the organizers' mention, then escalated;
+        claimed ones left untouched reminded to their claimer. Each step is written on the ticket before the next
+        tick reads it, so it is taken once."""
+        now = self.clock.now()
+        done: list[str] = []
+        for ticket in self.known():
+            nudge = tickets.due(ticket, now, self.config.timers)
+            if nudge is None:
+                continue
+            if len(done) >= NUDGES_PER_TICK:
+                break
+            self._nudge(ticket, nudge, now)
+            done.append(f"#{ticket.number} {nudge.value}")
+        return _done(Ended.ACTED, ", ".join(done) or "no ticket waits")
+
+    def _nudge(self, ticket: Ticket, nudge: Nudge, now: datetime) -> None:
+        waited = messages.human_duration((now - (ticket.touched or ticket.opened)).total_seconds(), self.say.lang)
+        who = f"<@{ticket.participant}>"
+        if nudge is Nudge.REMIND:
+            self.slack.post(ticket.claimer, self.say("ticket.remind", number=ticket.number, waited=waited))
+        elif nudge is Nudge.REPOST:
+            self.slack.post(self.channel, self.say("ticket.repost", group=self._group(), number=ticket.number,
+                                                   participant=who, waited=waited))
+        else:
+            self.slack.post(self.config.escalate_to or self.channel,
+                            self._group() + self.say("ticket.escalate", number=ticket.number, participant=who,
+                                                     waited=waited, channel=self.channel))
+        self._write(tickets.nudged(ticket, nudge, now))
+        _audit(ticket, Op.TICK, nudge.value, now)
+
+    def _group(self) -> str:
+        """The organizers' user group's mention, when there is one (a mention, not a ping of the channel)."""
+        group = self.settings.organizer_usergroup
+        return f"<!subteam^{group}> " if group else ""
+
+    # ---- the tickets on Slack ---------------------------------------------------------------------------------
+
+    def known(self) -> list[Ticket]:
+        """The channel's tickets of the last LOOKBACK, newest first."""
+        oldest = (self.clock.now() - tickets.LOOKBACK).timestamp()
+        listed = self.slack.history(self.channel, oldest=oldest)
+        if listed is None:
+            raise TransientError("the organizers' channel could not be read")
+        return tickets.tickets_in(listed, self.slack.bot_id())
+
+    def _ticket(self, ts: str) -> Ticket | None:
+        message = self.slack.message(self.channel, ts) if ts else {}
+        if message is None:
+            raise TransientError("the ticket's message could not be read")
+        return tickets.from_message(message, self.slack.bot_id())
+
+    def _write(self, ticket: Ticket) -> None:
+        text, blocks = ticket_blocks(ticket, self.say, self.settings.tz)
+        if not self.slack.update(self.channel, ticket.ts, text, blocks, metadata=ticket.metadata()):
+            raise TransientError(f"ticket #{ticket.number} could not be updated")
+
+
+def _done(ended: Ended, detail: str) -> WorkOutcome:
+    return WorkOutcome(ack=True, ended=ended, detail=detail)
+
+
+def _audit(ticket: Ticket, op: Op, by: str, at: datetime) -> None:
+    """The ticket's audit line: what `make report` counts (tickets per participant, time to claim and resolve, who
+    handled them). `by` is the organizer who pressed, the participant who opened, or the tick's step."""
+    audit(f"ticket {op.value}", ticket=ticket.number, participant=ticket.participant, by=by,
+          state=ticket.state.value, instance=ticket.instance or None,
+          since_opened_s=round((at - ticket.opened).total_seconds(), 1))
