@@ -31,6 +31,7 @@ HELP_BLOCK, CATEGORY_ACTION, TEXT_BLOCK, TEXT_ACTION = "medic_help_what", "categ
 NOTE_BLOCK, NOTE_ACTION = "medic_ticket_note", "note"
 ACTIONS_BLOCK = "medic_ticket_actions"
 SHOWN_MAX = 2000  # a section's text (Block Kit: 3000), with room for the words around it
+SECTION_MAX = 3000  # Block Kit: a section's text
 CATEGORY_KEYS = {"slow": "ticket.category.slow", "data": "ticket.category.data", "error": "ticket.category.error",
                  "start": "ticket.category.start", "other": "ticket.category.other"}
 STATE_WORDS = {State.OPEN: "ticket.word.open", State.CLAIMED: "ticket.word.claimed",
@@ -51,6 +52,13 @@ def help_button(say: messages.For) -> dict[str, Any]:
 
 def help_actions(say: messages.For) -> dict[str, Any]:
     return {"type": "actions", "block_id": "medic_help", "elements": [help_button(say)]}
+
+
+def with_help(text: str, say: messages.For) -> list[dict[str, Any]] | None:
+    """A DM's blocks: its text and "Get help" under it; None (the text alone) when the text would not fit a section."""
+    if len(text) > SECTION_MAX:
+        return None
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}, help_actions(say)]
 
 
 def help_modal(say: messages.For) -> dict[str, Any]:

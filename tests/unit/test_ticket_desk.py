@@ -6,6 +6,7 @@ holds. The real WebClient and SlackNotifier against the Slack simulator, which s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from types import SimpleNamespace
@@ -16,7 +17,7 @@ import pytest
 from shared.adapters.clock import FakeClock
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.ticket_config import TicketSettings
-from shared.app.slack import help
+from shared.app.slack import help, home
 from shared.app.slack.callers import Callers
 from shared.app.worker.tickets import TicketDesk
 from shared.core import tickets
@@ -190,3 +191,16 @@ def test_an_unclaimed_ticket_is_reposted_then_escalated_and_a_claim_left_alone_r
     desk.clock.advance(30 * 60)
     assert tick() == "#1 remind" and "not changed for 30 min" in desk.dms(ORG)[-1]
     assert tick() == "no ticket waits"
+
+
+def test_get_help_opens_the_modal_from_the_shortcut_and_sits_on_the_participants_home_tab(desk: Desk) -> None:
+    shortcut = {"type": "shortcut", "callback_id": tickets.SHORTCUT, "trigger_id": "1.2.help", "user": {"id": ALICE}}
+    help.open_help(shortcut, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
+    [opened] = desk.sim.calls_to("views.open")
+    view = opened.args["view"]
+    view = json.loads(view) if isinstance(view, str) else view
+    assert view["callback_id"] == tickets.MODAL_HELP and "What is wrong?" in json.dumps(view)
+    help.open_help(shortcut, deadline=deadline_of(desk.deps), workspace=None, deps=desk.deps)  # another workspace
+    assert len(desk.sim.calls_to("views.open")) == 1
+    home.show(ALICE, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
+    assert tickets.ACTION_HELP in json.dumps(desk.sim.home_view(ALICE))

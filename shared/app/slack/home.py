@@ -27,6 +27,7 @@ from shared.app.slack.replies import obj
 from shared.core import announce, bulk, fleet, fleet_ops, messages
 from shared.core.commands import Caller, Verb
 from shared.core.models import InstanceView
+from shared.core.ticket_blocks import help_actions
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +138,10 @@ def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies
     rows = fleet.build(instances, now=now, day_start=day_start(now, deps),
                        contest_running=fleet.contest_running(now, settings.contest_start, settings.contest_end),
                        memory=fleet.memory_by_name(instances, memory))
-    if not caller.is_organizer:
-        return fleet.participant_view(rows, caller.email or "", say)
+    if not caller.is_organizer:  # their own notebooks, with "Get help" under the title (issue 46)
+        view = fleet.participant_view(rows, caller.email or "", say)
+        view["blocks"].insert(1, help_actions(say))
+        return view
     start = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.START, rows), say)
     stop = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.STOP, rows), say)
     view = fleet.organizer_view(rows, say, as_of=messages.slack_date(now, deps.settings.tz), start_confirm=start,
