@@ -6,6 +6,7 @@ no channel ping, no link of its own) in a mrkdwn field, on one line and cut."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -29,7 +30,7 @@ from shared.core.tickets import (
 
 HELP_BLOCK, CATEGORY_ACTION, TEXT_BLOCK, TEXT_ACTION = "medic_help_what", "category", "medic_help_text", "text"
 NOTE_BLOCK, NOTE_ACTION = "medic_ticket_note", "note"
-ACTIONS_BLOCK = "medic_ticket_actions"
+ACTIONS_BLOCK, STATE_BLOCK = "medic_ticket_actions", "medic_ticket_state"
 SHOWN_MAX = 2000  # a section's text (Block Kit: 3000), with room for the words around it
 SECTION_MAX = 3000  # Block Kit: a section's text
 CATEGORY_KEYS = {"slow": "ticket.category.slow", "data": "ticket.category.data", "error": "ticket.category.error",
@@ -132,18 +133,46 @@ def ticket_blocks(ticket: Ticket, say: messages.For, tz: ZoneInfo) -> tuple[str,
         {"type": "section", "block_id": "medic_ticket_head", "text": {"type": "mrkdwn", "text": "\n".join(lines)}},
         {"type": "context", "block_id": "medic_ticket_facts",
          "elements": [{"type": "mrkdwn", "text": ticket.facts[:SHOWN_MAX] or "-"}]},
-        {"type": "section", "block_id": "medic_ticket_state",
+        {"type": "section", "block_id": STATE_BLOCK,
          "text": {"type": "mrkdwn", "text": state_line(ticket, say, tz)}}]
     if ticket.state is not State.RESOLVED:
-        buttons = [(ACTION_CLAIM, say("ticket.button.claim"), "primary")] if ticket.state is State.OPEN else []
-        buttons += [(ACTION_RESOLVE, say("ticket.button.resolve"), "")]
-        if ticket.state is State.CLAIMED:
-            buttons += [(ACTION_HANDOVER, say("ticket.button.handover"), "")]
-        blocks.append({"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [
-            {"type": "button", "action_id": action, "value": str(ticket.number),
-             "text": {"type": "plain_text", "text": label}} | ({"style": style} if style else {})
-            for action, label, style in buttons]})
+        blocks.append(ticket_actions(ticket, say))
     return title, blocks
+
+
+def ticket_actions(ticket: Ticket, say: messages.For) -> dict[str, Any]:
+    """The buttons that fit the ticket's state: Claim while open, Hand over while claimed, Resolve until resolved."""
+    buttons = [(ACTION_CLAIM, say("ticket.button.claim"), "primary")] if ticket.state is State.OPEN else []
+    buttons += [(ACTION_RESOLVE, say("ticket.button.resolve"), "")]
+    if ticket.state is State.CLAIMED:
+        buttons += [(ACTION_HANDOVER, say("ticket.button.handover"), "")]
+    return {"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [
+        {"type": "button", "action_id": action, "value": str(ticket.number),
+         "text": {"type": "plain_text", "text": label}} | ({"style": style} if style else {})
+        for action, label, style in buttons]}
+
+
+def alert_ticket_blocks(blocks: list[dict[str, Any]], ticket: Ticket, say: messages.For,
+                        tz: ZoneInfo) -> list[dict[str, Any]]:
+    """An alert that needs a person, with its ticket's state and buttons after the alert's own (those replaced)."""
+    kept = [b for b in blocks if b.get("block_id") not in (ACTIONS_BLOCK, STATE_BLOCK)]
+    kept.append({"type": "context", "block_id": STATE_BLOCK,
+                 "elements": [{"type": "mrkdwn", "text": state_line(ticket, say, tz)}]})
+    if ticket.state is not State.RESOLVED:
+        kept.append(ticket_actions(ticket, say))
+    return kept[-50:]
+
+
+def mentioned(owner: str) -> str:
+    """The Slack user id an alert's owner line mentions (SlackNotifier.mention: `<@U…>`), or "" for an email."""
+    match = re.fullmatch(r"<@([UW][A-Z0-9]{2,20})>", owner)
+    return match.group(1) if match else ""
+
+
+def has_ticket_buttons(blocks: Any) -> bool:
+    """Whether a message still shows a ticket's buttons: an alert's own button (Resume, Restart...) pressed replaces
+    every actions block (blocks.amend_alert), which means a person acted on it."""
+    return isinstance(blocks, list) and any(isinstance(b, dict) and b.get("block_id") == ACTIONS_BLOCK for b in blocks)
 
 
 def state_line(ticket: Ticket, say: messages.For, tz: ZoneInfo) -> str:

@@ -47,6 +47,11 @@ class Op(StrEnum):
     TICK = "tick"  # the scheduler's tick: the timers
 
 
+class Kind(StrEnum):
+    HELP = "help"  # a participant's request, its message the ticket itself
+    ALERT = "alert"  # an alert that needs a person (a pause): the alert's own message, its buttons beside the alert's
+
+
 class State(StrEnum):
     OPEN = "open"
     CLAIMED = "claimed"
@@ -112,6 +117,7 @@ class Ticket:
     instance: str = ""
     facts: str = ""  # the notebook as the worker read it when the ticket opened (ticket_blocks.facts)
     event_id: str = ""
+    kind: Kind = Kind.HELP
     ts: str = ""  # the message's own ts (not in the metadata: Slack gives it)
 
     def metadata(self) -> dict[str, Any]:
@@ -120,7 +126,8 @@ class Ticket:
         payload: dict[str, Any] = {"number": self.number, "participant": self.participant, "category": self.category,
                                    "text": self.text, "state": self.state.value, "claimer": self.claimer,
                                    "nudged": self.nudged, "handlers": ",".join(self.handlers),
-                                   "instance": self.instance, "facts": self.facts, "event_id": self.event_id}
+                                   "instance": self.instance, "facts": self.facts, "event_id": self.event_id,
+                                   "kind": self.kind.value}
         payload |= {name: moment.isoformat() for name, moment in moments.items() if moment is not None}
         return {"event_type": EVENT_TYPE, "event_payload": payload}
 
@@ -145,7 +152,7 @@ def from_message(message: dict[str, Any], bot_id: str) -> Ticket | None:
             handlers=tuple(h for h in short_text(payload.get("handlers", ""), 400).split(",") if h),
             instance=short_text(payload.get("instance", ""), 64), facts=short_text(payload.get("facts", ""), 1500),
             event_id=short_text(payload.get("event_id", ""), 200),
-            ts=short_text(message.get("ts", ""), 32))
+            kind=Kind(short_text(payload.get("kind", "help"), 8)), ts=short_text(message.get("ts", ""), 32))
     except (KeyError, TypeError, ValueError):
         return None
     return ticket if ticket.category in CATEGORIES else None
@@ -163,6 +170,13 @@ def opened(request: TicketRequest, number: int, instance: str, facts: str) -> Ti
                   event_id=request.event_id)
 
 
+def needs_a_person(opened: datetime, instance: str, owner: str) -> Ticket:
+    """An alert that needs a person (a pause) as a ticket on its own message: no number (it is the alert), its owner
+    (a Slack user id, or "") told when an organizer claims or resolves it."""
+    return Ticket(number=0, participant=owner, category="other", text="", opened=opened, touched=opened,
+                  instance=instance, kind=Kind.ALERT)
+
+
 def next_number(known: list[Ticket]) -> int:
     """One past the highest number read back; serialized by TICKET_KEY, so no two tickets are given the same."""
     return 1 + max((t.number for t in known), default=0)
@@ -170,7 +184,8 @@ def next_number(known: list[Ticket]) -> int:
 
 def over_limit(known: list[Ticket], participant: str, now: datetime, per_hour: int) -> bool:
     """Whether `participant` opened `per_hour` tickets in the hour before now already."""
-    return sum(1 for t in known if t.participant == participant and now - t.opened < timedelta(hours=1)) >= per_hour
+    return sum(1 for t in known if t.kind is Kind.HELP and t.participant == participant
+               and now - t.opened < timedelta(hours=1)) >= per_hour
 
 
 def transition(ticket: Ticket, op: Op, by: str, now: datetime) -> Ticket | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import Clock
@@ -26,10 +27,11 @@ from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import messages, tickets
 from shared.core.commands import Caller, is_owner
 from shared.core.models import InstanceView
-from shared.core.ticket_blocks import STATE_WORDS, facts, plain, ticket_blocks
-from shared.core.tickets import Nudge, Op, Ticket, TicketRequest
+from shared.core.ticket_blocks import STATE_WORDS, alert_ticket_blocks, facts, has_ticket_buttons, plain, ticket_blocks
+from shared.core.tickets import Kind, Nudge, Op, Ticket, TicketRequest
 
 log = logging.getLogger(__name__)
+Held = tuple[Ticket, dict[str, Any]]  # a ticket and the message it was read from
 NUDGES_PER_TICK = 20  # the most re-posts, escalations and reminders one tick makes; the rest wait for the next
 
 
@@ -61,7 +63,7 @@ class TicketDesk:
     def open(self, request: TicketRequest) -> WorkOutcome:
         """The ticket posted with the notebook's state and the participant told its number; once per submission
         (a redelivery finds it by its event id), and not past the participant's hourly limit."""
-        known = self.known()
+        known = [t for t, _ in self.known()]
         if request.event_id and any(t.event_id == request.event_id for t in known):
             return _done(Ended.REPLAYED, "this ticket is open already")
         if tickets.over_limit(known, request.by, request.at, self.config.per_hour):
@@ -102,23 +104,33 @@ class TicketDesk:
         if caller.refused is not None or not caller.is_organizer:
             self._answer(request, self.say("deny.organizers_only"))
             return _done(Ended.DENIED, "tickets are moved by organizers")
-        ticket = self._ticket(request.ts)
-        if ticket is None:
+        held = self._ticket(request.ts)
+        if held is None:
             self._answer(request, self.say("ticket.gone"))
             return _done(Ended.REJECTED, "no ticket at that message")
+        ticket, message = held
         after = tickets.transition(ticket, request.op, request.by, request.at)
         if after is None:
             self._answer(request, self.say("ticket.unchanged", number=ticket.number,
                                            state=self.say(STATE_WORDS[ticket.state])))
             return _done(Ended.REPLAYED, f"ticket #{ticket.number} is {ticket.state.value}")
-        self._write(after)
-        self.slack.post(after.participant, self._told(after, request))
+        self._write(after, message)
+        told = self._told(after, request)
+        if after.participant and told:
+            self.slack.post(after.participant, told)
         _audit(after, request.op, request.by, request.at)
         return _done(Ended.ACTED, f"ticket #{after.number} {request.op.value}")
 
     def _told(self, ticket: Ticket, request: TicketRequest) -> str:
-        """What the participant reads of a press."""
+        """What the participant (an alert's owner) reads of a press; "" for nothing."""
         who = f"<@{request.by}>"
+        if ticket.kind is Kind.ALERT:
+            if request.op is Op.RESOLVE:
+                return self.say("ticket.dm.alert_resolved", who=who, instance=ticket.instance,
+                                note=plain(request.text) or "-")
+            if request.op is Op.CLAIM:
+                return self.say("ticket.dm.alert_claimed", who=who, instance=ticket.instance)
+            return ""  # handed over: the owner waits as before
         if request.op is Op.RESOLVE:
             return self.say("ticket.dm.resolved", number=ticket.number, who=who, note=plain(request.text) or "-")
         if request.op is Op.HANDOVER:
@@ -138,30 +150,39 @@ class TicketDesk:
         tick reads it, so it is taken once."""
         now = self.clock.now()
         done: list[str] = []
-        for ticket in self.known():
+        for ticket, message in self.known():
             nudge = tickets.due(ticket, now, self.config.timers)
-            if nudge is None:
-                continue
+            if nudge is None or (ticket.kind is Kind.ALERT and not has_ticket_buttons(message.get("blocks"))):
+                continue  # an alert whose own buttons were pressed: a person acted on it
             if len(done) >= NUDGES_PER_TICK:
                 break
-            self._nudge(ticket, nudge, now)
+            self._nudge(ticket, message, nudge, now)
             done.append(f"#{ticket.number} {nudge.value}")
         return _done(Ended.ACTED, ", ".join(done) or "no ticket waits")
 
-    def _nudge(self, ticket: Ticket, nudge: Nudge, now: datetime) -> None:
+    def _nudge(self, ticket: Ticket, message: dict[str, Any], nudge: Nudge, now: datetime) -> None:
         waited = messages.human_duration((now - (ticket.touched or ticket.opened)).total_seconds(), self.say.lang)
-        who = f"<@{ticket.participant}>"
-        if nudge is Nudge.REMIND:
-            self.slack.post(ticket.claimer, self.say("ticket.remind", number=ticket.number, waited=waited))
-        elif nudge is Nudge.REPOST:
-            self.slack.post(self.channel, self.say("ticket.repost", group=self._group(), number=ticket.number,
-                                                   participant=who, waited=waited))
-        else:
-            self.slack.post(self.config.escalate_to or self.channel,
-                            self._group() + self.say("ticket.escalate", number=ticket.number, participant=who,
-                                                     waited=waited, channel=self.channel))
-        self._write(tickets.nudged(ticket, nudge, now))
+        target = {Nudge.REMIND: ticket.claimer, Nudge.REPOST: self.channel}.get(
+            nudge, self.config.escalate_to or self.channel)
+        self.slack.post(target, self._nudge_text(ticket, nudge, waited))
+        self._write(tickets.nudged(ticket, nudge, now), message)
         _audit(ticket, Op.TICK, nudge.value, now)
+
+    def _nudge_text(self, ticket: Ticket, nudge: Nudge, waited: str) -> str:
+        """What a timer's step says: of a participant's ticket, or of an alert that needs a person."""
+        group, number, instance = self._group(), ticket.number, ticket.instance
+        who = f"<@{ticket.participant}>"
+        if ticket.kind is Kind.ALERT:
+            if nudge is Nudge.REMIND:
+                return self.say("ticket.remind.alert", instance=instance, waited=waited)
+            if nudge is Nudge.REPOST:
+                return self.say("ticket.repost.alert", group=group, instance=instance, waited=waited)
+            return group + self.say("ticket.escalate.alert", instance=instance, waited=waited, channel=self.channel)
+        if nudge is Nudge.REMIND:
+            return self.say("ticket.remind", number=number, waited=waited)
+        if nudge is Nudge.REPOST:
+            return self.say("ticket.repost", group=group, number=number, participant=who, waited=waited)
+        return group + self.say("ticket.escalate", number=number, participant=who, waited=waited, channel=self.channel)
 
     def _group(self) -> str:
         """The organizers' user group's mention, when there is one (a mention, not a ping of the channel)."""
@@ -170,24 +191,36 @@ class TicketDesk:
 
     # ---- the tickets on Slack ---------------------------------------------------------------------------------
 
-    def known(self) -> list[Ticket]:
-        """The channel's tickets of the last LOOKBACK, newest first."""
+    def known(self) -> list[Held]:
+        """The channel's tickets of the last LOOKBACK with their messages, newest first."""
         oldest = (self.clock.now() - tickets.LOOKBACK).timestamp()
         listed = self.slack.history(self.channel, oldest=oldest)
         if listed is None:
             raise TransientError("the organizers' channel could not be read")
-        return tickets.tickets_in(listed, self.slack.bot_id())
+        bot = self.slack.bot_id()
+        return [(t, m) for t, m in ((tickets.from_message(m, bot), m) for m in listed) if t is not None]
 
-    def _ticket(self, ts: str) -> Ticket | None:
+    def _ticket(self, ts: str) -> Held | None:
         message = self.slack.message(self.channel, ts) if ts else {}
         if message is None:
             raise TransientError("the ticket's message could not be read")
-        return tickets.from_message(message, self.slack.bot_id())
+        ticket = tickets.from_message(message, self.slack.bot_id())
+        return None if ticket is None else (ticket, message)
 
-    def _write(self, ticket: Ticket) -> None:
-        text, blocks = ticket_blocks(ticket, self.say, self.settings.tz)
+    def _write(self, ticket: Ticket, message: dict[str, Any]) -> None:
+        """The ticket's message as its state now is: a help ticket drawn again, an alert's own blocks kept."""
+        if ticket.kind is Kind.ALERT:
+            text = str(message.get("text", "")) or ticket.instance
+            blocks = alert_ticket_blocks(_blocks(message), ticket, self.say, self.settings.tz)
+        else:
+            text, blocks = ticket_blocks(ticket, self.say, self.settings.tz)
         if not self.slack.update(self.channel, ticket.ts, text, blocks, metadata=ticket.metadata()):
             raise TransientError(f"ticket #{ticket.number} could not be updated")
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    found = message.get("blocks")
+    return [b for b in found if isinstance(b, dict)] if isinstance(found, list) else []
 
 
 def _done(ended: Ended, detail: str) -> WorkOutcome:

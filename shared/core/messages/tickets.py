@@ -86,6 +86,24 @@ TICKETS: Final[dict[str, dict[Lang, str]]] = {
         "en": "Ticket *#{number}* you claimed has not changed for {waited}: resolve it, or hand it over.",
         "ja": "対応中のチケット *#{number}* が {waited} 更新されていません。解決するか、引き継いでください。",
     },
+    # ---- an alert that needs a person (a pause) --------------------------------------------------
+    "ticket.dm.alert_claimed": {"en": "An organizer, {who}, is looking at your notebook *{instance}*.",
+                                "ja": "運営の {who} がノートブック *{instance}* を確認しています。"},
+    "ticket.dm.alert_resolved": {"en": "{who} dealt with your notebook *{instance}*: {note}",
+                                 "ja": "{who} がノートブック *{instance}* に対応しました: {note}"},
+    "ticket.repost.alert": {
+        "en": "{group}The alert about *{instance}* needs a person and has waited {waited} with nobody on it.",
+        "ja": "{group}*{instance}* のアラートは対応が必要ですが、{waited} 誰も対応していません。",
+    },
+    "ticket.escalate.alert": {
+        "en": "The alert about *{instance}* needs a person and has waited {waited}, re-posted to the organizers and "
+        "still unclaimed. It is in <#{channel}>.",
+        "ja": "*{instance}* のアラートは運営に再通知後も {waited} 未対応です。<#{channel}> にあります。",
+    },
+    "ticket.remind.alert": {
+        "en": "The alert about *{instance}* you claimed has not changed for {waited}: resolve it, or hand it over.",
+        "ja": "対応中の *{instance}* のアラートが {waited} 更新されていません。解決するか、引き継いでください。",
+    },
     "ticket.word.open": {"en": "open", "ja": "未対応"},
     "ticket.word.claimed": {"en": "claimed", "ja": "対応中"},
     "ticket.word.resolved": {"en": "resolved", "ja": "解決済み"},
