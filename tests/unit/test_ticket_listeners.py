@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from shared.adapters.errors import TransientError
 from shared.core import tickets
-from simulators.slack import SlackSimulator
+from simulators.slack import SlackRequester, SlackSimulator
 from tests.unit.test_slack_listeners import app_failing_with, signed, sim
 
 __all__ = ["sim"]  # the Slack simulator fixture, shared with test_slack_listeners.py
@@ -25,8 +25,7 @@ def test_the_shortcut_and_the_button_open_the_help_modal(sim: SlackSimulator) ->
     app, _ = app_failing_with(sim, TransientError("unused"))
     sim.add_user(PARTICIPANT, "pat", "pat@contest.example")
     user = {"id": PARTICIPANT, "username": "pat", "team_id": sim.team_id}
-    shortcut = {"type": "shortcut", "callback_id": tickets.SHORTCUT, "trigger_id": "1.2.s", "user": user,
-                "team": {"id": sim.team_id}, "token": "t", "action_ts": "1.1"}
+    shortcut = SlackRequester("unused", "", team_id=sim.team_id).shortcut_payload(PARTICIPANT, tickets.SHORTCUT)
     assert _interaction(app, shortcut).status == 200
     button = {"type": "block_actions", "user": user, "team": {"id": sim.team_id}, "trigger_id": "1.2.b",
               "container": {"type": "view", "view_id": "V1"}, "view": {"id": "V1", "type": "home", "blocks": []},
