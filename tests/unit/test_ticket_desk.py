@@ -204,3 +204,16 @@ def test_get_help_opens_the_modal_from_the_shortcut_and_sits_on_the_participants
     assert len(desk.sim.calls_to("views.open")) == 1
     home.show(ALICE, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
     assert tickets.ACTION_HELP in json.dumps(desk.sim.home_view(ALICE))
+
+
+def test_each_step_is_audited_with_what_the_report_reads(desk: Desk, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level("INFO")
+    desk.ask("slow")
+    desk.deliver()
+    ts = desk.ticket()["ts"]
+    desk.clock.advance(90)
+    desk.press(tickets.ACTION_CLAIM, ts)
+    desk.deliver()
+    steps = [r.json_fields for r in caplog.records if getattr(r, "json_fields", {}).get("ticket_step")]
+    assert [(s["ticket_step"], s["ticket_ts"], s["ticket"]) for s in steps] == [("open", ts, 1), ("claim", ts, 1)]
+    assert steps[1]["by"] == ORG and steps[1]["since_opened_s"] == 90.0 and steps[1]["participant"] == ALICE

@@ -12,6 +12,7 @@ told each change by DM.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -80,7 +81,7 @@ class TicketDesk:
         if ts is None:
             raise TransientError("the ticket could not be posted")
         self.slack.post(request.by, self.say("ticket.dm.opened", number=ticket.number))
-        _audit(ticket, Op.OPEN, request.by, request.at)
+        _audit(replace(ticket, ts=ts), Op.OPEN, request.by, request.at)
         return _done(Ended.ACTED, f"ticket #{ticket.number} opened")
 
     def _notebook(self, caller: Caller) -> tuple[InstanceView | None, str]:
@@ -228,8 +229,9 @@ def _done(ended: Ended, detail: str) -> WorkOutcome:
 
 
 def _audit(ticket: Ticket, op: Op, by: str, at: datetime) -> None:
-    """The ticket's audit line: what `make report` counts (tickets per participant, time to claim and resolve, who
-    handled them). `by` is the organizer who pressed, the participant who opened, or the tick's step."""
-    audit(f"ticket {op.value}", ticket=ticket.number, participant=ticket.participant, by=by,
-          state=ticket.state.value, instance=ticket.instance or None,
+    """The ticket's audit line: what `make report` counts (shared/core/ticket_report.py: tickets per participant, time
+    to claim and resolve, who handled them). `by` is the organizer who pressed, the participant who opened, or the
+    tick's step; `notebook`, not `instance`, so the report's notebook rows do not read it as one of theirs."""
+    audit(f"ticket {op.value}", ticket_step=op.value, ticket=ticket.number, ticket_ts=ticket.ts,
+          participant=ticket.participant, by=by, state=ticket.state.value, notebook=ticket.instance or None,
           since_opened_s=round((at - ticket.opened).total_seconds(), 1))
