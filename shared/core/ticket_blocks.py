@@ -24,6 +24,7 @@ from shared.core.tickets import (
     MODAL_RESOLVE,
     NOTE_MAX,
     TEXT_MAX,
+    Kind,
     State,
     Ticket,
 )
@@ -186,3 +187,18 @@ def state_line(ticket: Ticket, say: messages.For, tz: ZoneInfo) -> str:
 
 def _when(moment: datetime | None, tz: ZoneInfo) -> str:
     return messages.slack_date(moment, tz) if moment else "-"
+
+
+def home_lines(open_tickets: list[Ticket] | None, now: datetime, say: messages.For) -> str:
+    """The organizers' Home tab's ticket lines, oldest waiting first: number, who asked, what about, who has it or
+    how long it has waited; "" when none is open, and a line saying so when they could not be read."""
+    if open_tickets is None:
+        return say("ticket.home.unread")
+    lines = [say("ticket.home.title", count=len(open_tickets))] if open_tickets else []
+    for ticket in sorted(open_tickets, key=lambda t: t.opened)[:20]:
+        waited = messages.human_duration((now - ticket.opened).total_seconds(), say.lang)
+        what = say(CATEGORY_KEYS[ticket.category]) if ticket.kind is Kind.HELP else plain(ticket.instance, 64)
+        who = f"<@{ticket.claimer}>" if ticket.claimer else say("ticket.home.nobody")
+        lines.append(say("ticket.home.line", number=ticket.number, participant=f"<@{ticket.participant}>"
+                         if ticket.participant else "-", what=what, who=who, waited=waited))
+    return "\n".join(lines)

@@ -217,3 +217,22 @@ def test_each_step_is_audited_with_what_the_report_reads(desk: Desk, caplog: pyt
     steps = [r.json_fields for r in caplog.records if getattr(r, "json_fields", {}).get("ticket_step")]
     assert [(s["ticket_step"], s["ticket_ts"], s["ticket"]) for s in steps] == [("open", ts, 1), ("claim", ts, 1)]
     assert steps[1]["by"] == ORG and steps[1]["since_opened_s"] == 90.0 and steps[1]["participant"] == ALICE
+
+
+def test_the_organizers_home_tab_shows_open_tickets_first_with_who_has_them(desk: Desk) -> None:
+    desk.ask("slow")
+    desk.deliver()
+    read = len(desk.sim.calls_to("conversations.history"))  # the worker's
+    home.show(ALICE, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
+    assert "medic_home_tickets" not in json.dumps(desk.sim.home_view(ALICE))  # organizers' only
+    home.show(ORG, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
+    assert len(desk.sim.calls_to("conversations.history")) == read + 1  # one read for both opens (the TTL)
+    blocks = desk.sim.home_view(ORG)["blocks"]  # type: ignore[index]
+    first = next(i for i, b in enumerate(blocks) if b.get("block_id") == "medic_home_tickets")
+    assert first == 3 and "#1" in blocks[first]["text"]["text"] and "nobody on it yet" in blocks[first]["text"]["text"]
+    desk.press(tickets.ACTION_CLAIM, desk.ticket()["ts"])
+    desk.deliver()
+    desk.clock.advance(31)  # past HOME_FLEET_TTL_SECONDS: read again
+    home.show(ORG, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
+    shown = json.dumps(desk.sim.home_view(ORG))
+    assert f"<@{ORG}>, opened" in shown

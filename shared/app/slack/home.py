@@ -23,6 +23,7 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
 from shared.app.slack.fleet_cache import MemoryReadings
 from shared.app.slack.guard import request_stamp
+from shared.app.slack.home_tickets import with_open_tickets
 from shared.app.slack.replies import obj
 from shared.core import announce, bulk, fleet, fleet_ops, messages
 from shared.core.commands import Caller, Verb
@@ -51,6 +52,8 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
     else:
         caller, instances = got
         view = fleet_view(caller, instances, deps, page=page, memory=readings)
+        if caller.is_organizer:  # open help tickets first (issue 46)
+            view = with_open_tickets(view, deps, deadline)
         audit_request("home shown", fields, rows=len(instances) if caller.is_organizer else None)
     publish(deps, user_id, view, deadline)
 
@@ -61,6 +64,7 @@ def _caller_and_fleet(user_id: str, deadline: Deadline, workspace: str | None, d
     """Who is asking (read every time) and the fleet with its memory: as last read while that is fresh, else read
     now and kept for the opens after."""
     kept = deps.fleet_cache.fresh()
+    deps.ticket_board.start(deps)  # beside the reads: the organizers' open tickets (issue 46)
     if kept is not None:
         fields["fleet"] = "cached"
         budget = deps.settings.slack_budget

@@ -104,6 +104,13 @@ TICKETS: Final[dict[str, dict[Lang, str]]] = {
         "en": "The alert about *{instance}* you claimed has not changed for {waited}: resolve it, or hand it over.",
         "ja": "対応中の *{instance}* のアラートが {waited} 更新されていません。解決するか、引き継いでください。",
     },
+    # ---- the organizers' Home tab ------------------------------------------------------------------
+    "ticket.home.title": {"en": "*Open help tickets ({count})*", "ja": "*未解決のヘルプチケット ({count})*"},
+    "ticket.home.line": {"en": "• #{number} {participant}: {what}. {who}, opened {waited} ago",
+                         "ja": "• #{number} {participant}: {what}。{who}、{waited} 前から"},
+    "ticket.home.nobody": {"en": "nobody on it yet", "ja": "未対応"},
+    "ticket.home.unread": {"en": "_Help tickets could not be read just now: Refresh to try again._",
+                           "ja": "_ヘルプチケットを読み取れませんでした。更新してください。_"},
     # ---- make report -------------------------------------------------------------------------
     "report.tickets": {"en": "Help tickets: {count} opened; alerts that needed a person taken on: {alerts}.",
                        "ja": "ヘルプチケット: {count} 件。対応が必要だったアラートへの対応: {alerts} 件。"},
