@@ -236,3 +236,12 @@ def test_the_organizers_home_tab_shows_open_tickets_first_with_who_has_them(desk
     home.show(ORG, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
     shown = json.dumps(desk.sim.home_view(ORG))
     assert f"<@{ORG}>, opened" in shown
+
+
+def test_a_read_a_participants_open_started_is_not_taken_for_one_made_after_a_ticket(desk: Desk) -> None:
+    home.show(ALICE, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)  # reads: none open
+    desk.clock.advance(60)
+    desk.ask("slow")
+    desk.deliver()
+    home.show(ORG, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
+    assert "#1" in json.dumps(desk.sim.home_view(ORG))

@@ -23,27 +23,30 @@ class TicketBoard:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._read_at = float("-inf")
+        self._read_at = float("-inf")  # when the read whose answer is kept was started
+        self._started_at = float("-inf")  # when the last read was started, its answer taken or not
         self._open: list[Ticket] = []
         self._pending: Read[list[Ticket]] | None = None
         self._bot_id = ""
 
-    def _fresh(self, deps: Any) -> bool:
-        return bool(deps.clock.monotonic() - self._read_at < deps.settings.home_fleet_ttl.total_seconds())
+    def _fresh(self, deps: Any, since: float) -> bool:
+        return bool(deps.clock.monotonic() - since < deps.settings.home_fleet_ttl.total_seconds())
 
     def start(self, deps: Any) -> None:
-        """The read started in the reads' pool, unless the last one is fresh or one is under way."""
+        """A read started in the reads' pool, unless one was started within HOME_FLEET_TTL_SECONDS (whoever opened
+        the tab: a participant's open starts one an organizer's takes the answer of)."""
         with self._lock:
-            if not self._fresh(deps) and self._pending is None:
+            if not self._fresh(deps, self._started_at):
+                self._started_at = deps.clock.monotonic()
                 self._pending = Read(deps.pool, deps.clock, "conversations.history", self._read, deps)
 
     def open_tickets(self, deps: Any, deadline: Deadline) -> list[Ticket] | None:
         """The open and claimed tickets: as last read while fresh, else the read under way waited for while the view's
         publish still fits; None when they are not known in time (or Slack failed)."""
         with self._lock:
-            pending = self._pending
+            pending, started = self._pending, self._started_at
             if pending is None:
-                return list(self._open) if self._fresh(deps) else None
+                return list(self._open) if self._fresh(deps, self._read_at) else None
         room = deadline.left() - max(MIN_CALL_S, deps.settings.slack_budget.call) - MIN_CALL_S
         try:
             got = pending.within(deadline.share(max(0.0, min(deps.settings.slack_budget.reads, room))))
@@ -51,11 +54,13 @@ class TicketBoard:
             log.warning("the Home tab's tickets were not read: %s", failure(exc))
             got = Late("conversations.history")
             with self._lock:
-                self._pending = None
+                if self._pending is pending:
+                    self._pending = None
         if isinstance(got, Late):
             return None  # a late read is kept: the next open takes its answer
         with self._lock:
-            self._open, self._read_at, self._pending = got, deps.clock.monotonic(), None
+            if self._pending is pending:
+                self._open, self._read_at, self._pending = got, started, None
             return list(got)
 
     def _read(self, deps: Any) -> list[Ticket]:
