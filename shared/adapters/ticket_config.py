@@ -4,6 +4,7 @@ them (shared/app/worker/tickets.py); a bad value stops it as config.py's do."""
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -38,3 +39,13 @@ def load_ticket_settings(env: Mapping[str, str] | None = None) -> TicketSettings
     if read.problems:
         raise ConfigError("notebook-medic cannot start; fix these environment variables: " + "; ".join(read.problems))
     return settings
+
+
+def ticket_settings_or_exit() -> TicketSettings:
+    """load_ticket_settings for restart_worker's start-up, as config.settings_or_exit: one CRITICAL line and exit
+    status 1 for a bad value, so it is found at deploy, not at the first ticket."""
+    try:
+        return load_ticket_settings()
+    except ConfigError as exc:
+        logging.getLogger(__name__).critical("%s", exc)
+        raise SystemExit(1) from None
