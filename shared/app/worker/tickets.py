@@ -112,8 +112,9 @@ class TicketDesk:
         ticket, message = held
         after = tickets.transition(ticket, request.op, request.by, request.at)
         if after is None:
-            self._answer(request, self.say("ticket.unchanged", number=ticket.number,
-                                           state=self.say(STATE_WORDS[ticket.state])))
+            state = self.say(STATE_WORDS[ticket.state])
+            self._answer(request, self.say("ticket.unchanged", number=ticket.number, state=state)
+                         if ticket.kind is Kind.HELP else self.say("ticket.unchanged.alert", state=state))
             return _done(Ended.REPLAYED, f"ticket #{ticket.number} is {ticket.state.value}")
         self._write(after, message)
         told = self._told(after, request)

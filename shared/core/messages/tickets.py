@@ -71,6 +71,8 @@ TICKETS: Final[dict[str, dict[Lang, str]]] = {
                               "ja": "チケットを解決し、メモを参加者に送ります。"},
     "ticket.unchanged": {"en": "Ticket *#{number}* is {state} already: nothing changed.",
                          "ja": "チケット *#{number}* はすでに {state} です。変更はありません。"},
+    "ticket.unchanged.alert": {"en": "This alert is {state} already: nothing changed.",
+                               "ja": "このアラートはすでに {state} です。変更はありません。"},
     "ticket.gone": {"en": "That ticket was not found in the channel: nothing changed.",
                     "ja": "チャンネルにそのチケットが見つかりません。変更はありません。"},
     "ticket.repost": {
