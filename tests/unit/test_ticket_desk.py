@@ -245,3 +245,12 @@ def test_a_read_a_participants_open_started_is_not_taken_for_one_made_after_a_ti
     desk.deliver()
     home.show(ORG, deadline=deadline_of(desk.deps), workspace=desk.sim.team_id, deps=desk.deps)
     assert "#1" in json.dumps(desk.sim.home_view(ORG))
+
+
+def test_a_flood_of_submissions_stops_at_the_app_and_never_reaches_the_worker(desk: Desk) -> None:
+    answers = [desk.ask(f"help {n}", view_id=f"VM{n}") for n in range(10)]
+    assert len(desk.queue.sent) == 3  # the burst; the rest answered in the modal, nothing published
+    assert "Wait a minute" in json.dumps(answers[-1])
+    desk.clock.advance(30)  # a request a 30 s
+    desk.ask("again", view_id="VM99")
+    assert len(desk.queue.sent) == 4

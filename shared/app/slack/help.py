@@ -94,6 +94,9 @@ def submitted(body: dict[str, Any], *, deadline: Deadline, workspace: str | None
     if workspace is None:
         audit_request("denied", fields, reason="the app's workspace is not known")
         return said_modal(say, say("deny.unavailable", service="notebook-medic"))
+    if not deps.ticket_board.admit(user_id, deps.clock.monotonic()):
+        audit_request("denied", fields, reason="asked for help too often")
+        return said_modal(say, say("ticket.modal.too_often"))
     chosen = obj(submitted_values(view, HELP_BLOCK, CATEGORY_ACTION).get("selected_option")).get("value")
     category = chosen if chosen in tickets.CATEGORIES else "other"
     text = str(submitted_values(view, TEXT_BLOCK, TEXT_ACTION).get("value") or "")[:tickets.TEXT_MAX]

@@ -13,21 +13,33 @@ from shared.adapters.errors import ServiceError
 from shared.app.slack.budget import MIN_CALL_S, Deadline, Late, Read
 from shared.app.slack.failures import failure, slack_answers
 from shared.core import tickets
+from shared.core.flood import Budget
 from shared.core.tickets import Ticket
 
 log = logging.getLogger(__name__)
 
 
+ASKS_PER_MINUTE, ASKS_BURST = 2, 3  # a person's submissions of the help modal, per slack_app instance
+
+
 class TicketBoard:
-    """The open tickets as last read, and when; the read under way, if any."""
+    """The open tickets as last read, and when; the read under way, if any; and each person's budget of requests
+    for help, so a flood of submissions never reaches the worker (whose every opening reads the channel's history,
+    a Tier 3 method the alert groups share): the worker's TICKETS_PER_HOUR is the limit a participant is told of."""
 
     def __init__(self) -> None:
+        self._asks = Budget(per_minute=ASKS_PER_MINUTE, burst=ASKS_BURST)
         self._lock = threading.Lock()
         self._read_at = float("-inf")  # when the read whose answer is kept was started
         self._started_at = float("-inf")  # when the last read was started, its answer taken or not
         self._open: list[Ticket] = []
         self._pending: Read[list[Ticket]] | None = None
         self._bot_id = ""
+
+    def admit(self, user_id: str, now: float) -> bool:
+        """Whether `user_id` may submit the help modal now (`now` on the monotonic clock); one of their uses if so."""
+        with self._lock:
+            return self._asks.take(user_id, now) is not None
 
     def _fresh(self, deps: Any, since: float) -> bool:
         return bool(deps.clock.monotonic() - since < deps.settings.home_fleet_ttl.total_seconds())

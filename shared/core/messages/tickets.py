@@ -25,6 +25,10 @@ TICKETS: Final[dict[str, dict[Lang, str]]] = {
         "each change.",
         "ja": "運営に送信しました。チケット番号をダイレクトメッセージでお知らせし、状況が変わるたびにお伝えします。",
     },
+    "ticket.modal.too_often": {
+        "en": "You have just asked: the organizers have your requests. Wait a minute before asking again.",
+        "ja": "先ほど依頼を受け付けました。運営は受け取っています。1 分ほど待ってから再度依頼してください。",
+    },
     "ticket.dm.opened": {
         "en": "Your request for help is ticket *#{number}*. An organizer will pick it up; you will be told here "
         "when they do and when it is resolved.",
