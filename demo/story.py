@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from demo import day, guest, render, words
+from demo import day, guest, help_desk, render, words
 from demo.replay import Entry, localized
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
@@ -145,6 +145,7 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     restart_commands(stack, transcript, slack)
     pause_restarts(stack, transcript, slack)
     approve_bigger(stack, transcript, slack)
+    help_desk.scene(stack, transcript, slack, settle)  # issue 46: help tickets (demo/help_desk.py)
 
 
 def memory_and_kills(stack: LocalStack, transcript: Transcript) -> None:
@@ -336,7 +337,7 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
                            "latency_s": 0.02},
         slack_options={"latency_s": 0.02},
         env={"HEALTH_GRACE_SECONDS": "10", "DISPLAY_TIMEZONE": "Asia/Tokyo",
-             "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181",
+             "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181", **help_desk.TIMERS,
              # a replayed entry's zone is taken as one of the bot's (on_oom refuses others: shared/app/intake.py)
              **({"WORKBENCH_ZONES": "-"} if entries is not None else {})},
     )

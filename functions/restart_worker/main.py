@@ -19,12 +19,14 @@ from shared.adapters.memory_series import MemorySeries
 from shared.adapters.push_auth import PushAuth
 from shared.adapters.queue import RestartQueue
 from shared.adapters.slack_notify import SlackNotifier
+from shared.adapters.ticket_config import ticket_settings_or_exit
 from shared.adapters.workbench import Workbench
 from shared.app.worker import Worker
 
 setup_logging()
 # PUBLISH: a waiting incident hands its instance's ordering key on by re-publishing itself (shared/core/waiting.py).
 SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH, Need.SCOPE, Need.PUSH})
+ticket_settings_or_exit()  # help tickets' settings (issue 46), read again by the worker's TicketDesk: checked at start
 PUSH_AUTH = PushAuth(audience=SETTINGS.push_audience, service_account=SETTINGS.push_service_account,
                      certs_url=SETTINGS.push_certs_url, clock=SYSTEM)
 WORKER = Worker(

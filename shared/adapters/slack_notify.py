@@ -207,6 +207,16 @@ class SlackNotifier:
                 break
         return messages
 
+    def message(self, channel: str, ts: str) -> dict[str, Any] | None:
+        """The one message at `ts`, with its metadata (conversations.history: latest = oldest = ts, inclusive,
+        limit 1); {} when the channel has none there, None when Slack can't be read."""
+        data = self._api("conversations.history", channel=channel, latest=ts, oldest=ts, inclusive="true", limit=1,
+                         include_all_metadata="true")
+        if data is None:
+            return None
+        found = [m for m in data.get("messages", []) if isinstance(m, dict) and m.get("ts") == ts]
+        return found[0] if found else {}
+
     def bot_id(self) -> str:
         """The bot's own bot id (auth.test's bot_id), asked once per process; "" while Slack can't say. Alert
         groups read only messages carrying it: any app in the channel can attach our metadata to its own."""

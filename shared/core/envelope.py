@@ -2,12 +2,13 @@
 discriminator, "type", names its payload's type, and this module alone writes and reads it.
 
     {"version": 2, "type": "restart", <a request's fields>, "payload": {<its action's payload>}}
-    {"version": 2, "type": "bulk" | "announce" | "schedule", "payload": {<the payload's fields>}}
+    {"version": 2, "type": "bulk" | "announce" | "schedule" | "ticket", "payload": {<the payload's fields>}}
 
 A request (models.RestartRequest: what, why, where, when, who asked in Slack) is typed by the payload its action
 carries (payloads.PAYLOADS: "restart", "interrupted", "alert", "warn", ...), its fields beside "type" and its
 action's under "payload"; a fleet message (FLEET: a start all / stop all run and its continuation, an announcement
-and its continuation, a Cloud Scheduler firing) carries only its payload. Each payload is a frozen dataclass.
+and its continuation, a Cloud Scheduler firing, a change to the help tickets) carries only its payload. Each
+payload is a frozen dataclass.
 Adding a type: a frozen dataclass, its writer and reader below, one row in FLEET (or, for a request's action, a
 payload in payloads.PAYLOADS); the worker dispatches on the class (Worker.handle_push).
 
@@ -26,12 +27,13 @@ from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.core import announce, bulk, fleet_ops, payloads
+from shared.core import announce, bulk, fleet_ops, payloads, tickets
 from shared.core.announce import TEXT_MAX, AnnounceRequest, Miss
 from shared.core.bulk import BulkRequest
 from shared.core.fleet_ops import BulkAction, Run, ScheduledAction, ScheduleMessage
 from shared.core.models import RestartRequest, iso, parse_time
 from shared.core.refs import InstanceRef, OomKill
+from shared.core.tickets import TicketRequest
 from shared.core.wire import aware_time, count, json_object, short_text, text_field
 
 WIRE_VERSION = 2
@@ -39,7 +41,8 @@ WIRE_VERSION = 2
 # one asked).
 ENVELOPE = ("action", "trigger", "instance", "requested_at", "event_id", "requester", "response_url", "alert_ts",
             "alert_channel", "alert_blocks", "slack_request", "authorize")
-Message = RestartRequest | BulkRequest | AnnounceRequest | ScheduleMessage
+FleetMessage = BulkRequest | AnnounceRequest | ScheduleMessage | TicketRequest
+Message = RestartRequest | FleetMessage
 
 
 class MalformedMessageError(ValueError):
@@ -56,9 +59,9 @@ class Fleet:
     """A fleet message's payload type: its class, its writer and reader (`key`: the bulk continuations' seal),
     and the most bytes a message of it may take."""
 
-    cls: type[BulkRequest | AnnounceRequest | ScheduleMessage]
+    cls: type[FleetMessage]
     write: Callable[[Any, bytes | None], dict[str, Any]]
-    read: Callable[[dict[str, Any], bytes | None], BulkRequest | AnnounceRequest | ScheduleMessage]
+    read: Callable[[dict[str, Any], bytes | None], FleetMessage]
     most: int
 
 
@@ -313,5 +316,7 @@ FLEET: dict[str, Fleet] = {
     "bulk": Fleet(BulkRequest, _bulk_json, _bulk, bulk.MAX_BYTES),
     "announce": Fleet(AnnounceRequest, _announce_json, _announce, announce.MAX_BYTES),
     "schedule": Fleet(ScheduleMessage, _schedule_json, _schedule, fleet_ops.SCHEDULE_MAX_BYTES),
+    "ticket": Fleet(TicketRequest, lambda request, _key: tickets.to_fields(request),
+                    lambda data, _key: tickets.from_fields(data), tickets.MAX_BYTES),
 }
 TYPES = frozenset(payloads.PAYLOADS) | frozenset(FLEET)  # every type this release reads (no name in both: a test)

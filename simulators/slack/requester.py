@@ -188,6 +188,35 @@ class SlackRequester:
         body = urllib.parse.urlencode({"payload": json.dumps(payload, separators=(",", ":"))})
         return self.send_signed(body)
 
+    def shortcut(self, user_id: str, callback_id: str) -> SlackResponse:
+        """POST a global shortcut, form-encoded as every interaction (shortcut_payload)."""
+        payload = self.shortcut_payload(user_id, callback_id)
+        return self.send_signed(urllib.parse.urlencode({"payload": json.dumps(payload, separators=(",", ":"))}))
+
+    def shortcut_payload(self, user_id: str, callback_id: str) -> JsonDict:
+        """A global shortcut's payload (api.slack.com/reference/interaction-payloads/shortcuts: `type` "shortcut",
+        `callback_id`, a `trigger_id` to open a modal with, `user`, `team`; no channel, and no response_url, which
+        only message shortcuts carry)."""
+        username = user_id.lower()
+        return {"type": "shortcut", "callback_id": callback_id, "trigger_id": _trigger_id(self.team_id),
+                "action_ts": f"{time.time():.6f}", "token": self.verification_token,
+                "team": {"id": self.team_id, "domain": self.team_domain},
+                "user": {"id": user_id, "username": username, "team_id": self.team_id},
+                "is_enterprise_install": False, "enterprise": None}
+
+    def view_submission(self, user_id: str, callback_id: str, values: JsonDict, *, private_metadata: str = "",
+                        view_id: str = "") -> SlackResponse:
+        """POST a modal's submit (docs.slack.dev/reference/interaction-payloads/view-interactions-payload: the view's
+        `callback_id`, `private_metadata` and `state.values[block_id][action_id]`); the app's ack is the answer."""
+        view = {"id": view_id or f"VM{next(_trigger_seq):06d}", "type": "modal", "callback_id": callback_id,
+                "private_metadata": private_metadata, "state": {"values": values}}
+        payload: JsonDict = {"type": "view_submission", "team": {"id": self.team_id, "domain": self.team_domain},
+                             "user": {"id": user_id, "username": user_id.lower(), "team_id": self.team_id},
+                             "api_app_id": self.api_app_id, "token": self.verification_token,
+                             "trigger_id": _trigger_id(self.team_id), "view": view, "response_urls": [],
+                             "is_enterprise_install": False, "enterprise": None}
+        return self.send_signed(urllib.parse.urlencode({"payload": json.dumps(payload, separators=(",", ":"))}))
+
     def signed_headers(self, body: str, *, timestamp: int | None = None) -> dict[str, str]:
         ts = int(time.time()) if timestamp is None else timestamp
         return {

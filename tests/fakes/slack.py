@@ -164,6 +164,15 @@ class FakeSlack:
                                                    "include_all_metadata": "true"})
         return None if data is None else [m for m in data.get("messages", []) if isinstance(m, dict)]
 
+    def message(self, channel: str, ts: str) -> dict[str, Any] | None:
+        """SlackNotifier.message: the one message at `ts` with its metadata, {} for none, None when unreadable."""
+        data = self._api("conversations.history", {"channel": channel, "latest": ts, "oldest": ts, "inclusive": "true",
+                                                   "limit": 1, "include_all_metadata": "true"})
+        if data is None:
+            return None
+        found = [m for m in data.get("messages", []) if isinstance(m, dict) and m.get("ts") == ts]
+        return found[0] if found else {}
+
     def bot_id(self) -> str:
         return self.api.bot_id
 

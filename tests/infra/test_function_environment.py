@@ -28,10 +28,14 @@ FUNCTIONS = {
 READERS = ("get", "parse", "seconds", "positive")  # config._Reader's methods, each called as read.<method>("NAME")
 
 
+# config.py and the settings read beside it with its _Reader (ticket_config.py: help tickets, issue 46).
+CONFIG_MODULES = ("config.py", "ticket_config.py")
+
+
 def names_config_reads() -> set[str]:
-    tree = ast.parse((ROOT / "shared" / "adapters" / "config.py").read_text())
     names = set()
-    for node in ast.walk(tree):
+    trees = [ast.parse((ROOT / "shared" / "adapters" / module).read_text()) for module in CONFIG_MODULES]
+    for node in (node for tree in trees for node in ast.walk(tree)):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)

@@ -15,6 +15,7 @@ import pytest
 from shared.adapters.slack_notify import SlackNotifier
 from shared.core import messages
 from shared.core.report import build
+from shared.core.ticket_report import ticket_stats
 from simulators import audit_day
 from simulators.slack import SlackSimulator
 from tools.report import cli
@@ -93,7 +94,8 @@ def test_post_without_a_token_or_channel_says_what_is_needed(tmp_path: Path,
     out = io.StringIO()
     source = cli.Source("p", None, (), {}, {})
     monkeypatch.setattr(cli, "_cloud", lambda args, settings: contextlib.nullcontext((source, None)))
-    monkeypatch.setattr(cli, "run", lambda source, since, until: build([], since=since, until=until, seal_key=b""))
+    monkeypatch.setattr(cli, "run_with_tickets", lambda source, since, until: (
+        build([], since=since, until=until, seal_key=b""), ticket_stats([], since=since, until=until, seal_key=b"")))
     assert cli.main(["--project", "p", "--post", "--csv", str(tmp_path / "r.csv")], out=out) == 2
     assert "SLACK_BOT_TOKEN and SLACK_ALERT_CHANNEL are needed" in out.getvalue()
 

@@ -26,6 +26,7 @@ from shared.core.bulk import BulkRequest
 from shared.core.fleet_ops import ScheduleMessage
 from shared.core.models import Action, InstanceRef, RestartRequest, iso, parse_time
 from shared.core.payloads import AlertPayload, ResizePayload, RestartPayload, StopPayload, WarnPayload
+from shared.core.tickets import TicketRequest
 from tests.fakes.rig import ORGANIZER_EMAIL, Rig
 
 DATA = Path(__file__).parents[1] / "data" / "wire"
@@ -43,7 +44,7 @@ def test_there_is_a_message_for_every_action_and_payload_type() -> None:
     assert {json.loads(text)["type"] for text in WIRE.values()} == envelope.TYPES
     assert not set(envelope.FLEET) & set(payloads.PAYLOADS)  # a type names one payload
     assert {type(envelope.decode(text.encode())) for text in WIRE.values()} == {
-        RestartRequest, BulkRequest, AnnounceRequest, ScheduleMessage}
+        RestartRequest, BulkRequest, AnnounceRequest, ScheduleMessage, TicketRequest}
 
 
 def test_the_fields_each_action_reads_come_through() -> None:

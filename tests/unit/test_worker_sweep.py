@@ -50,13 +50,19 @@ def test_an_outage_is_reset_once_told_in_its_own_words_and_the_same_outage_again
     assert rig.workbench.resets(ref) == 1 and len(rig.slack.in_channel(rig.owner(ref))) == 1
 
 
-def test_an_outage_that_keeps_coming_back_pauses_and_the_organizers_hear_of_it(rig: Rig) -> None:
+def comes_back_down(rig: Rig, name: str) -> InstanceRef:
+    """An instance restarted three times in the crash-loop window goes down again, and the sweep's outage is pushed."""
     now = rig.clock.now()
     looping = History(auto_restarts=tuple(now - timedelta(minutes=m) for m in (9, 6, 3))).to_labels({})
-    ref = rig.instance("wb-loop", labels=looping)
+    ref = rig.instance(name, labels=looping)
     rig.workbench.report_health(ref, jupyter_up=False)
     rig.clock.advance(1.0)
     rig.push(swept(rig, ref))
+    return ref
+
+
+def test_an_outage_that_keeps_coming_back_pauses_and_the_organizers_hear_of_it(rig: Rig) -> None:
+    ref = comes_back_down(rig, "wb-loop")
     assert rig.workbench.resets(ref) == 0
     assert History.from_labels(rig.workbench.labels(ref)).auto_mode.value == "paused"
     assert [m for m in rig.slack.in_channel(ALERTS) if "wb-loop" in shown(m)], "the pause asks for a person"

@@ -39,6 +39,7 @@ from tools.doctor.model import (
     warn,
 )
 from tools.doctor.pubsub_checks import pubsub_checks, schedule_checks
+from tools.doctor.shortcuts import shortcut_check
 from tools.doctor.usergroup import editors_check
 from tools.doctor.verdicts import SLACK_APPS, name_list, unread
 
@@ -75,6 +76,7 @@ def slack_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
         results.append(_scopes(auth.scopes))
     results.append(_channel(dep, seen))
     results.append(_signing_secret(dep))
+    results.append(shortcut_check())
     return results
 
 

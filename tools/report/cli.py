@@ -25,6 +25,7 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.core import messages
 from shared.core.report import Notebook, Report, build, to_csv, to_table
 from shared.core.report_message import slack_text
+from shared.core.ticket_report import TicketStats, ticket_lines, ticket_stats
 from tools.report.source import AUDITED, DEFAULT_PREFIX, Source
 
 
@@ -83,9 +84,15 @@ def window(args: argparse.Namespace, now: datetime, day: tuple[datetime, datetim
 
 
 def run(source: Source, since: datetime, until: datetime) -> Report:
-    records = read_audit(source.client, source.project, source.services, since, until)
-    return build(records, since=since, until=until, seal_key=source.seal_key, fleet=source.fleet,
-                 prices=source.prices)
+    return run_with_tickets(source, since, until)[0]
+
+
+def run_with_tickets(source: Source, since: datetime, until: datetime) -> tuple[Report, TicketStats]:
+    """The report and the help tickets' numbers (issue 46), from one read of the audit records."""
+    records = list(read_audit(source.client, source.project, source.services, since, until))
+    report = build(records, since=since, until=until, seal_key=source.seal_key, fleet=source.fleet,
+                   prices=source.prices)
+    return report, ticket_stats(records, since=since, until=until, seal_key=source.seal_key)
 
 
 def main(argv: list[str] | None = None, out: Any = None) -> int:
@@ -106,11 +113,11 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
         context = _cloud(args, settings)
     with context as (source, day):
         since, until = window(args, datetime.now(UTC), day)
-        report = run(source, since, until)
+        report, tickets = run_with_tickets(source, since, until)
         path = args.csv or Path(f"notebook-medic-report-{since:%Y%m%dT%H%M}.csv")
         path.write_text(to_csv(report))
         print(to_table(report), file=out)
-        text = slack_text(report, say, path.name)
+        text = "\n".join([slack_text(report, say, path.name), *ticket_lines(tickets, say)])
         print(f"\n{text}\n\nCSV: {path.resolve()}", file=out)
         if args.post:
             from tools.report.post import post  # noqa: PLC0415 - only when asked

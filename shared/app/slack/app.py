@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 from shared.adapters.audit import audit
 from shared.adapters.config import Settings
 from shared.adapters.errors import ServiceError
-from shared.app.slack import announce, announce_modal, buttons, command, home
+from shared.app.slack import announce, announce_modal, buttons, command, help, home
 from shared.app.slack.budget import Deadline
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.guard import ACK_DEADLINE
 from shared.core import announce as announcement
-from shared.core import fleet
+from shared.core import fleet, tickets
 from shared.core.blocks import ALL_ACTIONS
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ def build_app(settings: Settings, dependencies: Callable[[Any], Dependencies]) -
                 reply(text=_went_wrong(deps), replace_original=False)
 
     _home_listeners(app, deps)
+    _help_listeners(app, deps)
     app.error(unroutable_payload)
     return app
 
@@ -94,17 +95,7 @@ def _home_listeners(app: App, deps: Dependencies) -> None:
             log.exception("slack request failed: app_home_opened")
 
     def pressed(handle: Callable[..., None], what: str) -> Callable[..., None]:
-        """A listener for presses in the tab: acknowledged at once (the answer is a views.publish), then handled."""
-
-        def listener(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
-            context[LISTENER_RAN] = True
-            ack()
-            try:
-                handle(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
-            except Exception:  # the last resort: the tab keeps what it showed, the log says why
-                log.exception("slack request failed: %s", what)
-
-        return listener
+        return _pressed(deps, handle, what)
 
     app.action(re.compile(f"^({fleet.ACTION_START_ALL}|{fleet.ACTION_STOP_ALL})$"))(
         pressed(home.bulk_press, "start all / stop all"))
@@ -125,6 +116,45 @@ def _home_listeners(app: App, deps: Dependencies) -> None:
                                               deps=deps)
         except Exception:  # the last resort: the organizer reads it in the modal, the log says why
             log.exception("slack request failed: the announcement's modal")
+            answer = announce_modal.said(_went_wrong(deps), deps)
+        ack(**answer)
+
+
+def _pressed(deps: Dependencies, handle: Callable[..., None], what: str) -> Callable[..., None]:
+    """A listener for a press or a shortcut: acknowledged at once (its answer is a views.publish, a views.open or a
+    publish for the worker), then handled."""
+
+    def listener(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        ack()
+        try:
+            handle(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
+        except Exception:  # the last resort: the surface keeps what it showed, the log says why
+            log.exception("slack request failed: %s", what)
+
+    return listener
+
+
+def _help_listeners(app: App, deps: Dependencies) -> None:
+    """Help tickets (help.py): the global shortcut and "Get help" open the participant's modal, a ticket's buttons
+    are published for the worker (Resolve opens its note's modal), and both modals' submissions are answered in
+    the modal."""
+
+    def listener(handle: Callable[..., None], what: str) -> Callable[..., None]:
+        return _pressed(deps, handle, what)
+
+    app.shortcut(tickets.SHORTCUT)(listener(help.open_help, "the Get help shortcut"))
+    app.action(tickets.ACTION_HELP)(listener(help.open_help, "Get help"))
+    app.action(re.compile("^(" + "|".join(map(re.escape, tickets.TICKET_ACTIONS)) + ")$"))(
+        listener(help.press, "a ticket's button"))
+
+    @app.view(re.compile(f"^({tickets.MODAL_HELP}|{tickets.MODAL_RESOLVE})$"))
+    def help_submitted(ack: Ack, body: dict[str, Any], context: BoltContext) -> None:
+        context[LISTENER_RAN] = True
+        try:
+            answer = help.submitted(body, deadline=_deadline(context, deps), workspace=_workspace(context), deps=deps)
+        except Exception:  # the last resort: the person reads it in the modal, the log says why
+            log.exception("slack request failed: a ticket's modal")
             answer = announce_modal.said(_went_wrong(deps), deps)
         ack(**answer)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Executor, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from shared.adapters.clock import SYSTEM, Clock
@@ -21,6 +21,7 @@ from shared.app.slack.fleet_cache import FleetCache
 from shared.app.slack.lookup import CallerLookup
 from shared.app.slack.publish import DeadlinePublisher
 from shared.app.slack.respond import Responder
+from shared.app.slack.ticket_board import TicketBoard
 from shared.core import messages
 
 
@@ -39,6 +40,7 @@ class Dependencies:
     responder: Responder
     memory: MemorySeries | None = None  # the Home tab's fleet memory read (Cloud Monitoring); None: not read
     fleet_cache: FleetCache  # the Home tab's reads shared between opens, and each person's opens a minute
+    ticket_board: TicketBoard = field(default_factory=TicketBoard)  # the open help tickets the Home tab shows
 
 
 def build_dependencies(

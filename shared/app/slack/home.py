@@ -23,10 +23,12 @@ from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
 from shared.app.slack.fleet_cache import MemoryReadings
 from shared.app.slack.guard import request_stamp
+from shared.app.slack.home_tickets import with_open_tickets
 from shared.app.slack.replies import obj
 from shared.core import announce, bulk, fleet, fleet_ops, messages
 from shared.core.commands import Caller, Verb
 from shared.core.models import InstanceView
+from shared.core.ticket_blocks import help_actions
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +52,8 @@ def show(user_id: str, *, deadline: Deadline, workspace: str | None, deps: Depen
     else:
         caller, instances = got
         view = fleet_view(caller, instances, deps, page=page, memory=readings)
+        if caller.is_organizer:  # open help tickets first (issue 46)
+            view = with_open_tickets(view, deps, deadline)
         audit_request("home shown", fields, rows=len(instances) if caller.is_organizer else None)
     publish(deps, user_id, view, deadline)
 
@@ -60,6 +64,7 @@ def _caller_and_fleet(user_id: str, deadline: Deadline, workspace: str | None, d
     """Who is asking (read every time) and the fleet with its memory: as last read while that is fresh, else read
     now and kept for the opens after."""
     kept = deps.fleet_cache.fresh()
+    deps.ticket_board.start(deps)  # beside the reads: the organizers' open tickets (issue 46)
     if kept is not None:
         fields["fleet"] = "cached"
         budget = deps.settings.slack_budget
@@ -137,8 +142,10 @@ def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies
     rows = fleet.build(instances, now=now, day_start=day_start(now, deps),
                        contest_running=fleet.contest_running(now, settings.contest_start, settings.contest_end),
                        memory=fleet.memory_by_name(instances, memory))
-    if not caller.is_organizer:
-        return fleet.participant_view(rows, caller.email or "", say)
+    if not caller.is_organizer:  # their own notebooks, with "Get help" under the title (issue 46)
+        view = fleet.participant_view(rows, caller.email or "", say)
+        view["blocks"].insert(1, help_actions(say))
+        return view
     start = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.START, rows), say)
     stop = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.STOP, rows), say)
     view = fleet.organizer_view(rows, say, as_of=messages.slack_date(now, deps.settings.tz), start_confirm=start,

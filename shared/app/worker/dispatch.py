@@ -9,7 +9,7 @@ import base64
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, assert_never
 
 from shared.adapters.audit import audit
@@ -34,6 +34,7 @@ from shared.app.worker.recorder import Recorder
 from shared.app.worker.reporter import Reporter
 from shared.app.worker.restart import RestartAction
 from shared.app.worker.start import StartAction
+from shared.app.worker.tickets import TicketDesk
 from shared.core import envelope, messages, schedule_source, waiting
 from shared.core.announce import AnnounceRequest
 from shared.core.bulk import BulkRequest
@@ -42,6 +43,7 @@ from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.policy import Reason, Verdict, decide, is_too_old
+from shared.core.tickets import TicketRequest
 
 log = logging.getLogger(__name__)
 MAX_DATA_BYTES = 1_000_000  # restart requests are small
@@ -113,6 +115,12 @@ class Worker:
         }
         self.refusals = self._refusals()
 
+    @cached_property
+    def tickets(self) -> TicketDesk:
+        """Help tickets (issue 46), made at the first change to one: its settings are read then."""
+        return TicketDesk(settings=self.settings, clock=self.clock, slack=self.slack, workbench=self.workbench,
+                          asked=self.asked)
+
     def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
         """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's
         intent refused is said as any request the API refused (Endings.refused: "not restarted")."""
@@ -143,6 +151,8 @@ class Worker:
                 return self._bulk(partial(self.announce.requested, decoded))
             case ScheduleMessage():  # the contest's Cloud Scheduler jobs
                 return self._bulk(partial(self.bulk.scheduled, decoded, message_id=message_id))
+            case TicketRequest():  # a participant's ticket, an organizer's press on one, the tick (issue 46)
+                return self._bulk(partial(self.tickets.requested, decoded))
             case RestartRequest():
                 return self.handle(replace(decoded, delivery_id=message_id) if message_id else decoded)
             case _:

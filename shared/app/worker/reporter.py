@@ -28,6 +28,8 @@ from shared.core.machines import next_size
 from shared.core.models import Action, InstanceRef, InstanceView, RestartRequest, Trigger
 from shared.core.policy import PolicyConfig, Reason, Verdict
 from shared.core.refs import victim
+from shared.core.ticket_blocks import alert_ticket_blocks, mentioned, with_help
+from shared.core.tickets import needs_a_person
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +190,9 @@ class Reporter:
         channel = self.settings.slack_alert_channel
         if ts:
             return ts if self.slack.update(channel, ts, fallback, blocks, metadata=metadata) else None
+        if facts.paused and metadata is None and facts.instance is not None:  # needs a person: a ticket (issue 46)
+            ticket = needs_a_person(self.clock.now(), facts.instance.name, mentioned(facts.owner))
+            metadata, blocks = ticket.metadata(), alert_ticket_blocks(blocks, ticket, self.wording, self.settings.tz)
         return self.slack.post(channel, fallback, blocks, metadata=metadata)
 
     def post_grouped(self, facts: AlertFacts, cause: Cause, instance: str, *, seen: int = 1) -> str:
@@ -282,7 +287,7 @@ class Reporter:
             body = self.wording(key, error=self.short_error(restart.error), **params)
         else:
             return False
-        return self.slack.dm(view.owner_email, body)
+        return self.slack.dm(view.owner_email, body, with_help(body, self.wording))
 
     def _dm_owner_of_outage(self, job: Job, restart: OperationOutcome | None, *, paused: bool) -> bool:
         """dm_owner for an outage the health sweep found: its cause in words, no kill and no memory advice."""
@@ -297,7 +302,7 @@ class Reporter:
                                 error=self.short_error(restart.error))
         else:
             return False
-        return self.slack.dm(str(view.owner_email), body)
+        return self.slack.dm(str(view.owner_email), body, with_help(body, self.wording))
 
     def tell_owner_of_organizers_act(self, request: RestartRequest, view: InstanceView, key: str, when: datetime
                                      ) -> None:
