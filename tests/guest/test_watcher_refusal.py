@@ -29,10 +29,11 @@ from tests.guest.conftest import hooked_jupyter
 LIMIT = 2_000_000_000
 LINE = re.compile(r"^notebook-medic-watcher: refused allocation kernel pid=(\d+) \(([A-Za-z0-9._@:/+-]+)\) "
                   r"asked=(\d+) left=(\d+) usage=(\d+) limit=(\d+) cgroup=(\S+)$")
-# Each decided by the cell alone, whatever the machine's speed. Not "joblib loky workers [1.5x]": two workers that
-# allocate at the same moment are each granted what is left, and whether the watcher's next look comes between them
-# is a race (docs/limitations.md): a fresh-clone run of the merge lost a worker to the cgroup's OOM killer, the
-# kernel and its variables kept. The bench runs it and reports what became of it (bench/watcher.py, catalogue).
+# Each decided by the cell alone, whatever the machine's speed. Not "joblib loky workers [1.5x]": the workers share
+# what is left once the watcher has seen them (share_of_left), but a worker spawned for the cell runs under the
+# kernel's inherited limit until the watcher's next refresh (once a second), and whether its task comes sooner is a
+# race (docs/limitations.md; a fresh-clone run before the share lost a worker, the kernel and its variables kept).
+# The bench runs it and reports what became of it (bench/watcher.py, catalogue).
 RUNAWAY = ("np.ones [8x]", "merge on a skewed key [1.5x]", "concat of every fold [8x]", "bytes doubling [1.5x]")
 # The page cache of a file read twice is active, and reclaimed before any kill all the same: counted used, it had the
 # watcher refuse fitting cells ("a concat of five folds" in a bench run, 17 / 18); the cell after the file's two reads

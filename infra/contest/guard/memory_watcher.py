@@ -815,6 +815,7 @@ class Watcher:
     status: str = "starting"
     limit: int = 0
     next_refresh: float = float("-inf")
+    next_processes: float = float("-inf")  # the processes are looked for more often than the rest is refreshed
     event: int | None = None  # v1 threshold eventfd: below the threshold, look slowly and wake on it
     event_level: int = 0
     trace: bool = False  # say every look from 90 % of the threshold up (diagnosis; --trace)
@@ -891,6 +892,11 @@ class Watcher:
         try:
             if now >= self.next_refresh:
                 self.refresh(table, unit, now)
+            elif now >= self.next_processes:
+                # a worker a kernel spawns runs under the kernel's limit, inherited, until it is seen: a look's
+                # interval, not a second (a loky worker spawned for a cell got its task first, and was killed)
+                table.refresh()
+            self.next_processes = now + self.policy.slow_interval
             usage = unit.usage()
             reclaimable, mapped = unit.page_cache()
         except (OSError, ValueError) as error:
