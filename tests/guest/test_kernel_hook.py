@@ -51,7 +51,7 @@ def test_the_note_is_what_the_watcher_parses(tmp_path: Path) -> None:
         "pid": 4242, "asked": 12_800_000_000, "left": 5}
 
 
-def test_a_workers_refusal_says_the_workers_share_what_is_left() -> None:
+def test_a_workers_refusal_says_it_was_a_workers() -> None:
     class _RemoteTraceback(Exception):  # noqa: N818 - loky's name, which the hook recognizes
         pass
 
@@ -59,5 +59,5 @@ def test_a_workers_refusal_says_the_workers_share_what_is_left() -> None:
     raised_again.__cause__ = _RemoteTraceback("the worker's traceback")
     assert kh.from_a_worker(raised_again) and not kh.from_a_worker(MemoryError(NUMPY))
     said = kh.refusal_message(NUMPY, GIB, worker=True)
-    assert "workers a kernel starts together share what is left" in said and "n_jobs" in said.split(" / ", 2)[2]
+    assert "asked for in a worker process" in said and "n_jobs" in said.split(" / ", 2)[2]
     assert "workers" not in kh.refusal_message(NUMPY, GIB)

@@ -122,13 +122,9 @@ def test_a_fill_in_progress_is_not_counted_as_left_twice_but_what_a_kernel_alway
     assert mw.unfilled(lean, 250 * MIB, 64 * MIB) == (0, 150 * MIB)
 
 
-def test_a_pools_workers_share_what_is_left_and_a_fill_in_progress_is_granted_to_no_one_else() -> None:
-    # kernel 10 started two loky workers and loky's resource tracker (60-62); worker 60 started 80; kernel 20 one
-    assert mw.siblings({60: 10, 61: 10, 62: 10, 70: 20, 80: 60}) == {60: 3, 61: 3, 62: 3, 70: 1, 80: 1}
+def test_a_fill_in_progress_is_granted_to_no_one_else() -> None:
     left = 1500 * MIB
-    assert mw.share_of_left(left, 0, 1) == left  # a kernel, or a process its parent started alone
-    # the workers are given their tasks at once: together they may take what is left, not each of them
-    assert mw.share_of_left(left, 0, 3) == 500 * MIB
-    # a kernel has mapped 1 GiB and is filling it: the others may not have it again
-    assert mw.share_of_left(left, 1024 * MIB, 1) == 476 * MIB
-    assert mw.share_of_left(left, 2048 * MIB, 2) < 0  # the floor then (address_limit)
+    assert mw.share_of_left(left, 0) == left  # each process, kernel or worker, may have all that is left
+    # a kernel has mapped 1 GiB it is filling: the others may not have it again
+    assert mw.share_of_left(left, 1024 * MIB) == 476 * MIB
+    assert mw.share_of_left(left, 2048 * MIB) < 0  # the floor then (address_limit)

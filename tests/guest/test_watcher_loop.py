@@ -279,20 +279,6 @@ def test_the_page_cache_of_a_file_read_twice_is_left_to_the_cells_but_not_what_i
     assert limits.now[KERNEL] == (200 * MIB + left, mw.RLIM_INFINITY)
 
 
-def test_the_workers_a_kernel_started_together_share_what_is_left(
-        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
-    machine = Machine(tmp_path)
-    with_child(machine)
-    machine.process(CHILD + 1, ["/opt/conda/bin/python", "-m", "joblib.externals.loky.backend.popen_loky_posix"],
-                    50 * MIB, parent=KERNEL)
-    (machine.unit / "cgroup.procs").write_text(f"{SERVER}\n{KERNEL}\n{IDLE}\n{CHILD}\n{CHILD + 1}\n")
-    limits = Limits((SERVER, KERNEL, IDLE, CHILD, CHILD + 1))
-    make_watcher(machine, tmp_path, metadata[0], [], [], limits).step(0.0)
-    left = int(0.93 * 2000 * MIB) - 320 * MIB
-    assert limits.now[KERNEL] == (200 * MIB + left, mw.RLIM_INFINITY)  # a kernel: all that is left
-    assert limits.now[CHILD] == limits.now[CHILD + 1] == (100 * MIB + left // 2, mw.RLIM_INFINITY)
-
-
 def test_a_child_forked_from_a_limited_kernel_is_given_back_no_limit_not_the_one_it_inherited(
         tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
     machine = Machine(tmp_path)

@@ -61,13 +61,13 @@ REFUSED = (
     "float32 など小さい型にする）か、大きなオブジェクトを del して gc.collect() でメモリを空けるか、"
     "Slack で /restart-notebook bigger を実行してより大きなマシンを依頼してください。"
 )
-# Added when the refused allocation was a worker's (joblib/loky, multiprocessing): the workers a kernel starts
-# together share what is left (the watcher's share_of_left), so each had less than the notebook's figure.
+# Added when the refused allocation was a worker's (joblib/loky, multiprocessing): the workers allocate at once,
+# beside each other and the kernel, so fewer of them need less memory at the same time.
 IN_A_WORKER = (
-    " It was asked for in a worker process: the workers a kernel starts together share what is left, so fewer "
-    "workers (a smaller n_jobs) leave each of them more. / "
-    "この確保はワーカープロセスで行われました。同時に起動したワーカーは残りのメモリを分け合うため、"
-    "ワーカー数（n_jobs）を減らすと各ワーカーの取り分が増えます。"
+    " It was asked for in a worker process: the workers run at the same time and all draw on what is left, so "
+    "fewer workers (a smaller n_jobs) need less memory at once. / "
+    "この確保はワーカープロセスで行われました。ワーカーは同時に動き、残りのメモリを共に使うため、"
+    "ワーカー数（n_jobs）を減らすと同時に必要なメモリが減ります。"
 )
 # numpy's (and so pandas') message for an allocation it could not get (numpy/_core/_exceptions.py)
 NUMPY_ASKED = re.compile(r"Unable to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB|PiB|EiB) for an array with shape "

@@ -252,21 +252,12 @@ def unfilled(process: Kernel, least: int | None, rise: int) -> tuple[int, int]:
     return slack - usual, usual
 
 
-def share_of_left(left: int, filling: int, siblings: int) -> int:
+def share_of_left(left: int, filling: int) -> int:
     """What one process may still map: what the unit has left, less what every process has mapped and not filled
     yet (a fill in progress anywhere is memory promised: a second kernel's allocation during a first one's fill was
-    granted it again), shared equally with the processes its parent started beside it when its parent is a kernel or
-    a process one started (a pool's workers are given their tasks at once: each granted all that was left, two
-    loky workers allocating together took twice it, and the OOM killer took one). A kernel has no siblings here."""
-    return (left - filling) // max(siblings, 1)
-
-
-def siblings(inherited: dict[int, int]) -> dict[int, int]:
-    """For each process a kernel (or a process it started) started, how many its parent started (itself included)."""
-    counts: dict[int, int] = {}
-    for parent in inherited.values():
-        counts[parent] = counts.get(parent, 0) + 1
-    return {pid: counts[parent] for pid, parent in inherited.items()}
+    granted it again). Not shared out ahead of time: a kernel's next cell starts sooner than a look, and a pool's
+    workers given each a share died starting up (docs/policy.md, "Concurrent allocations")."""
+    return left - filling
 
 
 def limit_to_set(current: int | None, wanted: int | None, own: int, policy: Policy) -> int | None:
@@ -597,12 +588,11 @@ class KernelTable:
         self.parent_of.pop(pid, None)
         os.close(fd)
 
-    def inherited(self) -> dict[int, int]:
-        """The kernels and processes whose parent is a kernel or a process it started, each with its parent: their
-        limit at first sight is their parent's, the watcher's, not one of their own (a multiprocessing fork even looks
-        like a kernel); they share what is left with their siblings (share_of_left)."""
+    def inherited(self) -> set[int]:
+        """The kernels and processes whose parent is a kernel or a process it started: their limit at first sight
+        is their parent's, the watcher's, not one of their own (a multiprocessing fork even looks like a kernel)."""
         ours = set(self.open) | set(self.children)
-        return {pid: parent for pid, parent in self.parent_of.items() if parent in ours}
+        return {pid for pid, parent in self.parent_of.items() if parent in ours}
 
     def read(self, table: dict[int, tuple[str, int]]) -> tuple[Kernel, ...]:
         processes = []
@@ -641,11 +631,11 @@ class AddressLimits:
         self.refused: set[int] = set()  # pids prlimit refused (said once; another uid without CAP_SYS_RESOURCE)
         self.least: dict[int, int] = {}  # pid -> the least unfilled data seen (unfilled())
 
-    def follow(self, processes: Sequence[Kernel], started: dict[int, int], inherited: dict[int, int], left: int,
+    def follow(self, processes: Sequence[Kernel], started: dict[int, int], inherited: set[int], left: int,
                policy: Policy, ram: int, gpu: bool, elapsed: float = 0.0) -> None:
-        """Each process's limit as address_limit() wants it now, of its share of what is left (share_of_left); the
-        processes gone forgotten. A process in `inherited` (pid -> parent) has its parent's limit, the watcher's:
-        its own is taken to be none."""
+        """Each process's limit as address_limit() wants it now, of what is left less every fill in progress
+        (share_of_left); the processes gone forgotten. A process in `inherited` has its parent's limit, the
+        watcher's: its own is taken to be none."""
         changed = False
         seen = {p.pid for p in processes}
         self.refused &= seen  # a pid gone may come back as another process
@@ -657,7 +647,6 @@ class AddressLimits:
         for process in processes:
             fill, self.least[process.pid] = unfilled(process, self.least.get(process.pid), int(policy.settle * elapsed))
             filling += fill
-        shares = siblings(inherited)
         for process in processes:
             if process.pid in self.refused or process.pid not in started:
                 continue
@@ -669,7 +658,7 @@ class AddressLimits:
                 continue
             own = recorded[1:3] if recorded else (RLIM_INFINITY, now[1]) if process.pid in inherited else now
             current = now[0] if recorded else None
-            wanted = address_limit(process, share_of_left(left, filling, shares.get(process.pid, 1)), policy, ram, gpu)
+            wanted = address_limit(process, share_of_left(left, filling), policy, ram, gpu)
             target = limit_to_set(current, wanted, own[0], policy)
             if target is None:
                 continue
