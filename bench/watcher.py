@@ -116,7 +116,7 @@ def catalogue_cells(server: rig.JupyterServer, kernel: str, cells: list[rc.Cell]
         trial = wr.catalogue_trial(server, kernel, cell.code)
         out.append({"cell": cell.name, "outcome": trial.outcome, "hook_message": trial.hook_message,
                     "kept": trial.variables_kept, "same_pid": trial.same_pid, "seconds": round(trial.seconds, 2),
-                    "error": trial.error[:160]})
+                    "error": wr.short_error(trial.error, 160)})
         log(f"watcher {label} {number + 1}/{len(cells)} {cell.name}: {trial.outcome}, variables "
             f"{'kept' if trial.variables_kept else 'LOST'} ({trial.seconds:.1f} s)")
     return out

@@ -49,3 +49,15 @@ def test_the_note_is_what_the_watcher_parses(tmp_path: Path) -> None:
     [note] = list(tmp_path.iterdir())
     assert note.name.startswith("4242-") and json.loads(note.read_text()) == {
         "pid": 4242, "asked": 12_800_000_000, "left": 5}
+
+
+def test_a_workers_refusal_says_it_was_a_workers() -> None:
+    class _RemoteTraceback(Exception):  # noqa: N818 - loky's name, which the hook recognizes
+        pass
+
+    raised_again = MemoryError(NUMPY)
+    raised_again.__cause__ = _RemoteTraceback("the worker's traceback")
+    assert kh.from_a_worker(raised_again) and not kh.from_a_worker(MemoryError(NUMPY))
+    said = kh.refusal_message(NUMPY, GIB, worker=True)
+    assert "asked for in a worker process" in said and "n_jobs" in said.split(" / ", 2)[2]
+    assert "workers" not in kh.refusal_message(NUMPY, GIB)

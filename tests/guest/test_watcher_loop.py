@@ -266,6 +266,19 @@ def test_every_kernel_and_its_child_get_the_memory_left_as_address_space_and_get
     assert json.loads((tmp_path / "limits.json").read_text()) == {}
 
 
+def test_the_page_cache_of_a_file_read_twice_is_left_to_the_cells_but_not_what_is_mapped_or_dirty(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    machine = Machine(tmp_path)
+    (machine.unit / "memory.stat").write_text(
+        f"anon {500 * MIB}\nfile {900 * MIB}\nfile_mapped {100 * MIB}\nfile_dirty {50 * MIB}\nfile_writeback 0\n"
+        f"inactive_file {100 * MIB}\nactive_file {800 * MIB}\n")  # read twice: active, reclaimed all the same
+    machine.set_usage(1400 * MIB)
+    limits = Limits((SERVER, KERNEL, IDLE))
+    make_watcher(machine, tmp_path, metadata[0], [], [], limits).step(0.0)
+    left = int(0.93 * 2000 * MIB) - 1400 * MIB + (900 - 50 - 100) * MIB
+    assert limits.now[KERNEL] == (200 * MIB + left, mw.RLIM_INFINITY)
+
+
 def test_a_child_forked_from_a_limited_kernel_is_given_back_no_limit_not_the_one_it_inherited(
         tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
     machine = Machine(tmp_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -169,6 +170,14 @@ def outcome_of(result: rig.ExecResult) -> str:
     return result.status
 
 
+def short_error(text: str, most: int = 300) -> str:
+    """The error's start, and how the pool's workers ended when joblib says it later (TerminatedWorkerError's "exit
+    codes of the workers are {SIGKILL(-9)}": an OOM kill, a crash or a signal)."""
+    codes = re.search(r"exit codes of the workers are \{[^}]*\}", text)
+    tail = f" [...] {codes.group(0)}" if codes is not None and codes.end() > most else ""
+    return text[:most] + tail
+
+
 def runaway_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout: float = 120.0) -> Trial:
     """Define a variable, run the runaway cell, then read the variable back in a later cell."""
     before = server.execute(kernel_id, f"kept_marker = {uuid.uuid4().int % 10**9}\nprint(kept_marker)\n"
@@ -185,7 +194,7 @@ def runaway_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout:
         server.execute(kernel_id, FORGET, timeout=60)
     told = (result.error.startswith(HOOK_MESSAGE) if outcome == "interrupted"
             else REFUSAL_MESSAGE in result.error if outcome == "refused" else False)
-    return Trial(outcome, told, kept, same, seconds, result.error[:300])
+    return Trial(outcome, told, kept, same, seconds, short_error(result.error))
 
 
 def execute_when_back(server: rig.JupyterServer, kernel_id: str, code: str, until: tuple[str, ...] = ("ok",),

@@ -61,6 +61,14 @@ REFUSED = (
     "float32 など小さい型にする）か、大きなオブジェクトを del して gc.collect() でメモリを空けるか、"
     "Slack で /restart-notebook bigger を実行してより大きなマシンを依頼してください。"
 )
+# Added when the refused allocation was a worker's (joblib/loky, multiprocessing): the workers allocate at once,
+# beside each other and the kernel, so fewer of them need less memory at the same time.
+IN_A_WORKER = (
+    " It was asked for in a worker process: the workers run at the same time and all draw on what is left, so "
+    "fewer workers (a smaller n_jobs) need less memory at once. / "
+    "この確保はワーカープロセスで行われました。ワーカーは同時に動き、残りのメモリを共に使うため、"
+    "ワーカー数（n_jobs）を減らすと同時に必要なメモリが減ります。"
+)
 # numpy's (and so pandas') message for an allocation it could not get (numpy/_core/_exceptions.py)
 NUMPY_ASKED = re.compile(r"Unable to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB|PiB|EiB) for an array with shape "
                          r"\(([0-9, ]*)\) and data type (\S+)")
@@ -111,11 +119,17 @@ def room_to_answer(room: int = ROOM) -> None:
                                                 else min(soft + room, hard), hard))
 
 
-def refusal_message(text: str, left: int) -> str:
-    """The traceback's message for a refused allocation (its own text kept first)."""
+def refusal_message(text: str, left: int, worker: bool = False) -> str:
+    """The traceback's message for a refused allocation (its own text kept first), saying so when a worker's."""
     asked_en, asked_ja = shown_size(text)
-    said = REFUSED.format(asked_en=asked_en, asked_ja=asked_ja, left_gib=left / GIB)
+    said = REFUSED.format(asked_en=asked_en, asked_ja=asked_ja, left_gib=left / GIB) + (IN_A_WORKER if worker else "")
     return f"{text}\n{said}" if text else said
+
+
+def from_a_worker(error: BaseException) -> bool:
+    """The error was raised in another process and raised again here: joblib's loky and multiprocessing's pools
+    chain the worker's traceback as the cause (loky `_RemoteTraceback`, multiprocessing.pool `RemoteTraceback`)."""
+    return type(error.__cause__).__name__.endswith("RemoteTraceback")
 
 
 def note_refusal(pid: int, asked: int, left: int, directory: str = REFUSAL_DIR) -> None:
@@ -176,7 +190,8 @@ def install() -> None:
                 left = memory_left(soft)
                 text = str(value)
                 # a plain MemoryError: numpy's own subclass cannot be made from a message alone
-                etype, value = MemoryError, MemoryError(refusal_message(text, left)).with_traceback(tb)
+                said = refusal_message(text, left, from_a_worker(value))
+                etype, value = MemoryError, MemoryError(said).with_traceback(tb)
                 note_refusal(os.getpid(), asked_bytes(text), left)  # the message stands if the note fails
         except (OSError, ValueError, TypeError, MemoryError):
             pass

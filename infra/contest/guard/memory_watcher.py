@@ -95,8 +95,9 @@ class Kernel:
 
 @dataclass(frozen=True)
 class Sample:
-    """One look at the unit, in bytes: usage as the cgroup counts it, the part of it that is inactive page cache
-    (reclaimed before any OOM kill), the limit, the kernels and the processes they started."""
+    """One look at the unit, in bytes: usage as the cgroup counts it, the part of it that is page cache the kernel
+    reclaims before any OOM kill (page_cache()), the page cache mapped into its processes, the limit, the kernels and
+    the processes they started."""
 
     at: float
     usage: int
@@ -104,6 +105,7 @@ class Sample:
     kernels: tuple[Kernel, ...]
     reclaimable: int = 0
     children: tuple[Kernel, ...] = ()  # processes the kernels started: limited, never interrupted
+    mapped: int = 0  # page cache mapped into the unit's processes (libraries, mmap'd files)
 
     @property
     def working_set(self) -> int:
@@ -190,16 +192,39 @@ def decide(state: WatchState, sample: Sample, policy: Policy) -> tuple[WatchStat
                    quiet_until=sample.at + policy.quiet, interrupts=state.interrupts + 1), decision
 
 
+# memory.stat's keys (v1: the hierarchy's totals) for page_cache(): the file pages on the LRU lists, active and
+# inactive; of them, those dirty or under writeback; the page cache mapped into processes.
+CACHE_KEYS = {1: (b"total_active_file", b"total_inactive_file", b"total_dirty", b"total_writeback",
+                  b"total_mapped_file"),
+              2: (b"active_file", b"inactive_file", b"file_dirty", b"file_writeback", b"file_mapped")}
+
+
+def stat_value(stat: bytes, key: bytes) -> int:
+    """One value of memory.stat's text, 0 when the key is not there."""
+    at = (b"\n" + stat).find(b"\n" + key + b" ")  # where the key's line starts in `stat`
+    fields = stat[at:].split(None, 2) if at >= 0 else []
+    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
+
+
+def page_cache(stat: bytes, version: int) -> tuple[int, int]:
+    """(reclaimable, mapped) page cache of the unit, from its memory.stat: the file pages the kernel takes back before
+    any OOM kill are every clean one on its LRU lists, active as well as inactive (a file read twice, an .npy summed
+    through mmap then again, is active: counting only the inactive ones made 760 MiB of a closed file's cache look
+    used, and a fitting pd.concat was refused); those dirty or under writeback wait for the disk first. Mapped: the
+    part of the page cache mapped into processes (libraries, mmap'd files), counted once however many map it."""
+    active, inactive, dirty, writeback, mapped = (stat_value(stat, key) for key in CACHE_KEYS[version])
+    return max(active + inactive - dirty - writeback, 0), mapped
+
+
 def memory_left(sample: Sample, policy: Policy) -> int:
-    """What the unit has left for one more allocation: up to the threshold line, inactive page cache counted as
-    free, less what of it the kernels have mapped (their libraries, their mmap'd files: reclaiming those pages
-    only makes them fault back in, and a fill that counted on them went on to the kill). The line is the
-    interrupt's: an allocation that fits under it is neither refused nor interrupted; one that would cross it is
-    refused; growth in small steps across it is interrupted."""
+    """What the unit has left for one more allocation: up to the threshold line, reclaimable page cache counted as
+    free, less what of it is mapped (libraries, mmap'd files: reclaiming those pages only makes them fault back in,
+    and a fill that counted on them went on to the kill). The line is the interrupt's: an allocation that fits under
+    it is neither refused nor interrupted; one that would cross it is refused; growth in small steps across it is
+    interrupted."""
     if sample.limit <= 0:
         return 0
-    mapped = sum(k.mapped_file for k in (*sample.kernels, *sample.children))
-    return int(policy.threshold * sample.limit) - sample.usage + max(sample.reclaimable - mapped, 0)
+    return int(policy.threshold * sample.limit) - sample.usage + max(sample.reclaimable - sample.mapped, 0)
 
 
 def address_limit(process: Kernel, left: int, policy: Policy, ram: int, gpu: bool) -> int | None:
@@ -225,6 +250,14 @@ def unfilled(process: Kernel, least: int | None, rise: int) -> tuple[int, int]:
     slack = max(process.data - (process.rss - process.mapped_file), 0)
     usual = slack if least is None else min(least + rise, slack)
     return slack - usual, usual
+
+
+def share_of_left(left: int, filling: int) -> int:
+    """What one process may still map: what the unit has left, less what every process has mapped and not filled
+    yet (a fill in progress anywhere is memory promised: a second kernel's allocation during a first one's fill was
+    granted it again). Not shared out ahead of time: a kernel's next cell starts sooner than a look, and a pool's
+    workers given each a share died starting up (docs/policy.md, "Concurrent allocations")."""
+    return left - filling
 
 
 def limit_to_set(current: int | None, wanted: int | None, own: int, policy: Policy) -> int | None:
@@ -438,17 +471,14 @@ class Unit:
         usage_file = "memory.usage_in_bytes" if version == 1 else "memory.current"
         self.usage_fd = os.open(directory / usage_file, os.O_RDONLY)
         self.stat_fd = os.open(directory / "memory.stat", os.O_RDONLY)
-        self.inactive_key = b"total_inactive_file " if version == 1 else b"inactive_file "
 
     def usage(self) -> int:
         """Bytes in use, page cache included."""
         return int(os.pread(self.usage_fd, 32, 0))
 
-    def inactive_file(self) -> int:
-        """The inactive page cache: reclaimed before any OOM kill."""
-        stat = os.pread(self.stat_fd, 16384, 0)
-        at = stat.find(b"\n" + self.inactive_key)
-        return int(stat[at:].split(None, 2)[1]) if at >= 0 else 0
+    def page_cache(self) -> tuple[int, int]:
+        """(reclaimable, mapped) page cache, as page_cache() counts them from memory.stat."""
+        return page_cache(os.pread(self.stat_fd, 16384, 0), self.version)
 
     def limit(self) -> int:
         """The effective limit in bytes (the smallest along the hierarchy), 0 for none."""
@@ -603,8 +633,9 @@ class AddressLimits:
 
     def follow(self, processes: Sequence[Kernel], started: dict[int, int], inherited: set[int], left: int,
                policy: Policy, ram: int, gpu: bool, elapsed: float = 0.0) -> None:
-        """Each process's limit as address_limit() wants it now; the processes gone forgotten. A process in
-        `inherited` has its parent's limit, the watcher's: its own is taken to be none."""
+        """Each process's limit as address_limit() wants it now, of what is left less every fill in progress
+        (share_of_left); the processes gone forgotten. A process in `inherited` has its parent's limit, the
+        watcher's: its own is taken to be none."""
         changed = False
         seen = {p.pid for p in processes}
         self.refused &= seen  # a pid gone may come back as another process
@@ -612,6 +643,10 @@ class AddressLimits:
         for pid in set(self.limited) - seen:
             del self.limited[pid]
             changed = True
+        filling = 0
+        for process in processes:
+            fill, self.least[process.pid] = unfilled(process, self.least.get(process.pid), int(policy.settle * elapsed))
+            filling += fill
         for process in processes:
             if process.pid in self.refused or process.pid not in started:
                 continue
@@ -623,9 +658,7 @@ class AddressLimits:
                 continue
             own = recorded[1:3] if recorded else (RLIM_INFINITY, now[1]) if process.pid in inherited else now
             current = now[0] if recorded else None
-            filling, self.least[process.pid] = unfilled(process, self.least.get(process.pid),
-                                                        int(policy.settle * elapsed))
-            wanted = address_limit(process, left - filling, policy, ram, gpu)
+            wanted = address_limit(process, share_of_left(left, filling), policy, ram, gpu)
             target = limit_to_set(current, wanted, own[0], policy)
             if target is None:
                 continue
@@ -771,6 +804,7 @@ class Watcher:
     status: str = "starting"
     limit: int = 0
     next_refresh: float = float("-inf")
+    next_processes: float = float("-inf")  # the processes are looked for more often than the rest is refreshed
     event: int | None = None  # v1 threshold eventfd: below the threshold, look slowly and wake on it
     event_level: int = 0
     trace: bool = False  # say every look from 90 % of the threshold up (diagnosis; --trace)
@@ -847,8 +881,13 @@ class Watcher:
         try:
             if now >= self.next_refresh:
                 self.refresh(table, unit, now)
+            elif now >= self.next_processes:
+                # a worker a kernel spawns runs under the kernel's limit, inherited, until it is seen: a look's
+                # interval, not a second (a loky worker spawned for a cell got its task first, and was killed)
+                table.refresh()
+            self.next_processes = now + self.policy.slow_interval
             usage = unit.usage()
-            reclaimable = unit.inactive_file()
+            reclaimable, mapped = unit.page_cache()
         except (OSError, ValueError) as error:
             self.set_status(f"blind: cannot read {unit.directory} ({error}); interrupting nothing")
             self.detach()
@@ -859,7 +898,7 @@ class Watcher:
         self.set_status(f"watching cgroup-v{unit.version} {unit.name} limit={self.limit} "
                         f"threshold={self.policy.threshold:.2f} "
                         f"{'threshold-event' if self.use_events else 'polling'} {refusing}")
-        return Sample(now, usage, self.limit, table.look(), reclaimable, table.look_children())
+        return Sample(now, usage, self.limit, table.look(), reclaimable, table.look_children(), mapped)
 
     def act(self, decision: Interrupt) -> None:
         """Note, signal, log: the note first, so the kernel's hook finds it when KeyboardInterrupt is raised."""
