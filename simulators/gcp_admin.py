@@ -30,6 +30,7 @@ from google.cloud.iam_admin_v1 import types as iam_types
 from google.cloud.logging_v2.types import logging_config
 from google.iam.v1 import iam_policy_pb2, policy_pb2
 
+from simulators import cloud_scheduler
 from simulators.grpc_local import serve
 from simulators.http_json import send_json
 
@@ -72,6 +73,7 @@ class CloudProject:
     # None: the caller may access every secret, else only those named (the others answer 403)
     secrets: dict[str, list[bytes]] = field(default_factory=dict)
     secret_readers: set[str] | None = None
+    scheduler_jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # Cloud Scheduler: cloud_scheduler.py
 
     @property
     def name(self) -> str:
@@ -293,6 +295,7 @@ class RestApis:
     - Compute Engine `regions.get` (GET /compute/v1/projects/P/regions/R): the Region resource, quotas[] of
       {metric, limit, usage} (Compute REST reference, "Resource: Region"; metric names as the Quota.metric enum);
     - Secret Manager `versions.access` (GET /secretmanager/v1/projects/P/secrets/S/versions/V:access): `_secret`;
+    - Cloud Scheduler `jobs.get` (GET /cloudscheduler/v1/projects/P/locations/L/jobs/J): simulators/cloud_scheduler.py;
     - Compute Engine `routers.list` (GET /compute/v1/projects/P/regions/R/routers): a RouterList, items[] of
       Router {name, network, nats[] {name, sourceSubnetworkIpRangesToNat, subnetworks[] {name}}}, "items" left
       out when there are none (as the live API does for an empty list).
@@ -309,6 +312,8 @@ class RestApis:
 
     def _answer(self, path: str) -> tuple[int, dict[str, Any]]:
         parts = path.split("?", 1)[0].strip("/").split("/")
+        if parts[:2] == ["cloudscheduler", "v1"]:
+            return cloud_scheduler.answer(self.state.scheduler_jobs, parts[2:])
         if parts[:3] == ["secretmanager", "v1", "projects"]:
             return self._secret(parts[3:])
         if parts[:3] == ["compute", "v1", "projects"] and len(parts) in (6, 7) and parts[4] == "regions":
