@@ -59,7 +59,7 @@ _REASON = {
     # the cause of an outage the health sweep found (issue 42: shared/core/causes.py)
     "oom-kill": "the server ran out of memory",
     "disk-full": "the disk is full, which a restart would not empty; the owner and the organizers are told",
-    "agent-stopped": "Workbench's proxy agent stopped",
+    "agent-stopped": "a Workbench agent in the VM stopped",
     "jupyter-stopped": "the Jupyter service stopped",
     "server-failing": "the Jupyter server fails as it starts; a person is asked",
     "vm-unresponsive": "the VM stopped answering",

@@ -35,7 +35,8 @@ class Cause(StrEnum):
     DISK_FULL = "disk-full"
     """The boot or the home disk is full: the server cannot write its runtime files. A reset empties nothing."""
     AGENT_STOPPED = "agent-stopped"
-    """Workbench's proxy agent (the browser's way in) is not running; JupyterLab may be fine behind it."""
+    """Workbench's proxy agent (the browser's way in) is not running, JupyterLab maybe fine behind it; or its health
+    agent, with health silent while the VM answers."""
     JUPYTER_STOPPED = "jupyter-stopped"
     """The Jupyter unit was stopped or killed and systemd did not bring it back (Result success or signal)."""
     SERVER_FAILING = "server-failing"
@@ -101,7 +102,9 @@ def diagnose(beat: Heartbeat | Freshness, disk: DiskReport | None, gpu_state: st
             return Diagnosis(Cause.SERVER_FAILING, lines)
         return Diagnosis(Cause.JUPYTER_STOPPED, _cut(f"{beat.unit_state}/{beat.unit_result} {lines}".strip()))
     if beat.proxy_agent is False:
-        return Diagnosis(Cause.AGENT_STOPPED)
+        return Diagnosis(Cause.AGENT_STOPPED, "proxy agent")
+    if beat.health_agent is False and jupyter_down:  # health silent or down, the VM answering: its agent stopped
+        return Diagnosis(Cause.AGENT_STOPPED, "health agent")
     return None
 
 

@@ -39,6 +39,7 @@ def diagnosed(raw: str | None, *, down: bool = False, gpu: str = "", since: date
     (beat(server=False, unit="failed", result="signal"), True, Cause.JUPYTER_STOPPED),  # kill -9 of the server
     (beat(server=False, unit="failed", result="oom-kill"), True, Cause.OOM_KILL),
     (beat(proxy=False), False, Cause.AGENT_STOPPED),
+    (beat(health=False), True, Cause.AGENT_STOPPED),  # health silent, the VM answering: its health agent stopped
 ])
 def test_each_cause_from_the_guards_heartbeat(raw: str, down: bool, cause: Cause) -> None:
     found = diagnosed(raw, down=down)
@@ -73,6 +74,7 @@ def test_a_heartbeat_silent_too_long_on_a_running_vm_is_the_vm_unresponsive() ->
     (beat(disks=[("/", 99.0)]), False, RUNNING_SINCE, "a full disk with JupyterLab up is issue 43's warning"),
     (beat(server=False, unit="activating", result="success"), False, RUNNING_SINCE, "systemd is restarting it"),
     (beat(proxy=None, health=None), False, RUNNING_SINCE, "no agents' units here: unknown, not stopped"),
+    (beat(health=False), False, RUNNING_SINCE, "its health agent stopped, but health is not missed yet"),
     # the VM started five minutes ago: the beat from before its stop is old, the guard's first is not due yet
     (beat(), False, NOW + CONFIG.silent_after, "just started"),
 ])

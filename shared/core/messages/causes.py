@@ -19,8 +19,10 @@ CAUSES: Final[dict[str, dict[Lang, str]]] = {
         "ja": "ディスクがいっぱいです ({evidence})。JupyterLab がファイルを書き込めません",
     },
     "reason.agent-stopped": {
-        "en": "Workbench's proxy agent, the browser's way into JupyterLab, stopped",
-        "ja": "ブラウザから JupyterLab への経路である Workbench のプロキシエージェントが停止しました",
+        "en": "a Workbench agent stopped in the VM ({evidence}: the proxy agent is the browser's way into "
+        "JupyterLab, the health agent reports its health)",
+        "ja": "VM 内の Workbench エージェントが停止しました ({evidence}: プロキシエージェントはブラウザから "
+        "JupyterLab への経路、ヘルスエージェントは稼働状況を報告します)",
     },
     "reason.jupyter-stopped": {
         "en": "the Jupyter service stopped and systemd did not start it again. systemd's last words: {evidence}",
