@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
@@ -76,3 +77,22 @@ def test_a_full_disk_is_told_to_both_never_reset_and_not_told_again_next_tick(ri
     assert rig.workbench.resets(ref) == 0
     assert len(rig.slack.in_channel(rig.owner(ref))) == 1
     assert len([m for m in rig.slack.in_channel(ALERTS) if "wb-full" in shown(m)]) == 1
+
+
+def test_a_gpu_still_unusable_after_its_one_reset_is_told_with_the_drivers_words_and_not_reset_again(
+        rig: Rig) -> None:
+    now = rig.clock.now()
+    once = History(auto_restarts=(now - timedelta(minutes=4),),
+                   last_restart=now - timedelta(minutes=3)).to_labels({})
+    ref = rig.instance("wb-gpu", labels=once)
+    rig.workbench.report_health(ref, jupyter_up=True)
+    rig.clock.advance(1.0)
+    attributes = heartbeat_now(rig) | {"gpu-state": "GPU not usable: NVIDIA-SMI has failed because it couldn't "
+                                                    "communicate with the NVIDIA driver"}
+    rig.push(swept(rig, ref, attributes, "t1"))
+    assert rig.workbench.resets(ref) == 0
+    [dm] = rig.slack.in_channel(rig.owner(ref))
+    assert "GPU is not usable" in dm.text and "couldn't communicate with the NVIDIA driver" in dm.text
+    assert "stop and start the notebook" in dm.text
+    [alert] = [m for m in rig.slack.in_channel(ALERTS) if "wb-gpu" in shown(m)]
+    assert "A restart did not mend it the last time" in shown(alert)

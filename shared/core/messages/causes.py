@@ -63,6 +63,15 @@ CAUSES: Final[dict[str, dict[Lang, str]]] = {
         "ja": "ノートブック *{instance}* が停止しています: {cause}。すでに一度再起動しましたが直らなかったため、"
         "再度の再起動はしません。運営には伝えました。直前に環境を変更した場合は元に戻すか、運営に相談してください。",
     },
+    "dm.sweep_told.gpu-unusable": {
+        "en": "Your notebook *{instance}*'s GPU is not usable: {cause}. I restarted it once already and the driver "
+        "still does not answer, so I am not restarting it again; the organizers know. Until it is mended your code "
+        "runs on the CPU (slowly): save your work, then stop and start the notebook (a start loads the driver "
+        "again), or ask an organizer.",
+        "ja": "ノートブック *{instance}* の GPU が使えません: {cause}。すでに一度再起動しましたがドライバーが応答しないため、"
+        "再度の再起動はしません。運営には伝えました。直るまでコードは CPU で (遅く) 動きます。作業を保存してから"
+        "ノートブックを停止・起動する (起動時にドライバーが再読み込みされます) か、運営に相談してください。",
+    },
     "dm.sweep_told.disk-full": {
         "en": "Your notebook *{instance}* is down: {cause}. A restart would not free any space, so I did not "
         "restart it. Free some space (JupyterLab's trash first: `rm -rf ~/.local/share/Trash/*`; then caches "
