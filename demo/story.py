@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from demo import day, guest, help_desk, render, words
+from demo import causes, day, guest, help_desk, render, words
 from demo.replay import Entry, localized
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
@@ -179,20 +179,10 @@ def memory_and_kills(stack: LocalStack, transcript: Transcript) -> None:
 
 
 def health_sweep_step(stack: LocalStack, transcript: Transcript) -> None:
-    """Step 3b (issue 42): JupyterLab down with no kill line anywhere, found by the health sweep, restarted once."""
-    transcript.heading("3b. JupyterLab goes down with no kill line at all: the health sweep finds it")
-    full = _full("wb-bob")
-    info = dict(stack.workbench.get(full).get("healthInfo") or {})
-    stack.workbench.set_health(full, "UNHEALTHY", {**info, "jupyterlab_status": "-1", "jupyterlab_api_status": "-1"})
-    transcript.say("notebook", "wb-bob: a package upgrade broke the Jupyter server, which no longer starts; no "
-                               "process ran out of memory, so the kernel's log says nothing")
-    transcript.say("workbench", "wb-bob's health agent reports JupyterLab down")
-    transcript.say("scheduler", "the health sweep's tick (every 3 minutes): every notebook's health is read")
-    stack.sweep()
-    settle(stack, transcript)
-    transcript.say("scheduler", "the next tick, 3 minutes later: wb-bob is up, nothing more to do")
-    stack.sweep()
-    settle(stack, transcript)
+    """Step 3b (issue 42): JupyterLab down with no kill line anywhere, found by the health sweep with its cause:
+    one restarted once, one with a full disk told and not reset (demo/causes.py)."""
+    transcript.heading("3b. JupyterLab goes down with no kill line at all: the health sweep finds it, and why")
+    causes.outages(stack, transcript, lambda: settle(stack, transcript), _full)
 
 
 def restart_commands(stack: LocalStack, transcript: Transcript, slack: SlackRequester) -> None:

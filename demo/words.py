@@ -56,6 +56,14 @@ _REASON = {
     "requested": "someone asked",
     "too-old": "the kill is too old to act on",
     "quiet-period": "warned recently",
+    # the cause of an outage the health sweep found (issue 42: shared/core/causes.py)
+    "oom-kill": "the server ran out of memory",
+    "disk-full": "the disk is full, which a restart would not empty; the owner and the organizers are told",
+    "agent-stopped": "a Workbench agent in the VM stopped",
+    "jupyter-stopped": "the Jupyter service stopped",
+    "server-failing": "the Jupyter server fails as it starts; a person is asked",
+    "vm-unresponsive": "the VM stopped answering",
+    "gpu-unusable": "the GPU is not usable; a person is asked",
 }
 _SAYS_THE_VERDICT_AGAIN = {"paused", "resumed", "owner warned", "resized", "stopped", "done"}
 _DONE_IN = re.compile(r"^(done|timeout|\w+) in (\d+) s$")

@@ -106,6 +106,8 @@ locals {
     ]
     health_sweep = [
       "notebooks.instances.list", # every notebook's state and health, a page per zone (issue 42)
+      # Compute Engine, not Workbench: the guard's heartbeat, disk report and GPU state (guest attributes).
+      "compute.instances.getGuestAttributes",
     ]
   }
 

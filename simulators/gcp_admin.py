@@ -1,16 +1,16 @@
 """The Google Cloud admin APIs `make doctor` reads, served locally over gRPC with the real protos.
 
-No other simulator serves these, so this one answers each method in its documented response shape and the
-real client libraries (google-cloud-service-usage, -logging, -functions, -eventarc, -resource-manager, -iam,
--monitoring) read it unmodified over a plaintext channel. Read-only methods only: the state is set by the
-test or by tools/doctor/local.py the way `terraform apply` would leave it, and a test breaks a piece by
-changing it. Every method names its API reference beside it.
+No other simulator serves these, so this one answers each method in its documented response shape and the real client
+libraries (google-cloud-service-usage, -logging, -functions, -eventarc, -resource-manager, -iam, -monitoring) read it
+unmodified over a plaintext channel. Read-only methods only: the state is set by the test or by tools/doctor/local.py
+the way `terraform apply` would leave it, and a test breaks a piece by changing it. Every method names its API
+reference beside it.
 
-Pub/Sub resources' IAM (google.iam.v1.IAMPolicy on pubsub.googleapis.com) is served on the Pub/Sub
-simulator's own port (`iam_policy_handler`, added to it by simulators/stack.py), reading `policies` here.
-The REST-only APIs (google-cloud-bigquery and google-cloud-compute speak JSON over HTTP) are served by
-`RestApis` on a port of its own: BigQuery `datasets.get`, Compute Engine `regions.get` (quotas) and
-`routers.list` (Cloud NAT), reading `datasets`, `region_quotas` and `routers` here.
+Pub/Sub resources' IAM (google.iam.v1.IAMPolicy on pubsub.googleapis.com) is served on the Pub/Sub simulator's own
+port (`iam_policy_handler`, added to it by simulators/stack.py), reading `policies` here. The REST-only APIs
+(google-cloud-bigquery and google-cloud-compute speak JSON over HTTP) are served by `RestApis` on a port of its own:
+BigQuery `datasets.get`, Compute Engine `regions.get` (quotas) and `routers.list` (Cloud NAT), reading `datasets`,
+`region_quotas` and `routers` here.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from google.cloud.iam_admin_v1 import types as iam_types
 from google.cloud.logging_v2.types import logging_config
 from google.iam.v1 import iam_policy_pb2, policy_pb2
 
+from simulators import cloud_scheduler
 from simulators.grpc_local import serve
 from simulators.http_json import send_json
 
@@ -65,14 +66,14 @@ class CloudProject:
     # BigQuery dataset ID -> its `access` list, each entry as the REST Dataset resource spells it
     # ({"role": "READER", "groupByEmail": "..."}, {"specialGroup": "projectReaders"}, {"view": {...}}, ...)
     datasets: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    # region -> metric -> (limit, usage)
-    region_quotas: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    region_quotas: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)  # region: (limit, use)
     routers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # region -> Router resources (REST shape)
     # Secret Manager: secret ID -> its versions' payloads, oldest first (version N is the N-th); `secret_readers`
     # None: the caller may access every secret, else only those named (the others answer 403)
     secrets: dict[str, list[bytes]] = field(default_factory=dict)
     secret_readers: set[str] | None = None
     secret_states: dict[tuple[str, int], str] = field(default_factory=dict)  # (secret, N) -> DISABLED...; else ENABLED
+    scheduler_jobs: dict[str, dict[str, Any]] = field(default_factory=dict)  # Cloud Scheduler: cloud_scheduler.py
 
     @property
     def name(self) -> str:
@@ -286,19 +287,19 @@ def _bigquery_not_found(message: str) -> tuple[int, dict[str, Any]]:
 class RestApis:
     """The REST-only reads of the doctor's contest lines and pre-flight, over plain HTTP:
 
-    - BigQuery `datasets.get` (GET /bigquery/v2/projects/P/datasets/D): the Dataset resource (BigQuery REST
-      reference, "Resource: Dataset": kind, id "P:D", datasetReference, location, access[] with role and one of
-      userByEmail, groupByEmail, domain, specialGroup, iamMember, view, routine, dataset); an unknown dataset is
-      404 with the API's error body ({"error": {"code": 404, "message": "Not found: Dataset P:D", "errors":
-      [{"reason": "notFound", ...}], ...}}: `_bigquery_not_found`);
+    - BigQuery `datasets.get` (GET /bigquery/v2/projects/P/datasets/D): the Dataset resource (BigQuery REST reference,
+      "Resource: Dataset": kind, id "P:D", datasetReference, location, access[] with role and one of userByEmail,
+      groupByEmail, domain, specialGroup, iamMember, view, routine, dataset); an unknown dataset is 404 with the API's
+      error body ({"error": {"code": 404, "message": "Not found: Dataset P:D", "errors": [{"reason": "notFound",
+      ...}], ...}}: `_bigquery_not_found`);
     - Compute Engine `regions.get` (GET /compute/v1/projects/P/regions/R): the Region resource, quotas[] of
       {metric, limit, usage} (Compute REST reference, "Resource: Region"; metric names as the Quota.metric enum);
     - Secret Manager `versions.access` and `versions.get` (GET /secretmanager/v1/projects/P/secrets/S/versions/V,
       `:access` for the value): `_secret`;
-    - Compute Engine `routers.list` (GET /compute/v1/projects/P/regions/R/routers): a RouterList, items[] of
-      Router {name, network, nats[] {name, sourceSubnetworkIpRangesToNat, subnetworks[] {name}}}, "items" left
-      out when there are none (as the live API does for an empty list).
-    """
+    - Cloud Scheduler `jobs.get` (GET /cloudscheduler/v1/projects/P/locations/L/jobs/J): simulators/cloud_scheduler.py;
+    - Compute Engine `routers.list` (GET /compute/v1/projects/P/regions/R/routers): a RouterList, items[] of Router
+      {name, network, nats[] {name, sourceSubnetworkIpRangesToNat, subnetworks[] {name}}}, "items" left out when
+      there are none (as the live API does for an empty list)."""
 
     def __init__(self, project: CloudProject, location: str = "US") -> None:
         self.state, self.location = project, location
@@ -311,6 +312,8 @@ class RestApis:
 
     def _answer(self, path: str) -> tuple[int, dict[str, Any]]:
         parts = path.split("?", 1)[0].strip("/").split("/")
+        if parts[:2] == ["cloudscheduler", "v1"]:
+            return cloud_scheduler.answer(self.state.scheduler_jobs, parts[2:])
         if parts[:3] == ["secretmanager", "v1", "projects"]:
             return self._secret(parts[3:])
         if parts[:3] == ["compute", "v1", "projects"] and len(parts) in (6, 7) and parts[4] == "regions":

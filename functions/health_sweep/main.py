@@ -13,6 +13,7 @@ from cloudevents.http.event import CloudEvent
 
 from shared.adapters.audit import setup_logging
 from shared.adapters.clock import SYSTEM
+from shared.adapters.compute import Compute
 from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
@@ -25,6 +26,9 @@ SETTINGS = settings_or_exit({Need.WORKBENCH, Need.PUBLISH, Need.SCOPE})
 WORKBENCH = Workbench(endpoint=SETTINGS.workbench_api_endpoint, timeout=SETTINGS.workbench_timeout,
                       retry_deadline=SETTINGS.workbench_retry, clock=SYSTEM)
 QUEUE = RestartQueue(SETTINGS.restart_topic)
+# The guard's guest attributes (heartbeat, disk-report, gpu-state): why a notebook is down (issue 42, part 3).
+COMPUTE = Compute(endpoint=SETTINGS.compute_api_endpoint, timeout=SETTINGS.workbench_timeout,
+                  retry_deadline=SETTINGS.workbench_retry, clock=SYSTEM)
 
 
 @functions_framework.cloud_event
@@ -32,4 +36,4 @@ def health_sweep(event: CloudEvent) -> None:
     publish_tick(QUEUE, SYSTEM.now())  # help tickets' timers (issue 46), before the sweep, which may raise
     sweep(delivery_time(str(event.get("time") or ""), SYSTEM.now()), workbench=WORKBENCH, queue=QUEUE,
           project=SETTINGS.project, zones=SETTINGS.workbench_zones, clock=SYSTEM, config=SETTINGS.policy.sweep,
-          max_tick_age=SETTINGS.policy.sweep.interval)
+          max_tick_age=SETTINGS.policy.sweep.interval, guests=COMPUTE)

@@ -18,12 +18,12 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from shared.adapters.audit import use_seal_key
+from shared.adapters.sweep_settings import sweep_policy
 from shared.core.identity import identity
 from shared.core.machines import DEFAULT_LADDER, memory_kib, vcpus
 from shared.core.models import MACHINE_TYPE_RE
 from shared.core.policy import PolicyConfig, RestartPolicy
 from shared.core.seal import MIN_KEY_CHARS
-from shared.core.sweep import SweepConfig
 
 # Where Slack's response_urls point (api.slack.com/interactivity/handling#message_responses: "https://hooks.slack.com/
 # actions/…"; slash commands "https://hooks.slack.com/commands/…"). SLACK_RESPONSE_URL_BASE says otherwise only for
@@ -294,8 +294,7 @@ def _policy(read: _Reader) -> PolicyConfig:
         dry_run=read.parse("DRY_RUN", False, _bool, "true or false"),
         memory_warning_quiet=read.seconds("MEMORY_WARNING_QUIET_SECONDS", timedelta(minutes=30)),
         guard_restart_wait=read.seconds("GUARD_RESTART_WAIT_SECONDS", timedelta(seconds=90)),
-        sweep=SweepConfig(silent_after=read.seconds("HEALTH_SILENT_SECONDS", SweepConfig.silent_after),
-                          interval=read.seconds("SWEEP_INTERVAL_SECONDS", SweepConfig.interval)),
+        **sweep_policy(read),  # the health sweep, its causes, and outages told instead of reset
     )
 
 

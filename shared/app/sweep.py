@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -22,13 +24,17 @@ from shared.adapters.clock import Clock
 from shared.core.downtime import SWEEP_OUTAGE
 from shared.core.models import Action, InstanceView, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
-from shared.core.sweep import Finding, Observation, SweepConfig, survey
+from shared.core.sweep import Finding, Observation, SweepConfig, survey, to_read, with_evidence
 
 log = logging.getLogger(__name__)
 
 
 class Fleet(Protocol):
     def list(self, project: str, zones: tuple[str, ...]) -> list[InstanceView]: ...
+
+
+class Guests(Protocol):
+    def guest_attributes(self, project: str, zone: str, name: str) -> dict[str, str]: ...
 
 
 class Queue(Protocol):
@@ -43,12 +49,14 @@ class SweepResult:
     queued: tuple[str, ...] = ()  # the instances whose outage was published
     unlisted: tuple[str, ...] = ()  # zones Workbench did not list this tick
     unqueued: tuple[str, ...] = ()  # outages whose publish failed: the next tick reads them again
+    evidence_read: int = 0  # notebooks whose guard's guest attributes were read (getGuestAttributes)
+    evidence_failed: int = 0  # ... and could not be: judged on Workbench's health alone this tick
     late: bool = False  # the tick was too old to act on
 
 
 def sweep(
     tick_time: datetime, *, workbench: Fleet, queue: Queue, project: str, zones: tuple[str, ...], clock: Clock,
-    config: SweepConfig, max_tick_age: timedelta,
+    config: SweepConfig, max_tick_age: timedelta, guests: Guests | None = None,
 ) -> SweepResult:
     """One tick: `tick_time` is when Cloud Scheduler's message was published (kept by every redelivery)."""
     now = clock.now()
@@ -65,6 +73,9 @@ def sweep(
             unlisted.append(zone)
             log.warning("health sweep: %s could not be listed: %s", zone, exc)
     seen = survey(instances, now, config)
+    read, failed = 0, 0
+    if guests is not None:
+        seen, read, failed = read_evidence(seen, guests, project, clock, config, tick=int(tick_time.timestamp()))
     queued, unqueued = [], []
     for observation in (o for o in seen if o.is_outage):
         found(observation)
@@ -74,8 +85,10 @@ def sweep(
         except Exception as exc:  # noqa: BLE001 - one failed publish must not cost the other outages theirs
             unqueued.append(observation.instance.ref.name)
             log.warning("health sweep: the outage of %s was not queued: %s", observation.instance.ref.name, exc)
-    result = SweepResult(Counter(o.finding for o in seen), tuple(queued), tuple(unlisted), tuple(unqueued))
+    result = SweepResult(Counter(o.finding for o in seen), tuple(queued), tuple(unlisted), tuple(unqueued),
+                         read, failed)
     audit("health sweep", decision="swept", notebooks=len(seen), outages=len(queued) + len(unqueued),
+          evidence_read=read, evidence_failed=failed,
           queued=",".join(queued)[:1000], unqueued=",".join(unqueued)[:1000], unlisted=",".join(unlisted),
           **{f"found_{finding.value.replace('-', '_')}": count for finding, count in result.findings.items()},
           severity=logging.WARNING if unlisted or unqueued else logging.INFO)
@@ -87,7 +100,8 @@ def found(observation: Observation) -> None:
     (shared/core/downtime.py), at the bot's time, whatever the notebook's health report claims for its own."""
     view = observation.instance
     audit("health sweep found an outage", decision=SWEEP_OUTAGE, instance=view.ref.name, owner=view.owner_email,
-          cause=observation.finding.value, event_id=observation.incident_key, trigger=Trigger.SWEEP.value)
+          cause=observation.finding.value if observation.diagnosis is None else observation.diagnosis.cause.value,
+          event_id=observation.incident_key, trigger=Trigger.SWEEP.value)
 
 
 def incident(observation: Observation, now: datetime) -> RestartRequest:
@@ -95,5 +109,42 @@ def incident(observation: Observation, now: datetime) -> RestartRequest:
     return RestartRequest(
         action=Action.RESTART, trigger=Trigger.SWEEP, instance=observation.instance.ref.full_name,
         requested_at=now, event_id=observation.incident_key,
-        payload=RestartPayload(reported_at=observation.reported_at),
+        payload=RestartPayload(
+            reported_at=observation.reported_at,
+            cause="" if observation.diagnosis is None else observation.diagnosis.cause.value,
+            evidence="" if observation.diagnosis is None else observation.diagnosis.evidence),
     )
+
+
+def read_evidence(seen: list[Observation], guests: Guests, project: str, clock: Clock, config: SweepConfig,
+                  tick: int) -> tuple[list[Observation], int, int]:
+    """The guard's guest attributes of the notebooks to_read chooses, `evidence_concurrency` at a time and at most
+    `evidence_per_minute` a minute (the clock waits out the rest of a minute between batches); each observation
+    with the cause they show. A read that fails leaves its notebook to Workbench's health alone, this tick."""
+    chosen = to_read(seen, config.evidence_reads, tick // max(1, int(config.interval.total_seconds())))
+    found: dict[str, Mapping[str, str]] = {}
+    failed = 0
+    per_minute = max(1, config.evidence_per_minute)
+
+    def one(observation: Observation) -> tuple[str, Mapping[str, str] | None]:
+        ref = observation.instance.ref
+        try:
+            return ref.full_name, guests.guest_attributes(ref.project or project, ref.zone, ref.name)
+        except Exception as exc:  # noqa: BLE001 - one VM's answer must not cost the others theirs
+            log.warning("health sweep: the guest attributes of %s were not read: %s", ref.name, exc)
+            return ref.full_name, None
+
+    with ThreadPoolExecutor(max_workers=max(1, config.evidence_concurrency)) as pool:
+        for start in range(0, len(chosen), per_minute):
+            began = clock.monotonic()
+            for name, attributes in pool.map(one, chosen[start:start + per_minute]):
+                if attributes is None:
+                    failed += 1
+                else:
+                    found[name] = attributes
+            if start + per_minute < len(chosen):
+                clock.sleep(max(0.0, 60.0 - (clock.monotonic() - began)))
+    now = clock.now()
+    judged = [with_evidence(o, found[o.instance.ref.full_name], now, config)
+              if o.instance.ref.full_name in found else o for o in seen]
+    return sorted(judged, key=lambda o: (not o.is_outage, o.instance.ref.full_name)), len(found), failed

@@ -18,8 +18,9 @@ never reaches here. An outage is what the bot saw, by its own clock, never what 
   JupyterLab it took down; every sweep tick of a notebook still down); the outage's cause is its first start's.
 - an outage still open at the report's end is cut there (`until`); one begun before the report's start is not in it.
 
-The one place a cause gets its side is SIDES: a cause added later is one line there; a cause not in it (a new one,
-one of a newer release) is counted as `unknown`, never dropped.
+A cause the guard's evidence names (shared/core/causes.py, Cause) has its side there, the one place; SIDES gives
+the sweep's findings that name no cause theirs: a finding added later is one line there; a cause in neither (one of
+a newer release) is counted as `unknown`, never dropped.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
+from shared.core.causes import Cause
 from shared.core.verdicts import Reason
+
+CAUSES = frozenset(cause.value for cause in Cause)
 
 
 class Side(StrEnum):
@@ -41,12 +45,11 @@ class Side(StrEnum):
     UNKNOWN = "unknown"  # the bot cannot tell: an organizer looks
 
 
-OOM_KILL = "oom-kill"  # the cause of an outage a kernel's OOM kill opened (the intake's "OOM kill queued")
+OOM_KILL = Cause.OOM_KILL.value  # the cause of an outage a kernel's OOM kill opened (the intake's "OOM kill queued")
 
-# cause -> side: one line per cause. Causes are the values of shared/core/verdicts.Reason (the sweep's findings have
-# the same words), plus OOM_KILL.
+# finding -> side, for the sweep's findings that name no cause (shared/core/sweep.py Finding; verdicts.Reason has the
+# same words); a Cause's side is Cause.side.
 SIDES: Mapping[str, Side] = {
-    OOM_KILL: Side.OWN,  # their code asked for more memory than the machine has
     Reason.SILENT.value: Side.PLATFORM,  # ACTIVE, and the VM or its health agent stopped answering
     Reason.UNHEALTHY.value: Side.PLATFORM,  # Workbench: a critical daemon of its own (proxy agent, docker) not running
     Reason.NO_AGENT.value: Side.PLATFORM,  # Workbench's health agent not running
@@ -63,7 +66,9 @@ SWEEP_OUTAGE = "outage"  # the health sweep's line for one notebook it found dow
 
 
 def side_of(cause: str) -> Side:
-    """The side of a cause; one not in SIDES is unknown."""
+    """The side of a cause (Cause.side) or of a finding (SIDES); anything else is unknown."""
+    if cause in CAUSES:
+        return Side(Cause(cause).side)
     return SIDES.get(cause, Side.UNKNOWN)
 
 

@@ -38,6 +38,10 @@ class RestartPayload:
     # An outage the health sweep found (issue 42): the health report it rests on (health_info's time, as the VM's
     # agent wrote it). A restart since that report answers the outage; None when the notebook never reported.
     reported_at: datetime | None = None
+    # Its cause, as the guard's evidence showed it to the sweep (shared/core/causes.py Cause's value; "" none), and
+    # that evidence (printable, bounded: journal lines, a disk's use, the driver's words).
+    cause: str = ""
+    evidence: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,8 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "unverified": lambda d: text_field(d, "unverified", "")[:300],
     "received_at": lambda d: _time(d, "received_at"),
     "reported_at": lambda d: _time(d, "reported_at"),
+    "cause": lambda d: text_field(d, "cause", "")[:40],
+    "evidence": lambda d: text_field(d, "evidence", "")[:600],
     "jupyter_was_down": lambda d: d.get("jupyter_was_down", False) is True,
     "chain": lambda d: text_field(d, "chain", ""),
     "yields": lambda d: count(d.get("yields", 0)),

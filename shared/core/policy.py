@@ -55,6 +55,7 @@ from shared.core.history import AutoMode, History, event_key
 from shared.core.machines import is_bigger
 from shared.core.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
 from shared.core.payloads import ResizePayload, RestartPayload
+from shared.core.remedies import cause_of, told_instead
 from shared.core.sweep import Finding, observe
 from shared.core.verdicts import Decision, PolicyConfig, Reason, RestartPolicy, Verdict
 
@@ -277,6 +278,9 @@ def _decide_sweep(
         return Decision(Verdict.SKIP_DUPLICATE, covered, restarts_in_window=run)
     if left_alone := _not_automatic(instance, history, run):
         return left_alone
+    if (cause := cause_of(payload)) is not None:
+        return told_instead(cause, history, now, config, run) or _reset_unless_looping(
+            Reason(cause.value), history, now, config, run)
     seen = observe(instance, now, config.sweep)
     if not seen.is_outage:
         return Decision(Verdict.SKIP_DUPLICATE, Reason.RECOVERED, restarts_in_window=run)

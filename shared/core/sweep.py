@@ -13,11 +13,13 @@ then restarted, at the policy's pace) or well (it is then left alone); never ano
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from shared.core import disk_report, heartbeat
+from shared.core.causes import CauseConfig, Diagnosis, diagnose
 from shared.core.history import AutoMode, History
 from shared.core.models import InstanceState, InstanceView
 
@@ -47,10 +49,14 @@ class Finding(StrEnum):
     OPTED_OUT = "opted-out"  # medic-auto=off: an organizer takes care of it
     PAUSED = "paused"  # automatic restarts paused (a crash loop, or an organizer): a person has it
     NO_REPORT = "no-report"  # no health report, and nothing says how long it has run: no evidence either way
+    CAUSED = "caused"  # health looks fine, and the guard's evidence names an outage (causes.diagnose)
     GONE = "gone"  # deleted, or a state this release does not know
 
 
-OUTAGES = frozenset({Finding.JUPYTER_DOWN, Finding.UNHEALTHY, Finding.SILENT})
+OUTAGES = frozenset({Finding.JUPYTER_DOWN, Finding.UNHEALTHY, Finding.SILENT, Finding.CAUSED})
+# Whose guard's evidence is read: the outages (for their cause) and those that look fine (a heartbeat may say
+# otherwise). The rest (stopped, starting, warming up, opted out, paused) are left alone whatever a guard wrote.
+READ_EVIDENCE = frozenset({Finding.JUPYTER_DOWN, Finding.UNHEALTHY, Finding.SILENT, Finding.FINE})
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,13 @@ class SweepConfig:
     silent_after: timedelta = DEFAULT_SILENT_AFTER
     # Cloud Scheduler's cadence (infra/sweep.tf): a tick older than this is dropped, the next one being due.
     interval: timedelta = timedelta(minutes=3)
+    cause: CauseConfig = field(default_factory=CauseConfig)
+    # getGuestAttributes reads per tick and per minute, outages first: Compute's default read quota is 1,500
+    # requests a minute per project (compute.googleapis.com/read_requests, cloud.google.com/compute/docs/
+    # api-rate-limits); 1,000 notebooks a 3-minute tick read at 500 a minute leave two thirds of it to the rest.
+    evidence_reads: int = 1000
+    evidence_per_minute: int = 500
+    evidence_concurrency: int = 8
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,7 @@ class Observation:
     instance: InstanceView
     finding: Finding
     reported_at: datetime | None
+    diagnosis: Diagnosis | None = None  # why, from the guard's evidence (None: it says nothing of it)
 
     @property
     def is_outage(self) -> bool:
@@ -77,7 +91,8 @@ class Observation:
         """The same outage seen by two sweeps (overlapping, or one redelivered) has one key: the instance and the
         report it rests on, so the worker folds the second into the first."""
         at = "never" if self.reported_at is None else self.reported_at.strftime("%Y%m%dT%H%M%S")
-        return f"sweep:{self.instance.ref.full_name}:{self.finding.value}:{at}"
+        why = "" if self.diagnosis is None else f":{self.diagnosis.cause.value}"
+        return f"sweep:{self.instance.ref.full_name}:{self.finding.value}{why}:{at}"
 
 
 def observe(instance: InstanceView, now: datetime, config: SweepConfig) -> Observation:
@@ -120,3 +135,35 @@ def _finding(instance: InstanceView, reported: datetime | None, now: datetime, c
     if instance.health_state == "UNHEALTHY":
         return Finding.UNHEALTHY
     return Finding.FINE
+
+
+def with_evidence(observation: Observation, attributes: Mapping[str, str], now: datetime,
+                  config: SweepConfig) -> Observation:
+    """The observation with the cause the guard's guest attributes show (heartbeat, disk-report, gpu-state).
+
+    A cause found on a notebook that looks fine makes it an outage (CAUSED), its incident's time the heartbeat's:
+    a restart since that beat answers it. Evidence on a notebook the sweep leaves alone changes nothing."""
+    if observation.finding not in READ_EVIDENCE:
+        return observation
+    beat = heartbeat.parse(attributes.get(heartbeat.HEARTBEAT_KEY), now)
+    try:
+        disk = disk_report.parse(attributes["disk-report"]) if attributes.get("disk-report") else None
+    except ValueError:
+        disk = None
+    found = diagnose(beat, disk, attributes.get("gpu-state", "")[:1000], jupyter_down=observation.is_outage,
+                     running_since=observation.instance.state_since, now=now, config=config.cause)
+    if found is None:
+        return observation
+    finding = Finding.CAUSED if observation.finding is Finding.FINE else observation.finding
+    at = beat.at if isinstance(beat, heartbeat.Heartbeat) else observation.reported_at
+    return replace(observation, finding=finding, reported_at=at, diagnosis=found)
+
+
+def to_read(seen: list[Observation], budget: int, tick: int) -> list[Observation]:
+    """Whose evidence this tick reads, at most `budget`: every outage first, then the notebooks that look fine,
+    taken from a point that moves with the tick, so a fleet larger than the budget is read in turn."""
+    outages = [o for o in seen if o.finding in READ_EVIDENCE and o.is_outage]
+    fine = [o for o in seen if o.finding is Finding.FINE]
+    room = max(0, budget - len(outages))
+    start = (tick * room) % len(fine) if fine and room else 0
+    return (outages + (fine[start:] + fine[:start])[:room])[:budget]

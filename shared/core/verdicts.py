@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
 
+from shared.core.causes import Cause
 from shared.core.sweep import SweepConfig
 
 
@@ -40,6 +41,9 @@ class PolicyConfig:
     guard_restart_wait: timedelta = timedelta(seconds=90)
     # The health sweep's reading of a notebook (shared/core/sweep.py): how long without a health report is silence.
     sweep: SweepConfig = field(default_factory=SweepConfig)
+    # An outage a reset does not mend (a full disk; a server or GPU still failing after one reset) is told to the
+    # owner and the organizers, then not again for this long while it lasts (the sweep finds it every tick).
+    told_quiet: timedelta = timedelta(hours=6)
 
 
 class Verdict(StrEnum):
@@ -101,6 +105,14 @@ class Reason(StrEnum):
     SAME_INTERRUPT = "same-interrupt"  # an interrupt already counted (a redelivery, a second copy)
     SILENT = "silent"  # the health sweep: ACTIVE, and no health report for too long (the VM stopped answering)
     RECOVERED = "recovered"  # the health sweep's outage was over when the worker looked: nothing to do
+    # The causes the guard's evidence names (shared/core/causes.py, Cause: one value each, with its side).
+    OOM_KILL = Cause.OOM_KILL.value
+    DISK_FULL = Cause.DISK_FULL.value  # told, never reset: a reset empties no disk
+    AGENT_STOPPED = Cause.AGENT_STOPPED.value
+    JUPYTER_STOPPED = Cause.JUPYTER_STOPPED.value
+    SERVER_FAILING = Cause.SERVER_FAILING.value  # one reset, then a person
+    VM_UNRESPONSIVE = Cause.VM_UNRESPONSIVE.value
+    GPU_UNUSABLE = Cause.GPU_UNUSABLE.value  # one reset, then a person
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from shared.core.heartbeat import HEARTBEAT_KEY
 from tests.doctor.conftest import FLEET, diagnose, not_ok
 from tools.doctor.cli import report
 from tools.doctor.guard import NAMESPACE
-from tools.doctor.local import GUARD_OK, LocalDeployment
+from tools.doctor.local import GUARD_OK, LocalDeployment, guard_ok_now, heartbeat_now
 from tools.doctor.model import Status
 
 pytestmark = pytest.mark.wire
@@ -28,16 +29,17 @@ def full(local: LocalDeployment, name: str) -> str:
 
 @contextmanager
 def guard_of(local: LocalDeployment, name: str, values: dict[str, str] | None) -> Iterator[None]:
-    """The notebook's guard reporting `values` (None: nothing written), put back afterwards."""
+    """The notebook's guard reporting `values` (None: nothing written), put back afterwards. With its heartbeat of
+    now: these lines are the guard's own (tests/doctor/test_heartbeat_lines.py has the heartbeat's)."""
     vm = full(local, name)
     local.stack.compute.clear_guest_attributes(vm, NAMESPACE)
     if values is not None:
-        local.stack.compute.set_guest_attributes(vm, NAMESPACE, values)
+        local.stack.compute.set_guest_attributes(vm, NAMESPACE, values | {HEARTBEAT_KEY: heartbeat_now()})
     try:
         yield
     finally:
         local.stack.compute.clear_guest_attributes(vm, NAMESPACE)
-        local.stack.compute.set_guest_attributes(vm, NAMESPACE, GUARD_OK)
+        local.stack.compute.set_guest_attributes(vm, NAMESPACE, guard_ok_now())
 
 
 def test_every_notebook_has_a_guard_line_with_its_watcher(local: LocalDeployment) -> None:
@@ -73,7 +75,7 @@ def test_a_degraded_guard_turns_its_line_red_with_its_problems(local: LocalDeplo
 def test_a_notebook_whose_guard_wrote_nothing_is_missing_its_guard(local: LocalDeployment) -> None:
     with guard_of(local, "nb-02", None):
         results = diagnose(local)
-    assert not_ok(results) == {"guard.nb-02": Status.FAIL}
+    assert not_ok(results) == {"guard.nb-02": Status.FAIL, "heartbeat.nb-02": Status.WARN}
     assert "no guard" in results["guard.nb-02"].what and "infra/contest" in results["guard.nb-02"].fix
 
 

@@ -18,7 +18,7 @@ from simulators import stack as local_stack
 from tests.doctor.conftest import FLEET, diagnose, not_ok
 from tools.doctor.deployment import slack_scopes
 from tools.doctor.guard import GUARD_METADATA, NAMESPACE
-from tools.doctor.local import GUARD_OK, LocalDeployment
+from tools.doctor.local import LocalDeployment, guard_ok_now
 from tools.doctor.model import CheckResult, Status
 
 pytestmark = pytest.mark.wire
@@ -139,7 +139,7 @@ def _spare(local: LocalDeployment, name: str, **kwargs: object) -> None:
     kwargs = {"metadata": {GUARD_METADATA: "on"}} | kwargs
     full = local.stack.workbench.add_instance(local_stack.PROJECT, SPARE_ZONE, name, **kwargs)  # type: ignore[arg-type]
     local.cloud.memory_points[name] = datetime.now(UTC)
-    local.stack.compute.set_guest_attributes(full, NAMESPACE, GUARD_OK)
+    local.stack.compute.set_guest_attributes(full, NAMESPACE, guard_ok_now())
 
 
 def test_an_instance_without_owner_is_named(local: LocalDeployment) -> None:

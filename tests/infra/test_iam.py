@@ -143,26 +143,41 @@ def needed_permissions(function: str) -> set[str]:
 
 
 # google-cloud-compute InstancesClient method -> the IAM permission the API checks (Compute REST reference).
-COMPUTE_CLIENT_PERMISSIONS = {"list": "compute.instances.list", "get": "compute.instances.get",
-                              "aggregated_list": "compute.instances.list"}
+COMPUTE_CLIENT_PERMISSIONS = {"list": "compute.instances.list", "get": "compute.instances.get", "aggregated_list":
+                              "compute.instances.list", "get_guest_attributes": "compute.instances.getGuestAttributes"}
+
+
+def compute_adapter_calls() -> dict[str, set[str]]:
+    """Compute's public methods -> the InstancesClient methods each calls, itself or through self._helpers."""
+    [cls] = [n for n in ast.parse((ROOT / "shared" / "adapters" / "compute.py").read_text()).body
+             if isinstance(n, ast.ClassDef) and n.name == "Compute"]
+    methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+
+    def calls(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        found: set[str] = set()
+        for node in ast.walk(methods[name]):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(
+                    owner := node.func.value, ast.Name):
+                if owner.id == "client":
+                    found.add(node.func.attr)
+                elif owner.id == "self" and node.func.attr in methods and node.func.attr not in seen:
+                    found |= calls(node.func.attr, seen | {name})
+        return found
+
+    return {name: calls(name) for name in methods if not name.startswith("_") and name != "client"}
 
 
 def compute_permissions(function: str) -> set[str]:
-    """The Compute Engine permissions of the InstancesClient calls in shared/adapters/compute.py, when the
-    function's code builds a Compute (the adapter's only caller is the function that builds it)."""
-    builds = any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Compute"
-        for path in import_closure(ROOT / "functions" / function / "main.py")
-        for node in ast.walk(ast.parse(path.read_text()))
-    )
-    if not builds:
+    """The permissions of the Compute methods the function's code names (called or handed on), if it builds one."""
+    trees = [ast.parse(path.read_text()) for path in import_closure(ROOT / "functions" / function / "main.py")
+             if not (path.name == "compute.py" and path.parent.name == "adapters")]
+    if not any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Compute"
+               for tree in trees for node in ast.walk(tree)):
         return set()
-    calls = {
-        node.func.attr for node in ast.walk(ast.parse((ROOT / "shared" / "adapters" / "compute.py").read_text()))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name) and node.func.value.id == "client"
-    }
-    assert calls, "shared/adapters/compute.py calls no InstancesClient method that this test recognises"
+    adapter = compute_adapter_calls()
+    used = {node.attr for tree in trees for node in ast.walk(tree) if getattr(node, "attr", None) in adapter}
+    assert used, f"{function} builds a Compute but no call on it was recognised"
+    calls = set().union(*(adapter[m] for m in used))
     assert calls <= set(COMPUTE_CLIENT_PERMISSIONS), f"add the permission of {sorted(calls)}"
     return {COMPUTE_CLIENT_PERMISSIONS[call] for call in calls}
 

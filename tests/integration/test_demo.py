@@ -149,3 +149,13 @@ def test_the_report_is_written_as_a_csv_with_a_row_per_participant(transcript: s
     assert participants["carol@contest.example"]["manual_restarts"] == "1"
     assert participants["bob@contest.example"]["resizes"] == "1"
     assert "Contest report" in transcript and named[1].rsplit("/", 1)[1] in transcript.split("Contest report", 1)[1]
+
+
+def test_outages_without_a_kill_line_are_found_with_their_cause_and_their_own_remedy(transcript: str) -> None:
+    """Issue 42: the sweep restarts wb-bob once, its cause in the alert; wb-carol's full disk is told, not reset."""
+    said = "\n".join(narration(transcript))
+    assert re.search(r"wb-bob: sweep → restarted", said)
+    assert "wb-carol: sweep → not restarted (the disk is full, which a restart would not empty" in said
+    assert "wb-carol: sweep → nothing more to do (warned recently)" in said
+    assert "the Jupyter service stopped and systemd did not start it again" in transcript
+    assert "Not restarted: the disk is full (/home/jupyter 100 %; largest: ~/checkpoints 52.0 GiB" in transcript

@@ -202,7 +202,7 @@ def test_pause_with_no_room_for_its_label_says_how_many_to_remove(app: LocalStac
     assert app.slack.wait_for(lambda: any(":x:" in r["text"] for r in app.slack.responses(url)), timeout=60)
     said = next(r["text"] for r in app.slack.responses(url) if ":x:" in r["text"])
     assert said == (f":x: I could not pause restarts of *{name}*: `{name}` carries 64 labels; notebook-medic needs "
-                    "8 free of GCP's 64 for its own: remove at least 8, or it can't keep count of restarts on this "
+                    "9 free of GCP's 64 for its own: remove at least 9, or it can't keep count of restarts on this "
                     "instance."), said
     assert app.wait_idle(60)
     assert workbench_calls(app, name, "patch") == 0 and persons(app, full) == crowd(64)
@@ -218,7 +218,7 @@ def test_memory_warning_with_no_room_for_its_quiet_period_says_it_will_repeat(ap
     app.publish(RESTART_TOPIC, envelope.encode(request), {"action": "warn", "instance": name}, ordering_key=full)
     line = wait_alert(app, name, "is at 95% memory")["text"]
     assert "I can't record this warning on the instance" in line and "repeats at every memory alert" in line, line
-    assert f"`{name}` carries 64 labels" in line and "remove at least 8" in line, line
+    assert f"`{name}` carries 64 labels" in line and "remove at least 9" in line, line
     assert persons(app, full) == crowd(64)
 
 
@@ -235,7 +235,7 @@ def test_crash_loop_with_no_room_for_its_pause_is_not_announced_as_a_pause(app: 
     kill(app, full, name)
     alert = alert_text(wait_alert(app, name, "Crash loop"))
     assert "Not restarted, and not paused" in alert and "so its owner can still restart it" in alert, alert
-    assert "carries 59 labels" in alert and "remove at least 3" in alert, alert
+    assert "carries 59 labels" in alert and "remove at least 4" in alert, alert
     assert "Restarts of this instance are paused" not in alert, alert
     assert "medic_resume" not in alert and "medic_pause" in alert, alert  # the buttons of an instance not paused
     assert app.wait_idle(60)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.core import downtime, messages
+from shared.core.causes import Cause
 from shared.core.downtime import OOM_KILL, SIDES, Side, side_of
 from shared.core.report import AuditRecord, Report, to_csv, to_table
 from shared.core.report_message import slack_text
@@ -128,6 +129,15 @@ def test_every_cause_the_bot_names_today_has_a_side() -> None:
     assert side_of(OOM_KILL) is Side.OWN
     assert {side_of(r.value) for r in (Reason.SILENT, Reason.UNHEALTHY, Reason.NO_AGENT)} == {Side.PLATFORM}
     assert set(SIDES.values()) <= set(Side)
+
+
+def test_each_cause_the_guards_evidence_names_counts_on_its_own_side() -> None:
+    """The side of a diagnosed cause is Cause.side, the one place (shared/core/causes.py): a full disk and a server
+    broken by a pip install are the participant's; a stopped agent, a silent VM, an unusable GPU the platform's."""
+    assert {cause.value: side_of(cause.value) for cause in Cause} == {cause.value: Side(cause.side) for cause in Cause}
+    assert side_of(Cause.DISK_FULL.value) is Side.OWN and side_of(Cause.SERVER_FAILING.value) is Side.OWN
+    assert {side_of(c.value) for c in (Cause.AGENT_STOPPED, Cause.VM_UNRESPONSIVE, Cause.GPU_UNUSABLE)} == {
+        Side.PLATFORM}
 
 
 @settings(max_examples=60, deadline=None)

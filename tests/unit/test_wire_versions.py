@@ -58,6 +58,8 @@ def test_the_fields_each_action_reads_come_through() -> None:
     alert = decoded("alert-unresolved").payload_as(AlertPayload)
     assert (alert.writer, alert.refused, alert.folded) == ("wb-mallory", True, 4)
     assert decoded("restart-oom").kill_time is not None and decoded("interrupted").action is Action.INTERRUPTED
+    swept = decoded("restart-sweep").payload_as(RestartPayload)  # issue 42: the cause the guard's evidence shows
+    assert (swept.cause, swept.evidence) == ("disk-full", "/home/jupyter 100 %; largest: ~/checkpoints 81.5 GiB")
 
 
 @pytest.mark.parametrize("name", sorted(WIRE))

@@ -40,6 +40,7 @@ from tools.doctor.model import (
 )
 from tools.doctor.pubsub_checks import pubsub_checks, schedule_checks
 from tools.doctor.shortcuts import shortcut_check
+from tools.doctor.sweep_checks import heartbeat_checks, sweep_job_checks
 from tools.doctor.usergroup import editors_check
 from tools.doctor.verdicts import SLACK_APPS, name_list, unread
 
@@ -283,4 +284,5 @@ def run_checks(dep: Deployment, seen: Observed, now: datetime, caller_wanted: fr
     results += idle_checks(seen)
     results += editors_check(dep.organizer_usergroup, seen.organizer_group_record)
     results += guard_checks(dep, seen.instances, seen.guards)
+    results += sweep_job_checks(dep, seen) + heartbeat_checks(seen.instances, seen.guards, now)
     return results

@@ -54,6 +54,7 @@ class Names:
     memory_topic: str
     sweep_topic: str  # Cloud Scheduler's health-sweep tick (infra/sweep.tf)
     schedule_topic: str  # the contest's schedule messages, Cloud Scheduler's alone (infra/schedule.tf)
+    sweep_job: str  # the Cloud Scheduler job that publishes it: projects/P/locations/R/jobs/<prefix>-health-sweep
     worker_subscription: str
     sink: str
     functions: dict[str, str]  # entry point -> projects/P/locations/R/functions/N
@@ -78,6 +79,7 @@ class Names:
             memory_topic=f"{topic}-memory-alerts",
             sweep_topic=f"{topic}-sweep",
             schedule_topic=f"{topic}-schedule",
+            sweep_job=f"projects/{project}/locations/{region}/jobs/{prefix}-health-sweep",
             worker_subscription=f"projects/{project}/subscriptions/{prefix}-restart-worker",
             sink=f"projects/{project}/sinks/{prefix}-oom-kills",
             functions={f: f"projects/{project}/locations/{region}/functions/{prefix}-{s}"

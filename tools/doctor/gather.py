@@ -27,6 +27,7 @@ from tools.doctor.readers import (
     read_project_policy,
     read_resource_policy,
     read_role,
+    read_scheduler_job,
     read_secret_state,
     read_secret_version,
     read_sink,
@@ -109,6 +110,8 @@ def _project_reads(reads: Reads, seen: Observed, g: GoogleClients, now: datetime
         submit("memory metric", lambda: read_memory_reporting(g, now), field(seen, "memory_reporting")),
         submit("alert policies", lambda: read_alert_policies(g), field(seen, "alert_policies")),
         submit("Workbench instances", lambda: read_instances(dep, g.deadline), field(seen, "instances")),
+        submit("health sweep's job", lambda: read_scheduler_job(dep, dep.names.sweep_job, g.deadline),
+               field(seen, "sweep_job")),
     ]
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -15,7 +17,9 @@ from datetime import UTC, datetime, timedelta
 from google.cloud import eventarc_v1, functions_v2, monitoring_v3
 from google.cloud.logging_v2.types import logging_config
 
+from shared.core.heartbeat import HEARTBEAT_KEY, HEARTBEAT_VERSION
 from shared.core.oom_parse import SINK_FILTER
+from simulators import cloud_scheduler
 from simulators import stack as local_stack
 from simulators.gcp_admin import CloudProject, GcpAdminSimulator, RestApis
 from tools.doctor.bigquery import ContestData
@@ -73,6 +77,18 @@ GUARD_OK = {
 }
 
 
+def heartbeat_now() -> str:
+    """The guard's heartbeat of a notebook all well, written now (infra/contest/guard/heartbeat.py's shape)."""
+    return json.dumps({"v": HEARTBEAT_VERSION, "at": int(time.time()), "seq": 1, "server": 1, "unit": "active",
+                       "result": "success", "last": [], "disks": [["/", 41.0], ["/home/jupyter", 12.0]],
+                       "mem": 35.0, "kernels": 1, "proxy": 1, "health": 1}, separators=(",", ":"))
+
+
+def guard_ok_now() -> dict[str, str]:
+    """What a guard all well has written by now: GUARD_OK and a heartbeat of this moment."""
+    return {**GUARD_OK, HEARTBEAT_KEY: heartbeat_now()}
+
+
 def seed_fleet(stack: local_stack.LocalStack, zones: tuple[str, ...], size: int) -> None:
     """`size` contest notebooks, spread over the zones, each owned by a participant with a Slack account, each
     guarded as infra/contest sets it up (metadata notebook-medic-guard=on, the guard's guest attributes)."""
@@ -80,7 +96,7 @@ def seed_fleet(stack: local_stack.LocalStack, zones: tuple[str, ...], size: int)
         email = f"participant-{index:02d}@contest.example"
         full = stack.workbench.add_instance(local_stack.PROJECT, zones[index % len(zones)], f"nb-{index:02d}",
                                             owner_email=email, metadata={GUARD_METADATA: "on"})
-        stack.compute.set_guest_attributes(full, NAMESPACE, GUARD_OK)
+        stack.compute.set_guest_attributes(full, NAMESPACE, guard_ok_now())
         stack.slack.add_user(f"U{index:08d}", f"participant-{index:02d}", email)
 
 
@@ -92,6 +108,7 @@ def seed_like_terraform(cloud: CloudProject, names: Names, urls: dict[str, str],
         name=names.sink.rsplit("/", 1)[-1], destination=f"pubsub.googleapis.com/{names.oom_topic}",
         filter=SINK_FILTER, writer_identity=writer)
     _seed_functions(cloud, names, urls)
+    cloud.scheduler_jobs[names.sweep_job] = cloud_scheduler.job(names.sweep_job, names.sweep_topic, "*/3 * * * *")
     _seed_grants(cloud, names, writer)
     cloud.caller_permissions = set(CALLER_PERMISSIONS)
     _seed_monitoring(cloud, names, vms)

@@ -68,6 +68,16 @@ class SecretState:
 
 
 @dataclass(frozen=True)
+class SchedulerJob:
+    """A Cloud Scheduler job as jobs.get gives it: its state (ENABLED, PAUSED, DISABLED, UPDATE_FAILED) and target."""
+
+    name: str
+    state: str
+    topic: str
+    schedule: str
+
+
+@dataclass(frozen=True)
 class SecretVersion:
     """A secret's `latest` version as Secret Manager gives it: what a function's next instance reads."""
 
@@ -210,3 +220,4 @@ class Observed:
     alert_policies: list[AlertPolicy] | ReadError | None = None
     channels: dict[str, NotificationChannel | ReadError] = field(default_factory=dict)
     guards: dict[str, dict[str, str] | ReadError] = field(default_factory=dict)  # notebook -> its guard's attributes
+    sweep_job: SchedulerJob | ReadError | None = None  # the health sweep's Cloud Scheduler job (infra/sweep.tf)

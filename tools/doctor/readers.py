@@ -23,6 +23,7 @@ from tools.doctor.model import (
     NotificationChannel,
     PushSubscription,
     ReadError,
+    SchedulerJob,
     SecretState,
     SecretVersion,
     Sink,
@@ -46,6 +47,7 @@ CALLER_PERMISSIONS = frozenset({
     "pubsub.topics.get", "pubsub.topics.getIamPolicy", "pubsub.subscriptions.get",
     "pubsub.subscriptions.getIamPolicy", "notebooks.instances.list", "monitoring.timeSeries.list",
     "monitoring.alertPolicies.list", "monitoring.notificationChannels.get", "compute.instances.getGuestAttributes",
+    "cloudscheduler.jobs.get",
 })
 
 
@@ -292,7 +294,8 @@ SECRET_MANAGER_API = "https://secretmanager.googleapis.com"  # noqa: S105 - an a
 def read_secret_version(dep: Deployment, secret: str, deadline: float = DEADLINE) -> SecretVersion:
     """The secret's `latest` version (Secret Manager `versions.access`, REST): the value the functions' next
     instances read. Needs `secretmanager.versions.access` on it, which a viewer lacks (docs/doctor.md)."""
-    body = _secret_api(dep, f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest:access", deadline)
+    body = _rest_get(dep, "secretmanager", SECRET_MANAGER_API,
+                     f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest:access", deadline)
     value = base64.b64decode(body["payload"]["data"]).decode()
     return SecretVersion(secret, str(body["name"]).rsplit("/", 1)[-1], value)
 
@@ -301,24 +304,33 @@ def read_secret_state(dep: Deployment, secret: str, deadline: float = DEADLINE) 
     """The secret's `latest` version's metadata (Secret Manager `versions.get`, REST: `latest` is the most recently
     created version, whatever its state): the one the functions mount, and its state. No value is read: it needs
     `secretmanager.versions.get`, which roles/secretmanager.viewer has."""
-    body = _secret_api(dep, f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest", deadline)
+    body = _rest_get(dep, "secretmanager", SECRET_MANAGER_API,
+                     f"/v1/projects/{dep.project}/secrets/{secret}/versions/latest", deadline)
     return SecretState(secret, str(body.get("name", "")).rsplit("/", 1)[-1], str(body.get("state", "")))
 
 
-def _secret_api(dep: Deployment, path: str, deadline: float) -> dict[str, Any]:
-    """One GET of Secret Manager's REST API (the local stand-in's when the deployment has one): its JSON body, or
-    RuntimeError("STATUS: message") for any answer but 200."""
+def read_scheduler_job(dep: Deployment, name: str, deadline: float = DEADLINE) -> SchedulerJob:
+    """A Cloud Scheduler job (`projects.locations.jobs.get`, REST): its state and its Pub/Sub target."""
+    body = _rest_get(dep, "cloudscheduler", "https://cloudscheduler.googleapis.com", f"/v1/{name}", deadline)
+    target = body.get("pubsubTarget") or {}
+    return SchedulerJob(str(body.get("name", name)), str(body.get("state", "STATE_UNSPECIFIED")),
+                        str(target.get("topicName", "")), str(body.get("schedule", "")))
+
+
+def _rest_get(dep: Deployment, api: str, live: str, path: str, deadline: float) -> dict[str, Any]:
+    """GET one REST resource: Google's API with Application Default Credentials, or the local RestApis stand-in
+    (`{rest}/{api}{path}`); anything but 200 raises with the API's status and message."""
     if dep.endpoints.rest:
         import requests  # noqa: PLC0415
 
         session: Any = requests.Session()
-        url = f"{dep.endpoints.rest}/secretmanager{path}"
+        url = f"{dep.endpoints.rest}/{api}{path}"
     else:
         import google.auth  # noqa: PLC0415
         from google.auth.transport.requests import AuthorizedSession  # noqa: PLC0415
 
         credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
-        session, url = AuthorizedSession(credentials), SECRET_MANAGER_API + path  # type: ignore[no-untyped-call]
+        session, url = AuthorizedSession(credentials), live + path  # type: ignore[no-untyped-call]
     response = session.get(url, timeout=deadline)
     body = response.json() if response.content else {}
     if response.status_code != 200:

@@ -347,33 +347,43 @@ gpu_guard_unit() {
   fi
 }
 
-# Issue 43: the disk report (disk_report.py, run every 10 minutes by notebook-medic-disk-report.timer), when those
-# files came with this script; `install_disk_report remove` undoes it. Self-contained: its own daemon-reload.
-install_disk_report() {
-  local unit units=(notebook-medic-disk-report.service notebook-medic-disk-report.timer) changed=0
-  if [[ "${1:-}" == remove ]]; then
-    systemctl disable --now notebook-medic-disk-report.timer >/dev/null 2>&1 || true
+# A guard script run by a timer of its own, when its files came with this script: issue 43's disk report
+# (disk_report.py, every 10 minutes) and issue 42's heartbeat (heartbeat.py, every minute). `install_timer NAME
+# SCRIPT WHAT remove` undoes it. Self-contained: its own daemon-reload.
+install_timer() {
+  local name="$1" script="$2" what="$3" unit changed=0
+  local units=("$name.service" "$name.timer")
+  if [[ "${4:-}" == remove ]]; then
+    systemctl disable --now "$name.timer" >/dev/null 2>&1 || true
     for unit in "${units[@]}"; do
       if [[ -f "/etc/systemd/system/$unit" ]]; then rm -f "/etc/systemd/system/$unit"; log "removed $unit"; fi
     done
     return 0
   fi
-  [[ -f "$HERE/disk_report.py" ]] || return 0
-  if put_file "$OPT/disk_report.py" "$(cat "$HERE/disk_report.py")"; then log "installed $OPT/disk_report.py"; fi
+  [[ -f "$HERE/$script" ]] || return 0
+  if put_file "$OPT/$script" "$(cat "$HERE/$script")"; then log "installed $OPT/$script"; fi
   for unit in "${units[@]}"; do
     if put_file "/etc/systemd/system/$unit" "$(cat "$HERE/$unit")"; then
       log "installed /etc/systemd/system/$unit"; changed=1
     fi
   done
   [[ "$changed" == 1 ]] && systemctl daemon-reload
-  if [[ "$changed" == 1 ]] || ! systemctl is-active --quiet notebook-medic-disk-report.timer; then
-    if systemctl enable --now notebook-medic-disk-report.timer >/dev/null 2>&1; then
-      log "enabled notebook-medic-disk-report.timer (the disk report every 10 minutes)"
+  if [[ "$changed" == 1 ]] || ! systemctl is-active --quiet "$name.timer"; then
+    if systemctl enable --now "$name.timer" >/dev/null 2>&1; then
+      log "enabled $name.timer ($what)"
     else
-      problem "notebook-medic-disk-report.timer did not start (journalctl -u notebook-medic-disk-report)"
+      problem "$name.timer did not start (journalctl -u $name)"
     fi
   fi
   return 0
+}
+
+install_disk_report() {
+  install_timer notebook-medic-disk-report disk_report.py "the disk report every 10 minutes" "$@"
+}
+
+install_heartbeat() {
+  install_timer notebook-medic-heartbeat heartbeat.py "the heartbeat every minute" "$@"
 }
 
 report() {  # $1 unit (may be empty), $2 state
@@ -418,6 +428,7 @@ remove() {
   fi
   gpu_guard_unit remove
   install_disk_report remove
+  install_heartbeat remove
   python="$(server_python)"
   if [[ -n "$python" ]]; then
     site="$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || true)"
@@ -476,6 +487,7 @@ main() {
   install_watcher
   gpu_guard_unit install
   install_disk_report
+  install_heartbeat
   if [[ "$CHANGED" == 1 ]]; then
     systemctl daemon-reload
     log "systemctl daemon-reload (running services keep running; Restart and OOMPolicy apply now)"

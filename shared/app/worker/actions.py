@@ -24,7 +24,7 @@ from shared.core import messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.history import AutoMode, History, StopHold
-from shared.core.models import Action, InstanceState
+from shared.core.models import Action, InstanceState, Trigger
 from shared.core.payloads import StopPayload, WarnPayload
 from shared.core.policy import Reason, Verdict
 
@@ -67,6 +67,9 @@ class Actions(ActionContext):
         request, history, decision = job.request, job.history, job.decision
         kill_time = request.kill_time
         new_history = history.with_kill(kill_time) if kill_time is not None else history
+        told = request.trigger is Trigger.SWEEP and decision.verdict is Verdict.NOTIFY_ONLY  # remedies.py
+        if told:
+            new_history = replace(new_history, told=self.clock.now())
         if decision.verdict is Verdict.PAUSE:
             new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
         unsaved = self.recorder.record_before_alert(job.ref, job.view, new_history)
@@ -89,7 +92,7 @@ class Actions(ActionContext):
         else:
             facts = self.reporter.facts(job, outcome=outcome, history=new_history)
             alert_ts: str | None = None
-            if decision.verdict is not Verdict.NOTIFY_ONLY:
+            if decision.verdict is not Verdict.NOTIFY_ONLY or told:  # a cause no reset mends: both are told
                 alert_ts = self.reporter.post_alert(facts)
                 self.reporter.dm_owner(job, paused=not unpaused)
             else:

@@ -43,6 +43,13 @@ REASONS_WITH_WORDS = {
     Reason.REQUESTED: "reason.requested",
     Reason.GUARD_NO_RESTART: "reason.guard-no-restart",
     Reason.SILENT: "reason.silent",
+    Reason.OOM_KILL: "reason.oom-kill",
+    Reason.DISK_FULL: "reason.disk-full",
+    Reason.AGENT_STOPPED: "reason.agent-stopped",
+    Reason.JUPYTER_STOPPED: "reason.jupyter-stopped",
+    Reason.SERVER_FAILING: "reason.server-failing",
+    Reason.VM_UNRESPONSIVE: "reason.vm-unresponsive",
+    Reason.GPU_UNUSABLE: "reason.gpu-unusable",
 }
 # The owner's words about an outage the health sweep found, by how its restart ended (no kill, no memory advice).
 SWEEP_DM_BY_RESULT = {ResetResult.FAILED: "dm.sweep_restart_failed",
@@ -114,6 +121,9 @@ class Reporter:
         verdict, reason = job.decision.verdict, job.decision.reason
         if verdict is Verdict.NOTIFY_ONLY and job.request.unverified:
             return self.wording("outcome.unverified", reason=messages.escape(job.request.unverified))
+        if verdict is Verdict.NOTIFY_ONLY and job.request.trigger is Trigger.SWEEP:  # a cause no reset mends
+            cause = self.reason_text(REASONS_WITH_WORDS.get(reason, "reason.jupyter-down"), job.request)
+            return self.wording(messages.variant("outcome.told", reason.value), cause=cause)
         if verdict is Verdict.NOTIFY_ONLY:
             return self.wording("outcome.notify_only")
         if verdict is Verdict.SKIP_NOT_ACTIVE:
@@ -132,7 +142,8 @@ class Reporter:
         """Why a restart was (or would have been) made, in words."""
         return self.wording(key, who=self.who(request), grace=self._duration(self.policy.health_grace),
                         wait=self._duration(self.policy.guard_restart_wait),
-                        silence=self._duration(self.policy.sweep.silent_after))
+                        silence=self._duration(self.policy.sweep.silent_after),
+                        evidence=messages.escape(getattr(request.payload, "evidence", "")) or "-")
 
     def who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
@@ -295,6 +306,10 @@ class Reporter:
         if decision.verdict is Verdict.PAUSE and paused:
             body = self.wording("dm.sweep_paused", instance=view.ref.name, count=decision.restarts_in_window,
                                 window=self._duration(self.policy.crashloop_window))
+        elif decision.verdict is Verdict.NOTIFY_ONLY:  # a cause no reset mends (remedies.py): what to do
+            cause = self.reason_text(REASONS_WITH_WORDS.get(decision.reason, "reason.jupyter-down"), job.request)
+            body = self.wording(messages.variant("dm.sweep_told", decision.reason.value), instance=view.ref.name,
+                                cause=cause)
         elif decision.verdict in (Verdict.RESET, Verdict.FOLLOW) and restart is not None:
             cause = self.reason_text(REASONS_WITH_WORDS.get(decision.reason, "reason.jupyter-down"), job.request)
             body = self.wording(SWEEP_DM_BY_RESULT.get(restart.result, "dm.sweep_restarted"), instance=view.ref.name,

@@ -15,7 +15,7 @@ import string
 from collections.abc import Mapping
 from typing import Any, Final
 
-from shared.core.messages import alerts, charts, commands, disk, fleet, guard, memory, replies, report, tickets
+from shared.core.messages import alerts, causes, charts, commands, disk, fleet, guard, memory, replies, report, tickets
 from shared.core.messages.formatting import Lang, escape, human_bytes, human_duration, local_time, slack_date
 
 __all__ = [
@@ -46,7 +46,7 @@ def _merged(*parts: Mapping[str, dict[Lang, str]]) -> dict[str, dict[Lang, str]]
 
 CATALOGUE: Final[dict[str, dict[Lang, str]]] = _merged(alerts.ALERTS, commands.COMMANDS, memory.MEMORY,
                                                        replies.REPLIES, guard.GUARD, charts.CHARTS, report.REPORT,
-                                                       fleet.FLEET, disk.DISK, tickets.TICKETS)
+                                                       fleet.FLEET, disk.DISK, tickets.TICKETS, causes.CAUSES)
 
 
 def text(key: str, lang: Lang, **params: Any) -> str:
