@@ -25,7 +25,7 @@ from typing import ClassVar
 import pytest
 
 from simulators.polling import PATIENCE_S, poll_until
-from tests.guest.gpu_rig import STANDIN, load_gpu_guard
+from tests.guest.gpu_rig import GUARD_DIR, STANDIN, load_gpu_guard
 
 gg = load_gpu_guard()
 PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else sys.executable
@@ -235,3 +235,22 @@ def test_the_stand_ins_xml_and_csv_parse_to_the_same_processes(smi: Path) -> Non
     _, xml_apps = gg.parse_smi_xml(gg.run_command(["nvidia-smi", "-q", "-x"])[1])
     csv_apps = gg.parse_compute_apps(gg.run_command(gg.COMPUTE_APPS)[1])
     assert xml_apps == csv_apps == [gg.GpuApp(own, 1000 * 1024 * 1024)]
+
+
+def test_sigterm_stops_the_guard_between_sweeps_at_once(smi: Path) -> None:
+    """systemd's stop and restart send SIGTERM: the guard ends its wait between sweeps there, not when the wait
+    would have ended (an hour here; the 15 s of every stop of the unit before)."""
+    write_state(smi, "ok", [])
+    guard = subprocess.Popen(
+        [PYTHON, "-u", str(GUARD_DIR / "gpu_guard.py"), "--interval", "3600", "--health-interval", "3600",
+         "--attribute-pace", "0", "--expect-gpus", "1", "--metadata-url", "http://127.0.0.1:9"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert guard.stdout is not None
+        assert "notebook-medic-gpu: started" in guard.stdout.readline()
+        guard.send_signal(signal.SIGTERM)
+        said, _ = guard.communicate(timeout=PATIENCE_S)
+    finally:
+        guard.kill()
+    assert guard.returncode == 0, said
+    assert "notebook-medic-gpu: stopped after freeing 0 processes" in said, said

@@ -27,6 +27,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -491,13 +492,15 @@ def main(argv: Iterable[str] | None = None) -> int:
     def say(line: str) -> None:
         print(line, flush=True)
 
-    stopping: list[int] = []
-    signal.signal(signal.SIGTERM, lambda signum, _frame: stopping.append(signum))
+    # systemd's stop (and restart) sends SIGTERM: the wait between sweeps ends at once, not after its 15 s (a
+    # time.sleep resumes after the handler, PEP 475, which held every stop of the unit up to an interval).
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stopping.set())
     expected = args.expect_gpus or count_pci_gpus(read_pci_devices())
     guard = Guard(policy, expected, GuestAttributes(args.metadata_url, say, args.attribute_pace), say,
                   lambda: find_listener(args.port))
     say(f"{PREFIX} started: {expected} GPUs expected, grace {policy.grace:.0f} s")
-    run(guard, time.monotonic, time.sleep, lambda: not stopping)
+    run(guard, time.monotonic, stopping.wait, lambda: not stopping.is_set())
     say(f"{PREFIX} stopped after freeing {guard.state.freed} processes")
     return 0
 
