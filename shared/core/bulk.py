@@ -52,6 +52,7 @@ class BulkRequest:
     hands: int = 0  # how many invocations handed this run on: bounded (MAX_HANDS)
     message_id: str = ""  # a continuation's: the Pub/Sub message id of the press that began the run (run_metadata)
     sealed: bool = field(default=False, compare=False)  # decoded with a seal that holds under the key given
+    keep_gpus: bool = False  # a stop that leaves the GPU notebooks running (issue 47: they may not come back)
 
     def to_json(self, key: bytes | None = None) -> bytes:
         """The message; sealed (a continuation) when `key` is given."""
@@ -60,6 +61,8 @@ class BulkRequest:
                 "requester": self.requester, "include_opted_out": self.include_opted_out,
                 "include_paused": self.include_paused, "channel": self.channel, "ts": self.ts, "run": self.run,
                 "hands": self.hands, "message_id": self.message_id}
+        if self.keep_gpus:  # only when set: a message without it reads as before
+            data["keep_gpus"] = True
         if key is not None:
             data["seal"] = _seal(_canonical(data), key)
         return _canonical(data)
@@ -68,7 +71,8 @@ class BulkRequest:
         """The continuation: the same request with the run as it stands, where its progress is shown, and the
         Pub/Sub message id of the press that began it."""
         return BulkRequest(self.action, self.requested_at, self.event_id, self.requester, self.include_opted_out,
-                           self.include_paused, channel, ts, run.to_dict(), self.hands + 1, message_id)
+                           self.include_paused, channel, ts, run.to_dict(), self.hands + 1, message_id,
+                           keep_gpus=self.keep_gpus)
 
 
 MAX_HANDS = 40  # at 7 minutes an invocation, over four hours: a run still going then is reported, not continued
@@ -178,7 +182,7 @@ def decode(raw: bytes, key: bytes | None = None) -> BulkRequest:
             _text(data.get("requester", ""), 64), _flag(data.get("include_opted_out", False)),
             _flag(data.get("include_paused", False)), _text(data.get("channel", ""), 64),
             _text(data.get("ts", ""), 64), _run(data.get("run")), int(data.get("hands", 0)),
-            _text(data.get("message_id", ""), 128))
+            _text(data.get("message_id", ""), 128), keep_gpus=_flag(data.get("keep_gpus", False)))
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"bulk request field: {exc}"[:300]) from None
     if request.run is not None:

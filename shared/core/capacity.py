@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from shared.core import messages
 
@@ -89,10 +89,11 @@ def next_wait(tries: int, first: timedelta = BACKOFF_FIRST, cap: timedelta = BAC
     return min(doubled, cap)
 
 
-def still_waiting(waited: timedelta, patience: timedelta) -> bool:
-    """Whether another try may be made: the next one, `waited` after the first stockout, falls within the
-    organizers' patience (no try is scheduled past it)."""
-    return waited <= patience
+def next_try(since: datetime, now: datetime, tries: int, patience: timedelta) -> datetime | None:
+    """When to try again after the `tries`-th try met a stockout at `now` (the first at `since`): after next_wait,
+    if that falls within the organizers' patience from the first; else None: no try is scheduled past it."""
+    due = now + next_wait(tries)
+    return due if due - since <= patience else None
 
 
 def reason(detail: str, tries: int, say: messages.For) -> str:

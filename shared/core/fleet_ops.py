@@ -12,9 +12,8 @@ What an answer means (the sources the classification follows):
 - a resource quota (Compute Engine's operation error QUOTA_EXCEEDED with QuotaExceededInfo, gcloud's generated
   compute_v1_messages.py; "Quota 'CPUS' exceeded"): final for this run, since only a raised quota or fewer running
   notebooks changes it, and retrying would only spend the other notebooks' turns.
-- ZONE_RESOURCE_POOL_EXHAUSTED (a stockout: the zone has no machine of that type now; capacity.py reads it): retried
-  with a doubling wait (capacity.next_wait) for as long as the run's stockout_patience since the first, however many
-  tries that takes; the owner is told each time (capacity.waiting), the summary names the zones Google offered.
+- a stockout (capacity.py): retried with a doubling wait for the run's stockout_patience from the first, however
+  many tries; its owner told each time (capacity.waiting), the summary naming the zones Google offered.
 - 503 UNAVAILABLE / DEADLINE_EXCEEDED: retried after BUSY_WAIT. NOT_FOUND and any other refusal: final.
 """
 
@@ -59,14 +58,17 @@ class Plan:
     chosen: tuple[str, ...]
     left_alone: tuple[tuple[str, str], ...]  # (name, "opted-out" | "paused")
     already: tuple[str, ...]  # in the state asked for, or between states the other way
+    gpus: tuple[str, ...] = ()  # a stop's chosen notebooks with GPUs: their start may meet a stockout
 
 
 def plan(action: BulkAction, rows: Iterable[FleetRow], *, include_opted_out: bool = False,
-         include_paused: bool = False) -> Plan:
-    """The notebooks the action applies to; opted-out and paused ones are left alone unless asked."""
+         include_paused: bool = False, keep_gpus: bool = False) -> Plan:
+    """The notebooks the action applies to; opted-out and paused ones are left alone unless asked, and GPU ones by a
+    stop that keeps them (`keep_gpus`: a stopped GPU VM may not come back)."""
     chosen: list[str] = []
     left: list[tuple[str, str]] = []
     already: list[str] = []
+    gpus: list[str] = []
     applies = _STARTABLE if action is BulkAction.START else _STOPPABLE
     for row in sorted(rows, key=lambda r: r.name):
         if row.state not in applies:
@@ -75,9 +77,12 @@ def plan(action: BulkAction, rows: Iterable[FleetRow], *, include_opted_out: boo
             left.append((row.name, "opted-out"))
         elif row.mode is AutoMode.PAUSED and not include_paused:
             left.append((row.name, "paused"))
+        elif keep_gpus and action is BulkAction.STOP and row.gpu:
+            left.append((row.name, "GPU"))
         else:
             chosen.append(row.name)
-    return Plan(action, tuple(chosen), tuple(left), tuple(already))
+            gpus += [row.name] if row.gpu else []
+    return Plan(action, tuple(chosen), tuple(left), tuple(already), tuple(gpus) if action is BulkAction.STOP else ())
 
 
 def names_text(names: Sequence[str], say: messages.For, limit: int = NAMES_MAX) -> str:
@@ -103,6 +108,8 @@ def confirmation(chosen: Plan, say: messages.For) -> str:
     if chosen.left_alone:
         left = [f"{name} ({why})" for name, why in chosen.left_alone]
         lines.append(say("fleet.confirm.left_alone", count=len(left), names=names_text(left, say)))
+    if chosen.gpus:
+        lines.append(say("fleet.confirm.gpu", count=len(chosen.gpus), names=names_text(chosen.gpus, say)))
     return "\n".join(lines)
 
 
@@ -196,10 +203,8 @@ class Run:
         attempt.last = (failure, detail)
         if failure is Failure.STOCKOUT:  # tried for a set time, not a number of tries
             attempt.stockout_since = attempt.stockout_since or now
-            due = now + capacity.next_wait(attempt.tries)
-            if capacity.still_waiting(due - attempt.stockout_since, self.stockout_patience):
-                attempt.not_before = due
-            else:
+            attempt.not_before = capacity.next_try(attempt.stockout_since, now, attempt.tries, self.stockout_patience)
+            if attempt.not_before is None:
                 self.failed[name] = (failure, detail, attempt.tries)
             return
         wait = _RETRY_AFTER.get(failure)

@@ -129,7 +129,7 @@ class BulkRunner:
         by_name = {view.ref.name: view for view in views}
         if request.run is None:
             plan = fleet_ops.plan(request.action, self._rows(views), include_opted_out=request.include_opted_out,
-                                  include_paused=request.include_paused)
+                                  include_paused=request.include_paused, keep_gpus=request.keep_gpus)
             run = Run(request.action, plan.chosen, stockout_patience=self.settings.stockout_patience)
             channel = self.settings.slack_alert_channel
             text = self._head(request, fleet_ops.confirmation(plan, self.say)) + "\n" + fleet_ops.progress_text(

@@ -147,6 +147,15 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "en": "Google named no zone with capacity",
         "ja": "Google は空きのあるゾーンを示していません",
     },
+    "fleet.confirm.gpu": {
+        "en": ":warning: {count} of them have a GPU ({names}): a stopped GPU VM may not come back. Its start asks "
+        "Google for a GPU again, and a zone that has none free refuses it (a stockout) until one is. To keep them "
+        "running, use *Stop all but GPU notebooks*.",
+        "ja": ":warning: うち {count} 台は GPU 付きです（{names}）。停止した GPU VM は戻らないことがあります。"
+        "起動時に GPU を Google に改めて要求し、ゾーンに空きがなければ空くまで拒否されます（在庫切れ）。"
+        "動かしたままにするには *GPU 以外をすべて停止* を使ってください。",
+    },
+    "fleet.button.stop_all_keep_gpus": {"en": "Stop all but GPU notebooks", "ja": "GPU 以外をすべて停止"},
     "fleet.stockout.machine": {"en": "machine of this type", "ja": "このマシンタイプ"},
     "fleet.stockout.zone": {"en": "its zone", "ja": "そのゾーン"},
     "fleet.stockout.waiting": {
