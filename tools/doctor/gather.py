@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, TOPIC_KINDS, Deployment
+from tools.doctor.gpu import read_gpu_fleet, read_gpu_quotas
 from tools.doctor.guard import read_guards
 from tools.doctor.model import Function, Observed, ReadError, SecretVersion
 from tools.doctor.readers import (
@@ -108,6 +109,7 @@ def _project_reads(reads: Reads, seen: Observed, g: GoogleClients, now: datetime
         submit("memory metric", lambda: read_memory_reporting(g, now), field(seen, "memory_reporting")),
         submit("alert policies", lambda: read_alert_policies(g), field(seen, "alert_policies")),
         submit("Workbench instances", lambda: read_instances(dep, g.deadline), field(seen, "instances")),
+        submit("GPU notebooks", lambda: read_gpu_fleet(dep, g.deadline), field(seen, "gpu_fleet")),
     ]
 
 
@@ -174,4 +176,7 @@ def _second_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClient
                                  put(seen.slack_users, email)))
     if isinstance(seen.instances, list):  # the OOM guard of every running notebook (tools/doctor/guard.py)
         second += read_guards(dep, seen.instances, submit, seen.guards, g.opts)
+    if isinstance(seen.gpu_fleet, list) and seen.gpu_fleet:  # the GPU quota of their regions (tools/doctor/gpu.py)
+        second.append(submit("GPU quotas", lambda: read_gpu_quotas(dep, seen.gpu_fleet),  # type: ignore[arg-type]
+                             lambda found: seen.gpu_quotas.update(found if isinstance(found, dict) else {})))
     return second

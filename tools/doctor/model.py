@@ -200,3 +200,5 @@ class Observed:
     alert_policies: list[AlertPolicy] | ReadError | None = None
     channels: dict[str, NotificationChannel | ReadError] = field(default_factory=dict)
     guards: dict[str, dict[str, str] | ReadError] = field(default_factory=dict)  # notebook -> its guard's attributes
+    gpu_fleet: list[object] | ReadError | None = None  # tools/doctor/gpu.py's GpuNotebook of every GPU notebook
+    gpu_quotas: dict[str, object] = field(default_factory=dict)  # region -> {metric: (limit, usage)} or ReadError
