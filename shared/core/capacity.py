@@ -39,6 +39,22 @@ PATIENCE_DEFAULT = timedelta(hours=2)
 
 
 @dataclass(frozen=True)
+class Patience:
+    """How long a start in a stockout is tried again, from the first stockout (STOCKOUT_PATIENCE_SECONDS); the waits
+    scale with it: the first a 120th of it, doubling up to a 12th (1 and 10 minutes for the default two hours)."""
+
+    total: timedelta = PATIENCE_DEFAULT
+
+    @property
+    def first(self) -> timedelta:
+        return self.total / 120
+
+    @property
+    def cap(self) -> timedelta:
+        return self.total / 12
+
+
+@dataclass(frozen=True)
 class Stockout:
     """What a stockout said: the zone refused ("" when not named), what it lacked (a GPU's name, else the machine
     type, else ""), and the zones Google named as having capacity (empty: none named)."""
@@ -89,11 +105,11 @@ def next_wait(tries: int, first: timedelta = BACKOFF_FIRST, cap: timedelta = BAC
     return min(doubled, cap)
 
 
-def next_try(since: datetime, now: datetime, tries: int, patience: timedelta) -> datetime | None:
+def next_try(since: datetime, now: datetime, tries: int, patience: Patience) -> datetime | None:
     """When to try again after the `tries`-th try met a stockout at `now` (the first at `since`): after next_wait,
     if that falls within the organizers' patience from the first; else None: no try is scheduled past it."""
-    due = now + next_wait(tries)
-    return due if due - since <= patience else None
+    due = now + next_wait(tries, patience.first, patience.cap)
+    return due if due - since <= patience.total else None
 
 
 def reason(detail: str, tries: int, say: messages.For) -> str:

@@ -170,7 +170,7 @@ class Run:
     names: tuple[str, ...]
     limit: int = MAX_IN_FLIGHT
     max_tries: int = MAX_TRIES
-    stockout_patience: timedelta = capacity.PATIENCE_DEFAULT
+    stockout_patience: capacity.Patience = field(default_factory=capacity.Patience)
     attempts: dict[str, _Attempt] = field(default_factory=dict)
     in_flight: set[str] = field(default_factory=set)
     done: list[str] = field(default_factory=list)
@@ -227,7 +227,7 @@ class Run:
         when the budget ends is sent again on resumption, which a start or stop of a notebook already there absorbs."""
         return {"action": self.action.value, "names": list(self.names), "limit": self.limit,
                 "max_tries": self.max_tries, "done": list(self.done),
-                "stockout_patience_s": self.stockout_patience.total_seconds(),
+                "stockout_patience_s": self.stockout_patience.total.total_seconds(),
                 "stockout_since": {name: _iso(a.stockout_since) for name, a in self.attempts.items()
                                    if a.stockout_since},
                 "tries": {name: a.tries for name, a in self.attempts.items() if a.tries},
@@ -239,8 +239,8 @@ class Run:
         """Strict, like every message the worker reads: a field that does not fit raises ValueError."""
         try:
             run = cls(BulkAction(data["action"]), tuple(str(n) for n in data["names"]), limit=int(data["limit"]),
-                      max_tries=int(data["max_tries"]), stockout_patience=timedelta(
-                          seconds=float(data.get("stockout_patience_s", capacity.PATIENCE_DEFAULT.total_seconds()))))
+                      max_tries=int(data["max_tries"]), stockout_patience=capacity.Patience(
+                          timedelta(seconds=float(data.get("stockout_patience_s", 7200)))))
             for name, moment in data.get("stockout_since", {}).items():
                 run.attempts[name].stockout_since = _parse(moment)
             run.done = [name for name in data["done"] if name in run.attempts]

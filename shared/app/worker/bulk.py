@@ -130,7 +130,8 @@ class BulkRunner:
         if request.run is None:
             plan = fleet_ops.plan(request.action, self._rows(views), include_opted_out=request.include_opted_out,
                                   include_paused=request.include_paused, keep_gpus=request.keep_gpus)
-            run = Run(request.action, plan.chosen, stockout_patience=self.settings.stockout_patience)
+            run = Run(request.action, plan.chosen,
+                      stockout_patience=capacity.Patience(self.settings.stockout_patience))
             channel = self.settings.slack_alert_channel
             text = self._head(request, fleet_ops.confirmation(plan, self.say)) + "\n" + fleet_ops.progress_text(
                 run, self.say)
@@ -248,7 +249,7 @@ class BulkRunner:
         if not view.owner_email or not self.settings.owner_dm or attempt.not_before is None:
             return
         text = capacity.waiting(view.ref.name, detail, attempt.tries, attempt.not_before - now,
-                                          run.stockout_patience, self.say, view.accelerators)
+                                          run.stockout_patience.total, self.say, view.accelerators)
         self.slack.dm(view.owner_email, text)
 
     def _list(self) -> list[InstanceView]:
