@@ -129,5 +129,5 @@ def waiting(name: str, detail: str, tries: int, wait: timedelta, patience: timed
     found = read_stockout(detail, accelerators) or Stockout("", "", ())
     return say("fleet.stockout.waiting", name=name, what=found.what or say("fleet.stockout.machine"),
                zone=found.zone or say("fleet.stockout.zone"), tries=tries,
-               minutes=max(1, round(wait.total_seconds() / 60)),
+               wait=messages.human_duration(max(1.0, round(wait.total_seconds())), say.lang),
                patience=messages.human_duration(patience.total_seconds(), say.lang))

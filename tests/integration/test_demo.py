@@ -149,3 +149,18 @@ def test_the_report_is_written_as_a_csv_with_a_row_per_participant(transcript: s
     assert participants["carol@contest.example"]["manual_restarts"] == "1"
     assert participants["bob@contest.example"]["resizes"] == "1"
     assert "Contest report" in transcript and named[1].rsplit("/", 1)[1] in transcript.split("Contest report", 1)[1]
+
+
+def test_the_gpu_morning_waits_out_a_stockout_explains_a_cuda_oom_and_frees_an_orphan(transcript: str) -> None:
+    """Issue 47: the scheduled start of a stopped GPU notebook meets two stockouts and waits them out, its owner told
+    at each; a CUDA out-of-memory's traceback names who held the GPU and what to do; the GPU guard's freed line
+    reaches the owner."""
+    gpu = transcript.split("=== Next morning", 1)[1]
+    tries = re.findall(r"Your notebook wb-dan is waiting for NVIDIA T4 in asia-northeast1-a, try (\d)", gpu)
+    assert tries == ["1", "2"], gpu[:3000]
+    assert re.search(r"Start all finished: (\d) of \1 started\.", gpu) and "wb-dan: start all → started" in gpu
+    assert re.search(r"torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 2\.00 GiB", gpu)
+    assert re.search(r"held by: this kernel 8\.79 GiB; another kernel \(pid \d+\) 4\.88 GiB\. What to do: stop the "
+                     r"other kernel", gpu)
+    assert re.search(r"notebook-medic-gpu: freed pid=4321 \(pt_data_worker\) uid=1000 gpu_bytes=3221225472", gpu)
+    assert "pt_data_worker (pid 4321) kept 3.0 GiB of GPU memory after its kernel was gone" in gpu

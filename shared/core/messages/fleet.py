@@ -160,10 +160,10 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
     "fleet.stockout.zone": {"en": "its zone", "ja": "そのゾーン"},
     "fleet.stockout.waiting": {
         "en": ":hourglass_flowing_sand: Your notebook {name} is waiting for {what} in {zone}, try {tries}: Google has "
-        "none free there right now. notebook-medic tries again in {minutes} min, for up to {patience} in all; "
+        "none free there right now. notebook-medic tries again in {wait}, for up to {patience} in all; "
         "nothing for you to do.",
         "ja": ":hourglass_flowing_sand: ノートブック {name} は {zone} の {what} の空きを待っています（{tries} 回目）。"
-        "いま Google に空きがありません。notebook-medic が {minutes} 分後にもう一度試します（最長 {patience}）。"
+        "いま Google に空きがありません。notebook-medic が {wait}後にもう一度試します（最長 {patience}）。"
         "操作は不要です。",
     },
     "fleet.reason.unavailable": {
