@@ -197,6 +197,7 @@ def test_in_a_real_kernel_the_cell_says_who_held_the_gpu(tmp_path: Path) -> None
                                          "'gpu_guard' in sys.modules, 'memory_watcher' in sys.modules, "
                                          "any('notebook-medic' in p or 'guard' in p for p in sys.path))")
             plain = server.execute(this, "1/0")
+            syntax = server.execute(this, "1 +")  # at compile: through the hook's handler, shown as IPython does
         finally:
             os.kill(orphan_pid, 9)
     assert raised.status == "error", raised
@@ -207,3 +208,4 @@ def test_in_a_real_kernel_the_cell_says_who_held_the_gpu(tmp_path: Path) -> None
     assert "What to do: stop the other kernel" in said and "対処: もう一つのカーネルを停止してください" in said
     assert after.stdout.split()[0] == "kept" and after.stdout.split()[2:] == ["False", "False", "False"], after
     assert plain.status == "error" and "ZeroDivisionError" in plain.error and "notebook-medic" not in plain.error
+    assert syntax.status == "error" and syntax.error.startswith("SyntaxError: invalid syntax"), syntax
