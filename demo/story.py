@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from demo import causes, day, guest, help_desk, render, words
+from demo import causes, day, gpu, guest, help_desk, render, words
 from demo.replay import Entry, localized
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
@@ -327,6 +327,7 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
                            "latency_s": 0.02},
         slack_options={"latency_s": 0.02},
         env={"HEALTH_GRACE_SECONDS": "10", "DISPLAY_TIMEZONE": "Asia/Tokyo",
+             "STOCKOUT_PATIENCE_SECONDS": "240",  # a stockout waited out in seconds (demo/gpu.py)
              "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181", **help_desk.TIMERS,
              # a replayed entry's zone is taken as one of the bot's (on_oom refuses others: shared/app/intake.py)
              **({"WORKBENCH_ZONES": "-"} if entries is not None else {})},
@@ -353,6 +354,7 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
                 day.morning(stack, transcript)
                 scenario(stack, transcript)
                 day.evening(stack, transcript, ledger, PICTURES)
+                gpu.scenes(stack, transcript)  # the next morning, on a GPU notebook (issue 47)
             summary(stack, transcript)
         finally:
             stop.set()

@@ -2,8 +2,7 @@
 
 A function that is missing something fails at import with one message naming every missing or malformed variable,
 instead of failing on the first event. Secrets (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, AUDIT_SEAL_KEY) are held out
-of repr() so they can't reach a log line by accident.
-"""
+of repr() so they can't reach a log line by accident."""
 
 from __future__ import annotations
 
@@ -91,6 +90,7 @@ class Settings:
     display_timezone: str = "UTC"
     console_url: str = "https://console.cloud.google.com"
     worker_budget: timedelta = timedelta(seconds=420)
+    stockout_patience: timedelta = timedelta(hours=2)  # a start in a stockout is tried again this long (capacity.py)
     # A restart is reported once it ends; one still running after this long is announced then (updated at its end).
     slow_restart_alert: timedelta = timedelta(seconds=90)
     manual_restart_interval: timedelta = timedelta(seconds=60)
@@ -316,6 +316,7 @@ def _timings(read: _Reader) -> dict[str, Any]:
         "owner_dm": read.parse("OWNER_DM", True, _bool, "true or false"),
         "memory_charts": read.parse("MEMORY_CHARTS", True, _bool, "true or false"),
         "worker_budget": read.seconds("WORKER_BUDGET_SECONDS", timedelta(seconds=420)),
+        "stockout_patience": read.seconds("STOCKOUT_PATIENCE_SECONDS", timedelta(hours=2)),
         "slow_restart_alert": read.seconds("SLOW_RESTART_ALERT_SECONDS", timedelta(seconds=90)),
         "manual_restart_interval": read.seconds("MANUAL_RESTART_INTERVAL_SECONDS", timedelta(seconds=60)),
         "slack_timeout": read.seconds("SLACK_TIMEOUT_SECONDS", timedelta(seconds=5)),

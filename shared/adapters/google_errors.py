@@ -27,9 +27,12 @@ from shared.adapters.errors import (
     ServiceError,
     TransientError,
 )
+from shared.core import capacity
 
 _REQUEST_PREFIX = re.compile(r"^[A-Z]+ https?://\S+: ")
 DETAIL_MAX = 200
+# A stockout's words end with the zones Google says have capacity (shared/core/capacity.py): kept whole.
+STOCKOUT_DETAIL_MAX = 1000
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -123,7 +126,7 @@ def _status_and_detail(exc: BaseException) -> tuple[str, str]:
     # REST errors lead with the request ("GET https://...?$alt=json...: "): drop it, keep the API's words.
     message = _REQUEST_PREFIX.sub("", message, count=1)
     status = api_status(exc) or getattr(code, "name", None) or (str(code) if code else type(exc).__name__)
-    return status, message[:DETAIL_MAX]
+    return status, message[:STOCKOUT_DETAIL_MAX if capacity.is_stockout(message) else DETAIL_MAX]
 
 
 def api_status(exc: BaseException) -> str | None:

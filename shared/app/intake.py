@@ -18,7 +18,8 @@ from shared.app.intakes import Intake, IntakeOutcome, VmNames, check_writer
 from shared.core.flood import Floods
 from shared.core.models import ZONE_RE, Action, OomKill, RestartRequest, Trigger, iso
 from shared.core.oom_parse import (
-    KERNEL_KEPT_FORMS,
+    GPU_FREED_FORM,
+    GUARD_FORMS,
     EntryOrigin,
     KillEntry,
     NotAKill,
@@ -181,6 +182,7 @@ def _audit_queued(queued: _Queued, message_id: str) -> None:
     last one it counts (`folded`), so that on_oom's log adds up to what the alert says."""
     kind = queued.kind
     what = {Intake.KILL: "OOM kill queued", Intake.INTERRUPT: "watcher's line queued: a cell stopped, its kernel kept",
+            Intake.GPU_FREED: "GPU guard's line queued: GPU memory held by a gone kernel's process freed",
             Intake.UNVERIFIED: "OOM kill queued unverified: its VM could not be checked",
             Intake.UNRESOLVED: "unresolved kill queued for an alert",
             Intake.REFUSED: "kill refused: it does not hold up; queued for an alert"}[kind]
@@ -209,7 +211,7 @@ def _held_back(vetted: OomKill | UnresolvedKill | Refusal | Unverified, queued: 
     if floods is None or queued.kind is Intake.KILL:
         return queued
     with BUDGETS_LOCK:
-        if queued.kind is Intake.INTERRUPT:
+        if queued.kind in (Intake.INTERRUPT, Intake.GPU_FREED):  # the guard's lines: one budget, forgeable alike
             return _kernel_kept_within_budget(queued, vm_id, floods, now)
         return _within_budget(vetted, queued, vm_id, floods, now)
 
@@ -222,7 +224,7 @@ def _kernel_kept_within_budget(queued: _Queued, vm_id: str, floods: Floods, now:
     held = floods.kernel_kept.take(instance, now.timestamp())
     if held is None:
         audit("watcher line folded: its instance had its interrupts for the minute; the next one counts it",
-              decision="folded", kind=Intake.INTERRUPT.value, reason=queued.detail, event_id=request.event_id,
+              decision="folded", kind=queued.kind.value, reason=queued.detail, event_id=request.event_id,
               instance=instance, vm_id=vm_id)
         return IntakeOutcome(Intake.FOLDED, queued.detail)
     folded = replace(request.payload_as(InterruptedPayload), folded=min(held, 10_000))
@@ -304,7 +306,7 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
     if isinstance(vetted, OomKill):
         # The watcher's interrupt is vetted as a kill is, and queued as what it is: no restart can come of it.
         action, trigger, payload = ((Action.INTERRUPTED, Trigger.WATCHER, InterruptedPayload(vetted, received))
-                                    if vetted.form in KERNEL_KEPT_FORMS
+                                    if vetted.form in GUARD_FORMS
                                     else (Action.RESTART, Trigger.OOM, RestartPayload(vetted, received)))
         request = RestartRequest(action=action, trigger=trigger, instance=vetted.instance.full_name,
                                  requested_at=occurred, event_id=vetted.insert_id or event_id, payload=payload)
@@ -312,7 +314,8 @@ def _queued(vetted: OomKill | UnresolvedKill | Refusal | Unverified, origin: Ent
         if vetted.dated_at is not None:
             provenance |= {"dated_at": iso(vetted.dated_at), "received_at": iso(received),
                            "clock": "the entry is dated after Cloud Logging received it: taken at its receipt"}
-        kind = Intake.INTERRUPT if action is Action.INTERRUPTED else Intake.KILL
+        kind = (Intake.KILL if action is not Action.INTERRUPTED
+                else Intake.GPU_FREED if vetted.form == GPU_FREED_FORM else Intake.INTERRUPT)
         return _Queued(request, kind, f"{vetted.process} pid {vetted.pid} on {vetted.instance.name}", provenance)
     request = RestartRequest(action=Action.ALERT, trigger=Trigger.UNRESOLVED, instance="", requested_at=occurred,
                              event_id=vetted.insert_id or event_id,

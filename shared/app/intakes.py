@@ -17,6 +17,7 @@ class Intake(StrEnum):
 
     KILL = "kill"  # a kill line, vetted, queued for its instance
     INTERRUPT = "interrupt"  # the watcher's line (a cell stopped, its kernel kept), vetted, queued for its instance
+    GPU_FREED = "gpu-freed"  # the GPU guard's line (an orphan's GPU memory freed), vetted, queued for its instance
     UNVERIFIED = "unverified"  # a kill whose VM Compute Engine could not be asked about, queued all the same
     UNRESOLVED = "unresolved"  # a kill line tied to no instance, queued for an alert
     REFUSED = "refused"  # a line or a notification whose claims don't hold (queued for an alert, or only logged)

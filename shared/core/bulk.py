@@ -46,12 +46,14 @@ class BulkRequest:
     hands: int = 0  # how many invocations handed this run on: bounded (MAX_HANDS)
     message_id: str = ""  # a continuation's: the Pub/Sub message id of the press that began the run (run_metadata)
     sealed: bool = field(default=False, compare=False)  # decoded with a seal that holds under the key given
+    keep_gpus: bool = False  # a stop that leaves the GPU notebooks running (issue 47: they may not come back)
 
     def handed_on(self, run: Run, channel: str, ts: str, message_id: str) -> BulkRequest:
         """The continuation: the same request with the run as it stands, where its progress is shown, and the
         Pub/Sub message id of the press that began it."""
         return BulkRequest(self.action, self.requested_at, self.event_id, self.requester, self.include_opted_out,
-                           self.include_paused, channel, ts, run.to_dict(), self.hands + 1, message_id)
+                           self.include_paused, channel, ts, run.to_dict(), self.hands + 1, message_id,
+                           keep_gpus=self.keep_gpus)
 
 
 MAX_HANDS = 40  # at 7 minutes an invocation, over four hours: a run still going then is reported, not continued

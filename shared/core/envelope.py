@@ -216,7 +216,7 @@ def _bulk_json(request: BulkRequest, key: bytes | None) -> dict[str, Any]:
             "event_id": request.event_id, "requester": request.requester,
             "include_opted_out": request.include_opted_out, "include_paused": request.include_paused,
             "channel": request.channel, "ts": request.ts, "run": request.run, "hands": request.hands,
-            "message_id": request.message_id}
+            "message_id": request.message_id, "keep_gpus": request.keep_gpus}
     return data | {"seal": bulk.seal(_canonical(data), key)} if key is not None else data
 
 
@@ -233,7 +233,7 @@ def _bulk(data: dict[str, Any], key: bytes | None) -> BulkRequest:
         short_text(data.get("requester", ""), 64), _flag(data.get("include_opted_out", False)),
         _flag(data.get("include_paused", False)), short_text(data.get("channel", ""), 64),
         short_text(data.get("ts", ""), 64), run, _count(data.get("hands", 0)),
-        short_text(data.get("message_id", ""), 128))
+        short_text(data.get("message_id", ""), 128), keep_gpus=_flag(data.get("keep_gpus", False)))
     if run is not None:
         Run.from_dict(run)  # its own strict check, here, so a bad one is rejected before anything is done
     return replace(request, sealed=sealed)

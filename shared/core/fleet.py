@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from shared.core import messages
+from shared.core import machines, messages
 from shared.core.downtime import Side
 from shared.core.history import AutoMode, History
 from shared.core.models import InstanceView
@@ -26,13 +26,14 @@ from shared.core.report import Report
 
 ACTION_START_ALL = "medic_fleet_start_all"
 ACTION_STOP_ALL = "medic_fleet_stop_all"
+ACTION_STOP_ALL_KEEP_GPUS = "medic_fleet_stop_all_keep_gpus"  # Stop all but the GPU notebooks (issue 47)
 ACTION_REFRESH = "medic_fleet_refresh"
 ACTION_PAGE = "medic_fleet_page"  # value: the page to show, "1", "2", ...
 ACTION_RESTART = "medic_fleet_restart"  # value: the instance's full resource name
 ACTION_START = "medic_fleet_start"
 ACTION_RESUME = "medic_fleet_resume"
-ALL_ACTIONS = (ACTION_START_ALL, ACTION_STOP_ALL, ACTION_REFRESH, ACTION_PAGE, ACTION_RESTART, ACTION_START,
-               ACTION_RESUME)
+ALL_ACTIONS = (ACTION_START_ALL, ACTION_STOP_ALL, ACTION_STOP_ALL_KEEP_GPUS, ACTION_REFRESH, ACTION_PAGE,
+               ACTION_RESTART, ACTION_START, ACTION_RESUME)
 
 HOME_MAX_BLOCKS = 100  # Block Kit: blocks in a Home tab view
 SECTION_MAX = 3000  # Block Kit: characters in a section's text
@@ -82,6 +83,7 @@ class FleetRow:
     auto_restarts_recent: int
     attention: tuple[Attention, ...]
     memory_read: bool = True  # False: Monitoring failed or was slow, so nothing is known of any row's memory
+    gpu: bool = False  # GPUs attached (acceleratorConfigs) or a GPU family: its stop may not come back (issue 47)
 
 
 def contest_running(now: datetime, start: datetime | None, end: datetime | None) -> bool:
@@ -164,7 +166,8 @@ def build_row(view: InstanceView, *, now: datetime, day_start: datetime, contest
         machine_type=view.machine_type, jupyter_up=up, memory_percent=memory_percent,
         today=counts if counts is not None else _from_labels(history, day_start), mode=history.auto_mode,
         held=history.stopped is not None and history.stopped.held, auto_restarts_recent=recent,
-        attention=tuple(attention), memory_read=memory_read)
+        attention=tuple(attention), memory_read=memory_read,
+        gpu=bool(view.accelerators) or machines.family(view.machine_type) in machines.GPU_FAMILIES)
 
 
 def build(views: Iterable[InstanceView], *, now: datetime, day_start: datetime, contest_running: bool,
@@ -276,18 +279,25 @@ def _compact(rows: list[FleetRow], say: messages.For) -> list[dict[str, Any]]:
     return sections
 
 
-def _organizer_buttons(start_confirm: str, stop_confirm: str, say: messages.For) -> dict[str, Any]:
-    return {"type": "actions", "block_id": "medic_fleet_bulk", "elements": [
+def _organizer_buttons(start_confirm: str, stop_confirm: str, say: messages.For,
+                       keep_gpus_confirm: str = "") -> dict[str, Any]:
+    """Start all / Stop all / Refresh, and Stop all but GPU notebooks when the fleet has GPU notebooks running
+    (`keep_gpus_confirm`: its dialog; empty: no such button)."""
+    elements = [
         _button(ACTION_START_ALL, say("fleet.button.start_all"), "start", style="primary",
                 confirm=confirm_dialog(start_confirm, say)),
         _button(ACTION_STOP_ALL, say("fleet.button.stop_all"), "stop", style="danger",
                 confirm=confirm_dialog(stop_confirm, say)),
-        _button(ACTION_REFRESH, say("fleet.button.refresh"), "refresh"),
-    ]}
+    ]
+    if keep_gpus_confirm:
+        elements.append(_button(ACTION_STOP_ALL_KEEP_GPUS, say("fleet.button.stop_all_keep_gpus"), "stop-keep-gpus",
+                                confirm=confirm_dialog(keep_gpus_confirm, say)))
+    elements.append(_button(ACTION_REFRESH, say("fleet.button.refresh"), "refresh"))
+    return {"type": "actions", "block_id": "medic_fleet_bulk", "elements": elements}
 
 
 def organizer_view(rows: list[FleetRow], say: messages.For, *, as_of: str, start_confirm: str, stop_confirm: str,
-                   page: int = 1) -> dict[str, Any]:
+                   page: int = 1, keep_gpus_confirm: str = "") -> dict[str, Any]:
     """The organizers' Home tab: summary, Start all / Stop all / Refresh (each confirm dialog says how many and
     which: fleet_ops.confirmation), the page's notebooks that need attention, then every other one in a line."""
     needing = [row for row in rows if row.attention]
@@ -301,7 +311,7 @@ def organizer_view(rows: list[FleetRow], say: messages.For, *, as_of: str, start
         {"type": "context", "elements": [{"type": "mrkdwn", "text": say(
             "fleet.summary", total=len(rows), running=running, stopped=len(rows) - running,
             attention=len(needing), when=as_of)}]},
-        _organizer_buttons(start_confirm, stop_confirm, say),
+        _organizer_buttons(start_confirm, stop_confirm, say, keep_gpus_confirm),
     ]
     if shown:
         blocks += [{"type": "divider"}, {"type": "section", "text": {"type": "mrkdwn", "text": say("fleet.attention")}}]

@@ -12,7 +12,8 @@ What an answer means (the sources the classification follows):
 - a resource quota (Compute Engine's operation error QUOTA_EXCEEDED with QuotaExceededInfo, gcloud's generated
   compute_v1_messages.py; "Quota 'CPUS' exceeded"): final for this run, since only a raised quota or fewer running
   notebooks changes it, and retrying would only spend the other notebooks' turns.
-- ZONE_RESOURCE_POOL_EXHAUSTED (a stockout: the zone has no machine of that type now): retried after STOCKOUT_WAIT.
+- a stockout (capacity.py): retried with a doubling wait for the run's stockout_patience from the first, however
+  many tries; its owner told each time (capacity.waiting), the summary naming the zones Google offered.
 - 503 UNAVAILABLE / DEADLINE_EXCEEDED: retried after BUSY_WAIT. NOT_FOUND and any other refusal: final.
 """
 
@@ -26,7 +27,7 @@ from enum import StrEnum
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from shared.core import messages
+from shared.core import capacity, messages
 from shared.core.fleet import FleetRow
 from shared.core.history import AutoMode
 
@@ -34,7 +35,6 @@ MAX_IN_FLIGHT = 5  # Workbench operations at once: a burst of 50 starts meets th
 MAX_TRIES = 5
 BUSY_WAIT = timedelta(seconds=30)
 RATE_WAIT = timedelta(seconds=60)
-STOCKOUT_WAIT = timedelta(seconds=120)
 NAMES_MAX = 2500  # characters of names in a confirmation (Block Kit: 3000 in a section's text)
 STOP_WARNING_DEFAULT = timedelta(minutes=15)
 
@@ -56,14 +56,17 @@ class Plan:
     chosen: tuple[str, ...]
     left_alone: tuple[tuple[str, str], ...]  # (name, "opted-out" | "paused")
     already: tuple[str, ...]  # in the state asked for, or between states the other way
+    gpus: tuple[str, ...] = ()  # a stop's chosen notebooks with GPUs: their start may meet a stockout
 
 
 def plan(action: BulkAction, rows: Iterable[FleetRow], *, include_opted_out: bool = False,
-         include_paused: bool = False) -> Plan:
-    """The notebooks the action applies to; opted-out and paused ones are left alone unless asked."""
+         include_paused: bool = False, keep_gpus: bool = False) -> Plan:
+    """The notebooks the action applies to; opted-out and paused ones are left alone unless asked, and GPU ones by a
+    stop that keeps them (`keep_gpus`: a stopped GPU VM may not come back)."""
     chosen: list[str] = []
     left: list[tuple[str, str]] = []
     already: list[str] = []
+    gpus: list[str] = []
     applies = _STARTABLE if action is BulkAction.START else _STOPPABLE
     for row in sorted(rows, key=lambda r: r.name):
         if row.state not in applies:
@@ -72,9 +75,12 @@ def plan(action: BulkAction, rows: Iterable[FleetRow], *, include_opted_out: boo
             left.append((row.name, "opted-out"))
         elif row.mode is AutoMode.PAUSED and not include_paused:
             left.append((row.name, "paused"))
+        elif keep_gpus and action is BulkAction.STOP and row.gpu:
+            left.append((row.name, "GPU"))
         else:
             chosen.append(row.name)
-    return Plan(action, tuple(chosen), tuple(left), tuple(already))
+            gpus += [row.name] if row.gpu else []
+    return Plan(action, tuple(chosen), tuple(left), tuple(already), tuple(gpus) if action is BulkAction.STOP else ())
 
 
 def names_text(names: Sequence[str], say: messages.For, limit: int = NAMES_MAX) -> str:
@@ -100,6 +106,8 @@ def confirmation(chosen: Plan, say: messages.For) -> str:
     if chosen.left_alone:
         left = [f"{name} ({why})" for name, why in chosen.left_alone]
         lines.append(say("fleet.confirm.left_alone", count=len(left), names=names_text(left, say)))
+    if chosen.gpus:
+        lines.append(say("fleet.confirm.gpu", count=len(chosen.gpus), names=names_text(chosen.gpus, say)))
     return "\n".join(lines)
 
 
@@ -115,8 +123,7 @@ class Failure(StrEnum):
     REFUSED = "refused"  # any other refusal: final
 
 
-_RETRY_AFTER = {Failure.BUSY: BUSY_WAIT, Failure.RATE: RATE_WAIT, Failure.STOCKOUT: STOCKOUT_WAIT,
-                Failure.UNAVAILABLE: BUSY_WAIT}
+_RETRY_AFTER = {Failure.BUSY: BUSY_WAIT, Failure.RATE: RATE_WAIT, Failure.UNAVAILABLE: BUSY_WAIT}
 _RATE_WORDS = ("ratelimitexceeded", "userratelimitexceeded", "rate_limit_exceeded", "rate limit", "quota metric",
                "per minute", "per second", "per 100 seconds")
 # A resource quota as Compute Engine words it: the operation error code, or "Quota 'CPUS' exceeded".
@@ -128,7 +135,7 @@ def classify(status: str, detail: str) -> Failure:
     its message (the adapters' ServiceError carries both). A per-minute quota ("Quota exceeded for quota metric
     ... per minute") is a rate, retried; a resource quota is final."""
     text = detail.lower()
-    if "zone_resource_pool_exhausted" in text or "does not have enough resources" in text:
+    if capacity.is_stockout(detail):
         return Failure.STOCKOUT
     if _RESOURCE_QUOTA.search(text) and not any(word in text for word in _RATE_WORDS):
         return Failure.QUOTA
@@ -148,6 +155,7 @@ class _Attempt:
     tries: int = 0
     not_before: datetime | None = None
     last: tuple[Failure, str] | None = None
+    stockout_since: datetime | None = None  # the first stockout: the patience runs from it
 
 
 @dataclass
@@ -160,6 +168,7 @@ class Run:
     names: tuple[str, ...]
     limit: int = MAX_IN_FLIGHT
     max_tries: int = MAX_TRIES
+    stockout_patience: capacity.Patience = field(default_factory=capacity.Patience)
     attempts: dict[str, _Attempt] = field(default_factory=dict)
     in_flight: set[str] = field(default_factory=set)
     done: list[str] = field(default_factory=list)
@@ -190,6 +199,12 @@ class Run:
             self.done.append(name)
             return
         attempt.last = (failure, detail)
+        if failure is Failure.STOCKOUT:  # tried for a set time, not a number of tries
+            attempt.stockout_since = attempt.stockout_since or now
+            attempt.not_before = capacity.next_try(attempt.stockout_since, now, attempt.tries, self.stockout_patience)
+            if attempt.not_before is None:
+                self.failed[name] = (failure, detail, attempt.tries)
+            return
         wait = _RETRY_AFTER.get(failure)
         if wait is None or attempt.tries >= self.max_tries:
             self.failed[name] = (failure, detail, attempt.tries)
@@ -210,6 +225,9 @@ class Run:
         when the budget ends is sent again on resumption, which a start or stop of a notebook already there absorbs."""
         return {"action": self.action.value, "names": list(self.names), "limit": self.limit,
                 "max_tries": self.max_tries, "done": list(self.done),
+                "stockout_patience_s": self.stockout_patience.total.total_seconds(),
+                "stockout_since": {name: _iso(a.stockout_since) for name, a in self.attempts.items()
+                                   if a.stockout_since},
                 "tries": {name: a.tries for name, a in self.attempts.items() if a.tries},
                 "not_before": {name: _iso(a.not_before) for name, a in self.attempts.items() if a.not_before},
                 "failed": {name: [why.value, detail, tries] for name, (why, detail, tries) in self.failed.items()}}
@@ -219,7 +237,10 @@ class Run:
         """Strict, like every message the worker reads: a field that does not fit raises ValueError."""
         try:
             run = cls(BulkAction(data["action"]), tuple(str(n) for n in data["names"]), limit=int(data["limit"]),
-                      max_tries=int(data["max_tries"]))
+                      max_tries=int(data["max_tries"]), stockout_patience=capacity.Patience(
+                          timedelta(seconds=float(data.get("stockout_patience_s", 7200)))))
+            for name, moment in data.get("stockout_since", {}).items():
+                run.attempts[name].stockout_since = _parse(moment)
             run.done = [name for name in data["done"] if name in run.attempts]
             for name, tries in data["tries"].items():
                 run.attempts[name].tries = int(tries)
@@ -242,6 +263,8 @@ def progress_text(run: Run, say: messages.For) -> str:
 
 
 def reason_text(failure: Failure, detail: str, tries: int, say: messages.For) -> str:
+    if failure is Failure.STOCKOUT:  # read whole: the zones Google offers end its words
+        return capacity.reason(detail, tries, say)
     detail = messages.escape(detail[:200])
     if failure is Failure.QUOTA:
         return say("fleet.reason.quota", detail=detail)
@@ -249,8 +272,6 @@ def reason_text(failure: Failure, detail: str, tries: int, say: messages.For) ->
         return say("fleet.reason.busy", tries=tries)
     if failure is Failure.RATE:
         return say("fleet.reason.rate", tries=tries)
-    if failure is Failure.STOCKOUT:
-        return say("fleet.reason.stockout", tries=tries, detail=detail)
     if failure is Failure.UNAVAILABLE:
         return say("fleet.reason.unavailable", tries=tries, detail=detail)
     if failure is Failure.GONE:

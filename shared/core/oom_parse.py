@@ -42,7 +42,9 @@ SUMMARY_TERM = "oom-kill:constraint="
 WATCHER_TERM = "notebook-medic-watcher: interrupted kernel"
 # The watcher's refusal (issue 40): an allocation bigger than what the unit has left refused in the cell, kernel kept.
 REFUSAL_TERM = "notebook-medic-watcher: refused allocation kernel"
-ROUTED_TERMS = (*KILL_TERMS, SUMMARY_TERM, WATCHER_TERM, REFUSAL_TERM)
+# The GPU guard (issue 47): one line per process it ended for holding GPU memory after its kernel was gone.
+GPU_FREED_TERM = "notebook-medic-gpu: freed pid="
+ROUTED_TERMS = (*KILL_TERMS, SUMMARY_TERM, WATCHER_TERM, REFUSAL_TERM, GPU_FREED_TERM)
 
 # The Logging filter the sink uses (infra/ and its README quote this same string; a test keeps them equal).
 SINK_FILTER = (
@@ -103,10 +105,28 @@ _KILL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r" limit=(?P<limit>[0-9]{1,20})(?: cgroup=(?P<unit>/[^\s,]{0,256}))?"
         ),
     ),
+    # The GPU guard's (issue 47, infra/contest/guard/gpu_guard.py FREED_FORMAT): "notebook-medic-gpu: freed pid=N
+    # (comm) uid=U gpu_bytes=B|unknown orphaned_s=S signal=TERM|KILL kernel=K". Not a kill: counted like an interrupt.
+    (
+        "gpu_freed",
+        re.compile(
+            r"notebook-medic-gpu(?:\[[0-9]{1,10}\])?: freed pid=(?P<pid>[0-9]{1,10}) " + _PROCESS
+            + r" uid=[0-9]{1,10} gpu_bytes=(?P<gpu>[0-9]{1,20}|unknown) orphaned_s=[0-9]{1,12} signal=(?:TERM|KILL)"
+        ),
+    ),
 )
 WATCHER_FORM = "watcher"
 REFUSAL_FORM = "refusal"
 KERNEL_KEPT_FORMS = (WATCHER_FORM, REFUSAL_FORM)  # the watcher's lines: a cell stopped, its kernel kept
+GPU_FREED_FORM = "gpu_freed"
+GUARD_FORMS = (*KERNEL_KEPT_FORMS, GPU_FREED_FORM)  # the guard's lines: no kill, counted per notebook
+_GPU_BYTES = re.compile(r" gpu_bytes=([0-9]{1,20})\b")
+
+
+def gpu_freed_bytes(line: str) -> int | None:
+    """The GPU memory a freed process held, from the guard's line (None: "unknown")."""
+    found = _GPU_BYTES.search(line)
+    return int(found.group(1)) if found else None
 # The constraint a kill line's own wording says: "Memory cgroup out of memory" is a cgroup's limit, the others the
 # machine's memory (mm/oom_kill.c: `is_memcg_oom(oc) ? "Memory cgroup out of memory" : "Out of memory"`).
 _CONSTRAINT_OF_FORM = {"cgroup": "memcg", "modern": "global", "legacy": "global", "rhel": "global"}
@@ -264,7 +284,7 @@ def _kill_line_of(line: str, match: re.Match[str], form: str) -> KillLine:
 def _named(origin: EntryOrigin, said: KillLine, claim: NameClaim, vm_name: str) -> OomKill | UnresolvedKill | NotAKill:
     """The kill named by the entry's claim, else by `vm_name`; or why it can't be named."""
     ref = _instance(claim, origin.project, origin.zone, vm_name)
-    if said.form in KERNEL_KEPT_FORMS and isinstance(ref, str):  # no kill: unnamed, nothing to tell anyone
+    if said.form in GUARD_FORMS and isinstance(ref, str):  # no kill: unnamed, nothing to tell anyone
         return NotAKill(f"a watcher's interrupt line whose VM can't be named: {ref}", origin.insert_id)
     if isinstance(ref, Nameless | str):
         return UnresolvedKill(reason=str(ref), line=said.line, raw_entry=origin.raw_entry, killed_at=origin.killed_at,

@@ -92,6 +92,7 @@ class Row:
     resizes: int = 0
     hours_run: float = 0.0
     cost_usd: float | None = 0.0  # None: a machine type without a price
+    gpu_freed: int = 0  # processes the GPU guard ended for holding GPU memory after their kernel was gone (issue 47)
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class _Instance:
     stops: list[datetime] = field(default_factory=list)
     dropped: int = 0
     kept: set[str] = field(default_factory=set)  # event_ids of the watcher's lines: cells stopped, kernels kept
+    freed: set[str] = field(default_factory=set)  # event_ids of the GPU guard's lines: an orphan's GPU memory freed
 
 
 def _unique(records: Iterable[AuditRecord], seal_key: bytes) -> tuple[list[AuditRecord], int, int]:
@@ -171,6 +173,9 @@ def _read(records: list[AuditRecord]) -> tuple[dict[str, _Instance], int]:
             seen.owner = owner
         if _kernel_kept(payload) and event:
             seen.kept.add(event)
+            continue
+        if _text(payload, "kind") == "gpu-freed" and decision in ("queued", "folded") and event:
+            seen.freed.add(event)  # the intake's line, queued or held back over the guard lines' budget
             continue
         if decision == "queued" and _text(payload, "kind") == "kill" and event:
             seen.kills.setdefault(event, record.at)
@@ -252,6 +257,7 @@ def _count(tally: _Tally, name: str, seen: _Instance, machine_type: str, prices:
     for side, minutes in minutes_by_side(down).items():
         row.down_minutes[side] += minutes
     row.open_outages += sum(1 for outage in down if outage.still_open)
+    row.gpu_freed += len(seen.freed)
     for event, (end, automatic) in seen.restarts.items():
         if automatic:
             row.automatic_restarts += 1
@@ -305,6 +311,7 @@ def _totals(rows: tuple[Row, ...]) -> Row:
         total.notebooks += row.notebooks
         total.kills += row.kills
         total.kernels_kept += row.kernels_kept
+        total.gpu_freed += row.gpu_freed
         total.automatic_restarts += row.automatic_restarts
         total.manual_restarts += row.manual_restarts
         total.failed_restarts += row.failed_restarts
@@ -321,7 +328,7 @@ def _totals(rows: tuple[Row, ...]) -> Row:
 CSV_COLUMNS = ("participant", "notebooks", "machine_types", "oom_kills", "cells_stopped_kernels_kept",
                "automatic_restarts", "manual_restarts", "failed_restarts", "minutes_down",
                *(f"down_min_{side.value}" for side in SIDE_ORDER), "outages_open_at_end", "resizes",
-               "hours_run_at_most", "estimated_cost_usd")
+               "hours_run_at_most", "estimated_cost_usd", "gpu_memory_freed")
 
 
 FORMULA_STARTS = frozenset("=+-@")  # OWASP "CSV Injection"; NFKC folds the full-width ＝＋－＠ onto them
@@ -343,7 +350,7 @@ def _cells(row: Row) -> list[str]:
             str(row.kills), str(row.kernels_kept),
             str(row.automatic_restarts), str(row.manual_restarts), str(row.failed_restarts),
             f"{row.minutes_down:.1f}", *(f"{row.down_minutes[side]:.1f}" for side in SIDE_ORDER),
-            str(row.open_outages), str(row.resizes), f"{row.hours_run:.2f}", cost]
+            str(row.open_outages), str(row.resizes), f"{row.hours_run:.2f}", cost, str(row.gpu_freed)]
 
 
 def to_csv(report: Report) -> str:

@@ -74,6 +74,8 @@ def slack_text(report: Report, say: messages.For, csv_name: str) -> str:
     lines = [say("report.title", since=since, until=until, notebooks=len(total.notebooks),
                  participants=len(report.rows)),
              _totals(total, report.gaps.unpriced, say)]
+    if total.gpu_freed:
+        lines.append(say("report.gpu_freed", count=total.gpu_freed))
     killed = [row for row in report.rows if row.kills][:MOST_KILLS]
     if killed:
         lines.append(say("report.most_kills"))

@@ -80,7 +80,9 @@ first applies the events that are due, so nothing depends on timer threads)
   ``op_error`` -- the operation ends with ``error`` after its normal duration and
   the instance returns to the state and health it had before (labels updated meanwhile stay);
   ``op_never_done`` -- the operation never completes and the instance stays in its
-  transitional state (a stuck reset leaves it STARTING for ever).
+  transitional state (a stuck reset leaves it STARTING for ever); ``stockout`` -- a start ends
+  with Compute Engine's resource availability error in its words (``elsewhere``: the zones it
+  says have capacity) and the VM stays STOPPED (docs/fidelity.md, "Issue 47: capacity").
 - ``latency_s`` is added to every request.
 
 What the installed client (google-cloud-notebooks 1.18, google-api-core 2.44) does

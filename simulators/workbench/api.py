@@ -154,7 +154,8 @@ class ApiState(FaultyState):
         if state != required:
             message = f"Instance {full} is in state {state}; {verb} requires {required}."
             raise SimulatorError(400, message, "FAILED_PRECONDITION")
-        fault = self._take_fault_locked("POST", path, ("op_error", "op_never_done"))
+        kinds = ("op_error", "op_never_done", "stockout") if verb == "start" else ("op_error", "op_never_done")
+        fault = self._take_fault_locked("POST", path, kinds)
         now = self._time()
         op = self._new_op_locked(full, verb, now)
         before = copy.deepcopy(inst.data)
@@ -174,8 +175,8 @@ class ApiState(FaultyState):
         def finish(due: float) -> None:
             inst.busy = False
             op.end_time = due
-            if fault is not None:  # op_error: back to how it was, but for labels updated meanwhile
-                op.error = self._op_error(fault, verb)
+            if fault is not None:  # op_error, stockout: back to how it was, but for labels updated meanwhile
+                op.error = self._op_error(fault, verb, before)
                 labels = inst.data.get("labels")
                 inst.data = before
                 inst.data.pop("labels", None)
@@ -249,7 +250,7 @@ class ApiState(FaultyState):
             op.end_time = due
             self._updates_due.discard(op.name)
             if fault is not None:
-                op.error = self._op_error(fault, "update")
+                op.error = self._op_error(fault, "update", inst.data)
                 return
             if labels is not None and not at_once:
                 self._apply_labels_locked(inst, labels)

@@ -4,7 +4,15 @@ ends), and how a request takes one."""
 from __future__ import annotations
 
 from simulators.workbench.errors import GRPC_CODES, HTTP_TO_GRPC, Json
-from simulators.workbench.model import FAULT_KINDS, RE_ACTION, RE_INSTANCE, RE_OPERATION, _Fault, classify
+from simulators.workbench.model import (
+    FAULT_KINDS,
+    RE_ACTION,
+    RE_INSTANCE,
+    RE_OPERATION,
+    _Fault,
+    classify,
+    stockout_error,
+)
 from simulators.workbench.state import SimulatorState
 
 
@@ -21,6 +29,7 @@ class FaultyState(SimulatorState):
         grpc_status: str | None = None,
         instance: str = "",
         after: int = 0,
+        elsewhere: tuple[str, ...] = (),
     ) -> None:
         """Arms a fault for the next ``count`` matching requests (negative: until cleared).
 
@@ -36,6 +45,9 @@ class FaultyState(SimulatorState):
           ``error``; its code comes from ``status`` (HTTP, default 500 -> 13 INTERNAL)
           or ``grpc_status``.
         - ``op_never_done``: the next matching operation never completes.
+        - ``stockout``: the next matching start (a stopped VM's start asks for its machine and GPU anew) ends done
+          with Compute Engine's resource availability error (model.stockout_error), naming ``elsewhere`` as the
+          zones with capacity when given; the instance stays as it was (STOPPED).
 
         ``instance``: only requests about that instance (its short name; a GetOperation's: its target's).
         ``after``: that many matching requests are let through before the fault is armed.
@@ -49,7 +61,8 @@ class FaultyState(SimulatorState):
         if count == 0:
             raise ValueError("count must be non-zero (negative = until clear_faults())")
         with self._lock:
-            self._faults.append(_Fault(method, path_contains, kind, count, status, grpc_status, instance, after))
+            self._faults.append(_Fault(method, path_contains, kind, count, status, grpc_status, instance, after,
+                                       tuple(elsewhere)))
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -85,7 +98,11 @@ class FaultyState(SimulatorState):
             return op.target.rsplit("/", 1)[-1] if op else ""
         return ""
 
-    def _op_error(self, fault: _Fault, verb: str) -> Json:
+    def _op_error(self, fault: _Fault, verb: str, data: Json) -> Json:
+        """The failed operation's google.rpc.Status: a stockout in Compute Engine's words (about the instance as it
+        was, `data`), else a generic failure with the fault's code."""
+        if fault.kind == "stockout":
+            return stockout_error(str(data.get("name", "")), data.get("gceSetup") or {}, fault.elsewhere)
         if fault.grpc_status is not None:
             code = GRPC_CODES[fault.grpc_status]
         else:

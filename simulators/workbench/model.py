@@ -70,7 +70,7 @@ LABEL_UPDATES = ("merge", "replace")
 TRANSITIONAL_STATES = frozenset({"STARTING", "PROVISIONING", "STOPPING", "UPGRADING", "INITIALIZING", "SUSPENDING"})
 UNABLE_TO_QUEUE = "unable to queue the operation"
 MAX_LABEL_LENGTH = 63
-FAULT_KINDS = ("http", "timeout", "op_error", "op_never_done")
+FAULT_KINDS = ("http", "timeout", "op_error", "op_never_done", "stockout")
 # Compute Engine machine type names: predefined (e2-standard-4, a2-highgpu-1g, c3-standard-4-lssd,
 # e2-medium) and custom (custom-4-16384, n2-custom-8-65536-ext).
 MACHINE_TYPE_NAME = re.compile(
@@ -121,6 +121,7 @@ class _Fault:
     grpc_status: str | None
     instance: str = ""  # the short name of the instance the request is about (an operation's: its target); "" any
     after: int = 0  # matching requests let through first (an intent written, then its record's update fails)
+    elsewhere: tuple[str, ...] = ()  # a stockout's zones "which currently has capacity" (none: not named)
 
 
 @dataclass
@@ -338,3 +339,27 @@ def classify(http_method: str, path: str) -> str:
     if RE_OPERATIONS.match(path) and http_method == "GET":
         return "list_operations"
     return "unknown"
+
+
+def stockout_error(full: str, gce_setup: Json, elsewhere: tuple[str, ...] = ()) -> Json:
+    """A start's or a machine type change's operation error when the zone has no such machine (or GPU) free: Compute
+    Engine's words (cloud.google.com/compute/docs/resource-error, "Understand resource availability errors"; the
+    detailed sentence and its zones as gcloud and GKE printed them, docs/fidelity.md "Issue 47: capacity"), carried
+    in the operation's google.rpc.Status. Its code there is not documented for Workbench: 8 RESOURCE_EXHAUSTED here
+    (what the bot reads is the words)."""
+    project, zone, _ = _split_name(full)
+    machine = str(gce_setup.get("machineType", "")).rsplit("/", 1)[-1] or "n1-standard-4"
+    gpus = [(str(a.get("type", "")).lower().replace("_", "-"), int(a.get("coreCount", 1)))
+            for a in gce_setup.get("acceleratorConfigs") or []]
+    attached = f" with {gpus[0][1]} {gpus[0][0]} accelerator(s)" if gpus else ""
+    message = (f"ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS: The zone 'projects/{project}/zones/{zone}' does not have "
+               "enough resources available to fulfill the request.  '(resource type:compute)'. "
+               f"A {machine} VM instance{attached} is currently unavailable in the {zone} zone.")
+    if elsewhere:
+        message += (f" Consider trying your request in the {', '.join(elsewhere)} zone(s), which currently has "
+                    "capacity to accommodate your request. Alternatively, you can try your request again with a "
+                    "different VM hardware configuration or at a later time.")
+    else:
+        message += (" Capacity changes frequently, so try your request in a different zone, with a different VM "
+                    "hardware configuration, or at a later time.")
+    return {"code": 8, "message": message}

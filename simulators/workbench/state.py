@@ -122,9 +122,11 @@ class SimulatorState:
         labels: dict[str, str] | None = None,
         accelerators: dict[str, int] | None = None,
         metadata: dict[str, str] | None = None,
+        reservation: str = "",
     ) -> str:
         """`accelerators`: GPUs as gce_setup.accelerator_configs, e.g. {"NVIDIA_TESLA_T4": 1}. `metadata`: keys the
-        contest's Terraform sets beside Workbench's own (e.g. notebook-medic-guard)."""
+        contest's Terraform sets beside Workbench's own (e.g. notebook-medic-guard). `reservation`: the Compute
+        reservation the VM consumes (gce_setup.reservationAffinity RESERVATION_SPECIFIC by name; none: unset)."""
         if state not in STATE_VALUES:
             raise ValueError(f"unknown state {state!r}")
         if any(kind not in ACCELERATOR_TYPE_VALUES for kind in accelerators or {}):
@@ -134,6 +136,10 @@ class SimulatorState:
         data = new_instance(project, zone, name, owner_email=owner_email, machine_type=machine_type, state=state,
                             labels=labels, accelerators=accelerators, metadata=metadata, now=now,
                             health_report=self.health_report)
+        if reservation:  # Notebooks API v2 ReservationAffinity; the installed protos predate it (REST only)
+            data["gceSetup"]["reservationAffinity"] = {"consumeReservationType": "RESERVATION_SPECIFIC",
+                                                       "key": "compute.googleapis.com/reservation-name",
+                                                       "values": [reservation]}
         with self._lock:
             if full in self._instances:
                 raise ValueError(f"instance exists: {full}")

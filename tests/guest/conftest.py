@@ -76,8 +76,10 @@ def prober(jupyter_in_cgroup: rig.JupyterServer) -> Iterator[rig.Prober]:
 
 
 @contextlib.contextmanager
-def hooked_jupyter(home: Path, limit: int) -> Iterator[tuple[rig.JupyterServer, rig.MemoryCgroup]]:
-    """watcher_rig.jupyter_with_hook, or the test skipped in one line saying what this machine lacks."""
+def hooked_jupyter(home: Path, limit: int, extra_env: dict[str, str] | None = None,
+                   ) -> Iterator[tuple[rig.JupyterServer, rig.MemoryCgroup]]:
+    """watcher_rig.jupyter_with_hook (`extra_env` for the server and its kernels), or the test skipped in one line
+    saying what this machine lacks."""
     reason = rig.memory_cgroup_unavailable()
     if reason:
         pytest.skip(reason)
@@ -85,5 +87,5 @@ def hooked_jupyter(home: Path, limit: int) -> Iterator[tuple[rig.JupyterServer, 
         rig.jupyter_venv()
     except RuntimeError as error:
         pytest.skip(f"no real Jupyter: {error}")
-    with wr.jupyter_with_hook(home, limit) as pair:
+    with wr.jupyter_with_hook(home, limit, extra_env) as pair:
         yield pair

@@ -40,12 +40,13 @@ def prepare_home(home: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def jupyter_with_hook(home: Path, limit_bytes: int) -> Iterator[tuple[rig.JupyterServer, rig.MemoryCgroup]]:
-    """rig.jupyter_in_cgroup, its kernels loading the watcher's hook."""
+def jupyter_with_hook(home: Path, limit_bytes: int, extra_env: dict[str, str] | None = None,
+                      ) -> Iterator[tuple[rig.JupyterServer, rig.MemoryCgroup]]:
+    """rig.jupyter_in_cgroup, its kernels loading the watcher's hook (and `extra_env`)."""
     cgroup = rig.make_memory_cgroup(limit_bytes, prefix="notebook-medic-watcher")
     server = None
     try:
-        server = rig.start_jupyter(home, cgroup, extra_env=prepare_home(home))
+        server = rig.start_jupyter(home, cgroup, extra_env={**prepare_home(home), **(extra_env or {})})
         yield server, cgroup
     finally:
         if server is not None:

@@ -159,3 +159,18 @@ def test_outages_without_a_kill_line_are_found_with_their_cause_and_their_own_re
     assert "wb-carol: sweep → nothing more to do (warned recently)" in said
     assert "the Jupyter service stopped and systemd did not start it again" in transcript
     assert "Not restarted: the disk is full (/home/jupyter 100 %; largest: ~/checkpoints 52.0 GiB" in transcript
+
+
+def test_the_gpu_morning_waits_out_a_stockout_explains_a_cuda_oom_and_frees_an_orphan(transcript: str) -> None:
+    """Issue 47: the scheduled start of a stopped GPU notebook meets two stockouts and waits them out, its owner told
+    at each; a CUDA out-of-memory's traceback names who held the GPU and what to do; the GPU guard's freed line
+    reaches the owner."""
+    gpu = transcript.split("=== Next morning", 1)[1]
+    tries = re.findall(r"Your notebook wb-dan is waiting for NVIDIA T4 in asia-northeast1-a, try (\d)", gpu)
+    assert tries == ["1", "2"], gpu[:3000]
+    assert re.search(r"Start all finished: (\d) of \1 started\.", gpu) and "wb-dan: start all → started" in gpu
+    assert re.search(r"torch\.OutOfMemoryError: CUDA out of memory\. Tried to allocate 2\.00 GiB", gpu)
+    assert re.search(r"held by: this kernel 8\.79 GiB; another kernel \(pid \d+\) 4\.88 GiB\. What to do: stop the "
+                     r"other kernel", gpu)
+    assert re.search(r"notebook-medic-gpu: freed pid=4321 \(pt_data_worker\) uid=1000 gpu_bytes=3221225472", gpu)
+    assert "pt_data_worker (pid 4321) kept 3.0 GiB of GPU memory after its kernel was gone" in gpu

@@ -82,9 +82,10 @@ def push(rig: Rig, data: bytes, on: str = RESTART_SUB) -> WorkOutcome:
                                    "subscription": on})
 
 
-def to_the_end(rig: Rig, topic: FakeTopic, data: bytes) -> WorkOutcome:
-    """The request, then each continuation it hands on, as the bulk key delivers them (ten at most)."""
-    outcome = push(rig, data)
+def to_the_end(rig: Rig, topic: FakeTopic, data: bytes, on: str = RESTART_SUB) -> WorkOutcome:
+    """The request (on the subscription `on`), then each continuation it hands on, as the bulk key delivers them on
+    the restart topic (ten at most)."""
+    outcome = push(rig, data, on=on)
     for _ in range(10):
         if outcome.ended != "yielded":
             break

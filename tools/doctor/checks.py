@@ -25,6 +25,7 @@ from tools.doctor.deployment import (
     Deployment,
     slack_scopes,
 )
+from tools.doctor.gpu import gpu_checks
 from tools.doctor.guard import guard_checks
 from tools.doctor.idle import idle_checks
 from tools.doctor.model import (
@@ -285,4 +286,5 @@ def run_checks(dep: Deployment, seen: Observed, now: datetime, caller_wanted: fr
     results += editors_check(dep.organizer_usergroup, seen.organizer_group_record)
     results += guard_checks(dep, seen.instances, seen.guards)
     results += sweep_job_checks(dep, seen) + heartbeat_checks(seen.instances, seen.guards, now)
+    results += gpu_checks(seen.gpu_fleet, seen.gpu_quotas)
     return results

@@ -113,6 +113,7 @@ class Endpoints:
     rest: str = ""
 
     compute: str = ""  # COMPUTE_API_ENDPOINT form (http://host:port: Compute Engine's REST, the guard's attributes)
+    workbench_rest: str = ""  # Workbench's REST (http://host:port): fields newer than the installed protos (issue 47)
 
     @property
     def local(self) -> bool:

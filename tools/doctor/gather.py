@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from tools.doctor.deployment import EVENT_FUNCTIONS, FUNCTIONS, TOPIC_KINDS, Deployment
+from tools.doctor.gpu import read_gpu_fleet, read_gpu_quotas
 from tools.doctor.guard import read_guards
 from tools.doctor.model import Function, Observed, ReadError, SecretVersion
 from tools.doctor.readers import (
@@ -112,6 +113,7 @@ def _project_reads(reads: Reads, seen: Observed, g: GoogleClients, now: datetime
         submit("Workbench instances", lambda: read_instances(dep, g.deadline), field(seen, "instances")),
         submit("health sweep's job", lambda: read_scheduler_job(dep, dep.names.sweep_job, g.deadline),
                field(seen, "sweep_job")),
+        submit("GPU notebooks", lambda: read_gpu_fleet(dep, g.deadline), field(seen, "gpu_fleet")),
     ]
 
 
@@ -180,4 +182,7 @@ def _second_reads(reads: Reads, seen: Observed, dep: Deployment, g: GoogleClient
                                  put(seen.slack_users, email)))
     if isinstance(seen.instances, list):  # the OOM guard of every running notebook (tools/doctor/guard.py)
         second += read_guards(dep, seen.instances, submit, seen.guards, g.opts)
+    if isinstance(seen.gpu_fleet, list) and seen.gpu_fleet:  # the GPU quota of their regions (tools/doctor/gpu.py)
+        second.append(submit("GPU quotas", lambda: read_gpu_quotas(dep, seen.gpu_fleet),  # type: ignore[arg-type]
+                             lambda found: seen.gpu_quotas.update(found if isinstance(found, dict) else {})))
     return second

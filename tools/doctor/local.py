@@ -230,7 +230,8 @@ def local_deployment(fleet: int = 50) -> Iterator[LocalDeployment]:
                 bot_token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"],
                 endpoints=Endpoints(google=admin.address, pubsub=stack.pubsub.host,
                                     workbench=stack.workbench.grpc_endpoint, slack_api_url=stack.slack.api_url,
-                                    rest=rest.url, compute=stack.compute.endpoint),
+                                    rest=rest.url, compute=stack.compute.endpoint,
+                                    workbench_rest=stack.workbench.endpoint),
             )
             yield LocalDeployment(deployment, stack, cloud, admin, contest, plan)
     finally:

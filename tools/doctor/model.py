@@ -221,3 +221,5 @@ class Observed:
     channels: dict[str, NotificationChannel | ReadError] = field(default_factory=dict)
     guards: dict[str, dict[str, str] | ReadError] = field(default_factory=dict)  # notebook -> its guard's attributes
     sweep_job: SchedulerJob | ReadError | None = None  # the health sweep's Cloud Scheduler job (infra/sweep.tf)
+    gpu_fleet: list[object] | ReadError | None = None  # tools/doctor/gpu.py's GpuNotebook of every GPU notebook
+    gpu_quotas: dict[str, object] = field(default_factory=dict)  # region -> {metric: (limit, usage)} or ReadError

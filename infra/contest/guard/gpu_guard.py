@@ -277,6 +277,36 @@ def classify(table: Mapping[int, Proc], server: int, lineage: Mapping[tuple[int,
     return "other", 0
 
 
+@dataclass(frozen=True)
+class Holder:
+    """One process holding GPU memory as the kernel hook names it at a CUDA out-of-memory: `kind` is "this kernel"
+    (the kernel or what it started), "another kernel", "orphan" (a kernel's fork whose kernel is gone: the sweep
+    frees it) or "other" (anything else: another service, a terminal's run)."""
+
+    pid: int
+    used_bytes: int | None
+    kind: str
+    kernel: int
+    comm: str
+
+
+def holders(table: Mapping[int, Proc], server: int | None, me: int, apps: Sequence[GpuApp]) -> list[Holder]:
+    """Who held the GPU's memory, seen from kernel `me`, by classify()'s rules (no lineage: the hook runs once);
+    without the server only this kernel's own processes are told apart. Largest first."""
+    mine = descendants(table, [me]) if me in table else {}
+    found = []
+    for app in apps:
+        proc = table.get(app.pid)
+        comm = proc.comm if proc is not None else "?"
+        kind, kernel = classify(table, server, {}, app.pid) if server is not None else ("other", 0)
+        if app.pid in mine or (kind == "live" and kernel == me):
+            kind, kernel = "this kernel", me
+        elif kind == "live":
+            kind = "another kernel" if kernel else "other"
+        found.append(Holder(app.pid, app.used_bytes, kind, kernel, safe_token(comm)))
+    return sorted(found, key=lambda h: -(h.used_bytes or 0))
+
+
 def sweep(state: SweepState, now: float, table: Mapping[int, Proc], server: int | None, owner: int | None,
           apps: Sequence[GpuApp], policy: Policy) -> tuple[SweepState, list[Signal], list[str]]:
     """One look: the new state, the signals to send and the lines to say (one per orphan freed).
@@ -380,6 +410,21 @@ def read_proc_table(proc: Path = Path("/proc")) -> dict[int, Proc]:
             continue
         table[int(entry.name)] = Proc(int(entry.name), stat[0], int(uid.group(1)), stat[1], comm, argv)
     return table
+
+
+def gpu_holders(me: int, run: Runner = run_command,
+                read_table: Callable[[], dict[int, Proc]] = read_proc_table) -> list[Holder] | None:
+    """holders() on this machine now (the kernel hook's question at an out-of-memory, from kernel `me`); None when
+    nvidia-smi does not answer. The server is the kernel's nearest ancestor that is not a kernel (a launcher such as
+    nb_conda_kernels' runner carries the kernel's arguments): no socket to look up, as the kernel's user."""
+    code, out, _ = run(COMPUTE_APPS)
+    if code != 0:
+        return None
+    table = read_table()
+    server = table[me].ppid if me in table else None
+    while server in table and is_kernel(table[server].argv):
+        server = table[server].ppid
+    return holders(table, server if server in table else None, me, parse_compute_apps(out))
 
 
 def read_pci_devices(root: Path = Path("/sys/bus/pci/devices")) -> dict[str, tuple[str, str]]:

@@ -19,6 +19,10 @@ and its variables are kept, and `/restart-notebook bigger`; and it drops a note 
 watcher writes that line, not the kernel: the log sink passes the watcher's unit (its SyslogIdentifier) and the line
 carries the unit's usage and limit, which only the watcher reads reliably; the kernel runs as the participant's
 user. A MemoryError without the watcher's limit (the VM's own overcommit refusal) shows as always.
+And one for every other Exception, for a GPU out-of-memory (issue 47): PyTorch's, TensorFlow's and JAX's, known by
+the class's module and name and its message without importing them; the framework's class and words are kept and
+the message adds who held the GPU (nvidia-smi's per-process list mapped to kernels by the GPU guard's holders(),
+gpu_guard.py beside this file, loaded only then) and the one thing to do. Any other exception shows as always.
 Stdlib only; leaves no name in the participant's namespace; any failure leaves IPython's own handling in place.
 """
 
@@ -33,6 +37,7 @@ import sys
 import time
 from typing import Any
 
+HOOK_FILE = __file__ if "__file__" in globals() else "/opt/notebook-medic/kernel_hook.py"
 NOTE_DIR = os.environ.get("NOTEBOOK_MEDIC_NOTES", "/run/notebook-medic/interrupts")
 NOTE_MAX_AGE_S = 120.0
 REFUSAL_DIR = os.environ.get("NOTEBOOK_MEDIC_REFUSALS", "/run/notebook-medic/refusals")
@@ -142,6 +147,144 @@ def note_refusal(pid: int, asked: int, left: int, directory: str = REFUSAL_DIR) 
         os.close(fd)
 
 
+# ---------------------------------------------------------------- a GPU out of memory (issue 47) ----------------
+# Recognized by class (module and name, the frameworks never imported) and message; texts and sources in
+# docs/fidelity.md, "Issue 47: a CUDA out-of-memory in the cell".
+JAX_WORDS = ("RESOURCE_EXHAUSTED: Out of memory", "RESOURCE_EXHAUSTED: Failed to allocate")
+GPU_OOM = (
+    # PyTorch >= 2.5 torch.OutOfMemoryError (alias torch.cuda.OutOfMemoryError, module "torch.cuda" from 1.13);
+    # before 1.13 a RuntimeError; a CUDA call that fails outside the caching allocator: "CUDA error: out of memory"
+    ("PyTorch", ("torch", "torch.cuda"), ("OutOfMemoryError",), ("CUDA out of memory",)),
+    ("PyTorch", ("builtins",), ("RuntimeError",), ("CUDA out of memory", "CUDA error: out of memory")),
+    # TensorFlow: tensorflow.python.framework.errors_impl.ResourceExhaustedError "OOM when allocating tensor ..."
+    ("TensorFlow", ("tensorflow",), ("ResourceExhaustedError",), ("OOM when allocating",)),
+    # JAX: jaxlib.xla_extension.XlaRuntimeError (jaxlib._jax in later jaxlibs, jax.errors.JaxRuntimeError):
+    # "RESOURCE_EXHAUSTED: Out of memory while trying to allocate N bytes."
+    # (or "Out of memory allocating N bytes.", "Failed to allocate request for 2.99GiB ..."); before jaxlib 0.3.24
+    # a RuntimeError with the same words
+    ("JAX", ("jaxlib", "jax"), ("XlaRuntimeError", "JaxRuntimeError"), JAX_WORDS),
+    ("JAX", ("builtins",), ("RuntimeError",), JAX_WORDS),
+)
+HELD_EN = {"this kernel": "this kernel", "another kernel": "another kernel (pid {kernel})",
+           "orphan": "a process whose kernel is gone (pid {pid}, {comm})",
+           "other": "another process (pid {pid}, {comm})"}
+HELD_JA = {"this kernel": "このカーネル", "another kernel": "別のカーネル (pid {kernel})",
+           "orphan": "カーネルが終了したプロセス (pid {pid}, {comm})", "other": "別のプロセス (pid {pid}, {comm})"}
+TODO_EN = {
+    "orphan": "wait two or three minutes: notebook-medic ends processes whose kernel is gone and frees their GPU "
+              "memory; then run the cell again",
+    "another kernel": "stop the other kernel (in its notebook: Kernel > Shut Down Kernel), then run the cell again",
+    "empty cache": "del the tensors and models you no longer need, then torch.cuda.empty_cache(), and run the cell "
+                   "again",
+    "smaller batch": "use a smaller batch (or smaller inputs), then restart the kernel and run again",
+}
+TODO_JA = {
+    "orphan": "2〜3 分待ってください。notebook-medic がカーネルの終了したプロセスを終わらせて GPU メモリを空けます。"
+              "その後セルを再実行してください",
+    "another kernel": "もう一つのカーネルを停止してください（そのノートブックで Kernel > Shut Down Kernel）。"
+                      "その後セルを再実行してください",
+    "empty cache": "不要になったテンソルやモデルを del してから torch.cuda.empty_cache() を実行し、"
+                   "セルを再実行してください",
+    "smaller batch": "バッチサイズ（または入力）を小さくして、カーネルを再起動してから再実行してください",
+}
+GPU_MESSAGE = ("notebook-medic: the GPU ran out of memory ({framework}). At that moment its memory was held by: "
+               "{held_en}. What to do: {todo_en}. / "
+               "GPU のメモリが不足しました（{framework}）。その時点で GPU メモリを使っていたのは: {held_ja}。"
+               "対処: {todo_ja}。")
+TORCH_ASKED = re.compile(r"Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB)")
+TORCH_ALLOCATED = re.compile(r"(?:Of the allocated memory |; )([0-9.]+) (B|KiB|MiB|GiB|TiB) (?:is allocated by "
+                             r"PyTorch|already allocated)")
+UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def gpu_framework(etype: type[BaseException], text: str) -> str | None:
+    """Which framework's GPU out-of-memory this is (by the class's module, name and message), else None."""
+    module, name = getattr(etype, "__module__", "") or "", getattr(etype, "__name__", "")
+    for framework, modules, names, words in GPU_OOM:
+        if (name in names and any(module == m or module.startswith(m + ".") for m in modules)
+                and any(word in text for word in words)):
+            return framework
+    return None
+
+
+def torch_figure(pattern: re.Pattern[str], text: str) -> int | None:
+    """A size PyTorch's message states ("Tried to allocate 20.00 MiB", "14.50 GiB is allocated by PyTorch")."""
+    found = pattern.search(text)
+    return int(float(found.group(1)) * 1024 ** UNITS.index(found.group(2))) if found else None
+
+
+def what_to_do(framework: str, held: list[Any], text: str) -> str:
+    """The one thing to do: free what others hold when they hold a quarter or more of what is held (a gone
+    kernel's first, it frees itself), else this kernel's own: PyTorch's cache when what it already holds is more
+    than the cell asked for, else (and for TensorFlow and JAX, which hold their pool) a smaller batch."""
+    total = sum(h.used_bytes or 0 for h in held)
+    by_kind: dict[str, int] = {}
+    for h in held:
+        by_kind[h.kind] = by_kind.get(h.kind, 0) + (h.used_bytes or 0)
+    for kind in ("orphan", "another kernel"):
+        if kind in by_kind and by_kind[kind] * 4 >= total:
+            return kind
+    asked, allocated = torch_figure(TORCH_ASKED, text), torch_figure(TORCH_ALLOCATED, text)
+    if framework == "PyTorch" and asked is not None and allocated is not None and allocated > asked:
+        return "empty cache"
+    return "smaller batch"
+
+
+def gpu_message(framework: str, held: list[Any] | None, text: str) -> str:
+    """The words added to a GPU out-of-memory: who held the memory (from nvidia-smi) and the one thing to do."""
+    def listed(words: dict[str, str], none: str, unknown: str) -> str:
+        if held is None:
+            return unknown
+        return "; ".join(f"{words[h.kind].format(pid=h.pid, kernel=h.kernel, comm=h.comm)} "
+                         f"{'?' if h.used_bytes is None else f'{h.used_bytes / GIB:.2f}'} GiB" for h in held) or none
+    todo = what_to_do(framework, held or [], text)
+    said = GPU_MESSAGE.format(
+        framework=framework, todo_en=TODO_EN[todo], todo_ja=TODO_JA[todo],
+        held_en=listed(HELD_EN, "no process (nvidia-smi listed none)", "unknown (nvidia-smi did not answer)"),
+        held_ja=listed(HELD_JA, "なし（nvidia-smi の一覧は空）", "不明（nvidia-smi が応答しません）"))
+    return f"{text}\n{said}" if text else said
+
+
+def gpu_holders(me: int) -> list[Any] | None:
+    """The GPU guard's answer to who holds the GPU (gpu_guard.gpu_holders, loaded from beside this file only now:
+    the kernel's sys.path and modules are left as they were)."""
+    import runpy  # noqa: PLC0415 - only at a GPU out-of-memory
+
+    path, modules = list(sys.path), set(sys.modules)
+    try:
+        guard = runpy.run_path(os.path.join(os.path.dirname(HOOK_FILE), "gpu_guard.py"), run_name="notebook_medic_gpu")
+        held: list[Any] | None = guard["gpu_holders"](me)
+        return held
+    finally:
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            del sys.modules[name]
+
+
+def explain_gpu_oom(etype: type[BaseException], value: BaseException) -> BaseException | None:
+    """The exception to show for a GPU out-of-memory, None when it is not one. Of the framework's own class (a
+    subclass of the same name and module that says the framework's words and ours): its __init__ is not run, so a
+    class wanting other arguments (TensorFlow's node_def, op, message) is shown the same way."""
+    text = str(value)
+    framework = gpu_framework(etype, text)
+    if framework is None:
+        return None
+    try:
+        held = gpu_holders(os.getpid())
+    except Exception:  # noqa: BLE001 - whatever the guard's files do, the message stands without the holders
+        held = None
+    said = gpu_message(framework, held, text)
+    shown = type(etype.__name__, (etype,), {"__module__": etype.__module__, "__qualname__": etype.__qualname__,
+                                             "__str__": lambda self: said})
+    added = shown.__new__(shown)
+    added.args = value.args
+    if hasattr(value, "__dict__"):
+        added.__dict__.update(value.__dict__)
+    added.__cause__, added.__context__ = value.__cause__, value.__context__
+    added.__suppress_context__ = value.__suppress_context__
+    return added.with_traceback(value.__traceback__)
+
+
 def message_for(note: dict[str, Any]) -> str:
     """The traceback's message for one watcher note."""
     gb = 1e9
@@ -208,10 +351,27 @@ def install() -> None:
             finally:
                 signal.signal(signal.SIGINT, previous)
                 fresh_note(path, seen)  # that interrupt's note, moot now: not shown at the next Interrupt press
-        else:
+        elif issubclass(etype, KeyboardInterrupt):
             handler(self, etype, value, tb, tb_offset)
+        else:
+            on_other(self, etype, value, tb, tb_offset)
 
-    shell.set_custom_exc((KeyboardInterrupt, MemoryError), either)
+    # Every Exception passes here (a framework's GPU out-of-memory cannot be named without importing it): one that
+    # is not a GPU out-of-memory is shown as IPython shows it itself (a syntax error as at compile time).
+    shell.set_custom_exc((KeyboardInterrupt, MemoryError, Exception), either)
+
+
+def on_other(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: int | None) -> None:
+    """A GPU out-of-memory with its explanation; any other exception as IPython shows it."""
+    try:
+        added = explain_gpu_oom(etype, value)
+    except Exception:  # noqa: BLE001 - the framework's own message stands
+        added = None
+    if added is not None:
+        shell.showtraceback((etype, added, tb), tb_offset=tb_offset)
+    else:
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset,
+                            running_compiled_code=not issubclass(etype, SyntaxError))
 
 
 install()

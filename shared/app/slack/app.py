@@ -97,7 +97,7 @@ def _home_listeners(app: App, deps: Dependencies) -> None:
     def pressed(handle: Callable[..., None], what: str) -> Callable[..., None]:
         return _pressed(deps, handle, what)
 
-    app.action(re.compile(f"^({fleet.ACTION_START_ALL}|{fleet.ACTION_STOP_ALL})$"))(
+    app.action(re.compile(f"^({fleet.ACTION_START_ALL}|{fleet.ACTION_STOP_ALL}|{fleet.ACTION_STOP_ALL_KEEP_GPUS})$"))(
         pressed(home.bulk_press, "start all / stop all"))
     app.action(re.compile(f"^({fleet.ACTION_RESTART}|{fleet.ACTION_START})$"))(
         pressed(home.row_press, "a Home tab row button"))

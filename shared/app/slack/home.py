@@ -147,9 +147,12 @@ def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies
         view["blocks"].insert(1, help_actions(say))
         return view
     start = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.START, rows), say)
-    stop = fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.STOP, rows), say)
+    stop_plan = fleet_ops.plan(fleet_ops.BulkAction.STOP, rows)
+    stop = fleet_ops.confirmation(stop_plan, say)
+    keep = (fleet_ops.confirmation(fleet_ops.plan(fleet_ops.BulkAction.STOP, rows, keep_gpus=True), say)
+            if stop_plan.gpus else "")  # offered only when a stop would stop GPU notebooks
     view = fleet.organizer_view(rows, say, as_of=messages.slack_date(now, deps.settings.tz), start_confirm=start,
-                                stop_confirm=stop, page=page)
+                                stop_confirm=stop, page=page, keep_gpus_confirm=keep)
     for block in view["blocks"]:  # "Announce…" beside Start all / Stop all: it opens announce_modal's modal
         if block.get("block_id") == "medic_fleet_bulk":
             block["elements"].append({"type": "button", "action_id": announce.ACTION_OPEN, "value": "announce",
@@ -210,7 +213,8 @@ def bulk_press(body: dict[str, Any], *, deadline: Deadline, workspace: str | Non
         return
     which = fleet_ops.BulkAction.START if action_id == fleet.ACTION_START_ALL else fleet_ops.BulkAction.STOP
     stamp = action.get("action_ts") or request_stamp(deps.clock)
-    request = bulk.BulkRequest(which, deps.clock.now(), f"bulk-{stamp}-{user_id}"[:200], requester=user_id)
+    request = bulk.BulkRequest(which, deps.clock.now(), f"bulk-{stamp}-{user_id}"[:200], requester=user_id,
+                               keep_gpus=action_id == fleet.ACTION_STOP_ALL_KEEP_GPUS)
     unsent = deps.publisher.publish_bulk(request, deadline, fields)
     if unsent is not None:
         publish(deps, user_id, notice(unsent, deps.say), deadline)

@@ -30,10 +30,10 @@ from shared.adapters.workbench import Workbench
 from shared.app.worker.asked import Asked
 from shared.app.worker.errors import TryAgainLater
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import bulk, envelope, fleet, fleet_ops, messages
+from shared.core import bulk, capacity, envelope, fleet, fleet_ops, messages
 from shared.core.bulk import BulkRequest
 from shared.core.fleet_ops import BulkAction, Failure, Run, ScheduledAction, ScheduleMessage
-from shared.core.models import SLACK_USER_RE, InstanceRef, InstanceView
+from shared.core.models import SLACK_USER_RE, InstanceView
 
 log = logging.getLogger(__name__)
 POLL_S = 2.0  # between looks at the operations in flight
@@ -119,11 +119,12 @@ class BulkRunner:
                 return admitted
             resumes = admitted.resumes
         views = self._list()
-        refs = {view.ref.name: view.ref for view in views}
+        by_name = {view.ref.name: view for view in views}
         if request.run is None:
             plan = fleet_ops.plan(request.action, self._rows(views), include_opted_out=request.include_opted_out,
-                                  include_paused=request.include_paused)
-            run = Run(request.action, plan.chosen)
+                                  include_paused=request.include_paused, keep_gpus=request.keep_gpus)
+            run = Run(request.action, plan.chosen,
+                      stockout_patience=capacity.Patience(self.settings.stockout_patience))
             channel = self.settings.slack_alert_channel
             text = self._head(request, fleet_ops.confirmation(plan, self.say)) + "\n" + fleet_ops.progress_text(
                 run, self.say)
@@ -137,7 +138,7 @@ class BulkRunner:
         # The run's state goes with every edit of its message: right whether an edit without metadata keeps the
         # message's (the Slack simulator's reading of chat.update) or drops it.
         running = bulk.run_metadata(request, message_id, _posted_at(ts) or self.clock.now(), over=False)
-        self._drive(run, refs, end, (channel, ts, running),
+        self._drive(run, by_name, end, (channel, ts, running),
                     {"event_id": request.event_id, "requester": request.requester})
         if not run.over and request.hands < bulk.MAX_HANDS and self.queue is not None:
             self.queue.publish_bytes(envelope.encode(request.handed_on(run, channel, ts, message_id), key=self.key),
@@ -170,8 +171,8 @@ class BulkRunner:
             return _ended(Ended.DENIED, f"a {request.action.value} all is under way (message {step.run.ts})")
         return step
 
-    def _drive(self, run: Run, refs: dict[str, InstanceRef], end: float, message: tuple[str, str, dict[str, Any]],
-               tag: dict[str, str]) -> None:
+    def _drive(self, run: Run, views: dict[str, InstanceView], end: float,
+               message: tuple[str, str, dict[str, Any]], tag: dict[str, str]) -> None:
         """Until the run is over or `end`: look at what is in flight, begin what Run.next gives in the slots that
         freed (an operation just begun is looked at after the pause, never at once), edit `message`."""
         channel, ts, metadata = message
@@ -182,9 +183,9 @@ class BulkRunner:
                 ended = self.operations.ended(operation)
                 if ended is not False:
                     del ops[name]
-                    self._answer(run, name, refs[name], None if ended is True else ended, tag)
+                    self._answer(run, name, views[name], None if ended is True else ended, tag)
             for name in run.next(self.clock.now()):
-                self._begin(run, name, refs.get(name), ops, tag)
+                self._begin(run, name, views.get(name), ops, tag)
             text = fleet_ops.progress_text(run, self.say)
             if ts and text != shown and not run.over:
                 self.slack.update(channel, ts, text, metadata=metadata)
@@ -195,19 +196,22 @@ class BulkRunner:
             pause = POLL_S if wake is None else (wake - self.clock.now()).total_seconds()
             self.clock.sleep(max(0.0, min(pause, end - self.clock.monotonic())))
 
-    def _begin(self, run: Run, name: str, ref: InstanceRef | None, ops: dict[str, Any], tag: dict[str, str]) -> None:
-        if ref is None:  # gone since the plan was made
+    def _begin(self, run: Run, name: str, view: InstanceView | None, ops: dict[str, Any],
+               tag: dict[str, str]) -> None:
+        if view is None:  # gone since the plan was made
             run.finished(name, self.clock.now(), Failure.GONE)
             return
         try:
-            ops[name] = self.operations.begin(run.action.value, ref)
+            ops[name] = self.operations.begin(run.action.value, view.ref)
         except ServiceError as exc:
-            self._answer(run, name, ref, exc, tag)
+            self._answer(run, name, view, exc, tag)
 
-    def _answer(self, run: Run, name: str, ref: InstanceRef, error: ServiceError | None, tag: dict[str, str]) -> None:
+    def _answer(self, run: Run, name: str, view: InstanceView, error: ServiceError | None,
+                tag: dict[str, str]) -> None:
         """One operation's end told to the run, and audited as the worker audits a stop or start (the report counts
-        a bot's stop: shared/core/report.py); a refusal first re-reads the instance: already there is done."""
-        now = self.clock.now()
+        a bot's stop: shared/core/report.py); a refusal first re-reads the instance: already there is done. A
+        stockout still waited out is told to the notebook's owner (capacity.waiting)."""
+        now, ref = self.clock.now(), view.ref
         verb = run.action.value
         if error is None:
             run.finished(name, now)
@@ -224,10 +228,22 @@ class BulkRunner:
         if arrived:
             run.finished(name, now)
             return
-        run.finished(name, now, fleet_ops.classify(error.status, error.detail), error.detail)
+        failure = fleet_ops.classify(error.status, error.detail)
+        run.finished(name, now, failure, error.detail)
+        if failure is Failure.STOCKOUT and name not in run.failed:
+            self._tell_waiting(run, view, error.detail, now)
         if name in run.failed:  # final: on record beside the summary's line
             audit(f"{verb} failed", severity=logging.WARNING, instance=name, trigger="bulk", action=verb,
                   decision=Ended.FAILED.value, outcome=str(error)[:300], event_id=f"{tag['event_id']}:{name}"[:240])
+
+    def _tell_waiting(self, run: Run, view: InstanceView, detail: str, now: datetime) -> None:
+        """The owner of a notebook waiting out a stockout, told which try this was and when the next is."""
+        attempt = run.attempts[view.ref.name]
+        if not view.owner_email or not self.settings.owner_dm or attempt.not_before is None:
+            return
+        text = capacity.waiting(view.ref.name, detail, attempt.tries, attempt.not_before - now,
+                                          run.stockout_patience.total, self.say, view.accelerators)
+        self.slack.dm(view.owner_email, text)
 
     def _list(self) -> list[InstanceView]:
         return self.workbench.list(self.settings.project, self.settings.workbench_zones)

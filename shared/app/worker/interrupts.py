@@ -13,9 +13,9 @@ from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, size
 from shared.app.worker.outcomes import WorkOutcome
 from shared.core import messages
-from shared.core.oom_parse import REFUSAL_FORM
+from shared.core.oom_parse import GPU_FREED_FORM, REFUSAL_FORM, gpu_freed_bytes
 from shared.core.payloads import InterruptedPayload
-from shared.core.refs import victim
+from shared.core.refs import OomKill, victim
 from shared.core.verdicts import Verdict
 
 # The interrupt count is written at most once in this span (issue 44): a runaway loop, or forged lines past
@@ -31,6 +31,8 @@ class Interrupts(ActionContext):
         interrupts bring the bigger-machine offer. Nothing a kill's decision reads is written, so a forged line can
         neither fold nor fake a kill."""
         request, view = job.request, job.view
+        if request.kill is not None and request.kill.form == GPU_FREED_FORM:
+            return self.freed(job, request.kill)
         interrupted_at = request.kill_time or request.requested_at
         new_history = job.history.with_interrupt(interrupted_at)
         if not any(abs(interrupted_at - at) < COUNT_WRITTEN_EVERY for at in job.history.interrupts):
@@ -57,3 +59,15 @@ class Interrupts(ActionContext):
         more = f", {folded} more folded by on_oom" if folded else ""
         what = "allocation refused" if refused else "interrupted"
         return WorkOutcome.acted(Verdict.KERNEL_KEPT, f"pid {kill.pid if kill is not None else '?'} {what}{more}")
+
+    def freed(self, job: Job, kill: OomKill) -> WorkOutcome:
+        """The GPU guard freed memory a gone kernel's process held (issue 47): its owner told; counted by the
+        intake's audit line (the report's), nothing written on the instance: a forged line changes nothing."""
+        view = job.view
+        held_bytes = gpu_freed_bytes(kill.line)
+        held = size(held_bytes // 1024) if held_bytes is not None else self.wording("dm.gpu_freed.unknown")
+        if self.settings.owner_dm and view.owner_email:
+            when = self.reporter.when(job.request.kill_time or job.request.requested_at)
+            self.reporter.slack.dm(view.owner_email, self.wording(
+                "dm.gpu_freed", instance=view.ref.name, process=messages.escape(victim(kill)), held=held, time=when))
+        return WorkOutcome.acted(Verdict.KERNEL_KEPT, f"pid {kill.pid} freed by the GPU guard ({held})")

@@ -144,8 +144,35 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "ja": "{tries} 回試しても API のレート制限に達していました",
     },
     "fleet.reason.stockout": {
-        "en": "the zone has no capacity for this machine type after {tries} tries ({detail})",
-        "ja": "{tries} 回試してもゾーンにこのマシンタイプの空きがありませんでした ({detail})",
+        "en": "no {what} free in {zone} after {tries} tries (Google's stockout); {elsewhere}",
+        "ja": "{tries} 回試しても {zone} に {what} の空きがありませんでした（Google の在庫切れ）。{elsewhere}",
+    },
+    "fleet.stockout.elsewhere": {
+        "en": "zones Google says have capacity: {zones}",
+        "ja": "Google によると空きのあるゾーン: {zones}",
+    },
+    "fleet.stockout.nowhere": {
+        "en": "Google named no zone with capacity",
+        "ja": "Google は空きのあるゾーンを示していません",
+    },
+    "fleet.confirm.gpu": {
+        "en": ":warning: {count} of them have a GPU ({names}): a stopped GPU VM may not come back. Its start asks "
+        "Google for a GPU again, and a zone that has none free refuses it (a stockout) until one is. To keep them "
+        "running, use *Stop all but GPU notebooks*.",
+        "ja": ":warning: うち {count} 台は GPU 付きです（{names}）。停止した GPU VM は戻らないことがあります。"
+        "起動時に GPU を Google に改めて要求し、ゾーンに空きがなければ空くまで拒否されます（在庫切れ）。"
+        "動かしたままにするには *GPU 以外をすべて停止* を使ってください。",
+    },
+    "fleet.button.stop_all_keep_gpus": {"en": "Stop all but GPU notebooks", "ja": "GPU 以外をすべて停止"},
+    "fleet.stockout.machine": {"en": "machine of this type", "ja": "このマシンタイプ"},
+    "fleet.stockout.zone": {"en": "its zone", "ja": "そのゾーン"},
+    "fleet.stockout.waiting": {
+        "en": ":hourglass_flowing_sand: Your notebook {name} is waiting for {what} in {zone}, try {tries}: Google has "
+        "none free there right now. notebook-medic tries again in {wait}, for up to {patience} in all; "
+        "nothing for you to do.",
+        "ja": ":hourglass_flowing_sand: ノートブック {name} は {zone} の {what} の空きを待っています（{tries} 回目）。"
+        "いま Google に空きがありません。notebook-medic が {wait}後にもう一度試します（最長 {patience}）。"
+        "操作は不要です。",
     },
     "fleet.reason.unavailable": {
         "en": "Workbench did not answer after {tries} tries ({detail})",

@@ -44,6 +44,14 @@ GUARD: Final[dict[str, dict[Lang, str]]] = {
         "JupyterLab の上限 {limit} のうち {rss} を使用していました。カーネルと変数はそのまま残っています。"
         "再実行する前にメモリを空けてください (大きなオブジェクトを `del`、読み込むデータを減らす)。\n{advice}",
     },
+    "dm.gpu_freed": {
+        "en": ":broom: On your notebook *{instance}*, {process} kept {held} of GPU memory after its kernel was gone; "
+        "notebook-medic ended it at {time}, and the GPU's memory is yours again. Nothing else was touched.",
+        "ja": ":broom: ノートブック *{instance}* で、カーネルが終了した後も {process} が GPU メモリ {held} を"
+        "保持していたため、notebook-medic が {time} に終了させました。GPU メモリは再び使えます。"
+        "ほかには何も変更していません。",
+    },
+    "dm.gpu_freed.unknown": {"en": "an unknown amount", "ja": "不明な量"},
     "dm.refused": {
         "en": "A cell of your notebook *{instance}* was stopped at {time} before it ran out of memory: {process} "
         "asked for {asked} when JupyterLab had {left} left, so the allocation was refused (`MemoryError`). The "

@@ -21,6 +21,10 @@ REPORT: Final[dict[str, dict[Lang, str]]] = {
         "JupyterLab の停止は合計 {minutes} 分以上、マシン変更 {resizes} 件、稼働は最大 {hours} ノートブック時間、"
         "MACHINE_PRICES での概算 ${cost}。",
     },
+    "report.gpu_freed": {
+        "en": "GPU memory freed from processes whose kernel was gone (the GPU guard): {count}.",
+        "ja": "カーネル終了後も GPU メモリを保持していたプロセスの解放 (GPU ガード): {count} 件。",
+    },
     "report.totals.unpriced": {
         "en": "OOM kills: {kills}. Cells stopped, kernels kept: {kept}. Restarts: {automatic} automatic, {manual} manual ({failed} did not finish). "
         "JupyterLab down: at least {minutes} min in all. Resizes: {resizes}. Notebook-hours: at most {hours}; no "
