@@ -36,6 +36,9 @@ locals {
 
   # The Ops Agent's memory metric: the memory warning's threshold and the no-reports alert (memory.tf).
   memory_metric = "agent.googleapis.com/memory/percent_used"
+  # The Ops Agent's disk metric and the devices of a notebook's persistent disks (disk.tf, issue 43).
+  disk_metric  = "agent.googleapis.com/disk/percent_used"
+  disk_devices = "/dev/(sd[a-z]+|nvme[0-9]+n[0-9]+)(p?[0-9]+)?"
   # How long a notebook may send no memory metric before the organizers hear of it.
   agent_silence_seconds = 900
 
