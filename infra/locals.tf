@@ -91,6 +91,8 @@ locals {
       "notebooks.operations.list", # after a crash mid-restart: did the reset reach the API?
       # Cloud Monitoring, not Workbench: the memory curve before a kill (shared/adapters/memory_series.py).
       "monitoring.timeSeries.list",
+      # Compute Engine, not Workbench: a disk warning's "what fills it", the guard's disk-report guest attribute.
+      "compute.instances.getGuestAttributes",
     ]
     slack_app = [
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check

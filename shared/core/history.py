@@ -31,6 +31,7 @@ LAST_KILL = "medic-last-kill"
 INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
+DISK_WARNED = "medic-disk-warned"  # the owner's last disk warning (issue 43): its quiet period
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
 STOPPED = "medic-stopped"  # an organizer's stop through the bot: who may start the notebook again (StopHold)
@@ -47,8 +48,8 @@ MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
-    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED,
-     STOPPED, INTERRUPTS, OFFER}
+    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, DISK_WARNED, UNCONFIRMED,
+     WAITING, ACTED, STOPPED, INTERRUPTS, OFFER}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -123,6 +124,7 @@ class History:
     inflight_since: datetime | None = None  # a reset the bot started and has not seen finish
     inflight_event: str = ""  # policy.restart_key() of the request that started it: its Pub/Sub message
     memory_warned: datetime | None = None  # the owner's last memory-pressure warning
+    disk_warned: datetime | None = None  # the owner's last disk warning (issue 43)
     # When the last restart was sent, if its end was not seen (the reset still running when the worker's time
     # ran out): last_restart is when the bot stopped watching it, not when it finished. Words only: no decision
     # reads it. Cleared by the next restart's intent.
@@ -150,6 +152,7 @@ class History:
             last_kill=_time(labels.get(LAST_KILL, "")),
             inflight_since=_time(labels.get(INFLIGHT, "")),
             memory_warned=_time(labels.get(MEMORY_WARNED, "")),
+            disk_warned=_time(labels.get(DISK_WARNED, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
             unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
             waiting=_label_text(labels.get(WAITING, "")),
@@ -201,6 +204,7 @@ class History:
             (LAST_KILL, self.last_kill),
             (INFLIGHT, self.inflight_since),
             (MEMORY_WARNED, self.memory_warned),
+            (DISK_WARNED, self.disk_warned),
             (UNCONFIRMED, self.unconfirmed_since if self.inflight_since is None else None),
         ):
             if moment is not None:
@@ -279,6 +283,7 @@ class History:
             inflight_since=inflight,
             inflight_event=self.inflight_event if inflight is not None else "",
             memory_warned=seen(self.memory_warned),
+            disk_warned=seen(self.disk_warned),
             unconfirmed_since=seen(self.unconfirmed_since),
         )
 

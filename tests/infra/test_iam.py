@@ -144,17 +144,22 @@ def needed_permissions(function: str) -> set[str]:
 
 # google-cloud-compute InstancesClient method -> the IAM permission the API checks (Compute REST reference).
 COMPUTE_CLIENT_PERMISSIONS = {"list": "compute.instances.list", "get": "compute.instances.get",
-                              "aggregated_list": "compute.instances.list"}
+                              "aggregated_list": "compute.instances.list",
+                              "get_guest_attributes": "compute.instances.getGuestAttributes"}
+# The InstancesClient calls only one Compute method makes: needed only where that method is called.
+COMPUTE_METHOD_ONLY = {"get_guest_attributes": "guest_attributes", "list": "vm_name"}
 
 
 def compute_permissions(function: str) -> set[str]:
     """The Compute Engine permissions of the InstancesClient calls in shared/adapters/compute.py, when the
     function's code builds a Compute (the adapter's only caller is the function that builds it)."""
+    trees = [ast.parse(path.read_text()) for path in import_closure(ROOT / "functions" / function / "main.py")]
     builds = any(
         isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Compute"
-        for path in import_closure(ROOT / "functions" / function / "main.py")
-        for node in ast.walk(ast.parse(path.read_text()))
+        for tree in trees for node in ast.walk(tree)
     )
+    called = {node.func.attr for tree in trees for node in ast.walk(tree)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
     if not builds:
         return set()
     calls = {
@@ -164,7 +169,8 @@ def compute_permissions(function: str) -> set[str]:
     }
     assert calls, "shared/adapters/compute.py calls no InstancesClient method that this test recognises"
     assert calls <= set(COMPUTE_CLIENT_PERMISSIONS), f"add the permission of {sorted(calls)}"
-    return {COMPUTE_CLIENT_PERMISSIONS[call] for call in calls}
+    return {COMPUTE_CLIENT_PERMISSIONS[call] for call in calls
+            if call not in COMPUTE_METHOD_ONLY or COMPUTE_METHOD_ONLY[call] in called}
 
 
 # google-cloud-monitoring MetricServiceClient method -> the IAM permission the API checks (Monitoring access

@@ -75,7 +75,7 @@ def test_room_needed_is_every_label_the_bot_writes_at_once() -> None:
     """What the alert asks organizers to leave free must cover the fullest history, not just today's."""
     fullest = History(
         auto_mode=AutoMode.PAUSED, auto_restarts=(T0,), kills=(T0,), last_restart=T0, last_kill=T0,
-        inflight_since=T0, inflight_event="k", memory_warned=T0,
+        inflight_since=T0, inflight_event="k", memory_warned=T0, disk_warned=T0,
     )
     labels = fullest.to_labels({"team": "red", "medic-team": "cardio"})
     assert foreign_count(labels) == 2 and len(labels) == 2 + ROOM_NEEDED
