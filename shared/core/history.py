@@ -31,7 +31,7 @@ LAST_KILL = "medic-last-kill"
 INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
-DISK_WARNED = "medic-disk-warned"  # the owner's last disk warning (issue 43): its quiet period
+DISK_WARNED = "medic-disk-warned"  # the owner's last disk warning (issue 43): its quiet period, where room is
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
 STOPPED = "medic-stopped"  # an organizer's stop through the bot: who may start the notebook again (StopHold)
@@ -62,8 +62,8 @@ MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
 # STOPPED is written only on a stopped instance, where no restart is recorded beside it, and cleared by the start.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED}) + 1  # ACTED, INTERRUPTS,
-# OFFER: where room is
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED, DISK_WARNED}) + 1  # ACTED,
+# INTERRUPTS, OFFER, DISK_WARNED: where room is
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,6 @@ class History:
             (LAST_KILL, self.last_kill),
             (INFLIGHT, self.inflight_since),
             (MEMORY_WARNED, self.memory_warned),
-            (DISK_WARNED, self.disk_warned),
             (UNCONFIRMED, self.unconfirmed_since if self.inflight_since is None else None),
         ):
             if moment is not None:
@@ -217,6 +216,8 @@ class History:
             labels[STOPPED] = self.stopped.label()
         if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
             labels[ACTED] = "_".join(self.acted)
+        if self.disk_warned is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: Monitoring
+            labels[DISK_WARNED] = str(int(self.disk_warned.timestamp()))  # still notifies once per climb
         if self.interrupts and len(labels) < MAX_LABELS:  # a count: lost on a crowded instance, nothing else is
             labels[INTERRUPTS] = _join(self.interrupts)
         if self.offer is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: the offer posts again
