@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from demo import causes, day, gpu, guest, help_desk, render, words
+from demo import causes, day, disk, gpu, guest, help_desk, render, words
 from demo.replay import Entry, localized
 from shared.core.machines import memory_kib
 from shared.core.messages import human_bytes
@@ -88,8 +88,8 @@ class Transcript:
             if data is None:
                 continue
             title = str(file.get("title", ""))
-            instance = title.split()[2] if title.startswith("Memory of ") else "notebook"
-            kind = "kill" if "kill" in title else "warning"
+            instance = title.split()[2] if title.startswith(("Memory of ", "Disk of ")) else "notebook"
+            kind = "disk" if title.startswith("Disk of ") else "kill" if "kill" in title else "warning"
             PICTURES.mkdir(exist_ok=True)
             path = PICTURES / f"{instance}-{kind}-{reader}.png"
             path.write_bytes(data)
@@ -142,6 +142,7 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     """The story's steps in order, each waiting for its outcome: the incidents first, then what people ask of Slack."""
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
     memory_and_kills(stack, transcript)
+    disk.disk_filling(stack, transcript, lambda: settle(stack, transcript))
     restart_commands(stack, transcript, slack)
     pause_restarts(stack, transcript, slack)
     approve_bigger(stack, transcript, slack)

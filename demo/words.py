@@ -100,6 +100,7 @@ def decision(record: dict[str, Any], name_of_email: dict[str, str]) -> str:
     cause = {
         "oom": "ran out of memory",
         "memory": "memory nearly full",
+        "disk": "disk nearly full",
         "slash-command": f"{who} asked for a restart",
         "button": f"{who} pressed a button",
         "unresolved": "a kill on a machine that could not be named",

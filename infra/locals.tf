@@ -36,6 +36,9 @@ locals {
 
   # The Ops Agent's memory metric: the memory warning's threshold and the no-reports alert (memory.tf).
   memory_metric = "agent.googleapis.com/memory/percent_used"
+  # The Ops Agent's disk metric and the devices of a notebook's persistent disks (disk.tf, issue 43).
+  disk_metric  = "agent.googleapis.com/disk/percent_used"
+  disk_devices = "/dev/(sd[a-z]+|nvme[0-9]+n[0-9]+)(p?[0-9]+)?"
   # How long a notebook may send no memory metric before the organizers hear of it.
   agent_silence_seconds = 900
 
@@ -89,6 +92,8 @@ locals {
       "notebooks.operations.list", # after a crash mid-restart: did the reset reach the API?
       # Cloud Monitoring, not Workbench: the memory curve before a kill (shared/adapters/memory_series.py).
       "monitoring.timeSeries.list",
+      # Compute Engine, not Workbench: a disk warning's "what fills it", the guard's disk-report guest attribute.
+      "compute.instances.getGuestAttributes",
     ]
     slack_app = [
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check

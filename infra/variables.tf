@@ -293,6 +293,28 @@ variable "memory_alert_duration_seconds" {
   }
 }
 
+variable "disk_alert_percent" {
+  description = "Disk used (percent of a notebook's boot or data disk, Ops Agent metric) above which its owner is warned with what fills it (issue 43)."
+  type        = number
+  default     = 90
+
+  validation {
+    condition     = var.disk_alert_percent >= 50 && var.disk_alert_percent <= 99
+    error_message = "disk_alert_percent must be between 50 and 99."
+  }
+}
+
+variable "disk_alert_duration_seconds" {
+  description = "How long a disk must stay above disk_alert_percent before the warning (multiple of 60)."
+  type        = number
+  default     = 300
+
+  validation {
+    condition     = var.disk_alert_duration_seconds >= 60 && var.disk_alert_duration_seconds <= 3600 && var.disk_alert_duration_seconds % 60 == 0
+    error_message = "disk_alert_duration_seconds must be a multiple of 60 between 60 and 3600."
+  }
+}
+
 variable "sweep_interval_minutes" {
   description = "How often the health sweep reads every notebook and queues the ones that are down (issue 42)."
   type        = number

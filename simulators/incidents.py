@@ -1,4 +1,5 @@
-"""Cloud Monitoring incident notifications (Pub/Sub channel, schema 1.2), as an alert policy on memory sends them."""
+"""Cloud Monitoring incident notifications (Pub/Sub channel, schema 1.2), as an alert policy on memory sends them,
+or one on a disk (infra/disk.tf, issue 43: the incident's metric is the disk's, its labels name the device)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,22 @@ from typing import Any
 from simulators.compute import simulated_vm_id
 
 _ids = itertools.count(1)
+
+
+DISK_METRIC = {"type": "agent.googleapis.com/disk/percent_used", "displayName": "Disk utilization"}
+
+
+def disk_incident(project: str, zone: str, name: str, *, percent: float, device: str = "/dev/sdb",
+                  state: str = "open", incident_id: str | None = None, vm_id: str | None = None) -> dict[str, Any]:
+    """A disk policy's incident: a memory one's, on the disk metric of `device` (its series' labels)."""
+    notification = memory_incident(project, zone, name, percent=percent, state=state, incident_id=incident_id,
+                                   vm_id=vm_id)
+    incident = notification["incident"]
+    incident["metric"] = {**DISK_METRIC, "labels": {"device": device, "state": "used"}}
+    incident["summary"] = incident["summary"].replace("Memory utilization", "Disk utilization")
+    incident["policy_name"], incident["condition_name"] = ("notebook-medic: notebook disk filling up",
+                                                           "VM Instance - Disk utilization")
+    return notification
 
 
 def memory_incident(project: str, zone: str, name: str, *, percent: float, state: str = "open",

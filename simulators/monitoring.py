@@ -19,7 +19,9 @@ What it follows of the API (docs/fidelity.md, "Issue 27"):
   are explicitly named in the reduction" (here the VM's name, metadata.system_labels.name).
 - Ops Agent metrics (https://cloud.google.com/monitoring/api/metrics_opsagent): memory/percent_used is a DOUBLE
   gauge labelled state; processes/rss_usage an INT64 gauge in bytes labelled process, command, command_line,
-  owner, pid.
+  owner, pid; disk/percent_used (issue 43) a DOUBLE gauge labelled device and state (free|reserved|used), one
+  series per filesystem device (GoogleCloudPlatform/ops-agent integration_test/agent_metrics/metadata.yaml), no
+  mount-point label; `device` is the device path, /dev/sda1 (gcpdiag's vm_performance runbook filters on it).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from simulators.grpc_local import serve
 
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
+DISK_METRIC = "agent.googleapis.com/disk/percent_used"
 GIB = 1024**3
 GAUGE, INT64, DOUBLE = 1, 2, 3  # google.api.MetricDescriptor's MetricKind and ValueType numbers
 _EQUALS = re.compile(r'([a-z_.]+)\s*=\s*"([^"]*)"')
@@ -52,6 +55,7 @@ class VmSeries:
     name: str = ""  # the VM's name: Monitoring's metadata.system_labels.name for it
     percents: dict[datetime, float] = field(default_factory=dict)
     processes: dict[tuple[str, int], dict[datetime, int]] = field(default_factory=dict)
+    disks: dict[str, dict[datetime, float]] = field(default_factory=dict)  # device -> percent used per minute
 
 
 class MonitoringSimulator:
@@ -132,6 +136,22 @@ class MonitoringSimulator:
             series.processes = {proc: {at: int(rss * percent / 97) for at, rss in points.items()}
                                 for proc, points in series.processes.items()}
 
+    def feed_disk(self, vm_id: str, now: datetime, *, device: str, percent: float, hours: int = 6,
+                  start_percent: float = 55.0, project: str = "", zone: str = "", name: str = "") -> None:
+        """A disk filling over the last `hours` up to `percent` now, one point a minute: a slow climb (pip installs,
+        a dataset), then checkpoints written every half hour in steps; the device's other states are not kept
+        (the bot reads state=used only; answered as empty)."""
+        series = self.vm(vm_id, project, zone, name)
+        last = now.replace(second=0, microsecond=0)
+        minutes = hours * 60
+        with self._lock:
+            points = series.disks.setdefault(device, {})
+            for back in range(minutes, -1, -1):
+                done = (minutes - back) / minutes
+                steps = (minutes - back) // 30 / (minutes // 30)  # a checkpoint every half hour
+                level = start_percent + (percent - start_percent) * (0.45 * done + 0.55 * steps)
+                points[last - timedelta(minutes=back)] = round(min(100.0, level), 2)
+
     # ---- the method ----------------------------------------------------------------------------------
     def _list_time_series(self, request: Any, context: Any) -> Any:
         with self._lock:
@@ -149,15 +169,20 @@ class MonitoringSimulator:
         metric = wanted.get("metric.type", "")
         found = self.vms.get(wanted.get("resource.labels.instance_id", ""))
         project = request.name.removeprefix("projects/")
-        if found is None or found.project not in ("", project) or metric not in (MEMORY_METRIC, RSS_METRIC):
+        if found is None or found.project not in ("", project) or metric not in (MEMORY_METRIC, RSS_METRIC,
+                                                                                  DISK_METRIC):
             return monitoring_v3.ListTimeSeriesResponse()
         start, end = request.interval.start_time, request.interval.end_time
         mean = request.aggregation.per_series_aligner == monitoring_v3.Aggregation.Aligner.ALIGN_MEAN
         with self._lock:
+            if metric in (MEMORY_METRIC, DISK_METRIC) and wanted.get("metric.labels.state", "used") != "used":
+                return monitoring_v3.ListTimeSeriesResponse()
             if metric == MEMORY_METRIC:
-                if wanted.get("metric.labels.state", "used") != "used":
-                    return monitoring_v3.ListTimeSeriesResponse()
                 sets = [({"state": "used"}, dict(found.percents), True)]
+            elif metric == DISK_METRIC:  # a series per device; a filter on metric.labels.device keeps that one
+                device = wanted.get("metric.labels.device")
+                sets = [({"device": name, "state": "used"}, dict(points), True)
+                        for name, points in sorted(found.disks.items()) if device in (None, name)]
             else:
                 sets = [({"command": command, "process": command, "pid": str(pid), "owner": "jupyter",
                           "command_line": command}, dict(points), False)
@@ -254,7 +279,8 @@ def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any]) -> None:
 
 
 def feed_from_incident(sim: MonitoringSimulator, notification: dict[str, Any]) -> None:
-    """What the agent wrote up to a memory alert: the hour rising to the incident's observed value, now."""
+    """What the agent wrote up to a memory alert: the hour rising to the incident's observed value, now; for a disk
+    alert, the last hours of its device filling up to it."""
     incident = _dict(notification.get("incident"))
     labels = _dict(_dict(incident.get("resource")).get("labels"))
     vm_id = str(labels.get("instance_id", ""))
@@ -262,6 +288,13 @@ def feed_from_incident(sim: MonitoringSimulator, notification: dict[str, Any]) -
         percent = float(incident.get("observed_value", 92))
     except (TypeError, ValueError):
         percent = 92.0
+    metric = _dict(incident.get("metric"))
+    if metric.get("type") == DISK_METRIC and vm_id.isdigit():
+        device = str(_dict(metric.get("labels")).get("device", ""))
+        if vm_id not in sim.vms or device not in sim.vms[vm_id].disks:
+            sim.feed_disk(vm_id, datetime.now(UTC), device=device, percent=min(100.0, percent),
+                          project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")))
+        return
     if vm_id.isdigit() and vm_id not in sim.vms:
         sim.feed_warning(vm_id, datetime.now(UTC), percent=min(99.0, percent if percent > 1 else percent * 100),
                          project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")))

@@ -14,6 +14,7 @@ import functions_framework
 
 from shared.adapters.audit import setup_logging
 from shared.adapters.clock import SYSTEM
+from shared.adapters.compute import Compute
 from shared.adapters.config import Need, settings_or_exit
 from shared.adapters.memory_series import MemorySeries
 from shared.adapters.push_auth import PushAuth
@@ -47,6 +48,9 @@ WORKER = Worker(
     queue=RestartQueue(SETTINGS.restart_topic),
     clock=SYSTEM,
     memory=MemorySeries(endpoint=SETTINGS.monitoring_api_endpoint) if SETTINGS.memory_charts else None,
+    # A disk warning's "what fills it": the guard's disk-report guest attribute (issue 43).
+    guest=Compute(endpoint=SETTINGS.compute_api_endpoint, timeout=SETTINGS.workbench_timeout,
+                  retry_deadline=SETTINGS.workbench_retry),
 )
 
 

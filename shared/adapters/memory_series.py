@@ -6,7 +6,9 @@ one minute, and its `agent.googleapis.com/processes/rss_usage` (labels command, 
 the moment asked about, of which each process's last point counts. And for the Home tab's fleet view, one
 `timeSeries.list` over every VM of the project at once (`fleet`): the memory metric grouped by project, zone and the
 VM's name (metadata.system_labels.name, which Monitoring attaches from the VM itself), each VM's latest point.
-Best effort, like the picture and the view it feeds: one attempt, bounded by a timeout, and what Google raised
+And for a disk warning (issue 43, `disk`): the Ops Agent's `agent.googleapis.com/disk/percent_used` (state=used) of
+one device over the window, aligned to one minute, the same call. Best effort, like the picture and the view it
+feeds: one attempt, bounded by a timeout, and what Google raised
 leaves as the project's error (google_errors.py). The library is imported on first use.
 """
 
@@ -20,9 +22,11 @@ from typing import Any
 
 from shared.adapters.google_errors import google_answers
 from shared.core.memory_chart import Process
+from shared.core.wire import disk_device
 
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
+DISK_METRIC = "agent.googleapis.com/disk/percent_used"  # labels device, state (infra/disk.tf)
 LAST_PROCESS_POINT = timedelta(minutes=5)  # a process's rss older than this before the moment is not "just before"
 FLEET_WINDOW = timedelta(minutes=5)  # a VM whose latest point is older has no memory in use to show, not an old one
 # Grouped by these, each VM is one series and its metadata names it ("metadata labels that are explicitly named in
@@ -82,6 +86,18 @@ class MemorySeries:
                                   int(pid) if pid.isdigit() else 0, _number(last.value)))
         latest.sort(key=lambda p: p.rss_bytes, reverse=True)
         return MemoryData(tuple(sorted(percents.items())), tuple(latest[:processes]))
+
+    def disk(self, project: str, vm_id: str, device: str, start: datetime, end: datetime
+             ) -> tuple[tuple[datetime, float], ...]:
+        """A disk's percent used per minute between start and end, oldest first: the device's series (a device
+        checked by wire.disk_device: it goes into the filter)."""
+        if not _VM_ID.fullmatch(vm_id) or not disk_device(device):
+            raise ValueError("not a Compute Engine instance id and a persistent disk's device")
+        with google_answers():
+            found = self._list(project, f'metric.type = "{DISK_METRIC}" AND metric.labels.state = "used" AND '
+                                        f'metric.labels.device = "{device}"', vm_id, start, end)
+        percents = {point.interval.end_time: _number(point.value) for series in found for point in series.points}
+        return tuple(sorted(percents.items()))
 
     def fleet(self, project: str, end: datetime) -> dict[tuple[str, str, str], float]:
         """Memory in use on every VM of the project, by (project, zone, VM name): each one's latest minute in the

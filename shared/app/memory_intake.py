@@ -1,4 +1,4 @@
-"""From a Monitoring memory-pressure notification to a WARN request on the restart topic.
+"""From a Monitoring memory-pressure (or disk, issue 43) notification to a WARN request on the restart topic.
 
 The warning goes through the restart topic like every other action, so the
 worker (the only writer of an instance's labels) keeps the quiet period.
@@ -55,11 +55,11 @@ def handle_memory_event(
         return IntakeOutcome(Intake.REFUSED, refused)
     request = RestartRequest(
         action=Action.WARN,
-        trigger=Trigger.MEMORY,
+        trigger=Trigger.DISK if incident.is_disk else Trigger.MEMORY,
         instance=incident.instance.full_name,
         requested_at=delivery_time(event_time, now),
-        event_id=f"memory-{incident.incident_id or event_id}",
-        payload=WarnPayload(memory_percent=incident.percent_used, incident_open=True, vm_id=incident.vm_id),
+        event_id=f"{'disk' if incident.is_disk else 'memory'}-{incident.incident_id or event_id}",
+        payload=_payload(incident),
     )
     age = now - request.requested_at
     if age > policy.max_event_age:
@@ -70,9 +70,16 @@ def handle_memory_event(
               instance=incident.instance.name, incident=incident.incident_id, event_id=event_id[:128])
         return IntakeOutcome(Intake.TOO_OLD, f"{int(age.total_seconds())} s old")
     message_id = queue.publish(request)
-    audit("memory warning queued", decision="queued", instance=incident.instance.name,
+    audit(f"{request.trigger.value} warning queued", decision="queued", instance=incident.instance.name,
           percent=incident.percent_used, incident=incident.incident_id, message_id=message_id)
     return IntakeOutcome(Intake.QUEUED, incident.instance.name, message_id)
+
+
+def _payload(incident: MemoryIncident) -> WarnPayload:
+    """What the worker needs of the incident: how full, its VM, and a disk's device (infra/disk.tf's policy)."""
+    if incident.is_disk:
+        return WarnPayload(disk_percent=incident.percent_used, vm_id=incident.vm_id, device=incident.device)
+    return WarnPayload(memory_percent=incident.percent_used, incident_open=True, vm_id=incident.vm_id)
 
 
 def _not_its_vm(incident: MemoryIncident, vm_names: VmNames, event_id: str) -> str:

@@ -32,6 +32,7 @@ INFLIGHT = "medic-inflight"
 INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
 TOLD = "medic-told"  # the last outage told and not reset (a full disk; a server still failing after one reset)
+DISK_WARNED = "medic-disk-warned"  # the owner's last disk warning (issue 43): its quiet period, where room is
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
 STOPPED = "medic-stopped"  # an organizer's stop through the bot: who may start the notebook again (StopHold)
@@ -48,8 +49,8 @@ MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # The keys this bot writes, and those earlier versions wrote: the only ones it removes. Another `medic-*` label
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
-    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, UNCONFIRMED, WAITING, ACTED,
-     STOPPED, INTERRUPTS, OFFER, TOLD}
+    {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, DISK_WARNED, UNCONFIRMED,
+     WAITING, ACTED, STOPPED, INTERRUPTS, OFFER, TOLD}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -62,8 +63,8 @@ MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
 # STOPPED is written only on a stopped instance, where no restart is recorded beside it, and cleared by the start.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED}) + 1  # ACTED, INTERRUPTS,
-# OFFER: where room is
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED, DISK_WARNED}) + 1  # ACTED,
+# INTERRUPTS, OFFER, DISK_WARNED: where room is
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,7 @@ class History:
     inflight_event: str = ""  # policy.restart_key() of the request that started it: its Pub/Sub message
     memory_warned: datetime | None = None  # the owner's last memory-pressure warning
     told: datetime | None = None  # the last outage told instead of reset (remedies.py: once per told_quiet)
+    disk_warned: datetime | None = None  # the owner's last disk warning (issue 43)
     # When the last restart was sent, if its end was not seen (the reset still running when the worker's time
     # ran out): last_restart is when the bot stopped watching it, not when it finished. Words only: no decision
     # reads it. Cleared by the next restart's intent.
@@ -153,6 +155,7 @@ class History:
             inflight_since=_time(labels.get(INFLIGHT, "")),
             memory_warned=_time(labels.get(MEMORY_WARNED, "")),
             told=_time(labels.get(TOLD, "")),
+            disk_warned=_time(labels.get(DISK_WARNED, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
             unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
             waiting=_label_text(labels.get(WAITING, "")),
@@ -217,6 +220,8 @@ class History:
             labels[STOPPED] = self.stopped.label()
         if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
             labels[ACTED] = "_".join(self.acted)
+        if self.disk_warned is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: Monitoring
+            labels[DISK_WARNED] = str(int(self.disk_warned.timestamp()))  # still notifies once per climb
         if self.interrupts and len(labels) < MAX_LABELS:  # a count: lost on a crowded instance, nothing else is
             labels[INTERRUPTS] = _join(self.interrupts)
         if self.offer is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: the offer posts again
@@ -284,6 +289,7 @@ class History:
             inflight_event=self.inflight_event if inflight is not None else "",
             memory_warned=seen(self.memory_warned),
             told=seen(self.told),
+            disk_warned=seen(self.disk_warned),
             unconfirmed_since=seen(self.unconfirmed_since),
         )
 

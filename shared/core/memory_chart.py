@@ -1,4 +1,6 @@
 """The memory picture: an instance's memory over the hour before a kill (or up to a warning), drawn as a PNG.
+The disk picture (issue 43, kind "disk") is the same drawing: a disk's use over the last hours up to its warning,
+its size the dashed line, and the largest folders of the guard's disk report beside it instead of processes.
 
 Pure: a series, the kill, the machine's total and the largest processes in, PNG bytes and alt text out. The curve
 is the memory used per minute, the kill a red line where it happened, the total a dashed line, and beside the
@@ -55,6 +57,7 @@ class MemoryChart:
     total_bytes: float
     kill_at: datetime | None
     top: tuple[Process, ...] = ()
+    kind: str = "memory"  # or "disk": `top` are folders (command = the path, pid 0), the total the disk's size
 
     @classmethod
     def from_percent(cls, instance: str, percents: tuple[tuple[datetime, float], ...], total_bytes: float,
@@ -151,13 +154,14 @@ def _axes(draw: Any, box: Frame, chart: MemoryChart, tz: ZoneInfo) -> None:
         draw.text((PLOT_LEFT - 8, y), label, font=small, fill=MUTED, anchor="rm")
         level += step
     draw.text((PLOT_LEFT - 8, PLOT_TOP - 20), "GiB", font=small, fill=MUTED, anchor="rm")
+    every = 15 if box.end - box.start <= timedelta(minutes=150) else 60  # a disk's hours: a tick an hour
     tick = box.start.astimezone(tz).replace(second=0, microsecond=0)
-    tick += timedelta(minutes=(15 - tick.minute % 15) % 15)
+    tick += timedelta(minutes=(every - tick.minute % every) % every)
     while tick <= box.end:
         x = box.x(tick)
         draw.line([(x, PLOT_BOTTOM), (x, PLOT_BOTTOM + 4)], fill=MUTED, width=1)
         draw.text((x, PLOT_BOTTOM + 8), tick.strftime("%H:%M"), font=small, fill=MUTED, anchor="mt")
-        tick += timedelta(minutes=15)
+        tick += timedelta(minutes=every)
     zone = box.end.astimezone(tz).strftime("%Z")
     draw.text((PLOT_RIGHT, PLOT_BOTTOM + 30), zone, font=_font(12), fill=MUTED, anchor="rt")
     draw.line([(PLOT_LEFT, PLOT_BOTTOM), (PLOT_RIGHT, PLOT_BOTTOM)], fill=MUTED, width=1)
@@ -199,23 +203,26 @@ def _marks(draw: Any, box: Frame, chart: MemoryChart, tz: ZoneInfo) -> None:
 
 
 def _processes(draw: Any, chart: MemoryChart) -> None:
-    heading = "just before the kill" if chart.kill_at else "largest now"
+    disk = chart.kind == "disk"
+    heading = "largest folders" if disk else "just before the kill" if chart.kill_at else "largest now"
     draw.text((PANEL_LEFT, PLOT_TOP - 2), heading, font=_font(15), fill=MUTED)
     shown = chart.top[:SHOWN_PROCESSES]
     if not shown:
-        draw.text((PANEL_LEFT, PLOT_TOP + 30), "no process data", font=_font(15), fill=MUTED)
+        draw.text((PANEL_LEFT, PLOT_TOP + 30), f"no {'folder' if disk else 'process'} data", font=_font(15),
+                  fill=MUTED)
         return
     bar_width = WIDTH - 24 - PANEL_LEFT
     for index, proc in enumerate(shown):
         top = PLOT_TOP + 28 + index * 88
         share = proc.rss_bytes / chart.total_bytes if chart.total_bytes else 0.0
-        draw.text((PANEL_LEFT, top), _fit(proc.command, 18), font=_font(18), fill=INK)
-        draw.text((WIDTH - 24, top + 3), f"pid {proc.pid}", font=_font(13), fill=MUTED, anchor="ra")
+        draw.text((PANEL_LEFT, top), _fit(proc.command, 18 if not disk else 24), font=_font(18), fill=INK)
+        if not disk:
+            draw.text((WIDTH - 24, top + 3), f"pid {proc.pid}", font=_font(13), fill=MUTED, anchor="ra")
         draw.rounded_rectangle([PANEL_LEFT, top + 28, WIDTH - 24, top + 42], radius=5, fill=BAR_TRACK)
         filled = max(8.0, bar_width * min(1.0, share))
         draw.rounded_rectangle([PANEL_LEFT, top + 28, PANEL_LEFT + filled, top + 42], radius=5,
                                fill=BARS[index % len(BARS)])
-        draw.text((PANEL_LEFT, top + 48), f"{gib(proc.rss_bytes)}  ·  {100 * share:.0f}% of memory",
+        draw.text((PANEL_LEFT, top + 48), f"{gib(proc.rss_bytes)}  ·  {100 * share:.0f}% of {chart.kind}",
                   font=_font(14), fill=INK)
 
 
@@ -226,7 +233,7 @@ def _fit(text: str, most: int) -> str:
 
 def _who(chart: MemoryChart) -> str:
     return "; ".join(
-        f"{_fit(p.command, 40)} (pid {p.pid}) {gib(p.rss_bytes)}"
+        f"{_fit(p.command, 40)}{'' if chart.kind == 'disk' else f' (pid {p.pid})'} {gib(p.rss_bytes)}"
         + (f", {100 * p.rss_bytes / chart.total_bytes:.0f}%" if chart.total_bytes else "")
         for p in chart.top[:SHOWN_PROCESSES]
     )
@@ -240,6 +247,8 @@ def alt_text(chart: MemoryChart, *, lang: messages.Lang, tz: ZoneInfo) -> str:
     params = {"instance": chart.instance, "peak": gib(peak), "percent": percent, "total": gib(chart.total_bytes),
               "peak_time": f"{peak_at.astimezone(tz):%H:%M %Z}"}
     who = _who(chart) or say("chart.alt.nobody")
+    if chart.kind == "disk":
+        return say("chart.alt.disk", now=gib(chart.points[-1][1]), who=who, **params)
     if chart.kill_at is None:
         return say("chart.alt.warn", now=gib(chart.points[-1][1]), who=who, **params)
     return say("chart.alt.kill", kill_time=f"{chart.kill_at.astimezone(tz):%H:%M %Z}", who=who, **params)
@@ -247,5 +256,6 @@ def alt_text(chart: MemoryChart, *, lang: messages.Lang, tz: ZoneInfo) -> str:
 
 def title(chart: MemoryChart, *, lang: messages.Lang) -> str:
     say = messages.For(lang)
-    key = "chart.title.warn" if chart.kill_at is None else "chart.title.kill"
+    key = "chart.title.disk" if chart.kind == "disk" else "chart.title.warn" if chart.kill_at is None else (
+        "chart.title.kill")
     return say(key, instance=chart.instance)

@@ -1,8 +1,8 @@
-"""Memory-pressure incidents from Cloud Monitoring (Pub/Sub notification channel, schema 1.2). Pure.
+"""Memory-pressure and disk incidents from Cloud Monitoring (Pub/Sub notification channel, schema 1.2). Pure.
 
 Monitoring publishes {"incident": {...}, "version": "1.2"} when an alert policy
-on the Ops Agent's memory metric opens or closes. We only need: which VM, how
-full, open or closed.
+on the Ops Agent's memory metric (infra/memory.tf) or disk metric (infra/disk.tf, issue 43) opens or closes.
+We only need: which VM, how full, open or closed, and for a disk which device (the incident's metric labels).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from shared.core.models import InstanceRef, is_valid_instance_name
 from shared.core.pubsub_event import Rejected, entry_from_cloudevent
+from shared.core.wire import disk_device
 
 
 @dataclass(frozen=True)
@@ -26,12 +27,16 @@ class MemoryIncident:
     policy_name: str
     url: str
     vm_id: str = ""  # resource.labels.instance_id: the VM whose metric it is, checked as on_oom checks a kill line
+    is_disk: bool = False  # an incident on the disk metric (infra/disk.tf), not memory pressure
+    device: str = ""  # a disk incident's metric.labels.device (a persistent disk's device path), "" when unreadable
 
 
 @dataclass(frozen=True)
 class NotAMemoryIncident:
     reason: str
 
+
+DISK_METRIC = "agent.googleapis.com/disk/percent_used"
 
 def read_notification(event_type: str, data: Any) -> MemoryIncident | NotAMemoryIncident:
     """The incident a notification's CloudEvent carries, read once: the instance named, its VM id, its place, how full
@@ -69,7 +74,18 @@ def parse_incident(payload: Any) -> MemoryIncident | NotAMemoryIncident:
         policy_name=str(incident.get("policy_name", ""))[:200],
         url=str(incident.get("url", ""))[:500] if str(incident.get("url", "")).startswith("https://") else "",
         vm_id=vm_id if re.fullmatch(r"\d{1,20}", vm_id := str(labels.get("instance_id", ""))) else "",
+        is_disk=_metric(incident).get("type") == DISK_METRIC,
+        device=disk_device(str(_dict(_metric(incident).get("labels")).get("device", ""))),
     )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _metric(incident: dict[str, Any]) -> dict[str, Any]:
+    """The incident's metric object (type, labels), {} when absent."""
+    return _dict(incident.get("metric"))
 
 
 def _vm_name(incident: dict[str, Any]) -> str | None:

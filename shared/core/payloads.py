@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from shared.core.refs import OomKill
-from shared.core.wire import count, parse_time, percent, text_field, vm_id
+from shared.core.wire import count, disk_device, parse_time, percent, text_field, vm_id
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,14 @@ class AlertPayload:
 
 @dataclass(frozen=True)
 class WarnPayload:
-    """Memory pressure from a Monitoring incident: how full, and the VM whose memory curve it is."""
+    """Memory pressure (or a disk filling up: trigger disk) from a Monitoring incident: how full, and the VM whose
+    curve it is; for a disk, its percent and device instead of memory's."""
 
     memory_percent: float | None = None
     incident_open: bool = True
     vm_id: str = ""  # the incident's resource.labels.instance_id
+    disk_percent: float | None = None  # a disk warning's observed value (issue 43)
+    device: str = ""  # a disk warning's device (shared/core/monitoring.py disk_device), "" when unknown
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,8 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "memory_percent": lambda d: percent(d.get("memory_percent")),
     "incident_open": lambda d: bool(d.get("incident_open", True)),
     "vm_id": lambda d: vm_id(text_field(d, "vm_id", "")),
+    "disk_percent": lambda d: percent(d.get("disk_percent")),
+    "device": lambda d: disk_device(text_field(d, "device", "")),
     "machine_type": lambda d: text_field(d, "machine_type", ""),
     "asked_by": lambda d: text_field(d, "asked_by", ""),
     "owner_may_start": lambda d: d.get("owner_may_start", False) is True,

@@ -93,7 +93,8 @@ def decide(
     if request.action is Action.WARN:
         if instance.state is not InstanceState.ACTIVE:  # a stopped notebook's memory is no one's concern: not down
             return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
-        warned = history.memory_warned
+        # The memory and the disk warnings keep a quiet period each (the same length: PolicyConfig's).
+        warned = history.disk_warned if request.trigger is Trigger.DISK else history.memory_warned
         if warned is not None and now - warned < config.memory_warning_quiet:
             return Decision(Verdict.SKIP_DUPLICATE, Reason.QUIET_PERIOD)
         return Decision(Verdict.WARN, Reason.REQUESTED)

@@ -44,6 +44,16 @@ def percent(value: Any) -> float | None:
     return float(value)
 
 
+# The persistent disks' devices infra/disk.tf alerts on (its local.disk_devices): the only device a disk warning
+# names, and the only one put into a Monitoring filter (the metric's labels are written by the VM's agent).
+DISK_DEVICE = re.compile(r"/dev/(sd[a-z]+|nvme[0-9]+n[0-9]+)(p?[0-9]+)?")
+
+
+def disk_device(value: str) -> str:
+    """A persistent disk's device path as the alert names it, or "" for anything else (at most 40 characters)."""
+    return value if len(value) <= 40 and DISK_DEVICE.fullmatch(value) else ""
+
+
 def vm_id(value: str) -> str:
     if value and not re.fullmatch(r"\d{1,20}", value):
         raise ValueError("vm_id is not a Compute Engine instance id")

@@ -8,8 +8,8 @@ import json
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from simulators.workbench import model
+from simulators.workbench.disks import DiskResizes
 from simulators.workbench.errors import AbortError, HeldError, Json, SimulatorError
-from simulators.workbench.faults import FaultyState
 from simulators.workbench.model import (
     ALLOWED_MASK_PATHS,
     RE_ACTION,
@@ -30,7 +30,7 @@ from simulators.workbench.model import (
 )
 
 
-class ApiState(FaultyState):
+class ApiState(DiskResizes):
     # --- request handling (called from handler threads) -------------------------------
     def handle(
         self, http_method: str, raw_path: str, body: bytes, *, grpc: bool = False, threaded: bool = True
@@ -88,6 +88,8 @@ class ApiState(FaultyState):
         if m := RE_ACTION.match(path):
             full = f"projects/{m[1]}/locations/{m[2]}/instances/{m[3]}"
             action = m[4]
+            if action == "resizeDisk" and http_method == "POST":
+                return 200, self._resize_disk_locked(full, path, body, as_int)
             if action not in ("reset", "start", "stop"):
                 raise SimulatorError(404, f"Method not found: {action}.")
             if http_method != "POST":

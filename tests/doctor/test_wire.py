@@ -16,7 +16,7 @@ from google.cloud import functions_v2
 from shared.core.history import MAX_LABELS
 from simulators import stack as local_stack
 from tests.doctor.conftest import FLEET, diagnose, not_ok
-from tools.doctor.deployment import slack_scopes
+from tools.doctor.deployment import DISK_POLICY_NAME, MEMORY_POLICY_NAME, slack_scopes
 from tools.doctor.guard import GUARD_METADATA, NAMESPACE
 from tools.doctor.local import LocalDeployment, guard_ok_now
 from tools.doctor.model import CheckResult, Status
@@ -42,7 +42,8 @@ def test_the_local_deployment_passes_every_check(local: LocalDeployment) -> None
     for key in ("gcp.apis", "sink.exists", "sink.writer", "pubsub.ordering", "pubsub.endpoint", "pubsub.oidc",
                 "pubsub.dead_letter", "pubsub.agent_dead_letter", "pubsub.agent_subscriber", "pubsub.agent_token",
                 "function.restart_worker", "trigger.on_oom", "iam.restart_worker", "iam.slack_app",
-                "memory.metric", "memory.policy", "memory.agent", "slack.auth", "slack.scopes", "slack.channel",
+                "memory.metric", "memory.policy", "disk.policy", "memory.agent", "slack.auth", "slack.scopes",
+                "slack.channel",
                 "slack.signing_secret", "slack.owners", "slack.organizers", "alerts.organizers", "workbench.list",
                 "workbench.owners", "workbench.labels", "workbench.health", "doctor.access"):
         assert key in results, key
@@ -370,7 +371,8 @@ def test_an_alert_policy_without_its_channel(local: LocalDeployment) -> None:
 
 
 def test_an_organizer_alert_that_is_off_or_gone(local: LocalDeployment) -> None:
-    dead_letters = local.cloud.alert_policies[1]
+    organizers = [p for p in local.cloud.alert_policies if p.display_name not in (MEMORY_POLICY_NAME, DISK_POLICY_NAME)]
+    dead_letters = organizers[0]
     dead_letters.enabled = False
     try:
         results = diagnose(local)

@@ -117,3 +117,23 @@ def test_memory_alerts_reach_on_memory_alert() -> None:
     trigger = BOT.resource("google_cloudfunctions2_function", "on_memory_alert")["event_trigger"][0]
     assert trigger["pubsub_topic"] == "${google_pubsub_topic.memory_alerts.id}"
     assert hcl.literal(trigger["event_type"]) == "google.cloud.pubsub.topic.v1.messagePublished"
+
+
+def test_disk_alerts_reach_on_memory_alert_on_the_persistent_disks() -> None:
+    """Issue 43: the disk policy notifies the memory alert's channel (one reader of Monitoring's notifications),
+    on the Ops Agent's disk metric, state used, the persistent disks' devices only (no loop devices)."""
+    import re  # noqa: PLC0415
+
+    policy = BOT.resource("google_monitoring_alert_policy", "disk_filling")
+    assert policy["notification_channels"] == ["${google_monitoring_notification_channel.memory_alerts.id}"]
+    assert hcl.literal(BOT.locals["disk_metric"]) == "agent.googleapis.com/disk/percent_used"
+    condition = policy["conditions"][0]["condition_threshold"][0]
+    assert 'metric.type = \\"${local.disk_metric}\\"' in condition["filter"]
+    assert 'metric.labels.state = \\"used\\"' in condition["filter"]
+    assert condition["threshold_value"] == "${var.disk_alert_percent}"
+    assert BOT.variables["disk_alert_percent"]["default"] == 90
+    devices = re.compile(hcl.literal(BOT.locals["disk_devices"]))
+    for kept in ("/dev/sda1", "/dev/sdb", "/dev/nvme0n1p1", "/dev/nvme0n2"):
+        assert devices.fullmatch(kept), kept
+    for left in ("/dev/loop3", "tmpfs", "overlay", "/dev/root"):
+        assert not devices.fullmatch(left), left

@@ -98,6 +98,20 @@ def test_the_memory_pictures_are_written_and_named(transcript: str) -> None:
                      r"\(\d+% of 16\.0 GiB\) at \d\d:\d\d JST.*python \(pid \d+\)", transcript)
 
 
+def test_the_disk_scene_warns_with_what_fills_it_and_its_picture(transcript: str) -> None:
+    """Issue 43: the disk alert reaches alice with what fills her disk (the trash first) and its last hours drawn;
+    the organizer grows the disk by hand and the guard's next report shows it."""
+    said = "\n".join(narration(transcript))
+    assert re.search(r"wb-alice: disk nearly full → owner warned", said)
+    scene = transcript.split("=== 3c.", 1)[1].split("\n=== ", 1)[0]
+    assert scene.index("Empty it first: `rm -rf ~/.local/share/Trash") < scene.index("huggingface-cli delete-cache")
+    for reader in ("alert", "owner"):
+        assert f"demo-pictures/wb-alice-disk-{reader}.png" in scene, reader
+        assert (ROOT / "demo-pictures" / f"wb-alice-disk-{reader}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert re.search(r"alt text: Disk used on wb-alice over the last hours: 93\.4 GiB now, .* of 100 GiB", scene)
+    assert "wb-alice's data disk is now 200 GB" in scene
+
+
 def test_the_contest_day_is_told_in_order(transcript: str) -> None:
     """Issue 28: start all, the fleet view, the story's incidents, the warning before the scheduled stop, stop all
     and the report, each a heading of its own, in the order of a contest day."""

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from shared.core.history import (
     AUTO,
     BOT_KEYS,
+    DISK_WARNED,
     INFLIGHT,
     INFLIGHT_EVENT,
     KILLS,
@@ -299,3 +300,12 @@ def test_an_intent_that_landed_after_its_record_is_over() -> None:
 def test_an_intent_written_in_or_after_the_second_the_last_restart_ended_is_live(after_s: int) -> None:
     labels = {LAST_RESTART: str(int(T0.timestamp())), INFLIGHT: str(int((T0 + timedelta(seconds=after_s)).timestamp()))}
     assert History.from_labels(labels).inflight_since == T0 + timedelta(seconds=after_s)
+
+
+def test_the_disk_warnings_quiet_period_is_kept_where_there_is_room() -> None:
+    """Issue 43: medic-disk-warned is written after every label the bot needs, only while GCP's 64 allow it (a
+    crowded instance loses it, not a restart's count), and read back."""
+    history = History(disk_warned=T0)
+    assert History.from_labels(history.to_labels({})).disk_warned == T0
+    crowded = {f"team-{i}": "x" for i in range(64)}
+    assert DISK_WARNED not in history.to_labels(crowded)

@@ -77,3 +77,24 @@ def test_quiet_period() -> None:
     assert should_warn(None, now, timedelta(minutes=30))
     assert not should_warn(now - timedelta(minutes=10), now, timedelta(minutes=30))
     assert should_warn(now - timedelta(minutes=30), now, timedelta(minutes=30))
+
+
+DISK_METRIC = {"type": "agent.googleapis.com/disk/percent_used", "displayName": "Disk utilization",
+               "labels": {"device": "/dev/sdb", "state": "used"}}
+
+
+def test_disk_incident_names_its_device() -> None:
+    """Issue 43: an incident on the disk policy (infra/disk.tf) is a disk's, its device from the metric labels."""
+    result = parse_incident(variant(metric=DISK_METRIC, observed_value="93.5"))
+    assert isinstance(result, MemoryIncident)
+    assert result.is_disk and result.device == "/dev/sdb" and result.percent_used == pytest.approx(93.5)
+    memory = parse_incident(INCIDENT)
+    assert isinstance(memory, MemoryIncident) and not memory.is_disk and memory.device == ""
+
+
+@pytest.mark.parametrize("device", ["/dev/loop3", 'sdb" OR metric.type = "x', "/dev/sdb\n", "", 7, "/dev/" + "a" * 60])
+def test_disk_incident_device_other_than_a_persistent_disk_reads_as_unknown(device: Any) -> None:
+    """The metric's labels are the VM's agent's (its root's): only a persistent disk's device path is kept (it goes
+    into a Monitoring filter and a message); the incident stays a disk's."""
+    result = parse_incident(variant(metric={**DISK_METRIC, "labels": {"device": device, "state": "used"}}))
+    assert isinstance(result, MemoryIncident) and result.is_disk and result.device == ""

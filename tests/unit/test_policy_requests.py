@@ -120,6 +120,21 @@ def test_a_memory_warning_for_a_stopped_notebook_warns_no_one() -> None:
     assert decide(request, view(), History(), NOW, CONFIG).verdict is Verdict.WARN
 
 
+def test_the_disk_and_the_memory_warnings_keep_a_quiet_period_each() -> None:
+    """Issue 43: a disk warning within the quiet period of the last disk warning is a duplicate; a memory warning
+    then still goes, and a disk warning after a memory warning too."""
+    memory = replace(manual(NOW), action=Action.WARN, trigger=Trigger.MEMORY, requester=None)
+    disk = replace(memory, trigger=Trigger.DISK)
+    recent = NOW - CONFIG.memory_warning_quiet / 2
+    warned_disk, warned_memory = History(disk_warned=recent), History(memory_warned=recent)
+    assert decide(disk, view(), warned_disk, NOW, CONFIG).reason is Reason.QUIET_PERIOD
+    assert decide(memory, view(), warned_disk, NOW, CONFIG).verdict is Verdict.WARN
+    assert decide(disk, view(), warned_memory, NOW, CONFIG).verdict is Verdict.WARN
+    later = NOW + CONFIG.memory_warning_quiet
+    assert decide(disk, view(), warned_disk, later, CONFIG).verdict is Verdict.WARN
+    assert decide(disk, view(state=InstanceState.STOPPED), History(), NOW, CONFIG).verdict is Verdict.SKIP_NOT_ACTIVE
+
+
 def test_manual_request_while_restarting_is_coalesced() -> None:
     history = History(inflight_since=NOW - timedelta(seconds=5), inflight_event="x")
     assert decide(manual(NOW), view(), history, NOW, CONFIG).reason is Reason.DURING_RESTART

@@ -7,6 +7,8 @@ from datetime import timedelta
 
 from shared.core.oom_parse import SINK_FILTER
 from tools.doctor.deployment import (
+    DISK_METRIC,
+    DISK_POLICY_NAME,
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
     FUNCTIONS,
@@ -204,30 +206,33 @@ def memory_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
             if silent else
             ok("memory.metric", f"every ACTIVE instance ({len(active)}) reported {MEMORY_METRIC} in the last "
                f"{int(MEMORY_FRESH.total_seconds() // 60)} minutes"))
+    results.append(topic_policy_check("memory.policy", MEMORY_POLICY_NAME, MEMORY_METRIC, dep, seen))
+    if isinstance(seen.alert_policies, list):  # unread: memory.policy says so once
+        results.append(topic_policy_check("disk.policy", DISK_POLICY_NAME, DISK_METRIC, dep, seen))
+    return results
+
+
+def topic_policy_check(check: str, name: str, metric: str, dep: Deployment, seen: Observed) -> CheckResult:
+    """An alert policy that reaches the bot through the memory topic (the memory alert's, and the disk alert's of
+    issue 43): it exists, watches its metric, is on, and notifies a Pub/Sub channel on that topic."""
     policies = seen.alert_policies
     if policies is None or isinstance(policies, ReadError):
-        results.append(unread("memory.policy", "Monitoring alert policies", policies or ReadError("not read"),
-                              f"grant yourself roles/monitoring.viewer on {dep.project}"))
-        return results
-    policy = next((p for p in policies if p.display_name == MEMORY_POLICY_NAME), None)
+        return unread(check, "Monitoring alert policies", policies or ReadError("not read"),
+                      f"grant yourself roles/monitoring.viewer on {dep.project}")
+    policy = next((p for p in policies if p.display_name == name), None)
     if policy is None:
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' does not exist", APPLY))
-        return results
+        return fail(check, f"alert policy '{name}' does not exist", APPLY)
     channels = [seen.channels.get(c) for c in policy.channels]
     to_topic = [c for c in channels if c is not None and not isinstance(c, ReadError)
                 and c.type == "pubsub" and c.topic == dep.names.memory_topic and c.enabled]
-    if not any(MEMORY_METRIC in condition for condition in policy.filters):
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' does not watch {MEMORY_METRIC}",
-                            APPLY))
-    elif not policy.enabled:
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' is disabled",
-                            f"{CONSOLE}/monitoring/alerting?project={dep.project} -> enable it (or {APPLY})"))
-    elif not to_topic:
-        results.append(fail("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' notifies no Pub/Sub channel "
-                            f"on {dep.names.memory_topic}", APPLY))
-    else:
-        results.append(ok("memory.policy", f"alert policy '{MEMORY_POLICY_NAME}' notifies the memory topic"))
-    return results
+    if not any(metric in condition for condition in policy.filters):
+        return fail(check, f"alert policy '{name}' does not watch {metric}", APPLY)
+    if not policy.enabled:
+        return fail(check, f"alert policy '{name}' is disabled",
+                    f"{CONSOLE}/monitoring/alerting?project={dep.project} -> enable it (or {APPLY})")
+    if not to_topic:
+        return fail(check, f"alert policy '{name}' notifies no Pub/Sub channel on {dep.names.memory_topic}", APPLY)
+    return ok(check, f"alert policy '{name}' notifies the memory topic")
 
 
 def organizer_alert_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:

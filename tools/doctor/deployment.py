@@ -34,6 +34,8 @@ EVENT_FUNCTIONS = {"on_oom": "oom", "on_memory_alert": "memory", "health_sweep":
 TOPIC_KINDS = ("oom", "restart", "dead-letter", "memory", "sweep", "schedule")
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 MEMORY_POLICY_NAME = "notebook-medic: notebook memory pressure"  # infra/memory.tf display_name
+DISK_POLICY_NAME = "notebook-medic: notebook disk filling up"  # infra/disk.tf display_name (issue 43)
+DISK_METRIC = "agent.googleapis.com/disk/percent_used"
 # The alert policies that tell organizers (by email and extra_notification_channels) what the bot can't.
 ORGANIZER_POLICIES = {
     "notebook-medic: restart requests dead-lettered": "infra/monitoring.tf",

@@ -24,6 +24,7 @@ from simulators import stack as local_stack
 from simulators.gcp_admin import CloudProject, GcpAdminSimulator, RestApis
 from tools.doctor.bigquery import ContestData
 from tools.doctor.deployment import (
+    DISK_POLICY_NAME,
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
     FUNCTIONS,
@@ -180,10 +181,15 @@ def _seed_monitoring(cloud: CloudProject, names: Names, vms: list[str]) -> None:
         "filter": 'resource.type = "gce_instance" AND metric.type = "agent.googleapis.com/memory/percent_used" '
                   'AND metric.labels.state = "used"', "comparison": monitoring_v3.ComparisonType.COMPARISON_GT,
         "threshold_value": 90})
+    disk = monitoring_v3.AlertPolicy.Condition(display_name="Disk used above 90%", condition_threshold={
+        "filter": 'resource.type = "gce_instance" AND metric.type = "agent.googleapis.com/disk/percent_used" '
+                  'AND metric.labels.state = "used"', "comparison": monitoring_v3.ComparisonType.COMPARISON_GT,
+        "threshold_value": 90})
     cloud.alert_policies = [monitoring_v3.AlertPolicy(
-        name=f"projects/{project}/alertPolicies/987654321", display_name=MEMORY_POLICY_NAME, enabled=True,
+        name=f"projects/{project}/alertPolicies/{number}", display_name=name, enabled=True,
         notification_channels=[channel], combiner=monitoring_v3.AlertPolicy.ConditionCombinerType.OR,
-        conditions=[watch])]
+        conditions=[condition]) for number, name, condition in (
+            (987654321, MEMORY_POLICY_NAME, watch), (987654320, DISK_POLICY_NAME, disk))]
     email = f"projects/{project}/notificationChannels/1234567891"
     cloud.channels[email] = monitoring_v3.NotificationChannel(
         name=email, type_="email", labels={"email_address": "org@contest.example"}, enabled=True)

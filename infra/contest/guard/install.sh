@@ -32,6 +32,7 @@
 #      kernels already running are raised now through /proc; the same provisioner (notebook_medic_provisioner.py)
 #      and KernelRestarter's restart_limit make a killed kernel come back after any number of kills;
 #   4. jupyter-resource-usage in the server's environment, its limit the unit's MemoryMax and its warning at 90 %,
+#      the home disk's use beside it (track_disk_usage, warning at 90 %: issue 43),
 #      so the participant sees memory fill before the kill;
 #   5. the memory watcher (issue 32: memory_watcher.py, notebook-medic-memory-watcher.service, kernel_hook.py),
 #      when those files came with this script;
@@ -277,8 +278,8 @@ $PROVISIONER = notebook_medic_provisioner:OomFirstProvisioner" && changed=1
   return 0
 }
 
-install_resource_usage() {  # $1: the server's python, $2: the unit's MemoryMax in bytes (or infinity)
-  local python="$1" limit="$2" config
+install_resource_usage() {  # $1: the server's python, $2: the unit's MemoryMax in bytes (or infinity), $3: its user
+  local python="$1" limit="$2" user="${3:-}" config home
   if ! "$python" -c 'import jupyter_resource_usage' 2>/dev/null; then
     if "$python" -m pip install --quiet --disable-pip-version-check "$RESOURCE_USAGE" >/dev/null 2>&1; then
       log "installed $RESOURCE_USAGE in $("$python" -c 'import sys; print(sys.prefix)')"
@@ -289,13 +290,18 @@ install_resource_usage() {  # $1: the server's python, $2: the unit's MemoryMax 
     fi
   fi
   [[ "$limit" =~ ^[0-9]+$ ]] || limit=0
+  # The disk meter (issue 43): the server user's home, Workbench's data disk /home/jupyter (the meter's own default,
+  # the server's $HOME, would be /home/jovyan where HOME is unset: a path psutil cannot measure).
+  home="$(getent passwd "${user:-jupyter}" 2>/dev/null | cut -d: -f6)"
+  [[ -n "$home" && -d "$home" ]] || home=/home/jupyter
   config=/etc/jupyter/jupyter_server_config.json
-  if put_file "$config" "$(merged_config "$config" ResourceUseDisplay mem_limit "$limit" | python3 -c '
-import json, sys
+  if put_file "$config" "$(merged_config "$config" ResourceUseDisplay mem_limit "$limit" | DISK_PATH="$home" python3 -c '
+import json, os, sys
 data = json.load(sys.stdin)
-data["ResourceUseDisplay"].update(mem_warning_threshold=0.1, track_cpu_percent=True)
+data["ResourceUseDisplay"].update(mem_warning_threshold=0.1, track_cpu_percent=True, track_disk_usage=True,
+                                  disk_path=os.environ["DISK_PATH"], disk_warning_threshold=0.1)
 print(json.dumps(data, indent=2, sort_keys=True))')"; then
-    log "jupyter-resource-usage: limit $limit bytes (the unit's MemoryMax), warning at 90 %"
+    log "jupyter-resource-usage: limit $limit bytes (the unit's MemoryMax), warning at 90 %; disk $home, warning at 90 %"
   fi
 }
 
@@ -500,7 +506,7 @@ main() {
     else
       install_provisioner "$python" || true
       limit="$(systemctl show -p MemoryMax --value "$unit")"
-      install_resource_usage "$python" "$limit"
+      install_resource_usage "$python" "$limit" "$(systemctl show -p User --value "$unit")"
     fi
   fi
   if [[ "$WATCHER_NEW" == 1 ]] || { [[ -f "/etc/systemd/system/$WATCHER_UNIT" ]] && ! systemctl is-active --quiet "$WATCHER_UNIT"; }; then

@@ -16,6 +16,7 @@ from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import Resizer
 from shared.app.worker import offer
 from shared.app.worker.context import ActionContext
+from shared.app.worker.disk_reports import GuestAttributes, read_report
 from shared.app.worker.errors import LabelsFullError, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today
@@ -23,6 +24,7 @@ from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
+from shared.core.disk_report import DiskReport, what_fills
 from shared.core.history import AutoMode, History, StopHold
 from shared.core.models import Action, InstanceState, Trigger
 from shared.core.payloads import StopPayload, WarnPayload
@@ -41,6 +43,7 @@ class Actions(ActionContext):
     workbench: Workbench
     slack: SlackNotifier
     resizer: Resizer
+    guest: GuestAttributes | None = None  # the guard's disk report of a disk warning (issue 43)
 
     def duplicate(self, job: Job) -> WorkOutcome:
         """Already done: a resize already that size or bigger, a restart already made or under way."""
@@ -207,28 +210,39 @@ class Actions(ActionContext):
         return WorkOutcome(ack=True, ended=Ended.FAILED, detail=reason)
 
     def warn(self, job: Job) -> WorkOutcome:
-        """Memory pressure: the owner hears it while there is still time to save (quiet period kept in labels,
-        recorded before the alert: rule 3). The channel line says what became of the DM."""
+        """Memory pressure, or a disk filling up (trigger disk, issue 43): the owner hears it while there is still
+        time to save (each kind's quiet period kept in labels, recorded before the alert: rule 3). A disk's DM
+        says what fills it (the guard's disk report). The channel line says what became of the DM."""
         request, ref, view = job.request, job.ref, job.view
-        warned = replace(job.history, memory_warned=self.clock.now())
+        disk = request.trigger is Trigger.DISK
+        now, payload = self.clock.now(), request.payload_as(WarnPayload)
+        warned = replace(job.history, disk_warned=now) if disk else replace(job.history, memory_warned=now)
         self.recorder.record_before_alert(ref, view, warned)
-        memory = request.payload_as(WarnPayload).memory_percent
-        percent = (
-            f"{memory:.0f}%" if memory is not None
-            else self.wording("warn.unknown_percent")
-        )
+        value = payload.disk_percent if disk else payload.memory_percent
+        percent = f"{value:.0f}%" if value is not None else self.wording("warn.unknown_percent")
+        words = {"instance": ref.name, "percent": percent, "device": messages.escape(payload.device or "?")}
+        report = read_report(self.guest, ref, self.wording) if disk else None
         if not view.owner_email:
-            key, detail = "warn.channel.no_owner", "no owner"
+            key, detail = ("warn.disk.channel.no_owner" if disk else "warn.channel.no_owner"), "no owner"
         elif not self.settings.owner_dm:
-            key, detail = "warn.channel.no_dm", "owner DMs off"
-        elif self.slack.dm(view.owner_email, self.wording("warn.dm", instance=ref.name, percent=percent)):
-            key, detail = "warn.channel", "owner warned"
+            key, detail = ("warn.disk.channel.no_dm" if disk else "warn.channel.no_dm"), "owner DMs off"
+        elif self.slack.dm(view.owner_email, self._warning(
+                self.wording("warn.disk.dm" if disk else "warn.dm", **words), ref.name, report)):
+            key, detail = ("warn.disk.channel" if disk else "warn.channel"), "owner warned"
         else:
-            key, detail = "warn.channel.unreached", "owner not reachable"
-        owner = self.slack.mention(view.owner_email)
-        line = self.wording(key, instance=ref.name, percent=percent, owner=owner)
+            key, detail = ("warn.disk.channel.unreached" if disk else "warn.channel.unreached"), "owner not reachable"
+        line = self.wording(key, owner=self.slack.mention(view.owner_email), **words)
         if no_room := self.recorder.no_room(ref, view, warned):  # no quiet period: every alert warns again
             line = f"{line}\n{self.wording('warn.not_recorded', labels=no_room)}"
         line_ts = self.slack.post(self.settings.slack_alert_channel, line)
-        self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
+        if disk:
+            self.reporter.pictures.after_disk_warning(job, line_ts, owner=detail == "owner warned", report=report)
+        else:
+            self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
         return WorkOutcome.acted(Verdict.WARN, detail)
+
+    def _warning(self, text: str, instance: str, report: DiskReport | str | None) -> str:
+        """The owner's DM: memory's words; a disk's, then what fills it (or why that is not known)."""
+        if isinstance(report, DiskReport):
+            return f"{text}\n{what_fills(report, instance, self.wording.lang)}"
+        return text if report is None else f"{text}\n{self.wording('warn.disk.no_report', reason=report)}"

@@ -23,6 +23,7 @@ from shared.app.worker.actions import Actions
 from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
+from shared.app.worker.disk_reports import GuestAttributes
 from shared.app.worker.endings import Endings
 from shared.app.worker.errors import ActionRefused, FinalError, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
@@ -63,11 +64,9 @@ class Worker:
         queue: Publisher,
         clock: Clock = SYSTEM,
         memory: MemorySeries | None = None,
+        guest: GuestAttributes | None = None,
     ) -> None:
-        self.settings = settings
-        self.workbench = workbench
-        self.slack = slack
-        self.clock = clock
+        self.settings, self.workbench, self.slack, self.clock = settings, workbench, slack, clock
         self.policy = settings.policy
         wording = messages.For(settings.message_language)
         self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
@@ -82,7 +81,7 @@ class Worker:
         self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                      workbench=workbench, queue=queue)
         self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
-                               workbench=workbench, slack=slack, resizer=resizer)
+                               workbench=workbench, slack=slack, resizer=resizer, guest=guest)
         self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
                                resizer=resizer)
         self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 # continuations of them. A sweep's outage claims nothing the worker takes on trust: it resets only what the
 # instance, read again, says is down (policy._decide_sweep).
 AUTOMATIC = frozenset({(Trigger.OOM, Action.RESTART), (Trigger.WATCHER, Action.INTERRUPTED),
-                       (Trigger.MEMORY, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT),
+                       (Trigger.MEMORY, Action.WARN), (Trigger.DISK, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT),
                        (Trigger.SWEEP, Action.RESTART)})
 OWNER_MAY = frozenset({Action.RESTART, Action.START})  # what a participant may ask of their own notebook
 

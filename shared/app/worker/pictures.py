@@ -1,7 +1,8 @@
 """The memory picture step: after a kill's alert (or a memory warning) is reported, its memory curve follows.
 
 Read from Cloud Monitoring (shared/adapters/memory_series.py), drawn (shared/core/memory_chart.py), shared into
-the alert's thread and the owner's DM (shared/adapters/slack_files.py). It comes last, once the restart is done,
+the alert's thread and the owner's DM (shared/adapters/slack_files.py). A disk warning's picture (issue 43) is the
+disk's last hours, its size and largest folders from the guard's disk report. It comes last, once the restart is done,
 reported and recorded: it never delays a reset. Whatever goes wrong here changes nothing else: no data, Monitoring
 unreadable or Slack refusing the file each become one line where the picture would have been, and an error of
 its own is logged. Off with MEMORY_CHARTS=false.
@@ -10,7 +11,8 @@ its own is logged. Off with MEMORY_CHARTS=false.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from shared.adapters.clock import Clock
@@ -21,12 +23,15 @@ from shared.adapters.slack_files import Upload, dm_channel, upload
 from shared.adapters.slack_notify import SlackNotifier
 from shared.app.worker.job import Job
 from shared.core import memory_chart, messages
+from shared.core.disk_report import DiskReport
 from shared.core.machines import memory_kib
+from shared.core.models import Trigger
 from shared.core.payloads import WarnPayload
 from shared.core.policy import Verdict
 
 log = logging.getLogger(__name__)
 BEFORE = timedelta(hours=1)  # the curve's window before the kill (or the warning)
+DISK_BEFORE = timedelta(hours=6)  # a disk fills over hours: its curve's window before the warning
 # The verdicts whose kill the owner hears of by DM (Reporter.dm_owner): their picture follows that DM.
 OWNER_HEARS = frozenset({Verdict.RESET, Verdict.FOLLOW, Verdict.NOTIFY_ONLY, Verdict.PAUSE})
 
@@ -56,7 +61,16 @@ class Pictures:
             return
         self._show(job, job.request.payload_as(WarnPayload).vm_id, None, line_ts, owner=owner)
 
-    def _show(self, job: Job, vm_id: str, kill_at: datetime | None, thread_ts: str | None, *, owner: bool) -> None:
+    def after_disk_warning(self, job: Job, line_ts: str | None, *, owner: bool, report: DiskReport | str | None
+                           ) -> None:
+        """The disk's last hours up to now, under the channel's warning line and after the owner's warning."""
+        if self.reader is None:
+            return
+        self._show(job, job.request.payload_as(WarnPayload).vm_id, None, line_ts, owner=owner,
+                   draw=lambda: self._disk_picture(job, report))
+
+    def _show(self, job: Job, vm_id: str, kill_at: datetime | None, thread_ts: str | None, *, owner: bool,
+              draw: Callable[[], memory_chart.Picture | str] | None = None) -> None:
         try:
             places: list[Place] = [(self.settings.slack_alert_channel, thread_ts)] if thread_ts else []
             email = job.view.owner_email if owner and self.settings.owner_dm else None
@@ -64,7 +78,7 @@ class Pictures:
                 places.append((channel, ""))
             if not places:
                 return
-            shown = self._picture(job, vm_id, kill_at)
+            shown = draw() if draw is not None else self._picture(job, vm_id, kill_at)
             if not shown:
                 return
             for channel, ts in places:
@@ -92,10 +106,32 @@ class Pictures:
         chart = memory_chart.MemoryChart.from_percent(name, data.percents, total_kib * 1024.0, kill_at, data.top)
         return memory_chart.render(chart, lang=self.wording.lang, tz=self.settings.tz)
 
+    def _disk_picture(self, job: Job, report: DiskReport | str | None) -> memory_chart.Picture | str:
+        """The disk's curve in bytes: the device's percent used times the size of the disk in the guard's report
+        whose use is nearest that percent now (the metric names a device, the report a mount); or the one line that
+        stands in for it."""
+        if self.reader is None:
+            return ""
+        name, payload, now = job.ref.name, job.request.payload_as(WarnPayload), self.clock.now()
+        if not payload.vm_id.isdigit() or not payload.device or not isinstance(report, DiskReport) or not report.disks:
+            return self.wording("chart.disk.no_data", instance=name)
+        try:
+            percents = self.reader.disk(job.ref.project, payload.vm_id, payload.device, now - DISK_BEFORE, now)
+        except ServiceError as exc:
+            log.warning("%s: Cloud Monitoring unreadable: %s", name, exc)
+            return self.wording("chart.unreadable", instance=name, error=messages.escape(exc.status))
+        if not percents:
+            return self.wording("chart.disk.no_data", instance=name)
+        disk = min(report.disks, key=lambda d: abs(d.percent - percents[-1][1]))
+        folders = tuple(memory_chart.Process(f"~/{f.path}", 0, float(f.size)) for f in report.folders)
+        chart = memory_chart.MemoryChart.from_percent(name, percents, float(disk.size), None, folders)
+        return memory_chart.render(replace(chart, kind="disk"), lang=self.wording.lang, tz=self.settings.tz)
+
     def _share(self, job: Job, shown: memory_chart.Picture | str, channel: str, thread_ts: str) -> None:
         if isinstance(shown, memory_chart.Picture):
             stamp = (job.request.kill_time or self.clock.now()).strftime("%Y%m%d-%H%M")
-            file = Upload(shown.png, f"memory-{job.ref.name}-{stamp}.png", shown.title, shown.alt_text)
+            kind = "disk" if job.request.trigger is Trigger.DISK else "memory"
+            file = Upload(shown.png, f"{kind}-{job.ref.name}-{stamp}.png", shown.title, shown.alt_text)
             refused = upload(self.slack, channel, file, thread_ts=thread_ts)
             if not refused:
                 return

@@ -29,6 +29,16 @@ CHARTS: Final[dict[str, dict[Lang, str]]] = {
         "ja": "直近1時間の {instance} のメモリ使用量: 現在 {now}、最大は {peak_time} の {peak}（{total} の {percent}%）。"
               "今メモリが最も多いプロセス: {who}。",
     },
+    "chart.title.disk": {
+        "en": "Disk of {instance} over the last hours",
+        "ja": "{instance} の直近数時間のディスク",
+    },
+    "chart.alt.disk": {
+        "en": "Disk used on {instance} over the last hours: {now} now, highest {peak} ({percent}% of {total}) "
+              "at {peak_time}. Largest folders: {who}.",
+        "ja": "直近数時間の {instance} のディスク使用量: 現在 {now}、最大は {peak_time} の {peak}（{total} の {percent}%）。"
+              "大きいフォルダ: {who}。",
+    },
     "chart.alt.nobody": {
         "en": "no process data",
         "ja": "プロセスのデータなし",
@@ -38,6 +48,12 @@ CHARTS: Final[dict[str, dict[Lang, str]]] = {
               "for its VM in that hour (the Ops Agent is not on it, or the VM is new).",
         "ja": ":chart_with_upwards_trend: *{instance}* のメモリの推移はありません: Cloud Monitoring にその1時間の"
               "メモリのデータがありません（Ops Agent が入っていないか、新しい VM です）。",
+    },
+    "chart.disk.no_data": {
+        "en": ":chart_with_upwards_trend: No disk curve for *{instance}*: Cloud Monitoring has no data for that disk "
+              "in the last hours, or the notebook's guard has not reported the disk's size.",
+        "ja": ":chart_with_upwards_trend: *{instance}* のディスクの推移はありません: Cloud Monitoring にそのディスクの"
+              "直近のデータがないか、ノートブックのガードがディスクの容量を報告していません。",
     },
     "chart.unreadable": {
         "en": ":chart_with_upwards_trend: No memory curve for *{instance}*: Cloud Monitoring could not be read "

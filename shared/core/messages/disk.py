@@ -1,6 +1,7 @@
 """The words of the disk report (issue 43, part 2), in English and Japanese: what the owner is told fills their
 notebook's disks, each culprit with its size and the command that frees it, the JupyterLab trash first. The
-commands themselves are not words to translate: they live beside their sources in shared/core/disk_report.py."""
+commands themselves are not words to translate: they live beside their sources in shared/core/disk_report.py.
+And the disk warning's (part 1): the owner's DM when the disk alert opens, and the organizers' channel line."""
 
 from __future__ import annotations
 
@@ -64,5 +65,47 @@ DISK: Final[dict[str, dict[Lang, str]]] = {
     "disk.nothing_known": {
         "en": "• None of the usual caches holds much: the space is in your own files (largest folders below).",
         "ja": "• よくあるキャッシュはほとんど容量を使っていません。容量はご自身のファイルが占めています (下の大きいフォルダ参照)。",
+    },
+    "warn.disk.dm": {
+        "en": ":floppy_disk: A disk of your notebook *{instance}* (`{device}`) is {percent} full. When it is full, "
+        "JupyterLab cannot save your notebooks (\"No space left on device\") and installs break half-way. Free "
+        "space now; deleting in JupyterLab's file browser only moves files to its trash.",
+        "ja": ":floppy_disk: ノートブック *{instance}* のディスク (`{device}`) の使用率が {percent} です。満杯になると "
+        "JupyterLab はノートブックを保存できず (\"No space left on device\")、インストールも途中で失敗します。"
+        "今のうちに容量を空けてください。JupyterLab のファイルブラウザでの削除はゴミ箱に移すだけです。",
+    },
+    "warn.disk.no_report": {
+        "en": "(What fills it is not known: {reason}. In JupyterLab's terminal, `du -xh -d1 ~ | sort -h | tail` "
+        "lists the largest folders.)",
+        "ja": "(何が容量を占めているかは不明です: {reason}。JupyterLab のターミナルで `du -xh -d1 ~ | sort -h | tail` "
+        "を実行すると大きいフォルダが分かります。)",
+    },
+    "warn.disk.report_missing": {
+        "en": "the notebook's guard has not reported it",
+        "ja": "ノートブックのガードからの報告がありません",
+    },
+    "warn.disk.report_unreadable": {
+        "en": "its report could not be read ({error})",
+        "ja": "報告を読めませんでした ({error})",
+    },
+    "warn.disk.channel": {
+        "en": ":floppy_disk: {instance}'s disk `{device}` is {percent} full; I warned {owner}.",
+        "ja": ":floppy_disk: {instance} のディスク `{device}` の使用率が {percent} です。{owner} さんに警告しました。",
+    },
+    "warn.disk.channel.unreached": {
+        "en": ":floppy_disk: {instance}'s disk `{device}` is {percent} full; I could not reach its owner {owner} by DM.",
+        "ja": ":floppy_disk: {instance} のディスク `{device}` の使用率が {percent} です。所有者 {owner} さんに DM "
+        "できませんでした。",
+    },
+    "warn.disk.channel.no_owner": {
+        "en": ":floppy_disk: {instance}'s disk `{device}` is {percent} full; it has no owner to warn (no proxy-user-mail).",
+        "ja": ":floppy_disk: {instance} のディスク `{device}` の使用率が {percent} です。警告する所有者がいません "
+        "(proxy-user-mail なし)。",
+    },
+    "warn.disk.channel.no_dm": {
+        "en": ":floppy_disk: {instance}'s disk `{device}` is {percent} full; its owner {owner} was not messaged "
+        "(OWNER_DM=false).",
+        "ja": ":floppy_disk: {instance} のディスク `{device}` の使用率が {percent} です。所有者 {owner} さんには "
+        "メッセージを送っていません (OWNER_DM=false)。",
     },
 }

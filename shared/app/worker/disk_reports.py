@@ -1,0 +1,38 @@
+"""The guard's disk report of one notebook, read for its disk warning (issue 43): through the Compute adapter's
+guest_attributes (shared/adapters/compute.py), parsed strictly by shared/core/disk_report.py. The VM's root
+writes it: whatever it holds is parsed, never trusted; a missing, unreadable or malformed report is a reason said
+in the owner's DM, never an error of the warning."""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from shared.adapters.errors import ServiceError
+from shared.core import disk_report, messages
+from shared.core.models import InstanceRef
+
+log = logging.getLogger(__name__)
+ATTRIBUTE = "disk-report"  # infra/contest/guard/disk_report.py's key under the guard's namespace
+
+
+class GuestAttributes(Protocol):
+    def guest_attributes(self, project: str, zone: str, name: str) -> dict[str, str]: ...
+
+
+def read_report(guest: GuestAttributes | None, ref: InstanceRef, say: messages.For) -> disk_report.DiskReport | str:
+    """The notebook's disk report, or why there is none, in the reader's words."""
+    if guest is None:
+        return say("warn.disk.report_missing")
+    try:
+        raw = guest.guest_attributes(ref.project, ref.zone, ref.name).get(ATTRIBUTE)
+    except ServiceError as exc:
+        log.warning("%s: guest attributes unreadable: %s", ref.name, exc)
+        return say("warn.disk.report_unreadable", error=messages.escape(exc.status))
+    if raw is None:
+        return say("warn.disk.report_missing")
+    try:
+        return disk_report.parse(raw)
+    except disk_report.InvalidReportError as exc:
+        log.warning("%s: disk report refused: %s", ref.name, exc)
+        return say("warn.disk.report_unreadable", error=messages.escape(str(exc)))
