@@ -186,6 +186,12 @@ class SlackNotifier:
                *, metadata: dict[str, Any] | None = None) -> bool:
         return self._api("chat.update", **update_args(channel, ts, text, blocks, metadata=metadata)) is not None
 
+    def message(self, channel: str, ts: str) -> list[dict[str, Any]] | None:
+        """The channel's message at `ts` alone (conversations.history between it and itself, inclusive): [] when it
+        was deleted, None when Slack can't be read."""
+        data = self._api("conversations.history", channel=channel, oldest=ts, latest=ts, inclusive="true", limit=1)
+        return None if data is None else [m for m in data.get("messages", []) if isinstance(m, dict)]
+
     def history(self, channel: str, *, oldest: float, pages: int = 5) -> list[dict[str, Any]] | None:
         """The channel's messages since `oldest` (epoch seconds), newest first, with their metadata
         (conversations.history, include_all_metadata; scopes channels:history / groups:history). At most

@@ -13,7 +13,6 @@ written in the job (readable by whoever may view the job, and in Terraform's sta
 from __future__ import annotations
 
 
-
 def refusal(is_schedule: bool, kind: str, subscription: str, schedule_subscription: str) -> str:
     """Why a message (a schedule message or not; `kind` names it in the log) may not be taken from `subscription`,
     in words for the log; "" when it may. `schedule_subscription` empty (not configured): no subscription carries

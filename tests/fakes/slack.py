@@ -164,6 +164,12 @@ class FakeSlack:
                                                    "include_all_metadata": "true"})
         return None if data is None else [m for m in data.get("messages", []) if isinstance(m, dict)]
 
+    def message(self, channel: str, ts: str) -> list[dict[str, Any]] | None:
+        """The message at `ts` alone, as SlackNotifier.message reads it; None when unreadable."""
+        data = self._api("conversations.history", {"channel": channel, "oldest": ts, "latest": ts,
+                                                   "inclusive": "true", "limit": 1})
+        return None if data is None else [m for m in data.get("messages", []) if isinstance(m, dict)]
+
     def bot_id(self) -> str:
         return self.api.bot_id
 

@@ -216,6 +216,17 @@ def test_workbench_permissions_match_the_code(function: str) -> None:
     )
 
 
+def test_the_public_slack_app_writes_no_instance() -> None:
+    """slack_app answers the internet (allUsers may invoke it): it reads instances and publishes to the restart topic,
+    and the worker alone writes them. On h44's code (bd137f8) `bigger` wrote its ledger label from slack_app, whose
+    role held notebooks.instances.update: any notebook's labels and settings (its machine type) were one bug away."""
+    writes = {CLIENT_PERMISSIONS[call] for call in ("update_instance", "reset_instance", "start_instance",
+                                                     "stop_instance", "create_instance", "delete_instance")}
+    assert not granted_permissions()["slack_app"] & writes
+    assert not reached_adapter_methods("slack_app")[0] & {"set_labels", "send_labels", "reset", "start", "stop"}
+    assert "notebooks.instances.update" in granted_permissions()["restart_worker"]  # the ledger's one writer
+
+
 def test_no_role_for_a_function_without_workbench_calls() -> None:
     assert set(granted_permissions()) == {f for f in FUNCTIONS if needed_permissions(f)}
 
