@@ -18,8 +18,9 @@ from shared.core.models import Action, InstanceRef, Requester, RestartRequest, T
 from shared.core.payloads import AskPayload
 from shared.core.resize_asks import ASKS_PER_DAY, LEDGER, ledger, recorded
 from tests.fakes.rig import ALERTS, Rig
-from tests.fakes.slack import Message
+from tests.fakes.slack import Message, SlackFault
 
+URL = "https://hooks.slack.com/commands/T0/1/old"
 FLOOD = 1_604  # the channel messages after a request that hid it on ebbd4a6 (issue 44 item 4)
 
 
@@ -104,6 +105,24 @@ def test_someone_elses_notebook_gets_no_request(rig: Rig) -> None:
                             requested_at=rig.clock.now(), event_id="slack-ask-x",
                             requester=Requester(rig.owner(alice), "", False), payload=AskPayload()))
     assert requests(rig) == [] and LEDGER not in rig.workbench.labels(bob)
+
+
+def test_slack_unread_or_a_command_too_old_posts_nothing(rig: Rig) -> None:
+    """Never posted blind: the newest request unreadable, the asker is told Slack could not be reached; a command
+    that reached the worker past the policy's age is not asked of the organizers either."""
+    ref = rig.instance("wb-alice")
+    bigger(rig, ref)
+    close(rig, requests(rig)[-1])
+    rig.slack.inject(SlackFault("conversations.history", "error", count=5, error="internal_error"))
+    assert "couldn't reach Slack" in bigger(rig, ref) and len(requests(rig)) == 1
+    rig.clock.advance(2 * 3600 - 61)  # bigger() waits a minute more: the command is sent two hours before it lands
+    rig.slack.api.clear_faults()
+    old = RestartRequest(action=Action.ASK, trigger=Trigger.SLASH_COMMAND, instance=ref.full_name,
+                         requested_at=rig.clock.now() - timedelta(hours=2), event_id="slack-old",
+                         requester=Requester(rig.owner(ref), "", False), response_url=URL, payload=AskPayload())
+    rig.push(old)
+    told = rig.slack.in_channel(rig.owner(ref))  # by DM: Slack's response_url lasts 30 minutes
+    assert "I didn't ask the organizers" in told[-1].text and len(requests(rig)) == 1
 
 
 def test_only_entries_of_a_ts_shape_from_the_last_day_count(rig: Rig) -> None:
