@@ -186,9 +186,10 @@ def recorded(previous: DayDown | None, outage: Outage, day_start: datetime) -> D
     """The day beginning at `day_start` with one outage that ended added: only its minutes since `day_start` (one
     begun the day before counts today's part), on its side; a record of another day is reset, not added to. An
     outage that ended before the day, or one sighted before the last one counted ended (the same outage, as
-    `_merged` folds it: two sweep ticks the worker found over), leaves the record as it was."""
+    `_merged` folds it: two sweep ticks the worker found over), leaves the record as it was. A last end after this
+    one's (a value set ahead by hand) is no end: it holds back nothing."""
     last_end = previous.ended if previous is not None else None
-    if outage.end < day_start or (last_end is not None and outage.start <= last_end):
+    if outage.end < day_start or (last_end is not None and outage.start <= last_end <= outage.end):
         return previous
     day = day_start.date()
     base = previous if previous is not None and previous.day == day else DayDown(day)

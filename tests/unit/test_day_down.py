@@ -81,6 +81,9 @@ def test_a_sighting_from_before_the_last_outage_ended_is_that_outage_counted_onc
     assert second == first
     later = downtime.recorded(first, outage(clock.now() + timedelta(minutes=7), 1, "jupyter-down"), day)
     assert later is not None and later.minutes == (0.0, 0.0, 7.0)
+    ahead = DayDown(day.date(), ended=clock.now() + timedelta(days=300))  # written by hand: holds nothing back
+    assert downtime.recorded(ahead, outage(clock.now(), 3, "silent"), day) == DayDown(
+        day.date(), platform=3, ended=clock.now() + timedelta(minutes=3))
 
 
 def sweep(now: datetime, cause: str = "") -> RestartRequest:
