@@ -98,6 +98,7 @@ class LocalStack:
 
     workers: int = 1
     slack_app: bool = False
+    slack_apps: int = 1  # slack_app's instances, each a process of its own (functions["slack_app"][i])
     memory_alerts: bool = False
     env: dict[str, str] = field(default_factory=dict)
     workbench_options: dict[str, Any] = field(default_factory=dict)
@@ -201,8 +202,9 @@ class LocalStack:
                                          log_dir / "on_memory_alert.log"))
         procs += [FunctionProcess("restart_worker", "restart_worker", free_port(), log_dir / f"restart_worker-{i}.log")
                   for i in range(self.workers)]
-        if self.slack_app:
-            procs.append(FunctionProcess("slack_app", "slack_app", free_port(), log_dir / "slack_app.log"))
+        if self.slack_app:  # instances of their own (memory, reservations), as Cloud Run's under a burst
+            procs += [FunctionProcess("slack_app", "slack_app", free_port(), log_dir / f"slack_app-{i}.log")
+                      for i in range(self.slack_apps)]
         if self.health_sweep:
             procs.append(FunctionProcess("health_sweep", "health_sweep", free_port(), log_dir / "health_sweep.log"))
         return procs

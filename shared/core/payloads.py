@@ -111,17 +111,25 @@ class AskedPayload:
     target: str = ""
 
 
+@dataclass(frozen=True)
+class AskPayload:
+    """`bigger`: a request for a bigger machine, which the worker checks against the instance's ledger and posts
+    (issue 44): nothing beyond the envelope, since the worker reads the machine it offers off the instance."""
+
+
 Payload = (RestartPayload | InterruptedPayload | AlertPayload | WarnPayload | ResizePayload | StopPayload
-           | StartPayload | ModePayload | AskedPayload)
+           | StartPayload | ModePayload | AskedPayload | AskPayload)
 KillPayload = RestartPayload | InterruptedPayload | AlertPayload  # the payloads that carry a kill line
 PAYLOADS: dict[str, type[Payload]] = {
     "restart": RestartPayload, "interrupted": InterruptedPayload, "alert": AlertPayload, "warn": WarnPayload,
     "resize": ResizePayload, "stop": StopPayload, "start": StartPayload, "mode": ModePayload, "asked": AskedPayload,
+    "ask": AskPayload,
 }
 KINDS = {cls: kind for kind, cls in PAYLOADS.items()}
 # The payload each action carries, by the action's wire value (models.Action); an unread slash command's is "asked".
 BY_ACTION = {"restart": "restart", "interrupted": "interrupted", "alert": "alert", "warn": "warn",
-             "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode"}
+             "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode",
+             "ask": "ask"}
 
 
 def empty(action: str) -> Payload:

@@ -115,6 +115,8 @@ def decide(
         return Decision(Verdict.STOP, Reason.REQUESTED)
     if request.action is Action.START:
         return _decide_start(request, instance, history)
+    if request.action is Action.ASK:  # whether the ledger allows it needs Slack's word: the action reads it
+        return Decision(Verdict.ASK, Reason.REQUESTED)
     return Decision(Verdict.ALERT, Reason.UNRESOLVED)
 
 

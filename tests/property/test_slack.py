@@ -55,6 +55,7 @@ from tests.property.hostile_slack import (
     NOMAIL,
     ORG,
     USER_IDS,
+    ask_target,
     block_action_payloads,
     payload_shapes,
     slash_bodies,
@@ -177,9 +178,9 @@ def test_parse_command_only_targets_valid_names(record_property: Record) -> None
 def check_command(slack: Slack, body: dict[str, Any], answer: Any, before: int, records: list[dict[str, Any]]
                   ) -> None:
     user_id, text = str(body.get("user_id", "")), str(body.get("text", ""))
-    target = restart_target(user_id, text)
-    expected = [target] if target else []
     reply = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+    target = restart_target(user_id, text) or ask_target(user_id, text, reply)
+    expected = [target] if target else []
     if UNCONFIRMED in reply:  # the publish outlasted Slack's budget (a loaded machine): it may still land
         deadline = time.monotonic() + 10
         while not slack.queued_since(before) and time.monotonic() < deadline:

@@ -22,6 +22,7 @@ from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
 from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
+from shared.app.worker.bigger import BiggerAction
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.disk_reports import GuestAttributes
 from shared.app.worker.endings import Endings
@@ -72,8 +73,7 @@ class Worker:
         self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
         pictures = Pictures(settings=settings, slack=slack, clock=clock, wording=wording, reader=memory)
         self.reporter = Reporter(settings=settings, slack=slack, clock=clock, wording=wording, pictures=pictures)
-        # Answers as all requests do (the reporter's reply).
-        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)
+        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
         # The requests the Slack app acknowledged first: who asked is read here, through the worker's own client.
         self.asked = Asked(settings=settings, clock=clock, reporter=self.reporter, workbench=workbench, slack=slack,
                            queue=queue)
@@ -91,6 +91,7 @@ class Worker:
         self.announce = AnnounceRunner(settings=settings, clock=clock, workbench=workbench, slack=slack,
                                        asked=self.asked, queue=self.bulk.queue)
         interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
+        bigger = BiggerAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter, slack=slack)
         act = self.actions
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
@@ -111,6 +112,7 @@ class Worker:
             Verdict.ALERT: act.report_only,
             Verdict.WAIT: self.endings.hand_on_key,  # reached only past the one hold a delivery has (_observe)
             Verdict.KERNEL_KEPT: interrupts.interrupted,
+            Verdict.ASK: bigger.run,
         }
         self.refusals = self._refusals()
 
