@@ -21,7 +21,7 @@ from shared.app.worker.errors import LabelsFullError, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import messages
+from shared.core import downtime, messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.disk_report import DiskReport, what_fills
@@ -53,6 +53,10 @@ class Actions(ActionContext):
             self.reporter.reply(job.request, self.wording("reply.already_running", instance=job.ref.name))
         elif job.request.response_url:
             self.reporter.reply(job.request, self._coalesced(job))
+        elif job.decision.reason.value in downtime.UP_AGAIN:  # found up again: its outage ends here (downtime.py)
+            ended = self.with_outage_ended(job, job.history, self.clock.now())
+            if ended != job.history:
+                self.recorder.best_effort(job.ref, job.view, ended, "could not record the minutes down on %s")
         return WorkOutcome.acted(Verdict.SKIP_DUPLICATE, job.decision.reason)
 
     def _coalesced(self, job: Job) -> str:
@@ -73,6 +77,8 @@ class Actions(ActionContext):
         told = request.trigger is Trigger.SWEEP and decision.verdict is Verdict.NOTIFY_ONLY  # remedies.py
         if told:
             new_history = replace(new_history, told=self.clock.now())
+        if decision.reason.value in downtime.UP_AGAIN:  # the notebook survived, its guard restarted it: the end
+            new_history = self.with_outage_ended(job, new_history, self.clock.now())
         if decision.verdict is Verdict.PAUSE:
             new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
         unsaved = self.recorder.record_before_alert(job.ref, job.view, new_history)
