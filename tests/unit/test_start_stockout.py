@@ -18,6 +18,7 @@ from shared.core.models import Action, InstanceRef, InstanceState, Requester, Re
 from shared.core.payloads import StartPayload
 from shared.core.waiting import MAX_HOLD
 from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
+from tests.unit.test_resize_deadlines import approved
 from tests.unit.test_stockout import PLAIN
 
 ZONE = "asia-northeast1-a"
@@ -144,3 +145,23 @@ def test_a_start_refused_at_its_request_in_a_stockouts_words_waits_too(monkeypat
     assert rig.workbench.api.get(ref.full_name)["state"] == "ACTIVE"
     told = [m.text for m in rig.slack.messages if m.channel == "UGPUNB"]
     assert any("waiting for NVIDIA T4 in europe-west1-c, try 1" in t for t in told), told
+
+
+def test_a_resize_whose_start_meets_a_stockout_waits_on_its_new_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bigger`, approved: stopped, its machine type changed, then its start meets a stockout. No revert (the old
+    type's start would ask for the same GPU anew): it stays stopped on its new type, said so in the thread, and its
+    start waits for capacity as a single start does, the owner told each try that the type has already changed."""
+    rig, ref = gpu_rig(monkeypatch, timedelta(hours=2))
+    op = rig.workbench.start(ref)
+    rig.workbench.follow(op, ref, deadline=rig.clock.monotonic() + 600)
+    rig.workbench.api.inject_fault(kind="stockout", count=2, elsewhere=("asia-northeast1-b",))
+    request = replace(approved(rig, ref, "n1-highmem-8"), slack_request="0123456789c")
+    ends = run_to_the_end(rig, request)
+    assert ends[0] == "yielded" and ends[-1] == "acted", ends
+    instance = rig.workbench.get(ref)
+    assert instance.state is InstanceState.ACTIVE and instance.machine_type == "n1-highmem-8"
+    assert [verb for verb, _ in rig.workbench.calls].count("start") == 4  # ours, then the resize's and its 2 tries
+    said = "\n".join(m.text for m in rig.slack.in_channel(ALERTS))
+    assert "*gpu-nb* already has its new machine type n1-highmem-8: it is stopped on it, waiting for capacity" in said
+    told = [m.text for m in rig.slack.messages if m.channel == "UGPUNB" and "is waiting for" in m.text]
+    assert len(told) == 2 and all("already has its new machine type n1-highmem-8" in t for t in told), told

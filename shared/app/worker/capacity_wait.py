@@ -26,8 +26,8 @@ from shared.app.worker.errors import StockedOut
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.core import capacity, messages, waiting
-from shared.core.models import RestartRequest
-from shared.core.payloads import StartPayload
+from shared.core.models import Action, RestartRequest
+from shared.core.payloads import ResizePayload, StartPayload
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,9 @@ class CapacityWait(ActionContext):
         """A start met a stockout: its next try handed on as a continuation and the owner told which try this was;
         past the patience, said to whoever asked and to the organizers, with the zones Google named."""
         request, now = job.request, self.clock.now()
+        if isinstance(request.payload, ResizePayload):  # stopped on its new type: what goes on is its start
+            request = replace(request, action=Action.START, payload=StartPayload(
+                resized_to=request.payload.machine_type))
         start = _start(request) or StartPayload()
         since = start.stockout_since or now
         tries = start.tries + 1

@@ -49,6 +49,7 @@ from shared.core.tickets import TicketRequest
 
 log = logging.getLogger(__name__)
 MAX_DATA_BYTES = 1_000_000  # restart requests are small
+_WAIT_FOR_CAPACITY = (Verdict.START, Verdict.RESIZE)  # the verdicts whose start waits out a stockout
 
 
 class Worker:
@@ -230,7 +231,7 @@ class Worker:
     def _final(self, request: RestartRequest, job: Job | None, error: FinalError) -> WorkOutcome:
         """A request's final error: a start's stockout waited out (capacity_wait); the action refused, said by the
         action in its own words (self.refusals); anything else reported about the instance (Endings.refused)."""
-        if job is not None and isinstance(error, StockedOut) and job.decision.verdict is Verdict.START:
+        if job is not None and isinstance(error, StockedOut) and job.decision.verdict in _WAIT_FOR_CAPACITY:
             return self.capacity.waits(job, error)
         if job is not None and isinstance(error, ActionRefused):
             said = self.refusals.get(job.decision.verdict)
