@@ -165,3 +165,14 @@ def test_a_resize_whose_start_meets_a_stockout_waits_on_its_new_type(monkeypatch
     assert "*gpu-nb* already has its new machine type n1-highmem-8: it is stopped on it, waiting for capacity" in said
     told = [m.text for m in rig.slack.messages if m.channel == "UGPUNB" and "is waiting for" in m.text]
     assert len(told) == 2 and all("already has its new machine type n1-highmem-8" in t for t in told), told
+
+
+def test_a_continuation_dated_past_any_wait_is_tried_at_once_not_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No wait is longer than the patience's twelfth: a continuation whose next try is further off (not one the
+    worker wrote) is tried when delivered, so it cannot keep a chain of holds going."""
+    rig, ref = gpu_rig(monkeypatch, timedelta(hours=2))
+    later = rig.clock.now() + timedelta(days=3)
+    forged = replace(start_request(rig, ref), payload=StartPayload(stockout_since=rig.clock.now(), tries=1,
+                                                                     not_before=later))
+    outcome = rig.worker.handle(forged)
+    assert outcome.ended == "acted" and rig.workbench.api.get(ref.full_name)["state"] == "ACTIVE", outcome

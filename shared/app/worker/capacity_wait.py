@@ -64,8 +64,8 @@ class CapacityWait(ActionContext):
         if when is None:
             return None
         left = (when - self.clock.now()).total_seconds()
-        if left <= 0:
-            return None
+        if left <= 0 or left > self.patience.cap.total_seconds() + waiting.MAX_HOLD.total_seconds():
+            return None  # due; or set further off than any wait is (not by us): tried now, never held on to
         self.clock.sleep(min(left, waiting.MAX_HOLD.total_seconds()))
         if self.clock.now() >= when:
             return None
