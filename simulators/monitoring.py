@@ -3,8 +3,9 @@ google-cloud-monitoring client (shared/adapters/memory_series.py) reads it unmod
 
 It keeps, per VM instance id, what the Ops Agent writes: `agent.googleapis.com/memory/percent_used` (state=used)
 and `agent.googleapis.com/processes/rss_usage` (labels command, pid, ...), one point a minute. The local stack
-feeds it a curve that rises to each kill it pushes through the sink (`feed_kill`), and one up to now for each
-memory alert (`feed_warning`). Faults: `down` (UNAVAILABLE, as an outage or a refused connection is seen).
+feeds it a curve that rises to each kill it pushes through the sink (`feed_kill`; and the GPU's memory, `feed_gpu`,
+when the kill's VM is a Workbench instance with GPUs), and one up to now for each memory alert (`feed_warning`).
+Faults: `down` (UNAVAILABLE, as an outage or a refused connection is seen).
 What it follows of the API (docs/fidelity.md, "Issue 27"):
 - https://cloud.google.com/monitoring/api/ref_v3/rpc/google.monitoring.v3#google.monitoring.v3.MetricService.ListTimeSeries
   (and REST projects.timeSeries/list): `name`, `filter`, `interval`, `aggregation`, `view`; a series per
@@ -288,8 +289,9 @@ def _when(value: Any) -> datetime | None:
     return moment if moment.tzinfo else None
 
 
-def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any]) -> None:
-    """What the Ops Agent wrote before the kill an entry reports: the hour rising to it, on the entry's VM."""
+def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any], *, gpu: bool = False) -> None:
+    """What the Ops Agent wrote before the kill an entry reports: the hour rising to it, on the entry's VM; for a
+    VM with a GPU (`gpu`), its GPU memory too (a T4's 15 GiB, nearly full)."""
     labels = _dict(_dict(entry.get("resource")).get("labels"))
     vm_id, kill_at = str(labels.get("instance_id", "")), _when(entry.get("timestamp"))
     payload = _dict(entry.get("jsonPayload"))
@@ -298,6 +300,9 @@ def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any]) -> None:
     if not vm_id.isdigit() or kill_at is None or killed is None or vm_id in sim.vms:
         return
     rss = _ANON_RSS.search(text)
+    if gpu:
+        sim.feed_gpu(vm_id, kill_at, used_bytes=int(14.2 * GIB), project=str(labels.get("project_id", "")),
+                     zone=str(labels.get("zone", "")))
     sim.feed_kill(vm_id, kill_at, process=killed.group(2), pid=int(killed.group(1)),
                   rss_bytes=int(rss.group(1)) * 1024 if rss else 12 * GIB,
                   project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")),
