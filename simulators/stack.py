@@ -270,12 +270,22 @@ class LocalStack:
         if not compile_query(SINK_FILTER)(entry):
             return ""
         if self.feed_monitoring:
-            feed_from_kill(self.metrics, entry)
+            feed_from_kill(self.metrics, entry, gpu=self._has_gpu(entry))
         # Logging sets receiveTimestamp when it takes the entry, whatever the writer sent; the sink's message
         # carries the entry's own timestamp as an attribute (docs/checked-facts.md).
         entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
         attributes = {"logging.googleapis.com/timestamp": str(entry.get("timestamp", ""))}
         return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
+
+    def _has_gpu(self, entry: dict[str, Any]) -> bool:
+        """Whether the entry's VM is a Workbench instance with GPUs (gceSetup.acceleratorConfigs)."""
+        labels = entry.get("resource", {}).get("labels", {}) if isinstance(entry.get("resource"), dict) else {}
+        name = (entry.get("labels") or {}).get("compute.googleapis.com/resource_name", "")
+        full = f"projects/{labels.get('project_id', '')}/locations/{labels.get('zone', '')}/instances/{name}"
+        try:
+            return bool(self.workbench.get(full).get("gceSetup", {}).get("acceleratorConfigs"))
+        except KeyError:  # no such instance: a VM that is no notebook
+            return False
 
     def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = None, ordering_key: str = "") -> str:
         """A message put on one of the stack's topics (OOM_TOPIC, RESTART_TOPIC, ...)."""

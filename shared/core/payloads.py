@@ -96,7 +96,15 @@ class StopPayload:
 
 @dataclass(frozen=True)
 class StartPayload:
-    """A stopped notebook started: nothing beyond the envelope."""
+    """A stopped notebook started. Nothing beyond the envelope, until the start meets a stockout (issue 47): then its
+    continuation (the worker's capacity_wait) carries the wait: the first stockout, the tries so far, when the next
+    is due, Google's words, and, after a resize, the machine type the notebook was changed to before its start."""
+
+    stockout_since: datetime | None = None
+    tries: int = 0
+    not_before: datetime | None = None
+    stockout: str = ""
+    resized_to: str = ""
 
 
 @dataclass(frozen=True)
@@ -168,6 +176,11 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "asked_by": lambda d: text_field(d, "asked_by", ""),
     "owner_may_start": lambda d: d.get("owner_may_start", False) is True,
     "target": lambda d: text_field(d, "target", ""),
+    "stockout_since": lambda d: _time(d, "stockout_since"),
+    "tries": lambda d: count(d.get("tries", 0)),
+    "not_before": lambda d: _time(d, "not_before"),
+    "stockout": lambda d: text_field(d, "stockout", "")[:1000],
+    "resized_to": lambda d: text_field(d, "resized_to", "")[:100],
 }
 
 

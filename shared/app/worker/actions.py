@@ -13,11 +13,11 @@ from datetime import datetime
 
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
-from shared.app.resize import Resizer
+from shared.app.resize import WAITING_FOR_CAPACITY, Resizer
 from shared.app.worker import offer
 from shared.app.worker.context import ActionContext
 from shared.app.worker.disk_reports import GuestAttributes, read_report
-from shared.app.worker.errors import LabelsFullError, action_call, describe
+from shared.app.worker.errors import LabelsFullError, StockedOut, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today
 from shared.app.worker.outcomes import Ended, WorkOutcome
@@ -138,6 +138,8 @@ class Actions(ActionContext):
 
     def resize(self, job: Job) -> WorkOutcome:
         done = self.resizer.run(job.request, job.view, job.deadline)
+        if done.left_state == WAITING_FOR_CAPACITY:  # the table's row: its start waited out (capacity_wait)
+            raise StockedOut(done.error)
         detail = "resized" if done.done else f"failed at {done.failed_step}; left {done.left_state}"
         return WorkOutcome.acted(Verdict.RESIZE, detail)
 

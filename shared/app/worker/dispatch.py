@@ -24,9 +24,10 @@ from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
 from shared.app.worker.bigger import BiggerAction
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
+from shared.app.worker.capacity_wait import CapacityWait, continues
 from shared.app.worker.disk_reports import GuestAttributes
 from shared.app.worker.endings import Endings
-from shared.app.worker.errors import ActionRefused, FinalError, TryAgainLater, read, redelivery
+from shared.app.worker.errors import ActionRefused, FinalError, StockedOut, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
 from shared.app.worker.organizer import as_slack_says
@@ -49,6 +50,7 @@ from shared.core.tickets import TicketRequest
 
 log = logging.getLogger(__name__)
 MAX_DATA_BYTES = 1_000_000  # restart requests are small
+_WAIT_FOR_CAPACITY = (Verdict.START, Verdict.RESIZE)  # the verdicts whose start waits out a stockout
 
 
 class Worker:
@@ -86,6 +88,8 @@ class Worker:
                                resizer=resizer)
         self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                  workbench=workbench, slack=slack)
+        self.capacity = CapacityWait(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                     queue=queue, slack=slack)
         self.bulk = BulkRunner(settings=settings, clock=clock, workbench=workbench, slack=slack, asked=self.asked,
                                queue=queue if isinstance(queue, BytesPublisher) else None)
         self.announce = AnnounceRunner(settings=settings, clock=clock, workbench=workbench, slack=slack,
@@ -227,8 +231,10 @@ class Worker:
         return final(error)
 
     def _final(self, request: RestartRequest, job: Job | None, error: FinalError) -> WorkOutcome:
-        """A request's final error: the action refused, said by the action in its own words (self.refusals);
-        anything else reported about the instance (Endings.refused)."""
+        """A request's final error: a start's stockout waited out (capacity_wait); the action refused, said by the
+        action in its own words (self.refusals); anything else reported about the instance (Endings.refused)."""
+        if job is not None and isinstance(error, StockedOut) and job.decision.verdict in _WAIT_FOR_CAPACITY:
+            return self.capacity.waits(job, error)
         if job is not None and isinstance(error, ActionRefused):
             said = self.refusals.get(job.decision.verdict)
             if said is not None:
@@ -244,6 +250,8 @@ class Worker:
         out of scope, too old, folded into a wait, or a replay."""
         if request.trigger is Trigger.UNRESOLVED or request.action is Action.ALERT:
             return self.endings.unresolved(request)
+        if early := self.capacity.early(request):  # a start waiting out a stockout, before its next try: handed on
+            return early
         # Acknowledged before the Slack app's reads: read, authorize, then as any other (asked.py); otherwise an
         # organizer flag in the message is a claim, and Slack is asked (issue 25, organizer.py).
         resolved = self.asked.resolve(request) if request.authorize else as_slack_says(self.asked, request)
@@ -297,7 +305,8 @@ class Worker:
         if waiting.answers(request, job.decision, waiting.Marker.parse(history.waiting)):
             history = replace(history, waiting="")
         if request.slack_request:
-            if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW:
+            if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW and not (
+                    continues(request) and job.decision.verdict is Verdict.START):  # its own stockout's next try
                 return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
             history = history.with_acted(request.slack_request)
         return replace(job, history=history)
