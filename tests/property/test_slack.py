@@ -62,8 +62,7 @@ from tests.property.hostile_slack import (
 )
 
 Record = Callable[[str, object], None]
-ALICE_FULL = full_name("wb-alice")
-STOPPED_FULL = full_name("wb-stopped")
+ALICE_FULL, STOPPED_FULL = full_name("wb-alice"), full_name("wb-stopped")
 # The answers of a request cut short by Slack's 3 s budget (shared/core/messages/, "queue.unconfirmed" and
 # "deny.unavailable"): honest under load, so the oracle reads them instead of calling them failures.
 UNCONFIRMED = "may or may not be carried out"
@@ -75,19 +74,18 @@ MENTIONS = ("<!channel>", "<!here>", "<!everyone>")  # the bot never says these;
 def restart_target(user_id: str, text: str) -> str | None:
     """The instance /restart-notebook may queue a restart of, for this caller and text; None: nothing.
 
-    The workspace: alice owns wb-alice (ACTIVE); bob owns wb-stopped (STOPPED, held by no one); org is an
-    organizer. A restart is queued for alice's blank text or `wb-alice`, and for an organizer's `wb-alice`; a start
-    for bob's blank text or `wb-stopped`, and for an organizer's `wb-stopped` (an owner starts their own stopped
-    notebook). Anything longer than 200 characters, with two words, or a keyword queues nothing.
+    The workspace: alice owns wb-alice (ACTIVE); bob owns wb-stopped (STOPPED, held by no one); org is an organizer.
+    An owner's blank text or their notebook's name, and an organizer's naming either, queue its restart or start.
+    Anything longer than 200 characters, with two words, or a keyword queues nothing.
     """
     words = text.split()
     if not words:
         return {ALICE: ALICE_FULL, BOB: STOPPED_FULL}.get(user_id)
     if len(text) > 200 or len(words) > 1 or words[0].lower() in COMMAND_KEYWORDS:
         return None
-    if words[0] == "wb-alice" and user_id in (ALICE, ORG):
-        return ALICE_FULL
-    return STOPPED_FULL if words[0] == "wb-stopped" and user_id in (BOB, ORG) else None
+    owners = {"wb-alice": (ALICE, ALICE_FULL), "wb-stopped": (BOB, STOPPED_FULL)}
+    owner, full = owners.get(words[0], ("", None))
+    return full if user_id in (owner, ORG) and owner else None
 
 
 def button_queues(user_id: str, action_id: str, value: str) -> bool:
