@@ -67,6 +67,7 @@ class Worker:
         guest: GuestAttributes | None = None,
     ) -> None:
         self.settings, self.workbench, self.slack, self.clock = settings, workbench, slack, clock
+        self.guest = guest
         self.policy = settings.policy
         wording = messages.For(settings.message_language)
         self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
@@ -118,7 +119,7 @@ class Worker:
     def tickets(self) -> TicketDesk:
         """Help tickets (issue 46), made at the first change to one: its settings are read then."""
         return TicketDesk(settings=self.settings, clock=self.clock, slack=self.slack, workbench=self.workbench,
-                          asked=self.asked)
+                          asked=self.asked, guest=self.guest)
 
     def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
         """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's

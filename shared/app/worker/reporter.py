@@ -140,10 +140,8 @@ class Reporter:
 
     def reason_text(self, key: str, request: RestartRequest) -> str:
         """Why a restart was (or would have been) made, in words."""
-        return self.wording(key, who=self.who(request), grace=self._duration(self.policy.health_grace),
-                        wait=self._duration(self.policy.guard_restart_wait),
-                        silence=self._duration(self.policy.sweep.silent_after),
-                        evidence=messages.escape(getattr(request.payload, "evidence", "")) or "-")
+        return reason_words(self.wording, self.policy, key, who=self.who(request),
+                            evidence=getattr(request.payload, "evidence", ""))
 
     def who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
@@ -338,3 +336,12 @@ class Reporter:
             self.slack.post(requester.slack_user_id, text)
         else:
             self.slack.respond(request.response_url, text)
+
+
+def reason_words(say: messages.For, policy: PolicyConfig, key: str, *, who: str, evidence: str) -> str:
+    """A reason's words (REASONS_WITH_WORDS), its durations the policy's and its evidence escaped: an alert's, and a
+    help ticket's diagnosed cause (shared/app/worker/tickets.py)."""
+    return say(key, who=who, grace=messages.human_duration(policy.health_grace.total_seconds(), say.lang),
+               wait=messages.human_duration(policy.guard_restart_wait.total_seconds(), say.lang),
+               silence=messages.human_duration(policy.sweep.silent_after.total_seconds(), say.lang),
+               evidence=messages.escape(evidence) or "-")

@@ -24,12 +24,16 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.ticket_config import TicketSettings, load_ticket_settings
 from shared.adapters.workbench import Workbench
 from shared.app.worker.asked import Asked
+from shared.app.worker.disk_reports import GuestAttributes
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import messages, tickets
+from shared.app.worker.reporter import REASONS_WITH_WORDS, reason_words
+from shared.core import messages, ticket_guard, tickets
+from shared.core.causes import Diagnosis
 from shared.core.commands import Caller, is_owner
 from shared.core.models import InstanceView
 from shared.core.ticket_blocks import STATE_WORDS, alert_ticket_blocks, facts, has_ticket_buttons, plain, ticket_blocks
 from shared.core.tickets import Kind, Nudge, Op, Ticket, TicketRequest
+from shared.core.verdicts import Reason
 
 log = logging.getLogger(__name__)
 Held = tuple[Ticket, dict[str, Any]]  # a ticket and the message it was read from
@@ -37,11 +41,13 @@ NUDGES_PER_TICK = 20  # the most re-posts, escalations and reminders one tick ma
 
 
 class TicketDesk:
-    """One per Worker. `slack` is the worker's SlackNotifier; `asked` reads who pressed (its Callers)."""
+    """One per Worker. `slack` is the worker's SlackNotifier; `asked` reads who pressed (its Callers); `guest` the
+    guard's guest attributes (the Compute adapter; None: the ticket says the guard was not read)."""
 
     def __init__(self, *, settings: Settings, clock: Clock, slack: SlackNotifier, workbench: Workbench,
-                 asked: Asked, config: TicketSettings | None = None) -> None:
+                 asked: Asked, config: TicketSettings | None = None, guest: GuestAttributes | None = None) -> None:
         self.settings, self.clock, self.slack, self.workbench, self.asked = settings, clock, slack, workbench, asked
+        self.guest = guest
         self.config = config or load_ticket_settings()
         self.say = messages.For(settings.message_language)
         self.channel = settings.slack_alert_channel
@@ -89,7 +95,26 @@ class TicketDesk:
             log.warning("a ticket's notebook could not be read: %s", exc)
             return None, self.say("ticket.unread", error=plain(type(exc).__name__, 80))
         view = min(owned, key=lambda v: v.ref.name) if owned else None
-        return view, facts(view, self.say, self.settings.tz)
+        said = facts(view, self.say, self.settings.tz)
+        return view, said if view is None else f"{said}\n{self._guard(view)}"
+
+    def _guard(self, view: InstanceView) -> str:
+        """The guard's last heartbeat and the cause it shows, as the sweep reads them; a failed read said so."""
+        if self.guest is None:
+            return self.say("ticket.guard.unread", error="-")
+        ref = view.ref
+        try:
+            attributes = self.guest.guest_attributes(ref.project, ref.zone, ref.name)
+        except ServiceError as exc:
+            log.warning("%s: guest attributes unreadable for a ticket: %s", ref.name, exc)
+            return self.say("ticket.guard.unread", error=plain(exc.status, 80))
+        now, sweep = self.clock.now(), self.settings.policy.sweep
+        return ticket_guard.guard_line(ticket_guard.seen(view, attributes, now, sweep), now, self.say, self._cause)
+
+    def _cause(self, diagnosis: Diagnosis, evidence: str) -> str:
+        """A cause in the words of the outage's alert (reporter.reason_words, messages/causes.py)."""
+        return reason_words(self.say, self.settings.policy, REASONS_WITH_WORDS[Reason(diagnosis.cause.value)],
+                            who="notebook-medic", evidence=evidence)
 
     # ---- an organizer's press ---------------------------------------------------------------------------------
 
