@@ -40,8 +40,9 @@ def seen(view: InstanceView, attributes: Mapping[str, str], now: datetime, confi
 
 def guard_line(guard: GuardSeen, now: datetime, say: messages.For, cause_words: Callable[[Diagnosis, str], str]
                ) -> str:
-    """One line: the heartbeat's freshness and, from a beat, the server, the Jupyter unit and the disks; then the
-    diagnosed cause in the words the alerts use (`cause_words(diagnosis, evidence)`, which escapes it)."""
+    """One line: the heartbeat's freshness and, from a beat, the server, the Jupyter unit, memory in use, the kernels
+    and the disks; then the diagnosed cause in the words the alerts use (`cause_words(diagnosis, evidence)`, which
+    escapes it)."""
     line = say("ticket.guard", freshness=say(FRESHNESS_WORDS[guard.freshness]))
     beat = guard.beat
     if isinstance(beat, heartbeat.Heartbeat):
@@ -49,7 +50,8 @@ def guard_line(guard: GuardSeen, now: datetime, say: messages.For, cause_words: 
         disks = ", ".join(f"{messages.escape(d.mount)} {d.percent:.0f} %" for d in beat.disks) or "-"
         line += " " + say("ticket.guard.beat", age=messages.human_duration((now - beat.at).total_seconds(), say.lang),
                           server=say("ticket.guard.answering" if beat.server_answering else "ticket.guard.silent"),
-                          unit=unit, disks=disks)
+                          unit=unit, disks=disks, kernels="?" if beat.kernels is None else beat.kernels,
+                          memory="?" if beat.memory_percent is None else f"{beat.memory_percent:.0f} %")
     if guard.diagnosis is not None:
         evidence = guard.diagnosis.evidence[:EVIDENCE_MAX]
         line += " " + say("ticket.guard.cause", cause=cause_words(guard.diagnosis, evidence))

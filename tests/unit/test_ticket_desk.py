@@ -294,7 +294,7 @@ def facts_of(sim: SlackSimulator, clock: FakeClock, attributes: dict[str, str] |
 def test_a_fresh_heartbeat_shows_the_server_the_unit_and_the_disks(sim: SlackSimulator, clock: FakeClock) -> None:
     shown = facts_of(sim, clock, written(clock, timedelta(seconds=40)))
     assert "Guard's heartbeat: fresh." in shown and "Last beat 40 s ago: server answering" in shown
-    assert "Jupyter unit active/success" in shown and "/home/jupyter 12 %" in shown
+    assert "Jupyter unit active/success, memory 63 %, 2 kernels" in shown and "/home/jupyter 12 %" in shown
     assert "Diagnosed" not in shown and "e2-standard-4" in shown
 
 
@@ -313,3 +313,33 @@ def test_a_stale_a_missing_and_an_unread_heartbeat_are_said(sim: SlackSimulator,
     unread = facts_of(sim, clock, {}, failing=frozenset({"wb-alice"}))
     assert "could not be read: UNAVAILABLE" in unread
     assert "could not be read" in facts_of(sim, clock, None)  # no Compute client: said, not hidden
+
+
+# ---- the participant's DMs: their Slack locale's language, "Get help" under each --------------------------------
+
+def test_a_japanese_participant_is_told_in_japanese_and_the_organizers_read_the_ticket_in_theirs(
+        desk: Desk) -> None:
+    desk.sim.add_user(ALICE, "alice", "alice@contest.example", locale="ja-JP")  # users.info's locale, asked for
+    desk.ask("遅い")
+    assert desk.deliver() == ["acted"]
+    assert "Help ticket #1" in str(desk.ticket()["blocks"])  # the organizers' channel: MESSAGE_LANGUAGE
+    [opened] = desk.sim.messages("D" + ALICE[1:])
+    assert "チケット *#1*" in opened["text"] and "ヘルプを依頼" in json.dumps(opened["blocks"], ensure_ascii=False)
+    desk.press(tickets.ACTION_CLAIM, desk.ticket()["ts"])
+    assert desk.deliver() == ["acted"] and "が対応中です" in desk.dms(ALICE)[-1]  # from the ticket's own `lang`
+    desk.ask("まだ", view_id="VM2")
+    desk.ask("まだ", view_id="VM3")
+    assert desk.deliver() == ["acted", "denied"] and "上限" in desk.dms(ALICE)[-1]
+
+
+def test_every_dm_of_a_ticket_carries_get_help_and_a_locale_slack_does_not_give_is_message_language(
+        desk: Desk) -> None:
+    desk.sim.add_user(ALICE, "alice", "alice@contest.example", locale="fr-FR")  # not one of ours: MESSAGE_LANGUAGE
+    desk.ask("slow")
+    desk.deliver()
+    desk.press(tickets.ACTION_CLAIM, desk.ticket()["ts"])
+    desk.resolve(desk.ticket()["ts"], "done")
+    assert desk.deliver() == ["acted", "acted"]
+    sent = desk.sim.messages("D" + ALICE[1:])
+    assert len(sent) == 3 and all(tickets.ACTION_HELP in json.dumps(m.get("blocks")) for m in sent)
+    assert "ticket *#1*" in sent[0]["text"] and "resolved by" in sent[-1]["text"]

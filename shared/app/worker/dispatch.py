@@ -44,6 +44,7 @@ from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.policy import Reason, Verdict, decide, is_too_old
+from shared.core.ticket_blocks import with_help
 from shared.core.tickets import TicketRequest
 
 log = logging.getLogger(__name__)
@@ -66,10 +67,11 @@ class Worker:
         memory: MemorySeries | None = None,
         guest: GuestAttributes | None = None,
     ) -> None:
-        self.settings, self.workbench, self.slack, self.clock = settings, workbench, slack, clock
-        self.guest = guest
+        self.settings, self.workbench, self.slack, self.clock, self.guest = settings, workbench, slack, clock, guest
         self.policy = settings.policy
         wording = messages.For(settings.message_language)
+        # "Get help" under every DM the worker sends (issue 46): the one place, SlackNotifier.dm's default blocks.
+        slack.dm_blocks = partial(with_help, say=wording)
         self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
         pictures = Pictures(settings=settings, slack=slack, clock=clock, wording=wording, reader=memory)
         self.reporter = Reporter(settings=settings, slack=slack, clock=clock, wording=wording, pictures=pictures)

@@ -28,7 +28,7 @@ from shared.core.machines import next_size
 from shared.core.models import Action, InstanceRef, InstanceView, RestartRequest, Trigger
 from shared.core.policy import PolicyConfig, Reason, Verdict
 from shared.core.refs import victim
-from shared.core.ticket_blocks import alert_ticket_blocks, mentioned, with_help
+from shared.core.ticket_blocks import alert_ticket_blocks, mentioned
 from shared.core.tickets import needs_a_person
 
 log = logging.getLogger(__name__)
@@ -296,7 +296,7 @@ class Reporter:
             body = self.wording(key, error=self.short_error(restart.error), **params)
         else:
             return False
-        return self.slack.dm(view.owner_email, body, with_help(body, self.wording))
+        return self.slack.dm(view.owner_email, body)  # "Get help" under it: SlackNotifier.dm_blocks
 
     def _dm_owner_of_outage(self, job: Job, restart: OperationOutcome | None, *, paused: bool) -> bool:
         """dm_owner for an outage the health sweep found: its cause in words, no kill and no memory advice."""
@@ -315,7 +315,7 @@ class Reporter:
                                 error=self.short_error(restart.error))
         else:
             return False
-        return self.slack.dm(str(view.owner_email), body, with_help(body, self.wording))
+        return self.slack.dm(str(view.owner_email), body)
 
     def tell_owner_of_organizers_act(self, request: RestartRequest, view: InstanceView, key: str, when: datetime
                                      ) -> None:

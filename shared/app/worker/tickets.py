@@ -28,10 +28,20 @@ from shared.app.worker.disk_reports import GuestAttributes
 from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.app.worker.reporter import REASONS_WITH_WORDS, reason_words
 from shared.core import messages, ticket_guard, tickets
+from shared.core.announce import language
 from shared.core.causes import Diagnosis
 from shared.core.commands import Caller, is_owner
+from shared.core.messages import Lang
 from shared.core.models import InstanceView
-from shared.core.ticket_blocks import STATE_WORDS, alert_ticket_blocks, facts, has_ticket_buttons, plain, ticket_blocks
+from shared.core.ticket_blocks import (
+    STATE_WORDS,
+    alert_ticket_blocks,
+    facts,
+    has_ticket_buttons,
+    plain,
+    ticket_blocks,
+    with_help,
+)
 from shared.core.tickets import Kind, Nudge, Op, Ticket, TicketRequest
 from shared.core.verdicts import Reason
 
@@ -68,20 +78,21 @@ class TicketDesk:
         known = [t for t, _ in self.known()]
         if request.event_id and any(t.event_id == request.event_id for t in known):
             return _done(Ended.REPLAYED, "this ticket is open already")
-        if tickets.over_limit(known, request.by, request.at, self.config.per_hour):
-            self.slack.post(request.by, self.say("ticket.dm.limit", most=self.config.per_hour))
-            return _done(Ended.DENIED, f"over {self.config.per_hour} tickets an hour")
         callers = self.asked.callers
         caller = callers.caller(request.by, callers.workspace())  # Slack's failure: redelivered
         if caller.refused is not None:  # another workspace's member, a bot, a deactivated account
             return _done(Ended.DENIED, f"Slack user refused: {caller.refused.value}")
+        lang = language(caller.locale, self.settings.message_language)  # their DMs: as the announcement's
+        if tickets.over_limit(known, request.by, request.at, self.config.per_hour):
+            self._tell(request.by, messages.For(lang)("ticket.dm.limit", most=self.config.per_hour), lang)
+            return _done(Ended.DENIED, f"over {self.config.per_hour} tickets an hour")
         view, said = self._notebook(caller)
-        ticket = tickets.opened(request, tickets.next_number(known), view.ref.name if view else "", said)
+        ticket = tickets.opened(request, tickets.next_number(known), view.ref.name if view else "", said, lang)
         text, blocks = ticket_blocks(ticket, self.say, self.settings.tz)
         ts = self.slack.post(self.channel, text, blocks, metadata=ticket.metadata())
         if ts is None:
             raise TransientError("the ticket could not be posted")
-        self.slack.post(request.by, self.say("ticket.dm.opened", number=ticket.number))
+        self._tell(request.by, messages.For(lang)("ticket.dm.opened", number=ticket.number), lang)
         _audit(replace(ticket, ts=ts), Op.OPEN, request.by, request.at)
         return _done(Ended.ACTED, f"ticket #{ticket.number} opened")
 
@@ -137,27 +148,33 @@ class TicketDesk:
                          if ticket.kind is Kind.HELP else self.say("ticket.unchanged.alert", state=state))
             return _done(Ended.REPLAYED, f"ticket #{ticket.number} is {ticket.state.value}")
         self._write(after, message)
-        told = self._told(after, request)
+        lang = language(after.lang, self.settings.message_language)
+        told = self._told(after, request, messages.For(lang))
         if after.participant and told:
-            self.slack.post(after.participant, told)
+            self._tell(after.participant, told, lang)
         _audit(after, request.op, request.by, request.at)
         return _done(Ended.ACTED, f"ticket #{after.number} {request.op.value}")
 
-    def _told(self, ticket: Ticket, request: TicketRequest) -> str:
-        """What the participant (an alert's owner) reads of a press; "" for nothing."""
+    @staticmethod
+    def _told(ticket: Ticket, request: TicketRequest, say: messages.For) -> str:
+        """What the participant (an alert's owner) reads of a press, in their words; "" for nothing."""
         who = f"<@{request.by}>"
         if ticket.kind is Kind.ALERT:
             if request.op is Op.RESOLVE:
-                return self.say("ticket.dm.alert_resolved", who=who, instance=ticket.instance,
-                                note=plain(request.text) or "-")
+                return say("ticket.dm.alert_resolved", who=who, instance=ticket.instance,
+                           note=plain(request.text) or "-")
             if request.op is Op.CLAIM:
-                return self.say("ticket.dm.alert_claimed", who=who, instance=ticket.instance)
+                return say("ticket.dm.alert_claimed", who=who, instance=ticket.instance)
             return ""  # handed over: the owner waits as before
         if request.op is Op.RESOLVE:
-            return self.say("ticket.dm.resolved", number=ticket.number, who=who, note=plain(request.text) or "-")
+            return say("ticket.dm.resolved", number=ticket.number, who=who, note=plain(request.text) or "-")
         if request.op is Op.HANDOVER:
-            return self.say("ticket.dm.handover", number=ticket.number)
-        return self.say("ticket.dm.claimed", number=ticket.number, who=who)
+            return say("ticket.dm.handover", number=ticket.number)
+        return say("ticket.dm.claimed", number=ticket.number, who=who)
+
+    def _tell(self, user: str, text: str, lang: Lang) -> None:
+        """A DM to the participant in their language, "Get help" under it as under every DM the bot sends."""
+        self.slack.post(user, text, with_help(text, messages.For(lang)))
 
     def _answer(self, request: TicketRequest, text: str) -> None:
         """The presser's own answer (ephemeral, through the press's response_url), when there is one."""

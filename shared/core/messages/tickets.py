@@ -69,8 +69,10 @@ TICKETS: Final[dict[str, dict[Lang, str]]] = {
     "ticket.guard.missing": {"en": "missing (no guard, or guest attributes off)",
                              "ja": "なし (ガード未導入、またはゲスト属性が無効)"},
     "ticket.guard.unreadable": {"en": "unreadable (not the guard's shape)", "ja": "読み取れません (ガードの形式ではありません)"},
-    "ticket.guard.beat": {"en": "Last beat {age} ago: server {server}, Jupyter unit {unit}, disks {disks}.",
-                          "ja": "最後の報告は {age} 前: サーバー{server}、Jupyter ユニット {unit}、ディスク {disks}。"},
+    "ticket.guard.beat": {"en": "Last beat {age} ago: server {server}, Jupyter unit {unit}, memory {memory}, "
+                          "{kernels} kernels, disks {disks}.",
+                          "ja": "最後の報告は {age} 前: サーバー{server}、Jupyter ユニット {unit}、メモリ {memory}、"
+                          "カーネル {kernels} 個、ディスク {disks}。"},
     "ticket.guard.answering": {"en": "answering", "ja": "応答あり"},
     "ticket.guard.silent": {"en": "not answering", "ja": "応答なし"},
     "ticket.guard.cause": {"en": "Diagnosed: {cause}.", "ja": "診断: {cause}。"},
