@@ -23,7 +23,7 @@ from shared.app.worker.actions import Actions
 from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
-from shared.app.worker.disk_reports import GuestAttributes
+from shared.app.worker.disk_reports import Guest
 from shared.app.worker.endings import Endings
 from shared.app.worker.errors import ActionRefused, FinalError, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
@@ -65,7 +65,7 @@ class Worker:
         queue: Publisher,
         clock: Clock = SYSTEM,
         memory: MemorySeries | None = None,
-        guest: GuestAttributes | None = None,
+        guest: Guest | None = None,
     ) -> None:
         self.settings, self.workbench, self.slack, self.clock, self.guest = settings, workbench, slack, clock, guest
         self.policy = settings.policy
@@ -121,7 +121,7 @@ class Worker:
     def tickets(self) -> TicketDesk:
         """Help tickets (issue 46), made at the first change to one: its settings are read then."""
         return TicketDesk(settings=self.settings, clock=self.clock, slack=self.slack, workbench=self.workbench,
-                          asked=self.asked, guest=self.guest)
+                          asked=self.asked, guest=self.guest, pictures=self.reporter.pictures)
 
     def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
         """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's

@@ -24,8 +24,9 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.ticket_config import TicketSettings, load_ticket_settings
 from shared.adapters.workbench import Workbench
 from shared.app.worker.asked import Asked
-from shared.app.worker.disk_reports import GuestAttributes
+from shared.app.worker.disk_reports import Guest
 from shared.app.worker.outcomes import Ended, WorkOutcome
+from shared.app.worker.pictures import Pictures
 from shared.app.worker.reporter import REASONS_WITH_WORDS, reason_words
 from shared.core import messages, ticket_guard, tickets
 from shared.core.announce import language
@@ -52,12 +53,14 @@ NUDGES_PER_TICK = 20  # the most re-posts, escalations and reminders one tick ma
 
 class TicketDesk:
     """One per Worker. `slack` is the worker's SlackNotifier; `asked` reads who pressed (its Callers); `guest` the
-    guard's guest attributes (the Compute adapter; None: the ticket says the guard was not read)."""
+    guard's guest attributes and a VM's id (the Compute adapter; None: the ticket says the guard was not read);
+    `pictures` draws the memory picture into the ticket's thread (the worker's, off with MEMORY_CHARTS=false)."""
 
     def __init__(self, *, settings: Settings, clock: Clock, slack: SlackNotifier, workbench: Workbench,
-                 asked: Asked, config: TicketSettings | None = None, guest: GuestAttributes | None = None) -> None:
+                 asked: Asked, config: TicketSettings | None = None, guest: Guest | None = None,
+                 pictures: Pictures | None = None) -> None:
         self.settings, self.clock, self.slack, self.workbench, self.asked = settings, clock, slack, workbench, asked
-        self.guest = guest
+        self.guest, self.pictures = guest, pictures
         self.config = config or load_ticket_settings()
         self.say = messages.For(settings.message_language)
         self.channel = settings.slack_alert_channel
@@ -94,6 +97,8 @@ class TicketDesk:
             raise TransientError("the ticket could not be posted")
         self._tell(request.by, messages.For(lang)("ticket.dm.opened", number=ticket.number), lang)
         _audit(replace(ticket, ts=ts), Op.OPEN, request.by, request.at)
+        if view is not None:
+            self._picture(view, ts)
         return _done(Ended.ACTED, f"ticket #{ticket.number} opened")
 
     def _notebook(self, caller: Caller) -> tuple[InstanceView | None, str]:
@@ -121,6 +126,20 @@ class TicketDesk:
             return self.say("ticket.guard.unread", error=plain(exc.status, 80))
         now, sweep = self.clock.now(), self.settings.policy.sweep
         return ticket_guard.guard_line(ticket_guard.seen(view, attributes, now, sweep), now, self.say, self._cause)
+
+    def _picture(self, view: InstanceView, ts: str) -> None:
+        """The notebook's last hour of memory in the ticket's thread, as under a kill's alert; extra, after the ticket
+        and its DM: whatever fails here is logged and changes nothing (no Monitoring data: one line says so)."""
+        if self.pictures is None or self.pictures.reader is None or self.guest is None:
+            return
+        ref = view.ref
+        try:
+            vm_id = self.guest.vm_id_by_name(ref.project, ref.zone, ref.name)
+            shown = self.pictures.memory_picture(ref, view.machine_type, vm_id, None)
+            if shown:
+                self.pictures.share(shown, ref.name, "memory", self.clock.now(), (self.channel, ts))
+        except Exception:  # the picture is extra: the ticket is posted and its participant told already
+            log.exception("%s: a ticket's memory picture failed", ref.name)
 
     def _cause(self, diagnosis: Diagnosis, evidence: str) -> str:
         """A cause in the words of the outage's alert (reporter.reason_words, messages/causes.py)."""
