@@ -271,6 +271,11 @@ class SlackNotifier:
                 log.info("no Slack user for the owner's email; direct message skipped")
             return False
         # Posting to the user id lands in the app's DM with them: one call fewer than conversations.open.
+        return self.to_user(user_id, text, blocks)
+
+    def to_user(self, user_id: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
+        """A DM by Slack user id (chat.postMessage to the id: the app's DM with them), with `dm_blocks` when the
+        sender gives no blocks of its own."""
         if blocks is None and self.dm_blocks is not None:
             blocks = self.dm_blocks(text)
         return self.post(user_id, text, blocks) is not None

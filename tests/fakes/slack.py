@@ -200,10 +200,13 @@ class FakeSlack:
         if not user:
             log.info("no Slack user for the owner's email; direct message skipped")
             return False
-        dm_blocks = getattr(self, "dm_blocks", None)  # as SlackNotifier.dm: the Worker's "Get help" by default
+        return self.to_user(user, text, blocks)
+
+    def to_user(self, user_id: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
+        dm_blocks = getattr(self, "dm_blocks", None)  # as SlackNotifier.to_user: the Worker's "Get help" by default
         if blocks is None and dm_blocks is not None:
             blocks = dm_blocks(text)
-        return self.post(user, text, blocks) is not None
+        return self.post(user_id, text, blocks) is not None
 
     def respond(self, response_url: str, text: str, *, replace_original: bool = False) -> bool:
         if not response_url:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 from shared.adapters.clock import FakeClock
@@ -18,6 +19,7 @@ from simulators.slack import SlackSimulator
 from tests.unit.test_slack_budget import SETTINGS, TOKEN
 
 ROOT = Path(__file__).resolve().parents[2]
+USER_ID = re.compile(r"asker|requester|user_id|participant|\buser\b|owner")  # a post's first argument naming a person
 
 
 def test_a_dm_the_worker_sends_carries_get_help_under_its_text() -> None:
@@ -37,13 +39,21 @@ def test_a_dm_the_worker_sends_carries_get_help_under_its_text() -> None:
     assert not plain.get("blocks") and plain["text"] == long
 
 
-def test_no_dm_of_the_bots_code_replaces_the_button() -> None:
-    """Every `.dm(` call in the functions' code gives no blocks of its own, so SlackNotifier.dm_blocks applies."""
-    found, overriding = 0, []
+def test_no_dm_of_the_bots_code_replaces_the_button_or_goes_around_it() -> None:
+    """Every `.dm(` (by email) and `.to_user(` (by Slack user id) in the functions' code gives no blocks of its own,
+    so SlackNotifier.dm_blocks applies (a ticket's DMs give theirs: the button in the participant's language); no
+    `.post(` goes to a user by id around them."""
+    found, overriding, around = 0, [], []
     for path in sorted((ROOT / "shared" / "app").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "dm":
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            if node.func.attr in ("dm", "to_user"):
                 found += 1
-                if len(node.args) > 2 or any(k.arg == "blocks" for k in node.keywords):
-                    overriding.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert found >= 8 and not overriding, overriding
+                explicit = len(node.args) > 2 or any(k.arg == "blocks" for k in node.keywords)
+                if explicit and "with_help" not in ast.unparse(node):
+                    overriding.append(where)
+            elif node.func.attr == "post" and node.args and USER_ID.search(ast.unparse(node.args[0])):
+                around.append(where)
+    assert found >= 12 and not overriding and not around, (found, overriding, around)

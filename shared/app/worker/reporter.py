@@ -333,7 +333,7 @@ class Reporter:
         requester = request.requester
         late = self.clock.now() - request.requested_at > RESPONSE_URL_LIFE - timedelta(minutes=1)
         if late and request.response_url and requester is not None and requester.slack_user_id:
-            self.slack.post(requester.slack_user_id, text)
+            self.slack.to_user(requester.slack_user_id, text)
         else:
             self.slack.respond(request.response_url, text)
 

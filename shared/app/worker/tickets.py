@@ -193,7 +193,7 @@ class TicketDesk:
 
     def _tell(self, user: str, text: str, lang: Lang) -> None:
         """A DM to the participant in their language, "Get help" under it as under every DM the bot sends."""
-        self.slack.post(user, text, with_help(text, messages.For(lang)))
+        self.slack.to_user(user, text, with_help(text, messages.For(lang)))
 
     def _answer(self, request: TicketRequest, text: str) -> None:
         """The presser's own answer (ephemeral, through the press's response_url), when there is one."""
