@@ -36,7 +36,9 @@ CATEGORIES = ("slow", "data", "error", "start", "other")  # the modal's choices 
 TEXT_MAX = 1000  # the modal's free text (its plain_text_input max_length)
 NOTE_MAX = 500
 LANGS = ("", "en", "ja")  # a ticket's `lang`: "" is MESSAGE_LANGUAGE
-LOOKBACK = timedelta(days=14)  # how far back the worker reads tickets: numbers, the hour's limit, the timers
+# How far back the worker reads tickets: the next number (further back once, when none is that recent), the hour's
+# limit, the timers.
+LOOKBACK = timedelta(days=14)
 
 
 class Op(StrEnum):

@@ -343,3 +343,11 @@ def test_every_dm_of_a_ticket_carries_get_help_and_a_locale_slack_does_not_give_
     sent = desk.sim.messages("D" + ALICE[1:])
     assert len(sent) == 3 and all(tickets.ACTION_HELP in json.dumps(m.get("blocks")) for m in sent)
     assert "ticket *#1*" in sent[0]["text"] and "resolved by" in sent[-1]["text"]
+
+
+def test_numbering_goes_on_after_a_quiet_fortnight(desk: Desk) -> None:
+    desk.ask("one", view_id="VM1")
+    assert desk.deliver() == ["acted"] and "ticket *#1*" in desk.dms(ALICE)[-1]
+    desk.clock.advance(15 * 24 * 3600)  # past tickets.LOOKBACK: read further back, once, for the number
+    desk.ask("two", view_id="VM2")
+    assert desk.deliver() == ["acted"] and "ticket *#2*" in desk.dms(ALICE)[-1]

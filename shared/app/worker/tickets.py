@@ -90,7 +90,7 @@ class TicketDesk:
             self._tell(request.by, messages.For(lang)("ticket.dm.limit", most=self.config.per_hour), lang)
             return _done(Ended.DENIED, f"over {self.config.per_hour} tickets an hour")
         view, said = self._notebook(caller)
-        ticket = tickets.opened(request, tickets.next_number(known), view.ref.name if view else "", said, lang)
+        ticket = tickets.opened(request, self._next_number(known), view.ref.name if view else "", said, lang)
         text, blocks = ticket_blocks(ticket, self.say, self.settings.tz)
         ts = self.slack.post(self.channel, text, blocks, metadata=ticket.metadata())
         if ts is None:
@@ -257,6 +257,17 @@ class TicketDesk:
             raise TransientError("the organizers' channel could not be read")
         bot = self.slack.bot_id()
         return [(t, m) for t, m in ((tickets.from_message(m, bot), m) for m in listed) if t is not None]
+
+    def _next_number(self, known: list[Ticket]) -> int:
+        """One past the highest number of the last LOOKBACK; when it holds no help ticket, one past the highest
+        among the channel's older messages (at most five pages of history, read only then), so numbering goes on
+        after a quiet fortnight rather than starting again at 1."""
+        if any(t.kind is Kind.HELP for t in known):
+            return tickets.next_number(known)
+        older = self.slack.history(self.channel, oldest=0.0)
+        if older is None:
+            raise TransientError("the organizers' channel could not be read for the last ticket's number")
+        return tickets.next_number(tickets.tickets_in(older, self.slack.bot_id()))
 
     def _ticket(self, ts: str) -> Held | None:
         message = self.slack.message(self.channel, ts) if ts else {}
