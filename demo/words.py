@@ -33,6 +33,7 @@ _VERDICT = {
     "follow": "finishing a restart that was interrupted",
     "warn": "owner warned",
     "resize": "moved to a bigger machine",
+    "ask": "request posted for the organizers to approve",
     "rejected": "refused",
     "ignored": "ignored",
     "queued": "passed on to be handled",
@@ -101,7 +102,8 @@ def decision(record: dict[str, Any], name_of_email: dict[str, str]) -> str:
         "oom": "ran out of memory",
         "memory": "memory nearly full",
         "disk": "disk nearly full",
-        "slash-command": f"{who} asked for a restart",
+        "slash-command": f"{who} asked for a bigger machine" if record.get("action") == "ask" else (
+            f"{who} asked for a restart"),
         "button": f"{who} pressed a button",
         "unresolved": "a kill on a machine that could not be named",
         "bulk": f"{record.get('action', 'start or stop')} all",
@@ -110,7 +112,7 @@ def decision(record: dict[str, Any], name_of_email: dict[str, str]) -> str:
     verdict = str(record.get("decision", ""))
     did = _VERDICT.get(verdict, _plain(verdict))
     detail = str(record.get("outcome") or "")
-    why = "" if detail in _SAYS_THE_VERDICT_AGAIN else outcome(detail)
+    why = "" if detail in _SAYS_THE_VERDICT_AGAIN or verdict == "ask" else outcome(detail)  # ask: its ts, its types
     if not record.get("instance"):  # a run's end or the stop's warning: no one notebook, its own words say it
         return f"{record.get('message', '?')}" + (f": {outcome(detail)}" if detail else "")
     return f"{record['instance']}: {cause} → {did}" + (f" ({why})" if why else "")

@@ -100,7 +100,6 @@ locals {
     slack_app = [
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check
       "notebooks.instances.list",
-      "notebooks.instances.update", # `bigger`: its request's ledger label, medic-asks (issue 44; docs/security.md)
       # Cloud Monitoring, not Workbench: the Home tab's memory in use, one read for the fleet (issue 28).
       "monitoring.timeSeries.list",
     ]

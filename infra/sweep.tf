@@ -69,7 +69,7 @@ resource "google_cloudfunctions2_function" "health_sweep" {
   }
 
   service_config {
-    available_memory      = "256Mi"
+    available_memory = "256Mi"
     # Under the 3-minute tick: 1,000 notebooks' guest attributes read at 500 a minute (SweepConfig) take two.
     timeout_seconds       = 170
     max_instance_count    = 1 # one sweep at a time; an overlapping tick's outages fold in the worker anyway

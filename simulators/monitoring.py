@@ -3,8 +3,9 @@ google-cloud-monitoring client (shared/adapters/memory_series.py) reads it unmod
 
 It keeps, per VM instance id, what the Ops Agent writes: `agent.googleapis.com/memory/percent_used` (state=used)
 and `agent.googleapis.com/processes/rss_usage` (labels command, pid, ...), one point a minute. The local stack
-feeds it a curve that rises to each kill it pushes through the sink (`feed_kill`), and one up to now for each
-memory alert (`feed_warning`). Faults: `down` (UNAVAILABLE, as an outage or a refused connection is seen).
+feeds it a curve that rises to each kill it pushes through the sink (`feed_kill`; and the GPU's memory, `feed_gpu`,
+when the kill's VM is a Workbench instance with GPUs), and one up to now for each memory alert (`feed_warning`).
+Faults: `down` (UNAVAILABLE, as an outage or a refused connection is seen).
 What it follows of the API (docs/fidelity.md, "Issue 27"):
 - https://cloud.google.com/monitoring/api/ref_v3/rpc/google.monitoring.v3#google.monitoring.v3.MetricService.ListTimeSeries
   (and REST projects.timeSeries/list): `name`, `filter`, `interval`, `aggregation`, `view`; a series per
@@ -22,6 +23,10 @@ What it follows of the API (docs/fidelity.md, "Issue 27"):
   owner, pid; disk/percent_used (issue 43) a DOUBLE gauge labelled device and state (free|reserved|used), one
   series per filesystem device (GoogleCloudPlatform/ops-agent integration_test/agent_metrics/metadata.yaml), no
   mount-point label; `device` is the device path, /dev/sda1 (gcpdiag's vm_performance runbook filters on it).
+  gpu/memory/bytes_used (issue 47) an INT64 gauge in bytes labelled gpu_number, model, uuid and memory_state
+  (used|free), one series per GPU and state: the agent's nvml receiver's nvml.gpu.memory.bytes_used renamed
+  (GoogleCloudPlatform/ops-agent confgenerator, the hostmetrics receiver; Google's GPU dashboard filters on
+  metric.label.memory_state="used" and groups by gpu_number: GoogleCloudPlatform/monitoring-dashboard-samples).
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from simulators.grpc_local import serve
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
 DISK_METRIC = "agent.googleapis.com/disk/percent_used"
+GPU_METRIC = "agent.googleapis.com/gpu/memory/bytes_used"
 GIB = 1024**3
 GAUGE, INT64, DOUBLE = 1, 2, 3  # google.api.MetricDescriptor's MetricKind and ValueType numbers
 _EQUALS = re.compile(r'([a-z_.]+)\s*=\s*"([^"]*)"')
@@ -56,6 +62,8 @@ class VmSeries:
     percents: dict[datetime, float] = field(default_factory=dict)
     processes: dict[tuple[str, int], dict[datetime, int]] = field(default_factory=dict)
     disks: dict[str, dict[datetime, float]] = field(default_factory=dict)  # device -> percent used per minute
+    gpus: dict[tuple[str, str], dict[datetime, int]] = field(default_factory=dict)  # (gpu_number, state) -> bytes
+    gpu_model: str = "Tesla T4"
 
 
 class MonitoringSimulator:
@@ -152,6 +160,20 @@ class MonitoringSimulator:
                 level = start_percent + (percent - start_percent) * (0.45 * done + 0.55 * steps)
                 points[last - timedelta(minutes=back)] = round(min(100.0, level), 2)
 
+    def feed_gpu(self, vm_id: str, now: datetime, *, used_bytes: int, total_bytes: int = 15 * GIB, minutes: int = 60,
+                 project: str = "", zone: str = "", name: str = "") -> None:
+        """One GPU's memory over the last `minutes` up to `used_bytes` now, one point a minute: a model loaded
+        early, then batches that take more (memory_state used, and free the rest of `total_bytes`)."""
+        series = self.vm(vm_id, project, zone, name)
+        last = now.replace(second=0, microsecond=0)
+        with self._lock:
+            used, free = series.gpus.setdefault(("0", "used"), {}), series.gpus.setdefault(("0", "free"), {})
+            for back in range(minutes, -1, -1):
+                done = (minutes - back) / minutes
+                level = int(min(total_bytes, used_bytes * (0.35 + 0.65 * done ** 3)))
+                used[last - timedelta(minutes=back)] = level
+                free[last - timedelta(minutes=back)] = total_bytes - level
+
     # ---- the method ----------------------------------------------------------------------------------
     def _list_time_series(self, request: Any, context: Any) -> Any:
         with self._lock:
@@ -170,7 +192,7 @@ class MonitoringSimulator:
         found = self.vms.get(wanted.get("resource.labels.instance_id", ""))
         project = request.name.removeprefix("projects/")
         if found is None or found.project not in ("", project) or metric not in (MEMORY_METRIC, RSS_METRIC,
-                                                                                  DISK_METRIC):
+                                                                                  DISK_METRIC, GPU_METRIC):
             return monitoring_v3.ListTimeSeriesResponse()
         start, end = request.interval.start_time, request.interval.end_time
         mean = request.aggregation.per_series_aligner == monitoring_v3.Aggregation.Aligner.ALIGN_MEAN
@@ -183,6 +205,11 @@ class MonitoringSimulator:
                 device = wanted.get("metric.labels.device")
                 sets = [({"device": name, "state": "used"}, dict(points), True)
                         for name, points in sorted(found.disks.items()) if device in (None, name)]
+            elif metric == GPU_METRIC:  # a series per GPU and memory_state; a filter on the state keeps that one
+                state = wanted.get("metric.labels.memory_state")
+                sets = [({"gpu_number": number, "model": found.gpu_model, "uuid": f"GPU-{found.zone}-{number}",
+                          "memory_state": kind}, dict(points), False)
+                        for (number, kind), points in sorted(found.gpus.items()) if state in (None, kind)]
             else:
                 sets = [({"command": command, "process": command, "pid": str(pid), "owner": "jupyter",
                           "command_line": command}, dict(points), False)
@@ -262,8 +289,9 @@ def _when(value: Any) -> datetime | None:
     return moment if moment.tzinfo else None
 
 
-def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any]) -> None:
-    """What the Ops Agent wrote before the kill an entry reports: the hour rising to it, on the entry's VM."""
+def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any], *, gpu: bool = False) -> None:
+    """What the Ops Agent wrote before the kill an entry reports: the hour rising to it, on the entry's VM; for a
+    VM with a GPU (`gpu`), its GPU memory too (a T4's 15 GiB, nearly full)."""
     labels = _dict(_dict(entry.get("resource")).get("labels"))
     vm_id, kill_at = str(labels.get("instance_id", "")), _when(entry.get("timestamp"))
     payload = _dict(entry.get("jsonPayload"))
@@ -272,6 +300,9 @@ def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any]) -> None:
     if not vm_id.isdigit() or kill_at is None or killed is None or vm_id in sim.vms:
         return
     rss = _ANON_RSS.search(text)
+    if gpu:
+        sim.feed_gpu(vm_id, kill_at, used_bytes=int(14.2 * GIB), project=str(labels.get("project_id", "")),
+                     zone=str(labels.get("zone", "")))
     sim.feed_kill(vm_id, kill_at, process=killed.group(2), pid=int(killed.group(1)),
                   rss_bytes=int(rss.group(1)) * 1024 if rss else 12 * GIB,
                   project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")),

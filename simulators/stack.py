@@ -98,6 +98,7 @@ class LocalStack:
 
     workers: int = 1
     slack_app: bool = False
+    slack_apps: int = 1  # slack_app's instances, each a process of its own (functions["slack_app"][i])
     memory_alerts: bool = False
     env: dict[str, str] = field(default_factory=dict)
     workbench_options: dict[str, Any] = field(default_factory=dict)
@@ -201,8 +202,9 @@ class LocalStack:
                                          log_dir / "on_memory_alert.log"))
         procs += [FunctionProcess("restart_worker", "restart_worker", free_port(), log_dir / f"restart_worker-{i}.log")
                   for i in range(self.workers)]
-        if self.slack_app:
-            procs.append(FunctionProcess("slack_app", "slack_app", free_port(), log_dir / "slack_app.log"))
+        if self.slack_app:  # instances of their own (memory, reservations), as Cloud Run's under a burst
+            procs += [FunctionProcess("slack_app", "slack_app", free_port(), log_dir / f"slack_app-{i}.log")
+                      for i in range(self.slack_apps)]
         if self.health_sweep:
             procs.append(FunctionProcess("health_sweep", "health_sweep", free_port(), log_dir / "health_sweep.log"))
         return procs
@@ -268,12 +270,22 @@ class LocalStack:
         if not compile_query(SINK_FILTER)(entry):
             return ""
         if self.feed_monitoring:
-            feed_from_kill(self.metrics, entry)
+            feed_from_kill(self.metrics, entry, gpu=self._has_gpu(entry))
         # Logging sets receiveTimestamp when it takes the entry, whatever the writer sent; the sink's message
         # carries the entry's own timestamp as an attribute (docs/checked-facts.md).
         entry = {**entry, "receiveTimestamp": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
         attributes = {"logging.googleapis.com/timestamp": str(entry.get("timestamp", ""))}
         return self.pubsub.publish(OOM_TOPIC, json.dumps(entry).encode(), attributes)
+
+    def _has_gpu(self, entry: dict[str, Any]) -> bool:
+        """Whether the entry's VM is a Workbench instance with GPUs (gceSetup.acceleratorConfigs)."""
+        labels = entry.get("resource", {}).get("labels", {}) if isinstance(entry.get("resource"), dict) else {}
+        name = (entry.get("labels") or {}).get("compute.googleapis.com/resource_name", "")
+        full = f"projects/{labels.get('project_id', '')}/locations/{labels.get('zone', '')}/instances/{name}"
+        try:
+            return bool(self.workbench.get(full).get("gceSetup", {}).get("acceleratorConfigs"))
+        except KeyError:  # no such instance: a VM that is no notebook
+            return False
 
     def publish(self, topic: str, data: bytes, attributes: dict[str, str] | None = None, ordering_key: str = "") -> str:
         """A message put on one of the stack's topics (OOM_TOPIC, RESTART_TOPIC, ...)."""

@@ -7,7 +7,9 @@ the moment asked about, of which each process's last point counts. And for the H
 `timeSeries.list` over every VM of the project at once (`fleet`): the memory metric grouped by project, zone and the
 VM's name (metadata.system_labels.name, which Monitoring attaches from the VM itself), each VM's latest point.
 And for a disk warning (issue 43, `disk`): the Ops Agent's `agent.googleapis.com/disk/percent_used` (state=used) of
-one device over the window, aligned to one minute, the same call. Best effort, like the picture and the view it
+one device over the window, aligned to one minute, the same call. And for a GPU notebook (issue 47, `gpu`): the Ops
+Agent's `agent.googleapis.com/gpu/memory/bytes_used` (NVML, labels gpu_number and memory_state used|free) over the
+window, aligned to one minute, summed over the VM's GPUs. Best effort, like the picture and the view it
 feeds: one attempt, bounded by a timeout, and what Google raised
 leaves as the project's error (google_errors.py). The library is imported on first use.
 """
@@ -27,6 +29,7 @@ from shared.core.wire import disk_device
 MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 RSS_METRIC = "agent.googleapis.com/processes/rss_usage"
 DISK_METRIC = "agent.googleapis.com/disk/percent_used"  # labels device, state (infra/disk.tf)
+GPU_METRIC = "agent.googleapis.com/gpu/memory/bytes_used"  # labels gpu_number, model, uuid, memory_state (used|free)
 LAST_PROCESS_POINT = timedelta(minutes=5)  # a process's rss older than this before the moment is not "just before"
 FLEET_WINDOW = timedelta(minutes=5)  # a VM whose latest point is older has no memory in use to show, not an old one
 # Grouped by these, each VM is one series and its metadata names it ("metadata labels that are explicitly named in
@@ -98,6 +101,27 @@ class MemorySeries:
                                         f'metric.labels.device = "{device}"', vm_id, start, end)
         percents = {point.interval.end_time: _number(point.value) for series in found for point in series.points}
         return tuple(sorted(percents.items()))
+
+    def gpu(self, project: str, vm_id: str, start: datetime, end: datetime
+            ) -> tuple[tuple[tuple[datetime, float], ...], float]:
+        """GPU memory used per minute between start and end (bytes, summed over the VM's GPUs), oldest first, and the
+        GPUs' total (used and free at the latest minute that has both; 0.0 when none has)."""
+        if not _VM_ID.fullmatch(vm_id):
+            raise ValueError(f"not a Compute Engine instance id: {vm_id[:30]!r}")
+        with google_answers():
+            found = self._list(project, f'metric.type = "{GPU_METRIC}"', vm_id, start, end)
+        sums: dict[str, dict[datetime, float]] = {"used": {}, "free": {}}
+        for series in found:
+            state = str(series.metric.labels.get("memory_state", ""))
+            if state not in sums:
+                continue
+            points = sums[state]
+            for point in series.points:
+                points[point.interval.end_time] = points.get(point.interval.end_time, 0.0) + _number(point.value)
+        used, free = sums["used"], sums["free"]
+        both = [at for at in used if at in free]
+        total = used[max(both)] + free[max(both)] if both else 0.0
+        return tuple(sorted(used.items())), total
 
     def fleet(self, project: str, end: datetime) -> dict[tuple[str, str, str], float]:
         """Memory in use on every VM of the project, by (project, zone, VM name): each one's latest minute in the

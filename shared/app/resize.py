@@ -22,7 +22,7 @@ from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench, describe_error
-from shared.core import messages
+from shared.core import capacity, messages
 from shared.core.blocks import memory_text, resize_button_label, without_buttons
 from shared.core.machines import memory_kib
 from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
@@ -43,6 +43,7 @@ LEFT_STATES = {
     "stopped-old": ("resize.state.stopped", "old"),
     "stopped-new": ("resize.state.stopped", "new"),
 }
+WAITING_FOR_CAPACITY = "waiting-for-capacity"  # stopped on the new type, its start in a stockout (capacity_wait)
 NOW_STATES = {
     InstanceState.STOPPING: "resize.now.stopping",
     InstanceState.STOPPED: "resize.now.stopped",
@@ -163,6 +164,8 @@ class Resizer:
         started = self._step(job, lambda: self.workbench.start(job.ref))
         if started.result is ResetResult.DONE:
             return None
+        if started.result is ResetResult.FAILED and capacity.is_stockout(started.error):
+            return self._waiting(job, started)
         if started.result is ResetResult.UNCONFIRMED:
             # Still starting, on the new type, and it may yet come up: no revert (it needs a STOPPED instance).
             return self._failed(job, "start", started, "")
@@ -175,6 +178,16 @@ class Resizer:
         else:
             left = "stopped-new" if reverted.result is ResetResult.FAILED else ""
         return self._failed(job, "start", started, left)
+
+    def _waiting(self, job: _Job, started: OperationOutcome) -> ResizeOutcome:
+        """The start on the new type met a stockout (issue 47): no revert (the old type's start would ask for the
+        same GPU anew); it stays stopped on its new type and the worker waits for capacity (capacity_wait), which
+        tells the owner each try. Said in the thread and on the request's message first."""
+        line = self.say("capacity.resized", name=job.ref.name, machine=job.target)
+        self._close_request(job.request, line)
+        self._post(job, line)
+        log.warning("resize of %s: the start on %s met a stockout; waiting", job.ref.name, job.target)
+        return ResizeOutcome(done=False, failed_step="start", error=started.error, left_state=WAITING_FOR_CAPACITY)
 
     def _done(self, job: _Job, seconds: int) -> ResizeOutcome:
         memory = memory_text(job.target)

@@ -18,6 +18,10 @@ never reaches here. An outage is what the bot saw, by its own clock, never what 
   JupyterLab it took down; every sweep tick of a notebook still down); the outage's cause is its first start's.
 - an outage still open at the report's end is cut there (`until`); one begun before the report's start is not in it.
 
+The worker keeps the same split live, as state on the instance (history.DOWN, `DayDown`): when an outage it
+handled ends (its restart done, or the notebook found up again), `recorded` adds that Outage's minutes, by the
+rules above, to the day's; the Home tab shows them without reading Logging. The report stays the authority.
+
 A cause the guard's evidence names (shared/core/causes.py, Cause) has its side there, the one place; SIDES gives
 the sweep's findings that name no cause theirs: a finding added later is one line there; a cause in neither (one of
 a newer release) is counted as `unknown`, never dropped.
@@ -26,12 +30,15 @@ a newer release) is counted as `unknown`, never dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
 from shared.core.causes import Cause
+from shared.core.day_down import DAY_MINUTES, DayDown
+from shared.core.models import RestartRequest, Trigger
+from shared.core.payloads import RestartPayload
 from shared.core.verdicts import Reason
 
 CAUSES = frozenset(cause.value for cause in Cause)
@@ -173,3 +180,41 @@ def minutes_by_side(found: Iterable[Outage]) -> dict[Side, float]:
     for outage in found:
         total[outage.side] += outage.minutes
     return total
+
+
+def recorded(previous: DayDown | None, outage: Outage, day_start: datetime) -> DayDown | None:
+    """The day beginning at `day_start` with one outage that ended added: only its minutes since `day_start` (one
+    begun the day before counts today's part), on its side; a record of another day is reset, not added to. An
+    outage that ended before the day, or one sighted before the last one counted ended (the same outage, as
+    `_merged` folds it: two sweep ticks the worker found over), leaves the record as it was. A last end after this
+    one's (a value set ahead by hand) is no end: it holds back nothing."""
+    last_end = previous.ended if previous is not None else None
+    if outage.end < day_start or (last_end is not None and outage.start <= last_end <= outage.end):
+        return previous
+    day = day_start.date()
+    base = previous if previous is not None and previous.day == day else DayDown(day)
+    today = replace(outage, start=max(outage.start, day_start))
+    side = today.side.value  # DayDown's fields are named as the sides
+    return replace(base, ended=outage.end.replace(microsecond=0),
+                   **{side: min(DAY_MINUTES, getattr(base, side) + round(today.minutes))})
+
+
+def of_request(request: RestartRequest, finding: str, end: datetime) -> Outage | None:
+    """The outage an automatic request opened, as the report starts it, ended at `end` (its restart done, the
+    notebook found up): None for anything a person asked for (their restart ends an outage, opens none). Its start
+    is the bot's sighting, as the audit line's: Logging's receipt of a kill, the sweep's time of its finding;
+    never a time the notebook wrote. Its cause: a kill's is `oom-kill`; the sweep's, the guard's diagnosis, else
+    the worker's finding (`finding`: a verdicts.Reason value), else `jupyter-down`, as the sweep's line says it."""
+    payload = request.payload
+    if request.trigger is Trigger.OOM:
+        received = payload.received_at if isinstance(payload, RestartPayload) else None
+        return Outage(_name(request), received or request.requested_at, end, OOM_KILL, still_open=False)
+    if request.trigger is Trigger.SWEEP:
+        diagnosed = payload.cause if isinstance(payload, RestartPayload) else ""
+        cause = diagnosed or (finding if finding in SIDES else Reason.JUPYTER_DOWN.value)
+        return Outage(_name(request), request.requested_at, end, cause, still_open=False)
+    return None
+
+
+def _name(request: RestartRequest) -> str:
+    return request.instance.rsplit("/", 1)[-1]  # the instance's name, as the audit lines and the report say it

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import Any
 
@@ -63,8 +63,8 @@ class DayCounts:
 
     kills: int = 0
     restarts: int = 0
-    # Minutes down by side, (platform, own, unknown) as shared/core/downtime.py splits them: only the audit trail
-    # says why a notebook was down, so None when the counts come from the labels.
+    # Minutes down by side, (platform, own, unknown) as shared/core/downtime.py splits them: from the audit trail,
+    # or the day's that the worker recorded on the instance (history.DOWN); None when neither says any.
     down: tuple[float, float, float] | None = None
 
 
@@ -138,9 +138,18 @@ def down_text(counts: DayCounts, say: messages.For, *, short: bool) -> str:
                own=own, unknown=unknown)
 
 
+def day_start(now: datetime, tz: tzinfo) -> datetime:
+    """Midnight of `now`'s day in DISPLAY_TIMEZONE: where the fleet's "today" begins (its kills, restarts and
+    minutes down), for the Home tab that reads the labels and for the worker that writes medic-down alike."""
+    return now.astimezone(tz).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 def _from_labels(history: History, since: datetime) -> DayCounts:
-    """The labels keep the last five kills and automatic restarts: a floor, not the day's count."""
-    return DayCounts(sum(1 for t in history.kills if t >= since), sum(1 for t in history.auto_restarts if t >= since))
+    """The labels keep the last five kills and automatic restarts: a floor, not the day's count; and the day's
+    minutes down by side as the worker recorded them (a floor too), when that record is of this day."""
+    down = history.down.minutes if history.down is not None and history.down.day == since.date() else None
+    return DayCounts(sum(1 for t in history.kills if t >= since), sum(1 for t in history.auto_restarts if t >= since),
+                     down)
 
 
 def build_row(view: InstanceView, *, now: datetime, day_start: datetime, contest_running: bool,

@@ -23,6 +23,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from shared.core.day_down import DayDown
+
 AUTO = "medic-auto"
 RESTARTS = "medic-restarts"
 KILLS = "medic-kills"
@@ -43,6 +45,8 @@ INTERRUPTS = "medic-interrupts"
 # The bigger-machine offer posted for the kernels lost and kept today (issue 44): when, and its message, which later
 # kills and interrupts update rather than post again; like INTERRUPTS, written only where there is room.
 OFFER = "medic-offer"
+# Today's minutes down by side (issue 42 part 4, day_down.DayDown): the Home tab's live glance, written where room is.
+DOWN = "medic-down"
 ACTED = "medic-acted"  # digests of the last Slack requests acted on: a replayed signed request acts once
 MAX_ACTED = 5  # 5 x 11 hex digits + 4 separators fits a label value's 63 characters
 MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
@@ -50,7 +54,7 @@ MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
     {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, DISK_WARNED, UNCONFIRMED,
-     WAITING, ACTED, STOPPED, INTERRUPTS, OFFER, TOLD}
+     WAITING, ACTED, STOPPED, INTERRUPTS, OFFER, TOLD, DOWN}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -63,8 +67,8 @@ MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
 # STOPPED is written only on a stopped instance, where no restart is recorded beside it, and cleared by the start.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED, DISK_WARNED}) + 1  # ACTED,
-# INTERRUPTS, OFFER, DISK_WARNED: where room is
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED, DISK_WARNED, DOWN}) + 1
+# ACTED, INTERRUPTS, OFFER, DISK_WARNED, DOWN: where room is
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,7 @@ class History:
 
     interrupts: tuple[datetime, ...] = ()  # the watcher's interrupts and refusals (kernels kept), oldest first
     offer: Offer | None = None  # the day's bigger-machine offer, which later kills and interrupts update
+    down: DayDown | None = None  # the day's minutes down by side, as the worker saw its outages end
 
     @classmethod
     def from_labels(cls, labels: dict[str, str]) -> History:
@@ -164,6 +169,7 @@ class History:
 
             interrupts=_times(labels.get(INTERRUPTS, "")),
             offer=Offer.parse(labels.get(OFFER, "")),
+            down=DayDown.parse(labels.get(DOWN, "")),
         ).settled()
 
     def settled(self) -> History:
@@ -226,6 +232,8 @@ class History:
             labels[INTERRUPTS] = _join(self.interrupts)
         if self.offer is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: the offer posts again
             labels[OFFER] = self.offer.label()
+        if self.down is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: the report has it
+            labels[DOWN] = self.down.label()
         return labels | {key: "" for key in BOT_KEYS & existing.keys() - labels.keys()}
 
     def with_acted(self, digest: str) -> History:

@@ -57,7 +57,8 @@ class MemoryChart:
     total_bytes: float
     kill_at: datetime | None
     top: tuple[Process, ...] = ()
-    kind: str = "memory"  # or "disk": `top` are folders (command = the path, pid 0), the total the disk's size
+    kind: str = "memory"  # or "disk": `top` are folders (command = the path, pid 0), the total the disk's size;
+    # or "gpu" (issue 47): GPU memory (the Ops Agent's NVML bytes_used), the total the GPUs' memory, `top` empty
 
     @classmethod
     def from_percent(cls, instance: str, percents: tuple[tuple[datetime, float], ...], total_bytes: float,
@@ -208,8 +209,8 @@ def _processes(draw: Any, chart: MemoryChart) -> None:
     draw.text((PANEL_LEFT, PLOT_TOP - 2), heading, font=_font(15), fill=MUTED)
     shown = chart.top[:SHOWN_PROCESSES]
     if not shown:
-        draw.text((PANEL_LEFT, PLOT_TOP + 30), f"no {'folder' if disk else 'process'} data", font=_font(15),
-                  fill=MUTED)
+        missing = "folder data" if disk else "per-process GPU data" if chart.kind == "gpu" else "process data"
+        draw.text((PANEL_LEFT, PLOT_TOP + 30), f"no {missing}", font=_font(15), fill=MUTED)
         return
     bar_width = WIDTH - 24 - PANEL_LEFT
     for index, proc in enumerate(shown):
@@ -249,6 +250,8 @@ def alt_text(chart: MemoryChart, *, lang: messages.Lang, tz: ZoneInfo) -> str:
     who = _who(chart) or say("chart.alt.nobody")
     if chart.kind == "disk":
         return say("chart.alt.disk", now=gib(chart.points[-1][1]), who=who, **params)
+    if chart.kind == "gpu":
+        return say("chart.alt.gpu", now=gib(chart.points[-1][1]), **params)
     if chart.kill_at is None:
         return say("chart.alt.warn", now=gib(chart.points[-1][1]), who=who, **params)
     return say("chart.alt.kill", kill_time=f"{chart.kill_at.astimezone(tz):%H:%M %Z}", who=who, **params)
@@ -256,6 +259,6 @@ def alt_text(chart: MemoryChart, *, lang: messages.Lang, tz: ZoneInfo) -> str:
 
 def title(chart: MemoryChart, *, lang: messages.Lang) -> str:
     say = messages.For(lang)
-    key = "chart.title.disk" if chart.kind == "disk" else "chart.title.warn" if chart.kill_at is None else (
-        "chart.title.kill")
+    key = "chart.title.disk" if chart.kind == "disk" else "chart.title.gpu" if chart.kind == "gpu" else (
+        "chart.title.warn" if chart.kill_at is None else "chart.title.kill")
     return say(key, instance=chart.instance)

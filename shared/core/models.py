@@ -64,6 +64,7 @@ class Action(StrEnum):
     RESIZE = "resize"  # stop, change gce_setup.machine_type, start
     START = "start"  # a STOPPED notebook, started by its owner (unless an organizer's stop holds it) or an organizer
     INTERRUPTED = "interrupted"  # a kernel interrupted before the kill, kept: tell the owner, count it
+    ASK = "ask"  # `/restart-notebook bigger`: a request for a bigger machine, posted to the organizers by the worker
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,15 @@ class StopPayload:
 
 @dataclass(frozen=True)
 class StartPayload:
-    """A stopped notebook started: nothing beyond the envelope."""
+    """A stopped notebook started. Nothing beyond the envelope, until the start meets a stockout (issue 47): then its
+    continuation (the worker's capacity_wait) carries the wait: the first stockout, the tries so far, when the next
+    is due, Google's words, and, after a resize, the machine type the notebook was changed to before its start."""
+
+    stockout_since: datetime | None = None
+    tries: int = 0
+    not_before: datetime | None = None
+    stockout: str = ""
+    resized_to: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,17 +119,25 @@ class AskedPayload:
     target: str = ""
 
 
+@dataclass(frozen=True)
+class AskPayload:
+    """`bigger`: a request for a bigger machine, which the worker checks against the instance's ledger and posts
+    (issue 44): nothing beyond the envelope, since the worker reads the machine it offers off the instance."""
+
+
 Payload = (RestartPayload | InterruptedPayload | AlertPayload | WarnPayload | ResizePayload | StopPayload
-           | StartPayload | ModePayload | AskedPayload)
+           | StartPayload | ModePayload | AskedPayload | AskPayload)
 KillPayload = RestartPayload | InterruptedPayload | AlertPayload  # the payloads that carry a kill line
 PAYLOADS: dict[str, type[Payload]] = {
     "restart": RestartPayload, "interrupted": InterruptedPayload, "alert": AlertPayload, "warn": WarnPayload,
     "resize": ResizePayload, "stop": StopPayload, "start": StartPayload, "mode": ModePayload, "asked": AskedPayload,
+    "ask": AskPayload,
 }
 KINDS = {cls: kind for kind, cls in PAYLOADS.items()}
 # The payload each action carries, by the action's wire value (models.Action); an unread slash command's is "asked".
 BY_ACTION = {"restart": "restart", "interrupted": "interrupted", "alert": "alert", "warn": "warn",
-             "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode"}
+             "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode",
+             "ask": "ask"}
 
 
 def empty(action: str) -> Payload:
@@ -160,6 +176,11 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "asked_by": lambda d: text_field(d, "asked_by", ""),
     "owner_may_start": lambda d: d.get("owner_may_start", False) is True,
     "target": lambda d: text_field(d, "target", ""),
+    "stockout_since": lambda d: _time(d, "stockout_since"),
+    "tries": lambda d: count(d.get("tries", 0)),
+    "not_before": lambda d: _time(d, "not_before"),
+    "stockout": lambda d: text_field(d, "stockout", "")[:1000],
+    "resized_to": lambda d: text_field(d, "resized_to", "")[:100],
 }
 
 

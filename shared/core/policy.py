@@ -54,7 +54,7 @@ from datetime import datetime, timedelta
 from shared.core.history import AutoMode, History, event_key
 from shared.core.machines import is_bigger
 from shared.core.models import Action, InstanceState, InstanceView, RestartRequest, Trigger
-from shared.core.payloads import ResizePayload, RestartPayload
+from shared.core.payloads import ResizePayload, RestartPayload, StartPayload
 from shared.core.remedies import cause_of, told_instead
 from shared.core.sweep import Finding, observe
 from shared.core.verdicts import Decision, PolicyConfig, Reason, RestartPolicy, Verdict
@@ -115,6 +115,8 @@ def decide(
         return Decision(Verdict.STOP, Reason.REQUESTED)
     if request.action is Action.START:
         return _decide_start(request, instance, history)
+    if request.action is Action.ASK:  # whether the ledger allows it needs Slack's word: the action reads it
+        return Decision(Verdict.ASK, Reason.REQUESTED)
     return Decision(Verdict.ALERT, Reason.UNRESOLVED)
 
 
@@ -156,8 +158,12 @@ def live_inflight(history: History, now: datetime, config: PolicyConfig) -> date
 
 
 def is_too_old(request: RestartRequest, now: datetime, config: PolicyConfig) -> bool:
-    """Events older than the max age are reported, not acted on or retried."""
-    return now - request.requested_at > config.max_event_age
+    """Events older than the max age are reported, not acted on or retried. A start waiting out a stockout is as
+    old as its next try (its continuation's not_before): the wait is the bot's, not a stale request's."""
+    asked = request.requested_at
+    if isinstance(request.payload, StartPayload) and request.payload.not_before is not None:
+        asked = max(asked, min(request.payload.not_before, now))
+    return now - asked > config.max_event_age
 
 
 def crashloop_count(history: History, now: datetime, config: PolicyConfig) -> int:

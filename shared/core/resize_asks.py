@@ -7,13 +7,13 @@ so it is answered that the first is still open (and folded into it: counted in t
 have ASKS_PER_DAY requests in any 24 hours, open or closed (`bigger` asks for one's own notebook: one's day).
 
 Where the state lives (issue 44 item 4): in the instance's label LEDGER (`medic-asks`), the Slack ts of each of
-the day's requests (`1764590400-123456`, `_`-joined: 3 fit in a label's 63 characters), written by slack_app when it
-posts one. Before, the requests were found in the channel's last 400 messages, and 1,604 later messages (item 1
-supplied them) made one notebook's 5 open requests possible. Whether the newest is still open is read from that one
-message (by its ts): open while it carries its Deny button (resize.py takes the buttons off when it closes the
-request), and only the bot's own message counts (bot_id), so another app's look-alike holds nothing shut.
-The worker never writes LEDGER back as it read it (recorder.py): the live API merges label updates, so a request
-recorded while a restart of the same notebook was under way is kept.
+the day's requests (`1764590400-123456`, `_`-joined: 3 fit in a label's 63 characters), written by the worker when it
+posts one (shared/app/worker/bigger.py: one at a time per instance, so the next reads it). Before, the requests were
+found in the channel's last 400 messages, and 1,604 later messages (item 1 supplied them) made one notebook's 5 open
+requests possible. Whether the newest is still open is read from that one message (by its ts): open while it carries
+its Deny button (resize.py takes the buttons off when it closes the request), and only the bot's own message counts
+(bot_id), so another app's look-alike holds nothing shut. slack_app reads the same to answer at once
+(shared/app/slack/asks.py) and writes nothing: the public function holds no right to change an instance.
 """
 
 from __future__ import annotations

@@ -65,6 +65,7 @@ class Verdict(StrEnum):
     RESIZE = "resize"
     START = "start"  # a STOPPED notebook started (StartInstance), at its owner's or an organizer's request
     KERNEL_KEPT = "kernel-kept"  # the guard's watcher interrupted a kernel before the kill: tell, count
+    ASK = "ask"  # `bigger`: the request posted to the organizers when the instance's ledger allows it (issue 44)
 
 
 class Reason(StrEnum):

@@ -82,3 +82,28 @@ def test_a_paused_or_missing_sweep_job_fails_with_its_fix(local: LocalDeployment
         jobs[name] = kept
     assert not_ok(results) == {"sweep.job": Status.FAIL}
     assert said in results["sweep.job"].what and fix in results["sweep.job"].fix
+
+
+def test_a_stopped_notebook_has_no_heartbeat_line_and_its_guard_line_says_why(local: LocalDeployment) -> None:
+    """A stopped VM writes no heartbeat: one line per ACTIVE notebook, none for it (not a ✗ to chase)."""
+    instance = local.stack.workbench._instances[full(local, "nb-02")]
+    instance.data["state"] = "STOPPED"
+    try:
+        results = diagnose(local)
+    finally:
+        instance.data["state"] = "ACTIVE"
+    lines = {key for key in results if key.startswith("heartbeat.")}
+    assert len(lines) == FLEET - 1 and "heartbeat.nb-02" not in lines
+    assert not_ok(results) == {"guard.nb-02": Status.WARN} and "STOPPED" in results["guard.nb-02"].what
+
+
+def test_a_sweep_job_publishing_to_another_topic_fails_with_its_fix(local: LocalDeployment) -> None:
+    jobs, name = local.cloud.scheduler_jobs, local.deployment.names.sweep_job
+    kept = jobs[name]
+    jobs[name] = cloud_scheduler.job(name, "projects/contest-prj/topics/elsewhere", "*/3 * * * *")
+    try:
+        results = diagnose(local)
+    finally:
+        jobs[name] = kept
+    assert not_ok(results) == {"sweep.job": Status.FAIL}
+    assert "topics/elsewhere" in results["sweep.job"].what and results["sweep.job"].fix

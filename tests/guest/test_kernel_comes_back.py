@@ -5,12 +5,14 @@ install.sh itself (its kernel provisioner and KernelRestarter settings), the ker
 killer's signal) and by this machine's own cgroup OOM killer. As a participant who runs the cell again as soon as the
 kernel is back: without the guard's restart_limit and provisioner, jupyter_client's restarter left every sixth such
 kill dead (restarter.py: a kernel dying within stable_start_time of its restart counts toward restart_limit).
-Times are printed, not asserted: the deadline of each wait is generous, so the machine's speed cannot decide it.
+Times are printed, not asserted: the deadline of each wait is generous, so the machine's speed cannot decide it;
+the one bound asserted, a shutdown during the guard's wait before a kernel's next start, is that wait's own length.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import statistics
 import time
 from pathlib import Path
@@ -56,27 +58,41 @@ def test_a_kernel_killed_twenty_times_in_a_row_is_back_every_time(
           f"p90 {quantiles[8]:.2f} s, max {max(back):.2f} s")
 
 
-def test_a_kernel_that_cannot_start_is_started_again_later_and_later_never_left_dead(
-    memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, tmp_path: Path,
-) -> None:
-    home = tmp_path / "jupyter"
+def broken_server(home: Path, cgroup: rig.MemoryCgroup, venv: Path) -> rig.JupyterServer:
+    """A guarded server with a kernelspec "broken" whose kernel exits (status 3) before it ever answers."""
     env = rig.guard_jupyter_files(home)[1]
     spec = home / "data" / "kernels" / "broken"
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(jupyter_venv_path / "bin" / "python"), "-c", "import sys; sys.exit(3)", "-f", "{connection_file}"],
+        "argv": [str(venv / "bin" / "python"), "-c", "import sys; sys.exit(3)", "-f", "{connection_file}"],
         "display_name": "cannot start", "language": "python",
     }))
-    server = rig.start_jupyter(home, memory_cgroup, extra_env=env)
+    return rig.start_jupyter(home, cgroup, extra_env=env)
+
+
+def guard_waits(server: rig.JupyterServer, kernel: str) -> list[str]:
+    """The provisioner's server log lines about `kernel`'s failed starts, from "kernel" on."""
+    return [line.split("notebook-medic-guard: ", 1)[1] for line in server.log_path.read_text().splitlines()
+            if f"notebook-medic-guard: kernel {kernel} " in line]
+
+
+def wait_line(server: rig.JupyterServer, kernel: str, line: str) -> float:
+    """Waits (BUDGET at most) for the provisioner's line announcing `line`; the monotonic time it was seen."""
+    deadline = time.monotonic() + BUDGET
+    while not any(said.endswith(line) for said in guard_waits(server, kernel)):
+        assert time.monotonic() < deadline, f"no {line!r} for {kernel} in {BUDGET} s: {guard_waits(server, kernel)}"
+        time.sleep(0.2)
+    return time.monotonic()
+
+
+def test_a_kernel_that_cannot_start_is_started_again_later_and_later_never_left_dead(
+    memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, tmp_path: Path,
+) -> None:
+    server = broken_server(tmp_path / "jupyter", memory_cgroup, jupyter_venv_path)
     try:
         kernel = str(server.request("POST", "/api/kernels", {"name": "broken"})["id"])
-        waits: list[str] = []
-        deadline = time.monotonic() + BUDGET
-        while len(waits) < 2 and time.monotonic() < deadline:
-            waits = [line.split("notebook-medic-guard: ", 1)[1] for line in server.log_path.read_text().splitlines()
-                     if "notebook-medic-guard: kernel" in line]
-            time.sleep(0.5)
-        assert waits[:2] == [
+        wait_line(server, kernel, "next start in 2 s")
+        assert guard_waits(server, kernel)[:2] == [
             f"kernel {kernel} failed to start 3 times in a row (it died before it answered, exit status 3); "
             "next start in 1 s",
             f"kernel {kernel} failed to start 4 times in a row (it died before it answered, exit status 3); "
@@ -86,3 +102,35 @@ def test_a_kernel_that_cannot_start_is_started_again_later_and_later_never_left_
         assert "restart failed" not in server.log_path.read_text()
     finally:
         server.stop()
+
+
+# The waits the test below interrupts: a kernel's shutdown within the 8 s one, the server's within the 16 s one. Each
+# bound is the wait the guard announced: a shutdown that had to wait for it (as it did when the wait ran inside the
+# provisioner's launch_kernel, never ending at all) fails, however fast the machine.
+KERNEL_WAIT_S = 8
+SERVER_WAIT_S = 16
+
+
+def test_a_kernel_waiting_to_start_again_is_shut_down_at_once_and_so_is_its_server(
+    memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, tmp_path: Path,
+) -> None:
+    server = broken_server(tmp_path / "jupyter", memory_cgroup, jupyter_venv_path)
+    try:
+        first, second = (str(server.request("POST", "/api/kernels", {"name": "broken"})["id"]) for _ in range(2))
+        seen = wait_line(server, first, f"next start in {KERNEL_WAIT_S} s")
+        server.request("DELETE", f"/api/kernels/{first}", timeout=BUDGET)
+        deleted = time.monotonic() - seen
+        assert first not in {kernel["id"] for kernel in server.request("GET", "/api/kernels")}
+        said = guard_waits(server, first)
+        seen = wait_line(server, second, f"next start in {SERVER_WAIT_S} s")
+        server.process.send_signal(signal.SIGTERM)
+        server.process.wait(BUDGET)
+        stopped = time.monotonic() - seen
+    finally:
+        server.stop()
+    assert guard_waits(server, first) == said, "the kernel shut down while it waited was never started again"
+    assert memory_cgroup.pids() == [], "no waiting kernel outlived its server"
+    print(f"shut down {deleted:.2f} s into its {KERNEL_WAIT_S} s wait; the server stopped {stopped:.2f} s into its "
+          f"kernel's {SERVER_WAIT_S} s wait")
+    assert deleted < KERNEL_WAIT_S
+    assert stopped < SERVER_WAIT_S

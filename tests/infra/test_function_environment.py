@@ -28,8 +28,9 @@ FUNCTIONS = {
 READERS = ("get", "parse", "seconds", "positive")  # config._Reader's methods, each called as read.<method>("NAME")
 
 
-# config.py and the settings read beside it with its _Reader (ticket_config.py: help tickets, issue 46).
-CONFIG_MODULES = ("config.py", "ticket_config.py")
+# config.py and every settings module read beside it with its _Reader (ticket_config.py, sweep_settings.py, ...):
+# each adapter module is read, so a new one needs no line here.
+CONFIG_MODULES = tuple(sorted(path.name for path in (ROOT / "shared" / "adapters").glob("*.py")))
 
 
 def names_config_reads() -> set[str]:

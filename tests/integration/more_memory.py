@@ -18,7 +18,7 @@ from shared.core.blocks import resize_request_blocks
 from shared.core.models import InstanceRef
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, LocalStack
-from tests.integration.helpers import stack_with_organizer
+from tests.integration.helpers import stack_with_organizer, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +44,13 @@ def dms(stack: LocalStack, user: str) -> list[dict]:
 
 
 def bigger_request(stack: LocalStack, slack: SlackRequester, user: str, name: str) -> dict:
-    answer = slack.slash_command(user, f"bigger {name}", response_url=stack.slack.new_response_url())
-    assert "asked the organizers" in answer.body
-    assert "e2-standard-4 to e2-highmem-4" in answer.body
+    """`bigger` as a participant sends it: slack_app hands it to the worker, which posts the request and says so."""
+    url = stack.slack.new_response_url()
+    answer = slack.slash_command(user, f"bigger {name}", response_url=url)
+    assert "Asking the organizers" in answer.body
+    assert "from e2-standard-4 to e2-highmem-4" in answer.body
     assert "stopped and started again" in answer.body  # what an approval will do to unsaved work
+    assert wait_for(lambda: any("asked the organizers" in r for r in replies(stack, url))), replies(stack, url)
     request = next(m for m in stack.alerts() if name in m.get("text", "") and "more memory" in m.get("text", ""))
     [approve] = [e for b in request["blocks"] if b["type"] == "actions" for e in b["elements"]
                  if e["action_id"] == "medic_resize"]
@@ -91,8 +94,8 @@ def closed(stack: LocalStack, ts: str) -> str:
 
 
 def lifecycle_calls(stack: LocalStack, name: str) -> list[str]:
-    """The instance's Workbench writes after the `bigger` that asked: its first, slack_app's ledger label (the
-    request's record, issue 44), is left out."""
+    """The instance's Workbench writes after the `bigger` that asked: its first, the worker's record of the request
+    (the ledger label and the Slack request acted on, issue 44), is left out."""
     calls = [c[0] + " " + c[1].rsplit(":", 1)[-1] if c[0] == "POST" else c[0]
              for c in stack.workbench.calls if name in c[1] and c[0] in ("POST", "PATCH")]
     return calls[1:] if calls[:1] == ["PATCH"] else calls

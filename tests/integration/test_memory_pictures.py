@@ -155,3 +155,19 @@ def test_a_help_ticket_brings_the_notebooks_last_hour_into_its_thread(stack: Loc
     image, file = picture(stack, shared)
     assert image.size == (800, 400) and file["title"] == f"Memory of {name} over the last hour"
     assert "kill" not in file["alt_txt"]
+
+
+def test_a_gpu_notebooks_kill_brings_its_gpu_memory_beside_its_memory(stack: LocalStack) -> None:
+    """Issue 47: a notebook with an NVIDIA T4 (acceleratorConfigs) has its GPU memory picture too, from the Ops
+    Agent's NVML series in the Monitoring stand-in, in the thread and the owner's DM."""
+    full, name = new_instance(stack, "pic-gpu", slack_user="U0PICGPU", machine_type="n1-standard-8",
+                              accelerators={"NVIDIA_TESLA_T4": 1})
+    kill(stack, full, name)
+    alert = restarted(stack, name)
+    shared = wait_reply(stack, ALERT_CHANNEL, alert["ts"], lambda m: any(
+        f["name"].startswith("gpu-") for f in m.get("files", [])))
+    image, file = picture(stack, shared)
+    assert image.size == (800, 400) and file["title"] == f"GPU memory of {name} over the last hour"
+    assert "of 15.0 GiB" in file["alt_txt"]
+    wait_dm(stack, "U0PICGPU", lambda m: any(f["name"].startswith("gpu-") for f in m.get("files", [])))
+    assert any("gpu/memory/bytes_used" in r.filter for _, r in stack.metrics.requests)

@@ -203,3 +203,19 @@ def payload_shapes(callers: st.SearchStrategy[str]) -> st.SearchStrategy[dict[st
         return payload
 
     return payloads()
+
+
+# ---- what a command should queue ------------------------------------------------------------
+HANDED_ON = "Asking the organizers"  # resize.queued: `bigger` handed to the worker
+
+
+def ask_target(user_id: str, text: str, reply: str) -> str | None:
+    """The instance `bigger` hands to the worker (issue 44: the worker posts the request): alice's own, or the one
+    an organizer names, when the reply says it was handed on (one a minute per process: asks.RESERVED_S)."""
+    words = text.split()
+    if not words or words[0].lower() != "bigger" or HANDED_ON not in reply:
+        return None
+    mine = len(words) == 1 and user_id == ALICE
+    named = len(words) == 2 and words[1] == "wb-alice" and user_id in (ALICE, ORG)
+    assert mine or named, (user_id, text[:80], reply[:200])  # handed on only for a caller who may ask
+    return full_name("wb-alice")

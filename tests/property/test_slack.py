@@ -55,6 +55,7 @@ from tests.property.hostile_slack import (
     NOMAIL,
     ORG,
     USER_IDS,
+    ask_target,
     block_action_payloads,
     payload_shapes,
     slash_bodies,
@@ -62,6 +63,7 @@ from tests.property.hostile_slack import (
 
 Record = Callable[[str, object], None]
 ALICE_FULL = full_name("wb-alice")
+STOPPED_FULL = full_name("wb-stopped")
 # The answers of a request cut short by Slack's 3 s budget (shared/core/messages/, "queue.unconfirmed" and
 # "deny.unavailable"): honest under load, so the oracle reads them instead of calling them failures.
 UNCONFIRMED = "may or may not be carried out"
@@ -73,16 +75,19 @@ MENTIONS = ("<!channel>", "<!here>", "<!everyone>")  # the bot never says these;
 def restart_target(user_id: str, text: str) -> str | None:
     """The instance /restart-notebook may queue a restart of, for this caller and text; None: nothing.
 
-    The workspace: alice owns wb-alice (ACTIVE); bob owns wb-stopped (STOPPED); org is an organizer. A
-    restart is queued for alice's blank text or `wb-alice`, and for an organizer's `wb-alice`. Anything
-    longer than 200 characters, with two words, or a keyword queues nothing.
+    The workspace: alice owns wb-alice (ACTIVE); bob owns wb-stopped (STOPPED, held by no one); org is an
+    organizer. A restart is queued for alice's blank text or `wb-alice`, and for an organizer's `wb-alice`; a start
+    for bob's blank text or `wb-stopped`, and for an organizer's `wb-stopped` (an owner starts their own stopped
+    notebook). Anything longer than 200 characters, with two words, or a keyword queues nothing.
     """
     words = text.split()
     if not words:
-        return ALICE_FULL if user_id == ALICE else None
+        return {ALICE: ALICE_FULL, BOB: STOPPED_FULL}.get(user_id)
     if len(text) > 200 or len(words) > 1 or words[0].lower() in COMMAND_KEYWORDS:
         return None
-    return ALICE_FULL if words[0] == "wb-alice" and user_id in (ALICE, ORG) else None
+    if words[0] == "wb-alice" and user_id in (ALICE, ORG):
+        return ALICE_FULL
+    return STOPPED_FULL if words[0] == "wb-stopped" and user_id in (BOB, ORG) else None
 
 
 def button_queues(user_id: str, action_id: str, value: str) -> bool:
@@ -177,9 +182,9 @@ def test_parse_command_only_targets_valid_names(record_property: Record) -> None
 def check_command(slack: Slack, body: dict[str, Any], answer: Any, before: int, records: list[dict[str, Any]]
                   ) -> None:
     user_id, text = str(body.get("user_id", "")), str(body.get("text", ""))
-    target = restart_target(user_id, text)
-    expected = [target] if target else []
     reply = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+    target = restart_target(user_id, text) or ask_target(user_id, text, reply)
+    expected = [target] if target else []
     if UNCONFIRMED in reply:  # the publish outlasted Slack's budget (a loaded machine): it may still land
         deadline = time.monotonic() + 10
         while not slack.queued_since(before) and time.monotonic() < deadline:

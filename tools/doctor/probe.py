@@ -90,9 +90,8 @@ def cleanup_command(seen: ProbeObservation) -> str:
 def _semantics(seen: ProbeObservation) -> CheckResult:
     if not seen.kept_after_omitted:
         return warn("probe.labels", f"label updates REPLACE on {seen.instance}: a key left out is removed — refutes "
-                    f"{ROW_MERGE}", "report it: the worker is right under both (it sends its keys with empty values "
-                    "and reads an empty value as absent), but slack_app's `bigger` ledger (one key, medic-asks) would "
-                    "drop the other labels; record it in docs/fidelity.md with the date and the project")
+                    f"{ROW_MERGE}", "report it (the bot is right under both: it sends its keys with empty values and "
+                    "reads an empty value as absent); record it in docs/fidelity.md with the date and the project")
     if not seen.restored:
         return warn("probe.labels", f"label updates MERGE on {seen.instance} (confirms {ROW_MERGE}), but a key sent "
                     f"with an empty value stayed — refutes {ROW_EMPTY}", "report it and record it in "

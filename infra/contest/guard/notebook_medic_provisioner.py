@@ -20,6 +20,12 @@ completed: the kernel answering a kernel_info_request.
   memory) is a failed start: the next start waits 1, 2, 4 ... s (at most 60 s) after the first two in a row, so a
   kernel that cannot start costs a start a minute, never a start a second. Each such wait is one server log line
   ("notebook-medic-guard: kernel ... failed to start"), in jupyter.service's journal.
+- The wait runs in the kernel's own process (a shell that sleeps, then becomes the kernel), not in launch_kernel:
+  Jupyter's shutdown of a kernel whose launch is still running fails (jupyter_client 8.10 multikernelmanager.py,
+  _async_shutdown_kernel: `km.ready.exception()` on the restart's pending `ready` raises InvalidStateError), so a
+  wait there made a kernel's shutdown answer 500 and the server ignore SIGTERM until it was killed. A waiting
+  kernel is a live process like any other: its shutdown, or the server's, ends the wait at once and it never starts.
+  A restart asked for during the wait (the Kernel menu) ends it too, and counts as one more failed start.
 
 restart_limit is a server-wide setting: a kernelspec that names a provisioner of its own (none on Workbench's
 images; nb_conda_kernels' name none) keeps Jupyter's restarter without a limit and without this backoff.
@@ -41,6 +47,8 @@ KERNEL_OOM_SCORE_ADJ = 1000
 # Raising oom_score_adj needs no privilege; the kernel inherits the protected server's, so it raises its own
 # before becoming the kernel (exec keeps the pid the provisioner watches).
 RAISE = f'echo {KERNEL_OOM_SCORE_ADJ} > /proc/self/oom_score_adj 2>/dev/null; exec "$@"'
+# The same, after a wait of $1 seconds ($0 names the process, "$@" is the kernel's command).
+WAIT_THEN_RAISE = f'sleep "$1"; shift; {RAISE}'
 # Failed starts in a row retried at once (a kernel killed by an early cell before it answered the provisioner is
 # one), then the wait doubles from 1 s up to BACKOFF_MAX_S.
 FREE_RETRIES = 2
@@ -67,6 +75,7 @@ class OomFirstProvisioner(LocalProvisioner):
     _asked: subprocess.Popen[Any] | None = None  # the kernel process asked
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> KernelConnectionInfo:
+        delay = 0.0
         if self._asking is not None:  # a restart: did the kernel before this one ever answer?
             self._asking.cancel()
             self.failed_starts = 0 if self.answered else self.failed_starts + 1
@@ -76,10 +85,11 @@ class OomFirstProvisioner(LocalProvisioner):
                     "notebook-medic-guard: kernel %s failed to start %d times in a row (it died before it answered, "
                     "exit status %s); next start in %.0f s", self.kernel_id, self.failed_starts,
                     self._asked.returncode if self._asked else None, delay)
-                await asyncio.sleep(delay)
+                cmd = [f"{delay:g}", *cmd]
             self._not_busy()
         self.answered = False
-        info = await super().launch_kernel(["/bin/sh", "-c", RAISE, "notebook-medic-kernel", *cmd], **kwargs)
+        script = WAIT_THEN_RAISE if delay else RAISE
+        info = await super().launch_kernel(["/bin/sh", "-c", script, "notebook-medic-kernel", *cmd], **kwargs)
         self._asked = process = self.process
         if process is not None:
             self._asking = asyncio.ensure_future(self._await_answer(process, info))

@@ -1,12 +1,12 @@
-"""Whether a `bigger` request may go to the organizers now, so an instance has one open request and a few a day
-(issues 25, 44), and the ledger on the instance that says so."""
+"""Whether a `bigger` request is worth handing to the worker now, answered within Slack's 3 s from what slack_app
+can read (issues 25, 44); the worker decides again and is the only one that posts and records it."""
 
-# The day's requests are the instance's LEDGER label (read with the instance, written here after each post through the
-# Workbench adapter: one key, which the live API merges into the labels); whether the newest is still open is read from
-# that one message (conversations.history at its ts: the bot's own, its bot id from auth.test asked once per process);
-# shared/core/resize_asks.py decides. A request posted by this process is also held for RESERVED_S in memory, because a
-# burst of commands (30 in 0.6 s) reads the labels before the first's write; across function instances, two at the
-# very same moment can still both be posted.
+# The day's requests are the instance's LEDGER label (read with the instance; written only by the worker, which posts
+# the request: shared/app/worker/bigger.py), and whether the newest is still open is read from that one message
+# (conversations.history at its ts: the bot's own, its bot id from auth.test asked once per process);
+# shared/core/resize_asks.py decides. A request handed on by this process is also held for RESERVED_S in memory,
+# because a burst of commands (30 in 0.6 s) reads the labels before the worker's write. Across function instances
+# two may both be handed on: the worker takes them one at a time (the instance's ordering key) and folds the second.
 
 from __future__ import annotations
 
@@ -15,23 +15,22 @@ from typing import Any
 
 from shared.adapters.errors import ServiceError
 from shared.app.slack.auditing import audit_request
-from shared.app.slack.budget import Deadline, Late, Read
 from shared.app.slack.dependencies import Dependencies
 from shared.app.slack.failures import failure, slack_answers
 from shared.core import messages
 from shared.core.commands import Caller
 from shared.core.models import InstanceView
-from shared.core.resize_asks import OverLimit, StillOpen, ledger, plan, read_asks, recorded
+from shared.core.resize_asks import OverLimit, StillOpen, ledger, plan, read_asks
 
 RESERVED_S = 60.0
 _lock = threading.Lock()
-_reserved: dict[str, tuple[float, str]] = {}  # instance -> (monotonic, what the first asker was told: its time)
+_reserved: dict[str, tuple[float, str]] = {}  # instance -> (monotonic, when the first asker asked, as words)
 _bot_id: list[str] = []
 
 
 def gate(caller: Caller, instance: InstanceView, fields: dict[str, Any], *, deps: Dependencies) -> str | None:
-    """The answer instead of a new request, or None to post it, refusing while Slack can't be read so the organizers'
-    channel is never flooded blind."""
+    """The answer instead of a new request, or None to hand it to the worker (held RESERVED_S from now), refusing
+    while Slack can't be read so the organizers' channel is never flooded blind."""
     name, now = instance.ref.full_name, deps.clock.now()
     with _lock:
         if just_posted := _just_posted(deps, instance, fields):
@@ -50,7 +49,7 @@ def gate(caller: Caller, instance: InstanceView, fields: dict[str, Any], *, deps
     if isinstance(step, OverLimit):
         audit_request("bigger denied", fields, instance=instance.ref.name, reason=f"{step.count} requests today")
         return deps.say("resize.daily_limit", count=step.count)
-    with _lock:  # checked again: another thread may have posted while this one read Slack
+    with _lock:  # checked again: another thread may have handed one on while this one read Slack
         if just_posted := _just_posted(deps, instance, fields):
             return just_posted
         _reserved[name] = (deps.clock.monotonic(), messages.slack_date(now, deps.settings.tz))
@@ -60,8 +59,8 @@ def gate(caller: Caller, instance: InstanceView, fields: dict[str, Any], *, deps
 
 
 def _just_posted(deps: Dependencies, instance: InstanceView, fields: dict[str, Any]) -> str | None:
-    """"Still open" for a request this process posted within RESERVED_S, because Slack's history may not show it yet
-    (the caller holds _lock)."""
+    """"Still open" for a request this process handed on within RESERVED_S, because the worker may not have recorded
+    it yet (the caller holds _lock)."""
     held = _reserved.get(instance.ref.full_name)
     if held is None or deps.clock.monotonic() - held[0] >= RESERVED_S:
         return None
@@ -78,18 +77,10 @@ def _message(deps: Dependencies, ts: str) -> list[dict[str, Any]]:
     return [m for m in data.get("messages", []) if isinstance(m, dict)]
 
 
-def record(deps: Dependencies, instance: InstanceView, ts: str, fields: dict[str, Any]) -> None:
-    """The request posted as message `ts` written into the instance's ledger, within what is left of Slack's 3 s
-    (SlackBudget.publish): a write that fails or is late is logged, and the request stands (this process holds it
-    RESERVED_S; after that, one more request could pass)."""
-    update = recorded(instance.labels, ts, deps.clock.now())
-    write = Read(deps.pool, deps.clock, "labels.update", deps.workbench.send_labels, instance.ref, update)
-    try:
-        done = write.within(Deadline(deps.clock, deps.settings.slack_budget.publish))
-    except ServiceError as exc:
-        done = Late(f"labels.update failed: {failure(exc)}")
-    if isinstance(done, Late):
-        audit_request("bigger not recorded", fields, instance=instance.ref.name, reason=done.what)
+def release(instance: InstanceView) -> None:
+    """The hold taken by gate() dropped, for a request that was never queued (its publish failed)."""
+    with _lock:
+        _reserved.pop(instance.ref.full_name, None)
 
 
 def _own_bot_id(deps: Dependencies) -> str:

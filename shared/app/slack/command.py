@@ -2,9 +2,9 @@
 wants the answer within 3 seconds."""
 
 # Who asks and what exists are read at once, shared/core/commands.py decides, and a restart is published to the restart
-# topic for the worker; `bigger` posts a request the organizers approve or deny with buttons.py. When the reads miss
-# their share, a restart is acknowledged at once and published unread: the worker reads, authorizes by the same function
-# and answers (shared/app/worker/asked.py).
+# topic for the worker; so is `bigger`, whose request the worker posts for the organizers to approve or deny with
+# buttons.py. When the reads miss their share, a restart is acknowledged at once and published unread: the worker
+# reads, authorizes by the same function and answers (shared/app/worker/asked.py).
 
 from __future__ import annotations
 
@@ -17,15 +17,13 @@ from shared.app.slack import asks
 from shared.app.slack.auditing import audit_request
 from shared.app.slack.budget import Deadline, Late, Read
 from shared.app.slack.dependencies import Dependencies
-from shared.app.slack.failures import failure, misconfigured, slack_answers
+from shared.app.slack.failures import failure
 from shared.app.slack.guard import request_stamp, slack_request_digest
-from shared.app.slack.replies import denial, shown_instances, status_reply
+from shared.app.slack.replies import bigger_words, denial, shown_instances, status_reply
 from shared.core import fleet, fleet_ops, payloads
-from shared.core.blocks import cost_text, memory_text, resize_request_blocks
 from shared.core.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command
-from shared.core.machines import next_size
 from shared.core.models import Action, InstanceView, Requester, RestartRequest, Trigger
-from shared.core.payloads import AskedPayload
+from shared.core.payloads import AskedPayload, AskPayload, Payload
 
 
 def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
@@ -54,7 +52,7 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
         audit_request("status", fields, shown=len(shown_instances(caller, instances)))
         return status_reply(say, deps.settings, caller, instances, deps.clock.now())
     if parsed.verb is Verb.BIGGER:
-        return _bigger(deps, caller, parsed.target, instances, fields)
+        return _bigger(deps, caller, parsed.target, instances, deadline, body, fields)
     if parsed.verb in (Verb.START_ALL, Verb.STOP_ALL):
         return _bulk(deps, caller, instances, parsed.verb, fields)
     if parsed.verb is Verb.ANNOUNCE:
@@ -129,7 +127,7 @@ def _make_publisher_during_reads(deps: Dependencies) -> None:
 def _acknowledge_first(deps: Dependencies, body: dict[str, Any], verb: Verb, target: str | None, late: Late,
                        deadline: Deadline, fields: dict[str, Any]) -> str:
     """Late reads: a restart handed to the worker unread and acknowledged at once, because slow is not wrong (status and
-    bigger have no worker step, so they say it was slow)."""
+    bigger are not handed on unread, so they say it was slow)."""
     fields["late"] = late.what
     url = deps.responder.url(body.get("response_url"))
     if verb is not Verb.RESTART or not url:  # nowhere to answer later: say so, with what was slow
@@ -172,18 +170,7 @@ def restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: st
         shown = target.rsplit("/", 1)[-1] if target else target  # a row button's full name, said as its name
         return denial(deps.say, settings, decision.answer, caller, shown, decision)
     instance = decision.instance
-    user_id = caller.slack_user_id
-    request = RestartRequest(
-        action=decision.action,
-        trigger=Trigger.SLASH_COMMAND,
-        instance=instance.ref.full_name,
-        requested_at=deps.clock.now(),
-        event_id=f"slack-{body.get('trigger_id') or user_id + request_stamp(deps.clock)}",
-        requester=Requester(user_id, caller.email or "", caller.is_organizer),
-        response_url=deps.responder.url(body.get("response_url")),
-        slack_request=digest,
-        payload=payloads.empty(decision.action.value),
-    )
+    request = _request(deps, body, caller, instance, decision.action, payloads.empty(decision.action.value))
     fields["instance"] = instance.ref.name
     unsent = deps.publisher.publish(request, deadline, fields)
     if unsent is not None:
@@ -195,10 +182,22 @@ def restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: st
     return deps.say("cmd.queued", instance=instance.ref.name)
 
 
+def _request(deps: Dependencies, body: dict[str, Any], caller: Caller, instance: InstanceView, action: Action,
+             payload: Payload) -> RestartRequest:
+    """The slash command's request for the worker about `instance`, naming who asked and the Slack request (its
+    digest: a replay is recognised) and where to answer."""
+    user = caller.slack_user_id
+    return RestartRequest(action, Trigger.SLASH_COMMAND, instance.ref.full_name, deps.clock.now(),
+                          f"slack-{body.get('trigger_id') or user + request_stamp(deps.clock)}", payload,
+                          requester=Requester(user, caller.email or "", caller.is_organizer),
+                          response_url=deps.responder.url(body.get("response_url")),
+                          slack_request=slack_request_digest(body))
+
+
 def _bigger(deps: Dependencies, caller: Caller, target: str | None, instances: list[InstanceView],
-            fields: dict[str, Any]) -> str:
-    """A participant's request for more memory posted to the organizers, because only they may approve a bigger,
-    costlier machine."""
+            deadline: Deadline, body: dict[str, Any], fields: dict[str, Any]) -> str:
+    """A participant's request for more memory handed to the worker, which posts it to the organizers (only they may
+    approve a bigger, costlier machine) and records it on the instance: this function writes nothing (issue 44)."""
     say, settings = deps.say, deps.settings
     found = find_target(caller, target, instances)
     fields["answer"] = found.answer.value
@@ -206,33 +205,16 @@ def _bigger(deps: Dependencies, caller: Caller, target: str | None, instances: l
         audit_request("bigger denied", fields, reason=found.answer.value)
         return denial(say, settings, found.answer, caller, target, found, verb=Verb.BIGGER)
     instance = found.instance
-    current, ladder = instance.machine_type, settings.machine_ladder
-    bigger = next_size(current, ladder, gpus=bool(instance.accelerators))
-    if bigger is None:
-        audit_request("bigger: nothing to offer", fields, instance=instance.ref.name, machine_type=current)
-        if current == ladder[-1]:
-            return say("resize.largest", instance=instance.ref.name, current=current)
-        why = (say("resize.why.no_fit", current=current, ladder=", ".join(ladder)) if current in ladder
-               else say("resize.why.off_ladder", current=current, ladder=", ".join(ladder)))
-        return say("resize.no_offer", instance=instance.ref.name, current=current, why=why)
+    words = bigger_words(say, settings, instance, caller.slack_user_id)
+    if isinstance(words, str):
+        audit_request("bigger: nothing to offer", fields, instance=instance.ref.name,
+                      machine_type=instance.machine_type)
+        return words
     if held_back := asks.gate(caller, instance, fields, deps=deps):  # one open request per instance (issue 25)
         return held_back
-    params = {
-        "instance": instance.ref.name, "current": current, "next": bigger,
-        "current_mem": memory_text(current), "next_mem": memory_text(bigger),
-        "cost": cost_text(current, bigger, settings.machine_prices, settings.message_language),
-        "requester": f"<@{caller.slack_user_id}>",
-    }
-    line = say("resize.request", **params)
-    blocks = resize_request_blocks(line, instance.ref, bigger, caller.slack_user_id, settings.message_language)
-    channel = settings.slack_alert_channel
-    try:
-        with slack_answers():
-            posted = deps.client.chat_postMessage(channel=channel, text=line, blocks=blocks)
-    except ServiceError as exc:  # nothing was asked: tell the participant so
-        misconfigured(exc, method="chat.postMessage", channel=channel)
-        audit_request("bigger denied", fields, reason=f"chat.postMessage failed: {failure(exc)}")
-        return say("deny.failed", service="Slack", error=exc.status)
-    asks.record(deps, instance, str(posted.get("ts") or ""), fields)  # the ledger the next `bigger` reads (issue 44)
-    audit_request("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)
-    return say("resize.asked", **params)
+    request = _request(deps, body, caller, instance, Action.ASK, AskPayload())
+    if unsent := deps.publisher.publish(request, deadline, fields):
+        asks.release(instance)  # nothing was queued: the next `bigger` may try again at once
+        return unsent
+    audit_request("bigger queued", fields, instance=instance.ref.name, machine_type=words["next"])
+    return say("resize.queued", **words)

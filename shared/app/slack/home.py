@@ -12,7 +12,7 @@ they press Refresh or Next page, because Slack shows a Home tab only as an app l
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from shared.adapters.errors import ServiceError
@@ -161,10 +161,8 @@ def fleet_view(caller: Caller, instances: list[InstanceView], deps: Dependencies
 
 
 def day_start(now: datetime, deps: Dependencies) -> datetime:
-    """Midnight of today in DISPLAY_TIMEZONE, where "today's kills" begin."""
-    local = now.astimezone(deps.settings.tz)
-    return local - timedelta(hours=local.hour, minutes=local.minute, seconds=local.second,
-                             microseconds=local.microsecond)
+    """Midnight of today in DISPLAY_TIMEZONE, where "today's kills" begin (fleet.day_start)."""
+    return fleet.day_start(now, deps.settings.tz)
 
 
 def notice(text: str, say: messages.For) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from typing import Any
 from shared.adapters.config import Settings
 from shared.adapters.slack_notify import SHOWN_MAX
 from shared.core import messages
-from shared.core.blocks import MAX_BLOCKS, table_blocks
+from shared.core.blocks import MAX_BLOCKS, cost_text, memory_text, table_blocks
 from shared.core.commands import Answer, Caller, Refusal, Verb, is_owner, status_rows
+from shared.core.machines import next_size
 from shared.core.models import InstanceState, InstanceView
 
 STATUS_ROWS = 60  # `status` shows the instances needing attention most; it says how many more there are
@@ -75,6 +76,24 @@ def denial(say: messages.For, settings: Settings, answer: Answer, caller: Caller
         return say("deny.too_soon_unconfirmed", name=name, seconds=seconds,
                    time=messages.slack_date(decision.since, settings.tz))
     return say("deny.too_soon", name=name, seconds=seconds)
+
+
+def bigger_words(say: messages.For, settings: Settings, instance: InstanceView, asker: str) -> dict[str, str] | str:
+    """The words of a request for `instance`'s next machine up the ladder (resize.request, .queued, .asked: "next" is
+    the machine), or the answer that there is none, so slack_app's answer and the worker's post say the same."""
+    current, ladder = instance.machine_type, settings.machine_ladder
+    bigger = next_size(current, ladder, gpus=bool(instance.accelerators))
+    name = instance.ref.name
+    if bigger is None:
+        if current == ladder[-1]:
+            return say("resize.largest", instance=name, current=current)
+        why = (say("resize.why.no_fit", current=current, ladder=", ".join(ladder)) if current in ladder
+               else say("resize.why.off_ladder", current=current, ladder=", ".join(ladder)))
+        return say("resize.no_offer", instance=name, current=current, why=why)
+    return {"instance": name, "current": current, "next": bigger, "current_mem": memory_text(current),
+            "next_mem": memory_text(bigger), "cost": cost_text(current, bigger, settings.machine_prices,
+                                                               settings.message_language),
+            "requester": f"<@{asker}>"}
 
 
 def shown_instances(caller: Caller, instances: list[InstanceView]) -> list[InstanceView]:

@@ -14,6 +14,11 @@ Which error means what (errors.classify; applied in one place, dispatch.Worker.c
       raised by errors.action_call           request (a stop, a    the start, the mode) or as a refusal of what was
                                              start, the mode, the  asked (the intent: "not restarted"); acked
                                              restart's intent)
+    StockedOut(reason): a stockout's words   a start's request or  a start's (or a resize's) next try handed on
+      (capacity.is_stockout) in a refusal,   its operation         as a continuation after the bulk run's wait
+      or a start's operation failed so                             (capacity_wait), its owner told; acked. Past
+                                                                   STOCKOUT_PATIENCE_SECONDS: the organizers
+                                                                   alerted, with the zones Google named; acked
     any other exception                      reading, deciding     reported as FinalError is; acked
     any other exception                      in an action          redelivered: the action may have changed the
                                                                    instance, and the redelivery sees it (FOLLOW)
@@ -25,7 +30,7 @@ Modules: dispatch (push -> read -> decide -> one action per verdict), errors, ou
 acknowledged before its reads), job (the frozen value every action takes), restart (reset, or follow an
 earlier one), actions (stop, pause/resume, warn, resize, report only), start, interrupts (a kernel the OOM
 guard interrupted), endings (requests that end before any action), reporter (Slack), recorder (the medic-*
-labels), context (what every action is built with).
+labels), context (what every action is built with), capacity_wait (a start in a stockout, waited out).
 
 Ordering rules (methods refer to them by number):
 

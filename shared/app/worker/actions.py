@@ -13,15 +13,15 @@ from datetime import datetime
 
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
-from shared.app.resize import Resizer
+from shared.app.resize import WAITING_FOR_CAPACITY, Resizer
 from shared.app.worker import offer
 from shared.app.worker.context import ActionContext
 from shared.app.worker.disk_reports import GuestAttributes, read_report
-from shared.app.worker.errors import LabelsFullError, action_call, describe
+from shared.app.worker.errors import LabelsFullError, StockedOut, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import messages
+from shared.core import downtime, messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.disk_report import DiskReport, what_fills
@@ -53,6 +53,10 @@ class Actions(ActionContext):
             self.reporter.reply(job.request, self.wording("reply.already_running", instance=job.ref.name))
         elif job.request.response_url:
             self.reporter.reply(job.request, self._coalesced(job))
+        elif job.decision.reason.value in downtime.UP_AGAIN:  # found up again: its outage ends here (downtime.py)
+            ended = self.with_outage_ended(job, job.history, self.clock.now())
+            if ended != job.history:
+                self.recorder.best_effort(job.ref, job.view, ended, "could not record the minutes down on %s")
         return WorkOutcome.acted(Verdict.SKIP_DUPLICATE, job.decision.reason)
 
     def _coalesced(self, job: Job) -> str:
@@ -73,6 +77,8 @@ class Actions(ActionContext):
         told = request.trigger is Trigger.SWEEP and decision.verdict is Verdict.NOTIFY_ONLY  # remedies.py
         if told:
             new_history = replace(new_history, told=self.clock.now())
+        if decision.reason.value in downtime.UP_AGAIN:  # the notebook survived, its guard restarted it: the end
+            new_history = self.with_outage_ended(job, new_history, self.clock.now())
         if decision.verdict is Verdict.PAUSE:
             new_history = replace(new_history, auto_mode=AutoMode.PAUSED)
         unsaved = self.recorder.record_before_alert(job.ref, job.view, new_history)
@@ -132,6 +138,8 @@ class Actions(ActionContext):
 
     def resize(self, job: Job) -> WorkOutcome:
         done = self.resizer.run(job.request, job.view, job.deadline)
+        if done.left_state == WAITING_FOR_CAPACITY:  # the table's row: its start waited out (capacity_wait)
+            raise StockedOut(done.error)
         detail = "resized" if done.done else f"failed at {done.failed_step}; left {done.left_state}"
         return WorkOutcome.acted(Verdict.RESIZE, detail)
 

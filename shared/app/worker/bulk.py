@@ -250,9 +250,7 @@ class BulkRunner:
 
     def _rows(self, views: list[InstanceView]) -> list[fleet.FleetRow]:
         now = self.clock.now()
-        local = now.astimezone(self.settings.tz)
-        midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
-        return fleet.build(views, now=now, day_start=midnight, contest_running=False)
+        return fleet.build(views, now=now, day_start=fleet.day_start(now, self.settings.tz), contest_running=False)
 
     def _head(self, request: BulkRequest, confirmation: str) -> str:
         who = f"<@{request.requester}>" if request.requester else self.say("fleet.run.schedule")

@@ -22,10 +22,12 @@ from shared.app.resize import Resizer
 from shared.app.worker.actions import Actions
 from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
+from shared.app.worker.bigger import BiggerAction
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
+from shared.app.worker.capacity_wait import CapacityWait, continues
 from shared.app.worker.disk_reports import Guest
 from shared.app.worker.endings import Endings
-from shared.app.worker.errors import ActionRefused, FinalError, TryAgainLater, read, redelivery
+from shared.app.worker.errors import ActionRefused, FinalError, StockedOut, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
 from shared.app.worker.job import Job
 from shared.app.worker.organizer import as_slack_says
@@ -49,6 +51,7 @@ from shared.core.tickets import TicketRequest
 
 log = logging.getLogger(__name__)
 MAX_DATA_BYTES = 1_000_000  # restart requests are small
+_WAIT_FOR_CAPACITY = (Verdict.START, Verdict.RESIZE)  # the verdicts whose start waits out a stockout
 
 
 class Worker:
@@ -70,31 +73,29 @@ class Worker:
         self.settings, self.workbench, self.slack, self.clock, self.guest = settings, workbench, slack, clock, guest
         self.policy = settings.policy
         wording = messages.For(settings.message_language)
-        # "Get help" under every DM the worker sends (issue 46): the one place, SlackNotifier.dm's default blocks.
-        slack.dm_blocks = partial(with_help, say=wording)
+        slack.dm_blocks = partial(with_help, say=wording)  # "Get help" under every DM it sends (issue 46): one place
         self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
         pictures = Pictures(settings=settings, slack=slack, clock=clock, wording=wording, reader=memory)
         self.reporter = Reporter(settings=settings, slack=slack, clock=clock, wording=wording, pictures=pictures)
-        # Answers as all requests do (the reporter's reply).
-        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)
-        # The requests the Slack app acknowledged first: who asked is read here, through the worker's own client.
+        resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
         self.asked = Asked(settings=settings, clock=clock, reporter=self.reporter, workbench=workbench, slack=slack,
-                           queue=queue)
+                           queue=queue)  # the requests the Slack app acknowledged first: who asked is read here
         recorder, reporter = self.recorder, self.reporter
         self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                      workbench=workbench, queue=queue)
-        self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
-                               workbench=workbench, slack=slack, resizer=resizer, guest=guest)
+        self.actions = act = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                     workbench=workbench, slack=slack, resizer=resizer, guest=guest)
         self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
                                resizer=resizer)
         self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                  workbench=workbench, slack=slack)
+        self.capacity = CapacityWait(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                     queue=queue, slack=slack)
         self.bulk = BulkRunner(settings=settings, clock=clock, workbench=workbench, slack=slack, asked=self.asked,
                                queue=queue if isinstance(queue, BytesPublisher) else None)
         self.announce = AnnounceRunner(settings=settings, clock=clock, workbench=workbench, slack=slack,
                                        asked=self.asked, queue=self.bulk.queue)
-        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
-        act = self.actions
+        bigger = BiggerAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter, slack=slack)
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
             Verdict.FOLLOW: self.restart.run,
@@ -113,7 +114,9 @@ class Worker:
             Verdict.GIVE_UP: act.report_only,
             Verdict.ALERT: act.report_only,
             Verdict.WAIT: self.endings.hand_on_key,  # reached only past the one hold a delivery has (_observe)
-            Verdict.KERNEL_KEPT: interrupts.interrupted,
+            Verdict.KERNEL_KEPT: Interrupts(settings=settings, clock=clock, recorder=recorder,
+                                            reporter=reporter).interrupted,
+            Verdict.ASK: bigger.run,
         }
         self.refusals = self._refusals()
 
@@ -228,8 +231,10 @@ class Worker:
         return final(error)
 
     def _final(self, request: RestartRequest, job: Job | None, error: FinalError) -> WorkOutcome:
-        """A request's final error: the action refused, said by the action in its own words (self.refusals);
-        anything else reported about the instance (Endings.refused)."""
+        """A request's final error: a start's stockout waited out (capacity_wait); the action refused, said by the
+        action in its own words (self.refusals); anything else reported about the instance (Endings.refused)."""
+        if job is not None and isinstance(error, StockedOut) and job.decision.verdict in _WAIT_FOR_CAPACITY:
+            return self.capacity.waits(job, error)
         if job is not None and isinstance(error, ActionRefused):
             said = self.refusals.get(job.decision.verdict)
             if said is not None:
@@ -245,6 +250,8 @@ class Worker:
         out of scope, too old, folded into a wait, or a replay."""
         if request.trigger is Trigger.UNRESOLVED or request.action is Action.ALERT:
             return self.endings.unresolved(request)
+        if early := self.capacity.early(request):  # a start waiting out a stockout, before its next try: handed on
+            return early
         # Acknowledged before the Slack app's reads: read, authorize, then as any other (asked.py); otherwise an
         # organizer flag in the message is a claim, and Slack is asked (issue 25, organizer.py).
         resolved = self.asked.resolve(request) if request.authorize else as_slack_says(self.asked, request)
@@ -298,7 +305,8 @@ class Worker:
         if waiting.answers(request, job.decision, waiting.Marker.parse(history.waiting)):
             history = replace(history, waiting="")
         if request.slack_request:
-            if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW:
+            if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW and not (
+                    continues(request) and job.decision.verdict is Verdict.START):  # its own stockout's next try
                 return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this Slack request was already acted on")
             history = history.with_acted(request.slack_request)
         return replace(job, history=history)

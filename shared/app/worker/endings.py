@@ -65,6 +65,9 @@ class Endings(ActionContext):
         durations = {"age": messages.human_duration(age, self.wording.lang),
                      "limit": messages.human_duration(self.settings.policy.max_event_age.total_seconds(),
                                                       self.wording.lang)}
+        if request.action is Action.ASK:  # asked nothing of the organizers yet: the asker alone is told
+            self.reporter.reply(request, self.wording("resize.ask_too_old", **durations))
+            return WorkOutcome(ack=True, ended=Ended.TOO_OLD, detail=f"{int(age)} s old")
         if request.action is Action.RESTART:
             outcome = self.wording("outcome.too_old", **durations)
         else:

@@ -15,6 +15,7 @@ from typing import TypeVar
 from shared.adapters.errors import ServiceError, TransientError
 from shared.adapters.workbench import LabelsNotConfirmedError, describe_error
 from shared.app.worker.outcomes import Ended, WorkOutcome
+from shared.core import capacity
 from shared.core.envelope import MalformedMessageError
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,12 @@ class Rejected(FinalError):  # noqa: N818 - named for what happens to the messag
     be acted on or reported about, and it would never fit; logged with why, and acked."""
 
 
+class StockedOut(FinalError):  # noqa: N818 - named for what happened, as the table says it
+    """A start refused for want of capacity (Compute's stockout words, shared/core/capacity.py): the zone has no
+    machine of its kind free now, and may have one in minutes. A start's (Verdict.START, or a resize's) waits and
+    tries again (capacity_wait: a continuation on the restart topic, acked); anything else reads it as final."""
+
+
 class LabelsFullError(RuntimeError):
     """The history doesn't fit in GCP's 64 labels beside the instance's others: the API would refuse it.
     Its text is what organizers must do about it (Recorder.no_room). Caught by the actions that record first."""
@@ -90,6 +97,8 @@ def classify(exc: Exception, *, acting: bool) -> TryAgainLater | FinalError:
     Anything else that rose out of an action is tried again too, since the action may already have changed the
     instance (an intent written, a reset sent) and the redelivery sees what it did (Verdict.FOLLOW); before any
     action (the instance could not be read) it is final: reading again would only fail again."""
+    if isinstance(exc, FinalError) and not isinstance(exc, StockedOut) and capacity.is_stockout(exc.reason):
+        return StockedOut(exc.reason)  # the start's own request refused in a stockout's words (action_call)
     if isinstance(exc, TryAgainLater | FinalError):
         return exc
     if isinstance(exc, MalformedMessageError):

@@ -5,11 +5,12 @@ could say anything, or name no one. So every request a person asks for (anything
 restart, a watcher's interrupt, a memory warning, an unresolved alert) must name a Slack user id of Slack's shape,
 and is held to the Slack app's own rule, read here through the same reader (shared/app/slack/callers.py: an email
 in ORGANIZER_EMAILS or a member of ORGANIZER_USERGROUP, the group failing closed): an organizer goes on with the
-identity Slack gives; anyone else only for a restart or start of their own notebook (its `proxy-user-mail`, the
-Slack app's is_owner), which costs one read of the instance; everyone else is answered "organizers only" and
-nothing is done. A request naming no one, or an id of another shape, is refused unanswered (no one to answer, and
-nothing unchecked is written into a message). Continuations the worker hands on carry their requester and come
-through here again. Requests the app acknowledged first (RestartRequest.authorize) are read in asked.py.
+identity Slack gives; anyone else only for a restart, start or `bigger` of their own notebook (its
+`proxy-user-mail`, the Slack app's is_owner), which costs one read of the instance; everyone else is answered
+"organizers only" and nothing is done. A request naming no one, or an id of another shape, is refused unanswered
+(no one to answer, and nothing unchecked is written into a message). Continuations the worker hands on carry their
+requester and come through here again. Requests the app acknowledged first (RestartRequest.authorize) are read in
+asked.py.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ log = logging.getLogger(__name__)
 AUTOMATIC = frozenset({(Trigger.OOM, Action.RESTART), (Trigger.WATCHER, Action.INTERRUPTED),
                        (Trigger.MEMORY, Action.WARN), (Trigger.DISK, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT),
                        (Trigger.SWEEP, Action.RESTART)})
-OWNER_MAY = frozenset({Action.RESTART, Action.START})  # what a participant may ask of their own notebook
+# What a participant may ask of their own notebook (ASK: `bigger`, a request the organizers approve or deny).
+OWNER_MAY = frozenset({Action.RESTART, Action.START, Action.ASK})
 
 
 def as_slack_says(asked: Asked, request: RestartRequest) -> RestartRequest | WorkOutcome:

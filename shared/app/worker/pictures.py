@@ -2,7 +2,9 @@
 
 Read from Cloud Monitoring (shared/adapters/memory_series.py), drawn (shared/core/memory_chart.py), shared into
 the alert's thread and the owner's DM (shared/adapters/slack_files.py). A disk warning's picture (issue 43) is the
-disk's last hours, its size and largest folders from the guard's disk report. It comes last, once the restart is done,
+disk's last hours, its size and largest folders from the guard's disk report. A GPU notebook's (issue 47:
+acceleratorConfigs) kill or warning has a second picture beside the memory one: its GPU memory over the hour, from
+the Ops Agent's NVML metric. It comes last, once the restart is done,
 reported and recorded: it never delays a reset. Whatever goes wrong here changes nothing else: no data, Monitoring
 unreadable or Slack refusing the file each become one line where the picture would have been, and an error of
 its own is logged. Off with MEMORY_CHARTS=false.
@@ -54,12 +56,21 @@ class Pictures:
             return
         owner = owner_told and job.automatic and job.decision.verdict in OWNER_HEARS
         self._show(job, kill.vm_id, kill.killed_at, alert_ts, owner=owner)
+        self._gpu(job, kill.vm_id, kill.killed_at, alert_ts, owner=owner)
 
     def after_warning(self, job: Job, line_ts: str | None, *, owner: bool) -> None:
         """The hour up to now, under the channel's warning line and after the owner's warning."""
         if self.reader is None:
             return
-        self._show(job, job.request.payload_as(WarnPayload).vm_id, None, line_ts, owner=owner)
+        vm_id = job.request.payload_as(WarnPayload).vm_id
+        self._show(job, vm_id, None, line_ts, owner=owner)
+        self._gpu(job, vm_id, None, line_ts, owner=owner)
+
+    def _gpu(self, job: Job, vm_id: str, kill_at: datetime | None, thread_ts: str | None, *, owner: bool) -> None:
+        """A GPU notebook's GPU memory picture, beside the memory one (none for a notebook without a GPU)."""
+        if job.view.accelerators:
+            self._show(job, vm_id, kill_at, thread_ts, owner=owner, kind="gpu",
+                       draw=lambda: self._gpu_picture(job, vm_id, kill_at))
 
     def after_disk_warning(self, job: Job, line_ts: str | None, *, owner: bool, report: DiskReport | str | None
                            ) -> None:
@@ -70,7 +81,7 @@ class Pictures:
                    draw=lambda: self._disk_picture(job, report))
 
     def _show(self, job: Job, vm_id: str, kill_at: datetime | None, thread_ts: str | None, *, owner: bool,
-              draw: Callable[[], memory_chart.Picture | str] | None = None) -> None:
+              draw: Callable[[], memory_chart.Picture | str] | None = None, kind: str = "") -> None:
         try:
             places: list[Place] = [(self.settings.slack_alert_channel, thread_ts)] if thread_ts else []
             email = job.view.owner_email if owner and self.settings.owner_dm else None
@@ -82,7 +93,7 @@ class Pictures:
             if not shown:
                 return
             for channel, ts in places:
-                self._share(job, shown, channel, ts)
+                self._share(job, shown, channel, ts, kind)
         except Exception:  # the picture is extra: nothing it does may change the incident's end
             log.exception("%s: the memory picture failed", job.ref.name)
 
@@ -132,8 +143,28 @@ class Pictures:
         chart = memory_chart.MemoryChart.from_percent(name, percents, float(disk.size), None, folders)
         return memory_chart.render(replace(chart, kind="disk"), lang=self.wording.lang, tz=self.settings.tz)
 
-    def _share(self, job: Job, shown: memory_chart.Picture | str, channel: str, thread_ts: str) -> None:
-        kind = "disk" if job.request.trigger is Trigger.DISK else "memory"
+    def _gpu_picture(self, job: Job, vm_id: str, kill_at: datetime | None) -> memory_chart.Picture | str:
+        """The GPU memory of the hour up to the kill (or now) and the minutes since, in bytes of the GPUs' total;
+        or the one line that stands in for it."""
+        if self.reader is None:
+            return ""
+        name, now = job.ref.name, self.clock.now()
+        moment = kill_at or now
+        if not vm_id.isdigit():
+            return self.wording("chart.gpu.no_data", instance=name)
+        try:
+            used, total = self.reader.gpu(job.ref.project, vm_id, moment - BEFORE, max(now, moment))
+        except ServiceError as exc:
+            log.warning("%s: Cloud Monitoring unreadable: %s", name, exc)
+            return self.wording("chart.unreadable", instance=name, error=messages.escape(exc.status))
+        if not used or total <= 0:
+            return self.wording("chart.gpu.no_data", instance=name)
+        chart = memory_chart.MemoryChart(name, used, total, kill_at, kind="gpu")
+        return memory_chart.render(chart, lang=self.wording.lang, tz=self.settings.tz)
+
+    def _share(self, job: Job, shown: memory_chart.Picture | str, channel: str, thread_ts: str, kind: str = ""
+               ) -> None:
+        kind = kind or ("disk" if job.request.trigger is Trigger.DISK else "memory")
         self.share(shown, job.ref.name, kind, job.request.kill_time or self.clock.now(), (channel, thread_ts))
 
     def share(self, shown: memory_chart.Picture | str, instance: str, kind: str, at: datetime, place: Place) -> None:

@@ -19,7 +19,6 @@ from shared.app.worker.errors import LabelsFullError, best_effort, describe
 from shared.core import messages
 from shared.core.history import BOT_KEYS, MAX_LABELS, ROOM_NEEDED, History, changes_anything, foreign_count, present
 from shared.core.models import InstanceRef, InstanceView
-from shared.core.resize_asks import LEDGER
 
 log = logging.getLogger(__name__)
 
@@ -31,18 +30,19 @@ class Recorder:
     clock: Clock
     wording: messages.For
 
-    def save(self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True) -> dict[str, str]:
+    def save(self, ref: InstanceRef, view: InstanceView, history: History, *, confirm: bool = True,
+             ledger: dict[str, str] | None = None) -> dict[str, str]:
         """The history over the view's labels (History.to_labels: right whether updates merge or replace); returns
-        the labels after (read back when confirmed). LabelsFullError, with no call, when the API would refuse it."""
-        labels = history.to_labels(view.labels)
+        the labels after (read back when confirmed). LabelsFullError, with no call, when the API would refuse it.
+        `ledger`: the `bigger` ledger's update (resize_asks.recorded), written by the ask that posted (bigger.py)."""
+        labels = history.to_labels(view.labels) | (ledger or {})
         if not changes_anything(labels, view.labels):
             return present(view.labels)
         if no_room := self.no_room(ref, view, history):  # the API would refuse it (INVALID_ARGUMENT): no call
             raise LabelsFullError(no_room)
-        # slack_app's ledger of `bigger` requests is never sent back as read: the live API merges (a key left out is
-        # kept), so one recorded while this request ran is not lost (resize_asks.LEDGER, issue 44).
-        labels.pop(LEDGER, None)
-        return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
+        # The `bigger` ledger (resize_asks.LEDGER) is sent as read like any label not the history's, so this is right
+        # whether updates merge or replace: the worker is its only writer, one request at a time per instance.
+        return self.workbench.set_labels(ref, labels, own=BOT_KEYS | set(ledger or {}), confirm=confirm)
 
     def best_effort(self, ref: InstanceRef, view: InstanceView, history: History, failed: str, *,
                     confirm: bool = True, level: int = logging.WARNING) -> bool:

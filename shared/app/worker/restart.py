@@ -98,6 +98,8 @@ class RestartAction(ActionContext):
                                                confirmed=result.result is ResetResult.DONE)
         if request.kill_time is not None:
             new_history = new_history.with_kill(request.kill_time)
+        if result.result is ResetResult.DONE:  # the report's end of an outage: a restart done (downtime.py)
+            new_history = self.with_outage_ended(job, new_history, finished)
         if request.trigger is Trigger.BUTTON and request.alert_blocks:  # the alert the button sat on says so too
             self.reporter.update_button_alert(request, view, new_history, outcome)
         if job.automatic:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.worker.context import ActionContext
-from shared.app.worker.errors import action_call, describe
+from shared.app.worker.errors import StockedOut, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import WorkOutcome
-from shared.core import messages
+from shared.core import capacity, messages
 from shared.core.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,8 @@ class StartAction(ActionContext):
     def run(self, job: Job) -> WorkOutcome:
         """Start, record (the organizer's hold cleared, the Slack request acted on), follow, then report how it
         ended: to whoever asked, to the thread of the alert the stop was pressed on, and to the owner when an
-        organizer started it for them. A start refused for a moment before it was sent is tried again later."""
+        organizer started it for them. A start refused for a moment before it was sent is tried again later; one
+        that meets a stockout waits it out (errors.StockedOut, capacity_wait)."""
         return self._said(job, self._started(job))
 
     def _said(self, job: Job, result: OperationOutcome) -> WorkOutcome:
@@ -54,9 +55,12 @@ class StartAction(ActionContext):
         operation = action_call(lambda: self.workbench.start(ref))
         self._record(job)
         try:
-            return self.workbench.follow(operation, ref, deadline=job.deadline)
+            result = self.workbench.follow(operation, ref, deadline=job.deadline)
         except Exception as exc:  # noqa: BLE001 - sent, then not seen through: reported as failed
             return OperationOutcome(ResetResult.FAILED, 0.0, describe(exc))
+        if result.result is ResetResult.FAILED and capacity.is_stockout(result.error):
+            raise StockedOut(result.error)  # the table's row: waited out (capacity_wait), not reported failed
+        return result
 
     def refused(self, job: Job, reason: str) -> WorkOutcome:
         """The start refused by the API: its hold cleared all the same, and said to whoever asked."""

@@ -39,6 +39,22 @@ CHARTS: Final[dict[str, dict[Lang, str]]] = {
         "ja": "直近数時間の {instance} のディスク使用量: 現在 {now}、最大は {peak_time} の {peak}（{total} の {percent}%）。"
               "大きいフォルダ: {who}。",
     },
+    "chart.title.gpu": {
+        "en": "GPU memory of {instance} over the last hour",
+        "ja": "{instance} の直近1時間の GPU メモリ",
+    },
+    "chart.alt.gpu": {
+        "en": "GPU memory used on {instance} over the last hour: {now} now, highest {peak} ({percent}% of {total}) "
+              "at {peak_time}.",
+        "ja": "直近1時間の {instance} の GPU メモリ使用量: 現在 {now}、最大は {peak_time} の {peak}（{total} の "
+              "{percent}%）。",
+    },
+    "chart.gpu.no_data": {
+        "en": ":chart_with_upwards_trend: No GPU memory curve for *{instance}*: Cloud Monitoring has no data for its "
+              "GPU in the last hour (the Ops Agent reports it through the NVIDIA driver).",
+        "ja": ":chart_with_upwards_trend: *{instance}* の GPU メモリの推移はありません: Cloud Monitoring に直近1時間の"
+              "GPU のデータがありません（Ops Agent が NVIDIA ドライバ経由で報告します）。",
+    },
     "chart.alt.nobody": {
         "en": "no process data",
         "ja": "プロセスのデータなし",

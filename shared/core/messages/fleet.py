@@ -174,6 +174,22 @@ FLEET: Final[dict[str, dict[Lang, str]]] = {
         "いま Google に空きがありません。notebook-medic が {wait}後にもう一度試します（最長 {patience}）。"
         "操作は不要です。",
     },
+    "capacity.resized": {
+        "en": ":information_source: *{name}* already has its new machine type {machine}: it is stopped on it, waiting "
+        "for capacity.",
+        "ja": ":information_source: *{name}* はすでに新しいマシンタイプ {machine} に変更済みで、停止したまま空きを"
+        "待っています。",
+    },
+    "capacity.gave_up": {
+        "en": ":x: *{name}* was not started: {reason}. It is still stopped; press Start again later, or ask an "
+        "organizer.",
+        "ja": ":x: *{name}* を起動できませんでした: {reason}。停止したままです。あとでもう一度起動するか、運営に"
+        "相談してください。",
+    },
+    "capacity.alert": {
+        "en": "Not started after waiting {patience} for capacity: {reason}.",
+        "ja": "{patience} 空きを待っても起動できませんでした: {reason}。",
+    },
     "fleet.reason.unavailable": {
         "en": "Workbench did not answer after {tries} tries ({detail})",
         "ja": "{tries} 回試しても Workbench が応答しませんでした ({detail})",

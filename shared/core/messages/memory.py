@@ -58,6 +58,15 @@ MEMORY: Final[dict[str, dict[Lang, str]]] = {
         "en": ":incoming_envelope: I asked the organizers to move *{instance}* from {current} to {next}. You'll hear from me when they decide. If they approve, the notebook is stopped and started again on the new machine: anything only in memory is lost, so save your work.",
         "ja": ":incoming_envelope: *{instance}* を {current} から {next} に変更するよう運営に依頼しました。決まり次第お知らせします。承認されるとノートブックは停止し、新しいマシンで再起動します。メモリ上のデータは失われるので、作業を保存しておいてください。",
     },
+    # slack_app's answer: the worker posts the request (or finds one still open) and says which through response_url.
+    "resize.queued": {
+        "en": ":incoming_envelope: Asking the organizers to move *{instance}* from {current} to {next}: I'll confirm here once they have your request. If they approve, the notebook is stopped and started again on the new machine: anything only in memory is lost, so save your work.",
+        "ja": ":incoming_envelope: *{instance}* を {current} から {next} に変更するよう運営に依頼しています。依頼が届いたらここでお知らせします。承認されるとノートブックは停止し、新しいマシンで再起動します。メモリ上のデータは失われるので、作業を保存しておいてください。",
+    },
+    "resize.ask_too_old": {
+        "en": ":warning: I didn't ask the organizers: your `/restart-notebook bigger` reached me {age} after you sent it, later than the {limit} I act on. Send it again if you still want a bigger machine.",
+        "ja": ":warning: 運営には依頼していません: `/restart-notebook bigger` が届いたのは送信から {age} 後で、対応上限 {limit} を超えていました。まだ必要ならもう一度送ってください。",
+    },
     "resize.still_open": {
         "en": ":hourglass_flowing_sand: Your request to move *{instance}* to a bigger machine, sent {since}, is still with the organizers: I haven't asked again. You'll hear from me when they decide.",
         "ja": ":hourglass_flowing_sand: *{instance}* を大きいマシンに変更する依頼 ({since} 送信) は運営が確認中のため、重ねて依頼していません。決まり次第お知らせします。",
