@@ -92,8 +92,10 @@ locals {
       "notebooks.operations.list", # after a crash mid-restart: did the reset reach the API?
       # Cloud Monitoring, not Workbench: the memory curve before a kill (shared/adapters/memory_series.py).
       "monitoring.timeSeries.list",
-      # Compute Engine, not Workbench: a disk warning's "what fills it", the guard's disk-report guest attribute.
+      # Compute Engine, not Workbench: a disk warning's "what fills it", the guard's disk-report guest attribute;
+      # a help ticket's guard heartbeat, and its VM's id by name for the ticket's memory picture (instances.list).
       "compute.instances.getGuestAttributes",
+      "compute.instances.list",
     ]
     slack_app = [
       "notebooks.instances.get", # a button press: the pressed instance's labels, for the replay check

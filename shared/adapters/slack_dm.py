@@ -66,10 +66,13 @@ class DirectMessages:
         channel = self.call("conversations.open", users=user_id).get("channel")
         return str(channel.get("id", "")) if isinstance(channel, dict) else ""
 
-    def post(self, channel: str, text: str, metadata: dict[str, Any] | None = None) -> str:
+    def post(self, channel: str, text: str, metadata: dict[str, Any] | None = None,
+             blocks: list[dict[str, Any]] | None = None) -> str:
         args: dict[str, Any] = {"channel": channel, "text": text, "unfurl_links": False, "unfurl_media": False}
         if metadata:
             args["metadata"] = metadata
+        if blocks:
+            args["blocks"] = blocks
         return str(self.call("chat.postMessage", **args).get("ts", ""))
 
     def update(self, channel: str, ts: str, text: str, metadata: dict[str, Any]) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import http.client
 import logging
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -152,6 +153,9 @@ class SlackNotifier:
         self._response_url_base = response_url_base
         self._misconfigured = throttle or SLACK
         self._bot_id = ""
+        # A DM's blocks from its text when its sender gives none: the worker's "Get help" under every DM it sends
+        # (issue 46; set by shared/app/worker/dispatch.py, ticket_blocks.with_help). None: the text alone.
+        self.dm_blocks: Callable[[str], list[dict[str, Any]] | None] | None = None
 
     def _api(self, method: str, *, again_after_timeout: bool = False, **kwargs: Any) -> dict[str, Any] | None:
         try:
@@ -267,6 +271,13 @@ class SlackNotifier:
                 log.info("no Slack user for the owner's email; direct message skipped")
             return False
         # Posting to the user id lands in the app's DM with them: one call fewer than conversations.open.
+        return self.to_user(user_id, text, blocks)
+
+    def to_user(self, user_id: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
+        """A DM by Slack user id (chat.postMessage to the id: the app's DM with them), with `dm_blocks` when the
+        sender gives no blocks of its own."""
+        if blocks is None and self.dm_blocks is not None:
+            blocks = self.dm_blocks(text)
         return self.post(user_id, text, blocks) is not None
 
     def respond(self, response_url: str, text: str, *, replace_original: bool = False) -> bool:

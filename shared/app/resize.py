@@ -237,7 +237,7 @@ class Resizer:
         if not asker or (request.requester is not None and request.requester.slack_user_id == asker):
             return
         name = request.instance.rsplit("/", 1)[-1]
-        self.slack.post(asker, self.say("resize.asker_not_resized", instance=name, reason=reason))
+        self.slack.to_user(asker, self.say("resize.asker_not_resized", instance=name, reason=reason))
 
     def _tell_participants(self, request: RestartRequest, view: InstanceView, to_owner: str, to_asker: str) -> None:
         """The owner (when OWNER_DM) and the participant who asked (always: "you'll hear from me" was a
@@ -247,7 +247,7 @@ class Resizer:
             self.slack.dm(owner, to_owner)
         asker = request.payload_as(ResizePayload).asked_by
         if asker and not (owner and self.slack.user_id_for(owner) == asker):
-            self.slack.post(asker, to_asker)  # a user id: the app's DM with them
+            self.slack.to_user(asker, to_asker)
 
     def _failed(self, job: _Job, step: str, outcome: OperationOutcome, left: str) -> ResizeOutcome:
         """Report a resize that did not finish; with no `left`, a step is still running and the instance

@@ -107,6 +107,7 @@ class Caller:
     is_organizer: bool
     refused: Refusal | None = None  # set: nobody, refused before anything is read or decided
     email_not_plain: bool = False  # the profile has an email, but not a plain ASCII one: it names nobody
+    locale: str = ""  # users.info's `locale` (include_locale), "ja-JP"; "" when Slack gave none
 
 
 def refusal(user: dict[str, Any], workspace: str | None) -> Refusal | None:

@@ -146,17 +146,25 @@ def with_evidence(observation: Observation, attributes: Mapping[str, str], now: 
     if observation.finding not in READ_EVIDENCE:
         return observation
     beat = heartbeat.parse(attributes.get(heartbeat.HEARTBEAT_KEY), now)
-    try:
-        disk = disk_report.parse(attributes["disk-report"]) if attributes.get("disk-report") else None
-    except ValueError:
-        disk = None
-    found = diagnose(beat, disk, attributes.get("gpu-state", "")[:1000], jupyter_down=observation.is_outage,
-                     running_since=observation.instance.state_since, now=now, config=config.cause)
+    found = cause_shown(observation, attributes, now, config)
     if found is None:
         return observation
     finding = Finding.CAUSED if observation.finding is Finding.FINE else observation.finding
     at = beat.at if isinstance(beat, heartbeat.Heartbeat) else observation.reported_at
     return replace(observation, finding=finding, reported_at=at, diagnosis=found)
+
+
+def cause_shown(observation: Observation, attributes: Mapping[str, str], now: datetime,
+                config: SweepConfig) -> Diagnosis | None:
+    """The cause the guard's guest attributes show for the notebook as observed (causes.diagnose), whatever the
+    finding: the sweep's reading of them (with_evidence), and a help ticket's (ticket_guard.py)."""
+    beat = heartbeat.parse(attributes.get(heartbeat.HEARTBEAT_KEY), now)
+    try:
+        disk = disk_report.parse(attributes["disk-report"]) if attributes.get("disk-report") else None
+    except ValueError:
+        disk = None
+    return diagnose(beat, disk, attributes.get("gpu-state", "")[:1000], jupyter_down=observation.is_outage,
+                    running_since=observation.instance.state_since, now=now, config=config.cause)
 
 
 def to_read(seen: list[Observation], budget: int, tick: int) -> list[Observation]:

@@ -35,7 +35,10 @@ TICKET_ACTIONS = (ACTION_CLAIM, ACTION_RESOLVE, ACTION_HANDOVER)
 CATEGORIES = ("slow", "data", "error", "start", "other")  # the modal's choices (messages: ticket.category.<c>)
 TEXT_MAX = 1000  # the modal's free text (its plain_text_input max_length)
 NOTE_MAX = 500
-LOOKBACK = timedelta(days=14)  # how far back the worker reads tickets: numbers, the hour's limit, the timers
+LANGS = ("", "en", "ja")  # a ticket's `lang`: "" is MESSAGE_LANGUAGE
+# How far back the worker reads tickets: the next number (further back once, when none is that recent), the hour's
+# limit, the timers.
+LOOKBACK = timedelta(days=14)
 
 
 class Op(StrEnum):
@@ -119,6 +122,7 @@ class Ticket:
     facts: str = ""  # the notebook as the worker read it when the ticket opened (ticket_blocks.facts)
     event_id: str = ""
     kind: Kind = Kind.HELP
+    lang: str = ""  # the participant's language for their DMs (their Slack locale's, "" for MESSAGE_LANGUAGE)
     ts: str = ""  # the message's own ts (not in the metadata: Slack gives it)
 
     def metadata(self) -> dict[str, Any]:
@@ -128,7 +132,7 @@ class Ticket:
                                    "text": self.text, "state": self.state.value, "claimer": self.claimer,
                                    "nudged": self.nudged, "handlers": ",".join(self.handlers),
                                    "instance": self.instance, "facts": self.facts, "event_id": self.event_id,
-                                   "kind": self.kind.value}
+                                   "kind": self.kind.value, "lang": self.lang}
         payload |= {name: moment.isoformat() for name, moment in moments.items() if moment is not None}
         return {"event_type": EVENT_TYPE, "event_payload": payload}
 
@@ -153,10 +157,11 @@ def from_message(message: dict[str, Any], bot_id: str) -> Ticket | None:
             handlers=tuple(h for h in short_text(payload.get("handlers", ""), 400).split(",") if h),
             instance=short_text(payload.get("instance", ""), 64), facts=short_text(payload.get("facts", ""), 1500),
             event_id=short_text(payload.get("event_id", ""), 200),
-            kind=Kind(short_text(payload.get("kind", "help"), 8)), ts=short_text(message.get("ts", ""), 32))
+            kind=Kind(short_text(payload.get("kind", "help"), 8)), lang=short_text(payload.get("lang", ""), 2),
+            ts=short_text(message.get("ts", ""), 32))
     except (KeyError, TypeError, ValueError):
         return None
-    return ticket if ticket.category in CATEGORIES else None
+    return ticket if ticket.category in CATEGORIES and ticket.lang in LANGS else None
 
 
 def tickets_in(messages: list[dict[str, Any]], bot_id: str) -> list[Ticket]:
@@ -164,11 +169,11 @@ def tickets_in(messages: list[dict[str, Any]], bot_id: str) -> list[Ticket]:
     return [t for t in (from_message(m, bot_id) for m in messages) if t is not None]
 
 
-def opened(request: TicketRequest, number: int, instance: str, facts: str) -> Ticket:
-    """A new ticket for a participant's submitted modal."""
+def opened(request: TicketRequest, number: int, instance: str, facts: str, lang: str = "") -> Ticket:
+    """A new ticket for a participant's submitted modal; `lang` their DMs' language ("" for MESSAGE_LANGUAGE)."""
     return Ticket(number=number, participant=request.by, category=request.category, text=request.text,
                   opened=request.at, touched=request.at, instance=instance, facts=facts[:1500],
-                  event_id=request.event_id)
+                  event_id=request.event_id, lang=lang)
 
 
 def needs_a_person(opened: datetime, instance: str, owner: str) -> Ticket:

@@ -64,6 +64,7 @@ class SlackState:
         self._server: http.server.ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._users: dict[str, JsonDict] = {}
+        self._locales: dict[str, str] = {}  # users.info's `locale`, given only with include_locale
         self._usergroups: dict[str, list[str]] = {}
         self._usergroup_changes: dict[str, tuple[str, str, int]] = {}  # id -> (handle, updated_by, date_update)
         self._channels: dict[str, JsonDict] = {}
@@ -111,13 +112,16 @@ class SlackState:
         is_bot: bool = False,
         team_id: str | None = None,
         email_confirmed: bool | None = True,
+        locale: str = "en-US",
     ) -> None:
         """A member as users.info returns one. Fields and their meaning: the users.info method page
         (api.slack.com/methods/users.info, "Typical success response": id, team_id, deleted, is_bot,
         is_app_user, profile.email) and the user object as the official Node SDK types it from real responses
         (@slack/web-api src/types/response/UsersInfoResponse.ts: `is_email_confirmed?: boolean`, optional,
         so `email_confirmed=None` leaves it out). `team_id` other than the workspace's: a Slack Connect
-        member of another organisation (api.slack.com/apis/connect, "External members")."""
+        member of another organisation (api.slack.com/apis/connect, "External members"). `locale` (IETF, "ja-JP")
+        is in users.info's answer only with `include_locale=true` (api.slack.com/changelog/2017-09-locale-locale-locale:
+        "If you don't include the parameter, no locale will be provided"; the method's `include_locale` argument)."""
         real = real_name if real_name is not None else name
         team = team_id or self.team_id
         profile: JsonDict = {
@@ -152,6 +156,7 @@ class SlackState:
             user["is_email_confirmed"] = email_confirmed
         with self._lock:
             self._users[user_id] = user
+            self._locales[user_id] = locale
 
     def add_channel(self, channel_id: str, name: str, *, bot_is_member: bool = True) -> None:
         """Add a channel. With bot_is_member=False, posting answers ``not_in_channel``."""

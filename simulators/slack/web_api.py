@@ -142,7 +142,10 @@ class WebApi(FaultyState):
         user_id = _str_arg(args, "user")
         if not user_id or user_id not in self._users:
             raise _api_error("user_not_found")
-        return {"user": copy.deepcopy(self._users[user_id])}
+        user = copy.deepcopy(self._users[user_id])
+        if str(args.get("include_locale", "")).lower() in ("1", "true"):  # opt-in (SlackState.add_user)
+            user["locale"] = self._locales.get(user_id, "en-US")
+        return {"user": user}
 
     def _users_lookup_by_email(self, args: JsonDict) -> JsonDict:
         email = (_str_arg(args, "email") or "").strip().casefold()

@@ -84,11 +84,11 @@ class FakeWebClient:
     def auth_test(self) -> dict[str, Any]:
         return self.slack.ask("auth.test", {})
 
-    def users_info(self, user: str) -> dict[str, Any]:
+    def users_info(self, user: str, include_locale: bool = False) -> dict[str, Any]:
         self.asked.append(user)
         if self.failures:
             raise self.failures.pop(0)
-        answer = self.slack.ask("users.info", {"user": user})
+        answer = self.slack.ask("users.info", {"user": user, "include_locale": include_locale})
         if not answer.get("ok"):
             raise NotFoundError(str(answer.get("error")))
         return answer
@@ -200,7 +200,13 @@ class FakeSlack:
         if not user:
             log.info("no Slack user for the owner's email; direct message skipped")
             return False
-        return self.post(user, text, blocks) is not None
+        return self.to_user(user, text, blocks)
+
+    def to_user(self, user_id: str, text: str, blocks: list[dict[str, Any]] | None = None) -> bool:
+        dm_blocks = getattr(self, "dm_blocks", None)  # as SlackNotifier.to_user: the Worker's "Get help" by default
+        if blocks is None and dm_blocks is not None:
+            blocks = dm_blocks(text)
+        return self.post(user_id, text, blocks) is not None
 
     def respond(self, response_url: str, text: str, *, replace_original: bool = False) -> bool:
         if not response_url:

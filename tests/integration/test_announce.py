@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from shared.app.slack import announce_modal
-from shared.core import announce, envelope
+from shared.core import announce, envelope, tickets
 from shared.core.announce import AnnounceRequest
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
@@ -140,6 +140,8 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
         [dm] = dms(stack, user)
         assert dm.startswith(f":mega: Message from the organizers of {PROJECT}:")
         assert "&lt;!channel&gt;" in dm and "<!channel>" not in dm
+        [sent] = stack.slack.messages(user)
+        assert tickets.ACTION_HELP in json.dumps(sent.get("blocks")), sent  # "Get help" under it (issue 46)
     assert dms(stack, "U0FAIL") == []
     assert wait_for(lambda: any("reached 2 of 4" in r.get("text", "") for r in stack.slack.responses(url)), 60)
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from shared.core import tickets
 from shared.core.disk_report import COMMANDS
 from shared.core.guest import GUARD_NAMESPACE
 from simulators.incidents import disk_incident, memory_incident
@@ -57,7 +58,9 @@ def test_disk_incident_warns_the_owner_with_what_fills_it_and_its_curve(stack: L
     full, name = new_instance(stack, "wb-disk", slack_user="U0DISK")
     stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"disk-report": json.dumps(REPORT)})
     stack.monitoring(disk_incident(PROJECT, ZONE, name, percent=93.4, device="/dev/sdb"))
-    warning = wait_dm(stack, "U0DISK", lambda m: "/dev/sdb" in m.get("text", ""))["text"]
+    warned = wait_dm(stack, "U0DISK", lambda m: "/dev/sdb" in m.get("text", ""))
+    assert tickets.ACTION_HELP in json.dumps(warned.get("blocks")), warned  # "Get help" under it (issue 46)
+    warning = warned["text"]
     assert "93% full" in warning and "No space left on device" in warning
     lines = warning.splitlines()
     trash = next(i for i, line in enumerate(lines) if COMMANDS["trash"] in line)
@@ -85,7 +88,8 @@ def test_disk_incident_warns_the_owner_with_what_fills_it_and_its_curve(stack: L
     assert stack.workbench.resets(full) == 0  # a reset does not empty a disk
     # Memory's quiet period is its own.
     stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=94.0))
-    wait_dm(stack, "U0DISK", lambda m: "94%" in m.get("text", "") and "memory" in m.get("text", ""))
+    memory = wait_dm(stack, "U0DISK", lambda m: "94%" in m.get("text", "") and "memory" in m.get("text", ""))
+    assert tickets.ACTION_HELP in json.dumps(memory.get("blocks")), memory
 
 
 def test_disk_warning_without_a_report_says_how_to_look(stack: LocalStack) -> None:

@@ -2,7 +2,7 @@
 drawn by the worker, shared with files_upload_v2 into the alert's thread and the owner's DM; after a memory
 warning, the same up to now. Monitoring without data, Monitoring down and an upload Slack refuses each leave
 one line in the picture's place, and the incident ends as it would without pictures: restarted once, alerted,
-recorded."""
+recorded. A help ticket (issue 46) brings the notebook's last hour into the ticket's thread."""
 
 from __future__ import annotations
 
@@ -14,9 +14,12 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from shared.core import tickets
+from shared.core.ticket_blocks import CATEGORY_ACTION, HELP_BLOCK, TEXT_ACTION, TEXT_BLOCK
 from simulators.incidents import memory_incident
-from simulators.slack import DEFAULT_SCOPES
-from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
+from simulators.monitoring import feed_from_incident
+from simulators.slack import DEFAULT_SCOPES, SlackRequester
+from simulators.stack import ALERT_CHANNEL, PROJECT, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ZONE, assert_incident_closed, kill, reset_times, wait_alert
 
@@ -25,7 +28,7 @@ pytestmark = pytest.mark.wire
 
 @pytest.fixture(scope="module")
 def stack(label_visibility: str) -> Iterator[LocalStack]:
-    with LocalStack(memory_charts=True, memory_alerts=True,
+    with LocalStack(memory_charts=True, memory_alerts=True, slack_app=True,
                     env={"MEMORY_WARNING_QUIET_SECONDS": "600"}) as running:
         yield running
 
@@ -134,6 +137,24 @@ def test_a_memory_warning_brings_the_curve_up_to_now(stack: LocalStack) -> None:
     assert "now" in file["alt_txt"] and "kill" not in file["alt_txt"]
     owners = wait_dm(stack, "U0PICWARN", lambda m: m.get("files"))
     assert json.dumps(owners["files"][0]["alt_txt"]) == json.dumps(file["alt_txt"])
+
+
+def test_a_help_ticket_brings_the_notebooks_last_hour_into_its_thread(stack: LocalStack) -> None:
+    """Issue 46: the ticket's memory picture, its VM's id read by name through the worker's Compute client."""
+    _, name = new_instance(stack, "pic-help", slack_user="U0PICHELP")
+    feed_from_incident(stack.metrics, memory_incident(PROJECT, ZONE, name, percent=91.0))  # no warning published
+    slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
+    answer = slack.view_submission("U0PICHELP", tickets.MODAL_HELP, {
+        HELP_BLOCK: {CATEGORY_ACTION: {"type": "radio_buttons", "selected_option": {"value": "slow"}}},
+        TEXT_BLOCK: {TEXT_ACTION: {"type": "plain_text_input", "value": "so slow"}}})
+    assert answer.status == 200, answer.body
+    assert stack.slack.wait_for(lambda: any(
+        (m.get("metadata") or {}).get("event_type") == tickets.EVENT_TYPE for m in stack.alerts()))
+    [ticket] = [m for m in stack.alerts() if (m.get("metadata") or {}).get("event_type") == tickets.EVENT_TYPE]
+    shared = wait_reply(stack, ALERT_CHANNEL, ticket["ts"], lambda m: m.get("files"))
+    image, file = picture(stack, shared)
+    assert image.size == (800, 400) and file["title"] == f"Memory of {name} over the last hour"
+    assert "kill" not in file["alt_txt"]
 
 
 def test_a_gpu_notebooks_kill_brings_its_gpu_memory_beside_its_memory(stack: LocalStack) -> None:

@@ -1,6 +1,7 @@
 """Help tickets over the wire (issue 46): the real slack_app, restart_worker and health_sweep under
 functions-framework, Pub/Sub and Slack simulated. A participant's shortcut opens the modal and its submission becomes
-a ticket in the alert channel with the notebook's state and a DM with its number; a participant's press moves
+a ticket in the alert channel with the notebook's state and its guard's heartbeat (read by the worker's Compute
+client) and a DM with its number, "Get help" under every DM; a participant's press moves
 nothing; the organizer's claim and resolution are shown on the ticket and told to the participant; a second ticket
 nobody claims is re-posted on the health sweep's tick."""
 
@@ -13,7 +14,10 @@ from typing import Any
 
 import pytest
 
+from infra.contest.guard import heartbeat as guard
 from shared.core import tickets
+from shared.core.guest import GUARD_NAMESPACE
+from shared.core.heartbeat import HEARTBEAT_KEY
 from shared.core.ticket_blocks import CATEGORY_ACTION, HELP_BLOCK, NOTE_ACTION, NOTE_BLOCK, TEXT_ACTION, TEXT_BLOCK
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, SIGNING_SECRET, LocalStack
@@ -54,7 +58,11 @@ def press(stack: LocalStack, slack: SlackRequester, user: str, action: str, mess
 
 
 def test_a_ticket_from_the_shortcut_to_its_resolution_and_one_left_waiting(stack: LocalStack) -> None:
-    new_instance(stack, "wb-pat", owner="pat@contest.example", slack_user=PARTICIPANT)
+    full, _ = new_instance(stack, "wb-pat", owner="pat@contest.example", slack_user=PARTICIPANT)
+    beat = guard.build(int(time.time()) - 30, 3, {"server": False, "unit": "failed", "result": "oom-kill",
+                                                   "last": ["Out of memory: Killed process 4242 (python)"],
+                                                   "disks": [("/", 40.0)], "mem": 97.0, "kernels": 1})
+    stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {HEARTBEAT_KEY: guard.encode(beat, guard.MAX_BYTES)})
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
     assert slack.shortcut(PARTICIPANT, tickets.SHORTCUT).status == 200
     assert tickets.MODAL_HELP in json.dumps(stack.slack.calls_to("views.open")[-1].args)
@@ -63,6 +71,8 @@ def test_a_ticket_from_the_shortcut_to_its_resolution_and_one_left_waiting(stack
     [ticket] = ticket_messages(stack)
     shown = json.dumps(ticket["blocks"])
     assert "wb-pat-" in shown and "&lt;!here&gt;" in shown and "<!here>" not in shown
+    assert "Guard's heartbeat: fresh." in shown and "Jupyter unit failed/oom-kill, memory 97 %" in shown, shown
+    assert "Diagnosed: the Jupyter server was killed for want of memory" in shown  # through the worker's Compute
     assert wait_for(lambda: any("ticket *#1*" in str(m.get("text")) for m in stack.slack.messages(PARTICIPANT)))
 
     url = press(stack, slack, PARTICIPANT, tickets.ACTION_CLAIM, ticket)  # not an organizer
@@ -77,6 +87,8 @@ def test_a_ticket_from_the_shortcut_to_its_resolution_and_one_left_waiting(stack
     assert wait_for(lambda: state_of(stack, ticket["ts"]) == "resolved", timeout=60)
     assert wait_for(lambda: any("The proxy was restarted." in str(m.get("text"))
                                 for m in stack.slack.messages(PARTICIPANT)), timeout=60)
+    told = stack.slack.messages(PARTICIPANT)  # opened, claimed, resolved: "Get help" under each
+    assert len(told) == 3 and all(tickets.ACTION_HELP in json.dumps(m.get("blocks")) for m in told), told
 
     ask(slack, "still nothing")
     assert wait_for(lambda: len(ticket_messages(stack)) == 2, timeout=60)

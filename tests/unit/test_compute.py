@@ -48,6 +48,17 @@ def test_the_vm_id_names_its_instance_and_no_other(sims: tuple[WorkbenchSimulato
     assert compute.calls[before:] == ["", f"id = {carol}", "id = 1234567890123456789"], "the zone's list, then ids"
 
 
+def test_a_vms_id_is_read_by_its_name_in_one_filtered_list(sims: tuple[WorkbenchSimulator, ComputeSimulator]) -> None:
+    """A help ticket's memory picture: Monitoring names the VM by id, the ticket knows its name (issue 46)."""
+    _, compute = sims
+    vms = adapter(compute)
+    before = len(compute.calls)
+    assert vms.vm_id_by_name(PROJECT, ZONE, "wb-alice") == simulated_vm_id(PROJECT, ZONE, "wb-alice")
+    assert vms.vm_id_by_name(PROJECT, ZONE, "wb-carol") == "", "carol's VM is elsewhere"
+    assert vms.vm_id_by_name(PROJECT, ZONE, 'x" OR name != "') == ""  # not a name: never put in the filter
+    assert compute.calls[before:] == ['name = "wb-alice"', 'name = "wb-carol"']
+
+
 def test_ids_are_answered_from_the_zones_list_asked_again_only_when_it_is_old(
     sims: tuple[WorkbenchSimulator, ComputeSimulator]
 ) -> None:

@@ -2,18 +2,21 @@
 (shared/app/slack/help.py) is published for the worker, whose desk (shared/app/worker/tickets.py) posts the ticket
 with the notebook's state and DMs its number; organizers' presses move it on its own message (and only theirs; a
 replay changes nothing); the scheduler's tick re-posts, escalates and reminds on the FakeClock; the hourly limit
-holds. The real WebClient and SlackNotifier against the Slack simulator, which stamps messages on the same clock."""
+holds; the ticket carries the guard's heartbeat and the cause it shows. The real WebClient and SlackNotifier against
+the Slack simulator, which stamps messages on the same clock."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import timedelta
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from infra.contest.guard import heartbeat as guard
 from shared.adapters.clock import FakeClock
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.ticket_config import TicketSettings
@@ -21,10 +24,12 @@ from shared.app.slack import help, home
 from shared.app.slack.callers import Callers
 from shared.app.worker.tickets import TicketDesk
 from shared.core import envelope, tickets
+from shared.core.heartbeat import HEARTBEAT_KEY
 from shared.core.ticket_blocks import CATEGORY_ACTION, HELP_BLOCK, NOTE_ACTION, NOTE_BLOCK, TEXT_ACTION, TEXT_BLOCK
 from shared.core.tickets import Op, State, TicketRequest
 from simulators.slack import SlackSimulator
 from tests.unit.test_slack_budget import ALICE, ORG, SETTINGS, TOKEN, SlowWorkbench, deadline_of, deps_on
+from tests.unit.test_sweep_evidence import Guests
 
 CHANNEL, ESCALATION, GROUP = "C0ALERTS", "C0ESCALATE", "S0ORGS"
 
@@ -68,7 +73,7 @@ def _ticket(data: bytes) -> TicketRequest:
 class Desk:
     """The app's side and the worker's side, joined by the queue as Pub/Sub joins them."""
 
-    def __init__(self, sim: SlackSimulator, clock: FakeClock, config: TicketSettings) -> None:
+    def __init__(self, sim: SlackSimulator, clock: FakeClock, config: TicketSettings, guest: Any = None) -> None:
         settings = replace(SETTINGS, slack_api_url=sim.api_url, slack_response_url_base=sim.response_url_base,
                            organizer_usergroup=GROUP)
         sim.add_usergroup(GROUP, [])
@@ -78,7 +83,7 @@ class Desk:
                                  response_url_base=sim.response_url_base)
         asked = SimpleNamespace(callers=Callers(settings, notifier.client, clock))
         self.worker = TicketDesk(settings=settings, clock=clock, slack=notifier, workbench=SlowWorkbench(clock),
-                                 asked=asked, config=config)  # type: ignore[arg-type]
+                                 asked=asked, config=config, guest=guest)  # type: ignore[arg-type]
 
     def deliver(self) -> list[str]:
         """Every message published so far, handed to the worker in order; how each ended."""
@@ -261,3 +266,88 @@ def test_a_flood_of_submissions_stops_at_the_app_and_never_reaches_the_worker(de
     desk.clock.advance(30)  # a request a 30 s
     desk.ask("again", view_id="VM99")
     assert len(desk.queue.sent) == 4
+
+
+# ---- what the ticket carries: the guard's heartbeat (issue 42), read as the sweep reads it ----------------
+
+WELL: dict[str, Any] = {"server": True, "unit": "active", "result": "success", "last": [],
+                        "disks": [("/", 41.0), ("/home/jupyter", 12.5)], "mem": 63.2, "kernels": 2,
+                        "proxy": True, "health": True}
+
+
+def written(clock: FakeClock, ago: timedelta, **facts: Any) -> dict[str, str]:
+    """The guard's heartbeat attribute as it writes it, `ago` before the clock's now."""
+    at = int((clock.now() - ago).timestamp())
+    return {HEARTBEAT_KEY: guard.encode(guard.build(at, 7, {**WELL, **facts}), guard.MAX_BYTES)}
+
+
+def facts_of(sim: SlackSimulator, clock: FakeClock, attributes: dict[str, str] | None,
+             failing: frozenset[str] = frozenset()) -> str:
+    guests = None if attributes is None else Guests(clock, {"wb-alice": attributes}, failing)
+    desk = Desk(sim, clock, TicketSettings(per_hour=10), guest=guests)
+    desk.ask("it is slow", view_id=f"V{len(sim.messages('C0ALERTS'))}")
+    assert desk.deliver() == ["acted"]
+    newest = max((m for m in sim.messages("C0ALERTS") if m.get("metadata")), key=lambda m: float(m["ts"]))
+    return str(newest["blocks"][1])
+
+
+def test_a_fresh_heartbeat_shows_the_server_the_unit_and_the_disks(sim: SlackSimulator, clock: FakeClock) -> None:
+    shown = facts_of(sim, clock, written(clock, timedelta(seconds=40)))
+    assert "Guard's heartbeat: fresh." in shown and "Last beat 40 s ago: server answering" in shown
+    assert "Jupyter unit active/success, memory 63 %, 2 kernels" in shown and "/home/jupyter 12 %" in shown
+    assert "Diagnosed" not in shown and "e2-standard-4" in shown
+
+
+def test_a_failed_unit_is_diagnosed_in_the_alerts_words(sim: SlackSimulator, clock: FakeClock) -> None:
+    shown = facts_of(sim, clock, written(clock, timedelta(seconds=40), server=False, unit="failed",
+                                         result="oom-kill", last=["Killed process 4242 (python) <!channel>"]))
+    assert "server not answering" in shown and "Jupyter unit failed/oom-kill" in shown
+    assert "Diagnosed: the Jupyter server was killed for want of memory" in shown
+    assert "&lt;!channel&gt;" in shown and "<!channel>" not in shown
+
+
+def test_a_stale_a_missing_and_an_unread_heartbeat_are_said(sim: SlackSimulator, clock: FakeClock) -> None:
+    stale = facts_of(sim, clock, written(clock, timedelta(minutes=30)))
+    assert "Guard's heartbeat: stale" in stale and "Diagnosed: the notebook's VM stopped answering" in stale
+    assert "Guard's heartbeat: missing" in facts_of(sim, clock, {})
+    unread = facts_of(sim, clock, {}, failing=frozenset({"wb-alice"}))
+    assert "could not be read: UNAVAILABLE" in unread
+    assert "could not be read" in facts_of(sim, clock, None)  # no Compute client: said, not hidden
+
+
+# ---- the participant's DMs: their Slack locale's language, "Get help" under each --------------------------------
+
+def test_a_japanese_participant_is_told_in_japanese_and_the_organizers_read_the_ticket_in_theirs(
+        desk: Desk) -> None:
+    desk.sim.add_user(ALICE, "alice", "alice@contest.example", locale="ja-JP")  # users.info's locale, asked for
+    desk.ask("遅い")
+    assert desk.deliver() == ["acted"]
+    assert "Help ticket #1" in str(desk.ticket()["blocks"])  # the organizers' channel: MESSAGE_LANGUAGE
+    [opened] = desk.sim.messages("D" + ALICE[1:])
+    assert "チケット *#1*" in opened["text"] and "ヘルプを依頼" in json.dumps(opened["blocks"], ensure_ascii=False)
+    desk.press(tickets.ACTION_CLAIM, desk.ticket()["ts"])
+    assert desk.deliver() == ["acted"] and "が対応中です" in desk.dms(ALICE)[-1]  # from the ticket's own `lang`
+    desk.ask("まだ", view_id="VM2")
+    desk.ask("まだ", view_id="VM3")
+    assert desk.deliver() == ["acted", "denied"] and "上限" in desk.dms(ALICE)[-1]
+
+
+def test_every_dm_of_a_ticket_carries_get_help_and_a_locale_slack_does_not_give_is_message_language(
+        desk: Desk) -> None:
+    desk.sim.add_user(ALICE, "alice", "alice@contest.example", locale="fr-FR")  # not one of ours: MESSAGE_LANGUAGE
+    desk.ask("slow")
+    desk.deliver()
+    desk.press(tickets.ACTION_CLAIM, desk.ticket()["ts"])
+    desk.resolve(desk.ticket()["ts"], "done")
+    assert desk.deliver() == ["acted", "acted"]
+    sent = desk.sim.messages("D" + ALICE[1:])
+    assert len(sent) == 3 and all(tickets.ACTION_HELP in json.dumps(m.get("blocks")) for m in sent)
+    assert "ticket *#1*" in sent[0]["text"] and "resolved by" in sent[-1]["text"]
+
+
+def test_numbering_goes_on_after_a_quiet_fortnight(desk: Desk) -> None:
+    desk.ask("one", view_id="VM1")
+    assert desk.deliver() == ["acted"] and "ticket *#1*" in desk.dms(ALICE)[-1]
+    desk.clock.advance(15 * 24 * 3600)  # past tickets.LOOKBACK: read further back, once, for the number
+    desk.ask("two", view_id="VM2")
+    assert desk.deliver() == ["acted"] and "ticket *#2*" in desk.dms(ALICE)[-1]

@@ -56,7 +56,7 @@ class Callers:
             return Caller(user_id, None, False)
         try:
             with slack_answers():
-                response = self.client.users_info(user=user_id)
+                response = self.client.users_info(user=user_id, include_locale=True)  # a ticket's DMs' language
         except NotFoundError as exc:
             if exc.status not in NOBODY_ANSWERS:
                 raise
@@ -72,7 +72,9 @@ class Callers:
         if not_plain:
             log.warning("Slack user %s has a profile email that is not plain ASCII: it names nobody", user_id)
         organizer = bool(email and email in self.settings.organizer_emails) or self._in_organizer_group(user_id)
-        return Caller(user_id, email, organizer, email_not_plain=not_plain)
+        locale = user.get("locale")
+        return Caller(user_id, email, organizer, email_not_plain=not_plain,
+                      locale=locale[:20] if isinstance(locale, str) else "")
 
     def _in_organizer_group(self, user_id: str) -> bool:
         """Membership of ORGANIZER_USERGROUP, read at most every USERGROUP_TTL_S and failing closed, so someone removed

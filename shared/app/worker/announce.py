@@ -30,6 +30,7 @@ from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import announce, bulk, envelope, messages
 from shared.core.announce import AnnounceRequest, Miss
 from shared.core.models import SLACK_USER_RE
+from shared.core.ticket_blocks import with_help
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -154,7 +155,8 @@ class AnnounceRunner:
                 return Miss.DEACTIVATED.value, ""
             lang = announce.language(user.get("locale"), self.settings.message_language)
             channel = pace.call(lambda: self.direct.open(str(user.get("id", ""))))
-            pace.call(lambda: self.direct.post(channel, announce.framed(text, self.settings.project, lang)))
+            framed = announce.framed(text, self.settings.project, lang)  # "Get help" under it, in their language
+            pace.call(lambda: self.direct.post(channel, framed, blocks=with_help(framed, messages.For(lang))))
         except ServiceError as exc:
             return Miss.DM_FAILED.value, exc.status[:100]
         return None

@@ -166,8 +166,8 @@ class BulkRunner:
         if isinstance(step, bulk.Busy):
             if request.requester:
                 key = "fleet.run.busy_start" if request.action is BulkAction.START else "fleet.run.busy_stop"
-                self.slack.post(request.requester, self.say(key, since=messages.slack_date(step.run.opened,
-                                                                                            self.settings.tz)))
+                since = messages.slack_date(step.run.opened, self.settings.tz)
+                self.slack.to_user(request.requester, self.say(key, since=since))
             return _ended(Ended.DENIED, f"a {request.action.value} all is under way (message {step.run.ts})")
         return step
 

@@ -20,6 +20,13 @@ class GuestAttributes(Protocol):
     def guest_attributes(self, project: str, zone: str, name: str) -> dict[str, str]: ...
 
 
+class Guest(GuestAttributes, Protocol):
+    """The Compute adapter as the worker uses it: the guard's guest attributes, and a VM's id by its name (a help
+    ticket's memory picture, read from Cloud Monitoring by VM id)."""
+
+    def vm_id_by_name(self, project: str, zone: str, name: str) -> str: ...
+
+
 def read_report(guest: GuestAttributes | None, ref: InstanceRef, say: messages.For) -> disk_report.DiskReport | str:
     """The notebook's disk report, or why there is none, in the reader's words."""
     if guest is None:

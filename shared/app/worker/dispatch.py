@@ -25,7 +25,7 @@ from shared.app.worker.asked import Asked
 from shared.app.worker.bigger import BiggerAction
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.capacity_wait import CapacityWait, continues
-from shared.app.worker.disk_reports import GuestAttributes
+from shared.app.worker.disk_reports import Guest
 from shared.app.worker.endings import Endings
 from shared.app.worker.errors import ActionRefused, FinalError, StockedOut, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
@@ -46,6 +46,7 @@ from shared.core.history import History
 from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.policy import Reason, Verdict, decide, is_too_old
+from shared.core.ticket_blocks import with_help
 from shared.core.tickets import TicketRequest
 
 log = logging.getLogger(__name__)
@@ -67,23 +68,23 @@ class Worker:
         queue: Publisher,
         clock: Clock = SYSTEM,
         memory: MemorySeries | None = None,
-        guest: GuestAttributes | None = None,
+        guest: Guest | None = None,
     ) -> None:
-        self.settings, self.workbench, self.slack, self.clock = settings, workbench, slack, clock
+        self.settings, self.workbench, self.slack, self.clock, self.guest = settings, workbench, slack, clock, guest
         self.policy = settings.policy
         wording = messages.For(settings.message_language)
+        slack.dm_blocks = partial(with_help, say=wording)  # "Get help" under every DM it sends (issue 46): one place
         self.recorder = Recorder(settings=settings, workbench=workbench, clock=clock, wording=wording)
         pictures = Pictures(settings=settings, slack=slack, clock=clock, wording=wording, reader=memory)
         self.reporter = Reporter(settings=settings, slack=slack, clock=clock, wording=wording, pictures=pictures)
         resizer = Resizer(settings, workbench, slack, self.reporter.reply, clock=clock)  # answers as all requests do
-        # The requests the Slack app acknowledged first: who asked is read here, through the worker's own client.
         self.asked = Asked(settings=settings, clock=clock, reporter=self.reporter, workbench=workbench, slack=slack,
-                           queue=queue)
+                           queue=queue)  # the requests the Slack app acknowledged first: who asked is read here
         recorder, reporter = self.recorder, self.reporter
         self.restart = RestartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
                                      workbench=workbench, queue=queue)
-        self.actions = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
-                               workbench=workbench, slack=slack, resizer=resizer, guest=guest)
+        self.actions = act = Actions(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
+                                     workbench=workbench, slack=slack, resizer=resizer, guest=guest)
         self.endings = Endings(settings=settings, clock=clock, recorder=recorder, reporter=reporter, queue=queue,
                                resizer=resizer)
         self.start = StartAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter,
@@ -94,9 +95,7 @@ class Worker:
                                queue=queue if isinstance(queue, BytesPublisher) else None)
         self.announce = AnnounceRunner(settings=settings, clock=clock, workbench=workbench, slack=slack,
                                        asked=self.asked, queue=self.bulk.queue)
-        interrupts = Interrupts(settings=settings, clock=clock, recorder=recorder, reporter=reporter)
         bigger = BiggerAction(settings=settings, clock=clock, recorder=recorder, reporter=reporter, slack=slack)
-        act = self.actions
         self.by_verdict: dict[Verdict, Callable[[Job], WorkOutcome]] = {
             Verdict.RESET: self.restart.run,
             Verdict.FOLLOW: self.restart.run,
@@ -114,7 +113,8 @@ class Worker:
             Verdict.GIVE_UP: act.report_only,
             Verdict.ALERT: act.report_only,
             Verdict.WAIT: self.endings.hand_on_key,  # reached only past the one hold a delivery has (_observe)
-            Verdict.KERNEL_KEPT: interrupts.interrupted,
+            Verdict.KERNEL_KEPT: Interrupts(settings=settings, clock=clock, recorder=recorder,
+                                            reporter=reporter).interrupted,
             Verdict.ASK: bigger.run,
         }
         self.refusals = self._refusals()
@@ -123,7 +123,7 @@ class Worker:
     def tickets(self) -> TicketDesk:
         """Help tickets (issue 46), made at the first change to one: its settings are read then."""
         return TicketDesk(settings=self.settings, clock=self.clock, slack=self.slack, workbench=self.workbench,
-                          asked=self.asked)
+                          asked=self.asked, guest=self.guest, pictures=self.reporter.pictures)
 
     def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
         """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's

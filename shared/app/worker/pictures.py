@@ -27,7 +27,7 @@ from shared.app.worker.job import Job
 from shared.core import memory_chart, messages
 from shared.core.disk_report import DiskReport
 from shared.core.machines import memory_kib
-from shared.core.models import Trigger
+from shared.core.models import InstanceRef, Trigger
 from shared.core.payloads import WarnPayload
 from shared.core.policy import Verdict
 
@@ -98,17 +98,22 @@ class Pictures:
             log.exception("%s: the memory picture failed", job.ref.name)
 
     def _picture(self, job: Job, vm_id: str, kill_at: datetime | None) -> memory_chart.Picture | str:
-        """The picture, or the one line that stands in for it."""
+        return self.memory_picture(job.ref, job.view.machine_type, vm_id, kill_at)
+
+    def memory_picture(self, ref: InstanceRef, machine_type: str, vm_id: str, kill_at: datetime | None
+                       ) -> memory_chart.Picture | str:
+        """The hour before `kill_at` (or now) and the minutes since, or the one line that stands in for it: a
+        kill's and a warning's picture, and a help ticket's (shared/app/worker/tickets.py)."""
         if self.reader is None:
             return ""
-        name = job.ref.name
-        total_kib = memory_kib(job.view.machine_type)
+        name = ref.name
+        total_kib = memory_kib(machine_type)
         now = self.clock.now()
         moment = kill_at or now
         if not vm_id.isdigit() or total_kib is None:  # no VM to ask about, or a machine whose memory is unknown
             return self.wording("chart.no_data", instance=name)
         try:
-            data = self.reader.read(job.ref.project, vm_id, moment - BEFORE, max(now, moment), moment)
+            data = self.reader.read(ref.project, vm_id, moment - BEFORE, max(now, moment), moment)
         except ServiceError as exc:
             log.warning("%s: Cloud Monitoring unreadable: %s", name, exc)
             return self.wording("chart.unreadable", instance=name, error=messages.escape(exc.status))
@@ -159,12 +164,17 @@ class Pictures:
 
     def _share(self, job: Job, shown: memory_chart.Picture | str, channel: str, thread_ts: str, kind: str = ""
                ) -> None:
+        kind = kind or ("disk" if job.request.trigger is Trigger.DISK else "memory")
+        self.share(shown, job.ref.name, kind, job.request.kill_time or self.clock.now(), (channel, thread_ts))
+
+    def share(self, shown: memory_chart.Picture | str, instance: str, kind: str, at: datetime, place: Place) -> None:
+        """The picture uploaded as `<kind>-<instance>-<at>.png` into `place` (or the line standing in for it, or why
+        Slack refused it)."""
+        channel, thread_ts = place
         if isinstance(shown, memory_chart.Picture):
-            stamp = (job.request.kill_time or self.clock.now()).strftime("%Y%m%d-%H%M")
-            kind = kind or ("disk" if job.request.trigger is Trigger.DISK else "memory")
-            file = Upload(shown.png, f"{kind}-{job.ref.name}-{stamp}.png", shown.title, shown.alt_text)
+            file = Upload(shown.png, f"{kind}-{instance}-{at:%Y%m%d-%H%M}.png", shown.title, shown.alt_text)
             refused = upload(self.slack, channel, file, thread_ts=thread_ts)
             if not refused:
                 return
-            shown = self.wording("chart.not_uploaded", instance=job.ref.name, error=messages.escape(refused))
+            shown = self.wording("chart.not_uploaded", instance=instance, error=messages.escape(refused))
         self.slack.post(channel, shown, thread_ts=thread_ts)

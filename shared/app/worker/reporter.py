@@ -28,7 +28,7 @@ from shared.core.machines import next_size
 from shared.core.models import Action, InstanceRef, InstanceView, RestartRequest, Trigger
 from shared.core.policy import PolicyConfig, Reason, Verdict
 from shared.core.refs import victim
-from shared.core.ticket_blocks import alert_ticket_blocks, mentioned, with_help
+from shared.core.ticket_blocks import alert_ticket_blocks, mentioned
 from shared.core.tickets import needs_a_person
 
 log = logging.getLogger(__name__)
@@ -140,10 +140,8 @@ class Reporter:
 
     def reason_text(self, key: str, request: RestartRequest) -> str:
         """Why a restart was (or would have been) made, in words."""
-        return self.wording(key, who=self.who(request), grace=self._duration(self.policy.health_grace),
-                        wait=self._duration(self.policy.guard_restart_wait),
-                        silence=self._duration(self.policy.sweep.silent_after),
-                        evidence=messages.escape(getattr(request.payload, "evidence", "")) or "-")
+        return reason_words(self.wording, self.policy, key, who=self.who(request),
+                            evidence=getattr(request.payload, "evidence", ""))
 
     def who(self, request: RestartRequest) -> str:
         return f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
@@ -298,7 +296,7 @@ class Reporter:
             body = self.wording(key, error=self.short_error(restart.error), **params)
         else:
             return False
-        return self.slack.dm(view.owner_email, body, with_help(body, self.wording))
+        return self.slack.dm(view.owner_email, body)  # "Get help" under it: SlackNotifier.dm_blocks
 
     def _dm_owner_of_outage(self, job: Job, restart: OperationOutcome | None, *, paused: bool) -> bool:
         """dm_owner for an outage the health sweep found: its cause in words, no kill and no memory advice."""
@@ -317,7 +315,7 @@ class Reporter:
                                 error=self.short_error(restart.error))
         else:
             return False
-        return self.slack.dm(str(view.owner_email), body, with_help(body, self.wording))
+        return self.slack.dm(str(view.owner_email), body)
 
     def tell_owner_of_organizers_act(self, request: RestartRequest, view: InstanceView, key: str, when: datetime
                                      ) -> None:
@@ -335,6 +333,15 @@ class Reporter:
         requester = request.requester
         late = self.clock.now() - request.requested_at > RESPONSE_URL_LIFE - timedelta(minutes=1)
         if late and request.response_url and requester is not None and requester.slack_user_id:
-            self.slack.post(requester.slack_user_id, text)
+            self.slack.to_user(requester.slack_user_id, text)
         else:
             self.slack.respond(request.response_url, text)
+
+
+def reason_words(say: messages.For, policy: PolicyConfig, key: str, *, who: str, evidence: str) -> str:
+    """A reason's words (REASONS_WITH_WORDS), its durations the policy's and its evidence escaped: an alert's, and a
+    help ticket's diagnosed cause (shared/app/worker/tickets.py)."""
+    return say(key, who=who, grace=messages.human_duration(policy.health_grace.total_seconds(), say.lang),
+               wait=messages.human_duration(policy.guard_restart_wait.total_seconds(), say.lang),
+               silence=messages.human_duration(policy.sweep.silent_after.total_seconds(), say.lang),
+               evidence=messages.escape(evidence) or "-")

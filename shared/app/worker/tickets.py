@@ -24,12 +24,27 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.ticket_config import TicketSettings, load_ticket_settings
 from shared.adapters.workbench import Workbench
 from shared.app.worker.asked import Asked
+from shared.app.worker.disk_reports import Guest
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import messages, tickets
+from shared.app.worker.pictures import Pictures
+from shared.app.worker.reporter import REASONS_WITH_WORDS, reason_words
+from shared.core import messages, ticket_guard, tickets
+from shared.core.announce import language
+from shared.core.causes import Diagnosis
 from shared.core.commands import Caller, is_owner
+from shared.core.messages import Lang
 from shared.core.models import InstanceView
-from shared.core.ticket_blocks import STATE_WORDS, alert_ticket_blocks, facts, has_ticket_buttons, plain, ticket_blocks
+from shared.core.ticket_blocks import (
+    STATE_WORDS,
+    alert_ticket_blocks,
+    facts,
+    has_ticket_buttons,
+    plain,
+    ticket_blocks,
+    with_help,
+)
 from shared.core.tickets import Kind, Nudge, Op, Ticket, TicketRequest
+from shared.core.verdicts import Reason
 
 log = logging.getLogger(__name__)
 Held = tuple[Ticket, dict[str, Any]]  # a ticket and the message it was read from
@@ -37,11 +52,15 @@ NUDGES_PER_TICK = 20  # the most re-posts, escalations and reminders one tick ma
 
 
 class TicketDesk:
-    """One per Worker. `slack` is the worker's SlackNotifier; `asked` reads who pressed (its Callers)."""
+    """One per Worker. `slack` is the worker's SlackNotifier; `asked` reads who pressed (its Callers); `guest` the
+    guard's guest attributes and a VM's id (the Compute adapter; None: the ticket says the guard was not read);
+    `pictures` draws the memory picture into the ticket's thread (the worker's, off with MEMORY_CHARTS=false)."""
 
     def __init__(self, *, settings: Settings, clock: Clock, slack: SlackNotifier, workbench: Workbench,
-                 asked: Asked, config: TicketSettings | None = None) -> None:
+                 asked: Asked, config: TicketSettings | None = None, guest: Guest | None = None,
+                 pictures: Pictures | None = None) -> None:
         self.settings, self.clock, self.slack, self.workbench, self.asked = settings, clock, slack, workbench, asked
+        self.guest, self.pictures = guest, pictures
         self.config = config or load_ticket_settings()
         self.say = messages.For(settings.message_language)
         self.channel = settings.slack_alert_channel
@@ -62,21 +81,24 @@ class TicketDesk:
         known = [t for t, _ in self.known()]
         if request.event_id and any(t.event_id == request.event_id for t in known):
             return _done(Ended.REPLAYED, "this ticket is open already")
-        if tickets.over_limit(known, request.by, request.at, self.config.per_hour):
-            self.slack.post(request.by, self.say("ticket.dm.limit", most=self.config.per_hour))
-            return _done(Ended.DENIED, f"over {self.config.per_hour} tickets an hour")
         callers = self.asked.callers
         caller = callers.caller(request.by, callers.workspace())  # Slack's failure: redelivered
         if caller.refused is not None:  # another workspace's member, a bot, a deactivated account
             return _done(Ended.DENIED, f"Slack user refused: {caller.refused.value}")
+        lang = language(caller.locale, self.settings.message_language)  # their DMs: as the announcement's
+        if tickets.over_limit(known, request.by, request.at, self.config.per_hour):
+            self._tell(request.by, messages.For(lang)("ticket.dm.limit", most=self.config.per_hour), lang)
+            return _done(Ended.DENIED, f"over {self.config.per_hour} tickets an hour")
         view, said = self._notebook(caller)
-        ticket = tickets.opened(request, tickets.next_number(known), view.ref.name if view else "", said)
+        ticket = tickets.opened(request, self._next_number(known), view.ref.name if view else "", said, lang)
         text, blocks = ticket_blocks(ticket, self.say, self.settings.tz)
         ts = self.slack.post(self.channel, text, blocks, metadata=ticket.metadata())
         if ts is None:
             raise TransientError("the ticket could not be posted")
-        self.slack.post(request.by, self.say("ticket.dm.opened", number=ticket.number))
+        self._tell(request.by, messages.For(lang)("ticket.dm.opened", number=ticket.number), lang)
         _audit(replace(ticket, ts=ts), Op.OPEN, request.by, request.at)
+        if view is not None:
+            self._picture(view, ts)
         return _done(Ended.ACTED, f"ticket #{ticket.number} opened")
 
     def _notebook(self, caller: Caller) -> tuple[InstanceView | None, str]:
@@ -89,7 +111,40 @@ class TicketDesk:
             log.warning("a ticket's notebook could not be read: %s", exc)
             return None, self.say("ticket.unread", error=plain(type(exc).__name__, 80))
         view = min(owned, key=lambda v: v.ref.name) if owned else None
-        return view, facts(view, self.say, self.settings.tz)
+        said = facts(view, self.say, self.settings.tz)
+        return view, said if view is None else f"{said}\n{self._guard(view)}"
+
+    def _guard(self, view: InstanceView) -> str:
+        """The guard's last heartbeat and the cause it shows, as the sweep reads them; a failed read said so."""
+        if self.guest is None:
+            return self.say("ticket.guard.unread", error="-")
+        ref = view.ref
+        try:
+            attributes = self.guest.guest_attributes(ref.project, ref.zone, ref.name)
+        except ServiceError as exc:
+            log.warning("%s: guest attributes unreadable for a ticket: %s", ref.name, exc)
+            return self.say("ticket.guard.unread", error=plain(exc.status, 80))
+        now, sweep = self.clock.now(), self.settings.policy.sweep
+        return ticket_guard.guard_line(ticket_guard.seen(view, attributes, now, sweep), now, self.say, self._cause)
+
+    def _picture(self, view: InstanceView, ts: str) -> None:
+        """The notebook's last hour of memory in the ticket's thread, as under a kill's alert; extra, after the ticket
+        and its DM: whatever fails here is logged and changes nothing (no Monitoring data: one line says so)."""
+        if self.pictures is None or self.pictures.reader is None or self.guest is None:
+            return
+        ref = view.ref
+        try:
+            vm_id = self.guest.vm_id_by_name(ref.project, ref.zone, ref.name)
+            shown = self.pictures.memory_picture(ref, view.machine_type, vm_id, None)
+            if shown:
+                self.pictures.share(shown, ref.name, "memory", self.clock.now(), (self.channel, ts))
+        except Exception:  # the picture is extra: the ticket is posted and its participant told already
+            log.exception("%s: a ticket's memory picture failed", ref.name)
+
+    def _cause(self, diagnosis: Diagnosis, evidence: str) -> str:
+        """A cause in the words of the outage's alert (reporter.reason_words, messages/causes.py)."""
+        return reason_words(self.say, self.settings.policy, REASONS_WITH_WORDS[Reason(diagnosis.cause.value)],
+                            who="notebook-medic", evidence=evidence)
 
     # ---- an organizer's press ---------------------------------------------------------------------------------
 
@@ -112,27 +167,33 @@ class TicketDesk:
                          if ticket.kind is Kind.HELP else self.say("ticket.unchanged.alert", state=state))
             return _done(Ended.REPLAYED, f"ticket #{ticket.number} is {ticket.state.value}")
         self._write(after, message)
-        told = self._told(after, request)
+        lang = language(after.lang, self.settings.message_language)
+        told = self._told(after, request, messages.For(lang))
         if after.participant and told:
-            self.slack.post(after.participant, told)
+            self._tell(after.participant, told, lang)
         _audit(after, request.op, request.by, request.at)
         return _done(Ended.ACTED, f"ticket #{after.number} {request.op.value}")
 
-    def _told(self, ticket: Ticket, request: TicketRequest) -> str:
-        """What the participant (an alert's owner) reads of a press; "" for nothing."""
+    @staticmethod
+    def _told(ticket: Ticket, request: TicketRequest, say: messages.For) -> str:
+        """What the participant (an alert's owner) reads of a press, in their words; "" for nothing."""
         who = f"<@{request.by}>"
         if ticket.kind is Kind.ALERT:
             if request.op is Op.RESOLVE:
-                return self.say("ticket.dm.alert_resolved", who=who, instance=ticket.instance,
-                                note=plain(request.text) or "-")
+                return say("ticket.dm.alert_resolved", who=who, instance=ticket.instance,
+                           note=plain(request.text) or "-")
             if request.op is Op.CLAIM:
-                return self.say("ticket.dm.alert_claimed", who=who, instance=ticket.instance)
+                return say("ticket.dm.alert_claimed", who=who, instance=ticket.instance)
             return ""  # handed over: the owner waits as before
         if request.op is Op.RESOLVE:
-            return self.say("ticket.dm.resolved", number=ticket.number, who=who, note=plain(request.text) or "-")
+            return say("ticket.dm.resolved", number=ticket.number, who=who, note=plain(request.text) or "-")
         if request.op is Op.HANDOVER:
-            return self.say("ticket.dm.handover", number=ticket.number)
-        return self.say("ticket.dm.claimed", number=ticket.number, who=who)
+            return say("ticket.dm.handover", number=ticket.number)
+        return say("ticket.dm.claimed", number=ticket.number, who=who)
+
+    def _tell(self, user: str, text: str, lang: Lang) -> None:
+        """A DM to the participant in their language, "Get help" under it as under every DM the bot sends."""
+        self.slack.to_user(user, text, with_help(text, messages.For(lang)))
 
     def _answer(self, request: TicketRequest, text: str) -> None:
         """The presser's own answer (ephemeral, through the press's response_url), when there is one."""
@@ -196,6 +257,17 @@ class TicketDesk:
             raise TransientError("the organizers' channel could not be read")
         bot = self.slack.bot_id()
         return [(t, m) for t, m in ((tickets.from_message(m, bot), m) for m in listed) if t is not None]
+
+    def _next_number(self, known: list[Ticket]) -> int:
+        """One past the highest number of the last LOOKBACK; when it holds no help ticket, one past the highest
+        among the channel's older messages (at most five pages of history, read only then), so numbering goes on
+        after a quiet fortnight rather than starting again at 1."""
+        if any(t.kind is Kind.HELP for t in known):
+            return tickets.next_number(known)
+        older = self.slack.history(self.channel, oldest=0.0)
+        if older is None:
+            raise TransientError("the organizers' channel could not be read for the last ticket's number")
+        return tickets.next_number(tickets.tickets_in(older, self.slack.bot_id()))
 
     def _ticket(self, ts: str) -> Held | None:
         message = self.slack.message(self.channel, ts) if ts else {}

@@ -62,6 +62,22 @@ TICKETS: Final[dict[str, dict[Lang, str]]] = {
     "ticket.history": {"en": "Out-of-memory kills recorded: {kills} (last: {last}); restarts by the bot: {restarts}; "
                        "automatic mode: {mode}.",
                        "ja": "記録されたメモリ不足: {kills} 回 (最後: {last})、ボットによる再起動: {restarts} 回、自動モード: {mode}。"},
+    "ticket.guard": {"en": "Guard's heartbeat: {freshness}.", "ja": "ガードのハートビート: {freshness}。"},
+    "ticket.guard.fresh": {"en": "fresh", "ja": "最新"},
+    "ticket.guard.stale": {"en": "stale (the VM or its guard stopped answering)",
+                           "ja": "途絶 (VM またはガードが応答していません)"},
+    "ticket.guard.missing": {"en": "missing (no guard, or guest attributes off)",
+                             "ja": "なし (ガード未導入、またはゲスト属性が無効)"},
+    "ticket.guard.unreadable": {"en": "unreadable (not the guard's shape)", "ja": "読み取れません (ガードの形式ではありません)"},
+    "ticket.guard.beat": {"en": "Last beat {age} ago: server {server}, Jupyter unit {unit}, memory {memory}, "
+                          "{kernels} kernels, disks {disks}.",
+                          "ja": "最後の報告は {age} 前: サーバー{server}、Jupyter ユニット {unit}、メモリ {memory}、"
+                          "カーネル {kernels} 個、ディスク {disks}。"},
+    "ticket.guard.answering": {"en": "answering", "ja": "応答あり"},
+    "ticket.guard.silent": {"en": "not answering", "ja": "応答なし"},
+    "ticket.guard.cause": {"en": "Diagnosed: {cause}.", "ja": "診断: {cause}。"},
+    "ticket.guard.unread": {"en": "The guard's guest attributes could not be read: {error}.",
+                            "ja": "ガードのゲスト属性を読み取れませんでした: {error}。"},
     "ticket.state.open": {"en": "Open since {time}: nobody has claimed it.", "ja": "{time} から未対応です。"},
     "ticket.state.claimed": {"en": "Claimed by {who} at {time}.", "ja": "{time} に {who} が対応を開始しました。"},
     "ticket.state.resolved": {"en": "Resolved by {who} at {time}.", "ja": "{time} に {who} が解決しました。"},
