@@ -111,17 +111,35 @@ class AskedPayload:
     target: str = ""
 
 
+@dataclass(frozen=True)
+class DiskAskPayload:
+    """A participant's ask for a bigger disk (issue 43): the boot disk, or the data (home) disk."""
+
+    boot: bool = False
+
+
+@dataclass(frozen=True)
+class DiskGrowPayload:
+    """An organizer's Approve of a disk ask: which disk, to what size, and who asked (told how it ended)."""
+
+    boot: bool = False
+    size_gb: int = 0
+    asked_by: str = ""
+
+
 Payload = (RestartPayload | InterruptedPayload | AlertPayload | WarnPayload | ResizePayload | StopPayload
-           | StartPayload | ModePayload | AskedPayload)
+           | StartPayload | ModePayload | AskedPayload | DiskAskPayload | DiskGrowPayload)
 KillPayload = RestartPayload | InterruptedPayload | AlertPayload  # the payloads that carry a kill line
 PAYLOADS: dict[str, type[Payload]] = {
     "restart": RestartPayload, "interrupted": InterruptedPayload, "alert": AlertPayload, "warn": WarnPayload,
     "resize": ResizePayload, "stop": StopPayload, "start": StartPayload, "mode": ModePayload, "asked": AskedPayload,
+    "disk-ask": DiskAskPayload, "disk-grow": DiskGrowPayload,
 }
 KINDS = {cls: kind for kind, cls in PAYLOADS.items()}
 # The payload each action carries, by the action's wire value (models.Action); an unread slash command's is "asked".
 BY_ACTION = {"restart": "restart", "interrupted": "interrupted", "alert": "alert", "warn": "warn",
-             "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode"}
+             "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode",
+             "disk-ask": "disk-ask", "disk-grow": "disk-grow"}
 
 
 def empty(action: str) -> Payload:
@@ -160,6 +178,8 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "asked_by": lambda d: text_field(d, "asked_by", ""),
     "owner_may_start": lambda d: d.get("owner_may_start", False) is True,
     "target": lambda d: text_field(d, "target", ""),
+    "boot": lambda d: d.get("boot", False) is True,
+    "size_gb": lambda d: count(d.get("size_gb", 0), 64_000, "size_gb"),
 }
 
 

@@ -22,10 +22,10 @@ from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import denial, shown_instances, status_reply
 from shared.core import fleet, fleet_ops, payloads
 from shared.core.blocks import cost_text, memory_text, resize_request_blocks
-from shared.core.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command
+from shared.core.commands import Answer, Caller, Command, Verb, authorize_restart, find_target, parse_command
 from shared.core.machines import next_size
 from shared.core.models import Action, InstanceView, Requester, RestartRequest, Trigger
-from shared.core.payloads import AskedPayload
+from shared.core.payloads import AskedPayload, DiskAskPayload
 
 
 def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
@@ -55,6 +55,8 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
         return status_reply(say, deps.settings, caller, instances, deps.clock.now())
     if parsed.verb is Verb.BIGGER:
         return _bigger(deps, caller, parsed.target, instances, fields)
+    if parsed.verb is Verb.BIGGER_DISK:
+        return _bigger_disk(deps, body, caller, parsed, instances, deadline, fields)
     if parsed.verb in (Verb.START_ALL, Verb.STOP_ALL):
         return _bulk(deps, caller, instances, parsed.verb, fields)
     if parsed.verb is Verb.ANNOUNCE:
@@ -172,18 +174,8 @@ def restart(deps: Dependencies, body: dict[str, Any], caller: Caller, target: st
         shown = target.rsplit("/", 1)[-1] if target else target  # a row button's full name, said as its name
         return denial(deps.say, settings, decision.answer, caller, shown, decision)
     instance = decision.instance
-    user_id = caller.slack_user_id
-    request = RestartRequest(
-        action=decision.action,
-        trigger=Trigger.SLASH_COMMAND,
-        instance=instance.ref.full_name,
-        requested_at=deps.clock.now(),
-        event_id=f"slack-{body.get('trigger_id') or user_id + request_stamp(deps.clock)}",
-        requester=Requester(user_id, caller.email or "", caller.is_organizer),
-        response_url=deps.responder.url(body.get("response_url")),
-        slack_request=digest,
-        payload=payloads.empty(decision.action.value),
-    )
+    request = _slash_request(deps, body, caller, instance, payloads.empty(decision.action.value),
+                             action=decision.action)
     fields["instance"] = instance.ref.name
     unsent = deps.publisher.publish(request, deadline, fields)
     if unsent is not None:
@@ -236,3 +228,40 @@ def _bigger(deps: Dependencies, caller: Caller, target: str | None, instances: l
     asks.record(deps, instance, str(posted.get("ts") or ""), fields)  # the ledger the next `bigger` reads (issue 44)
     audit_request("bigger requested", fields, instance=instance.ref.name, machine_type=bigger)
     return say("resize.asked", **params)
+
+
+def _bigger_disk(deps: Dependencies, body: dict[str, Any], caller: Caller, parsed: Command,
+                 instances: list[InstanceView], deadline: Deadline, fields: dict[str, Any]) -> str:
+    """An ask for a bigger disk of one's own notebook handed to the worker, which checks the limits on the instance's
+    labels, posts it to the organizers and records it (this app writes no instance: shared/app/worker/disks.py)."""
+    found = find_target(caller, parsed.target, instances)
+    fields["answer"] = found.answer.value
+    if not found.allowed or found.instance is None:
+        audit_request("bigger-disk denied", fields, reason=found.answer.value)
+        return denial(deps.say, deps.settings, found.answer, caller, parsed.target, found)
+    instance = found.instance
+    request = _slash_request(deps, body, caller, instance, DiskAskPayload(boot=parsed.boot), action=Action.DISK_ASK)
+    fields["instance"] = instance.ref.name
+    unsent = deps.publisher.publish(request, deadline, fields)
+    if unsent is not None:
+        return unsent
+    audit_request("bigger-disk queued", fields)
+    disk = deps.say("disk_ask.disk.boot" if parsed.boot else "disk_ask.disk.data")
+    return deps.say("disk_ask.queued", instance=instance.ref.name, disk=disk)
+
+
+def _slash_request(deps: Dependencies, body: dict[str, Any], caller: Caller, instance: InstanceView,
+                   payload: payloads.Payload, *, action: Action) -> RestartRequest:
+    """A command about one notebook as the worker's request: who asked, where to answer, the signed request's digest
+    (a replay acts once)."""
+    return RestartRequest(
+        action=action,
+        trigger=Trigger.SLASH_COMMAND,
+        instance=instance.ref.full_name,
+        requested_at=deps.clock.now(),
+        event_id=f"slack-{body.get('trigger_id') or caller.slack_user_id + request_stamp(deps.clock)}",
+        requester=Requester(caller.slack_user_id, caller.email or "", caller.is_organizer),
+        response_url=deps.responder.url(body.get("response_url")),
+        slack_request=slack_request_digest(body),
+        payload=payload,
+    )

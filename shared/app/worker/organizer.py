@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 AUTOMATIC = frozenset({(Trigger.OOM, Action.RESTART), (Trigger.WATCHER, Action.INTERRUPTED),
                        (Trigger.MEMORY, Action.WARN), (Trigger.DISK, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT),
                        (Trigger.SWEEP, Action.RESTART)})
-OWNER_MAY = frozenset({Action.RESTART, Action.START})  # what a participant may ask of their own notebook
+OWNER_MAY = frozenset({Action.RESTART, Action.START, Action.DISK_ASK})  # what an owner may ask
 
 
 def as_slack_says(asked: Asked, request: RestartRequest) -> RestartRequest | WorkOutcome:

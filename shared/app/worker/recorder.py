@@ -17,6 +17,7 @@ from shared.adapters.errors import TransientError
 from shared.adapters.workbench import OperationOutcome, Workbench
 from shared.app.worker.errors import LabelsFullError, best_effort, describe
 from shared.core import messages
+from shared.core.disk_asks import DISK_LEDGER
 from shared.core.history import BOT_KEYS, MAX_LABELS, ROOM_NEEDED, History, changes_anything, foreign_count, present
 from shared.core.models import InstanceRef, InstanceView
 from shared.core.resize_asks import LEDGER
@@ -42,6 +43,7 @@ class Recorder:
         # slack_app's ledger of `bigger` requests is never sent back as read: the live API merges (a key left out is
         # kept), so one recorded while this request ran is not lost (resize_asks.LEDGER, issue 44).
         labels.pop(LEDGER, None)
+        labels.pop(DISK_LEDGER, None)  # the disk asks' likewise (disks.py writes it alone)
         return self.workbench.set_labels(ref, labels, own=BOT_KEYS, confirm=confirm)
 
     def best_effort(self, ref: InstanceRef, view: InstanceView, history: History, failed: str, *,

@@ -1,0 +1,92 @@
+"""Issue 43 part 3 over the wire: `/restart-notebook bigger-disk` asks, the worker posts the ask to the organizers
+(limits on the instance's labels), an organizer approves, the worker grows the disk with resizeDisk in the
+Workbench simulator and tells the organizer, the request's message and the owner; a resize that fails changes
+nothing and says why. slack_app only publishes (it writes no instance)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from shared.core.disk_asks import DISK_LEDGER
+from simulators.slack import SlackRequester
+from simulators.stack import LocalStack
+from tests.integration.conftest import new_instance
+from tests.integration.helpers import ORGANIZER, stack_with_organizer
+from tests.integration.more_memory import closed, press, replies, slack
+
+__all__ = ["slack"]  # more_memory's fixture, on this module's stack
+pytestmark = pytest.mark.wire
+WAIT_S = 90.0
+
+
+@pytest.fixture(scope="module")
+def stack(label_visibility: str) -> Iterator[LocalStack]:
+    with stack_with_organizer() as running:
+        yield running
+
+
+def data_gb(stack: LocalStack, full: str) -> int:
+    return int(stack.workbench.get(full)["gceSetup"]["dataDisks"][0]["diskSizeGb"])
+
+
+def ask(stack: LocalStack, slack: SlackRequester, user: str, name: str) -> tuple[str, str]:
+    """The command's answer and the URL the worker answers on."""
+    url = stack.slack.new_response_url()
+    return slack.slash_command(user, "bigger-disk", response_url=url).body, url
+
+
+def answered(stack: LocalStack, url: str, words: str) -> str:
+    assert stack.slack.wait_for(lambda: any(words in r for r in replies(stack, url)), timeout=WAIT_S), \
+        replies(stack, url)
+    return next(r for r in replies(stack, url) if words in r)
+
+
+def request_of(stack: LocalStack, name: str) -> dict:
+    found = [m for m in stack.alerts() if f"*{name}*" in m.get("text", "") and "bigger data" in m.get("text", "")]
+    return found[-1]
+
+
+def test_an_approved_ask_grows_the_data_disk_and_everyone_is_told(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-disk", slack_user="U0DISKA")
+    said, url = ask(stack, slack, "U0DISKA", name)
+    assert "Asking the organizers for a bigger data (home) disk" in said
+    assert "from 100 GB to 150 GB" in answered(stack, url, "I asked the organizers")
+    request = request_of(stack, name)
+    assert "100 GB → 150 GB (+50 GB)" in request["text"] and "price unverified" in request["text"]
+    assert stack.slack.wait_for(lambda: DISK_LEDGER in stack.workbench.get(full)["labels"], timeout=WAIT_S)
+    _, url2 = ask(stack, slack, "U0DISKA", name)  # one open ask per notebook
+    assert "still with the organizers" in answered(stack, url2, "still with the organizers")
+    approval = press(stack, slack, ORGANIZER[0], "medic_disk_grow", request)
+    assert "is now 150 GB" in answered(stack, approval, "is now 150 GB")
+    assert data_gb(stack, full) == 150
+    assert "is now 150 GB" in closed(stack, request["ts"])
+    assert stack.slack.wait_for(lambda: any("grew the data (home) disk" in m.get("text", "")
+                                            for m in stack.slack.messages("U0DISKA")), timeout=WAIT_S)
+    _, url3 = ask(stack, slack, "U0DISKA", name)  # the first closed: a second may go; a third is over the day's
+    answered(stack, url3, "I asked the organizers")
+    _, url4 = ask(stack, slack, "U0DISKA", name)
+    answered(stack, url4, "still with the organizers")
+
+
+def test_a_failed_resize_says_why_and_changes_nothing(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-diskf", slack_user="U0DISKF")
+    _, url = ask(stack, slack, "U0DISKF", name)
+    answered(stack, url, "I asked the organizers")
+    request = request_of(stack, name)
+    stack.workbench.inject_fault(method="POST", path_contains=":resizeDisk", kind="op_error", status=500)
+    approval = press(stack, slack, ORGANIZER[0], "medic_disk_grow", request)
+    failed = answered(stack, approval, "was not grown")
+    assert "still 100 GB" in failed
+    assert data_gb(stack, full) == 100
+    assert "was not grown" in closed(stack, request["ts"])
+
+
+def test_a_participant_cannot_approve(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-disko", slack_user="U0DISKO")
+    _, url = ask(stack, slack, "U0DISKO", name)
+    answered(stack, url, "I asked the organizers")
+    refused = press(stack, slack, "U0DISKO", "medic_disk_grow", request_of(stack, name))
+    answered(stack, refused, "organizers")
+    assert data_gb(stack, full) == 100
