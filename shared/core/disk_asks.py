@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from shared.core import resize_asks
+from shared.core.blocks import ACTION_DISK_ASK, ACTION_RESIZE_DENY, ASK_BLOCK, resize_value
 from shared.core.blocks import ACTION_DISK_GROW as ACTION_DISK_GROW  # noqa: PLC0414 - re-exported: its value's home
-from shared.core.blocks import ACTION_RESIZE_DENY, ASK_BLOCK, resize_value
 from shared.core.models import InstanceRef
 from shared.core.resize_asks import Ask, Go, OverLimit, StillOpen
 
@@ -33,6 +33,8 @@ PRICE_SOURCE = "https://cloud.google.com/compute/disks-image-pricing"
 API_MAX_GB = 64_000  # resizeDisk's ceiling (gcloud's flag help: "up to a maximum of 64000 GB")
 GROWTH = 1.5  # the proposal: half as large again,
 STEP_GB = 10  # rounded up to 10 GB
+_BOOT_DEVICE = re.compile(r"/dev/(sda\d*|nvme0n1(p\d+)?)")  # the boot disk's (docs/fidelity.md, issue 43)
+_ASK_VALUE = re.compile(r"(projects/[^|]+)\|(boot|data)")
 _VALUE = re.compile(r"(projects/[^|]+)\|(boot|data)\|(\d{1,5})\|([UW][A-Z0-9]{2,20})?")
 
 
@@ -115,3 +117,28 @@ def request_blocks(line: str, ref: InstanceRef, proposal: Proposal, asker: str, 
 def is_disk_deny(machine_type: str) -> bool:
     """A Deny on a disk ask (its resize value names `disk-data` / `disk-boot`), said in the disk's words."""
     return machine_type in ("disk-data", "disk-boot")
+
+
+def is_boot_device(device: str) -> bool:
+    """Whether a disk warning's device is the boot disk (`/dev/sda1`, `/dev/nvme0n1p1`); any other is the data disk."""
+    return bool(_BOOT_DEVICE.fullmatch(device))
+
+
+def ask_blocks(text: str, ref: InstanceRef, *, boot: bool, label: str) -> list[dict[str, object]] | None:
+    """The disk warning's DM with its "Grow the disk" button, which asks as `bigger-disk` does for the disk it
+    names; None when the text is longer than a section holds (the DM then goes as text, the command named in it)."""
+    if len(text) > 3000:
+        return None
+    value = f"{ref.full_name}|{'boot' if boot else 'data'}"
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
+            {"type": "actions", "block_id": "medic_disk_ask", "elements": [
+                {"type": "button", "action_id": ACTION_DISK_ASK, "text": {"type": "plain_text", "text": label},
+                 "value": value}]}]
+
+
+def parse_ask_value(value: str) -> tuple[InstanceRef, bool]:
+    """(instance, boot) of a "Grow the disk" button's value; ValueError on anything else (it is untrusted)."""
+    found = _ASK_VALUE.fullmatch(value)
+    if found is None:
+        raise ValueError("not a disk ask value")
+    return InstanceRef.parse(found[1]), found[2] == "boot"

@@ -10,10 +10,11 @@ from collections.abc import Iterator
 import pytest
 
 from shared.core.disk_asks import DISK_LEDGER
+from simulators.incidents import disk_incident
 from simulators.slack import SlackRequester
-from simulators.stack import LocalStack
+from simulators.stack import PROJECT, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import ORGANIZER, stack_with_organizer
+from tests.integration.helpers import ORGANIZER, ZONE, stack_with_organizer
 from tests.integration.more_memory import closed, press, replies, slack
 
 __all__ = ["slack"]  # more_memory's fixture, on this module's stack
@@ -23,7 +24,7 @@ WAIT_S = 90.0
 
 @pytest.fixture(scope="module")
 def stack(label_visibility: str) -> Iterator[LocalStack]:
-    with stack_with_organizer() as running:
+    with stack_with_organizer(memory_alerts=True) as running:  # the disk warning comes through on_memory_alert
         yield running
 
 
@@ -90,3 +91,25 @@ def test_a_participant_cannot_approve(stack: LocalStack, slack: SlackRequester) 
     refused = press(stack, slack, "U0DISKO", "medic_disk_grow", request_of(stack, name))
     answered(stack, refused, "organizers")
     assert data_gb(stack, full) == 100
+
+
+def test_the_disk_warnings_button_asks_for_the_disk_it_names_and_only_for_its_owner(
+        stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-diskw", slack_user="U0DISKW")
+    stack.slack.add_user("U0DISKX", "mallory", "mallory@contest.example")
+    stack.monitoring(disk_incident(PROJECT, ZONE, name, percent=93.4, device="/dev/sda1"))  # the boot disk
+    assert stack.slack.wait_for(lambda: any(b.get("block_id") == "medic_disk_ask" for m in stack.slack.messages(
+        "U0DISKW") for b in m.get("blocks") or []), timeout=WAIT_S)
+    warning = next(m for m in stack.slack.messages("U0DISKW") if any(
+        b.get("block_id") == "medic_disk_ask" for b in m.get("blocks") or []))
+    value = f"{full}|boot"
+    stranger = stack.slack.new_response_url()
+    slack.block_action("U0DISKX", "medic_disk_ask", value, response_url=stranger, message_ts=warning["ts"],
+                       channel_id="D0DISKX", message=warning)
+    answered(stack, stranger, "Only organizers")  # not theirs: refused by the worker, nothing posted
+    url = stack.slack.new_response_url()
+    slack.block_action("U0DISKW", "medic_disk_ask", value, response_url=url, message_ts=warning["ts"],
+                       channel_id="D0DISKW", message=warning)
+    assert "from 150 GB to 230 GB" in answered(stack, url, "I asked the organizers")
+    [request] = [m for m in stack.alerts() if f"*{name}*" in m.get("text", "") and "bigger boot" in m.get("text", "")]
+    assert "150 GB → 230 GB" in request["text"]

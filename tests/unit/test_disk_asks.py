@@ -1,5 +1,6 @@
 """A bigger disk's pure decisions (shared/core/disk_asks.py, issue 43 part 3): the size proposed, the limits on the
-instance's ledger label, the Approve's value read as untrusted, and the command's words."""
+instance's ledger label, the Approve's value read as untrusted, the command's words, and the disk warning's button
+(which disk its device names)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from shared.core.disk_asks import (
     DISK_LEDGER,
     AtMost,
     Proposal,
+    ask_blocks,
     day,
+    is_boot_device,
+    parse_ask_value,
     parse_grow_value,
     plan,
     propose,
@@ -84,3 +88,20 @@ def test_the_approves_value_is_read_as_untrusted() -> None:
 def test_the_command_names_the_disk_and_the_notebook(text: str, verb: Verb, target: str | None, boot: bool) -> None:
     parsed = parse_command(text)
     assert (parsed.verb, parsed.target, parsed.boot) == (verb, target, boot)
+
+
+@pytest.mark.parametrize(("device", "boot"), [("/dev/sda1", True), ("/dev/sda", True), ("/dev/nvme0n1p1", True),
+                                              ("/dev/sdb", False), ("/dev/nvme0n2", False), ("?", False)])
+def test_the_warnings_device_names_the_disk(device: str, boot: bool) -> None:
+    assert is_boot_device(device) is boot
+
+
+def test_the_warnings_button_carries_the_disk_and_is_read_as_untrusted() -> None:
+    blocks = ask_blocks("93% full", REF, boot=True, label="Grow the disk")
+    assert blocks is not None
+    button = blocks[1]["elements"][0]  # type: ignore[index]
+    assert parse_ask_value(button["value"]) == (REF, True)
+    assert ask_blocks("x" * 3001, REF, boot=False, label="Grow") is None  # a section holds 3000: text alone
+    for bad in ("", f"{REF.full_name}|root", f"{REF.full_name}", "wb-alice|data"):
+        with pytest.raises(ValueError, match=r"not a|instance"):
+            parse_ask_value(bad)

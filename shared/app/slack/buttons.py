@@ -21,6 +21,8 @@ from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import obj
 from shared.core import fleet, messages, payloads
 from shared.core.blocks import (
+    ACTION_DISK_ASK,
+    ACTION_DISK_GROW,
     ACTION_PAUSE,
     ACTION_RESIZE,
     ACTION_RESIZE_DENY,
@@ -33,10 +35,10 @@ from shared.core.blocks import (
     without_buttons,
 )
 from shared.core.commands import Answer, Caller, authorize_press
-from shared.core.disk_asks import ACTION_DISK_GROW, is_disk_deny, parse_grow_value
+from shared.core.disk_asks import is_disk_deny, parse_ask_value, parse_grow_value
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
-from shared.core.payloads import DiskGrowPayload, Payload, ResizePayload, StopPayload
+from shared.core.payloads import DiskAskPayload, DiskGrowPayload, Payload, ResizePayload, StopPayload
 
 log = logging.getLogger(__name__)
 BUTTON_ACTIONS = {
@@ -105,6 +107,10 @@ def press(body: dict[str, Any], *, reply: Callable[..., Any], deadline: Deadline
     actions = body.get("actions") or [{}]
     action_id = str(actions[0].get("action_id", ""))
     fields: dict[str, Any] = {"user": user_id, "button": action_id}
+    if action_id == ACTION_DISK_ASK:  # the owner's, on their disk warning: the worker asks Slack who pressed it
+        respond(text=_disk_ask(deps, body, user_id, str(actions[0].get("value", "")), deadline, fields),
+                replace_original=False)
+        return
     pressed = _parse(body, user_id, action_id, str(actions[0].get("value", "")), fields)
     if pressed is None:
         return
@@ -268,3 +274,27 @@ def _deny_resize(deps: Dependencies, pressed: _Press, caller: Caller, deadline: 
                 client.chat_postMessage(channel=dm, text=say(denied, instance=pressed.ref.name))
     except ServiceError as exc:  # best effort: the decision stands either way
         log.warning("could not report a denied resize: %s", exc)
+
+
+def _disk_ask(deps: Dependencies, body: dict[str, Any], user_id: str, value: str, deadline: Deadline,
+              fields: dict[str, Any]) -> str:
+    """"Grow the disk" on the owner's disk warning, handed to the worker as `bigger-disk` for the disk it names: the
+    worker asks Slack who pressed it (its owner, or an organizer: organizer.as_slack_says), checks the limits and
+    posts the ask; nothing is read or written here."""
+    try:
+        ref, boot = parse_ask_value(value)
+    except ValueError:
+        audit_request("button rejected", fields, reason="the button's value is not a disk ask")
+        return deps.say("deny.organizers_only")
+    fields["instance"] = ref.name
+    request = RestartRequest(
+        action=Action.DISK_ASK, trigger=Trigger.BUTTON, instance=ref.full_name, requested_at=deps.clock.now(),
+        event_id=f"button-{request_stamp(deps.clock)}-{user_id}", requester=Requester(user_id, "", False),
+        response_url=deps.responder.url(body.get("response_url")), slack_request=slack_request_digest(body),
+        payload=DiskAskPayload(boot=boot))
+    unsent = deps.publisher.publish(request, deadline, fields)
+    if unsent is not None:
+        return unsent
+    audit_request("bigger-disk queued", fields)
+    return deps.say("disk_ask.queued", instance=ref.name,
+                    disk=deps.say("disk_ask.disk.boot" if boot else "disk_ask.disk.data"))

@@ -51,7 +51,7 @@ def as_slack_says(asked: Asked, request: RestartRequest) -> RestartRequest | Wor
         return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"Slack user refused: {caller.refused}")
     if caller.is_organizer:
         return replace(request, requester=Requester(caller.slack_user_id, caller.email or "", True))
-    if request.action in OWNER_MAY and request.trigger is Trigger.SLASH_COMMAND:
+    if request.action in OWNER_MAY and (request.trigger is Trigger.SLASH_COMMAND or request.action is Action.DISK_ASK):
         # Its errors are the request's own (the dispatcher's table): reported as the action's, as its read would be.
         view = asked.workbench.get(InstanceRef.parse(request.instance))
         if is_owner(caller, view):

@@ -84,5 +84,6 @@ DISK_ASK: Final[dict[str, dict[Lang, str]]] = {
         "it.",
         "ja": "運営は *{instance}* のディスク拡張を今回は見送りました。必要な場合はチャンネルでご相談ください。",
     },
+    "button.disk_ask": {"en": "Grow the disk", "ja": "ディスクを拡張"},
     "button.ack.disk_grow": {"en": "Growing the disk of `{name}`…", "ja": "`{name}` のディスクを拡張しています…"},
 }
