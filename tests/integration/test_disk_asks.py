@@ -49,6 +49,7 @@ def request_of(stack: LocalStack, name: str) -> dict:
     return found[-1]
 
 
+@pytest.mark.both_label_variants  # the limits read the ledger label back
 def test_an_approved_ask_grows_the_data_disk_and_everyone_is_told(stack: LocalStack, slack: SlackRequester) -> None:
     full, name = new_instance(stack, "wb-disk", slack_user="U0DISKA")
     said, url = ask(stack, slack, "U0DISKA", name)
@@ -82,6 +83,19 @@ def test_a_failed_resize_says_why_and_changes_nothing(stack: LocalStack, slack: 
     assert "still 100 GB" in failed
     assert data_gb(stack, full) == 100
     assert "was not grown" in closed(stack, request["ts"])
+
+
+def test_a_resize_over_the_disk_quota_says_why_and_changes_nothing(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-diskq", slack_user="U0DISKQ")
+    _, url = ask(stack, slack, "U0DISKQ", name)
+    answered(stack, url, "I asked the organizers")
+    stack.workbench.disk_quota_gb = 1  # the project's disks are over it already: any growth is refused
+    try:
+        approval = press(stack, slack, ORGANIZER[0], "medic_disk_grow", request_of(stack, name))
+        assert "DISKS_TOTAL_GB" in answered(stack, approval, "was not grown")
+    finally:
+        stack.workbench.disk_quota_gb = None
+    assert data_gb(stack, full) == 100
 
 
 def test_a_participant_cannot_approve(stack: LocalStack, slack: SlackRequester) -> None:
