@@ -4,13 +4,13 @@ asks for and how many asks a notebook may make a day (docs/configuration.md). Th
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from shared.adapters.config import ConfigError, _Reader
+from shared.adapters.startup import or_exit
 from shared.core.disk_asks import API_MAX_GB
 
 
@@ -40,8 +40,4 @@ def load_disk_settings(env: Mapping[str, str] | None = None) -> DiskAskSettings:
 def disk_settings_or_exit() -> DiskAskSettings:
     """load_disk_settings for restart_worker's start-up, as config.settings_or_exit: one CRITICAL line and exit
     status 1 for a bad value, so it is found at deploy, not at the first ask."""
-    try:
-        return load_disk_settings()
-    except ConfigError as exc:
-        logging.getLogger(__name__).critical("%s", exc)
-        raise SystemExit(1) from None
+    return or_exit(load_disk_settings)

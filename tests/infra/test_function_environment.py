@@ -28,8 +28,9 @@ FUNCTIONS = {
 READERS = ("get", "parse", "seconds", "positive")  # config._Reader's methods, each called as read.<method>("NAME")
 
 
-# config.py and the settings read beside it with its _Reader (ticket_config.py: help tickets, issue 46).
-CONFIG_MODULES = ("config.py", "ticket_config.py")
+# config.py and the settings read beside it with its _Reader (ticket_config.py: help tickets, issue 46; disk_config.py:
+# bigger disks, issue 43).
+CONFIG_MODULES = ("config.py", "ticket_config.py", "disk_config.py")
 
 
 def names_config_reads() -> set[str]:
@@ -91,8 +92,8 @@ def test_every_name_terraform_sets_is_read_by_the_code() -> None:
 
 
 # Read by the code but never set in a deployment: they point a function at a local simulator.
-LOCAL_ONLY = {"SLACK_API_URL", "SLACK_RESPONSE_URL_BASE", "WORKBENCH_API_ENDPOINT", "COMPUTE_API_ENDPOINT",
-              "MONITORING_API_ENDPOINT", "PUSH_CERTS_URL"}
+LOCAL_ONLY = {"SLACK_API_URL", "SLACK_RESPONSE_URL_BASE", "WORKBENCH_API_ENDPOINT", "WORKBENCH_REST_ENDPOINT",
+              "COMPUTE_API_ENDPOINT", "MONITORING_API_ENDPOINT", "PUSH_CERTS_URL"}
 
 
 def test_every_setting_the_code_reads_can_be_set_through_terraform() -> None:
