@@ -45,7 +45,8 @@ def report(used_gb: int, size_gb: int) -> str:
 def disk_filling(stack: LocalStack, transcript: Narrator, settle: Callable[[], None], slack: SlackRequester) -> None:
     """`settle`: wait for the bot to be done and show what it said (the story's); `slack`: alice's and the
     organizer's requests to the Slack app."""
-    transcript.heading("3c. A disk nearly full: the owner is told what fills it and how to free it")
+    transcript.heading("3c. A disk nearly full: the owner is told what fills it, asks for a bigger disk, an organizer "
+                       "approves")
     full = f"projects/{PROJECT}/locations/{ZONE}/instances/wb-alice"
     stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"disk-report": report(93, 100)})
     transcript.say("guard", "wb-alice: the guard's disk report (every 10 minutes): the home disk holds 93 of "

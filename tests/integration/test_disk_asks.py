@@ -5,6 +5,7 @@ nothing and says why. slack_app only publishes (it writes no instance)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -24,7 +25,8 @@ WAIT_S = 90.0
 
 @pytest.fixture(scope="module")
 def stack(label_visibility: str) -> Iterator[LocalStack]:
-    with stack_with_organizer(memory_alerts=True) as running:  # the disk warning comes through on_memory_alert
+    # the disk warning comes through on_memory_alert; a disk of 300 GB is at the most an ask proposes
+    with stack_with_organizer(memory_alerts=True, env={"MAX_DISK_GB": "300"}) as running:
         yield running
 
 
@@ -127,3 +129,13 @@ def test_the_disk_warnings_button_asks_for_the_disk_it_names_and_only_for_its_ow
     assert "from 150 GB to 230 GB" in answered(stack, url, "I asked the organizers")
     [request] = [m for m in stack.alerts() if f"*{name}*" in m.get("text", "") and "bigger boot" in m.get("text", "")]
     assert "150 GB → 230 GB" in request["text"]
+
+
+def test_a_disk_at_max_disk_gb_is_not_asked_for(stack: LocalStack, slack: SlackRequester) -> None:
+    full, name = new_instance(stack, "wb-diskm", slack_user="U0DISKM")
+    body = json.dumps({"dataDisk": {"diskSizeGb": "300"}}).encode()
+    stack.workbench.handle("POST", f"/v2/{full}:resizeDisk", body)  # grown by hand to MAX_DISK_GB
+    assert stack.slack.wait_for(lambda: data_gb(stack, full) == 300, timeout=WAIT_S)
+    _, url = ask(stack, slack, "U0DISKM", name)
+    assert "300 GB is the most" in answered(stack, url, "MAX_DISK_GB")
+    assert not [m for m in stack.alerts() if f"*{name}*" in m.get("text", "")]  # nothing posted
