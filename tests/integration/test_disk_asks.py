@@ -139,3 +139,30 @@ def test_a_disk_at_max_disk_gb_is_not_asked_for(stack: LocalStack, slack: SlackR
     _, url = ask(stack, slack, "U0DISKM", name)
     assert "300 GB is the most" in answered(stack, url, "MAX_DISK_GB")
     assert not [m for m in stack.alerts() if f"*{name}*" in m.get("text", "")]  # nothing posted
+
+
+def test_a_denied_ask_a_disk_grown_meanwhile_and_approve_pressed_twice(stack: LocalStack, slack: SlackRequester
+                                                                      ) -> None:
+    _, name = new_instance(stack, "wb-diskd", slack_user="U0DISKD")
+    _, url = ask(stack, slack, "U0DISKD", name)
+    answered(stack, url, "I asked the organizers")
+    press(stack, slack, ORGANIZER[0], "medic_resize_deny", request_of(stack, name))  # bigger's own Deny
+    assert stack.slack.wait_for(lambda: any("declined a bigger disk" in m.get("text", "")
+                                            for m in stack.slack.messages("U0DISKD")), timeout=WAIT_S)
+    full, name = new_instance(stack, "wb-diskg", slack_user="U0DISKG")
+    _, url = ask(stack, slack, "U0DISKG", name)
+    answered(stack, url, "I asked the organizers")
+    request = request_of(stack, name)
+    stack.workbench.handle("POST", f"/v2/{full}:resizeDisk", json.dumps({"dataDisk": {"diskSizeGb": "200"}}).encode())
+    assert stack.slack.wait_for(lambda: data_gb(stack, full) == 200, timeout=WAIT_S)  # grown by hand meanwhile
+    assert "already 200 GB" in answered(stack, press(stack, slack, ORGANIZER[0], "medic_disk_grow", request),
+                                        "already")
+    assert data_gb(stack, full) == 200
+    full, name = new_instance(stack, "wb-disk2", slack_user="U0DISK2")
+    _, url = ask(stack, slack, "U0DISK2", name)
+    answered(stack, url, "I asked the organizers")
+    request = request_of(stack, name)
+    answered(stack, press(stack, slack, ORGANIZER[0], "medic_disk_grow", request), "is now 150 GB")
+    assert "already 150 GB" in answered(stack, press(stack, slack, ORGANIZER[0], "medic_disk_grow", request),
+                                        "already")  # the second press of the same Approve
+    assert "is now 150 GB" in closed(stack, request["ts"])  # the outcome the first press wrote stays

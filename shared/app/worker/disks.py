@@ -127,7 +127,10 @@ class DiskDesk:
         except ServiceError as exc:
             return self._told(request, self.say("disk_ask.failed", current="?", error=messages.escape(
                 describe_error(exc)), **params), None, Ended.API_ERROR)
-        if current is not None and current >= payload.size_gb:
+        if current is not None and current == payload.size_gb:  # Approve pressed twice: the first closed it, told all
+            self.asked.reporter.reply(request, self.say("disk_ask.already", current=current, **params))
+            return WorkOutcome(ack=True, ended=Ended.ACTED, detail="already that size")
+        if current is not None and current > payload.size_gb:  # grown since, by hand: resizeDisk would refuse it
             return self._told(request, self.say("disk_ask.already", current=current, **params), None, Ended.ACTED)
         deadline = self.clock.monotonic() + self.settings.worker_budget.total_seconds()
         try:
