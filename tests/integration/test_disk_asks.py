@@ -66,6 +66,8 @@ def test_an_approved_ask_grows_the_data_disk_and_everyone_is_told(stack: LocalSt
     assert "is now 150 GB" in answered(stack, approval, "is now 150 GB")
     assert data_gb(stack, full) == 150
     assert "is now 150 GB" in closed(stack, request["ts"])
+    said = [(r.get("action"), r.get("decision")) for r in stack.audit_records() if r.get("instance") == name]
+    assert ("disk-ask", "acted") in said and ("disk-grow", "acted") in said and ("disk-ask", "folded") in said
     assert stack.slack.wait_for(lambda: any("grew the data (home) disk" in m.get("text", "")
                                             for m in stack.slack.messages("U0DISKA")), timeout=WAIT_S)
     _, url3 = ask(stack, slack, "U0DISKA", name)  # the first closed: a second may go; a third is over the day's

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 
+from shared.adapters.audit import audit
 from shared.adapters.clock import Clock
 from shared.adapters.config import Settings
 from shared.adapters.disk_config import DiskAskSettings
@@ -46,13 +47,18 @@ class DiskDesk:
         self.say = messages.For(settings.message_language)
 
     def requested(self, request: RestartRequest) -> WorkOutcome:
-        """An ask or an Approve, once Slack has said who sent it."""
+        """An ask or an Approve, once Slack has said who sent it; one audit line says how it ended."""
         resolved = as_slack_says(self.asked, request)
         if isinstance(resolved, WorkOutcome):
-            return resolved
-        if resolved.action is Action.DISK_ASK:
-            return self.ask(resolved)
-        return self.grow(resolved)
+            outcome = resolved
+        elif resolved.action is Action.DISK_ASK:
+            outcome = self.ask(resolved)
+        else:
+            outcome = self.grow(resolved)
+        audit(f"{request.action} {outcome.decision}", instance=request.instance.rsplit("/", 1)[-1],
+              action=request.action.value, decision=outcome.decision, outcome=outcome.detail,
+              event_id=request.event_id, requester=request.requester.slack_user_id if request.requester else None)
+        return outcome
 
     def _disk(self, boot: bool) -> str:
         return self.say("disk_ask.disk.boot" if boot else "disk_ask.disk.data")
