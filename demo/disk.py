@@ -1,6 +1,7 @@
 """The demo's disk scene (issue 43): a notebook's data disk fills up; the owner is told what fills it, with the
-disk's last hours drawn, and the organizers get one line; then an organizer grows the disk by hand, as
-docs/operations.md says (the bot does not ask or approve a bigger disk yet), and the guard's next report shows it."""
+disk's last hours drawn, and the organizers get one line; then alice asks for a bigger disk
+(`/restart-notebook bigger-disk`), an organizer approves, the bot grows it, and the guard's next report shows it
+(growing it by hand, when the bot cannot: docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import json
 from collections.abc import Callable
 from typing import Protocol
 
+from shared.core.blocks import ACTION_DISK_GROW
 from shared.core.guest import GUARD_NAMESPACE
 from simulators.incidents import disk_incident
-from simulators.stack import PROJECT, LocalStack
+from simulators.slack import SlackRequester
+from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 
 ZONE = "asia-northeast1-a"
 GIB = 1 << 30
@@ -39,9 +42,11 @@ def report(used_gb: int, size_gb: int) -> str:
     }, separators=(",", ":"))
 
 
-def disk_filling(stack: LocalStack, transcript: Narrator, settle: Callable[[], None]) -> None:
-    """`settle`: wait for the bot to be done and show what it said (the story's)."""
-    transcript.heading("3c. A disk nearly full: the owner is told what fills it and how to free it")
+def disk_filling(stack: LocalStack, transcript: Narrator, settle: Callable[[], None], slack: SlackRequester) -> None:
+    """`settle`: wait for the bot to be done and show what it said (the story's); `slack`: alice's and the
+    organizer's requests to the Slack app."""
+    transcript.heading("3c. A disk nearly full: the owner is told what fills it, asks for a bigger disk, an organizer "
+                       "approves")
     full = f"projects/{PROJECT}/locations/{ZONE}/instances/wb-alice"
     stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"disk-report": report(93, 100)})
     transcript.say("guard", "wb-alice: the guard's disk report (every 10 minutes): the home disk holds 93 of "
@@ -53,16 +58,20 @@ def disk_filling(stack: LocalStack, transcript: Narrator, settle: Callable[[], N
     stack.slack.wait_for(lambda: any(str(f.get("title", "")).startswith("Disk of") for m in
                                      stack.slack.messages("U0ALICE") for f in m.get("files") or []), timeout=60)
     settle()
-    transcript.say("organizer", "emptying the trash and the caches is not enough for alice's next run: the "
-                                "organizer grows her data disk by hand (docs/operations.md): gcloud workbench "
-                                "instances resize-disk wb-alice --data-disk-size=200")
-    body = json.dumps({"dataDisk": {"diskSizeGb": "200"}}).encode()
-    _, operation = stack.workbench.handle("POST", f"/v2/{full}:resizeDisk", body)
-    name = operation["name"]
-    for _ in range(200):
-        if stack.workbench.handle("GET", f"/v2/{name}", b"")[1].get("done"):
-            break
-        stack.workbench.clock.sleep(0.05)
+    transcript.say("alice", "emptying the trash and the caches is not enough for her next run: "
+                            "/restart-notebook bigger-disk")
+    answer = slack.slash_command("U0ALICE", "bigger-disk", response_url=stack.slack.new_response_url())
+    transcript.say("slack", f"answered in {answer.elapsed_s:.1f} s, seen only by alice: {answer.body}")
+    settle()
+    request = next(m for m in stack.slack.messages(ALERT_CHANNEL) if "bigger data" in m.get("text", ""))
+    approve = next(e["value"] for b in request["blocks"] if b["type"] == "actions" for e in b["elements"]
+                   if e["action_id"] == ACTION_DISK_GROW)
+    transcript.say("slack", "the organizer presses [Approve] on the ask")
+    slack.block_action("U0ORG", ACTION_DISK_GROW, approve, response_url=stack.slack.new_response_url(),
+                       message_ts=request["ts"], message=request)
+    stack.slack.wait_for(lambda: any("is now" in m.get("text", "") for m in stack.slack.messages(ALERT_CHANNEL)
+                                     if m.get("ts") == request["ts"]), timeout=60)
+    settle()
     size = stack.workbench.get(full)["gceSetup"]["dataDisks"][0]["diskSizeGb"]
     stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"disk-report": report(93, int(size))})
     transcript.say("workbench", f"wb-alice's data disk is now {size} GB; the guard's next report: 93 of {size} GiB "

@@ -142,7 +142,7 @@ def scenario(stack: LocalStack, transcript: Transcript) -> None:
     """The story's steps in order, each waiting for its outcome: the incidents first, then what people ask of Slack."""
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
     memory_and_kills(stack, transcript)
-    disk.disk_filling(stack, transcript, lambda: settle(stack, transcript))
+    disk.disk_filling(stack, transcript, lambda: settle(stack, transcript), slack)
     restart_commands(stack, transcript, slack)
     pause_restarts(stack, transcript, slack)
     approve_bigger(stack, transcript, slack)

@@ -237,6 +237,7 @@ class LocalStack:
             "WORKBENCH_API_ENDPOINT": (
                 self.workbench.endpoint if self.workbench_transport == "rest" else self.workbench.grpc_endpoint
             ),
+            "WORKBENCH_REST_ENDPOINT": self.workbench.endpoint,  # resizeDisk, which only the REST face serves
             "COMPUTE_API_ENDPOINT": self.compute.endpoint,
             "MONITORING_API_ENDPOINT": self.metrics.endpoint,
             "MEMORY_CHARTS": "true" if self.memory_charts else "false",

@@ -16,6 +16,7 @@ from shared.adapters.audit import setup_logging
 from shared.adapters.clock import SYSTEM
 from shared.adapters.compute import Compute
 from shared.adapters.config import Need, settings_or_exit
+from shared.adapters.disk_config import disk_settings_or_exit
 from shared.adapters.memory_series import MemorySeries
 from shared.adapters.push_auth import PushAuth
 from shared.adapters.queue import RestartQueue
@@ -28,6 +29,7 @@ setup_logging()
 # PUBLISH: a waiting incident hands its instance's ordering key on by re-publishing itself (shared/core/waiting.py).
 SETTINGS = settings_or_exit({Need.WORKBENCH, Need.SLACK, Need.PUBLISH, Need.SCOPE, Need.PUSH})
 ticket_settings_or_exit()  # help tickets' settings (issue 46), read again by the worker's TicketDesk: checked at start
+disk_settings_or_exit()  # bigger disks' settings (issue 43), read again by the worker's DiskDesk: likewise
 PUSH_AUTH = PushAuth(audience=SETTINGS.push_audience, service_account=SETTINGS.push_service_account,
                      certs_url=SETTINGS.push_certs_url, clock=SYSTEM)
 WORKER = Worker(

@@ -56,3 +56,16 @@ def _session(endpoint: str) -> tuple[Any, str]:
 
     credentials, _ = google.auth.default(scopes=[SCOPE])
     return AuthorizedSession(credentials), LIVE_ENDPOINT  # type: ignore[no-untyped-call]
+
+
+def disk_sizes(workbench: Workbench, ref: InstanceRef, *, timeout_s: float = 20.0) -> dict[str, int]:
+    """The instance's disks as Workbench states them (gceSetup.bootDisk, gceSetup.dataDisks[0]): "boot" and "data"
+    in GB, each present only when stated."""
+    with google_answers():
+        instance = workbench.client.get_instance(request={"name": ref.full_name}, timeout=timeout_s)
+    setup, sizes = instance.gce_setup, {}
+    if setup.boot_disk.disk_size_gb:
+        sizes["boot"] = int(setup.boot_disk.disk_size_gb)
+    if setup.data_disks and setup.data_disks[0].disk_size_gb:
+        sizes["data"] = int(setup.data_disks[0].disk_size_gb)
+    return sizes

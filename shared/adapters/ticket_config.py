@@ -4,7 +4,6 @@ them (shared/app/worker/tickets.py); a bad value stops it as config.py's do."""
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from shared.adapters.config import ConfigError, _Reader
+from shared.adapters.startup import or_exit
 from shared.core.tickets import Timers
 
 _TARGET = re.compile(r"^[CGU][A-Z0-9]{6,}$")  # a channel (C…, G…) or a person (U…: their DM with the bot)
@@ -44,8 +44,4 @@ def load_ticket_settings(env: Mapping[str, str] | None = None) -> TicketSettings
 def ticket_settings_or_exit() -> TicketSettings:
     """load_ticket_settings for restart_worker's start-up, as config.settings_or_exit: one CRITICAL line and exit
     status 1 for a bad value, so it is found at deploy, not at the first ticket."""
-    try:
-        return load_ticket_settings()
-    except ConfigError as exc:
-        logging.getLogger(__name__).critical("%s", exc)
-        raise SystemExit(1) from None
+    return or_exit(load_ticket_settings)

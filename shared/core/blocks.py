@@ -27,8 +27,10 @@ ACTION_START = "medic_start"  # on a stopped notebook's alert: an organizer star
 ACTION_RESIZE = "medic_resize"  # value: "<instance full name>|<machine type>|<requester slack id or empty>"
 ACTION_RESIZE_DENY = "medic_resize_deny"
 ASK_BLOCK = "medic_ask"  # a resize request's first section: "medic_ask|<instance full name>|<asker>"
+ACTION_DISK_GROW = "medic_disk_grow"  # disk_asks.py: "<instance full name>|<boot|data>|<size GB>|<asker>"
+ACTION_DISK_ASK = "medic_disk_ask"  # the disk warning's "Grow the disk" (disk_asks.py): "<full name>|<boot|data>"
 ALL_ACTIONS = (ACTION_RESTART, ACTION_PAUSE, ACTION_RESUME, ACTION_STOP, ACTION_STOP_OPEN, ACTION_START, ACTION_RESIZE,
-               ACTION_RESIZE_DENY)
+               ACTION_RESIZE_DENY, ACTION_DISK_GROW, ACTION_DISK_ASK)
 FIELD_MAX = 2000  # Block Kit: characters in one of a section's fields
 SECTION_MAX = 3000  # Block Kit: characters in a section's text
 MAX_BLOCKS = 50  # Block Kit: blocks in one message

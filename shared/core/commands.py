@@ -27,6 +27,7 @@ class Verb(StrEnum):
     STATUS = "status"
     HELP = "help"
     BIGGER = "bigger"  # ask the organizers for a machine with more memory
+    BIGGER_DISK = "bigger-disk"  # ask the organizers for a bigger data (or `boot`) disk (issue 43)
     USAGE = "usage"  # input it can't use: answer with usage
     START_ALL = "start-all"  # `start all`, organizers: every notebook (two words: "start-all" can name a notebook)
     STOP_ALL = "stop-all"  # `stop all`
@@ -39,6 +40,7 @@ class Command:
     target: str | None = None  # an instance name, validated
     problem: str = ""  # why the input was not usable (already safe to show)
     text: str = ""  # ANNOUNCE: the organizer's text, within announce.TEXT_MAX ("" when empty or too long)
+    boot: bool = False  # BIGGER_DISK: the boot disk rather than the data (home) disk
 
 
 def parse_command(raw: str) -> Command:
@@ -56,6 +58,8 @@ def parse_command(raw: str) -> Command:
         if is_valid_instance_name(words[1]):
             return Command(Verb.BIGGER, target=words[1])
         return Command(Verb.USAGE, problem="not a valid instance name")
+    if words[0].lower() == "bigger-disk":
+        return _bigger_disk(words[1:])
     if len(words) == 2 and words[1].lower() == "all" and words[0].lower() in ("start", "stop"):
         return Command(Verb.START_ALL if words[0].lower() == "start" else Verb.STOP_ALL)
     if len(words) > 1:
@@ -69,6 +73,18 @@ def parse_command(raw: str) -> Command:
     if is_valid_instance_name(word):
         return Command(Verb.RESTART, target=word)
     return Command(Verb.USAGE, problem="not a valid instance name")
+
+
+def _bigger_disk(words: list[str]) -> Command:
+    """`bigger-disk [boot|data] [NAME]`: which disk (the data disk unless `boot`) of which notebook."""
+    boot = bool(words) and words[0].lower() == "boot"
+    if words and words[0].lower() in ("boot", "data"):
+        words = words[1:]
+    if len(words) > 1:
+        return Command(Verb.USAGE, problem="too many words")
+    if words and not is_valid_instance_name(words[0]):
+        return Command(Verb.USAGE, problem="not a valid instance name")
+    return Command(Verb.BIGGER_DISK, target=words[0] if words else None, boot=boot)
 
 
 class Answer(StrEnum):

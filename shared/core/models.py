@@ -17,6 +17,7 @@ from shared.core.payloads import (
     BY_ACTION,
     PAYLOADS,
     AskedPayload,
+    DiskGrowPayload,
     InterruptedPayload,
     KillPayload,
     Payload,
@@ -65,6 +66,8 @@ class Action(StrEnum):
     START = "start"  # a STOPPED notebook, started by its owner (unless an organizer's stop holds it) or an organizer
     INTERRUPTED = "interrupted"  # a kernel interrupted before the kill, kept: tell the owner, count it
     ASK = "ask"  # `/restart-notebook bigger`: a request for a bigger machine, posted to the organizers by the worker
+    DISK_ASK = "disk-ask"  # a participant's ask for a bigger disk: the worker checks the limits and posts it
+    DISK_GROW = "disk-grow"  # an organizer's Approve on it: resizeDisk (shared/app/worker/disks.py)
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,8 @@ def check_payload(payload: Payload) -> None:
             raise ValueError("machine_type is not a machine type name")
         if payload.asked_by and not SLACK_USER_RE.fullmatch(payload.asked_by):
             raise ValueError("asked_by is not a Slack user id")
+    if isinstance(payload, DiskGrowPayload) and payload.asked_by and not SLACK_USER_RE.fullmatch(payload.asked_by):
+        raise ValueError("asked_by is not a Slack user id")
     if isinstance(payload, RestartPayload) and (len(payload.chain) > 128 or len(payload.resumes) > 128):
         raise ValueError("chain or resumes is not a Pub/Sub message id")
 

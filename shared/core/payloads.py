@@ -125,19 +125,37 @@ class AskPayload:
     (issue 44): nothing beyond the envelope, since the worker reads the machine it offers off the instance."""
 
 
+@dataclass(frozen=True)
+class DiskAskPayload:
+    """A participant's ask for a bigger disk (issue 43): the boot disk, or the data (home) disk."""
+
+    boot: bool = False
+
+
+@dataclass(frozen=True)
+class DiskGrowPayload:
+    """An organizer's Approve of a disk ask: which disk, to what size, and who asked (told how it ended)."""
+
+    boot: bool = False
+    size_gb: int = 0
+    asked_by: str = ""
+
+
+
 Payload = (RestartPayload | InterruptedPayload | AlertPayload | WarnPayload | ResizePayload | StopPayload
-           | StartPayload | ModePayload | AskedPayload | AskPayload)
+           | StartPayload | ModePayload | AskedPayload | AskPayload | DiskAskPayload | DiskGrowPayload)
 KillPayload = RestartPayload | InterruptedPayload | AlertPayload  # the payloads that carry a kill line
 PAYLOADS: dict[str, type[Payload]] = {
     "restart": RestartPayload, "interrupted": InterruptedPayload, "alert": AlertPayload, "warn": WarnPayload,
     "resize": ResizePayload, "stop": StopPayload, "start": StartPayload, "mode": ModePayload, "asked": AskedPayload,
     "ask": AskPayload,
+    "disk-ask": DiskAskPayload, "disk-grow": DiskGrowPayload,
 }
 KINDS = {cls: kind for kind, cls in PAYLOADS.items()}
 # The payload each action carries, by the action's wire value (models.Action); an unread slash command's is "asked".
 BY_ACTION = {"restart": "restart", "interrupted": "interrupted", "alert": "alert", "warn": "warn",
              "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode",
-             "ask": "ask"}
+             "ask": "ask", "disk-ask": "disk-ask", "disk-grow": "disk-grow"}
 
 
 def empty(action: str) -> Payload:
@@ -181,6 +199,8 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "not_before": lambda d: _time(d, "not_before"),
     "stockout": lambda d: text_field(d, "stockout", "")[:1000],
     "resized_to": lambda d: text_field(d, "resized_to", "")[:100],
+    "boot": lambda d: d.get("boot", False) is True,
+    "size_gb": lambda d: count(d.get("size_gb", 0), 64_000, "size_gb"),
 }
 
 

@@ -56,11 +56,14 @@ def help_actions(say: messages.For) -> dict[str, Any]:
     return {"type": "actions", "block_id": "medic_help", "elements": [help_button(say)]}
 
 
-def with_help(text: str, say: messages.For) -> list[dict[str, Any]] | None:
-    """A DM's blocks: its text and "Get help" under it; None (the text alone) when the text would not fit a section."""
+def with_help(text: str, say: messages.For, *, first: tuple[dict[str, Any], ...] = ()) -> list[dict[str, Any]] | None:
+    """A DM's blocks: its text and "Get help" under it, after the DM's own buttons (`first`: a disk warning's "Grow
+    the disk"); None (the text alone) when the text would not fit a section."""
     if len(text) > SECTION_MAX:
         return None
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}, help_actions(say)]
+    actions = help_actions(say)
+    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}},
+            {**actions, "elements": [*first, *actions["elements"]]}]
 
 
 def help_modal(say: messages.For) -> dict[str, Any]:

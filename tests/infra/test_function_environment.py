@@ -92,8 +92,8 @@ def test_every_name_terraform_sets_is_read_by_the_code() -> None:
 
 
 # Read by the code but never set in a deployment: they point a function at a local simulator.
-LOCAL_ONLY = {"SLACK_API_URL", "SLACK_RESPONSE_URL_BASE", "WORKBENCH_API_ENDPOINT", "COMPUTE_API_ENDPOINT",
-              "MONITORING_API_ENDPOINT", "PUSH_CERTS_URL"}
+LOCAL_ONLY = {"SLACK_API_URL", "SLACK_RESPONSE_URL_BASE", "WORKBENCH_API_ENDPOINT", "WORKBENCH_REST_ENDPOINT",
+              "COMPUTE_API_ENDPOINT", "MONITORING_API_ENDPOINT", "PUSH_CERTS_URL"}
 
 
 def test_every_setting_the_code_reads_can_be_set_through_terraform() -> None:

@@ -21,6 +21,8 @@ from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import obj
 from shared.core import fleet, messages, payloads
 from shared.core.blocks import (
+    ACTION_DISK_ASK,
+    ACTION_DISK_GROW,
     ACTION_PAUSE,
     ACTION_RESIZE,
     ACTION_RESIZE_DENY,
@@ -33,9 +35,10 @@ from shared.core.blocks import (
     without_buttons,
 )
 from shared.core.commands import Answer, Caller, authorize_press
+from shared.core.disk_asks import is_disk_deny, parse_ask_value, parse_grow_value
 from shared.core.history import History
 from shared.core.models import Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
-from shared.core.payloads import Payload, ResizePayload, StopPayload
+from shared.core.payloads import DiskAskPayload, DiskGrowPayload, Payload, ResizePayload, StopPayload
 
 log = logging.getLogger(__name__)
 BUTTON_ACTIONS = {
@@ -49,6 +52,7 @@ BUTTON_ACTIONS = {
     # The Home tab's Resume on a row (issue 28): organizers only, as on an alert (Restart and Start there are the
     # slash command's: home.row_press).
     fleet.ACTION_RESUME: Action.RESUME,
+    ACTION_DISK_GROW: Action.DISK_GROW,  # Approve on an ask for a bigger disk (issue 43): organizers only, as all
 }
 ACKS = {  # what the organizer reads at once, for each action a button queues
     Action.RESTART: "button.ack.restart",
@@ -57,6 +61,7 @@ ACKS = {  # what the organizer reads at once, for each action a button queues
     Action.STOP: "button.ack.stop",
     Action.RESIZE: "button.ack.resize",
     Action.START: "button.ack.start",
+    Action.DISK_GROW: "button.ack.disk_grow",
 }
 
 
@@ -72,6 +77,7 @@ class _Press:
     machine_type: str = ""
     asked_by: str = ""
     owner_may_start: bool = False  # the Stop that lets the owner start it again
+    disk: tuple[bool, int] = (False, 0)  # a bigger disk's Approve: (the boot disk, its new size in GB)
 
     @property
     def blocks(self) -> tuple[dict[str, Any], ...]:
@@ -101,6 +107,10 @@ def press(body: dict[str, Any], *, reply: Callable[..., Any], deadline: Deadline
     actions = body.get("actions") or [{}]
     action_id = str(actions[0].get("action_id", ""))
     fields: dict[str, Any] = {"user": user_id, "button": action_id}
+    if action_id == ACTION_DISK_ASK:  # the owner's, on their disk warning: the worker asks Slack who pressed it
+        respond(text=_disk_ask(deps, body, user_id, str(actions[0].get("value", "")), deadline, fields),
+                replace_original=False)
+        return
     pressed = _parse(body, user_id, action_id, str(actions[0].get("value", "")), fields)
     if pressed is None:
         return
@@ -132,10 +142,13 @@ def _parse(body: dict[str, Any], user_id: str, action_id: str, value: str,
            fields: dict[str, Any]) -> _Press | None:
     """The press its button names, or None (audited) when its value or action is not one of ours, because a payload's
     fields are untrusted."""
-    machine_type, asked_by = "", ""
+    machine_type, asked_by, disk = "", "", (False, 0)
     try:
         if action_id in (ACTION_RESIZE, ACTION_RESIZE_DENY):
             ref, machine_type, asked_by = parse_resize_value(value)
+        elif action_id == ACTION_DISK_GROW:
+            ref, boot, size_gb, asked_by = parse_grow_value(value)
+            disk = (boot, size_gb)
         else:
             ref = InstanceRef.parse(value)
     except ValueError:
@@ -146,7 +159,8 @@ def _parse(body: dict[str, Any], user_id: str, action_id: str, value: str,
     if action is None and action_id != ACTION_RESIZE_DENY:
         audit_request("button rejected", fields, reason="unknown action")
         return None
-    return _Press(body, user_id, action, ref, machine_type, asked_by, owner_may_start=action_id == ACTION_STOP_OPEN)
+    return _Press(body, user_id, action, ref, machine_type, asked_by, owner_may_start=action_id == ACTION_STOP_OPEN,
+                  disk=disk)
 
 
 def _payload(pressed: _Press, action: Action) -> Payload:
@@ -155,6 +169,8 @@ def _payload(pressed: _Press, action: Action) -> Payload:
         return ResizePayload(machine_type=pressed.machine_type, asked_by=pressed.asked_by)
     if action is Action.STOP:
         return StopPayload(owner_may_start=pressed.owner_may_start)
+    if action is Action.DISK_GROW:
+        return DiskGrowPayload(boot=pressed.disk[0], size_gb=pressed.disk[1], asked_by=pressed.asked_by)
     return payloads.empty(action.value)
 
 
@@ -254,6 +270,31 @@ def _deny_resize(deps: Dependencies, pressed: _Press, caller: Caller, deadline: 
             dm = str(obj(client.conversations_open(users=pressed.asked_by).get("channel")).get("id", ""))
         if dm and time_for("the participant's DM"):
             with slack_answers():
-                client.chat_postMessage(channel=dm, text=say("resize.denied_dm", instance=pressed.ref.name))
+                denied = "disk_ask.denied_dm" if is_disk_deny(pressed.machine_type) else "resize.denied_dm"
+                client.chat_postMessage(channel=dm, text=say(denied, instance=pressed.ref.name))
     except ServiceError as exc:  # best effort: the decision stands either way
         log.warning("could not report a denied resize: %s", exc)
+
+
+def _disk_ask(deps: Dependencies, body: dict[str, Any], user_id: str, value: str, deadline: Deadline,
+              fields: dict[str, Any]) -> str:
+    """"Grow the disk" on the owner's disk warning, handed to the worker as `bigger-disk` for the disk it names: the
+    worker asks Slack who pressed it (its owner, or an organizer: organizer.as_slack_says), checks the limits and
+    posts the ask; nothing is read or written here."""
+    try:
+        ref, boot = parse_ask_value(value)
+    except ValueError:
+        audit_request("button rejected", fields, reason="the button's value is not a disk ask")
+        return deps.say("deny.organizers_only")
+    fields["instance"] = ref.name
+    request = RestartRequest(
+        action=Action.DISK_ASK, trigger=Trigger.BUTTON, instance=ref.full_name, requested_at=deps.clock.now(),
+        event_id=f"button-{request_stamp(deps.clock)}-{user_id}", requester=Requester(user_id, "", False),
+        response_url=deps.responder.url(body.get("response_url")), slack_request=slack_request_digest(body),
+        payload=DiskAskPayload(boot=boot))
+    unsent = deps.publisher.publish(request, deadline, fields)
+    if unsent is not None:
+        return unsent
+    audit_request("bigger-disk queued", fields)
+    return deps.say("disk_ask.queued", instance=ref.name,
+                    disk=deps.say("disk_ask.disk.boot" if boot else "disk_ask.disk.data"))

@@ -21,9 +21,9 @@ from shared.app.slack.failures import failure
 from shared.app.slack.guard import request_stamp, slack_request_digest
 from shared.app.slack.replies import bigger_words, denial, shown_instances, status_reply
 from shared.core import fleet, fleet_ops, payloads
-from shared.core.commands import Answer, Caller, Verb, authorize_restart, find_target, parse_command
+from shared.core.commands import Answer, Caller, Command, Verb, authorize_restart, find_target, parse_command
 from shared.core.models import Action, InstanceView, Requester, RestartRequest, Trigger
-from shared.core.payloads import AskedPayload, AskPayload, Payload
+from shared.core.payloads import AskedPayload, AskPayload, DiskAskPayload, Payload
 
 
 def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
@@ -53,6 +53,8 @@ def answer(body: dict[str, Any], *, deadline: Deadline, workspace: str | None,
         return status_reply(say, deps.settings, caller, instances, deps.clock.now())
     if parsed.verb is Verb.BIGGER:
         return _bigger(deps, caller, parsed.target, instances, deadline, body, fields)
+    if parsed.verb is Verb.BIGGER_DISK:
+        return _bigger_disk(deps, body, caller, parsed, instances, deadline, fields)
     if parsed.verb in (Verb.START_ALL, Verb.STOP_ALL):
         return _bulk(deps, caller, instances, parsed.verb, fields)
     if parsed.verb is Verb.ANNOUNCE:
@@ -218,3 +220,23 @@ def _bigger(deps: Dependencies, caller: Caller, target: str | None, instances: l
         return unsent
     audit_request("bigger queued", fields, instance=instance.ref.name, machine_type=words["next"])
     return say("resize.queued", **words)
+
+
+def _bigger_disk(deps: Dependencies, body: dict[str, Any], caller: Caller, parsed: Command,
+                 instances: list[InstanceView], deadline: Deadline, fields: dict[str, Any]) -> str:
+    """An ask for a bigger disk of one's own notebook handed to the worker, which checks the limits on the instance's
+    labels, posts it to the organizers and records it (this app writes no instance: shared/app/worker/disks.py)."""
+    found = find_target(caller, parsed.target, instances)
+    fields["answer"] = found.answer.value
+    if not found.allowed or found.instance is None:
+        audit_request("bigger-disk denied", fields, reason=found.answer.value)
+        return denial(deps.say, deps.settings, found.answer, caller, parsed.target, found)
+    instance = found.instance
+    request = _request(deps, body, caller, instance, Action.DISK_ASK, DiskAskPayload(boot=parsed.boot))
+    fields["instance"] = instance.ref.name
+    unsent = deps.publisher.publish(request, deadline, fields)
+    if unsent is not None:
+        return unsent
+    audit_request("bigger-disk queued", fields)
+    disk = deps.say("disk_ask.disk.boot" if parsed.boot else "disk_ask.disk.data")
+    return deps.say("disk_ask.queued", instance=instance.ref.name, disk=disk)

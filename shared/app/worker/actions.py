@@ -24,11 +24,13 @@ from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import downtime, messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
+from shared.core.disk_asks import ask_button, is_boot_device
 from shared.core.disk_report import DiskReport, what_fills
 from shared.core.history import AutoMode, History, StopHold
 from shared.core.models import Action, InstanceState, Trigger
 from shared.core.payloads import StopPayload, WarnPayload
 from shared.core.policy import Reason, Verdict
+from shared.core.ticket_blocks import with_help
 
 log = logging.getLogger(__name__)
 
@@ -234,8 +236,8 @@ class Actions(ActionContext):
             key, detail = ("warn.disk.channel.no_owner" if disk else "warn.channel.no_owner"), "no owner"
         elif not self.settings.owner_dm:
             key, detail = ("warn.disk.channel.no_dm" if disk else "warn.channel.no_dm"), "owner DMs off"
-        elif self.slack.dm(view.owner_email, self._warning(
-                self.wording("warn.disk.dm" if disk else "warn.dm", **words), ref.name, report)):
+        elif self._dm(view.owner_email, self._warning(
+                self.wording("warn.disk.dm" if disk else "warn.dm", **words), ref.name, report), job, disk):
             key, detail = ("warn.disk.channel" if disk else "warn.channel"), "owner warned"
         else:
             key, detail = ("warn.disk.channel.unreached" if disk else "warn.channel.unreached"), "owner not reachable"
@@ -248,6 +250,13 @@ class Actions(ActionContext):
         else:
             self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
         return WorkOutcome.acted(Verdict.WARN, detail)
+
+    def _dm(self, owner: str, text: str, job: Job, disk: bool) -> bool:
+        """The owner's warning; a disk's with "Grow the disk", which asks for the disk it names (issue 43)."""
+        device = job.request.payload_as(WarnPayload).device
+        label = self.wording("button.disk_ask")
+        grow = (ask_button(job.ref, boot=is_boot_device(device), label=label),) if disk else ()
+        return self.slack.dm(owner, text, with_help(text, self.wording, first=grow))
 
     def _warning(self, text: str, instance: str, report: DiskReport | str | None) -> str:
         """The owner's DM: memory's words; a disk's, then what fills it (or why that is not known)."""

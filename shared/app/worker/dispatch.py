@@ -15,6 +15,7 @@ from typing import Any, assert_never
 from shared.adapters.audit import audit
 from shared.adapters.clock import SYSTEM, Clock
 from shared.adapters.config import Settings
+from shared.adapters.disk_config import load_disk_settings
 from shared.adapters.memory_series import MemorySeries
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import Workbench
@@ -26,6 +27,7 @@ from shared.app.worker.bigger import BiggerAction
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
 from shared.app.worker.capacity_wait import CapacityWait, continues
 from shared.app.worker.disk_reports import Guest
+from shared.app.worker.disks import DiskDesk
 from shared.app.worker.endings import Endings
 from shared.app.worker.errors import ActionRefused, FinalError, StockedOut, TryAgainLater, read, redelivery
 from shared.app.worker.interrupts import Interrupts
@@ -125,6 +127,12 @@ class Worker:
         return TicketDesk(settings=self.settings, clock=self.clock, slack=self.slack, workbench=self.workbench,
                           asked=self.asked, guest=self.guest, pictures=self.reporter.pictures)
 
+    @cached_property
+    def disks(self) -> DiskDesk:
+        """Bigger disks (issue 43), made at the first ask: its settings are read then."""
+        return DiskDesk(settings=self.settings, limits=load_disk_settings(), clock=self.clock,
+                        workbench=self.workbench, slack=self.slack, asked=self.asked)
+
     def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
         """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's
         intent refused is said as any request the API refused (Endings.refused: "not restarted")."""
@@ -157,6 +165,8 @@ class Worker:
                 return self._bulk(partial(self.bulk.scheduled, decoded, message_id=message_id))
             case TicketRequest():  # a participant's ticket, an organizer's press on one, the tick (issue 46)
                 return self._bulk(partial(self.tickets.requested, decoded))
+            case RestartRequest() if decoded.action in (Action.DISK_ASK, Action.DISK_GROW):  # a bigger disk (43)
+                return self._bulk(partial(self.disks.requested, decoded))
             case RestartRequest():
                 return self.handle(replace(decoded, delivery_id=message_id) if message_id else decoded)
             case _:

@@ -32,8 +32,9 @@ log = logging.getLogger(__name__)
 AUTOMATIC = frozenset({(Trigger.OOM, Action.RESTART), (Trigger.WATCHER, Action.INTERRUPTED),
                        (Trigger.MEMORY, Action.WARN), (Trigger.DISK, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT),
                        (Trigger.SWEEP, Action.RESTART)})
-# What a participant may ask of their own notebook (ASK: `bigger`, a request the organizers approve or deny).
-OWNER_MAY = frozenset({Action.RESTART, Action.START, Action.ASK})
+# What a participant may ask of their own notebook (ASK: `bigger`, a request the organizers approve or deny;
+# DISK_ASK: `bigger-disk`, likewise).
+OWNER_MAY = frozenset({Action.RESTART, Action.START, Action.ASK, Action.DISK_ASK})
 
 
 def as_slack_says(asked: Asked, request: RestartRequest) -> RestartRequest | WorkOutcome:
@@ -53,7 +54,7 @@ def as_slack_says(asked: Asked, request: RestartRequest) -> RestartRequest | Wor
         return WorkOutcome(ack=True, ended=Ended.DENIED, detail=f"Slack user refused: {caller.refused}")
     if caller.is_organizer:
         return replace(request, requester=Requester(caller.slack_user_id, caller.email or "", True))
-    if request.action in OWNER_MAY and request.trigger is Trigger.SLASH_COMMAND:
+    if request.action in OWNER_MAY and (request.trigger is Trigger.SLASH_COMMAND or request.action is Action.DISK_ASK):
         # Its errors are the request's own (the dispatcher's table): reported as the action's, as its read would be.
         view = asked.workbench.get(InstanceRef.parse(request.instance))
         if is_owner(caller, view):

@@ -41,7 +41,8 @@ class Recorder:
         if no_room := self.no_room(ref, view, history):  # the API would refuse it (INVALID_ARGUMENT): no call
             raise LabelsFullError(no_room)
         # The `bigger` ledger (resize_asks.LEDGER) is sent as read like any label not the history's, so this is right
-        # whether updates merge or replace: the worker is its only writer, one request at a time per instance.
+        # whether updates merge or replace: the worker is its only writer, one request at a time per instance; the
+        # disk asks' ledger likewise (disks.py).
         return self.workbench.set_labels(ref, labels, own=BOT_KEYS | set(ledger or {}), confirm=confirm)
 
     def best_effort(self, ref: InstanceRef, view: InstanceView, history: History, failed: str, *,

@@ -15,7 +15,20 @@ import string
 from collections.abc import Mapping
 from typing import Any, Final
 
-from shared.core.messages import alerts, causes, charts, commands, disk, fleet, guard, memory, replies, report, tickets
+from shared.core.messages import (
+    alerts,
+    causes,
+    charts,
+    commands,
+    disk,
+    disk_ask,
+    fleet,
+    guard,
+    memory,
+    replies,
+    report,
+    tickets,
+)
 from shared.core.messages.formatting import Lang, escape, human_bytes, human_duration, local_time, slack_date
 
 __all__ = [
@@ -46,7 +59,8 @@ def _merged(*parts: Mapping[str, dict[Lang, str]]) -> dict[str, dict[Lang, str]]
 
 CATALOGUE: Final[dict[str, dict[Lang, str]]] = _merged(alerts.ALERTS, commands.COMMANDS, memory.MEMORY,
                                                        replies.REPLIES, guard.GUARD, charts.CHARTS, report.REPORT,
-                                                       fleet.FLEET, disk.DISK, tickets.TICKETS, causes.CAUSES)
+                                                       fleet.FLEET, disk.DISK, tickets.TICKETS, causes.CAUSES,
+                                                       disk_ask.DISK_ASK)
 
 
 def text(key: str, lang: Lang, **params: Any) -> str:

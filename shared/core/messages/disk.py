@@ -69,10 +69,12 @@ DISK: Final[dict[str, dict[Lang, str]]] = {
     "warn.disk.dm": {
         "en": ":floppy_disk: A disk of your notebook *{instance}* (`{device}`) is {percent} full. When it is full, "
         "JupyterLab cannot save your notebooks (\"No space left on device\") and installs break half-way. Free "
-        "space now; deleting in JupyterLab's file browser only moves files to its trash.",
+        "space now; deleting in JupyterLab's file browser only moves files to its trash. Not enough? Ask the "
+        "organizers for a bigger disk: `/restart-notebook bigger-disk`.",
         "ja": ":floppy_disk: ノートブック *{instance}* のディスク (`{device}`) の使用率が {percent} です。満杯になると "
         "JupyterLab はノートブックを保存できず (\"No space left on device\")、インストールも途中で失敗します。"
-        "今のうちに容量を空けてください。JupyterLab のファイルブラウザでの削除はゴミ箱に移すだけです。",
+        "今のうちに容量を空けてください。JupyterLab のファイルブラウザでの削除はゴミ箱に移すだけです。足りない場合は"
+        "運営にディスクの拡張を依頼できます: `/restart-notebook bigger-disk`。",
     },
     "warn.disk.no_report": {
         "en": "(What fills it is not known: {reason}. In JupyterLab's terminal, `du -xh -d1 ~ | sort -h | tail` "
