@@ -66,7 +66,11 @@ def test_disk_incident_warns_the_owner_with_what_fills_it_and_its_curve(stack: L
     trash = next(i for i, line in enumerate(lines) if COMMANDS["trash"] in line)
     assert "12.0 GiB" in lines[trash] and COMMANDS["huggingface"] in lines[trash + 1]  # the trash first
     assert "`~/.cache` (36.0 GiB)" in warning
-    channel = next(m for m in stack.alerts() if name in m.get("text", "") and "/dev/sdb" in m.get("text", ""))
+    def in_channel() -> list[dict[str, Any]]:  # posted beside the DM, not before it: waited for
+        return [m for m in stack.alerts() if name in m.get("text", "") and "/dev/sdb" in m.get("text", "")]
+
+    assert stack.slack.wait_for(lambda: bool(in_channel()), timeout=60)
+    channel = in_channel()[0]
     assert "93% full" in channel["text"] and "<@U0DISK>" in channel["text"]
     shared = wait_dm(stack, "U0DISK", lambda m: m.get("files"))
     (file,) = shared["files"]
