@@ -102,8 +102,8 @@ def decision(record: dict[str, Any], name_of_email: dict[str, str]) -> str:
         "oom": "ran out of memory",
         "memory": "memory nearly full",
         "disk": "disk nearly full",
-        "slash-command": f"{who} asked for a bigger machine" if record.get("action") == "ask" else (
-            f"{who} asked for a restart"),
+        "slash-command": {"ask": f"{who} asked for a bigger machine", "disk-ask": f"{who} asked for a bigger disk"}.get(
+            str(record.get("action")), f"{who} asked for a restart"),
         "button": f"{who} pressed a button",
         "unresolved": "a kill on a machine that could not be named",
         "bulk": f"{record.get('action', 'start or stop')} all",

@@ -56,8 +56,9 @@ class DiskDesk:
         else:
             outcome = self.grow(resolved)
         audit(f"{request.action} {outcome.decision}", instance=request.instance.rsplit("/", 1)[-1],
-              action=request.action.value, decision=outcome.decision, outcome=outcome.detail,
-              event_id=request.event_id, requester=request.requester.slack_user_id if request.requester else None)
+              action=request.action.value, trigger=request.trigger.value, decision=outcome.decision,
+              outcome=outcome.detail, event_id=request.event_id,
+              requester=(request.requester.email or request.requester.slack_user_id) if request.requester else None)
         return outcome
 
     def _disk(self, boot: bool) -> str:
@@ -132,12 +133,13 @@ class DiskDesk:
             current = disk_sizes(self.workbench, ref).get(which)
         except ServiceError as exc:
             return self._told(request, self.say("disk_ask.failed", current="?", error=messages.escape(
-                describe_error(exc)), **params), None, Ended.API_ERROR)
+                describe_error(exc)), **params), None, Ended.API_ERROR, f"Workbench: {exc.status}")
         if current is not None and current == payload.size_gb:  # Approve pressed twice: the first closed it, told all
             self.asked.reporter.reply(request, self.say("disk_ask.already", current=current, **params))
             return WorkOutcome(ack=True, ended=Ended.ACTED, detail="already that size")
         if current is not None and current > payload.size_gb:  # grown since, by hand: resizeDisk would refuse it
-            return self._told(request, self.say("disk_ask.already", current=current, **params), None, Ended.ACTED)
+            return self._told(request, self.say("disk_ask.already", current=current, **params), None, Ended.ACTED,
+                              f"already {current} GB")
         deadline = self.clock.monotonic() + self.settings.worker_budget.total_seconds()
         try:
             endpoint = self.limits.rest_endpoint or self.settings.workbench_api_endpoint
@@ -149,14 +151,16 @@ class DiskDesk:
         if error:
             line = self.say("disk_ask.failed", current=current if current is not None else "?",
                             error=messages.escape(error), **params)
-            return self._told(request, line, None, Ended.FAILED)
+            return self._told(request, line, None, Ended.FAILED, f"not grown: {error}"[:200])
         who = f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
         line = self.say("disk_ask.done", who=who, current=current, **params)
-        return self._told(request, line, self.say("disk_ask.dm_done", **params), Ended.ACTED)
+        return self._told(request, line, self.say("disk_ask.dm_done", **params), Ended.ACTED,
+                          f"grown from {current} GB to {payload.size_gb} GB")
 
-    def _told(self, request: RestartRequest, line: str, to_owner: str | None, ended: Ended) -> WorkOutcome:
+    def _told(self, request: RestartRequest, line: str, to_owner: str | None, ended: Ended,
+              detail: str) -> WorkOutcome:
         """The request's message closed with `line`, the organizer answered, the asker and the owner told (`to_owner`
-        when grown, else `line`)."""
+        when grown, else `line`); `detail` is the audit's, plain words (no Slack markup)."""
         if request.alert_ts and request.alert_channel == self.settings.slack_alert_channel and request.alert_blocks:
             self.slack.update(request.alert_channel, request.alert_ts, line,
                               without_buttons(request.alert_blocks, line))
@@ -168,7 +172,7 @@ class DiskDesk:
             self.slack.dm(owner, told)
         if asker and not (owner and self.slack.user_id_for(owner) == asker):
             self.slack.to_user(asker, told)
-        return WorkOutcome(ack=True, ended=ended, detail=line[:200])
+        return WorkOutcome(ack=True, ended=ended, detail=detail)
 
     def _owner(self, request: RestartRequest) -> str:
         try:
