@@ -15,6 +15,7 @@ import json
 import signal
 import statistics
 import time
+import urllib.error
 from pathlib import Path
 
 import pytest
@@ -111,6 +112,28 @@ KERNEL_WAIT_S = 8
 SERVER_WAIT_S = 16
 
 
+def shut_down(server: rig.JupyterServer, kernel: str, deadline: float) -> int:
+    """DELETEs `kernel`, again while Jupyter answers 500, until `deadline`; how many 500s it answered first.
+
+    Jupyter itself answers 500 to a shutdown that lands in a restart's own moment, guard or no guard: the kernel's
+    `ready` future is pending from the restart's first step until 10 ms after its launch (jupyter_client 8.10
+    manager.py, in_pending_state) and _async_shutdown_kernel reads `km.ready.exception()` (InvalidStateError). The
+    guard announces its wait inside that moment, so on a busy machine the first DELETE can land there (a fresh clone's
+    CI did). JupyterLab's user presses again; so does this test, and a wait that held the launch (the defect this
+    test is for) keeps answering 500 past the deadline.
+    """
+    refused = 0
+    while True:
+        try:
+            server.request("DELETE", f"/api/kernels/{kernel}", timeout=BUDGET)
+            return refused
+        except urllib.error.HTTPError as error:
+            if error.code != 500 or time.monotonic() > deadline:
+                raise
+            refused += 1
+            time.sleep(0.2)
+
+
 def test_a_kernel_waiting_to_start_again_is_shut_down_at_once_and_so_is_its_server(
     memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, tmp_path: Path,
 ) -> None:
@@ -118,7 +141,7 @@ def test_a_kernel_waiting_to_start_again_is_shut_down_at_once_and_so_is_its_serv
     try:
         first, second = (str(server.request("POST", "/api/kernels", {"name": "broken"})["id"]) for _ in range(2))
         seen = wait_line(server, first, f"next start in {KERNEL_WAIT_S} s")
-        server.request("DELETE", f"/api/kernels/{first}", timeout=BUDGET)
+        refused = shut_down(server, first, seen + KERNEL_WAIT_S)
         deleted = time.monotonic() - seen
         assert first not in {kernel["id"] for kernel in server.request("GET", "/api/kernels")}
         said = guard_waits(server, first)
@@ -130,7 +153,8 @@ def test_a_kernel_waiting_to_start_again_is_shut_down_at_once_and_so_is_its_serv
         server.stop()
     assert guard_waits(server, first) == said, "the kernel shut down while it waited was never started again"
     assert memory_cgroup.pids() == [], "no waiting kernel outlived its server"
-    print(f"shut down {deleted:.2f} s into its {KERNEL_WAIT_S} s wait; the server stopped {stopped:.2f} s into its "
+    print(f"shut down {deleted:.2f} s into its {KERNEL_WAIT_S} s wait ({refused} DELETEs answered 500 first); "
+          f"the server stopped {stopped:.2f} s into its "
           f"kernel's {SERVER_WAIT_S} s wait")
     assert deleted < KERNEL_WAIT_S
     assert stopped < SERVER_WAIT_S

@@ -26,6 +26,8 @@ completed: the kernel answering a kernel_info_request.
   wait there made a kernel's shutdown answer 500 and the server ignore SIGTERM until it was killed. A waiting
   kernel is a live process like any other: its shutdown, or the server's, ends the wait at once and it never starts.
   A restart asked for during the wait (the Kernel menu) ends it too, and counts as one more failed start.
+  Only the restart's own moment (its launch, and 10 ms after: in_pending_state) still answers a shutdown 500, as
+  Jupyter does for every kernel, guard or none; pressing again succeeds.
 
 restart_limit is a server-wide setting: a kernelspec that names a provisioner of its own (none on Workbench's
 images; nb_conda_kernels' name none) keeps Jupyter's restarter without a limit and without this backoff.
