@@ -1,7 +1,8 @@
 """The demo's disk scene (issue 43): a notebook's data disk fills up; the owner is told what fills it, with the
 disk's last hours drawn, and the organizers get one line; then alice asks for a bigger disk
-(`/restart-notebook bigger-disk`), an organizer approves, the bot grows it, and the guard's next report shows it
-(growing it by hand, when the bot cannot: docs/operations.md)."""
+(`/restart-notebook bigger-disk`), an organizer approves with the monthly price difference in view (DISK_PRICES), the
+bot grows it, and on the health sweep's next tick it reads the guard's next report and tells alice and the
+request's thread that the filesystem grew (growing it by hand, when the bot cannot: docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -27,13 +28,13 @@ class Narrator(Protocol):
     def say(self, who: str, text: str) -> None: ...
 
 
-def report(used_gb: int, size_gb: int) -> str:
+def report(used_gb: int, size_gb: float) -> str:
     """What wb-alice's guard reports: a Hugging Face cache, a trash JupyterLab's Delete filled, training runs."""
     return json.dumps({
         "v": 1, "complete": True,
         "disks": [{"mount": "/", "size": 150 * GIB, "used": 41 * GIB, "avail": 109 * GIB},
-                  {"mount": "/home/jupyter", "size": size_gb * GIB, "used": used_gb * GIB,
-                   "avail": (size_gb - used_gb) * GIB}],
+                  {"mount": "/home/jupyter", "size": int(size_gb * GIB), "used": used_gb * GIB,
+                   "avail": int((size_gb - used_gb) * GIB)}],
         "culprits": [{"kind": "huggingface", "bytes": 31 * GIB}, {"kind": "trash", "bytes": 12 * GIB},
                      {"kind": "pip", "bytes": 4 * GIB}, {"kind": "checkpoints", "bytes": 1 * GIB}],
         "folders": [{"path": ".cache", "bytes": 36 * GIB}, {"path": "runs", "bytes": 28 * GIB},
@@ -73,6 +74,13 @@ def disk_filling(stack: LocalStack, transcript: Narrator, settle: Callable[[], N
                                      if m.get("ts") == request["ts"]), timeout=60)
     settle()
     size = stack.workbench.get(full)["gceSetup"]["dataDisks"][0]["diskSizeGb"]
-    stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"disk-report": report(93, int(size))})
-    transcript.say("workbench", f"wb-alice's data disk is now {size} GB; the guard's next report: 93 of {size} GiB "
-                                f"used ({93 * 100 // int(size)}%)")
+    filesystem = int(size) * 0.983  # ext4's inode tables and journal take about 1.7 % of the disk
+    stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"disk-report": report(93, filesystem)})
+    transcript.say("workbench", f"wb-alice's data disk is now {size} GB; the guard's next report: 93 of "
+                                f"{filesystem:.0f} GiB used ({93 * 100 // filesystem:.0f}%)")
+    transcript.say("scheduler", "the health sweep's next tick: the bot reads the guard's report for the grown "
+                                "filesystem")
+    stack.sweep()
+    stack.slack.wait_for(lambda: any("grew:" in m.get("text", "") for m in stack.slack.messages(ALERT_CHANNEL)
+                                     if m.get("thread_ts") == request["ts"]), timeout=60)
+    settle()

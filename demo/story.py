@@ -330,6 +330,8 @@ def run(entries: list[Entry] | None, *, keep_time: bool = False) -> int:
         env={"HEALTH_GRACE_SECONDS": "10", "DISPLAY_TIMEZONE": "Asia/Tokyo",
              "STOCKOUT_PATIENCE_SECONDS": "240",  # a stockout waited out in seconds (demo/gpu.py)
              "MACHINE_PRICES": "e2-standard-4=0.134,e2-highmem-4=0.181", **help_desk.TIMERS,
+             # Compute Engine's disk pricing page's US example ($8.00 and $34.00 for 200 GB a month: demo/disk.py)
+             "DISK_PRICES": "pd-standard=0.04,pd-ssd=0.17",
              # a replayed entry's zone is taken as one of the bot's (on_oom refuses others: shared/app/intake.py)
              **({"WORKBENCH_ZONES": "-"} if entries is not None else {})},
     )

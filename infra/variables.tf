@@ -196,7 +196,7 @@ variable "extra_environment" {
       "TICKET_ESCALATE_SECONDS", "TICKET_REMIND_SECONDS", "TICKET_ESCALATE_TO", "STOCKOUT_PATIENCE_SECONDS",
       "SWEEP_EVIDENCE_READS", "SWEEP_EVIDENCE_PER_MINUTE", "DISK_FULL_PERCENT", "TOLD_QUIET_SECONDS",
       "HEARTBEAT_SILENT_SECONDS",
-      "MAX_DISK_GB", "DISK_ASKS_PER_DAY",
+      "MAX_DISK_GB", "DISK_ASKS_PER_DAY", "DISK_PRICES", "DISK_GROWTH_WAIT_SECONDS",
     ], k)])
     error_message = "extra_environment may only set tunables of shared/adapters/config.py (HEALTH_GRACE_SECONDS, CRASHLOOP_LIMIT, MACHINE_LADDER, ...); the others have their own variables."
   }

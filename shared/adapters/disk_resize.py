@@ -15,6 +15,7 @@ from typing import Any
 
 from shared.adapters.google_errors import google_answers
 from shared.adapters.workbench import Workbench
+from shared.core.disk_asks import Disk
 from shared.core.models import InstanceRef
 
 LIVE_ENDPOINT = "https://notebooks.googleapis.com"
@@ -58,14 +59,20 @@ def _session(endpoint: str) -> tuple[Any, str]:
     return AuthorizedSession(credentials), LIVE_ENDPOINT  # type: ignore[no-untyped-call]
 
 
-def disk_sizes(workbench: Workbench, ref: InstanceRef, *, timeout_s: float = 20.0) -> dict[str, int]:
-    """The instance's disks as Workbench states them (gceSetup.bootDisk, gceSetup.dataDisks[0]): "boot" and "data"
-    in GB, each present only when stated."""
+def disk_sizes(workbench: Workbench, ref: InstanceRef, *, timeout_s: float = 20.0) -> dict[str, Disk]:
+    """The instance's disks as Workbench states them (gceSetup.bootDisk, gceSetup.dataDisks[0]): "boot" and "data",
+    each its size in GB and its type (`PD_BALANCED`; "" unset), present only when its size is stated."""
     with google_answers():
         instance = workbench.client.get_instance(request={"name": ref.full_name}, timeout=timeout_s)
     setup, sizes = instance.gce_setup, {}
     if setup.boot_disk.disk_size_gb:
-        sizes["boot"] = int(setup.boot_disk.disk_size_gb)
+        sizes["boot"] = Disk(int(setup.boot_disk.disk_size_gb), _type_name(setup.boot_disk.disk_type))
     if setup.data_disks and setup.data_disks[0].disk_size_gb:
-        sizes["data"] = int(setup.data_disks[0].disk_size_gb)
+        data = setup.data_disks[0]
+        sizes["data"] = Disk(int(data.disk_size_gb), _type_name(data.disk_type))
     return sizes
+
+
+def _type_name(value: Any) -> str:
+    name = str(getattr(value, "name", "") or "")
+    return "" if name == "DISK_TYPE_UNSPECIFIED" else name

@@ -2,7 +2,8 @@
 queue each on the restart topic, where the one worker decides with the one policy.
 
 Run every few minutes by Cloud Scheduler through a topic of its own (infra/sweep.tf). It reads only what Workbench
-already holds (instances.list, one call a page per zone), and publishes only outages: a healthy fleet costs one
+already holds (instances.list, one call a page per zone), and publishes only outages, and a filesystem check for
+each notebook whose grown disk awaits one (its label: shared/core/disk_growth.py, issue 43): a healthy fleet costs one
 list per zone and nothing else. A tick that arrives late (a redelivery, a backlog) is dropped: the next one is
 already on its way and reads the fleet as it is then. A zone Workbench cannot list now is said in the audit and
 left to the next tick; an outage is never lost, since it is read again from Workbench on every tick until the
@@ -21,9 +22,10 @@ from typing import Protocol
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import Clock
+from shared.core import disk_growth
 from shared.core.downtime import SWEEP_OUTAGE
 from shared.core.models import Action, InstanceView, RestartRequest, Trigger
-from shared.core.payloads import RestartPayload
+from shared.core.payloads import DiskGrowPayload, RestartPayload
 from shared.core.sweep import Finding, Observation, SweepConfig, survey, to_read, with_evidence
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,7 @@ def sweep(
             unlisted.append(zone)
             log.warning("health sweep: %s could not be listed: %s", zone, exc)
     seen = survey(instances, now, config)
+    checks = queue_disk_checks(instances, queue, now, tick=int(tick_time.timestamp()))
     read, failed = 0, 0
     if guests is not None:
         seen, read, failed = read_evidence(seen, guests, project, clock, config, tick=int(tick_time.timestamp()))
@@ -88,11 +91,31 @@ def sweep(
     result = SweepResult(Counter(o.finding for o in seen), tuple(queued), tuple(unlisted), tuple(unqueued),
                          read, failed)
     audit("health sweep", decision="swept", notebooks=len(seen), outages=len(queued) + len(unqueued),
-          evidence_read=read, evidence_failed=failed,
+          evidence_read=read, evidence_failed=failed, disk_checks=checks,
           queued=",".join(queued)[:1000], unqueued=",".join(unqueued)[:1000], unlisted=",".join(unlisted),
           **{f"found_{finding.value.replace('-', '_')}": count for finding, count in result.findings.items()},
           severity=logging.WARNING if unlisted or unqueued else logging.INFO)
     return result
+
+
+def queue_disk_checks(instances: list[InstanceView], queue: Queue, now: datetime, *, tick: int) -> int:
+    """A DISK_CHECK for each notebook whose grown disk's filesystem is still to be seen grown (its label
+    disk_growth.GROWN_LABEL: issue 43), the worker's to decide; how many were queued. A failed publish is left to
+    the next tick, which finds the label again."""
+    queued = 0
+    for view in instances:
+        pending = disk_growth.read(view.labels)
+        if pending is None:
+            continue
+        try:
+            queue.publish(RestartRequest(
+                action=Action.DISK_CHECK, trigger=Trigger.SWEEP, instance=view.ref.full_name, requested_at=now,
+                event_id=f"disk-check:{view.ref.name}:{tick}",
+                payload=DiskGrowPayload(boot=pending.boot, size_gb=pending.new_gb)))
+            queued += 1
+        except Exception as exc:  # noqa: BLE001 - one failed publish must not cost the others theirs
+            log.warning("health sweep: the filesystem check of %s was not queued: %s", view.ref.name, exc)
+    return queued
 
 
 def found(observation: Observation) -> None:

@@ -10,9 +10,11 @@ resize value whose machine type is `disk-data` / `disk-boot`, so resize_asks.rea
 that Deny is there. Approve carries the disk and the size; the organizer is checked before it is queued.
 
 Prices: Compute Engine bills a disk by its provisioned GB a month, by type and region (the primary source:
-https://cloud.google.com/compute/disks-image-pricing, "Disk pricing"). Its figures are rendered in the page and
-were not read from a primary source here, so the request says "price unverified" with that link rather than a
-number (docs/fidelity.md).
+https://cloud.google.com/compute/disks-image-pricing, "Disk pricing": "based off US pricing, a 200 GB standard
+Persistent Disk volume would cost $8.00 for the whole month ... a 200 GB SSD Persistent Disk volume would cost
+$34.00"). The region's figures are the organizers' to set, as MACHINE_PRICES: DISK_PRICES by disk type; the request
+shows the monthly difference, (new - old) GB x the disk type's price, or says the type has no price configured
+(docs/fidelity.md).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from shared.core import resize_asks
 from shared.core.blocks import ACTION_DISK_ASK, ACTION_RESIZE_DENY, ASK_BLOCK, resize_value
@@ -34,9 +36,18 @@ PRICE_SOURCE = "https://cloud.google.com/compute/disks-image-pricing"
 API_MAX_GB = 64_000  # resizeDisk's ceiling (gcloud's flag help: "up to a maximum of 64000 GB")
 GROWTH = 1.5  # the proposal: half as large again,
 STEP_GB = 10  # rounded up to 10 GB
+# Workbench's DiskType values as price keys (notebooks_v2 gce_setup.DiskType, lower-cased with dashes: "pd-balanced")
+DISK_TYPES = ("pd-standard", "pd-balanced", "pd-ssd", "pd-extreme")
 _BOOT_DEVICE = re.compile(r"/dev/(sda\d*|nvme0n1(p\d+)?)")  # the boot disk's (docs/fidelity.md, issue 43)
 _ASK_VALUE = re.compile(r"(projects/[^|]+)\|(boot|data)")
 _VALUE = re.compile(r"(projects/[^|]+)\|(boot|data)\|(\d{1,5})\|([UW][A-Z0-9]{2,20})?")
+
+
+class Disk(NamedTuple):
+    """A notebook's disk as Workbench states it: its size in GB and its type (`PD_BALANCED`; "" when unset)."""
+
+    size_gb: int
+    type: str
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,18 @@ def recorded(labels: dict[str, str], ts: str, now: datetime) -> dict[str, str]:
     """The label update that adds the ask posted as message `ts` to DISK_LEDGER (the day's last three)."""
     update = resize_asks.recorded({resize_asks.LEDGER: labels.get(DISK_LEDGER, "")}, ts, now)
     return {DISK_LEDGER: update[resize_asks.LEDGER]}
+
+
+def price_key(disk_type: str) -> str:
+    """A Workbench DiskType name (`PD_BALANCED`) as DISK_PRICES names it (`pd-balanced`); "" when it is unset."""
+    key = disk_type.strip().lower().replace("_", "-")
+    return key if key in DISK_TYPES else ""
+
+
+def monthly_difference(proposal: Proposal, disk_type: str, prices: dict[str, float]) -> float | None:
+    """What the bigger disk adds to the month, in USD: the added GB times the type's price; None without a price."""
+    price = prices.get(price_key(disk_type))
+    return None if price is None else round(proposal.added_gb * price, 2)
 
 
 def grow_value(ref: InstanceRef, proposal: Proposal, asker: str) -> str:

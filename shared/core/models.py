@@ -68,6 +68,7 @@ class Action(StrEnum):
     ASK = "ask"  # `/restart-notebook bigger`: a request for a bigger machine, posted to the organizers by the worker
     DISK_ASK = "disk-ask"  # a participant's ask for a bigger disk: the worker checks the limits and posts it
     DISK_GROW = "disk-grow"  # an organizer's Approve on it: resizeDisk (shared/app/worker/disks.py)
+    DISK_CHECK = "disk-check"  # the sweep's look at a grown disk's filesystem (shared/app/worker/fs_check.py)
 
 
 @dataclass(frozen=True)

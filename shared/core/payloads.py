@@ -155,7 +155,8 @@ KINDS = {cls: kind for kind, cls in PAYLOADS.items()}
 # The payload each action carries, by the action's wire value (models.Action); an unread slash command's is "asked".
 BY_ACTION = {"restart": "restart", "interrupted": "interrupted", "alert": "alert", "warn": "warn",
              "resize": "resize", "stop": "stop", "start": "start", "pause": "mode", "resume": "mode",
-             "ask": "ask", "disk-ask": "disk-ask", "disk-grow": "disk-grow"}
+             "ask": "ask", "disk-ask": "disk-ask", "disk-grow": "disk-grow",
+             "disk-check": "disk-grow"}  # the disk and its new size; the check's state is the instance's label
 
 
 def empty(action: str) -> Payload:

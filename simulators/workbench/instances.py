@@ -78,7 +78,9 @@ def _gce_setup(project: str, zone: str, machine_type: str, metadata: dict[str, s
         ],
         "vmImage": {"project": "cloud-notebooks-managed", "name": "workbench-instances-v20250324"},
         "bootDisk": {"diskSizeGb": "150", "diskType": "PD_BALANCED", "diskEncryption": "GMEK"},
-        "dataDisks": [{"diskSizeGb": "100", "diskType": "PD_BALANCED", "diskEncryption": "GMEK"}],
+        # Workbench's data disk when none is given (infra/contest gives none): 100 GB of PD_STANDARD (gcloud SDK
+        # command_lib/workbench/flags.py --data-disk-type/--data-disk-size; docs/fidelity.md)
+        "dataDisks": [{"diskSizeGb": "100", "diskType": "PD_STANDARD", "diskEncryption": "GMEK"}],
         "networkInterfaces": [
             {
                 "network": f"https://www.googleapis.com/compute/v1/projects/{project}/global/networks/default",

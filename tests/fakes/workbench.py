@@ -84,8 +84,9 @@ class FakeOperation:
 
 
 class FakeWorkbench:
-    """The adapter's surface: get, list, set_labels, find_reset, reset, stop, start, set_machine_type, follow; the
-    test's side (instances, faults, kills, health reports, a person's label edits) on the simulator's state, `api`.
+    """The adapter's surface: get, list, set_labels, send_labels, find_reset, reset, stop, start, set_machine_type,
+    follow; the test's side (instances, faults, kills, health reports, a person's label edits) on the simulator's
+    state, `api`.
 
     `timeout_s` and `retry_s` are the adapter's (Settings.workbench_timeout / workbench_retry); `hold_s` is how long
     a `timeout` fault holds a write before the API applies it all the same (past the client's timeout, so a
@@ -219,6 +220,10 @@ class FakeWorkbench:
             if self.clock.monotonic() + LABEL_POLL_SECONDS > deadline:
                 raise LabelsNotConfirmedError(f"label update on {ref.name} not seen within {self.retry_s:.0f} s")
             self.clock.sleep(LABEL_POLL_SECONDS)
+
+    def send_labels(self, ref: InstanceRef, labels: dict[str, str]) -> FakeOperation:
+        """Workbench.send_labels: the labels update under the call's Retry, unconfirmed: its operation to follow."""
+        return self._call("PATCH", ref, lambda: self._update(ref, "labels", {"labels": labels}))
 
     def set_machine_type(self, ref: InstanceRef, machine_type: str) -> FakeOperation:
         """update_instance on gce_setup.machine_type, not retried; the instance must be STOPPED."""

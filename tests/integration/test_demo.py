@@ -100,7 +100,8 @@ def test_the_memory_pictures_are_written_and_named(transcript: str) -> None:
 
 def test_the_disk_scene_warns_with_what_fills_it_and_its_picture(transcript: str) -> None:
     """Issue 43: the disk alert reaches alice with what fills her disk (the trash first) and its last hours drawn;
-    alice asks for a bigger disk, an organizer approves, and the guard's next report shows it grown."""
+    alice asks for a bigger disk, an organizer approves with its monthly price in view, and the sweep's next tick
+    finds the grown filesystem in the guard's next report and says so."""
     said = "\n".join(narration(transcript))
     assert re.search(r"wb-alice: disk nearly full → owner warned", said)
     scene = transcript.split("=== 3c.", 1)[1].split("\n=== ", 1)[0]
@@ -110,6 +111,8 @@ def test_the_disk_scene_warns_with_what_fills_it_and_its_picture(transcript: str
         assert (ROOT / "demo-pictures" / f"wb-alice-disk-{reader}.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert re.search(r"alt text: Disk used on wb-alice over the last hours: 93\.4 GiB now, .* of 100 GiB", scene)
     assert "wb-alice's data disk is now 150 GB" in scene  # asked for, approved, grown (issue 43 part 3)
+    assert "Monthly price difference: +$2.00 a month (pd-standard at $0.04" in scene  # DISK_PRICES
+    assert re.search(r"filesystem of the data \(home\) disk of \*wb-alice\* grew: 147 GB, 54 GB free", scene)
 
 
 def test_the_contest_day_is_told_in_order(transcript: str) -> None:

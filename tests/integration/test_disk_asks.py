@@ -1,6 +1,8 @@
 """Issue 43 part 3 over the wire: `/restart-notebook bigger-disk` asks, the worker posts the ask to the organizers
-(limits on the instance's labels), an organizer approves, the worker grows the disk with resizeDisk in the
-Workbench simulator and tells the organizer, the request's message and the owner; a resize that fails changes
+with its monthly price difference (DISK_PRICES; limits on the instance's labels), an organizer approves, the worker
+grows the disk with resizeDisk in the Workbench simulator and tells the organizer, the request's message and the
+owner; the health sweep's ticks then follow the filesystem through the guard's disk report until it shows the room
+(or DISK_GROWTH_WAIT_SECONDS pass), told in the request's thread and to the owner; a resize that fails changes
 nothing and says why. slack_app only publishes (it writes no instance)."""
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from typing import Any
 import pytest
 
 from shared.core.disk_asks import DISK_LEDGER
+from shared.core.disk_growth import GROWN_LABEL as DISK_GROWN
+from shared.core.guest import GUARD_NAMESPACE
 from simulators.incidents import disk_incident
 from simulators.slack import SlackRequester
-from simulators.stack import PROJECT, LocalStack
+from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, ZONE, stack_with_organizer
 from tests.integration.more_memory import closed, press, replies, slack
@@ -27,7 +31,11 @@ WAIT_S = 90.0
 @pytest.fixture(scope="module")
 def stack(label_visibility: str) -> Iterator[LocalStack]:
     # the disk warning comes through on_memory_alert; a disk of 300 GB is at the most an ask proposes
-    with stack_with_organizer(memory_alerts=True, env={"MAX_DISK_GB": "300"}) as running:
+    # health_sweep: its ticks queue the filesystem checks; pd-standard priced (the simulator's data disk, Workbench's
+    # default), the boot disk's pd-balanced not
+    with stack_with_organizer(memory_alerts=True, health_sweep=True,
+                              env={"MAX_DISK_GB": "300", "DISK_PRICES": "pd-standard=0.04",
+                                   "DISK_GROWTH_WAIT_SECONDS": "1800"}) as running:
         yield running
 
 
@@ -59,7 +67,8 @@ def test_an_approved_ask_grows_the_data_disk_and_everyone_is_told(stack: LocalSt
     assert "Asking the organizers for a bigger data (home) disk" in said
     assert "from 100 GB to 150 GB" in answered(stack, url, "I asked the organizers")
     request = request_of(stack, name)
-    assert "100 GB → 150 GB (+50 GB)" in request["text"] and "price unverified" in request["text"]
+    assert "100 GB → 150 GB (+50 GB)" in request["text"]
+    assert "+$2.00 a month (pd-standard at $0.04 per GB a month" in request["text"]
     assert stack.slack.wait_for(lambda: DISK_LEDGER in stack.workbench.get(full)["labels"], timeout=WAIT_S)
     _, url2 = ask(stack, slack, "U0DISKA", name)  # one open ask per notebook
     assert "still with the organizers" in answered(stack, url2, "still with the organizers")
@@ -74,10 +83,33 @@ def test_an_approved_ask_grows_the_data_disk_and_everyone_is_told(stack: LocalSt
     assert stack.slack.wait_for(lambda: wanted <= set(said()), timeout=WAIT_S), said()
     assert stack.slack.wait_for(lambda: any("grew the data (home) disk" in m.get("text", "")
                                             for m in stack.slack.messages("U0DISKA")), timeout=WAIT_S)
+    filesystem_grows(stack, full, name, request["ts"])
     _, url3 = ask(stack, slack, "U0DISKA", name)  # the first closed: a second may go; a third is over the day's
     answered(stack, url3, "I asked the organizers")
     _, url4 = ask(stack, slack, "U0DISKA", name)
     answered(stack, url4, "still with the organizers")
+
+
+def filesystem_grows(stack: LocalStack, full: str, name: str, thread: str) -> None:
+    """The guard's next disk report shows the grown filesystem; the sweep's next tick tells thread and owner."""
+    stack.sweep()  # the report still shows the old filesystem: nothing said yet
+    assert stack.slack.wait_for(lambda: any(r.get("action") == "disk-check" and r.get("instance") == name
+                                            for r in stack.audit_records()), timeout=WAIT_S)
+    assert not [m for m in stack.alerts() if f"*{name}*" in m.get("text", "")
+                and ("grew:" in m["text"] or "not grown within" in m["text"])]
+    gib = 1024 ** 3
+    grown = {"v": 1, "complete": True, "culprits": [], "folders": [], "models": [], "disks": [
+        {"mount": "/", "size": 147 * gib, "used": 20 * gib, "avail": 127 * gib},
+        {"mount": "/home/jupyter", "size": 147 * gib, "used": 95 * gib, "avail": 52 * gib}]}
+    stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"disk-report": json.dumps(grown)})
+    stack.sweep()
+
+    def told(where: str) -> list[dict[str, Any]]:
+        return [m for m in stack.slack.messages(where) if "grew: 147 GB, 52 GB free" in m.get("text", "")]
+
+    assert stack.slack.wait_for(lambda: told(ALERT_CHANNEL) and told("U0DISKA"), timeout=WAIT_S)
+    assert [m.get("thread_ts") for m in told(ALERT_CHANNEL)] == [thread]  # in the request's thread
+    assert DISK_GROWN not in stack.workbench.get(full)["labels"]
 
 
 def test_a_failed_resize_says_why_and_changes_nothing(stack: LocalStack, slack: SlackRequester) -> None:

@@ -6,13 +6,11 @@ GCP's 64 labels, as history.INTERRUPTS), so slack_app stays read-only: it publis
 for an organizer's press, the Approve (Action.DISK_GROW). Who asked is Slack's word, read again here
 (organizer.as_slack_says): an ask from the notebook's owner, an Approve from an organizer. A resize that fails (a
 size not larger, over the disk quota, an operation that ends in error) says why; the disk is then as it was, since
-resizeDisk changes nothing it refuses. The filesystem is not checked here: the messages say it grows at the next
-boot and how to check (docs/limitations.md).
+resizeDisk changes nothing it refuses. A disk grown is followed to its filesystem (fs_check.py): the guard's disk
+report is read on the health sweep's ticks until the filesystem shows the room, or DISK_GROWTH_WAIT_SECONDS pass.
 """
 
 from __future__ import annotations
-
-import logging
 
 from shared.adapters.audit import audit
 from shared.adapters.clock import Clock
@@ -23,28 +21,29 @@ from shared.adapters.errors import ServiceError
 from shared.adapters.slack_notify import SlackNotifier
 from shared.adapters.workbench import ResetResult, Workbench, describe_error
 from shared.app.worker.asked import Asked
+from shared.app.worker.disk_reports import GuestAttributes
+from shared.app.worker.fs_check import FilesystemCheck
 from shared.app.worker.organizer import as_slack_says
 from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core import disk_asks, messages
 from shared.core.blocks import without_buttons
 from shared.core.disk_asks import AtMost, Proposal
-from shared.core.history import MAX_LABELS
+from shared.core.disk_growth import Pending
 from shared.core.models import Action, InstanceRef, RestartRequest
 from shared.core.payloads import DiskAskPayload, DiskGrowPayload
 from shared.core.resize_asks import OverLimit, StillOpen, read_asks
-
-log = logging.getLogger(__name__)
-LEDGER_WRITE_S = 30.0  # how long the ledger's label update is followed before the ask is answered
 
 
 class DiskDesk:
     """One per Worker: the asks and the approvals of bigger disks."""
 
     def __init__(self, *, settings: Settings, limits: DiskAskSettings, clock: Clock, workbench: Workbench,
-                 slack: SlackNotifier, asked: Asked) -> None:
+                 slack: SlackNotifier, asked: Asked, guest: GuestAttributes | None = None) -> None:
         self.settings, self.limits, self.clock = settings, limits, clock
         self.workbench, self.slack, self.asked = workbench, slack, asked
         self.say = messages.For(settings.message_language)
+        self.growth = FilesystemCheck(settings=settings, limits=limits, clock=clock, workbench=workbench,
+                                      slack=slack, guest=guest)
 
     def requested(self, request: RestartRequest) -> WorkOutcome:
         """An ask or an Approve, once Slack has said who sent it; one audit line says how it ended."""
@@ -53,6 +52,8 @@ class DiskDesk:
             outcome = resolved
         elif resolved.action is Action.DISK_ASK:
             outcome = self.ask(resolved)
+        elif resolved.action is Action.DISK_CHECK:
+            outcome = self.growth.check(resolved)
         else:
             outcome = self.grow(resolved)
         audit(f"{request.action} {outcome.decision}", instance=request.instance.rsplit("/", 1)[-1],
@@ -75,12 +76,13 @@ class DiskDesk:
         params = {"instance": ref.name, "disk": self._disk(boot)}
         try:
             view = self.workbench.get(ref)
-            current = disk_sizes(self.workbench, ref).get("boot" if boot else "data")
+            disk = disk_sizes(self.workbench, ref).get("boot" if boot else "data")
         except ServiceError as exc:
             line = self.say("disk_ask.not_asked", error=messages.escape(describe_error(exc)), **params)
             return self._end(request, line, Ended.API_ERROR, f"Workbench: {exc.status}")
-        if current is None:
+        if disk is None:
             return self._end(request, self.say("disk_ask.no_disk", **params), Ended.DENIED, "no such disk")
+        current = disk.size_gb
         proposal = disk_asks.propose(current, self.limits.max_gb, boot=boot)
         if isinstance(proposal, AtMost):
             line = self.say("disk_ask.at_most", current=current, max=proposal.max_gb, **params)
@@ -99,28 +101,34 @@ class DiskDesk:
         if isinstance(step, OverLimit):
             line = self.say("disk_ask.daily_limit", instance=ref.name, count=step.count)
             return self._end(request, line, Ended.DENIED, f"{step.count} asks today")
-        return self._post(request, ref, proposal, view.labels)
+        return self._post(request, ref, proposal, disk.type, view.labels)
 
-    def _post(self, request: RestartRequest, ref: InstanceRef, proposal: Proposal,
+    def _price(self, proposal: Proposal, disk_type: str) -> str:
+        """The monthly difference at DISK_PRICES, or that the disk's type has no price there."""
+        delta = disk_asks.monthly_difference(proposal, disk_type, self.limits.prices)
+        kind = disk_asks.price_key(disk_type) or disk_type or "?"
+        if delta is None:
+            return self.say("disk_ask.price_unset", type=kind, source=disk_asks.PRICE_SOURCE)
+        return self.say("disk_ask.price", delta=f"{delta:.2f}", type=kind,
+                        per_gb=f"{self.limits.prices[disk_asks.price_key(disk_type)]:g}")
+
+    def _post(self, request: RestartRequest, ref: InstanceRef, proposal: Proposal, disk_type: str,
               labels: dict[str, str]) -> WorkOutcome:
         """The request in the organizers' channel, recorded in the ledger where there is room, and the asker told."""
         asker = request.requester.slack_user_id if request.requester else ""
         params = {"instance": ref.name, "disk": self._disk(proposal.boot), "current": proposal.current_gb,
                   "new": proposal.new_gb}
         line = self.say("disk_ask.request", requester=f"<@{asker}>", added=proposal.added_gb,
-                        source=disk_asks.PRICE_SOURCE, **params)
+                        price=self._price(proposal, disk_type), **params)
         blocks = disk_asks.request_blocks(line, ref, proposal, asker, approve=self.say("button.approve"),
                                           deny=self.say("button.deny"))
         ts = self.slack.post(self.settings.slack_alert_channel, line, blocks)
         if not ts:
             said = self.say("disk_ask.not_asked", instance=ref.name, disk=params["disk"], error="Slack")
             return self._end(request, said, Ended.API_ERROR, "chat.postMessage failed")
-        if len(labels) < MAX_LABELS or disk_asks.DISK_LEDGER in labels:  # where there is room: lost on a crowded one
-            try:  # followed to its end, so the next ask of this notebook (after this one: its ordering key) reads it
-                written = self.workbench.send_labels(ref, disk_asks.recorded(labels, ts, self.clock.now()))
-                self.workbench.follow(written, ref, deadline=self.clock.monotonic() + LEDGER_WRITE_S)
-            except ServiceError as exc:  # the ask stands; only the limit may let one more through
-                log.warning("the disk ask %s of %s was not recorded: %s", ts, ref.name, exc)
+        # followed to its end, so the next ask of this notebook (after this one: its ordering key) reads it; unwritten,
+        # the ask stands, and only the limit may let one more through
+        self.growth.write(ref, labels, disk_asks.recorded(labels, ts, self.clock.now()), f"the disk ask {ts}")
         return self._end(request, self.say("disk_ask.asked", **params), Ended.ACTED, f"asked {proposal.new_gb} GB")
 
     def grow(self, request: RestartRequest) -> WorkOutcome:
@@ -130,10 +138,11 @@ class DiskDesk:
         which = "boot" if payload.boot else "data"
         params = {"instance": ref.name, "disk": self._disk(payload.boot), "new": payload.size_gb}
         try:
-            current = disk_sizes(self.workbench, ref).get(which)
+            disk = disk_sizes(self.workbench, ref).get(which)
         except ServiceError as exc:
             return self._told(request, self.say("disk_ask.failed", current="?", error=messages.escape(
                 describe_error(exc)), **params), None, Ended.API_ERROR, f"Workbench: {exc.status}")
+        current = disk.size_gb if disk is not None else None
         if current is not None and current == payload.size_gb:  # Approve pressed twice: the first closed it, told all
             self.asked.reporter.reply(request, self.say("disk_ask.already", current=current, **params))
             return WorkOutcome(ack=True, ended=Ended.ACTED, detail="already that size")
@@ -153,8 +162,12 @@ class DiskDesk:
                             error=messages.escape(error), **params)
             return self._told(request, line, None, Ended.FAILED, f"not grown: {error}"[:200])
         who = f"<@{request.requester.slack_user_id}>" if request.requester else "notebook-medic"
-        line = self.say("disk_ask.done", who=who, current=current, **params)
-        return self._told(request, line, self.say("disk_ask.dm_done", **params), Ended.ACTED,
+        if current is not None:  # the filesystem's growth, checked on the sweep's ticks (fs_check.py)
+            self.growth.expect(request, Pending(payload.boot, current, payload.size_gb, self.clock.now(),
+                                                request.alert_ts, payload.asked_by))
+        minutes = self.growth.minutes
+        line = self.say("disk_ask.done", who=who, current=current, minutes=minutes, **params)
+        return self._told(request, line, self.say("disk_ask.dm_done", minutes=minutes, **params), Ended.ACTED,
                           f"grown from {current} GB to {payload.size_gb} GB")
 
     def _told(self, request: RestartRequest, line: str, to_owner: str | None, ended: Ended,

@@ -131,7 +131,7 @@ class Worker:
     def disks(self) -> DiskDesk:
         """Bigger disks (issue 43), made at the first ask: its settings are read then."""
         return DiskDesk(settings=self.settings, limits=load_disk_settings(), clock=self.clock,
-                        workbench=self.workbench, slack=self.slack, asked=self.asked)
+                        workbench=self.workbench, slack=self.slack, asked=self.asked, guest=self.guest)
 
     def _refusals(self) -> dict[Verdict, Callable[[Job, str], WorkOutcome]]:
         """The action refused by the API (errors.ActionRefused), said in the action's own words; the restart's
@@ -165,7 +165,7 @@ class Worker:
                 return self._bulk(partial(self.bulk.scheduled, decoded, message_id=message_id))
             case TicketRequest():  # a participant's ticket, an organizer's press on one, the tick (issue 46)
                 return self._bulk(partial(self.tickets.requested, decoded))
-            case RestartRequest() if decoded.action in (Action.DISK_ASK, Action.DISK_GROW):  # a bigger disk (43)
+            case RestartRequest() if decoded.action in (Action.DISK_ASK, Action.DISK_GROW, Action.DISK_CHECK):  # 43
                 return self._bulk(partial(self.disks.requested, decoded))
             case RestartRequest():
                 return self.handle(replace(decoded, delivery_id=message_id) if message_id else decoded)

@@ -17,11 +17,19 @@ DISK_ASK: Final[dict[str, dict[Lang, str]]] = {
     },
     "disk_ask.request": {
         "en": ":floppy_disk: {requester} asks for a bigger {disk} disk for *{instance}*: {current} GB → {new} GB "
-        "(+{added} GB). Monthly price difference: price unverified (a disk is billed per provisioned GB a month, "
-        "by type and region: {source}).",
+        "(+{added} GB). Monthly price difference: {price}.",
         "ja": ":floppy_disk: {requester} さんが *{instance}* の{disk}ディスクの拡張を依頼しています: {current} GB → "
-        "{new} GB (+{added} GB)。月額の差: 価格未確認 (ディスクは確保した GB あたり月額で、種類とリージョンごとに課金: "
-        "{source})。",
+        "{new} GB (+{added} GB)。月額の差: {price}。",
+    },
+    "disk_ask.price": {
+        "en": "+${delta} a month ({type} at ${per_gb} per GB a month, DISK_PRICES)",
+        "ja": "月 +${delta} ({type}、GB あたり月 ${per_gb}、DISK_PRICES)",
+    },
+    "disk_ask.price_unset": {
+        "en": "not configured (DISK_PRICES has no price for {type}; a disk is billed per provisioned GB a month, "
+        "by type and region: {source})",
+        "ja": "未設定 (DISK_PRICES に {type} の価格がありません。ディスクは確保した GB あたり月額で、種類とリージョン"
+        "ごとに課金: {source})",
     },
     "disk_ask.asked": {
         "en": ":incoming_envelope: I asked the organizers to grow the {disk} disk of *{instance}* from {current} GB "
@@ -59,16 +67,37 @@ DISK_ASK: Final[dict[str, dict[Lang, str]]] = {
     },
     "disk_ask.done": {
         "en": ":white_check_mark: Approved by {who}: the {disk} disk of *{instance}* is now {new} GB (was "
-        "{current} GB). The filesystem grows at the next boot: check with `df -h` in a terminal.",
+        "{current} GB). I'll confirm the filesystem grew from the guard's disk report, within {minutes} minutes.",
         "ja": ":white_check_mark: {who} さんが承認: *{instance}* の{disk}ディスクは {new} GB になりました (元は "
-        "{current} GB)。ファイルシステムは次の起動時に拡張されます。ターミナルで `df -h` で確認してください。",
+        "{current} GB)。ファイルシステムが拡張されたかをガードのディスク報告で {minutes} 分以内に確認します。",
     },
     "disk_ask.dm_done": {
-        "en": ":floppy_disk: The organizers grew the {disk} disk of your notebook *{instance}* to {new} GB. The "
-        "filesystem grows at the next boot (stop and start the notebook); check with `df -h` in a terminal.",
+        "en": ":floppy_disk: The organizers grew the {disk} disk of your notebook *{instance}* to {new} GB. I'll "
+        "tell you when its filesystem shows the room (within {minutes} minutes).",
         "ja": ":floppy_disk: 運営がノートブック *{instance}* の{disk}ディスクを {new} GB に拡張しました。ファイル"
-        "システムは次の起動時 (停止して再起動) に拡張されます。ターミナルで `df -h` で確認してください。",
+        "システムに反映されたら ({minutes} 分以内に) お知らせします。",
     },
+    "disk_ask.fs_grown": {
+        "en": ":white_check_mark: The filesystem of the {disk} disk of *{instance}* grew: {size} GB, {free} GB free "
+        "(the guard's disk report).",
+        "ja": ":white_check_mark: *{instance}* の{disk}ディスクのファイルシステムが拡張されました: {size} GB、空き "
+        "{free} GB (ガードのディスク報告)。",
+    },
+    "disk_ask.fs_not_grown": {
+        "en": ":warning: The {disk} disk of *{instance}* is {new} GB, but its filesystem has not grown within "
+        "{minutes} minutes ({seen}). {how}",
+        "ja": ":warning: *{instance}* の{disk}ディスクは {new} GB ですが、{minutes} 分以内にファイルシステムが拡張"
+        "されませんでした ({seen})。{how}",
+    },
+    "disk_ask.by_hand.data": {
+        "en": "To grow it by hand, in a terminal: `{ext4}` (an xfs filesystem: `{xfs}`; `{fstype}` says which).",
+        "ja": "手動で拡張するには、ターミナルで: `{ext4}` (xfs の場合: `{xfs}`。種類は `{fstype}` で分かります)。",
+    },
+    "disk_ask.by_hand.boot": {
+        "en": "Stop and start the notebook: its image grows the root partition and filesystem at boot.",
+        "ja": "ノートブックを停止して再起動してください。起動時にルートのパーティションとファイルシステムが拡張されます。",
+    },
+    "disk_ask.fs_seen": {"en": "the guard's disk report says {size} GB", "ja": "ガードのディスク報告では {size} GB"},
     "disk_ask.failed": {
         "en": ":x: The {disk} disk of *{instance}* was not grown to {new} GB: {error}. Nothing changed: it is "
         "still {current} GB.",
