@@ -41,7 +41,7 @@ ZERO = Latency(0.0, 0.0, 0.0)
 class TimedCall:
     at: float  # time.monotonic() when the request arrived (before the simulated latency)
     verb: str  # Workbench: classify() (get, list, patch, reset, get_operation...); Slack: the method
-    path: str
+    path: str  # Workbench: the request's path; Slack: the `user` argument, if any
     service_s: float  # time the simulator spent answering it, simulated latency excluded
 
 
@@ -81,7 +81,7 @@ class TimedSlack(SlackSimulator):
             return super()._web_api(method, token, args, args_ok)
         finally:
             with self._lock:
-                self.timed.append(TimedCall(at, method, "", time.monotonic() - at))
+                self.timed.append(TimedCall(at, method, str(args.get("user", "")), time.monotonic() - at))
 
 
 def timed_stack(latency: Latency, *, workbench_options: dict[str, Any] | None = None, **kwargs: Any) -> LocalStack:

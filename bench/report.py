@@ -79,7 +79,7 @@ def _cold_start_lines(slack: dict[str, Any]) -> list[str]:
     obs, exp = slack["warm"]["simulated_calls_observed"], slack["warm"]["simulated_calls_expected"]
     lines = [
         "",
-        f"Calls the simulators saw in the one-at-a-time pass (warm-up included): users.info {obs['slack']} "
+        f"Calls the simulators saw in the one-at-a-time pass (bench/README.md says which): users.info {obs['slack']} "
         f"(expected {exp['slack']}), instances.list {obs['workbench']} (expected {exp['workbench']}), "
         f"Publish {obs['pubsub']} (expected {exp['pubsub']}).",
         "",

@@ -42,6 +42,15 @@ def test_page_cache_the_kernel_takes_back_before_a_kill_is_every_clean_file_page
     assert mw.page_cache(f"active_file {MIB}\nfile_dirty {2 * MIB}\n".encode(), 2) == (0, 0)
 
 
+def test_a_memory_stat_value_is_read_from_its_own_line_only() -> None:
+    stat = b"file_mapped 7\nfile 5\ninactive_file 3\nactive_file 4"  # no newline at the end
+    assert [mw.stat_value(stat, key) for key in (b"file_mapped", b"file", b"inactive_file", b"active_file")] == [
+        7, 5, 3, 4]
+    assert mw.stat_value(stat, b"mapped") == 0 and mw.stat_value(stat, b"file_dirty") == 0
+    assert mw.stat_value(b"file -1\nfile_dirty x\n", b"file") == 0
+    assert mw.stat_value(b"file_dirty x\n", b"file_dirty") == 0
+
+
 def test_a_fold_concat_that_fits_is_not_refused_for_a_closed_files_active_page_cache() -> None:
     reclaimable, mapped = mw.page_cache(AFTER_TWO_MMAP_READS, 1)
     sample = mw.Sample(0, 1502 * MIB, LIMIT, (), reclaimable, (), mapped)

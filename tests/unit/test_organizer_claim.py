@@ -72,6 +72,8 @@ def test_the_owners_own_restart_is_asked_about_and_goes_on(rig: Rig) -> None:
     rig.push(request)
     assert rig.workbench.resets(ref) == 1
     assert rig.slack.client.asked == [rig.owner(ref)]
+    before_intent = [verb for verb, _ in rig.workbench.calls[:[v for v, _ in rig.workbench.calls].index("PATCH")]]
+    assert before_intent == ["get"]  # the owner check's read is the decision's: not a second get of the same instance
 
 
 def test_a_stop_naming_no_one_stops_nothing(rig: Rig) -> None:

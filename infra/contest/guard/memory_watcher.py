@@ -200,10 +200,19 @@ CACHE_KEYS = {1: (b"total_active_file", b"total_inactive_file", b"total_dirty", 
 
 
 def stat_value(stat: bytes, key: bytes) -> int:
-    """One value of memory.stat's text, 0 when the key is not there."""
-    at = (b"\n" + stat).find(b"\n" + key + b" ")  # where the key's line starts in `stat`
-    fields = stat[at:].split(None, 2) if at >= 0 else []
-    return int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else 0
+    """One value of memory.stat's text, 0 when the key is not there. Only the key's line is copied: this runs five
+    times a look, and a look can come every 10 ms (the watcher's CPU above the line is mostly its looks)."""
+    line = key + b" "
+    if stat.startswith(line):
+        at = len(line)
+    else:
+        at = stat.find(b"\n" + line)
+        if at < 0:
+            return 0
+        at += len(line) + 1
+    end = stat.find(b"\n", at)
+    value = stat[at:end if end >= 0 else len(stat)].strip()
+    return int(value) if value.isdigit() else 0
 
 
 def page_cache(stat: bytes, version: int) -> tuple[int, int]:
@@ -819,6 +828,7 @@ class Watcher:
     refreshed: bool = False
     refused: int = 0  # refusals logged
     followed_at: float | None = None  # when the limits were last followed
+    watching_said: tuple[tuple[object, ...], str] = ((), "")  # what the watching status said it of, and the words
 
     def set_status(self, status: str) -> None:
         """Say a change of state once (the journal and the guest attribute), never the same state twice."""
@@ -893,12 +903,19 @@ class Watcher:
             self.detach()
             self.next_refresh = now + 10.0
             return None
-        refusing = "refusing" if self.refuse and not self.gpu else "not-refusing" if not self.refuse else \
-            "not-refusing:gpu"
-        self.set_status(f"watching cgroup-v{unit.version} {unit.name} limit={self.limit} "
-                        f"threshold={self.policy.threshold:.2f} "
-                        f"{'threshold-event' if self.use_events else 'polling'} {refusing}")
+        self.set_status(self.watching(unit))
         return Sample(now, usage, self.limit, table.look(), reclaimable, table.look_children(), mapped)
+
+    def watching(self, unit: Unit) -> str:
+        """The status while watching, formatted again only when what it says changes (not at every look)."""
+        said = (unit, self.limit, self.use_events, self.refuse, self.gpu)
+        if said != self.watching_said[0]:
+            refusing = "refusing" if self.refuse and not self.gpu else "not-refusing" if not self.refuse else \
+                "not-refusing:gpu"
+            self.watching_said = (said, f"watching cgroup-v{unit.version} {unit.name} limit={self.limit} "
+                                        f"threshold={self.policy.threshold:.2f} "
+                                        f"{'threshold-event' if self.use_events else 'polling'} {refusing}")
+        return self.watching_said[1]
 
     def act(self, decision: Interrupt) -> None:
         """Note, signal, log: the note first, so the kernel's hook finds it when KeyboardInterrupt is raised."""
@@ -997,13 +1014,20 @@ def read_note(path: str) -> str | None:
         os.close(fd)
 
 
+_POLLERS: dict[int, select.poll] = {}  # by event fd: one poller each, not one per wait (a wait can come every 10 ms)
+
+
 def wait(seconds: float, event: int | None) -> None:
     """Sleep `seconds`, or less when the threshold event fires (it is then drained)."""
     if event is None:
         time.sleep(seconds)
         return
-    poller = select.poll()
-    poller.register(event, select.POLLIN)
+    poller = _POLLERS.get(event)
+    if poller is None:  # a poller watches a number: one of a closed event's, reused by its successor, still serves
+        if len(_POLLERS) > 8:
+            _POLLERS.clear()
+        poller = _POLLERS[event] = select.poll()
+        poller.register(event, select.POLLIN)
     if poller.poll(seconds * 1000):
         with contextlib.suppress(BlockingIOError):
             os.eventfd_read(event)

@@ -45,7 +45,7 @@ from shared.core.announce import AnnounceRequest
 from shared.core.bulk import BulkRequest
 from shared.core.fleet_ops import ScheduleMessage
 from shared.core.history import History
-from shared.core.models import Action, InstanceRef, RestartRequest, Trigger
+from shared.core.models import Action, InstanceRef, InstanceView, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from shared.core.policy import Reason, Verdict, decide, is_too_old
 from shared.core.ticket_blocks import with_help
@@ -263,7 +263,14 @@ class Worker:
             return early
         # Acknowledged before the Slack app's reads: read, authorize, then as any other (asked.py); otherwise an
         # organizer flag in the message is a claim, and Slack is asked (issue 25, organizer.py).
-        resolved = self.asked.resolve(request) if request.authorize else as_slack_says(self.asked, request)
+        read: dict[str, InstanceView] = {}  # the instance as the owner check read it: the decision's first read
+
+        def owners_read(ref: InstanceRef) -> InstanceView:
+            read[ref.full_name] = self.workbench.get(ref)
+            return read[ref.full_name]
+
+        resolved = self.asked.resolve(request) if request.authorize else as_slack_says(self.asked, request,
+                                                                                       owners_read)
         if isinstance(resolved, WorkOutcome):
             return resolved
         request = resolved
@@ -274,16 +281,19 @@ class Worker:
             return self.endings.too_old(request, ref)
         if request.trigger in (Trigger.OOM, Trigger.WATCHER):
             request = waiting.as_received(request)
-        observed = self._observe(request, ref, started + self.settings.worker_budget.total_seconds())
+        observed = self._observe(request, ref, started + self.settings.worker_budget.total_seconds(),
+                                 read.get(ref.full_name))
         return observed if isinstance(observed, WorkOutcome) else self._open(observed)
 
-    def _observe(self, request: RestartRequest, ref: InstanceRef, deadline: float) -> Job | WorkOutcome:
+    def _observe(self, request: RestartRequest, ref: InstanceRef, deadline: float, read: InstanceView | None = None
+                 ) -> Job | WorkOutcome:
         """Read, decide; a decision to wait holds the key for one poll at most, then yields it (rule 4), unless
         the request folds into a wait already named or takes over a live one (handed on at once, so that kills
-        in a row don't add up holds)."""
+        in a row don't add up holds). `read`: the instance read a moment ago for this request (the owner check),
+        decided on as it is: a second get at once would only cost a call."""
         held = False  # this delivery has held the instance's key for its one poll
         while True:
-            view = self.workbench.get(ref)
+            view, read = read or self.workbench.get(ref), None
             history = History.from_labels(view.labels)
             decision = decide(request, view, history, self.clock.now(), self.policy)
             if decision.reason is Reason.AWAITING_GUARD and isinstance(request.payload, RestartPayload):

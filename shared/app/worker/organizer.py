@@ -6,16 +6,17 @@ restart, a watcher's interrupt, a memory warning, an unresolved alert) must name
 and is held to the Slack app's own rule, read here through the same reader (shared/app/slack/callers.py: an email
 in ORGANIZER_EMAILS or a member of ORGANIZER_USERGROUP, the group failing closed): an organizer goes on with the
 identity Slack gives; anyone else only for a restart, start or `bigger` of their own notebook (its
-`proxy-user-mail`, the Slack app's is_owner), which costs one read of the instance; everyone else is answered
-"organizers only" and nothing is done. A request naming no one, or an id of another shape, is refused unanswered
-(no one to answer, and nothing unchecked is written into a message). Continuations the worker hands on carry their
-requester and come through here again. Requests the app acknowledged first (RestartRequest.authorize) are read in
-asked.py.
+`proxy-user-mail`, the Slack app's is_owner), which costs one read of the instance (the dispatcher decides on that
+same read); everyone else is answered "organizers only" and nothing is done. A request naming no one, or an id of
+another shape, is refused unanswered (no one to answer, and nothing unchecked is written into a message).
+Continuations the worker hands on carry their requester and come through here again. Requests the app acknowledged
+first (RestartRequest.authorize) are read in asked.py.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import replace
 
 from shared.adapters.errors import ServiceError
@@ -23,7 +24,7 @@ from shared.app.slack.replies import refused
 from shared.app.worker.asked import Asked
 from shared.app.worker.outcomes import Ended, WorkOutcome
 from shared.core.commands import is_owner
-from shared.core.models import SLACK_USER_RE, Action, InstanceRef, Requester, RestartRequest, Trigger
+from shared.core.models import SLACK_USER_RE, Action, InstanceRef, InstanceView, Requester, RestartRequest, Trigger
 
 log = logging.getLogger(__name__)
 # What nobody asks for: the intakes' requests (on_oom, on_memory_alert, health_sweep) and the worker's own
@@ -37,8 +38,11 @@ AUTOMATIC = frozenset({(Trigger.OOM, Action.RESTART), (Trigger.WATCHER, Action.I
 OWNER_MAY = frozenset({Action.RESTART, Action.START, Action.ASK, Action.DISK_ASK})
 
 
-def as_slack_says(asked: Asked, request: RestartRequest) -> RestartRequest | WorkOutcome:
-    """The request with its requester as Slack says they are, or how it ended (refused, or a Slack error)."""
+def as_slack_says(asked: Asked, request: RestartRequest,
+                  read: Callable[[InstanceRef], InstanceView] | None = None) -> RestartRequest | WorkOutcome:
+    """The request with its requester as Slack says they are, or how it ended (refused, or a Slack error). `read`
+    reads the instance for the owner check (the Workbench's get by default): the dispatcher's keeps what it read, so
+    that the decision is taken on that very read instead of a second get of the same instance."""
     if (request.trigger, request.action) in AUTOMATIC:
         return request
     claimed = request.requester
@@ -56,7 +60,7 @@ def as_slack_says(asked: Asked, request: RestartRequest) -> RestartRequest | Wor
         return replace(request, requester=Requester(caller.slack_user_id, caller.email or "", True))
     if request.action in OWNER_MAY and (request.trigger is Trigger.SLASH_COMMAND or request.action is Action.DISK_ASK):
         # Its errors are the request's own (the dispatcher's table): reported as the action's, as its read would be.
-        view = asked.workbench.get(InstanceRef.parse(request.instance))
+        view = (read or asked.workbench.get)(InstanceRef.parse(request.instance))
         if is_owner(caller, view):
             return replace(request, requester=Requester(caller.slack_user_id, caller.email or "", False))
     log.warning("a %s request by Slack user %s, who is no organizer%s: refused", request.action.value,
