@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from shared.core.models import InstanceRef, is_valid_instance_name
@@ -123,7 +123,3 @@ def _epoch(value: Any) -> datetime | None:
         return datetime.fromtimestamp(int(value), tz=UTC)
     return None
 
-
-def should_warn(last_warned: datetime | None, now: datetime, quiet: timedelta) -> bool:
-    """At most one warning per instance per quiet period."""
-    return last_warned is None or now - last_warned >= quiet

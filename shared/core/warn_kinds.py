@@ -1,14 +1,15 @@
 """Which quiet period each of the owner's warnings keeps: memory pressure, a disk filling up (issue 43) and a GPU's
 memory (issue 47) are one rule with three clocks, so that one kind's warning never silences another's.
 
-The one place that maps a WARN request's trigger to its History field: policy.decide reads it to skip a warning
-inside its quiet period, and the worker (shared/app/worker/actions.py) writes it before the warning goes out.
+The one place that maps a WARN request's trigger to its History field and says what a quiet period is: policy.decide
+reads them to skip a warning inside its quiet period, and the worker (shared/app/worker/actions.py) writes it before
+the warning goes out.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from shared.core.history import History
 from shared.core.models import Trigger
@@ -21,6 +22,11 @@ def last_warned(history: History, trigger: Trigger) -> datetime | None:
     if trigger is Trigger.DISK:
         return history.disk_warned
     return history.gpu_warned if trigger is Trigger.GPU else history.memory_warned
+
+
+def should_warn(last: datetime | None, now: datetime, quiet: timedelta) -> bool:
+    """At most one warning of a kind per instance per quiet period."""
+    return last is None or now - last >= quiet
 
 
 def warned_at(history: History, trigger: Trigger, now: datetime) -> History:
