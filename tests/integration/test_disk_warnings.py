@@ -117,6 +117,7 @@ def gpu_holders_attribute(pids: tuple[int, int]) -> str:
         separators=(",", ":"))
 
 
+@pytest.mark.both_label_variants
 def test_gpu_incident_warns_the_owner_with_what_holds_it_and_its_curve(stack: LocalStack, tmp_path: Path) -> None:
     """Issue 47: the GPU policy's incident (infra/gpu.tf) reaches on_memory_alert as memory's do; the owner is warned
     once per climb with the processes the GPU guard lists (its gpu-holders guest attribute, read from the Compute
