@@ -1,8 +1,9 @@
-"""The demo's GPU scenes (issue 47): a CUDA out-of-memory explained in the cell, an orphan's GPU memory freed, and a
-morning start that waits out a stockout. No GPU here: nvidia-smi is the tests' stand-in (its recorded real formats),
-the frameworks' exceptions are classes of their module and name with their own words, and the stockout is the
-Workbench simulator's (Compute Engine's words). Everything else is the real code: the kernel hook and the GPU guard
-as the VM runs them, the sink, on_oom, the worker and Slack's stand-in.
+"""The demo's GPU scenes (issue 47): a morning start that waits out a stockout, GPU memory filling up warned of with
+what holds it, a CUDA out-of-memory explained in the cell, and an orphan's GPU memory freed. No GPU here:
+nvidia-smi is the tests' stand-in (its recorded real formats), the frameworks' exceptions are classes of their module
+and name with their own words, the stockout is the Workbench simulator's (Compute Engine's words), and the GPU's
+memory the Monitoring stand-in's. Everything else is the real code: the kernel hook and the GPU guard as the VM runs
+them, the sink, on_oom, on_memory_alert, the worker and Slack's stand-in.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
@@ -18,7 +20,9 @@ from typing import Protocol
 from demo import day
 from demo.day import Teller
 from shared.core.fleet_ops import ScheduledAction
+from shared.core.guest import GUARD_NAMESPACE
 from simulators.entries import noise_entry
+from simulators.incidents import gpu_incident
 from simulators.stack import PROJECT, LocalStack
 from tests.guest.gpu_rig import GUARD_DIR, STANDIN, load_gpu_guard
 
@@ -60,13 +64,14 @@ class Narrator(Protocol):
 
 
 def scenes(stack: LocalStack, transcript: Teller) -> None:
-    """The three GPU scenes, on a GPU notebook of its own (dan's, an N1 with an NVIDIA T4)."""
+    """The four GPU scenes, on a GPU notebook of its own (dan's, an N1 with an NVIDIA T4)."""
     user, name, email = OWNER
     stack.slack.add_user(user, name, email)
     transcript.people[user] = (name, email)
     stack.workbench.add_instance(PROJECT, ZONE, GPU_NOTEBOOK, owner_email=email, machine_type="n1-standard-8",
                                  accelerators={"NVIDIA_TESLA_T4": 1}, state="STOPPED")
     stockout_step(stack, transcript)
+    gpu_memory_step(stack, transcript)
     cuda_oom_step(transcript)
     orphan_step(stack, transcript)
 
@@ -82,6 +87,24 @@ def stockout_step(stack: LocalStack, transcript: Teller) -> None:
     day._schedule(stack, ScheduledAction.START_ALL, None)
     day.until(stack, transcript, lambda: day._finished(stack, "Start all finished") > before,
               "the scheduled start's summary")
+
+
+def gpu_memory_step(stack: LocalStack, transcript: Teller) -> None:
+    transcript.heading("dan's training fills the GPU's memory: he is warned, with what holds it")
+    guard = load_gpu_guard()
+    rows = [{"pid": 5120, "comm": "python", "bytes": 11 * 1024**3, "kind": "kernel", "kernel": 5120},
+            {"pid": 4321, "comm": "pt_data_worker", "bytes": 3 * 1024**3, "kind": "orphan", "kernel": 4300}]
+    full = f"projects/{PROJECT}/locations/{ZONE}/instances/{GPU_NOTEBOOK}"
+    holders = guard.holders_text(rows, time.time())  # the attribute as the guard writes it
+    stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {guard.HOLDERS_KEY: holders})
+    transcript.say("guard", f"{GPU_NOTEBOOK}: the GPU guard's list (nvidia-smi, each process as its sweep sees it): "
+                            "his training kernel holds 11 GiB, a DataLoader worker of a kernel he restarted 3 GiB")
+    transcript.say("monitoring", f"{GPU_NOTEBOOK}'s GPU memory has been over 90% for 2 minutes (95.3%): an alert "
+                                 "opens")
+    stack.monitoring(gpu_incident(PROJECT, ZONE, GPU_NOTEBOOK, percent=95.3))
+    day.until(stack, transcript, lambda: any(str(f.get("title", "")).startswith("GPU memory of") for m in
+                                             stack.slack.messages(OWNER[0]) for f in m.get("files") or []),
+              "dan's GPU memory warning and its picture")
 
 
 def cuda_oom_step(transcript: Narrator) -> None:

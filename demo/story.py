@@ -88,8 +88,9 @@ class Transcript:
             if data is None:
                 continue
             title = str(file.get("title", ""))
-            instance = title.split()[2] if title.startswith(("Memory of ", "Disk of ")) else "notebook"
-            kind = "disk" if title.startswith("Disk of ") else "kill" if "kill" in title else "warning"
+            instance = title.split(" of ", 1)[1].split(maxsplit=1)[0] if " of " in title else "notebook"
+            kind = "disk" if title.startswith("Disk of ") else "gpu" if title.startswith("GPU ") else (
+                "kill" if "kill" in title else "warning")
             PICTURES.mkdir(exist_ok=True)
             path = PICTURES / f"{instance}-{kind}-{reader}.png"
             path.write_bytes(data)

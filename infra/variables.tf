@@ -318,6 +318,28 @@ variable "disk_alert_duration_seconds" {
   }
 }
 
+variable "gpu_alert_percent" {
+  description = "GPU memory used (percent of a GPU's memory, the Ops Agent's NVML metric) above which a GPU notebook's owner is warned with what holds it (issue 47)."
+  type        = number
+  default     = 90
+
+  validation {
+    condition     = var.gpu_alert_percent >= 50 && var.gpu_alert_percent <= 99
+    error_message = "gpu_alert_percent must be between 50 and 99."
+  }
+}
+
+variable "gpu_alert_duration_seconds" {
+  description = "How long a GPU's memory must stay above gpu_alert_percent before the warning (multiple of 60)."
+  type        = number
+  default     = 120
+
+  validation {
+    condition     = var.gpu_alert_duration_seconds >= 60 && var.gpu_alert_duration_seconds <= 3600 && var.gpu_alert_duration_seconds % 60 == 0
+    error_message = "gpu_alert_duration_seconds must be a multiple of 60 between 60 and 3600."
+  }
+}
+
 variable "sweep_interval_minutes" {
   description = "How often the health sweep reads every notebook and queues the ones that are down (issue 42)."
   type        = number

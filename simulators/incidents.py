@@ -1,5 +1,7 @@
 """Cloud Monitoring incident notifications (Pub/Sub channel, schema 1.2), as an alert policy on memory sends them,
-or one on a disk (infra/disk.tf, issue 43: the incident's metric is the disk's, its labels name the device)."""
+or one on a disk (infra/disk.tf, issue 43: the incident's metric is the disk's, its labels name the device), or one
+on a GPU's memory (infra/gpu.tf, issue 47: a ratio condition, used over all of the NVML metric reduced per VM and
+GPU, so the observed value is a fraction and the metric's labels are the grouped ones)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,24 @@ def disk_incident(project: str, zone: str, name: str, *, percent: float, device:
     incident["summary"] = incident["summary"].replace("Memory utilization", "Disk utilization")
     incident["policy_name"], incident["condition_name"] = ("notebook-medic: notebook disk filling up",
                                                            "VM Instance - Disk utilization")
+    return notification
+
+
+GPU_METRIC = {"type": "agent.googleapis.com/gpu/memory/bytes_used", "displayName": "GPU memory usage"}
+
+
+def gpu_incident(project: str, zone: str, name: str, *, percent: float, gpu: str = "0", state: str = "open",
+                 incident_id: str | None = None, vm_id: str | None = None) -> dict[str, Any]:
+    """A GPU memory policy's incident: a memory one's, on the GPU metric of GPU `gpu`, its value a fraction."""
+    notification = memory_incident(project, zone, name, percent=percent, state=state, incident_id=incident_id,
+                                   vm_id=vm_id)
+    incident = notification["incident"]
+    incident["metric"] = {**GPU_METRIC, "labels": {"gpu_number": gpu}}
+    incident["observed_value"], incident["threshold_value"] = f"{percent / 100:.3f}", "0.9"
+    incident["summary"] = (f"GPU memory usage for {project} {name} is above the threshold of 0.9 with a value of "
+                           f"{percent / 100:.3f}.")
+    incident["policy_name"], incident["condition_name"] = ("notebook-medic: notebook GPU memory filling up",
+                                                           "VM Instance - GPU memory used / total")
     return notification
 
 

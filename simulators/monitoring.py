@@ -4,7 +4,8 @@ google-cloud-monitoring client (shared/adapters/memory_series.py) reads it unmod
 It keeps, per VM instance id, what the Ops Agent writes: `agent.googleapis.com/memory/percent_used` (state=used)
 and `agent.googleapis.com/processes/rss_usage` (labels command, pid, ...), one point a minute. The local stack
 feeds it a curve that rises to each kill it pushes through the sink (`feed_kill`; and the GPU's memory, `feed_gpu`,
-when the kill's VM is a Workbench instance with GPUs), and one up to now for each memory alert (`feed_warning`).
+when the kill's VM is a Workbench instance with GPUs), and one up to now for each memory, disk or GPU alert
+(`feed_from_incident`).
 Faults: `down` (UNAVAILABLE, as an outage or a refused connection is seen).
 What it follows of the API (docs/fidelity.md, "Issue 27"):
 - https://cloud.google.com/monitoring/api/ref_v3/rpc/google.monitoring.v3#google.monitoring.v3.MetricService.ListTimeSeries
@@ -311,7 +312,7 @@ def feed_from_kill(sim: MonitoringSimulator, entry: dict[str, Any], *, gpu: bool
 
 def feed_from_incident(sim: MonitoringSimulator, notification: dict[str, Any]) -> None:
     """What the agent wrote up to a memory alert: the hour rising to the incident's observed value, now; for a disk
-    alert, the last hours of its device filling up to it."""
+    alert, the last hours of its device filling up to it; for a GPU alert (issue 47), the GPU's hour rising to it."""
     incident = _dict(notification.get("incident"))
     labels = _dict(_dict(incident.get("resource")).get("labels"))
     vm_id = str(labels.get("instance_id", ""))
@@ -320,6 +321,12 @@ def feed_from_incident(sim: MonitoringSimulator, notification: dict[str, Any]) -
     except (TypeError, ValueError):
         percent = 92.0
     metric = _dict(incident.get("metric"))
+    if metric.get("type") == GPU_METRIC and vm_id.isdigit():  # a fraction of the GPU's 15 GiB (a T4's)
+        if vm_id not in sim.vms or not sim.vms[vm_id].gpus:
+            share = min(1.0, percent if percent <= 1 else percent / 100)
+            sim.feed_gpu(vm_id, datetime.now(UTC), used_bytes=int(share * 15 * GIB),
+                         project=str(labels.get("project_id", "")), zone=str(labels.get("zone", "")))
+        return
     if metric.get("type") == DISK_METRIC and vm_id.isdigit():
         device = str(_dict(metric.get("labels")).get("device", ""))
         if vm_id not in sim.vms or device not in sim.vms[vm_id].disks:

@@ -1,4 +1,5 @@
-"""From a Monitoring memory-pressure (or disk, issue 43) notification to a WARN request on the restart topic.
+"""From a Monitoring memory-pressure (or disk, issue 43; or GPU memory, issue 47) notification to a WARN request on the
+restart topic.
 
 The warning goes through the restart topic like every other action, so the
 worker (the only writer of an instance's labels) keeps the quiet period.
@@ -53,12 +54,13 @@ def handle_memory_event(
         return IntakeOutcome(Intake.CLOSED, "closed incidents update nothing")
     if vm_names is not None and (refused := _not_its_vm(incident, vm_names, event_id)):
         return IntakeOutcome(Intake.REFUSED, refused)
+    trigger = Trigger.DISK if incident.is_disk else Trigger.GPU if incident.is_gpu else Trigger.MEMORY
     request = RestartRequest(
         action=Action.WARN,
-        trigger=Trigger.DISK if incident.is_disk else Trigger.MEMORY,
+        trigger=trigger,
         instance=incident.instance.full_name,
         requested_at=delivery_time(event_time, now),
-        event_id=f"{'disk' if incident.is_disk else 'memory'}-{incident.incident_id or event_id}",
+        event_id=f"{trigger.value}-{incident.incident_id or event_id}",
         payload=_payload(incident),
     )
     age = now - request.requested_at
@@ -79,6 +81,8 @@ def _payload(incident: MemoryIncident) -> WarnPayload:
     """What the worker needs of the incident: how full, its VM, and a disk's device (infra/disk.tf's policy)."""
     if incident.is_disk:
         return WarnPayload(disk_percent=incident.percent_used, vm_id=incident.vm_id, device=incident.device)
+    if incident.is_gpu:
+        return WarnPayload(gpu_percent=incident.percent_used, vm_id=incident.vm_id)
     return WarnPayload(memory_percent=incident.percent_used, incident_open=True, vm_id=incident.vm_id)
 
 

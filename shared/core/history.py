@@ -35,6 +35,7 @@ INFLIGHT_EVENT = "medic-inflight-event"
 MEMORY_WARNED = "medic-mem-warned"
 TOLD = "medic-told"  # the last outage told and not reset (a full disk; a server still failing after one reset)
 DISK_WARNED = "medic-disk-warned"  # the owner's last disk warning (issue 43): its quiet period, where room is
+GPU_WARNED = "medic-gpu-warned"  # the owner's last GPU memory warning (issue 47): likewise
 UNCONFIRMED = "medic-unconfirmed"
 WAITING = "medic-waiting"  # the automatic incident that waits for health, yielding the ordering key (waiting.py)
 STOPPED = "medic-stopped"  # an organizer's stop through the bot: who may start the notebook again (StopHold)
@@ -54,7 +55,7 @@ MAX_LIST = 5  # 5 x 10 digits + 4 separators fits a label value's 63 characters
 # (say `medic-team=cardio`) is a person's, as is AUTO, which the bot rewrites only to change the mode.
 OWN_KEYS = frozenset(
     {RESTARTS, KILLS, LAST_RESTART, LAST_KILL, INFLIGHT, INFLIGHT_EVENT, MEMORY_WARNED, DISK_WARNED, UNCONFIRMED,
-     WAITING, ACTED, STOPPED, INTERRUPTS, OFFER, TOLD, DOWN}
+     WAITING, ACTED, STOPPED, INTERRUPTS, OFFER, TOLD, DOWN, GPU_WARNED}
 )
 RETIRED_KEYS = frozenset({"medic-alert-ts", "medic-pending"})
 BOT_KEYS = OWN_KEYS | RETIRED_KEYS | {AUTO}
@@ -67,8 +68,9 @@ MAX_LABELS = 64  # GCP's limit on one resource's labels: the API refuses a write
 # Every label of ours at once, medic-auto included; UNCONFIRMED and WAITING are never written beside INFLIGHT
 # and INFLIGHT_EVENT, so two of those four at most.
 # STOPPED is written only on a stopped instance, where no restart is recorded beside it, and cleared by the start.
-ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED, DISK_WARNED, DOWN}) + 1
-# ACTED, INTERRUPTS, OFFER, DISK_WARNED, DOWN: where room is
+ROOM_NEEDED = len(OWN_KEYS - {UNCONFIRMED, WAITING, ACTED, INTERRUPTS, OFFER, STOPPED, DISK_WARNED, DOWN,
+                               GPU_WARNED}) + 1
+# ACTED, INTERRUPTS, OFFER, DISK_WARNED, GPU_WARNED, DOWN: where room is
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class History:
     memory_warned: datetime | None = None  # the owner's last memory-pressure warning
     told: datetime | None = None  # the last outage told instead of reset (remedies.py: once per told_quiet)
     disk_warned: datetime | None = None  # the owner's last disk warning (issue 43)
+    gpu_warned: datetime | None = None  # the owner's last GPU memory warning (issue 47)
     # When the last restart was sent, if its end was not seen (the reset still running when the worker's time
     # ran out): last_restart is when the bot stopped watching it, not when it finished. Words only: no decision
     # reads it. Cleared by the next restart's intent.
@@ -161,6 +164,7 @@ class History:
             memory_warned=_time(labels.get(MEMORY_WARNED, "")),
             told=_time(labels.get(TOLD, "")),
             disk_warned=_time(labels.get(DISK_WARNED, "")),
+            gpu_warned=_time(labels.get(GPU_WARNED, "")),
             inflight_event=_label_text(labels.get(INFLIGHT_EVENT, "")),
             unconfirmed_since=_time(labels.get(UNCONFIRMED, "")),
             waiting=_label_text(labels.get(WAITING, "")),
@@ -226,8 +230,9 @@ class History:
             labels[STOPPED] = self.stopped.label()
         if self.acted and len(labels) < MAX_LABELS:  # the first to go on a crowded instance (ROOM_NEEDED)
             labels[ACTED] = "_".join(self.acted)
-        if self.disk_warned is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: Monitoring
-            labels[DISK_WARNED] = str(int(self.disk_warned.timestamp()))  # still notifies once per climb
+        for key, warned in ((DISK_WARNED, self.disk_warned), (GPU_WARNED, self.gpu_warned)):
+            if warned is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: Monitoring still
+                labels[key] = str(int(warned.timestamp()))  # notifies once per climb
         if self.interrupts and len(labels) < MAX_LABELS:  # a count: lost on a crowded instance, nothing else is
             labels[INTERRUPTS] = _join(self.interrupts)
         if self.offer is not None and len(labels) < MAX_LABELS:  # lost on a crowded instance: the offer posts again
@@ -298,6 +303,7 @@ class History:
             memory_warned=seen(self.memory_warned),
             told=seen(self.told),
             disk_warned=seen(self.disk_warned),
+            gpu_warned=seen(self.gpu_warned),
             unconfirmed_since=seen(self.unconfirmed_since),
         )
 

@@ -58,7 +58,8 @@ class MemoryChart:
     kill_at: datetime | None
     top: tuple[Process, ...] = ()
     kind: str = "memory"  # or "disk": `top` are folders (command = the path, pid 0), the total the disk's size;
-    # or "gpu" (issue 47): GPU memory (the Ops Agent's NVML bytes_used), the total the GPUs' memory, `top` empty
+    # or "gpu" (issue 47): GPU memory (the Ops Agent's NVML bytes_used), the total the GPUs' memory, `top` the guard's
+    # gpu-holders (shared/core/gpu_holders.py) at a GPU warning, empty after a kill
 
     @classmethod
     def from_percent(cls, instance: str, percents: tuple[tuple[datetime, float], ...], total_bytes: float,
@@ -223,7 +224,8 @@ def _processes(draw: Any, chart: MemoryChart) -> None:
         filled = max(8.0, bar_width * min(1.0, share))
         draw.rounded_rectangle([PANEL_LEFT, top + 28, PANEL_LEFT + filled, top + 42], radius=5,
                                fill=BARS[index % len(BARS)])
-        draw.text((PANEL_LEFT, top + 48), f"{gib(proc.rss_bytes)}  ·  {100 * share:.0f}% of {chart.kind}",
+        whole = "GPU memory" if chart.kind == "gpu" else chart.kind
+        draw.text((PANEL_LEFT, top + 48), f"{gib(proc.rss_bytes)}  ·  {100 * share:.0f}% of {whole}",
                   font=_font(14), fill=INK)
 
 
@@ -251,7 +253,7 @@ def alt_text(chart: MemoryChart, *, lang: messages.Lang, tz: ZoneInfo) -> str:
     if chart.kind == "disk":
         return say("chart.alt.disk", now=gib(chart.points[-1][1]), who=who, **params)
     if chart.kind == "gpu":
-        return say("chart.alt.gpu", now=gib(chart.points[-1][1]), **params)
+        return say("chart.alt.gpu", now=gib(chart.points[-1][1]), who=who, **params)
     if chart.kill_at is None:
         return say("chart.alt.warn", now=gib(chart.points[-1][1]), who=who, **params)
     return say("chart.alt.kill", kill_time=f"{chart.kill_at.astimezone(tz):%H:%M %Z}", who=who, **params)

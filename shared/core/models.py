@@ -51,6 +51,7 @@ class Trigger(StrEnum):
     UNRESOLVED = "unresolved"  # a kill whose instance could not be named: alert only
     MEMORY = "memory"  # a Monitoring memory-pressure incident
     DISK = "disk"  # a Monitoring incident on a disk filling up (issue 43): a WARN, as memory's
+    GPU = "gpu"  # a Monitoring incident on a GPU's memory filling up (issue 47): a WARN, as memory's
     WATCHER = "watcher"  # the guard's memory watcher interrupted a kernel before the kill (issue 32)
     SWEEP = "sweep"  # the health sweep found JupyterLab down, or the VM silent, with no kill line (issue 42)
 

@@ -1,7 +1,8 @@
-"""Memory-pressure and disk incidents from Cloud Monitoring (Pub/Sub notification channel, schema 1.2). Pure.
+"""Memory, disk and GPU-memory incidents from Cloud Monitoring (Pub/Sub notification channel, schema 1.2). Pure.
 
 Monitoring publishes {"incident": {...}, "version": "1.2"} when an alert policy
-on the Ops Agent's memory metric (infra/memory.tf) or disk metric (infra/disk.tf, issue 43) opens or closes.
+on the Ops Agent's memory metric (infra/memory.tf), disk metric (infra/disk.tf, issue 43) or NVML GPU-memory metric
+(infra/gpu.tf, issue 47: a ratio of used to all, so its observed value is a fraction) opens or closes.
 We only need: which VM, how full, open or closed, and for a disk which device (the incident's metric labels).
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from shared.core.models import InstanceRef, is_valid_instance_name
@@ -29,6 +30,7 @@ class MemoryIncident:
     vm_id: str = ""  # resource.labels.instance_id: the VM whose metric it is, checked as on_oom checks a kill line
     is_disk: bool = False  # an incident on the disk metric (infra/disk.tf), not memory pressure
     device: str = ""  # a disk incident's metric.labels.device (a persistent disk's device path), "" when unreadable
+    is_gpu: bool = False  # an incident on the GPU-memory metric (infra/gpu.tf, issue 47)
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class NotAMemoryIncident:
 
 
 DISK_METRIC = "agent.googleapis.com/disk/percent_used"
+GPU_METRIC = "agent.googleapis.com/gpu/memory/bytes_used"  # the Ops Agent's NVML metric (docs/fidelity.md, issue 47)
 
 def read_notification(event_type: str, data: Any) -> MemoryIncident | NotAMemoryIncident:
     """The incident a notification's CloudEvent carries, read once: the instance named, its VM id, its place, how full
@@ -76,6 +79,7 @@ def parse_incident(payload: Any) -> MemoryIncident | NotAMemoryIncident:
         vm_id=vm_id if re.fullmatch(r"\d{1,20}", vm_id := str(labels.get("instance_id", ""))) else "",
         is_disk=_metric(incident).get("type") == DISK_METRIC,
         device=disk_device(str(_dict(_metric(incident).get("labels")).get("device", ""))),
+        is_gpu=_metric(incident).get("type") == GPU_METRIC,
     )
 
 
@@ -119,7 +123,3 @@ def _epoch(value: Any) -> datetime | None:
         return datetime.fromtimestamp(int(value), tz=UTC)
     return None
 
-
-def should_warn(last_warned: datetime | None, now: datetime, quiet: timedelta) -> bool:
-    """At most one warning per instance per quiet period."""
-    return last_warned is None or now - last_warned >= quiet

@@ -69,14 +69,16 @@ class AlertPayload:
 
 @dataclass(frozen=True)
 class WarnPayload:
-    """Memory pressure (or a disk filling up: trigger disk) from a Monitoring incident: how full, and the VM whose
-    curve it is; for a disk, its percent and device instead of memory's."""
+    """Memory pressure (or a disk filling up: trigger disk; a GPU's memory: trigger gpu) from a Monitoring incident:
+    how full, and the VM whose curve it is; for a disk, its percent and device instead of memory's; for a GPU, its
+    percent."""
 
     memory_percent: float | None = None
     incident_open: bool = True
     vm_id: str = ""  # the incident's resource.labels.instance_id
     disk_percent: float | None = None  # a disk warning's observed value (issue 43)
     device: str = ""  # a disk warning's device (shared/core/monitoring.py disk_device), "" when unknown
+    gpu_percent: float | None = None  # a GPU memory warning's observed value (issue 47)
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,7 @@ _READ: dict[str, Callable[[dict[str, Any]], Any]] = {
     "vm_id": lambda d: vm_id(text_field(d, "vm_id", "")),
     "disk_percent": lambda d: percent(d.get("disk_percent")),
     "device": lambda d: disk_device(text_field(d, "device", "")),
+    "gpu_percent": lambda d: percent(d.get("gpu_percent")),
     "machine_type": lambda d: text_field(d, "machine_type", ""),
     "asked_by": lambda d: text_field(d, "asked_by", ""),
     "owner_may_start": lambda d: d.get("owner_may_start", False) is True,

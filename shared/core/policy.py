@@ -58,6 +58,7 @@ from shared.core.payloads import ResizePayload, RestartPayload, StartPayload
 from shared.core.remedies import cause_of, told_instead
 from shared.core.sweep import Finding, observe
 from shared.core.verdicts import Decision, PolicyConfig, Reason, RestartPolicy, Verdict
+from shared.core.warn_kinds import last_warned, should_warn
 
 __all__ = ["Decision", "PolicyConfig", "Reason", "RestartPolicy", "Verdict", "decide"]  # the vocabulary, re-exported
 
@@ -93,9 +94,8 @@ def decide(
     if request.action is Action.WARN:
         if instance.state is not InstanceState.ACTIVE:  # a stopped notebook's memory is no one's concern: not down
             return Decision(Verdict.SKIP_NOT_ACTIVE, Reason.NOT_ACTIVE)
-        # The memory and the disk warnings keep a quiet period each (the same length: PolicyConfig's).
-        warned = history.disk_warned if request.trigger is Trigger.DISK else history.memory_warned
-        if warned is not None and now - warned < config.memory_warning_quiet:
+        # The memory, disk and GPU warnings keep a quiet period each (the same length: PolicyConfig's).
+        if not should_warn(last_warned(history, request.trigger), now, config.memory_warning_quiet):
             return Decision(Verdict.SKIP_DUPLICATE, Reason.QUIET_PERIOD)
         return Decision(Verdict.WARN, Reason.REQUESTED)
     if request.action is Action.RESIZE:

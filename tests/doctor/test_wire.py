@@ -16,7 +16,7 @@ from google.cloud import functions_v2
 from shared.core.history import MAX_LABELS
 from simulators import stack as local_stack
 from tests.doctor.conftest import FLEET, diagnose, not_ok
-from tools.doctor.deployment import DISK_POLICY_NAME, MEMORY_POLICY_NAME, slack_scopes
+from tools.doctor.deployment import ORGANIZER_POLICIES, slack_scopes
 from tools.doctor.guard import GUARD_METADATA, NAMESPACE
 from tools.doctor.local import LocalDeployment, guard_ok_now
 from tools.doctor.model import CheckResult, Status
@@ -371,7 +371,7 @@ def test_an_alert_policy_without_its_channel(local: LocalDeployment) -> None:
 
 
 def test_an_organizer_alert_that_is_off_or_gone(local: LocalDeployment) -> None:
-    organizers = [p for p in local.cloud.alert_policies if p.display_name not in (MEMORY_POLICY_NAME, DISK_POLICY_NAME)]
+    organizers = [p for p in local.cloud.alert_policies if p.display_name in ORGANIZER_POLICIES]
     dead_letters = organizers[0]
     dead_letters.enabled = False
     try:

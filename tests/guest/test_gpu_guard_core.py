@@ -207,3 +207,53 @@ def test_a_kernel_behind_a_launcher_is_live_and_so_is_its_worker() -> None:
         state, sent, _ = gg.sweep(state, now, rows, SERVER, USER, [gg.GpuApp(worker, MIB), gg.GpuApp(kernel, MIB)],
                                   POLICY)
         assert sent == []
+
+
+# ------------------------------------------------------------------ gpu-holders, the GPU warning's list (part 1)
+
+def test_holders_are_classified_as_the_sweep_classifies_and_the_bot_reads_them() -> None:
+    """A live kernel's and its worker's memory are the kernel's, the dead kernel's worker an orphan, the server's, a
+    terminal's run and root's kernel-looking run other (the sweep never ends them); largest first, at most
+    HOLDERS_MAX; the bot's strict parser (shared/core/gpu_holders.py) reads what the guard writes."""
+    from datetime import UTC, datetime  # noqa: PLC0415 - the bot's side, only here
+
+    from shared.core import gpu_holders  # noqa: PLC0415
+
+    live, dead = table(), table(kernel_alive=False)
+    state, _, _ = gg.sweep(gg.SweepState(), 0.0, live, SERVER, USER, HOLDING, POLICY)
+    apps = [gg.GpuApp(pid, (i + 1) * 100 * MIB) for i, pid in enumerate((SERVER, WORKER, TERMINAL_RUN, ROOT_RUN))]
+    rows = gg.holders_report(live, SERVER, USER, state.lineage, apps)
+    assert [(r["pid"], r["kind"], r["kernel"]) for r in rows] == [
+        (ROOT_RUN, "other", 0), (TERMINAL_RUN, "other", 0), (WORKER, "kernel", KERNEL), (SERVER, "other", 0)]
+    orphaned = gg.holders_report(dead, SERVER, USER, state.lineage, [gg.GpuApp(WORKER, None)])
+    assert orphaned == [{"pid": WORKER, "comm": "python", "bytes": None, "kind": "orphan", "kernel": KERNEL}]
+    assert [r["kind"] for r in gg.holders_report(live, None, None, state.lineage, apps)] == ["other"] * 4
+    many = [gg.GpuApp(5000 + n, n * MIB) for n in range(20)]
+    assert len(gg.holders_report(live, SERVER, USER, {}, many)) == gg.HOLDERS_MAX
+    text = gg.holders_text(rows, 1_764_536_400.7)
+    read = gpu_holders.parse(text, datetime.fromtimestamp(1_764_536_460, tz=UTC))
+    assert [(h.pid, h.kind, h.held) for h in read.apps] == [(r["pid"], r["kind"], r["bytes"]) for r in rows]
+    assert read.at == datetime.fromtimestamp(1_764_536_400, tz=UTC)
+
+
+class Attributes:
+    """The guard's attribute writer, recorded."""
+
+    def __init__(self) -> None:
+        self.put_values: list[tuple[str, str]] = []
+
+    def put(self, key: str, value: str) -> None:
+        self.put_values.append((key, value))
+
+
+def test_holders_are_put_when_they_change_at_most_once_a_minute_and_refreshed() -> None:
+    attributes = Attributes()
+    guard = gg.Guard(POLICY, 1, attributes, lambda _line: None, lambda: SERVER, wall=lambda: 1_764_536_400.0)
+    one, two = [{"pid": 1}], [{"pid": 2}]
+    for now, rows in ((0.0, one), (15.0, two), (30.0, one), (59.0, two), (60.0, two), (75.0, two), (659.0, two),
+                      (660.0, two)):
+        guard.put_holders(now, rows)
+    assert [(key, value[-20:]) for key, value in attributes.put_values] == [
+        ("gpu-holders", '[{"pid":1}],"at":1764536400,"v":1}'[-20:]),
+        ("gpu-holders", '[{"pid":2}],"at":1764536400,"v":1}'[-20:]),
+        ("gpu-holders", '[{"pid":2}],"at":1764536400,"v":1}'[-20:])]

@@ -177,7 +177,10 @@ def test_a_dead_kernels_worker_and_subprocess_are_freed_and_nothing_else(
     assert freed[1].endswith(f"orphaned_s=131 signal=KILL kernel={tree['kernel-a']}")
     for name in ("server", "terminal", "kernel-b", "worker-b", "child-b"):
         assert alive(tree[name]), f"{name} was ended"
-    assert Metadata.values == {"gpu-state": "ok", "gpu-freed": "2"}
+    assert {k: v for k, v in Metadata.values.items() if k != "gpu-holders"} == {"gpu-state": "ok", "gpu-freed": "2"}
+    # The last list put (a minute after the first, kernel-a already gone): its worker an orphan, kernel-b's live.
+    kinds = {h["pid"]: h["kind"] for h in json.loads(Metadata.values["gpu-holders"])["apps"]}
+    assert (kinds[tree["worker-a"]], kinds[tree["worker-b"]], kinds[tree["server"]]) == ("orphan", "kernel", "other")
     assert said[0] == "notebook-medic-gpu: gpu-state ok"
 
 

@@ -295,8 +295,10 @@ def test_the_off_switch_stops_every_automatic_action() -> None:
         node for node, body in BOT.resources.items() if "var.automatic_actions" in str(body)
     }
     assert BOT.resource("google_monitoring_alert_policy", "disk_filling")["enabled"] == "${var.automatic_actions}"
+    assert BOT.resource("google_monitoring_alert_policy", "gpu_memory_filling")["enabled"] == "${var.automatic_actions}"
     assert switched == {("google_logging_project_sink", "oom"), ("google_monitoring_alert_policy", "memory_pressure"),
-                        ("google_monitoring_alert_policy", "disk_filling")}
+                        ("google_monitoring_alert_policy", "disk_filling"),
+                        ("google_monitoring_alert_policy", "gpu_memory_filling")}
     example = (hcl.INFRA / "terraform.tfvars.example").read_text()
     assert re.search(r"^# automatic_actions\s*=\s*false", example, re.MULTILINE)
     assert re.search(r"^# dry_run\s*=\s*true", example, re.MULTILINE)

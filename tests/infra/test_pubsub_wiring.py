@@ -137,3 +137,22 @@ def test_disk_alerts_reach_on_memory_alert_on_the_persistent_disks() -> None:
         assert devices.fullmatch(kept), kept
     for left in ("/dev/loop3", "tmpfs", "overlay", "/dev/root"):
         assert not devices.fullmatch(left), left
+
+
+def test_gpu_memory_alerts_reach_on_memory_alert_as_a_ratio_per_gpu() -> None:
+    """Issue 47: the GPU policy notifies the memory alert's channel, on the Ops Agent's NVML metric: used over used +
+    free, both reduced alike per VM and GPU (a ratio's two sides must have the same labels), the VM's name kept for
+    the notification; its threshold the variable's percent as the fraction the ratio is."""
+    policy = BOT.resource("google_monitoring_alert_policy", "gpu_memory_filling")
+    assert policy["notification_channels"] == ["${google_monitoring_notification_channel.memory_alerts.id}"]
+    gpu_locals = BOT.locals
+    assert hcl.literal(gpu_locals["gpu_metric"]) == "agent.googleapis.com/gpu/memory/bytes_used"
+    condition = policy["conditions"][0]["condition_threshold"][0]
+    assert 'metric.type = \\"${local.gpu_metric}\\"' in condition["filter"]
+    assert 'metric.labels.memory_state = \\"used\\"' in condition["filter"]
+    assert 'metric.type = \\"${local.gpu_metric}\\"' in condition["denominator_filter"]
+    assert "memory_state" not in condition["denominator_filter"]  # used and free: the GPU's whole memory
+    assert condition["aggregations"] == condition["denominator_aggregations"]
+    assert condition["aggregations"][0]["group_by_fields"] == "${local.gpu_group_by}"
+    assert condition["threshold_value"] == "${var.gpu_alert_percent / 100}"
+    assert BOT.variables["gpu_alert_percent"]["default"] == 90

@@ -192,3 +192,14 @@ def test_the_gpu_morning_waits_out_a_stockout_explains_a_cuda_oom_and_frees_an_o
                      r"other kernel", gpu)
     assert re.search(r"notebook-medic-gpu: freed pid=4321 \(pt_data_worker\) uid=1000 gpu_bytes=3221225472", gpu)
     assert "pt_data_worker (pid 4321) kept 3.0 GiB of GPU memory after its kernel was gone" in gpu
+
+
+def test_the_gpu_morning_warns_of_gpu_memory_with_what_holds_it(transcript: str) -> None:
+    """Issue 47 part 1: the GPU memory alert reaches dan with what holds the GPU (the guard's list) and the GPU's hour
+    as a picture, written to demo-pictures/."""
+    gpu = transcript.split("=== dan's training fills the GPU's memory", 1)[1].split("\n=== ", 1)[0]
+    assert "The GPU of your notebook *wb-dan* is using 95% of its memory" in gpu, gpu[:3000]
+    assert "`python` (pid 5120): 11.0 GiB, a running kernel's (pid 5120)" in gpu
+    assert "`pt_data_worker` (pid 4321): 3.0 GiB, its kernel is gone" in gpu
+    assert "demo-pictures/wb-dan-gpu-owner.png" in gpu
+    assert (ROOT / "demo-pictures" / "wb-dan-gpu-owner.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

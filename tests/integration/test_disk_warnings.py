@@ -2,13 +2,15 @@
 as memory's do, and the worker warns the owner once per quiet period with what fills the disk (the guard's
 disk-report guest attribute, read from the Compute simulator) and the disk's last hours (the Monitoring
 simulator's disk series), drawn and shared into the DM and under the organizers' channel line. Its quiet period
-is the disk's own: a memory warning still goes."""
+is the disk's own: a memory warning still goes. And a GPU's memory (issue 47), the same way, with what holds it."""
 
 from __future__ import annotations
 
 import io
 import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from PIL import Image
 from shared.core import tickets
 from shared.core.disk_report import COMMANDS
 from shared.core.guest import GUARD_NAMESPACE
-from simulators.incidents import disk_incident, memory_incident
+from simulators.incidents import disk_incident, gpu_incident, memory_incident
 from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ZONE
@@ -104,3 +106,49 @@ def test_disk_warning_without_a_report_says_how_to_look(stack: LocalStack) -> No
     warning = wait_dm(stack, "U0DISKBARE", lambda m: "/dev/sda1" in m.get("text", ""))["text"]
     assert "guard has not reported it" in warning and "du -xh" in warning
     wait_dm(stack, "U0DISKBARE", lambda m: "No disk curve" in m.get("text", ""))
+
+
+def gpu_holders_attribute(pids: tuple[int, int]) -> str:
+    """The GPU guard's gpu-holders as it writes it (infra/contest/guard/gpu_guard.py holders_text), dated now."""
+    kernel, orphan = pids
+    return json.dumps({"v": 1, "at": int(time.time()), "apps": [
+        {"pid": kernel, "comm": "python", "bytes": 11 * GIB, "kind": "kernel", "kernel": kernel},
+        {"pid": orphan, "comm": "pt_data_worker", "bytes": 3 * GIB, "kind": "orphan", "kernel": 4100}]},
+        separators=(",", ":"))
+
+
+@pytest.mark.both_label_variants
+def test_gpu_incident_warns_the_owner_with_what_holds_it_and_its_curve(stack: LocalStack, tmp_path: Path) -> None:
+    """Issue 47: the GPU policy's incident (infra/gpu.tf) reaches on_memory_alert as memory's do; the owner is warned
+    once per climb with the processes the GPU guard lists (its gpu-holders guest attribute, read from the Compute
+    simulator) and the GPU's hour (the Monitoring simulator's NVML series) with them; its quiet period is its own."""
+    full, name = new_instance(stack, "wb-gpu-warn", slack_user="U0GPUWARN", machine_type="n1-standard-8",
+                              accelerators={"NVIDIA_TESLA_T4": 1})
+    stack.compute.set_guest_attributes(full, GUARD_NAMESPACE, {"gpu-holders": gpu_holders_attribute((4242, 5150))})
+    stack.monitoring(gpu_incident(PROJECT, ZONE, name, percent=95.3))
+    warned = wait_dm(stack, "U0GPUWARN", lambda m: "GPU" in m.get("text", "") and "95%" in m.get("text", ""))
+    assert tickets.ACTION_HELP in json.dumps(warned.get("blocks")), warned
+    lines = warned["text"].splitlines()
+    assert "CUDA out of memory" in lines[0] and "torch.cuda.empty_cache()" in lines[0]
+    assert lines[2] == "• `python` (pid 4242): 11.0 GiB, a running kernel's (pid 4242)"
+    assert lines[3].startswith("• `pt_data_worker` (pid 5150): 3.0 GiB, its kernel is gone")
+    assert stack.slack.wait_for(lambda: any(name in m.get("text", "") and "GPU is at 95%" in m.get("text", "")
+                                            for m in stack.alerts()), timeout=60)
+    shared = wait_dm(stack, "U0GPUWARN", lambda m: any(f["name"].startswith("gpu-") for f in m.get("files", [])))
+    (file,) = shared["files"]
+    png = stack.slack.files.data[file["id"]]
+    (tmp_path / "gpu-warning.png").write_bytes(png)
+    image = Image.open(io.BytesIO(png))
+    assert image.format == "PNG" and image.size == (800, 400)
+    assert file["title"] == f"GPU memory of {name} over the last hour"
+    assert "python (pid 4242) 11.0 GiB" in file["alt_txt"] and "of 15.0 GiB" in file["alt_txt"]
+    assert not [m for m in stack.slack.messages("U0GPUWARN") if any(f["name"].startswith("memory-")
+                                                                    for f in m.get("files", []))]
+    # The same climb notified again within the quiet period: no second warning; memory's own still goes.
+    stack.monitoring(gpu_incident(PROJECT, ZONE, name, percent=97.0))
+    assert stack.wait_idle(60)
+    assert len([m for m in stack.slack.messages("U0GPUWARN") if "GPU of your notebook" in m.get("text", "")]) == 1
+    assert "medic-gpu-warned" in stack.workbench.get(full)["labels"]
+    assert stack.workbench.resets(full) == 0
+    stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=94.0))
+    wait_dm(stack, "U0GPUWARN", lambda m: "94%" in m.get("text", "") and "memory" in m.get("text", ""))

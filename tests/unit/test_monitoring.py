@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident, should_warn
+from shared.core.monitoring import MemoryIncident, NotAMemoryIncident, parse_incident
+from shared.core.warn_kinds import should_warn
 
 INCIDENT: dict[str, Any] = {
     "incident": {

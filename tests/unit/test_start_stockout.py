@@ -176,3 +176,29 @@ def test_a_continuation_dated_past_any_wait_is_tried_at_once_not_held(monkeypatc
                                                                      not_before=later))
     outcome = rig.worker.handle(forged)
     assert outcome.ended == "acted" and rig.workbench.api.get(ref.full_name)["state"] == "ACTIVE", outcome
+
+
+def test_a_continuation_delivered_twice_takes_its_try_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pub/Sub delivers at least once: each continuation pushed twice in a row (a redelivery of the same message) and
+    the stockout's chain still takes each try once: one start call a try, the owner told each try once, the second
+    delivery acked as a replay; its redelivery after the start that found capacity starts and says nothing."""
+    rig, ref = gpu_rig(monkeypatch, timedelta(hours=2))
+    rig.workbench.api.inject_fault(kind="stockout", count=2)
+    assert rig.worker.handle(start_request(rig, ref)).ended == "yielded"
+    ends = []
+    for delivery in range(3):  # the tries after the first: stockout, then capacity
+        continuation = rig.topic.published[-1]
+        assert isinstance(continuation.payload, StartPayload) and continuation.payload.tries == delivery + 1
+        rig.clock.advance((continuation.payload.not_before - rig.clock.now()).total_seconds())
+        first = rig.worker.handle(replace(continuation, delivery_id=f"m-{delivery}"))
+        again = rig.worker.handle(replace(continuation, delivery_id=f"m-{delivery}-again"))
+        assert again.ack and again.ended == "replayed", again
+        ends.append(first.ended)
+        if first.ended == "acted":
+            break
+    assert ends == ["yielded", "acted"], ends
+    assert rig.workbench.api.get(ref.full_name)["state"] == "ACTIVE"
+    assert [c for c in rig.workbench.calls if c[0] == "start"] == [("start", "gpu-nb")] * 3
+    told = [m.text for m in rig.slack.messages if m.channel == "UGPUNB"]
+    assert [t.split("try ")[1][0] for t in told if "is waiting for" in t] == ["1", "2"], told
+    assert sum("started" in t.lower() for t in told) <= 1, told

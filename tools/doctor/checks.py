@@ -15,6 +15,7 @@ from tools.doctor.cloud_checks import (
     api_checks,
     caller_checks,
     function_checks,
+    gpu_policy_checks,
     iam_checks,
     memory_checks,
     organizer_alert_checks,
@@ -273,7 +274,7 @@ def _fresh(instance: Instance, now: datetime) -> bool:
 
 CHECKS: tuple[Callable[[Deployment, Observed], list[CheckResult]], ...] = (
     api_checks, slack_checks, people_checks, pubsub_checks, sink_checks, function_checks, trigger_checks,
-    iam_checks, memory_checks, organizer_alert_checks, schedule_checks, seal_key_checks,
+    iam_checks, memory_checks, gpu_policy_checks, organizer_alert_checks, schedule_checks, seal_key_checks,
 )
 
 

@@ -12,6 +12,8 @@ from tools.doctor.deployment import (
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
     FUNCTIONS,
+    GPU_METRIC,
+    GPU_POLICY_NAME,
     MEMORY_METRIC,
     MEMORY_POLICY_NAME,
     ORGANIZER_POLICIES,
@@ -212,9 +214,19 @@ def memory_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
     return results
 
 
+def gpu_policy_checks(dep: Deployment, seen: Observed) -> list[CheckResult]:
+    """`gpu.policy` (issue 47): the GPU memory alert reaches the bot, as the memory one does; asked only of a fleet
+    with GPU notebooks (without one the metric has no series), once the policies were read (else memory.policy says
+    so, and gpu.reservation says when the fleet could not be read)."""
+    if not isinstance(seen.gpu_fleet, list) or not seen.gpu_fleet or not isinstance(seen.alert_policies, list):
+        return []
+    return [topic_policy_check("gpu.policy", GPU_POLICY_NAME, GPU_METRIC, dep, seen)]
+
+
 def topic_policy_check(check: str, name: str, metric: str, dep: Deployment, seen: Observed) -> CheckResult:
-    """An alert policy that reaches the bot through the memory topic (the memory alert's, and the disk alert's of
-    issue 43): it exists, watches its metric, is on, and notifies a Pub/Sub channel on that topic."""
+    """An alert policy that reaches the bot through the memory topic (the memory alert's, the disk alert's of issue
+    43, the GPU memory alert's of issue 47): it exists, watches its metric, is on, and notifies a Pub/Sub channel on
+    that topic."""
     policies = seen.alert_policies
     if policies is None or isinstance(policies, ReadError):
         return unread(check, "Monitoring alert policies", policies or ReadError("not read"),

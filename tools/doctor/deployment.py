@@ -36,6 +36,8 @@ MEMORY_METRIC = "agent.googleapis.com/memory/percent_used"
 MEMORY_POLICY_NAME = "notebook-medic: notebook memory pressure"  # infra/memory.tf display_name
 DISK_POLICY_NAME = "notebook-medic: notebook disk filling up"  # infra/disk.tf display_name (issue 43)
 DISK_METRIC = "agent.googleapis.com/disk/percent_used"
+GPU_POLICY_NAME = "notebook-medic: notebook GPU memory filling up"  # infra/gpu.tf display_name (issue 47)
+GPU_METRIC = "agent.googleapis.com/gpu/memory/bytes_used"
 # The alert policies that tell organizers (by email and extra_notification_channels) what the bot can't.
 ORGANIZER_POLICIES = {
     "notebook-medic: restart requests dead-lettered": "infra/monitoring.tf",

@@ -28,6 +28,7 @@ from tools.doctor.deployment import (
     EVENT_FUNCTIONS,
     FUNCTION_SECRETS,
     FUNCTIONS,
+    GPU_POLICY_NAME,
     MEMORY_POLICY_NAME,
     ORGANIZER_POLICIES,
     Deployment,
@@ -185,11 +186,16 @@ def _seed_monitoring(cloud: CloudProject, names: Names, vms: list[str]) -> None:
         "filter": 'resource.type = "gce_instance" AND metric.type = "agent.googleapis.com/disk/percent_used" '
                   'AND metric.labels.state = "used"', "comparison": monitoring_v3.ComparisonType.COMPARISON_GT,
         "threshold_value": 90})
+    gpu = monitoring_v3.AlertPolicy.Condition(display_name="GPU memory used above 90%", condition_threshold={
+        "filter": 'resource.type = "gce_instance" AND metric.type = "agent.googleapis.com/gpu/memory/bytes_used" '
+                  'AND metric.labels.memory_state = "used"', "comparison": monitoring_v3.ComparisonType.COMPARISON_GT,
+        "threshold_value": 0.9})
     cloud.alert_policies = [monitoring_v3.AlertPolicy(
         name=f"projects/{project}/alertPolicies/{number}", display_name=name, enabled=True,
         notification_channels=[channel], combiner=monitoring_v3.AlertPolicy.ConditionCombinerType.OR,
         conditions=[condition]) for number, name, condition in (
-            (987654321, MEMORY_POLICY_NAME, watch), (987654320, DISK_POLICY_NAME, disk))]
+            (987654321, MEMORY_POLICY_NAME, watch), (987654320, DISK_POLICY_NAME, disk),
+            (987654319, GPU_POLICY_NAME, gpu))]
     email = f"projects/{project}/notificationChannels/1234567891"
     cloud.channels[email] = monitoring_v3.NotificationChannel(
         name=email, type_="email", labels={"email_address": "org@contest.example"}, enabled=True)

@@ -22,6 +22,7 @@ docs/policy.md, "GPU notebooks", says why these rules and numbers.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -52,6 +53,13 @@ REMEDY = ("remedy: stop and start the notebook (the boot loads the driver again;
 COMPUTE_APPS = ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"]
 QUERY_GPU = ["nvidia-smi", "--query-gpu=index,name,memory.used,memory.total", "--format=csv,noheader,nounits"]
 NVIDIA_VENDOR = "0x10de"
+# The guest attribute naming who holds the GPU's memory, read by the bot's GPU memory warning (shared/core/
+# gpu_holders.py parses it strictly: keep the shapes in step). Written when it changes, at most once a minute, and
+# again every REFRESH seconds so the bot can tell a current list from an old one (its STALE is 15 minutes).
+HOLDERS_KEY = "gpu-holders"
+HOLDERS_MAX = 8
+HOLDERS_EVERY = 60.0
+HOLDERS_REFRESH = 600.0
 
 
 # ---------------------------------------------------------------- pure core: nvidia-smi's words ------------------
@@ -360,6 +368,31 @@ def sweep(state: SweepState, now: float, table: Mapping[int, Proc], server: int 
     return SweepState(lineage, orphans, freed), signals, lines
 
 
+def holders_report(table: Mapping[int, Proc], server: int | None, owner: int | None,
+                   lineage: Mapping[tuple[int, int], tuple[int, int]], apps: Sequence[GpuApp]
+                   ) -> list[dict[str, object]]:
+    """The largest HOLDERS_MAX processes holding GPU memory, each as the sweep classifies it: "kernel" (a live kernel
+    or what it started; `kernel` its pid), "orphan" (its kernel gone, of the kernels' user: the sweep frees it) or
+    "other" (the server, a terminal's run, another user's or root's, another service; everything while the server
+    is not found)."""
+    rows: list[dict[str, object]] = []
+    for app in sorted(apps, key=lambda a: -(a.used_bytes or 0))[:HOLDERS_MAX]:
+        proc = table.get(app.pid)
+        kind, kernel = classify(table, server, lineage, app.pid) if server is not None else ("other", 0)
+        if kind == "live":
+            kind = "kernel" if kernel else "other"
+        elif kind == "orphan" and (proc is None or proc.uid != owner or proc.uid == 0):  # sweep() ends none of those
+            kind, kernel = "other", 0
+        rows.append({"pid": app.pid, "comm": safe_token(proc.comm if proc is not None else "?")[:64],
+                     "bytes": app.used_bytes, "kind": kind, "kernel": kernel})
+    return rows
+
+
+def holders_text(rows: list[dict[str, object]], at: float) -> str:
+    """The attribute's value: compact JSON, version 1, dated `at` (Unix seconds)."""
+    return json.dumps({"v": 1, "at": int(at), "apps": rows}, separators=(",", ":"), sort_keys=True)
+
+
 def state_line(state: str) -> str:
     """The one line a change of gpu-state writes: the state, and the remedy when the GPU is not usable."""
     return f"{PREFIX} gpu-state {state}" + ("" if state == OK else f"; {REMEDY}")
@@ -465,6 +498,9 @@ class Guard:
     gpu_state: str = ""
     next_health: float = float("-inf")
     blind: bool = False
+    wall: Callable[[], float] = time.time  # the gpu-holders list's date (the loop's clock is monotonic)
+    holders: list[dict[str, object]] = field(default_factory=list)
+    holders_at: float = float("-inf")  # when they were last put (the loop's clock)
 
     def check_health(self, now: float) -> None:
         """At start and every health_interval: gpu-state, said once per change with its remedy."""
@@ -494,14 +530,22 @@ class Guard:
             self.blind = server is None
             self.say(f"{PREFIX} " + ("the Jupyter server is not found: ending nothing" if self.blind
                                      else f"the Jupyter server is pid {server}: sweeping"))
-        self.state, signals, lines = sweep(self.state, now, table, server, owner, parse_compute_apps(out),
-                                           self.policy)
+        apps = parse_compute_apps(out)
+        self.state, signals, lines = sweep(self.state, now, table, server, owner, apps, self.policy)
         for order in signals:
             send(order, table)
         for line in lines:
             self.say(line)
         if lines:
             self.attributes.put("gpu-freed", str(self.state.freed))
+        self.put_holders(now, holders_report(table, server, owner, self.state.lineage, apps))
+
+    def put_holders(self, now: float, rows: list[dict[str, object]]) -> None:
+        """gpu-holders: when the list changed (at most once per HOLDERS_EVERY), or every HOLDERS_REFRESH."""
+        changed = rows != self.holders and now - self.holders_at >= HOLDERS_EVERY
+        if changed or now - self.holders_at >= HOLDERS_REFRESH:
+            self.holders, self.holders_at = rows, now
+            self.attributes.put(HOLDERS_KEY, holders_text(rows, self.wall()))
 
 
 def run(guard: Guard, clock: Callable[[], float], sleep: Callable[[float], None],

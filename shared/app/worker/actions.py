@@ -16,21 +16,23 @@ from shared.adapters.workbench import OperationOutcome, ResetResult, Workbench
 from shared.app.resize import WAITING_FOR_CAPACITY, Resizer
 from shared.app.worker import offer
 from shared.app.worker.context import ActionContext
-from shared.app.worker.disk_reports import GuestAttributes, read_report
+from shared.app.worker.disk_reports import GuestAttributes, read_attribute, read_report
 from shared.app.worker.errors import LabelsFullError, StockedOut, action_call, describe
 from shared.app.worker.job import Job
 from shared.app.worker.kernel_words import for_organizers, kernels_today
 from shared.app.worker.outcomes import Ended, WorkOutcome
-from shared.core import downtime, messages
+from shared.core import downtime, gpu_holders, messages
 from shared.core.alert_groups import Cause
 from shared.core.blocks import AlertFacts, resize_button_label
 from shared.core.disk_asks import ask_button, is_boot_device
 from shared.core.disk_report import DiskReport, what_fills
+from shared.core.gpu_holders import Holders
 from shared.core.history import AutoMode, History, StopHold
-from shared.core.models import Action, InstanceState, Trigger
+from shared.core.models import Action, InstanceRef, InstanceState, Trigger
 from shared.core.payloads import StopPayload, WarnPayload
 from shared.core.policy import Reason, Verdict
 from shared.core.ticket_blocks import with_help
+from shared.core.warn_kinds import percent_of, warned_at
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,15 @@ NOT_DONE_REPLIES = {
     Action.RESIZE: "reply.not_resized", Action.STOP: "reply.not_stopped", Action.START: "reply.not_started",
 }
 MODE_REFUSED_REPLIES = {Action.PAUSE: "reply.failed.pause", Action.RESUME: "reply.failed.resume"}
+# Each warning's words: the owner's DM, then the channel's line when the DM went, could not go, had no owner, was off.
+WARN_WORDS = {
+    Trigger.MEMORY: ("warn.dm", "warn.channel", "warn.channel.unreached", "warn.channel.no_owner",
+                     "warn.channel.no_dm"),
+    Trigger.DISK: ("warn.disk.dm", "warn.disk.channel", "warn.disk.channel.unreached", "warn.disk.channel.no_owner",
+                   "warn.disk.channel.no_dm"),
+    Trigger.GPU: ("warn.gpu.dm", "warn.gpu.channel", "warn.gpu.channel.unreached", "warn.gpu.channel.no_owner",
+                  "warn.gpu.channel.no_dm"),
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,36 +231,52 @@ class Actions(ActionContext):
         return WorkOutcome(ack=True, ended=Ended.FAILED, detail=reason)
 
     def warn(self, job: Job) -> WorkOutcome:
-        """Memory pressure, or a disk filling up (trigger disk, issue 43): the owner hears it while there is still
-        time to save (each kind's quiet period kept in labels, recorded before the alert: rule 3). A disk's DM
-        says what fills it (the guard's disk report). The channel line says what became of the DM."""
+        """Memory pressure, a disk filling up (trigger disk, issue 43) or a GPU's memory (trigger gpu, issue 47): the
+        owner hears it while there is still time to save (each kind's quiet period kept in labels, recorded before
+        the alert: rule 3). A disk's DM says what fills it (the guard's disk report), a GPU's what holds it (the
+        guard's gpu-holders). The channel line says what became of the DM."""
         request, ref, view = job.request, job.ref, job.view
-        disk = request.trigger is Trigger.DISK
+        trigger = request.trigger if request.trigger in WARN_WORDS else Trigger.MEMORY
         now, payload = self.clock.now(), request.payload_as(WarnPayload)
-        warned = replace(job.history, disk_warned=now) if disk else replace(job.history, memory_warned=now)
+        warned = warned_at(job.history, trigger, now)
         self.recorder.record_before_alert(ref, view, warned)
-        value = payload.disk_percent if disk else payload.memory_percent
+        value = percent_of(payload, trigger)
         percent = f"{value:.0f}%" if value is not None else self.wording("warn.unknown_percent")
         words = {"instance": ref.name, "percent": percent, "device": messages.escape(payload.device or "?")}
-        report = read_report(self.guest, ref, self.wording) if disk else None
+        dm, channel, unreached, no_owner, no_dm = WARN_WORDS[trigger]
+        evidence = self._evidence(trigger, ref, now)
         if not view.owner_email:
-            key, detail = ("warn.disk.channel.no_owner" if disk else "warn.channel.no_owner"), "no owner"
+            key, detail = no_owner, "no owner"
         elif not self.settings.owner_dm:
-            key, detail = ("warn.disk.channel.no_dm" if disk else "warn.channel.no_dm"), "owner DMs off"
-        elif self._dm(view.owner_email, self._warning(
-                self.wording("warn.disk.dm" if disk else "warn.dm", **words), ref.name, report), job, disk):
-            key, detail = ("warn.disk.channel" if disk else "warn.channel"), "owner warned"
+            key, detail = no_dm, "owner DMs off"
+        elif self._dm(view.owner_email, self._warning(self.wording(dm, **words), job, evidence, now), job,
+                      trigger is Trigger.DISK):
+            key, detail = channel, "owner warned"
         else:
-            key, detail = ("warn.disk.channel.unreached" if disk else "warn.channel.unreached"), "owner not reachable"
+            key, detail = unreached, "owner not reachable"
         line = self.wording(key, owner=self.slack.mention(view.owner_email), **words)
         if no_room := self.recorder.no_room(ref, view, warned):  # no quiet period: every alert warns again
             line = f"{line}\n{self.wording('warn.not_recorded', labels=no_room)}"
         line_ts = self.slack.post(self.settings.slack_alert_channel, line)
-        if disk:
-            self.reporter.pictures.after_disk_warning(job, line_ts, owner=detail == "owner warned", report=report)
+        owner = detail == "owner warned"
+        if trigger is Trigger.GPU:
+            held = evidence if isinstance(evidence, Holders) else None
+            self.reporter.pictures.after_gpu_warning(job, line_ts, owner=owner, holders=held)
+        elif trigger is Trigger.DISK:
+            report = None if isinstance(evidence, Holders) else evidence
+            self.reporter.pictures.after_disk_warning(job, line_ts, owner=owner, report=report)
         else:
-            self.reporter.pictures.after_warning(job, line_ts, owner=detail == "owner warned")
+            self.reporter.pictures.after_warning(job, line_ts, owner=owner)
         return WorkOutcome.acted(Verdict.WARN, detail)
+
+    def _evidence(self, trigger: Trigger, ref: InstanceRef, now: datetime) -> DiskReport | Holders | str | None:
+        """What the guard says beside a warning: a disk's report, a GPU's holders (or why not known); memory's none."""
+        if trigger is Trigger.DISK:
+            return read_report(self.guest, ref, self.wording)
+        if trigger is Trigger.GPU:
+            return read_attribute(self.guest, ref, gpu_holders.ATTRIBUTE, lambda raw: gpu_holders.parse(raw, now),
+                                  self.wording)
+        return None
 
     def _dm(self, owner: str, text: str, job: Job, disk: bool) -> bool:
         """The owner's warning; a disk's with "Grow the disk", which asks for the disk it names (issue 43)."""
@@ -258,8 +285,11 @@ class Actions(ActionContext):
         grow = (ask_button(job.ref, boot=is_boot_device(device), label=label),) if disk else ()
         return self.slack.dm(owner, text, with_help(text, self.wording, first=grow))
 
-    def _warning(self, text: str, instance: str, report: DiskReport | str | None) -> str:
-        """The owner's DM: memory's words; a disk's, then what fills it (or why that is not known)."""
-        if isinstance(report, DiskReport):
-            return f"{text}\n{what_fills(report, instance, self.wording.lang)}"
-        return text if report is None else f"{text}\n{self.wording('warn.disk.no_report', reason=report)}"
+    def _warning(self, text: str, job: Job, evidence: DiskReport | Holders | str | None, now: datetime) -> str:
+        """The owner's DM: memory's words; a disk's, then what fills it; a GPU's, then what holds it (or why either is
+        not known)."""
+        if isinstance(evidence, DiskReport):
+            return f"{text}\n{what_fills(evidence, job.ref.name, self.wording.lang)}"
+        if evidence is not None and job.request.trigger is Trigger.GPU:
+            return f"{text}\n{gpu_holders.describe(evidence, now, self.wording)}"
+        return text if evidence is None else f"{text}\n{self.wording('warn.disk.no_report', reason=evidence)}"

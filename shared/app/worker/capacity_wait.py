@@ -8,9 +8,11 @@ one short hold, so the instance's ordering key stays free for a person's request
 StartPayload that names its first stockout, its tries, its next try and Google's words) is published under the
 same key and the message acked; a continuation delivered before its next try holds the key one hold at most and
 hands itself on again; when it is due, it is a start like any other (read, decided, started), except that the
-replay check (Worker._open) recognises it as the continuation of the Slack request it carries. The owner is told
-each try (capacity.waiting, the bulk run's words); past the patience, the one who asked and the organizers are
-told, with the zones Google said have capacity (capacity.reason).
+replay check (Worker._open) recognises it as the continuation of the Slack request it carries, and a redelivered
+continuation (Pub/Sub is at-least-once) by the try it names (`attempt`, recorded with the Slack request before
+anyone is told): acked, nothing started, no one told twice. The owner is told each try (capacity.waiting, the bulk
+run's words); past the patience, the one who asked and the organizers are told, with the zones Google said have
+capacity (capacity.reason).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from shared.app.worker.errors import StockedOut
 from shared.app.worker.job import Job
 from shared.app.worker.outcomes import Ended, Publisher, WorkOutcome
 from shared.core import capacity, messages, waiting
+from shared.core.history import acted_digest
 from shared.core.models import Action, RestartRequest
 from shared.core.payloads import ResizePayload, StartPayload
 
@@ -40,6 +43,18 @@ def continues(request: RestartRequest) -> bool:
     """Whether this request is a start's continuation through a stockout (its Slack request already recorded)."""
     start = _start(request)
     return start is not None and start.tries > 0
+
+
+def attempt(request: RestartRequest) -> str:
+    """A label-safe digest naming the try a start's continuation is due to take ("" for any other request): its
+    Slack request (or event), its first stockout and the tries before it. Pub/Sub delivers at least once: a
+    redelivered continuation names the same try, which the first delivery recorded (history.acted) before it told
+    anyone; the next continuation names the next."""
+    start = _start(request)
+    if start is None or start.tries <= 0:
+        return ""
+    since = start.stockout_since.isoformat() if start.stockout_since is not None else ""
+    return acted_digest(f"{request.slack_request or request.event_id}|{since}|{start.tries}")
 
 
 def due(request: RestartRequest) -> datetime | None:
@@ -83,9 +98,10 @@ class CapacityWait(ActionContext):
         start = _start(request) or StartPayload()
         since = start.stockout_since or now
         tries = start.tries + 1
-        if tries == 1:  # a start refused at its request was not recorded: its hold goes, its Slack request is in
-            self.recorder.best_effort(job.ref, job.view, replace(job.history, stopped=None),
-                                      "the stockout of %s's start was not recorded")
+        # Recorded before anyone is told (a start refused at its request was not): its hold goes, its Slack request
+        # and this try (attempt) are in, so a redelivery of this continuation is recognised and says nothing.
+        self.recorder.best_effort(job.ref, job.view, replace(job.history, stopped=None),
+                                  "the stockout of %s's start was not recorded")
         next_at = capacity.next_try(since, now, tries, self.patience)
         if next_at is None:
             return self._outlasted(job, error.reason, tries, start.resized_to)

@@ -25,7 +25,7 @@ from shared.app.worker.announce import AnnounceRunner
 from shared.app.worker.asked import Asked
 from shared.app.worker.bigger import BiggerAction
 from shared.app.worker.bulk import BulkRunner, BytesPublisher
-from shared.app.worker.capacity_wait import CapacityWait, continues
+from shared.app.worker.capacity_wait import CapacityWait, attempt, continues
 from shared.app.worker.disk_reports import Guest
 from shared.app.worker.disks import DiskDesk
 from shared.app.worker.endings import Endings
@@ -317,12 +317,18 @@ class Worker:
 
     def _open(self, job: Job) -> Job | WorkOutcome:
         """The request's own marks on the history: the wait it answers ends (its record clears the label), and a
-        Slack request is recorded by whatever this writes; a redelivery of it follows on, a replay is refused."""
+        Slack request (and a stockout continuation's try) is recorded by whatever this writes; a redelivery of it
+        follows on, a replay (or a try already taken) is refused."""
         request, history = job.request, job.history
         if job.decision.verdict is Verdict.WAIT:
             return job
         if waiting.answers(request, job.decision, waiting.Marker.parse(history.waiting)):
             history = replace(history, waiting="")
+        if tried := attempt(request):  # a start's continuation through a stockout: each try taken once
+            if tried in history.acted:
+                return WorkOutcome(ack=True, ended=Ended.REPLAYED, detail="this try of the start was already taken "
+                                   "(a continuation delivered again)")
+            history = history.with_acted(tried)
         if request.slack_request:
             if request.slack_request in history.acted and job.decision.verdict is not Verdict.FOLLOW and not (
                     continues(request) and job.decision.verdict is Verdict.START):  # its own stockout's next try

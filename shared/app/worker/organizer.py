@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 # continuations of them. A sweep's outage claims nothing the worker takes on trust: it resets only what the
 # instance, read again, says is down (policy._decide_sweep).
 AUTOMATIC = frozenset({(Trigger.OOM, Action.RESTART), (Trigger.WATCHER, Action.INTERRUPTED),
-                       (Trigger.MEMORY, Action.WARN), (Trigger.DISK, Action.WARN), (Trigger.UNRESOLVED, Action.ALERT),
-                       (Trigger.SWEEP, Action.RESTART), (Trigger.SWEEP, Action.DISK_CHECK)})
+                       (Trigger.MEMORY, Action.WARN), (Trigger.DISK, Action.WARN), (Trigger.GPU, Action.WARN),
+                       (Trigger.UNRESOLVED, Action.ALERT), (Trigger.SWEEP, Action.RESTART),
+                       (Trigger.SWEEP, Action.DISK_CHECK)})
 # What a participant may ask of their own notebook (ASK: `bigger`, a request the organizers approve or deny;
 # DISK_ASK: `bigger-disk`, likewise).
 OWNER_MAY = frozenset({Action.RESTART, Action.START, Action.ASK, Action.DISK_ASK})

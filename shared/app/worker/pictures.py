@@ -26,6 +26,7 @@ from shared.adapters.slack_notify import SlackNotifier
 from shared.app.worker.job import Job
 from shared.core import memory_chart, messages
 from shared.core.disk_report import DiskReport
+from shared.core.gpu_holders import Holders, current
 from shared.core.machines import memory_kib
 from shared.core.models import InstanceRef, Trigger
 from shared.core.payloads import WarnPayload
@@ -65,6 +66,17 @@ class Pictures:
         vm_id = job.request.payload_as(WarnPayload).vm_id
         self._show(job, vm_id, None, line_ts, owner=owner)
         self._gpu(job, vm_id, None, line_ts, owner=owner)
+
+    def after_gpu_warning(self, job: Job, line_ts: str | None, *, owner: bool, holders: Holders | None) -> None:
+        """A GPU memory warning's (issue 47): the GPU's memory over the hour up to now and what holds it (the guard's
+        list, when fresh), under the channel's warning line and after the owner's warning."""
+        if self.reader is None:
+            return
+        vm_id = job.request.payload_as(WarnPayload).vm_id
+        top = tuple(memory_chart.Process(h.comm, h.pid, float(h.held or 0))
+                    for h in current(holders, self.clock.now()))
+        self._show(job, vm_id, None, line_ts, owner=owner, kind="gpu", draw=lambda: self._gpu_picture(job, vm_id, None,
+                                                                                                     top))
 
     def _gpu(self, job: Job, vm_id: str, kill_at: datetime | None, thread_ts: str | None, *, owner: bool) -> None:
         """A GPU notebook's GPU memory picture, beside the memory one (none for a notebook without a GPU)."""
@@ -143,9 +155,10 @@ class Pictures:
         chart = memory_chart.MemoryChart.from_percent(name, percents, float(disk.size), None, folders)
         return memory_chart.render(replace(chart, kind="disk"), lang=self.wording.lang, tz=self.settings.tz)
 
-    def _gpu_picture(self, job: Job, vm_id: str, kill_at: datetime | None) -> memory_chart.Picture | str:
-        """The GPU memory of the hour up to the kill (or now) and the minutes since, in bytes of the GPUs' total;
-        or the one line that stands in for it."""
+    def _gpu_picture(self, job: Job, vm_id: str, kill_at: datetime | None, top: tuple[memory_chart.Process, ...] = ()
+                     ) -> memory_chart.Picture | str:
+        """The GPU memory of the hour up to the kill (or now) and the minutes since, in bytes of the GPUs' total, and
+        what holds it (`top`, a GPU warning's); or the one line that stands in for it."""
         if self.reader is None:
             return ""
         name, now = job.ref.name, self.clock.now()
@@ -159,7 +172,7 @@ class Pictures:
             return self.wording("chart.unreadable", instance=name, error=messages.escape(exc.status))
         if not used or total <= 0:
             return self.wording("chart.gpu.no_data", instance=name)
-        chart = memory_chart.MemoryChart(name, used, total, kill_at, kind="gpu")
+        chart = memory_chart.MemoryChart(name, used, total, kill_at, top, kind="gpu")
         return memory_chart.render(chart, lang=self.wording.lang, tz=self.settings.tz)
 
     def _share(self, job: Job, shown: memory_chart.Picture | str, channel: str, thread_ts: str, kind: str = ""

@@ -23,6 +23,7 @@ from shared.core.messages import (
     disk,
     disk_ask,
     fleet,
+    gpu,
     guard,
     memory,
     replies,
@@ -60,7 +61,7 @@ def _merged(*parts: Mapping[str, dict[Lang, str]]) -> dict[str, dict[Lang, str]]
 CATALOGUE: Final[dict[str, dict[Lang, str]]] = _merged(alerts.ALERTS, commands.COMMANDS, memory.MEMORY,
                                                        replies.REPLIES, guard.GUARD, charts.CHARTS, report.REPORT,
                                                        fleet.FLEET, disk.DISK, tickets.TICKETS, causes.CAUSES,
-                                                       disk_ask.DISK_ASK)
+                                                       disk_ask.DISK_ASK, gpu.GPU)
 
 
 def text(key: str, lang: Lang, **params: Any) -> str:

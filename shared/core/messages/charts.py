@@ -45,9 +45,9 @@ CHARTS: Final[dict[str, dict[Lang, str]]] = {
     },
     "chart.alt.gpu": {
         "en": "GPU memory used on {instance} over the last hour: {now} now, highest {peak} ({percent}% of {total}) "
-              "at {peak_time}.",
+              "at {peak_time}. Holding it: {who}.",
         "ja": "直近1時間の {instance} の GPU メモリ使用量: 現在 {now}、最大は {peak_time} の {peak}（{total} の "
-              "{percent}%）。",
+              "{percent}%）。保持しているプロセス: {who}。",
     },
     "chart.gpu.no_data": {
         "en": ":chart_with_upwards_trend: No GPU memory curve for *{instance}*: Cloud Monitoring has no data for its "
