@@ -17,6 +17,7 @@ from shared.adapters.errors import ServiceError
 from shared.core.models import Action, InstanceRef, InstanceState, Requester, RestartRequest, Trigger
 from shared.core.payloads import StartPayload
 from shared.core.waiting import MAX_HOLD
+from tests.fakes import WorkbenchFault
 from tests.fakes.rig import ALERTS, ORGANIZER_EMAIL, Rig
 from tests.unit.test_resize_deadlines import approved
 from tests.unit.test_stockout import PLAIN
@@ -202,3 +203,22 @@ def test_a_continuation_delivered_twice_takes_its_try_once(monkeypatch: pytest.M
     told = [m.text for m in rig.slack.messages if m.channel == "UGPUNB"]
     assert [t.split("try ")[1][0] for t in told if "is waiting for" in t] == ["1", "2"], told
     assert sum("started" in t.lower() for t in told) <= 1, told
+
+
+def test_a_continuation_whose_start_fails_is_taken_again_on_its_redelivery(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A continuation whose start is answered 503 past the adapter's retries (the message nacked) is delivered again
+    and takes its try: the try's record (`attempt`, in medic-acted) is written only after the start call, so a
+    redelivery after an error is not refused as a replay of itself and the wait never ends with no one told."""
+    rig, ref = gpu_rig(monkeypatch, timedelta(hours=2))
+    rig.workbench.api.inject_fault(kind="stockout", count=1)
+    assert rig.worker.handle(start_request(rig, ref)).ended == "yielded"
+    continuation = rig.topic.published[-1]
+    assert isinstance(continuation.payload, StartPayload) and continuation.payload.tries == 1
+    rig.clock.advance((continuation.payload.not_before - rig.clock.now()).total_seconds())
+    rig.workbench.inject(WorkbenchFault("start", status=503, count=-1, instance=ref.name))  # past the adapter's retries
+    failed = rig.worker.handle(replace(continuation, delivery_id="m-1"))
+    assert not failed.ack, failed
+    rig.workbench.clear_faults()
+    again = rig.worker.handle(replace(continuation, delivery_id="m-1"))
+    assert again.ack and again.ended == "acted", again
+    assert rig.workbench.api.get(ref.full_name)["state"] == "ACTIVE"
