@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
 
@@ -69,6 +69,28 @@ def pytest_runtest_call(item: pytest.Item) -> None:
         if variant is not None and built is not None and built != variant:
             pytest.fail(f"fixture {name!r} was built under {built} and handed to an {variant} test: "
                         "a module-scoped stack must take label_visibility (tests/integration/conftest.py)")
+
+
+LOG_TAIL_LINES = 80
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None],
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed wire test carries the tail of each function's log in its report: the stack's logs live in a
+    temporary directory that goes with the stack, and a failure seen once on a loaded fresh clone is read there."""
+    report: pytest.TestReport = yield
+    if report.failed and call.when == "call":
+        for value in getattr(item, "funcargs", {}).values():
+            if isinstance(value, LocalStack):
+                for procs in value.functions.values():
+                    for proc in procs:
+                        if proc.log_path.is_file():
+                            tail = proc.log_path.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+                            report.sections.append((f"{proc.log_path.name} (last {len(tail)} lines)",
+                                                    "\n".join(tail)))
+    return report
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
