@@ -186,6 +186,9 @@ def test_the_package_step_builds_every_function_zip(image: Image, config: str) -
     assert functions and built == functions
 
 
+# make test's own lint, typecheck and tests in the image: minutes on a loaded machine (a fresh clone under load 15
+# took over pytest's default 120 s); image.run's own bound is 900 s.
+@pytest.mark.timeout(900)
 def test_the_test_step_passes_without_git(image: Image) -> None:
     """cloudbuild.yaml's test step: apt-get's make, then `make test` (its pytest narrowed to ENVIRONMENT_TESTS,
     on one worker): ruff, mypy and those tests pass where there is no git and no .git."""
