@@ -15,7 +15,7 @@ from simulators.slack import SlackRequester
 from simulators.stack import SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import stack_with_organizer, workbench_calls
-from tests.integration.wording import user_of, wait_reply
+from tests.integration.wording import command_handed, replies, user_of
 
 pytestmark = pytest.mark.wire
 
@@ -31,9 +31,9 @@ def test_an_owners_start_in_a_stockout_is_tried_again_until_it_runs(stack: Local
                               accelerators={"NVIDIA_TESLA_T4": 1})
     stack.workbench.inject_fault(kind="stockout", count=2, instance=name, elsewhere=("asia-northeast1-b",))
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
-    url = stack.slack.new_response_url()
-    assert slack.slash_command(user_of(name), "", response_url=url).status == 200
-    wait_reply(stack, url, f"*{name}* is running again", timeout=90)
+    answer, url = command_handed(stack, slack, user_of(name), "")
+    assert stack.slack.wait_for(lambda: any(f"*{name}* is running again" in t for t in replies(stack, url)),
+                                timeout=90), (answer, replies(stack, url))
     assert stack.workbench.get(full)["state"] == "ACTIVE"
     assert workbench_calls(stack, name, "start") == 3
     told = [str(m.get("text", "")) for m in stack.slack.messages(user_of(name))]

@@ -51,6 +51,22 @@ def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = PATIEN
     return next(t for t in replies(stack, url) if needle in t)
 
 
+SLOW_ANSWER = "couldn't reach"  # shared/core/messages/commands.py: a read outlasted Slack's 3 s, nothing handed on
+
+
+def command_handed(stack: LocalStack, slack: SlackRequester, user: str, text: str, tries: int = 3) -> tuple[str, str]:
+    """A slash command posted until the app hands it on, as its user would press again after "I couldn't reach
+    Workbench just now; please try again" (the app's answer when a read outlasts Slack's 3 s: a loaded machine's
+    speed, not a request); its answer and the response_url the worker will answer on."""
+    for _ in range(tries):
+        url = stack.slack.new_response_url()
+        answer = slack.slash_command(user, text, response_url=url)
+        assert answer.status == 200, answer
+        if SLOW_ANSWER not in answer.body:
+            return answer.body, url
+    raise AssertionError(f"{text!r} answered slow {tries} times: {answer.body}")
+
+
 def post_alert(stack: LocalStack, text: str, blocks: list[dict] | None = None) -> dict:
     """An alert in the channel, as the bot posts it, for a button to sit on."""
     bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
