@@ -342,3 +342,31 @@ def test_limits_a_crashed_watcher_left_are_lifted_at_the_next_start_unless_the_p
     assert limits.now[KERNEL] == (mw.RLIM_INFINITY, mw.RLIM_INFINITY)
     assert limits.now[IDLE] == (300 * MIB, mw.RLIM_INFINITY)
     assert json.loads(state.read_text()) == {}
+
+
+class KilledAtFirstLimit(Limits):
+    """prlimit whose first write of a limit is where the watcher is killed (SIGKILL: nothing of its own runs after)."""
+
+    def __call__(self, pid: int, which: int, limits: tuple[int, int] | None = None) -> tuple[int, int]:
+        if limits is not None and not self.writes:
+            self.writes.append((pid, limits))
+            self.now[pid] = limits
+            raise KeyboardInterrupt  # stands for the kill: the call's effect stays, the watcher goes
+        return super().__call__(pid, which, limits)
+
+
+def test_a_watcher_killed_at_its_first_limit_has_it_on_record_for_the_next_to_lift(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    """Written ahead: the process is in limits.json before its first limit, so a watcher killed right after that
+    prlimit leaves nothing lift_recorded() cannot find (recorded after, a loaded fresh clone's
+    test_watcher_refusal found '{}' and the kernel kept the dead watcher's limit)."""
+    machine = Machine(tmp_path)
+    limits = KilledAtFirstLimit((SERVER, KERNEL, IDLE))
+    with pytest.raises(KeyboardInterrupt):
+        make_watcher(machine, tmp_path, metadata[0], [], [], limits).step(0.0)
+    [(pid, _)] = limits.writes
+    assert limits.now[pid] != (mw.RLIM_INFINITY, mw.RLIM_INFINITY)
+    assert str(pid) in json.loads((tmp_path / "limits.json").read_text())
+    recorded = json.loads((tmp_path / "limits.json").read_text())  # those about to be limited, with their own
+    assert mw.lift_recorded(tmp_path / "limits.json", machine.proc, limits) == len(recorded)
+    assert all(limits.now[int(each)] == (mw.RLIM_INFINITY, mw.RLIM_INFINITY) for each in recorded)

@@ -656,6 +656,34 @@ class AddressLimits:
         for process in processes:
             fill, self.least[process.pid] = unfilled(process, self.least.get(process.pid), int(policy.settle * elapsed))
             filling += fill
+        plans = self._plan(processes, started, inherited, share_of_left(left, filling), policy, ram, gpu)
+        # Written ahead: a process is on record (with its own limits) before the watcher's first limit on it, so a
+        # watcher killed between the two leaves nothing that lift_recorded() cannot find.
+        ahead = [plan for plan in plans if plan[1] and plan[4] is not None]
+        for process, _, own, target, _ in ahead:
+            self.limited[process.pid] = (target, own[0], own[1], started[process.pid])
+        if ahead:
+            self.record()
+        for process, _, own, target, wanted in plans:
+            try:
+                self.prlimit(process.pid, resource.RLIMIT_AS, (target, own[1]))
+            except OSError as error:
+                self.refuse(process, error)
+                changed = True
+                continue
+            if wanted is None:
+                self.limited.pop(process.pid, None)
+            else:
+                self.limited[process.pid] = (target, own[0], own[1], started[process.pid])
+            changed = changed or wanted is None
+        if changed:
+            self.record()
+
+    def _plan(self, processes: Sequence[Kernel], started: dict[int, int], inherited: set[int], share: int,
+              policy: Policy, ram: int, gpu: bool) -> list[tuple[Kernel, bool, tuple[int, int], int, int | None]]:
+        """Each limit to write now: (process, not yet on record, its own soft and hard limits, the soft limit to
+        write, the limit address_limit wants: None to lift)."""
+        plans: list[tuple[Kernel, bool, tuple[int, int], int, int | None]] = []
         for process in processes:
             if process.pid in self.refused or process.pid not in started:
                 continue
@@ -666,23 +694,11 @@ class AddressLimits:
                 self.refuse(process, error)
                 continue
             own = recorded[1:3] if recorded else (RLIM_INFINITY, now[1]) if process.pid in inherited else now
-            current = now[0] if recorded else None
-            wanted = address_limit(process, share_of_left(left, filling), policy, ram, gpu)
-            target = limit_to_set(current, wanted, own[0], policy)
-            if target is None:
-                continue
-            try:
-                self.prlimit(process.pid, resource.RLIMIT_AS, (target, own[1]))
-            except OSError as error:
-                self.refuse(process, error)
-                continue
-            if wanted is None:
-                self.limited.pop(process.pid, None)
-            else:
-                self.limited[process.pid] = (target, own[0], own[1], started[process.pid])
-            changed = changed or recorded is None or wanted is None
-        if changed:
-            self.record()
+            wanted = address_limit(process, share, policy, ram, gpu)
+            target = limit_to_set(now[0] if recorded else None, wanted, own[0], policy)
+            if target is not None:
+                plans.append((process, recorded is None, (own[0], own[1]), target, wanted))
+        return plans
 
     def refuse(self, process: Kernel, error: OSError) -> None:
         self.limited.pop(process.pid, None)
