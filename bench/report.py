@@ -59,7 +59,7 @@ def _slack_lines(slack: dict[str, Any] | None) -> list[str]:
         f"Fleet: {slack['fleet']} owners, one instance each, in {len(slack['zones'])} zones. "
         f"Answers as expected: {warm['answers_ok']}/{warm['answers_total']} (one at a time), "
         f"{slack['load']['answers_ok']}/{slack['load']['answers_total']} (under load), cold "
-        f"{slack['cold']['ours_ok']}/{len(slack['cold']['ours'])}.",
+        f"{slack['cold']['ours_ok']}/{len(slack['cold']['ours'])}{_handed_on(slack['cold']['ours'])}.",
         "",
         "| request (one at a time) | n | p50 ms | p99 ms | simulated calls (Slack+Workbench+Pub/Sub) "
         "| subtracted ms | net p50 ms | net p99 ms | of it, the simulators' p50 ms | net of simulators p50 ms |",
@@ -72,6 +72,12 @@ def _slack_lines(slack: dict[str, Any] | None) -> list[str]:
             f"| {c['slack']}+{c['workbench']}+{c['pubsub']} | {row['simulated_ms']:g} | {_ms(row['net_ms'])} "
             f"| {_ms(row['net_ms'], 'p99')} | {_ms(row['simulators_ms'])} | {_ms(row['net_of_simulators_ms'])} |")
     return lines + _cold_start_lines(slack)
+
+
+def _handed_on(cold: list[dict[str, Any]]) -> str:
+    """How many cold starts were acknowledged first (reads past their share) and finished by the worker."""
+    handed = sum(1 for c in cold if c.get("handed_on"))
+    return f" ({handed} acknowledged first, finished by the worker)" if handed else ""
 
 
 def _cold_start_lines(slack: dict[str, Any]) -> list[str]:

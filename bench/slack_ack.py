@@ -56,6 +56,10 @@ EXPECTED = {
     "restart": "Restarting",
     "not-yours": "is not your notebook",
 }
+# A cold start whose reads outlast their share (1.2 s of production's budget: a loaded machine's imports) is
+# acknowledged first and finished by the worker (shared/app/slack/command.py _acknowledge_first): slow, not wrong.
+# Its time is the cold-start target's to judge; its soundness is the worker's one answer on the response_url.
+HANDED_ON = "Looking at your notebook"
 # Each pass draws its restarts from owners it has not used; a second pass reuses owners of the
 # first (whose restarts are over by then), so the per-user interval is 0 here. Slack's budgets as production
 # has them (the local stack's own are generous, for the tests).
@@ -166,8 +170,8 @@ class People:
         return user, f"nb-{int(other[1:]):03d}"
 
 
-def send(sender: SlackRequester, stack: LocalStack, kind: str, user: str, text: str) -> Sample:
-    url = stack.slack.new_response_url()
+def send(sender: SlackRequester, stack: LocalStack, kind: str, user: str, text: str, url: str = "") -> Sample:
+    url = url or stack.slack.new_response_url()
     started = time.monotonic()
     answer = sender.slash_command(user, text, response_url=url)
     ok = answer.status == 200 and EXPECTED[kind] in answer.body
@@ -224,25 +228,39 @@ def cold_start(stack: LocalStack, source: Path, log_dir: Path, kind: str, user: 
     port = free_port()
     sender = SlackRequester(SIGNING_SECRET, f"http://127.0.0.1:{port}/", timeout_s=30)
     before = snapshot(stack)
+    url = stack.slack.new_response_url()
     started = time.monotonic()
     process = start_function(source, "slack_app", port, stack.function_env(), log_dir / f"cold-{kind}-{port}.log")
     try:
         wait_accepting(port, process)
         accepting = time.monotonic() - started
-        sample = send(sender, stack, kind, user, text)
+        sample = send(sender, stack, kind, user, text, url)
         total = time.monotonic() - started
     finally:
         stop_process(process)
     stack.wait_idle(60)  # the worker's own calls for it, counted too (calls_per_kind), whenever it makes them
     calls = snapshot(stack) - before
+    handed_on = kind == "restart" and HANDED_ON in sample.answer
     return {
         "total_s": round(total, 3),
         "port_accepting_s": round(accepting, 3),
         "first_request_s": round(sample.elapsed_s, 3),
-        "ok": sample.ok,
+        "ok": sample.ok or (handed_on and finished_by_worker(stack, url, user)),
+        "handed_on": handed_on,
+        "answer": sample.answer,
         "simulated_calls": calls.__dict__,
         "net_s": round(total - _cold_latency(calls, kind, stack_latency(stack)), 3),
     }
+
+
+def finished_by_worker(stack: LocalStack, url: str, user: str) -> bool:
+    """Whether a restart acknowledged first was finished as the person must hear it: the owner's notebook reset once
+    and one answer from the worker on the response_url that names it and does not say "try again"."""
+    owner = int(user[1:])  # People: owner U{i:05d} has nb-{i:03d} in ZONES[i % 2]
+    name = f"nb-{owner:03d}"
+    full = f"projects/{PROJECT}/locations/{ZONES[owner % len(ZONES)]}/instances/{name}"
+    said = [str(r.get("text", "")) for r in stack.slack.responses(url)]
+    return stack.workbench.resets(full) == 1 and len(said) == 1 and name in said[0] and "try again" not in said[0]
 
 
 def _cold_latency(calls: CallCount, kind: str, latency: Latency) -> float:
