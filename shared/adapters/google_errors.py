@@ -55,7 +55,17 @@ def transient_errors() -> tuple[type[Exception], ...]:
         gexc.RetryError,
         rexc.ConnectionError,
         rexc.Timeout,
+        *_broken_answers(),
     )
+
+
+def _broken_answers() -> tuple[type[Exception], ...]:
+    """requests' errors for an answer that broke off after the request was sent (the REST transport): a body cut
+    short (ChunkedEncodingError, urllib3's IncompleteRead; tried with a server that closes mid-body) or undecodable
+    (ContentDecodingError). Sent, so it may have been applied, as slack_notify.from_slack says of http.client's."""
+    from requests import exceptions as rexc  # noqa: PLC0415 - lazy: cold start
+
+    return (rexc.ChunkedEncodingError, rexc.ContentDecodingError)
 
 
 # Compute Engine's answer to a project over a rate quota: 403 with reason rateLimitExceeded ("wait a minute then
@@ -104,7 +114,8 @@ def may_have_been_applied(exc: BaseException) -> bool:
     # 500 and 502 may come after the work was done (Google's predicate for non-idempotent calls retries
     # only 429 and 503); the redelivery then looks for the reset among the operations before sending one.
     return isinstance(
-        exc, (rexc.Timeout, gexc.DeadlineExceeded, gexc.GatewayTimeout, gexc.InternalServerError, gexc.BadGateway)
+        exc, (rexc.Timeout, gexc.DeadlineExceeded, gexc.GatewayTimeout, gexc.InternalServerError, gexc.BadGateway,
+              *_broken_answers())
     )
 
 
@@ -157,7 +168,7 @@ def from_google(exc: BaseException) -> BaseException:
         return exc
     if isinstance(exc, gexc.RetryError):
         return _ran_out(exc)
-    if not isinstance(exc, gexc.GoogleAPICallError | rexc.ConnectionError | rexc.Timeout):
+    if not isinstance(exc, (gexc.GoogleAPICallError, rexc.ConnectionError, rexc.Timeout, *_broken_answers())):
         native = _from_grpc(exc)
         return exc if native is None else from_google(native)
     status, detail = _status_and_detail(exc)

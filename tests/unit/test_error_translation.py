@@ -7,7 +7,10 @@ tests/unit/test_queue.py, test_compute.py, test_slack_notify.py) raise them thro
 
 from __future__ import annotations
 
+import socket
+import threading
 import urllib.error
+from datetime import timedelta
 
 import grpc
 import pytest
@@ -27,6 +30,7 @@ from shared.adapters.errors import (
 )
 from shared.adapters.google_errors import describe_error, from_google, may_have_been_applied, transient_errors
 from shared.adapters.slack_notify import from_slack
+from shared.adapters.workbench import Workbench
 from tests.unit.test_describe_error import rest_error
 
 
@@ -92,9 +96,14 @@ def test_a_long_message_is_cut_and_keeps_no_request_url() -> None:
     pytest.param(requests.exceptions.ReadTimeout("GET http://h/v2/p: read"), MaybeAppliedError, id="read-timeout"),
     pytest.param(requests.exceptions.ConnectTimeout("http://h/v2/p"), TransientError, id="connect-timeout"),
     pytest.param(requests.exceptions.ConnectionError("http://h/v2/p refused"), TransientError, id="refused"),
+    pytest.param(requests.exceptions.ChunkedEncodingError("Connection broken: IncompleteRead(13 bytes read)"),
+                 MaybeAppliedError, id="answer-cut-short"),
+    pytest.param(requests.exceptions.ContentDecodingError("Received response with content-encoding: gzip"),
+                 MaybeAppliedError, id="answer-undecodable"),
 ])
 def test_requests_errors_of_the_rest_transport(error: Exception, kind: type[ServiceError]) -> None:
-    """A connect timeout never sent the request (TransientError); a read timeout may have been applied."""
+    """A connect timeout never sent the request (TransientError); a read timeout, or an answer that broke off, may
+    have been applied."""
     translated = from_google(error)
     assert type(translated) is kind and isinstance(translated, ServiceError)
     assert translated.status == type(error).__name__ and "http" not in translated.detail and translated.detail
@@ -172,3 +181,32 @@ def test_a_body_that_is_not_googles_json_keeps_the_http_status() -> None:
     response.request = requests.Request("POST", "https://notebooks.googleapis.com/v2/x:reset").prepare()
     translated = from_google(gexc.from_http_response(response))
     assert isinstance(translated, MaybeAppliedError) and translated.status == "BAD_GATEWAY"
+
+
+def test_a_rest_answer_cut_short_leaves_the_workbench_adapter_as_the_projects_error() -> None:
+    """Through the real client over a socket: a server that closes mid-body (every answer, so the read's retries run
+    out) gives the project's error, never requests' own, which a caller's `except ServiceError` would miss."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    cut = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"instances": ['
+
+    def answer_cut_short() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                conn.sendall(cut)
+
+    threading.Thread(target=answer_cut_short, daemon=True).start()
+    try:
+        workbench = Workbench(endpoint=f"http://127.0.0.1:{server.getsockname()[1]}",
+                              timeout=timedelta(seconds=2), retry_deadline=timedelta(seconds=0.5))
+        with pytest.raises(ServiceError) as raised:
+            workbench.list("p", ("asia-northeast1-a",))
+    finally:
+        server.close()
+    assert "ChunkedEncodingError" in str(raised.value), raised.value
