@@ -51,17 +51,20 @@ def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = PATIEN
     return next(t for t in replies(stack, url) if needle in t)
 
 
-SLOW_ANSWER = "couldn't reach"  # shared/core/messages/commands.py: a read outlasted Slack's 3 s, nothing handed on
+SLOW_ANSWER = "couldn't reach"  # shared/core/messages/commands.py deny.unavailable, deny.failed: nothing handed on
+APP_FAILED = "couldn't reach notebook-medic"  # shared/app/slack/app.py _went_wrong: the app's own last resort
 
 
 def command_handed(stack: LocalStack, slack: SlackRequester, user: str, text: str, tries: int = 3) -> tuple[str, str]:
     """A slash command posted until the app hands it on, as its user would press again after "I couldn't reach
-    Workbench just now; please try again" (the app's answer when a read outlasts Slack's 3 s: a loaded machine's
-    speed, not a request); its answer and the response_url the worker will answer on."""
+    Workbench / the restart queue just now; please try again" (a service that failed or had no time left: nothing
+    was handed on); its answer and the response_url the worker will answer on. The app's own failure ("couldn't
+    reach notebook-medic", its last resort) is a defect, never pressed past."""
     for _ in range(tries):
         url = stack.slack.new_response_url()
         answer = slack.slash_command(user, text, response_url=url)
         assert answer.status == 200, answer
+        assert APP_FAILED not in answer.body, answer.body  # the traceback is in slack_app's log, in the report
         if SLOW_ANSWER not in answer.body:
             return answer.body, url
     raise AssertionError(f"{text!r} answered slow {tries} times: {answer.body}")
