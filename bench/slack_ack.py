@@ -58,7 +58,7 @@ EXPECTED = {
 }
 # A cold start whose reads outlast their share (1.2 s of production's budget: a loaded machine's imports) is
 # acknowledged first and finished by the worker (shared/app/slack/command.py _acknowledge_first): slow, not wrong.
-# Its time is the cold-start target's to judge; its soundness is the worker's one answer on the response_url.
+# Its time is the cold-start target's to judge; its soundness is what the worker answers on the response_url.
 HANDED_ON = "Looking at your notebook"
 # Each pass draws its restarts from owners it has not used; a second pass reuses owners of the
 # first (whose restarts are over by then), so the per-user interval is 0 here. Slack's budgets as production
@@ -133,16 +133,22 @@ def snapshot(stack: LocalStack) -> CallCount:
     return CallCount(slack, workbench, pubsub)
 
 
+def instance_of(user: str) -> tuple[str, str]:
+    """(zone, name) of owner U{i:05d}'s one instance: nb-{i:03d}, the zones alternating."""
+    owner = int(user[1:])
+    return ZONES[owner % len(ZONES)], f"nb-{owner:03d}"
+
+
 class People:
     """A fleet: each owner has one instance (zones alternate) and a Slack account."""
 
     def __init__(self, stack: LocalStack, count: int) -> None:
         self.ids: list[str] = []
         for i in range(count):
-            email = f"user{i:03d}@contest.example"
-            stack.workbench.add_instance(PROJECT, ZONES[i % len(ZONES)], f"nb-{i:03d}", owner_email=email)
-            stack.slack.add_user(f"U{i:05d}", f"user{i:03d}", email)
-            self.ids.append(f"U{i:05d}")
+            user, email = f"U{i:05d}", f"user{i:03d}@contest.example"
+            stack.workbench.add_instance(PROJECT, *instance_of(user), owner_email=email)
+            stack.slack.add_user(user, f"user{i:03d}", email)
+            self.ids.append(user)
         self.rng = random.Random(5)
         self._fresh: list[str] = []
         self.new_pass()
@@ -167,7 +173,7 @@ class People:
             return self.fresh(), ""
         user = self.anyone()
         other = self.rng.choice([u for u in self.ids if u != user])
-        return user, f"nb-{int(other[1:]):03d}"
+        return user, instance_of(other)[1]
 
 
 def send(sender: SlackRequester, stack: LocalStack, kind: str, user: str, text: str, url: str = "") -> Sample:
@@ -260,9 +266,8 @@ def finished_by_worker(stack: LocalStack, url: str, user: str) -> bool:
     """Whether a restart acknowledged first was finished as the person must hear it: the owner's notebook reset once
     and the worker's answers on the response_url naming it, none saying "try again" (it may say "restarting" and
     later "back": a count of answers would depend on when it is taken)."""
-    owner = int(user[1:])  # People: owner U{i:05d} has nb-{i:03d} in ZONES[i % 2]
-    name = f"nb-{owner:03d}"
-    full = f"projects/{PROJECT}/locations/{ZONES[owner % len(ZONES)]}/instances/{name}"
+    zone, name = instance_of(user)
+    full = f"projects/{PROJECT}/locations/{zone}/instances/{name}"
     said = [str(r.get("text", "")) for r in stack.slack.responses(url)]
     return (stack.workbench.resets(full) == 1 and any(name in text for text in said)
             and not any("try again" in text for text in said))

@@ -659,8 +659,8 @@ class AddressLimits:
         plans = self._plan(processes, started, inherited, share_of_left(left, filling), policy, ram, gpu)
         # Written ahead: a process is on record (with its own limits) before the watcher's first limit on it, so a
         # watcher killed between the two leaves nothing that lift_recorded() cannot find.
-        ahead = [plan for plan in plans if plan[1] and plan[4] is not None]
-        for process, _, own, target, _ in ahead:
+        ahead = [(process, own, target) for process, new, own, target, wanted in plans if new and wanted is not None]
+        for process, own, target in ahead:
             self.limited[process.pid] = (target, own[0], own[1], started[process.pid])
         if ahead:
             self.record()
