@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import traceback
+import weakref
 from pathlib import Path
 from types import ModuleType
 
@@ -61,3 +63,31 @@ def test_a_workers_refusal_says_it_was_a_workers() -> None:
     said = kh.refusal_message(NUMPY, GIB, worker=True)
     assert "asked for in a worker process" in said and "n_jobs" in said.split(" / ", 2)[2]
     assert "workers" not in kh.refusal_message(NUMPY, GIB)
+
+
+class Piece:
+    """Stands for what a cell had built when it stopped (a weak reference tells whether anything still holds it)."""
+
+
+def build_then_fail(pieces: list[weakref.ref[Piece]]) -> None:
+    held = [Piece(), Piece()]
+    pieces.extend(weakref.ref(piece) for piece in held)
+    try:
+        raise KeyError("an earlier error, chained as the context")
+    except KeyError:
+        raise MemoryError("Unable to allocate 14.3 MiB")  # noqa: B904 - chained as IPython sees it
+
+
+def test_what_a_stopped_cells_frames_held_is_let_go_even_after_a_formatter_read_their_locals() -> None:
+    pieces: list[weakref.ref[Piece]] = []
+    namespace = {"build_then_fail": build_then_fail, "pieces": pieces, "kept": "a variable of the notebook"}
+    try:
+        exec("build_then_fail(pieces)", namespace)  # a cell's frame, as IPython runs it
+    except MemoryError as error:
+        stopped = error
+    for tb in traceback.walk_tb(stopped.__traceback__):  # IPython's traceback formatter reads every frame's locals
+        tb[0].f_locals  # noqa: B018
+    assert all(piece() is not None for piece in pieces)
+    kh.release_frames(stopped, stopped.__traceback__)
+    assert [piece() for piece in pieces] == [None, None]  # while the error itself is still kept (sys.last_exc)
+    assert namespace["kept"] == "a variable of the notebook"

@@ -150,14 +150,13 @@ class Trial:
     error: str = ""
 
 
-# Run after each trial: whatever the cell defined is dropped, and the last traceback (whose frames can hold a
-# refused operation's intermediate arrays) with it; then glibc hands back what it keeps of the freed memory (a dict of
-# a million 1 kB values, freed, stays resident otherwise), so that the next trial starts from a clean kernel.
-FORGET = ("import gc as _gc, sys as _sys, ctypes as _ctypes\n"
-          "for _name in set(globals()) - _nm_before - {'_nm_before', '_gc', '_sys', '_ctypes', '_name'}:\n"
+# Run after each trial: whatever the cell defined is dropped, as a participant told to `del` it would; then glibc
+# hands back what it keeps of the freed memory (a dict of a million 1 kB values, freed, stays resident otherwise), so
+# that the next trial starts from a clean kernel. The last error is left as the kernel keeps it: what its frames held
+# is the hook's to hand back (kernel_hook.release_frames), and a trial after one it missed would show it.
+FORGET = ("import gc as _gc, ctypes as _ctypes\n"
+          "for _name in set(globals()) - _nm_before - {'_nm_before', '_gc', '_ctypes', '_name'}:\n"
           "    globals().pop(_name, None)\n"
-          "_sys.last_type = _sys.last_value = _sys.last_traceback = None\n"
-          "if hasattr(_sys, 'last_exc'):\n    _sys.last_exc = None\n"
           "_gc.collect()\n_ctypes.CDLL('libc.so.6').malloc_trim(0)\n")
 
 
