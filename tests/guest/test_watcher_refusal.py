@@ -34,7 +34,9 @@ LINE = re.compile(r"^notebook-medic-watcher: refused allocation kernel pid=(\d+)
 # kernel's inherited limit until the watcher's next refresh (once a second), and whether its task comes sooner is a
 # race (docs/limitations.md; a fresh-clone run before the share lost a worker, the kernel and its variables kept).
 # The bench runs it and reports what became of it (bench/watcher.py, catalogue).
-RUNAWAY = ("np.ones [8x]", "merge on a skewed key [1.5x]", "concat of every fold [8x]", "bytes doubling [1.5x]")
+# Not "bytes doubling [1.5x]" either: a copy slowed by load can be partly taken for slack (docs/limitations.md;
+# killed once in a loaded fresh suite, 2 of 15 re-runs beside three benches); "str join" is pure Python's one big ask.
+RUNAWAY = ("np.ones [8x]", "merge on a skewed key [1.5x]", "concat of every fold [8x]", "str join [1.5x]")
 # The page cache of a file read twice is active, and reclaimed before any kill all the same: counted used, it had the
 # watcher refuse fitting cells ("a concat of five folds" in a bench run, 17 / 18); the cell after the file's two reads
 # asks for 85 % of what is left counting it free.
