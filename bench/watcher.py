@@ -29,6 +29,11 @@ from tests.guest import watcher_rig as wr
 LIMIT = 2_000_000_000  # 50 MB blocks against 7 % of headroom (140 MB) above the 93 % threshold
 MODES = {"event": ("--no-refusal",), "polling": ("--no-events", "--no-refusal")}
 CATALOGUE_MODE = "catalogue"
+# Run three times in a row in a kernel of their own, nothing freed between, as a participant presses Run again: the
+# slow climbs the interrupt stops, a refused merge, and the doubling pattern (docs/limitations.md).
+AGAIN = ("groupby apply that grows [1.5x]", "copies of an array [1.5x]", "merge on a skewed key [1.5x]",
+         "bytes doubling [1.5x]")
+RUNS_AGAIN = 3
 
 
 def cpu_percent(watcher: wr.WatcherProcess, during: Callable[[], object]) -> tuple[float, float]:
@@ -122,6 +127,21 @@ def catalogue_cells(server: rig.JupyterServer, kernel: str, cells: list[rc.Cell]
     return out
 
 
+def run_again(server: rig.JupyterServer, cells: dict[str, str]) -> list[dict[str, Any]]:
+    """Each AGAIN cell run RUNS_AGAIN times in a row in a new kernel, nothing freed between the runs."""
+    out = []
+    for name in AGAIN:
+        kernel = server.start_kernel()
+        for run in range(RUNS_AGAIN):
+            trial = wr.catalogue_trial(server, kernel, cells[name], forget=False)
+            out.append({"cell": name, "run": run + 1, "outcome": trial.outcome, "hook_message": trial.hook_message,
+                        "kept": trial.variables_kept, "seconds": round(trial.seconds, 2)})
+            log(f"watcher again {name} run {run + 1}/{RUNS_AGAIN}: {trial.outcome}, variables "
+                f"{'kept' if trial.variables_kept else 'LOST'} ({trial.seconds:.1f} s)")
+        server.request("DELETE", f"/api/kernels/{kernel}")
+    return out
+
+
 def run_catalogue(home: Path, cpu_s: float) -> dict[str, Any]:
     """Both catalogues under the watcher with refusal on (cgroup v1's event), a second kernel holding 150 MiB."""
     with wr.jupyter_with_hook(home, LIMIT) as (server, cgroup), wr.watcher(server) as watcher:
@@ -136,12 +156,13 @@ def run_catalogue(home: Path, cpu_s: float) -> dict[str, Any]:
         started, cpu_started = time.monotonic(), watcher.cpu_seconds()
         runaway = catalogue_cells(server, kernel, rc.runaway(files), "runaway")
         server.request("DELETE", f"/api/kernels/{kernel}")
+        again = run_again(server, {cell.name: cell.code for cell in rc.runaway(files)})
         fitting = catalogue_cells(server, server.start_kernel(), rc.fitting(files, cgroup.path, cgroup.version),
                                   "fitting")  # a kernel of its own, as a participant's next notebook
         seconds = time.monotonic() - started
         cpu_during = 100 * (watcher.cpu_seconds() - cpu_started) / seconds
         still = server.execute(other, "print(marker, len(held))")
-        return {"limit": LIMIT, "runaway": runaway, "fitting": fitting,
+        return {"limit": LIMIT, "runaway": runaway, "again": again, "fitting": fitting,
                 "other_kernel_kept": held.status == "ok" and still.stdout.split() == ["second", "kernel",
                                                                                       str(150 << 20)]
                 and server.kernel_pid(other) == other_pid,
@@ -234,6 +255,7 @@ def catalogue_metrics(r: dict[str, Any]) -> list[Metric]:
                f"≥ {math.ceil(0.95 * n)} / {n}", ok >= math.ceil(0.95 * n),
                f"{ok} / {n}: {by['refused']} refused, {by['interrupted']} interrupted, {killed} killed; "
                f"median {median:.2f} s from the cell's start to its error"),
+        again_metric(r.get("again", [])),
         Metric("watcher.catalogue.fitting", "Watcher (refusal on): cells that fit run to their end", fits,
                f"/ {len(fitting)}", f"{len(fitting)} / {len(fitting)}", fits == len(fitting),
                f"{fits} / {len(fitting)}"),
@@ -246,3 +268,14 @@ def catalogue_metrics(r: dict[str, Any]) -> list[Metric]:
                "% of a core", "< 1 %", worst < 1.0,
                f"{worst:.2f} % ({r['cpu_idle_pct']:.2f} idle / {r['cpu_during_pct']:.2f} during)"),
     ]
+
+
+def again_metric(again: list[dict[str, Any]]) -> Metric:
+    """Runs again of a stopped cell, nothing freed between, kept (stopped again, told why, variables read back)."""
+    n = len(again)
+    ok = sum(1 for t in again if t["outcome"] in ("refused", "interrupted") and t["kept"] and t["hook_message"])
+    lost = sorted({t["cell"] for t in again if t["outcome"] not in ("refused", "interrupted") or not t["kept"]})
+    return Metric("watcher.catalogue.again", f"Watcher (refusal on): a stopped cell run again at once, "
+                  f"{RUNS_AGAIN} times, nothing freed between, kernel and variables kept", ok, f"/ {n}",
+                  f"≥ {math.ceil(0.95 * n)} / {n}", ok >= math.ceil(0.95 * n),
+                  f"{ok} / {n}" + (f"; not kept in: {', '.join(lost)}" if lost else ""))

@@ -178,8 +178,10 @@ def short_error(text: str, most: int = 300) -> str:
     return text[:most] + tail
 
 
-def runaway_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout: float = 120.0) -> Trial:
-    """Define a variable, run the runaway cell, then read the variable back in a later cell."""
+def runaway_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout: float = 120.0,
+                  forget: bool = True) -> Trial:
+    """Define a variable, run the runaway cell, then read the variable back in a later cell (then FORGET, unless
+    the trial is a participant's run again of the cell, nothing freed)."""
     before = server.execute(kernel_id, f"kept_marker = {uuid.uuid4().int % 10**9}\nprint(kept_marker)\n"
                                        "_nm_before = set(globals())")
     pid = server.kernel_pid(kernel_id)
@@ -190,7 +192,7 @@ def runaway_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout:
     after = execute_when_back(server, kernel_id, "print(kept_marker)", until=("ok", "error"))
     kept = after.status == "ok" and after.stdout.strip() == before.stdout.strip()
     same = kept and server.kernel_pid(kernel_id) == pid
-    if kept:
+    if kept and forget:
         server.execute(kernel_id, FORGET, timeout=60)
     told = (result.error.startswith(HOOK_MESSAGE) if outcome == "interrupted"
             else REFUSAL_MESSAGE in result.error if outcome == "refused" else False)
@@ -219,7 +221,8 @@ def address_limit_of(pid: int) -> int | None:
     raise ValueError(f"no address-space line for pid {pid}")
 
 
-def catalogue_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout: float = 180.0) -> Trial:
+def catalogue_trial(server: rig.JupyterServer, kernel_id: str, cell: str, timeout: float = 180.0,
+                    forget: bool = True) -> Trial:
     """runaway_trial() for a cell of tests/guest/runaway_cells.py (its imports made first, as a notebook does)."""
     server.execute(kernel_id, "import numpy as np\nimport pandas as pd\nimport joblib\nimport sklearn\n", timeout=120)
-    return runaway_trial(server, kernel_id, cell, timeout)
+    return runaway_trial(server, kernel_id, cell, timeout, forget)
