@@ -63,3 +63,11 @@ def test_a_restart_handed_on_and_finished_once_is_sound(replies: tuple[str, ...]
 def test_a_handed_on_restart_not_finished_as_the_person_must_hear_it_is_not(resets: int, replies: tuple[str, ...],
                                                                              ) -> None:
     assert not finished_by_worker(stack(resets, *replies), URL, USER)
+
+
+@pytest.mark.parametrize(("before", "after", "sound"), [(3, 4, True), (3, 3, False), (3, 5, False)])
+def test_resets_are_counted_from_the_cold_start_on_not_over_the_whole_run(before: int, after: int,
+                                                                          sound: bool) -> None:
+    """The warm passes before the cold starts reset the same owners' notebooks: a loaded run whose cold starts were
+    mostly handed on called them unsound by the total (3 of 3 runs beside the suite and a fourth bench)."""
+    assert finished_by_worker(stack(after, "Restarting *nb-003*…"), URL, USER, resets_before=before) is sound

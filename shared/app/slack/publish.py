@@ -45,7 +45,8 @@ class DeadlinePublisher:
             self.queue.publish(request, timeout_s=seconds)
         except PublishUnconfirmedError as exc:
             audit_request("maybe queued", fields, reason=str(exc))
-            return self.say("queue.unconfirmed", name=request.instance.rsplit("/", 1)[-1])
+            name = request.instance.rsplit("/", 1)[-1]  # none yet when handed on unread: "**" was said
+            return self.say("queue.unconfirmed", name=name) if name else self.say("queue.unconfirmed_yours")
         except ServiceError as exc:
             audit_request("denied", fields, reason=f"publish failed: {failure(exc)}")
             return self.say("deny.unavailable", service="the restart queue")

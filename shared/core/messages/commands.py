@@ -182,6 +182,11 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "en": ":warning: I couldn't confirm in time that the request for *{name}* was queued: it may or may not be carried out. If it was, I'll tell you here when it's done; if you hear nothing within a few minutes, please try again.",
         "ja": ":warning: *{name}* へのリクエストがキューに入ったことを時間内に確認できませんでした。実行される場合も、されない場合もあります。キューに入っていれば、終わったときにここでお知らせします。数分たっても連絡がなければ、もう一度お試しください。",
     },
+    # The same, for a request handed on unread (reads past their share): no notebook is named yet.
+    "queue.unconfirmed_yours": {
+        "en": ":warning: I couldn't confirm in time that your request was queued: it may or may not be carried out. If it was, I'll tell you here when it's done; if you hear nothing within a few minutes, please try again.",
+        "ja": ":warning: リクエストがキューに入ったことを時間内に確認できませんでした。実行される場合も、されない場合もあります。キューに入っていれば、終わったときにここでお知らせします。数分たっても連絡がなければ、もう一度お試しください。",
+    },
     "deny.unavailable": {
         "en": ":warning: I couldn't reach {service} just now; please try again in a minute.",
         "ja": ":warning: {service} に接続できませんでした。1 分ほどしてからもう一度お試しください。",
