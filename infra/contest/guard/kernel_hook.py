@@ -391,19 +391,22 @@ def install() -> None:
 
     def either(self: Any, etype: type[BaseException], value: BaseException, tb: Any,
                tb_offset: int | None = None) -> None:
-        if issubclass(etype, MemoryError):
-            # A refusal comes near the line, often while the cell still grew: the watcher's SIGINT landing while
-            # IPython formats this traceback (a second or more for pandas' frames) would cut the message short.
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            try:
-                on_memory_error(self, etype, value, tb, tb_offset)
-            finally:
-                signal.signal(signal.SIGINT, previous)
-                fresh_note(path, seen)  # that interrupt's note, moot now: not shown at the next Interrupt press
-        elif issubclass(etype, KeyboardInterrupt):
-            handler(self, etype, value, tb, tb_offset)
-        else:
+        if not issubclass(etype, (MemoryError, KeyboardInterrupt)):
             on_other(self, etype, value, tb, tb_offset)
+            return
+        # A second SIGINT while IPython formats this traceback (a second or more for pandas' frames, loaded) was
+        # caught by IPython's showtraceback, which then printed only "KeyboardInterrupt" to stderr: the cell ended
+        # in an error with no message at all (a refusal near the line, the watcher's interrupt after the
+        # participant's own press or a second look's; 6 of 6 with a second SIGINT 5 to 50 ms after the first).
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            if issubclass(etype, MemoryError):
+                on_memory_error(self, etype, value, tb, tb_offset)
+            else:
+                handler(self, etype, value, tb, tb_offset)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            fresh_note(path, seen)  # an interrupt's note written meanwhile, moot now: not shown at the next press
 
     # Every Exception passes here (a framework's GPU out-of-memory cannot be named without importing it): one that
     # is not a GPU out-of-memory is shown as IPython shows it itself (a syntax error as at compile time).
