@@ -154,8 +154,13 @@ def test_a_second_interrupt_while_the_first_is_told_does_not_silence_it(
     notes = server.home / "notes"
     notes.mkdir(exist_ok=True)
 
+    started = server.home / f"in-apply-{pid}"
+    assert server.execute(kernel, "import time, pandas as pd, numpy as np\n"
+                                  "df = pd.DataFrame({'g': np.arange(100_000) % 1000, 'v': np.ones(100_000)})",
+                          timeout=120).status == "ok"
+
     def interrupt_twice() -> None:
-        time.sleep(1.0)  # the cell is in its apply by then
+        poll(started.exists, 120)  # the cell is in its apply: waited for, not guessed (imports are slow when loaded)
         for n in (1, 2):  # a note for each, as the watcher writes before its signal
             (notes / str(pid)).write_text(json.dumps({"pid": pid, "usage": 1.9e9, "limit": 2e9, "rss": 1.6e9, "n": n}))
             os.kill(pid, signal.SIGINT)
@@ -163,8 +168,7 @@ def test_a_second_interrupt_while_the_first_is_told_does_not_silence_it(
 
     signals = threading.Thread(target=interrupt_twice)
     signals.start()
-    result = server.execute(kernel, "import time, pandas as pd, numpy as np\n"
-                                    "df = pd.DataFrame({'g': np.arange(100_000) % 1000, 'v': np.ones(100_000)})\n"
+    result = server.execute(kernel, f"open({str(started)!r}, 'w').close()\n"
                                     "out = df.groupby('g').apply(lambda g: time.sleep(0.002) or pd.concat([g] * 3))",
                             timeout=120)
     signals.join()
