@@ -40,6 +40,7 @@ from bench.common import (
     timed_workbench,
     wait_accepting,
 )
+from shared.core.refs import InstanceRef
 from simulators.ports import free_port
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, ROOT, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET, LocalStack
@@ -263,8 +264,8 @@ def cold_start(stack: LocalStack, source: Path, log_dir: Path, kind: str, user: 
 
 
 def full_name_of(user: str) -> str:
-    zone, name = instance_of(user)
-    return f"projects/{PROJECT}/locations/{zone}/instances/{name}"
+    """The user's notebook's resource name, in the one format the bot parses (shared/core/refs.py)."""
+    return InstanceRef(PROJECT, *instance_of(user)).full_name
 
 
 def finished_by_worker(stack: LocalStack, url: str, user: str, resets_before: int = 0) -> bool:

@@ -194,8 +194,18 @@ def run(trials: int = 20, chunk_trials: int = 5, plateaus: int = 5, hold_s: floa
     return results
 
 
+STOPPED = ("refused", "interrupted")
+
+
+def stopped_and_told(trial: dict[str, Any], ways: tuple[str, ...] = STOPPED) -> bool:
+    """The one test of a runaway cell that cost only the cell: stopped in one of `ways`, the kernel and the variables
+    kept (read back), and the participant told why (the hook's message in the cell)."""
+    return trial["outcome"] in ways and bool(trial["kept"]) and bool(trial["hook_message"])
+
+
 def kept(trials: list[dict[str, Any]]) -> int:
-    return sum(1 for t in trials if t["outcome"] == "interrupted" and t["kept"] and t["hook_message"])
+    """Interrupted and kept, for the modes without refusal (an interrupt is their only way to stop a cell)."""
+    return sum(stopped_and_told(t, ("interrupted",)) for t in trials)
 
 
 def metrics(results: dict[str, Any]) -> list[Metric]:
@@ -240,11 +250,10 @@ def catalogue_metrics(r: dict[str, Any]) -> list[Metric]:
     their end; the second kernel and the server; the watcher's CPU."""
     runaway, fitting = r["runaway"], r["fitting"]
     n = len(runaway)
-    by = {what: sum(1 for t in runaway if t["outcome"] == what and t["kept"] and t["hook_message"])
-          for what in ("refused", "interrupted")}
+    by = {what: sum(stopped_and_told(t, (what,)) for t in runaway) for what in STOPPED}
     killed = sum(1 for t in runaway if t["outcome"] == "killed")
     ok = by["refused"] + by["interrupted"]
-    ended = sorted(t["seconds"] for t in runaway if t["outcome"] in ("refused", "interrupted"))
+    ended = sorted(t["seconds"] for t in runaway if t["outcome"] in STOPPED)
     median = ended[len(ended) // 2] if ended else 0.0
     fits = sum(1 for t in fitting if t["outcome"] == "ok")
     load = f"load {r['loadavg_before'][0]:.1f}→{r['loadavg_after'][0]:.1f}"
@@ -273,9 +282,9 @@ def catalogue_metrics(r: dict[str, Any]) -> list[Metric]:
 def again_metric(again: list[dict[str, Any]]) -> Metric:
     """Runs again of a stopped cell, nothing freed between, kept (stopped again, told why, variables read back)."""
     n = len(again)
-    ok = sum(1 for t in again if t["outcome"] in ("refused", "interrupted") and t["kept"] and t["hook_message"])
-    lost = sorted({t["cell"] for t in again if t["outcome"] not in ("refused", "interrupted") or not t["kept"]})
+    ok = sum(stopped_and_told(t) for t in again)
+    lost = sorted({t["cell"] for t in again if not stopped_and_told(t)})
     return Metric("watcher.catalogue.again", f"Watcher (refusal on): a stopped cell run again at once, "
                   f"{RUNS_AGAIN} times, nothing freed between, kernel and variables kept", ok, f"/ {n}",
                   f"≥ {math.ceil(0.95 * n)} / {n}", ok >= math.ceil(0.95 * n),
-                  f"{ok} / {n}" + (f"; not kept in: {', '.join(lost)}" if lost else ""))
+                  f"{ok} / {n}" + (f"; not kept, or not told, in: {', '.join(lost)}" if lost else ""))

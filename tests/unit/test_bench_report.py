@@ -4,7 +4,7 @@ what it says.
 
 The input is real runs' results (tests/data/bench/results_in.json: every phase that writes a section, taken from
 separate runs of 2026-12-01); the expected files were written by the report before the split, when
-bench/report.py held both."""
+bench/report.py held both (since then only the slow phase's unconfirmed publishes were added, 2026-12-05)."""
 
 from __future__ import annotations
 
