@@ -131,6 +131,27 @@ def test_a_fill_in_progress_is_not_counted_as_left_twice_but_what_a_kernel_alway
     assert mw.unfilled(lean, 250 * MIB, 64 * MIB) == (0, 150 * MIB)
 
 
+def test_a_fill_slowed_by_load_stays_a_fill_while_a_lasting_slack_is_still_absorbed() -> None:
+    # b = b + b on a busy machine, as the watcher saw it (2026-12-05, load 10): each step maps its result and the
+    # copy is half done at the next look, so the slack grows by less than a look's settle rise (64 MiB) at a time.
+    # Absorbed as usual, 300 MiB of copies yet to land were counted left and the 1 GiB step granted, then killed.
+    rise, steady = int(POLICY.settle * 0.25), POLICY.steady
+    usual = before = 98 * MIB  # the kernel at rest
+    for slack in (146, 198, 278, 326, 409):  # MiB, the looks before the 1 GiB step
+        look = mw.Kernel(1, "python", rss=200 * MIB, size=2000 * MIB, mapped_file=50 * MIB,
+                         data=(150 + slack) * MIB)
+        fill, usual = mw.unfilled(look, usual, mw.settling(before, mw.slack_of(look), rise, steady))
+        before = mw.slack_of(look)
+        assert fill == (slack - 98) * MIB, slack  # all of it still a fill
+    # a slack that has stopped moving (the heap handed back, still mapped) is absorbed at the settle rate as before
+    for _ in range(5):
+        fill, usual = mw.unfilled(look, usual, mw.settling(before, mw.slack_of(look), rise, steady))
+    assert (fill, usual) == (0, 409 * MIB)
+    assert mw.settling(before, before - steady + 1, rise, steady) == rise  # a page or two touched is not a fill
+    assert mw.settling(before, before - steady, rise, steady) == 0  # resident memory rising into it is one
+    assert mw.settling(None, before, rise, steady) == rise  # first look at a process: its usual is what it has
+
+
 def test_a_fill_in_progress_is_granted_to_no_one_else() -> None:
     left = 1500 * MIB
     assert mw.share_of_left(left, 0) == left  # each process, kernel or worker, may have all that is left

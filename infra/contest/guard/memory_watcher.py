@@ -78,6 +78,7 @@ class Policy:
     #                              reply to the cell, a thread's stack): the refusal never starves the kernel itself
     limit_step: int = 16 * MIB   # a process's limit is set again only when what it should be moved by this much
     settle: float = 256 * MIB    # bytes/s at which a lasting unfilled slack stops counting as a fill (unfilled)
+    steady: int = 4 * MIB        # a look's change of a process's unfilled data below which it is settling
 
 
 @dataclass(frozen=True)
@@ -248,17 +249,30 @@ def address_limit(process: Kernel, left: int, policy: Policy, ram: int, gpu: boo
     return process.size + max(left, policy.floor)
 
 
+def slack_of(process: Kernel) -> int:
+    """Private data the process has mapped and not filled (statm's data less its resident anonymous pages)."""
+    return max(process.data - (process.rss - process.mapped_file), 0)
+
+
 def unfilled(process: Kernel, least: int | None, rise: int) -> tuple[int, int]:
     """(bytes of data the process has mapped but not filled yet beyond its usual, that usual now).
 
     A look in the middle of a fill (np.concatenate has mapped its result and is copying into it) sees the result
     in VmSize and its unfilled part as still left in the unit: counted twice, it would let the next allocation
     have it again. What a kernel keeps mapped and unfilled for long (thread stacks, arena space, heap handed back)
-    is its usual, not subtracted: the usual follows the least seen, rising by at most `rise` since the last look,
-    so that a fill (seconds) stands out and a lasting slack is absorbed within seconds."""
-    slack = max(process.data - (process.rss - process.mapped_file), 0)
+    is its usual, not subtracted: the usual follows the least seen, rising by at most `rise` since the last look
+    (settling()), so that a fill stands out and a lasting slack is absorbed within seconds."""
+    slack = slack_of(process)
     usual = slack if least is None else min(least + rise, slack)
     return slack - usual, usual
+
+
+def settling(before: int | None, slack: int, rise: int, steady: int) -> int:
+    """How far the usual may rise at this look: `rise` when the slack moved by less than `steady` since the last look,
+    else not at all. A slack that grows is a new mapping and one that shrinks is resident memory rising into it: a
+    fill either way, however slowly load lets it go (a doubling's copy seen half done grew the slack by less than the
+    settle rate between looks, was absorbed as usual, and the next step was granted and killed)."""
+    return rise if before is None or abs(slack - before) < steady else 0
 
 
 def share_of_left(left: int, filling: int) -> int:
@@ -639,6 +653,7 @@ class AddressLimits:
         self.limited: dict[int, tuple[int, int, int, int]] = {}  # pid -> (ours, own soft, own hard, start ticks)
         self.refused: set[int] = set()  # pids prlimit refused (said once; another uid without CAP_SYS_RESOURCE)
         self.least: dict[int, int] = {}  # pid -> the least unfilled data seen (unfilled())
+        self.slack: dict[int, int] = {}  # pid -> its unfilled data at the last look (settling())
 
     def follow(self, processes: Sequence[Kernel], started: dict[int, int], inherited: set[int], left: int,
                policy: Policy, ram: int, gpu: bool, elapsed: float = 0.0) -> None:
@@ -649,12 +664,16 @@ class AddressLimits:
         seen = {p.pid for p in processes}
         self.refused &= seen  # a pid gone may come back as another process
         self.least = {pid: least for pid, least in self.least.items() if pid in seen}
+        self.slack = {pid: slack for pid, slack in self.slack.items() if pid in seen}
         for pid in set(self.limited) - seen:
             del self.limited[pid]
             changed = True
         filling = 0
         for process in processes:
-            fill, self.least[process.pid] = unfilled(process, self.least.get(process.pid), int(policy.settle * elapsed))
+            slack = slack_of(process)
+            rise = settling(self.slack.get(process.pid), slack, int(policy.settle * elapsed), policy.steady)
+            fill, self.least[process.pid] = unfilled(process, self.least.get(process.pid), rise)
+            self.slack[process.pid] = slack
             filling += fill
         plans = self._plan(processes, started, inherited, share_of_left(left, filling), policy, ram, gpu)
         # Written ahead: a process is on record (with its own limits) before the watcher's first limit on it, so a
