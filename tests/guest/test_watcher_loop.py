@@ -266,6 +266,26 @@ def test_every_kernel_and_its_child_get_the_memory_left_as_address_space_and_get
     assert json.loads((tmp_path / "limits.json").read_text()) == {}
 
 
+def test_a_kernel_seen_between_the_servers_fork_and_its_exec_is_watched_once_it_execs(
+        tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
+    # The server starting a kernel: the child runs the server's command line until its exec. Filed as another
+    # process at that look, it was never looked at again (no limit, no interrupt): a doubling ran into the OOM kill.
+    machine = Machine(tmp_path)
+    starting = 400
+    server_argv = ["/opt/conda/envs/jupyterlab/bin/python", "/opt/conda/bin/jupyter-lab"]
+    machine.process(starting, server_argv, 120 * MIB, parent=SERVER)
+    (machine.unit / "cgroup.procs").write_text(f"{SERVER}\n{KERNEL}\n{IDLE}\n{starting}\n")
+    limits = Limits((SERVER, KERNEL, IDLE, starting))
+    watcher = make_watcher(machine, tmp_path, metadata[0], [], [], limits)
+    watcher.step(0.0)
+    assert starting not in {pid for pid, _ in limits.writes}  # not a kernel yet
+    (machine.proc / str(starting) / "cmdline").write_text(
+        "\0".join(["/opt/conda/bin/python", "-m", "ipykernel_launcher", "-f", "/tmp/kernel-400.json"]) + "\0")
+    watcher.step(0.3)
+    left = int(0.93 * 2000 * MIB) - 320 * MIB
+    assert limits.now[starting] == (240 * MIB + left, mw.RLIM_INFINITY)  # a kernel now, limited as the others
+
+
 def test_the_page_cache_of_a_file_read_twice_is_left_to_the_cells_but_not_what_is_mapped_or_dirty(
         tmp_path: Path, metadata: tuple[str, list[tuple[str, str, str]]]) -> None:
     machine = Machine(tmp_path)

@@ -592,7 +592,7 @@ class KernelTable:
                 self.started[pid], self.parent_of[pid] = stat[1], stat[0]
                 if is_kernel(argv):
                     self.open[pid] = self.opened(pid)
-                else:
+                elif not self.before_exec(stat[0], argv):  # one that is: looked at again at the next refresh
                     self.parents[pid] = stat[0]
             except OSError:
                 continue
@@ -600,6 +600,15 @@ class KernelTable:
             with contextlib.suppress(OSError):
                 self.children[pid] = self.opened(pid)
                 del self.parents[pid]
+
+    def before_exec(self, parent: int, argv: list[str]) -> bool:
+        """Whether a process still runs its parent's command line: forked, not exec'd yet. A kernel the server is
+        starting is the server until its exec; filed then as another process, it was never looked at again, and ran
+        a runaway cell with no limit and no interrupt into the OOM kill (1 of 120 doublings, the looks logged)."""
+        try:
+            return read_text(self.proc / str(parent) / "cmdline").split("\0") == argv
+        except OSError:
+            return False
 
     def opened(self, pid: int) -> tuple[str, int]:
         comm = read_text(self.proc / str(pid) / "comm").strip()
