@@ -11,6 +11,8 @@ import weakref
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 HOOK = Path(__file__).resolve().parents[2] / "infra" / "contest" / "guard" / "kernel_hook.py"
 GIB = 1024**3
 
@@ -91,3 +93,17 @@ def test_what_a_stopped_cells_frames_held_is_let_go_even_after_a_formatter_read_
     kh.release_frames(stopped, stopped.__traceback__)
     assert [piece() for piece in pieces] == [None, None]  # while the error itself is still kept (sys.last_exc)
     assert namespace["kept"] == "a variable of the notebook"
+
+
+def test_a_cells_first_sigint_raises_and_a_second_within_the_hold_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
+    hook = load_hook()
+    now = [100.0]
+    monkeypatch.setattr(hook.time, "monotonic", lambda: now[0])
+    on_sigint = hook.first_interrupt_only(hold_s=1.0)
+    with pytest.raises(KeyboardInterrupt):
+        on_sigint(2, None)
+    now[0] += 0.999
+    assert on_sigint(2, None) is None  # dropped: the first is still on its way to the hook's handler
+    now[0] += 0.002
+    with pytest.raises(KeyboardInterrupt):  # a press a second later is a press again
+        on_sigint(2, None)

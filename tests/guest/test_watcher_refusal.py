@@ -176,6 +176,24 @@ def test_a_second_interrupt_while_the_first_is_told_does_not_silence_it(
     assert server.execute(kernel, "print(len(df))").stdout.strip() == "100000"
 
 
+def test_a_cells_second_sigint_right_after_its_first_is_dropped_and_the_next_cell_is_interruptible(
+        jupyter: tuple[rig.JupyterServer, rig.MemoryCgroup]) -> None:
+    """A second SIGINT soon after the first (the watcher's next look on a saw-tooth climb, a second press) landed
+    after the hook's message, before ipykernel set SIGINT aside again: the cell's reply then hung past 60 s (6 of 200
+    with two signals 3 to 10 ms apart), or a bare "KeyboardInterrupt" replaced the message. Each cell's first SIGINT
+    raises, a second within a second is dropped (kernel_hook.first_interrupt_only), the next cell starts afresh."""
+    server, _ = jupyter
+    kernel = server.start_kernel()
+    twice = server.execute(kernel, "import os, signal, time\ntry:\n    os.kill(os.getpid(), signal.SIGINT)\n"
+                                   "    time.sleep(5)\nexcept KeyboardInterrupt:\n"
+                                   "    os.kill(os.getpid(), signal.SIGINT)\n    time.sleep(0.2)\n"
+                                   "    print('second dropped')", timeout=60)
+    assert (twice.status, twice.stdout.strip()) == ("ok", "second dropped"), twice
+    again = server.execute(kernel, "os.kill(os.getpid(), signal.SIGINT)\ntime.sleep(5)", timeout=60)
+    assert again.status == "error" and again.error.startswith("KeyboardInterrupt"), again  # a new cell: raised
+    assert server.execute(kernel, "print('back')").stdout.strip() == "back"
+
+
 def resident(pid: int) -> int:
     """The process's resident memory in bytes (statm's second field, in pages)."""
     with open(f"/proc/{pid}/statm", encoding="ascii") as statm:

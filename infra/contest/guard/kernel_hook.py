@@ -25,6 +25,7 @@ And one for every other Exception, for a GPU out-of-memory (issue 47): PyTorch's
 the class's module and name and its message without importing them; the framework's class and words are kept and
 the message adds who held the GPU (nvidia-smi's per-process list mapped to kernels by the GPU guard's holders(),
 gpu_guard.py beside this file, loaded only then) and the one thing to do. Any other exception shows as always.
+In each cell, a second SIGINT within a second of the first is dropped (first_interrupt_only): it escaped the handler.
 Stdlib only; leaves no name in the participant's namespace; any failure leaves IPython's own handling in place.
 """
 
@@ -42,6 +43,7 @@ from typing import Any
 HOOK_FILE = __file__ if "__file__" in globals() else "/opt/notebook-medic/kernel_hook.py"
 NOTE_DIR = os.environ.get("NOTEBOOK_MEDIC_NOTES", "/run/notebook-medic/interrupts")
 NOTE_MAX_AGE_S = 120.0
+SIGINT_HOLD_S = 1.0  # a cell's second SIGINT this soon after its first is dropped (first_interrupt_only)
 REFUSAL_DIR = os.environ.get("NOTEBOOK_MEDIC_REFUSALS", "/run/notebook-medic/refusals")
 ROOM = 64 * 1024 * 1024  # the watcher's floor (memory_watcher.Policy.floor): what a refused kernel needs to answer
 GIB = 1024**3
@@ -329,6 +331,21 @@ def explain_gpu_oom(etype: type[BaseException], value: BaseException) -> BaseExc
     return added.with_traceback(value.__traceback__)
 
 
+def first_interrupt_only(hold_s: float = SIGINT_HOLD_S) -> Any:
+    """A SIGINT handler for one cell: KeyboardInterrupt as Python's own, but a second SIGINT within `hold_s` of the
+    first is dropped. One landing before IPython reached the hook's handler (the watcher's next look on a saw-tooth
+    climb, a second press) escaped it, and the cell ended in a bare "KeyboardInterrupt" (7 of 20 back to back)."""
+    raised = [float("-inf")]
+
+    def on_sigint(_signum: int, _frame: Any) -> None:
+        if time.monotonic() - raised[0] < hold_s:
+            return
+        raised[0] = time.monotonic()
+        raise KeyboardInterrupt
+
+    return on_sigint
+
+
 def message_for(note: dict[str, Any]) -> str:
     """The traceback's message for one watcher note."""
     gb = 1e9
@@ -411,6 +428,13 @@ def install() -> None:
     # Every Exception passes here (a framework's GPU out-of-memory cannot be named without importing it): one that
     # is not a GPU out-of-memory is shown as IPython shows it itself (a syntax error as at compile time).
     shell.set_custom_exc((KeyboardInterrupt, MemoryError, Exception), either)
+
+    def arm(*_info: Any) -> None:
+        """Each cell its own first_interrupt_only, in place of the default handler ipykernel sets for a request."""
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, first_interrupt_only())
+
+    shell.events.register("pre_run_cell", arm)
 
 
 def on_other(shell: Any, etype: type[BaseException], value: BaseException, tb: Any, tb_offset: int | None) -> None:
