@@ -334,7 +334,8 @@ def explain_gpu_oom(etype: type[BaseException], value: BaseException) -> BaseExc
 def first_interrupt_only(hold_s: float = SIGINT_HOLD_S) -> Any:
     """A SIGINT handler for one cell: KeyboardInterrupt as Python's own, but a second SIGINT within `hold_s` of the
     first is dropped. One landing before IPython reached the hook's handler (the watcher's next look on a saw-tooth
-    climb, a second press) escaped it, and the cell ended in a bare "KeyboardInterrupt" (7 of 20 back to back)."""
+    climb, a second press) escaped it: the cell's reply hung past 60 s (6 of 200 with signals 3 to 10 ms apart) or
+    a bare "KeyboardInterrupt" replaced the message (1 of 80)."""
     raised = [float("-inf")]
 
     def on_sigint(_signum: int, _frame: Any) -> None:
