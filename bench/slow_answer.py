@@ -145,18 +145,18 @@ def unconfirmed(asked: Asked) -> bool:
     return asked.ack in said
 
 
-def kept_its_word(asked: Asked, resets: int, answers: int) -> bool:
-    """Whether a request ended as its acknowledgement said: once restarted and answered, or, unconfirmed, either that
-    or neither (nothing was stored, and the person was told to try again if they heard nothing)."""
-    return (resets, answers) == (1, 1) or (unconfirmed(asked) and (resets, answers) == (0, 0))
+def kept_its_word(maybe: bool, resets: int, answers: int) -> bool:
+    """Whether a request ended as its acknowledgement said: once restarted and answered, or, unconfirmed (`maybe`),
+    either that or neither (nothing was stored, and the person was told to try again if they heard nothing)."""
+    return (resets, answers) == (1, 1) or (maybe and (resets, answers) == (0, 0))
 
 
 def outcomes(asked: list[Asked], resets: dict[str, int], finals: dict[str, list[tuple[float, str]]]) -> dict[str, Any]:
     """How the requests ended: the acknowledgements, the final answers and their times, the restarts, any try again
     (a final answer's, or an acknowledgement's other than an unconfirmed publish, counted apart)."""
     to_final = [finals[a.url][0][0] - a.sent for a in asked if finals[a.url]]
-    maybe = [a for a in asked if unconfirmed(a)]
-    told_again = [a.ack for a in asked if any(t in a.ack for t in TRY_AGAIN) and not unconfirmed(a)]
+    maybe = {a.url for a in asked if unconfirmed(a)}  # decided once per request: each renders the catalogue's words
+    told_again = [a.ack for a in asked if any(t in a.ack for t in TRY_AGAIN) and a.url not in maybe]
     told_again += [text for answers in finals.values() for _, text in answers if any(t in text for t in TRY_AGAIN)]
     first = min(asked, key=lambda a: a.sent)
     return {
@@ -173,11 +173,11 @@ def outcomes(asked: list[Asked], resets: dict[str, int], finals: dict[str, list[
         "more_than_one_answer": sum(len(f) > 1 for f in finals.values()),
         "told_try_again": len(told_again),
         "told_try_again_examples": told_again[:3],
-        "as_asked": sum(resets[a.instance] == 1 and len(finals[a.url]) == 1 and not unconfirmed(a) for a in asked),
+        "as_asked": sum(resets[a.instance] == 1 and len(finals[a.url]) == 1 and a.url not in maybe for a in asked),
         "unconfirmed": len(maybe),
-        "unconfirmed_carried_out": sum(resets[a.instance] > 0 for a in maybe),
+        "unconfirmed_carried_out": sum(resets[a.instance] > 0 for a in asked if a.url in maybe),
         "not_as_said": sorted(a.instance.rsplit("/", 1)[-1] for a in asked
-                              if not kept_its_word(a, resets[a.instance], len(finals[a.url]))),
+                              if not kept_its_word(a.url in maybe, resets[a.instance], len(finals[a.url]))),
     }
 
 
