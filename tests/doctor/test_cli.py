@@ -1,15 +1,17 @@
 """The command line: settings from the functions' variables, JSON for CI, the exit status, and the whole
-local run of a 50-notebook fleet in under 30 s with a progress line."""
+local run of a 50-notebook fleet, its reads side by side, with a progress line (how long it takes is measured, not
+asserted: docs/doctor.md names the run)."""
 
 from __future__ import annotations
 
 import io
 import json
-import time
+import threading
 from pathlib import Path
 
 import pytest
 
+from tools.doctor import guard
 from tools.doctor.bigquery import contest_data, contest_from_tfvars
 from tools.doctor.cli import deployment_from, main, parse_args, prefix_of, report
 from tools.doctor.model import Status, fail, ok, warn
@@ -66,17 +68,30 @@ def test_the_report_puts_the_fix_under_each_warning_and_failure() -> None:
 
 
 @pytest.mark.wire
-def test_the_local_stack_of_50_notebooks_passes_in_under_30_seconds() -> None:
+def test_the_local_stack_of_50_notebooks_passes_with_its_reads_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Side by side, not serial, is what keeps 50 notebooks' reads to seconds; shown by two guard reads meeting,
+    which serial reads never do (the wait is only a bound on a failure, so the machine's speed cannot decide it)."""
+    real, meeting, alone, calls = guard.read_guard, threading.Barrier(2), [], iter(range(10**6))
+
+    def read_guard_meeting_another(*args: object, **kwargs: object) -> dict[str, str]:
+        if next(calls) < 2:
+            try:
+                meeting.wait(timeout=120)
+            except threading.BrokenBarrierError:
+                alone.append("a guard read found no other under way")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(guard, "read_guard", read_guard_meeting_another)
     out, err = io.StringIO(), io.StringIO()
-    started = time.monotonic()
     code = main(["--local", "--fleet", "50", "--json"], out=out, err=err)
-    total = time.monotonic() - started
     doc = json.loads(out.getvalue())
     failing = [c for c in doc["checks"] if c["status"] != Status.OK.value]
     assert code == 0 and doc["ok"] and not failing, failing
-    assert doc["seconds"] < 30, f"the checks took {doc['seconds']} s ({total:.1f} s with the stack's start)"
+    assert not alone, alone
+    assert isinstance(doc["seconds"], float | int) and doc["seconds"] >= 0
     assert "doctor: " in err.getvalue() and "reads done" in err.getvalue()  # the progress line
     assert any("50 Workbench instances" in c["what"] for c in doc["checks"])
+    assert sum(c["key"].startswith("guard.") for c in doc["checks"]) == 50
     # The contest's BigQuery lines (tools/doctor/bigquery.py) against the local stand-in of the dataset IAM.
     assert {c["key"] for c in doc["checks"]} >= {"bigquery.labels", "bigquery.project", "bigquery.participants"}
 

@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 from shared.core.alert_groups import DAILY_LIMIT, Cause, metadata, writer_key
 from simulators.compute import simulated_vm_id
 from simulators.entries import oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ZONE, alert_text, wait_for, worker_logs
@@ -44,7 +45,7 @@ def test_fifty_forged_unresolvable_lines_in_a_minute_are_one_alert_with_the_coun
     for n in range(50):  # a legacy-agent line names no host, and the entry no instance
         stack.sink(oom_entry(PROJECT, ZONE, "ghost", with_name_label=False, ops_agent=False, pid=9000 + n))
     assert time.monotonic() - started < 60
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     took_s = time.monotonic() - started
     [alert] = group_messages(stack, writer_key(Cause.REFUSED, ""))
     assert "could not tie" in alert_text(alert) and "the writer can't be named" in alert_text(alert)
@@ -79,8 +80,8 @@ def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(s
                                 metadata=metadata(full, Cause.TOO_OLD, 1, now - timedelta(hours=hour + 1)))
     before = len(stack.alerts())
     stack.sink(oom_entry(PROJECT, ZONE, name, at=now - timedelta(hours=2)))
-    assert wait_for(lambda: bool(worker_logs(stack, "alert not posted")), timeout=60)  # the kill's end, awaited
-    assert stack.wait_idle(60)
+    assert wait_for(lambda: bool(worker_logs(stack, "alert not posted")), timeout=PATIENCE_S)  # the kill's end, awaited
+    assert stack.wait_idle()
     assert len(stack.alerts()) == before  # nothing posted, nothing updated
     assert all("earlier" in m.get("text", "") for m in group_messages(stack, full))
     [held] = worker_logs(stack, "alert not posted")
@@ -89,7 +90,7 @@ def test_the_twenty_first_alert_of_a_day_for_one_instance_is_logged_not_posted(s
     # Another instance is its own group: its first alert of the day posts.
     other, other_name = new_instance(stack, "wb-late")
     stack.sink(oom_entry(PROJECT, ZONE, other_name, at=now - timedelta(hours=2)))
-    assert wait_for(lambda: bool(group_messages(stack, other)), timeout=60)
-    assert stack.wait_idle(60)
+    assert wait_for(lambda: bool(group_messages(stack, other)), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [posted] = group_messages(stack, other)
     assert "older than the 1 h I act on" in alert_text(posted), alert_text(posted)

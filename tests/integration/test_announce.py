@@ -15,6 +15,7 @@ import pytest
 from shared.app.slack import announce_modal
 from shared.core import announce, envelope, tickets
 from shared.core.announce import AnnounceRequest
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -88,7 +89,7 @@ def test_a_participant_cannot_announce_by_command_or_forged_send(stack: LocalSta
          "text": {"type": "plain_text", "text": "Send"}}]}]}
     assert slack.block_action(PARTICIPANT[0], announce.ACTION_SEND, TEXT, response_url=url, message=forged,
                               channel_id="C0GENERAL").status == 200
-    assert wait_for(lambda: any("organizers" in r.get("text", "") for r in stack.slack.responses(url)), timeout=60)
+    assert wait_for(lambda: any("organizers" in r.get("text", "") for r in stack.slack.responses(url)))
     opened = slack.home_action(PARTICIPANT[0], announce.ACTION_OPEN, "announce", {"blocks": forged["blocks"] + [
         {"type": "actions", "elements": [{"type": "button", "action_id": announce.ACTION_OPEN, "value": "announce",
                                           "text": {"type": "plain_text", "text": "Announce"}}]}]})
@@ -105,7 +106,7 @@ def test_the_home_tabs_modal_confirms_the_count_before_send(stack: LocalStack, s
                                                          "value": "announce",
                                                          "text": {"type": "plain_text", "text": "Announce"}}]}]}
     assert slack.home_action(ORGANIZER[0], announce.ACTION_OPEN, "announce", view).status == 200
-    assert wait_for(lambda: len(stack.slack.calls_to("views.open")) == 1, timeout=60)
+    assert wait_for(lambda: len(stack.slack.calls_to("views.open")) == 1, timeout=PATIENCE_S)
     confirmation = submit(slack, ORGANIZER[0], announce.MODAL_WRITE, text=TEXT)
     assert confirmation["response_action"] == "update"
     assert "(*1* in all)" in json.dumps(confirmation["view"]["blocks"])
@@ -114,7 +115,7 @@ def test_the_home_tabs_modal_confirms_the_count_before_send(stack: LocalStack, s
                   private_metadata=confirmation["view"]["private_metadata"])
     assert "Sending the announcement" in json.dumps(done)
     assert [a["text"] for a in announcements(stack)] == [TEXT]
-    assert wait_for(lambda: len(dms(stack, "U0MODAL")) == 1, timeout=60)
+    assert wait_for(lambda: len(dms(stack, "U0MODAL")) == 1, timeout=PATIENCE_S)
 
 
 def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack: SlackRequester) -> None:
@@ -131,7 +132,7 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
 
     answer, url = confirm_and_send(stack, slack, "1700000000.000100")
     assert "(*4* in all)" in answer["text"] and "no owner Slack could know: 1" in answer["text"]
-    assert wait_for(lambda: bool(summary(stack)), timeout=90), [m.get("text") for m in stack.alerts()]
+    assert wait_for(lambda: bool(summary(stack)), timeout=PATIENCE_S), [m.get("text") for m in stack.alerts()]
     said = summary(stack)
     assert "reached 2 of 4" in said
     assert "a-ghost@contest.example: no Slack user for the email" in said
@@ -143,12 +144,12 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
         [sent] = stack.slack.messages(user)
         assert tickets.ACTION_HELP in json.dumps(sent.get("blocks")), sent  # "Get help" under it (issue 46)
     assert dms(stack, "U0FAIL") == []
-    assert wait_for(lambda: any("reached 2 of 4" in r.get("text", "") for r in stack.slack.responses(url)), 60)
+    assert wait_for(lambda: any("reached 2 of 4" in r.get("text", "") for r in stack.slack.responses(url)))
 
     # Send pressed again on the same confirmation: the worker finds its ledger and sends nobody anything.
     confirm_and_send(stack, slack, "1700000000.000100")
     assert wait_for(lambda: any(r.get("decision") == "replayed" and r.get("trigger") == "announce"
-                                for r in stack.audit_records()), timeout=60)
+                                for r in stack.audit_records()), timeout=PATIENCE_S)
     # The same message again on the topic, saying it was asked an hour later: still the same announcement.
     [first] = announcements(stack)[:1]
     later = AnnounceRequest(TEXT, datetime.fromisoformat(first["requested_at"]) + timedelta(hours=1),
@@ -156,7 +157,7 @@ def test_owners_are_counted_told_once_and_misses_named(stack: LocalStack, slack:
     stack.publish(RESTART_TOPIC, envelope.encode(later), {"medic-kind": "announce"},
                   ordering_key=announce.ANNOUNCE_KEY)
     assert wait_for(lambda: sum(r.get("decision") == "replayed" and r.get("trigger") == "announce"
-                                for r in stack.audit_records()) == 2, timeout=60)
+                                for r in stack.audit_records()) == 2, timeout=PATIENCE_S)
     assert [len(dms(stack, user)) for user in ("U0TWO", "U0OK")] == [1, 1]
 
 
@@ -167,7 +168,7 @@ def test_a_long_rate_limit_hands_the_rest_on_without_a_second_dm(stack: LocalSta
     # The first owner is no Slack user; the second's conversations.open is answered 429 past the budget.
     stack.slack.inject_fault("conversations.open", "ratelimit", retry_after_s=600)
     confirm_and_send(stack, slack, "1700000000.000200")
-    assert wait_for(lambda: bool(summary(stack)), timeout=90), [m.get("text") for m in stack.alerts()]
+    assert wait_for(lambda: bool(summary(stack)), timeout=PATIENCE_S), [m.get("text") for m in stack.alerts()]
     assert "reached 3 of 4" in summary(stack)
     sent = announcements(stack)
     assert sent[1]["hands"] == 1 and sent[1]["done"] == 1  # the continuation, one owner done
@@ -184,5 +185,5 @@ def test_a_forged_continuation_in_a_participants_name_dms_no_one(stack: LocalSta
     stack.publish(RESTART_TOPIC, envelope.encode(forged), {"medic-kind": "announce"},
                   ordering_key=announce.ANNOUNCE_KEY)
     assert wait_for(lambda: any(r.get("reason") == "announcements are for organizers"
-                                for r in stack.audit_records("restart_worker")), timeout=60)
+                                for r in stack.audit_records("restart_worker")), timeout=PATIENCE_S)
     assert dms(stack, owner) == []

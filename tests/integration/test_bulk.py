@@ -15,6 +15,7 @@ import pytest
 
 from shared.core import bulk, envelope, fleet, fleet_ops
 from shared.core.fleet_ops import ScheduledAction, ScheduleMessage
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SCHEDULE_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -39,7 +40,7 @@ def slack(stack: LocalStack) -> SlackRequester:
 def home(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, Any]:
     before = len(stack.slack.calls_to("views.publish"))
     assert slack.app_home_opened(user_id).status == 200
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60)
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=PATIENCE_S)
     view = stack.slack.home_view(user_id)
     assert view is not None
     return view
@@ -68,14 +69,14 @@ def test_stop_all_stops_the_running_ones_and_says_who_refused(stack: LocalStack,
     assert "Stop 7 notebooks" in dialog and opted_out[1] in dialog  # how many, and who is left alone
 
     assert slack.home_action(ORGANIZER[0], fleet.ACTION_STOP_ALL, "stop", view).status == 200
-    assert wait_for(lambda: len(bulk_requests(stack)) == 1, timeout=60)
+    assert wait_for(lambda: len(bulk_requests(stack)) == 1, timeout=PATIENCE_S)
     assert bulk_requests(stack)[0]["requester"] == ORGANIZER[0]
-    assert wait_for(lambda: "Stop all is under way" in json.dumps(stack.slack.home_view(ORGANIZER[0])), timeout=60)
+    assert wait_for(lambda: "Stop all is under way" in json.dumps(stack.slack.home_view(ORGANIZER[0])))
 
     def summary() -> dict[str, Any] | None:
         return next((m for m in stack.alerts() if "Stop all finished" in m.get("text", "")), None)
 
-    assert wait_for(lambda: summary() is not None, timeout=90), [m.get("text") for m in stack.alerts()]
+    assert wait_for(lambda: summary() is not None, timeout=PATIENCE_S), [m.get("text") for m in stack.alerts()]
     text = str(summary()["text"])  # type: ignore[index]
     assert "6 of 7 stopped" in text
     assert f"• {refusing}: refused" in text and text.count("• ") == 1  # the one failure, with its reason
@@ -95,7 +96,7 @@ def test_a_participants_press_queues_nothing(stack: LocalStack, slack: SlackRequ
     before = len(bulk_requests(stack))
     assert slack.home_action(PARTICIPANT[0], fleet.ACTION_START_ALL, "start", view).status == 200
     assert wait_for(lambda: any(r.get("button") == fleet.ACTION_START_ALL and "denied" in str(r.get("message"))
-                                for r in stack.audit_records("slack_app")), timeout=60), \
+                                for r in stack.audit_records("slack_app")), timeout=PATIENCE_S), \
         [r for r in stack.audit_records("slack_app") if r.get("button")]
     assert len(bulk_requests(stack)) == before
 
@@ -116,7 +117,7 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
         return [str(c.args.get("text")) for c in stack.slack.calls_to("chat.postMessage")
                 if "Save your work" in str(c.args.get("text")) and name in str(c.args.get("text"))]
 
-    assert wait_for(lambda: all(warned(name) for _, name in mine), timeout=60)
+    assert wait_for(lambda: all(warned(name) for _, name in mine), timeout=PATIENCE_S)
     assert "15 minutes from now" in warned(mine[0][1])[0]
     for (_, owned), zone in zip(mine, ("America/New_York", "Asia/Tokyo"), strict=True):  # users.lookupByEmail's tz
         assert f"stops at {stop_at.astimezone(ZoneInfo(zone)):%H:%M}" in warned(owned)[0], (zone, warned(owned))
@@ -126,11 +127,11 @@ def test_the_schedule_warns_each_owner_then_stops_all(stack: LocalStack) -> None
     before = sum("Stop all finished" in m.get("text", "") for m in stack.alerts())
     stack.publish(RESTART_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})  # not Cloud Scheduler's topic
     assert wait_for(lambda: any(r.get("message") == "schedule message refused" and "restart-worker-push" in str(
-        r.get("reason")) for r in stack.audit_records("restart_worker")), timeout=60)
+        r.get("reason")) for r in stack.audit_records("restart_worker")), timeout=PATIENCE_S)
     assert [state(stack, full) for full, _ in mine] == ["ACTIVE", "ACTIVE"]
     stack.publish(SCHEDULE_TOPIC, stop, {fleet_ops.SCHEDULE_ATTRIBUTE: "schedule"})
     assert wait_for(lambda: sum("Stop all finished" in m.get("text", "") for m in stack.alerts()) > before,
-                    timeout=90)
+                    timeout=PATIENCE_S)
     assert [state(stack, full) for full, _ in mine] == ["STOPPED", "STOPPED"]
     assert state(stack, out[0]) == "ACTIVE"
 
@@ -155,5 +156,5 @@ def test_start_all_from_the_command_confirms_then_starts(stack: LocalStack, slac
     assert pressed.status == 200
     assert wait_for(lambda: any("Start all is under way" in str(p.get("text")) for p in stack.slack.responses(url)))
     assert wait_for(lambda: sum("Start all finished" in m.get("text", "") for m in stack.alerts()) > before,
-                    timeout=90)
+                    timeout=PATIENCE_S)
     assert [state(stack, full) for full, _ in down] == ["ACTIVE", "ACTIVE"]

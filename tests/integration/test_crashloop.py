@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from simulators.entries import oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.stack import PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import (
@@ -49,7 +50,7 @@ def test_burst_of_twenty_kill_lines_through_two_workers_is_one_reset(two_workers
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     for entry in entries:
         stack.sink(entry)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert len(restart_deliveries(stack, name)) >= 20
     assert len(alerts_for(stack, name)) == 1
@@ -68,18 +69,18 @@ def test_worker_killed_mid_restart_is_followed_by_the_survivor(two_workers: Loca
     assert stack.balancer is not None
     earlier = str(int(time.time()) - 300)  # an automatic restart 5 minutes ago: this one is the second
     full, name = new_instance(stack, "crash-mid", labels={"medic-restarts": earlier, "medic-last-restart": earlier})
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     workers = stack.functions["restart_worker"]
     handler = workers[stack.balancer._next % len(workers)]  # the balancer's next pick takes the first delivery
     survivor = next(p for p in workers if p is not handler)
 
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert stack.workbench.get(full)["state"] == "STARTING"
     assert "medic-inflight" in labels(stack, full)
     handler.kill()  # SIGKILL while the reset operation runs
     try:
-        assert wait_for(lambda: any(r.get("decision") == "follow" for r in audits_for(stack, name)), timeout=60)
+        assert wait_for(lambda: any(r.get("decision") == "follow" for r in audits_for(stack, name)), timeout=PATIENCE_S)
         assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
         deliveries = restart_deliveries(stack, name)
         assert not deliveries[0].acked and deliveries[-1].acked

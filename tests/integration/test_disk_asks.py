@@ -17,6 +17,7 @@ from shared.core.disk_asks import DISK_LEDGER
 from shared.core.disk_growth import GROWN_LABEL as DISK_GROWN
 from shared.core.guest import GUARD_NAMESPACE
 from simulators.incidents import disk_incident
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
@@ -25,7 +26,7 @@ from tests.integration.more_memory import closed, press, replies, slack
 
 __all__ = ["slack"]  # more_memory's fixture, on this module's stack
 pytestmark = pytest.mark.wire
-WAIT_S = 90.0
+WAIT_S = PATIENCE_S
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from shared.core import tickets
 from shared.core.disk_report import COMMANDS
 from shared.core.guest import GUARD_NAMESPACE
 from simulators.incidents import disk_incident, gpu_incident, memory_incident
+from simulators.polling import PATIENCE_S
 from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ZONE
@@ -52,7 +53,7 @@ def wait_dm(stack: LocalStack, user: str, test: Any) -> dict[str, Any]:
         found[:] = [m for m in stack.slack.messages(user) if test(m)]
         return bool(found)
 
-    assert stack.slack.wait_for(seen, timeout=60), [m.get("text") for m in stack.slack.messages(user)]
+    assert stack.slack.wait_for(seen, timeout=PATIENCE_S), [m.get("text") for m in stack.slack.messages(user)]
     return found[0]
 
 
@@ -71,7 +72,7 @@ def test_disk_incident_warns_the_owner_with_what_fills_it_and_its_curve(stack: L
     def in_channel() -> list[dict[str, Any]]:  # posted beside the DM, not before it: waited for
         return [m for m in stack.alerts() if name in m.get("text", "") and "/dev/sdb" in m.get("text", "")]
 
-    assert stack.slack.wait_for(lambda: bool(in_channel()), timeout=60)
+    assert stack.slack.wait_for(lambda: bool(in_channel()), timeout=PATIENCE_S)
     channel = in_channel()[0]
     assert "93% full" in channel["text"] and "<@U0DISK>" in channel["text"]
     shared = wait_dm(stack, "U0DISK", lambda m: m.get("files"))
@@ -84,11 +85,11 @@ def test_disk_incident_warns_the_owner_with_what_fills_it_and_its_curve(stack: L
     assert 'metric.labels.device = "/dev/sdb"' in request.filter
     assert (request.interval.end_time - request.interval.start_time).total_seconds() >= 6 * 3600
     assert stack.slack.wait_for(lambda: any(m.get("files") for m in stack.slack.messages(ALERT_CHANNEL)
-                                            if m.get("thread_ts") == channel["ts"]), timeout=60)
+                                            if m.get("thread_ts") == channel["ts"]), timeout=PATIENCE_S)
     # The same climb notified again, and the boot disk's too, within the quiet period: no second warning.
     stack.monitoring(disk_incident(PROJECT, ZONE, name, percent=96.0, device="/dev/sdb"))
     stack.monitoring(disk_incident(PROJECT, ZONE, name, percent=91.0, device="/dev/sda1"))
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert len([m for m in stack.slack.messages("U0DISK") if "full" in m.get("text", "")]) == 1
     assert "medic-disk-warned" in stack.workbench.get(full)["labels"]
     assert stack.workbench.resets(full) == 0  # a reset does not empty a disk
@@ -133,7 +134,7 @@ def test_gpu_incident_warns_the_owner_with_what_holds_it_and_its_curve(stack: Lo
     assert lines[2] == "• `python` (pid 4242): 11.0 GiB, a running kernel's (pid 4242)"
     assert lines[3].startswith("• `pt_data_worker` (pid 5150): 3.0 GiB, its kernel is gone")
     assert stack.slack.wait_for(lambda: any(name in m.get("text", "") and "GPU is at 95%" in m.get("text", "")
-                                            for m in stack.alerts()), timeout=60)
+                                            for m in stack.alerts()), timeout=PATIENCE_S)
     shared = wait_dm(stack, "U0GPUWARN", lambda m: any(f["name"].startswith("gpu-") for f in m.get("files", [])))
     (file,) = shared["files"]
     png = stack.slack.files.data[file["id"]]
@@ -146,7 +147,7 @@ def test_gpu_incident_warns_the_owner_with_what_holds_it_and_its_curve(stack: Lo
                                                                     for f in m.get("files", []))]
     # The same climb notified again within the quiet period: no second warning; memory's own still goes.
     stack.monitoring(gpu_incident(PROJECT, ZONE, name, percent=97.0))
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert len([m for m in stack.slack.messages("U0GPUWARN") if "GPU of your notebook" in m.get("text", "")]) == 1
     assert "medic-gpu-warned" in stack.workbench.get(full)["labels"]
     assert stack.workbench.resets(full) == 0

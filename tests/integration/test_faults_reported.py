@@ -16,6 +16,7 @@ from datetime import datetime
 import pytest
 
 from simulators.entries import oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.stack import PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.faults import BUDGET_S, inject, no_leftover_faults, short_holds, stack
@@ -114,8 +115,8 @@ def test_operation_that_ends_in_error_alerts_restart_failed(stack: LocalStack) -
     assert "the restart failed" in dm["text"] and "organizers have been told" in dm["text"]
     # Another line of the same kill: one attempt per incident, not a second reset and a second alert.
     stack.sink(oom_entry(PROJECT, ZONE, name, at=datetime.fromisoformat(entry["timestamp"])))
-    assert wait_for(lambda: len(audits_for(stack, name)) == 2, timeout=60)  # the second line's end, awaited
-    assert stack.wait_idle(60)
+    assert wait_for(lambda: len(audits_for(stack, name)) == 2, timeout=PATIENCE_S)  # the second line's end, awaited
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1 and len(alerts_for(stack, name)) == 1
     assert [r["decision"] for r in audits_for(stack, name)] == ["failed", "skip-duplicate"]
 
@@ -152,9 +153,9 @@ def test_history_write_failing_after_the_reset_loses_no_count_and_repeats_nothin
     """The record after the reset is sent, not waited for: the intent before it already counted the restart."""
     full, name = new_instance(stack, "record-refused" if logged else "record-fails-later")
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     stack.workbench.inject_fault(method="PATCH", path_contains=f"/instances/{name}", kind=kind, status=status)
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1
     [alert] = alerts_for(stack, name)
     assert "Restarted in" in alert_text(alert)

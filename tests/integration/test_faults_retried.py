@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 import pytest
 
 from shared.core.history import History
+from simulators.polling import PATIENCE_S
 from simulators.stack import LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.faults import HOLD_S, inject, no_leftover_faults, short_holds, stack
@@ -70,7 +71,7 @@ def test_transient_get_fault_is_retried_within_the_call(stack: LocalStack, kind:
     count = 1 if kind == "timeout" else 2
     inject(stack, name, "get", kind, status, count)
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert workbench_calls(stack, name, "get") >= count + 1
     [delivery] = restart_deliveries(stack, name)  # absorbed inside the call: Pub/Sub never saw a failure
@@ -82,7 +83,7 @@ def test_transient_reset_fault_is_retried_within_the_call(stack: LocalStack, kin
     full, name = new_instance(stack, f"reset-{status}")
     inject(stack, name, "reset", kind, status, 2)
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert workbench_calls(stack, name, "reset") == 3
     [delivery] = restart_deliveries(stack, name)
@@ -116,7 +117,7 @@ def test_reset_answered_500_is_not_sent_again_until_it_is_clear_it_was_not_done(
     full, name = new_instance(stack, "reset-ambiguous")
     inject(stack, name, "reset", "http", 500, 1)
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert workbench_calls(stack, name, "reset") == 2  # the refused one, and the one sent after looking
     deliveries = restart_deliveries(stack, name)
@@ -137,11 +138,11 @@ def test_intent_that_lands_late_is_followed_by_the_one_reset_it_announced(stack:
     stack.workbench.update_seconds = 6.0  # 2.5 s of confirmation retries, then a 1.5 s call: given up before it
     try:
         kill(stack, full, name)
-        assert wait_for(lambda: any(not d.acked for d in restart_deliveries(stack, name)), timeout=60)
+        assert wait_for(lambda: any(not d.acked for d in restart_deliveries(stack, name)), timeout=PATIENCE_S)
     finally:
         stack.workbench.update_seconds = quick
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     time.sleep(6.0)  # until the late update has surely ended, whenever the variant lets it end
     assert workbench_calls(stack, name, "reset") == 1 and stack.workbench.resets(full) == 1
     [alert] = [alert_text(m) for m in alerts_for(stack, name)]
@@ -158,7 +159,7 @@ def _kill_with_fault_until_first_nack(
     """A fault that outlasts the client's retry: on until Pub/Sub has seen the worker ask for a redelivery."""
     inject(stack, name, verb, kind, status, -1, grpc_status)
     kill(stack, full, name)
-    assert wait_for(lambda: any(not d.acked for d in restart_deliveries(stack, name)), timeout=60)
+    assert wait_for(lambda: any(not d.acked for d in restart_deliveries(stack, name)), timeout=PATIENCE_S)
     stack.workbench.clear_faults()
 
 
@@ -166,7 +167,7 @@ def _kill_with_fault_until_first_nack(
 def test_transient_get_fault_outlasting_the_retry_is_redelivered(stack: LocalStack, kind: str, status: int) -> None:
     full, name = new_instance(stack, f"get-long-{kind}{status}")
     _kill_with_fault_until_first_nack(stack, full, name, "get", kind, status)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     deliveries = restart_deliveries(stack, name)
     assert not deliveries[0].acked and deliveries[0].status == 503
@@ -179,11 +180,11 @@ def test_transient_get_fault_outlasting_the_retry_is_redelivered(stack: LocalSta
 def test_transient_reset_fault_outlasting_the_retry_is_redelivered(stack: LocalStack, kind: str, status: int) -> None:
     full, name = new_instance(stack, f"reset-long-{status}")
     _kill_with_fault_until_first_nack(stack, full, name, "reset", kind, status)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     deliveries = restart_deliveries(stack, name)
     assert not deliveries[0].acked and deliveries[-1].acked
-    assert wait_for(lambda: "Restarted in" in alert_text(alerts_for(stack, name)[-1]), timeout=60)
+    assert wait_for(lambda: "Restarted in" in alert_text(alerts_for(stack, name)[-1]), timeout=PATIENCE_S)
 
 
 @pytest.mark.both_label_variants
@@ -196,7 +197,7 @@ def test_reset_that_times_out_but_was_applied_is_not_repeated(stack: LocalStack)
     full, name = new_instance(stack, "reset-timeout")
     inject(stack, name, "reset", "timeout", 0, 1)
     kill(stack, full, name)
-    assert wait_for(lambda: workbench_calls(stack, name, "reset") >= 1, timeout=60)
+    assert wait_for(lambda: workbench_calls(stack, name, "reset") >= 1, timeout=PATIENCE_S)
     sent = time.monotonic()
     # Meanwhile the health agent reports again: still down. A fresh report is not a finished restart.
     stack.workbench.set_health(full, "UNHEALTHY", health_report(jupyter_up=False))
@@ -220,6 +221,6 @@ def test_transient_fault_while_following_the_operation_is_not_a_failure(
     full, name = new_instance(stack, f"poll-{status}")
     stack.workbench.inject_fault(method=verb, kind="http", status=status, count=1)
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert not any("Restart failed" in alert_text(m) for m in alerts_for(stack, name))

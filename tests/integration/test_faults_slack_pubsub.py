@@ -11,6 +11,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from simulators.polling import PATIENCE_S
 from simulators.stack import OOM_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.faults import no_leftover_faults, short_holds, stack
@@ -48,7 +49,7 @@ def test_slack_timeout_does_not_stop_the_reset_and_is_logged(stack: LocalStack) 
     full, name = new_instance(stack, "slack-slow")
     stack.slack.inject_fault("chat.postMessage", "timeout", 1)
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert worker_logs(stack, "Slack chat.postMessage failed: TimeoutError; trying once more")
     tries = [c for c in stack.slack.calls_to("chat.postMessage") if name in str(c.args)]
@@ -62,8 +63,8 @@ def test_slack_unreachable_does_not_stop_the_reset_and_is_logged(stack: LocalSta
     stack.slack.stop()  # nothing listens on Slack's port now: connections are refused
     try:
         kill(stack, full, name)
-        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-        assert stack.wait_idle(60)
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+        assert stack.wait_idle()
     finally:
         stack.slack.start(port)
     assert stack.workbench.resets(full) == 1
@@ -83,7 +84,7 @@ def test_publish_unavailable_is_retried_by_the_client(stack: LocalStack) -> None
     publishes = stack.pubsub.rpc_log.count("/google.pubsub.v1.Publisher/Publish")
     stack.pubsub.inject_publish_fault(grpc.StatusCode.UNAVAILABLE, count=2)
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert stack.pubsub.rpc_log.count("/google.pubsub.v1.Publisher/Publish") >= publishes + 3
     [sunk] = [m.message_id for m in stack.pubsub.published(OOM_TOPIC) if name in m.data.decode()]

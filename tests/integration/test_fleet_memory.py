@@ -14,6 +14,7 @@ import pytest
 from shared.adapters.errors import ServiceError
 from shared.adapters.memory_series import FLEET_GROUP_BY, FLEET_WINDOW, MemorySeries
 from simulators.monitoring import MonitoringSimulator
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -59,7 +60,7 @@ def test_a_reduction_without_an_aligner_is_refused_as_the_api_does(metrics: Moni
             name=f"projects/{PROJECT}", filter='metric.type = "agent.googleapis.com/memory/percent_used"',
             interval={"start_time": NOW - FLEET_WINDOW, "end_time": NOW},
             aggregation={"cross_series_reducer": monitoring_v3.Aggregation.Reducer.REDUCE_MAX,
-                         "group_by_fields": list(FLEET_GROUP_BY)}), retry=None, timeout=60)
+                         "group_by_fields": list(FLEET_GROUP_BY)}), retry=None, timeout=PATIENCE_S)
 
 
 def test_monitoring_down_is_the_projects_error(metrics: MonitoringSimulator) -> None:
@@ -78,7 +79,7 @@ def opened(stack: LocalStack, user_id: str) -> str:
     before = len(stack.slack.calls_to("views.publish"))
     response = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url).app_home_opened(user_id)
     assert response.status == 200, response.body
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60), \
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=PATIENCE_S), \
         stack.functions["slack_app"][0].log_tail()
     view: dict[str, Any] | None = stack.slack.home_view(user_id)
     assert view is not None

@@ -15,6 +15,7 @@ import pytest
 from shared.core.alert_groups import DAILY_LIMIT, Cause, metadata, writer_key
 from simulators.compute import simulated_vm_id
 from simulators.entries import oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ZONE, alert_text, wait_for
@@ -68,8 +69,8 @@ def test_another_apps_metadata_changes_no_group(stack: LocalStack) -> None:
 
     for n in range(3):
         stack.sink(oom_entry(PROJECT, ZONE, name, at=now - timedelta(hours=2), pid=7000 + n))
-        assert wait_for(lambda n=n: counted(n + 1), timeout=60), [alert_text(m) for m in ours()]
-        assert stack.wait_idle(60)
+        assert wait_for(lambda n=n: counted(n + 1), timeout=PATIENCE_S), [alert_text(m) for m in ours()]
+        assert stack.wait_idle()
     mine = ours()
     assert len(mine) == 1 and "older than the 1 h I act on" in alert_text(mine[0]), alert_text(mine[0])
     assert mine[0]["metadata"]["event_payload"]["count"] == 3  # type: ignore[index]

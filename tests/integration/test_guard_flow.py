@@ -9,6 +9,7 @@ import json
 import pytest
 
 from simulators.entries import noise_entry, oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.stack import PROJECT, LocalStack
 from tests.integration.conftest import new_instance
 
@@ -34,8 +35,8 @@ def watcher_line(name: str, pid: int = 4242) -> str:
 def test_the_watchers_interrupt_reaches_the_owner_and_no_one_else(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-watched")
     assert stack.sink(noise_entry(PROJECT, ZONE, name, watcher_line(name)))
-    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner_of(name))), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner_of(name))), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [dm] = stack.slack.messages(owner_of(name))
     assert "interrupted" in dm["text"] and "kernel and its variables are kept" in dm["text"]
     assert alerts_for(stack, name) == [] and stack.workbench.resets(full) == 0
@@ -48,8 +49,8 @@ def test_a_forged_interrupt_for_another_vm_is_refused_and_tells_its_owner_nothin
     entry = noise_entry(PROJECT, ZONE, forger, watcher_line(victim))
     entry["labels"]["compute.googleapis.com/resource_name"] = victim  # its instance_id stays the forger's
     assert stack.sink(entry)
-    assert stack.slack.wait_for(lambda: bool(alerts_for(stack, victim)), timeout=60)  # the refusal, to organizers
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(alerts_for(stack, victim)))  # the refusal, to organizers
+    assert stack.wait_idle()
     assert stack.slack.messages(owner_of(victim)) == []
     assert "medic-interrupts" not in stack.workbench.get(full)["labels"]
 
@@ -61,8 +62,8 @@ def test_a_kill_summary_names_the_unit_the_owner_is_told_of(stack: LocalStack) -
             "uid=1000")
     stack.workbench.oom_kill(full, jupyter_survives=True, health_delay_s=0.2)
     assert stack.sink(noise_entry(PROJECT, ZONE, name, f"Nov 20 04:12:33 {name} kernel: {line}"))
-    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner_of(name))), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner_of(name))), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [dm] = stack.slack.messages(owner_of(name))
     assert "outside JupyterLab (`/user.slice/user-1000.slice`)" in dm["text"]
     assert stack.workbench.resets(full) == 0 and alerts_for(stack, name) == []
@@ -72,8 +73,8 @@ def test_a_guarded_notebook_whose_jupyterlab_comes_back_by_itself_is_not_reset(s
     full, name = new_instance(stack, "wb-guarded", metadata=GUARDED)
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2, back_after_s=1.0)
     stack.sink(oom_entry(PROJECT, ZONE, name, pid=4242))
-    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner_of(name))), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner_of(name))), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 0 and alerts_for(stack, name) == []
     [dm] = stack.slack.messages(owner_of(name))
     assert "came back by itself" in dm["text"]
@@ -91,10 +92,10 @@ def test_a_kill_and_its_summary_are_one_incident(stack: LocalStack, jupyter_surv
     assert stack.sink(oom_entry(PROJECT, ZONE, name, pid=4242, form="cgroup"))
     owner = owner_of(name)
     if jupyter_survives:
-        assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=60)
+        assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=PATIENCE_S)
     else:
-        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == (0 if jupyter_survives else 1)
     assert len(stack.slack.messages(owner)) == 1
     assert len(alerts_for(stack, name)) == (0 if jupyter_survives else 1)

@@ -16,6 +16,7 @@ from shared.app.sweep import SweepResult, sweep
 from shared.core.history import AUTO
 from shared.core.models import InstanceRef, Trigger
 from shared.core.sweep import Finding, SweepConfig
+from simulators.polling import PATIENCE_S
 from simulators.stack import LocalStack
 from simulators.workbench import WorkbenchSimulator
 from tests.fakes.topic import FakeTopic
@@ -117,8 +118,8 @@ def test_a_notebook_down_with_no_kill_line_is_found_restarted_once_and_its_cause
     down_without_a_kill(sweeping, full)
     sweeping.sweep()
     owner = f"U{name.upper().replace('-', '')}"
-    assert sweeping.slack.wait_for(lambda: bool(sweeping.slack.messages(owner)), timeout=60)
-    assert sweeping.wait_idle(60)
+    assert sweeping.slack.wait_for(lambda: bool(sweeping.slack.messages(owner)), timeout=PATIENCE_S)
+    assert sweeping.wait_idle()
     assert sweeping.workbench.resets(full) == 1
     [alert] = [m for m in sweeping.alerts() if name in json.dumps(m.get("blocks", [])) + m.get("text", "")]
     shown = json.dumps(alert.get("blocks", [])) + alert.get("text", "")
@@ -128,5 +129,5 @@ def test_a_notebook_down_with_no_kill_line_is_found_restarted_once_and_its_cause
     assert sweeping.workbench.resets(well) == 0 and sweeping.workbench.resets(idle) == 0
     # The next tick, the notebook back: nothing more happens, and nothing more is said.
     sweeping.sweep()
-    assert sweeping.wait_idle(60)
+    assert sweeping.wait_idle()
     assert sweeping.workbench.resets(full) == 1 and len(sweeping.slack.messages(owner)) == 1

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from shared.core import fleet
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from simulators.stack_pubsub import PROJECT
@@ -48,7 +49,7 @@ def opened(stack: LocalStack, slack: SlackRequester, user_id: str) -> dict[str, 
     before = len(stack.slack.calls_to("views.publish"))
     response = slack.app_home_opened(user_id)
     assert response.status == 200, response.body
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60), \
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=PATIENCE_S), \
         stack.functions["slack_app"][0].log_tail()
     view = stack.slack.home_view(user_id)
     assert view is not None
@@ -101,7 +102,7 @@ def test_refresh_in_the_tab_publishes_it_again_with_what_changed(stack: LocalSta
     before = len(stack.slack.calls_to("views.publish"))
     response = slack.home_action(ORGANIZER[0], fleet.ACTION_REFRESH, "refresh", view)
     assert response.status == 200, response.body
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60)
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=PATIENCE_S)
     assert name in json.dumps(stack.slack.home_view(ORGANIZER[0]))
 
 
@@ -120,7 +121,7 @@ def pressed(stack: LocalStack, slack: SlackRequester, user_id: str, action_id: s
     """The tab after a press in it (the press answers by publishing it again, its answer on top)."""
     before = len(stack.slack.calls_to("views.publish"))
     assert slack.home_action(user_id, action_id, value, view).status == 200
-    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=60)
+    assert wait_for(lambda: len(stack.slack.calls_to("views.publish")) > before, timeout=PATIENCE_S)
     after = stack.slack.home_view(user_id)
     assert after is not None
     return after
@@ -137,7 +138,7 @@ def test_a_participant_restarts_their_own_notebook_from_its_row(stack: LocalStac
     after = pressed(stack, slack, CAROL[0], fleet.ACTION_RESTART, fleet_of_three[carol], view)
     answer = after["blocks"][1]["text"]["text"]  # the answer atop the tab, then the notebook again
     assert "Restarting" in answer and carol in answer
-    assert wait_for(lambda: bool(requests_for(stack, carol)), timeout=60)
+    assert wait_for(lambda: bool(requests_for(stack, carol)), timeout=PATIENCE_S)
     assert requests_for(stack, carol)[-1]["requester"]["slack_user_id"] == CAROL[0]
 
 
@@ -175,5 +176,5 @@ def test_a_press_acts_on_the_row_pressed_when_two_zones_share_a_name(stack: Loca
     after = pressed(stack, slack, twin[0], fleet.ACTION_RESTART, central, view)
     answer = after["blocks"][1]["text"]["text"]
     assert "Restarting" in answer and "More than one notebook" not in answer
-    assert wait_for(lambda: bool(requests_for(stack, name)), timeout=60)
+    assert wait_for(lambda: bool(requests_for(stack, name)), timeout=PATIENCE_S)
     assert [request["instance"] for request in requests_for(stack, name)] == [central]

@@ -21,6 +21,7 @@ from shared.core import envelope
 from shared.core.history import BOT_KEYS
 from shared.core.models import Action, InstanceRef, Requester, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload, WarnPayload
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from simulators.workbench import SYSTEM_LABEL_KEYS, classify
@@ -71,7 +72,7 @@ def gets_since(stack: LocalStack, name: str, start: int) -> int:
 def test_console_edit_made_while_the_reset_runs_survives_the_record(stack: LocalStack) -> None:
     full, name = new_instance(stack, "console-edit", labels={"team": "red"})
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: reset_running(stack, full), timeout=60)
+    assert stack.workbench.wait_until(lambda: reset_running(stack, full), timeout=PATIENCE_S)
     console_edit(stack, full, **{"medic-auto": "off", "team": "blue"})
     after_edit = len(stack.workbench.calls)
     assert reset_running(stack, full), "the reset ended before the edit: the test shows nothing"
@@ -90,7 +91,7 @@ def test_console_edit_made_while_a_failing_reset_runs_survives_the_record(stack:
     full, name = new_instance(stack, "console-edit-failed", labels={"team": "red"})
     stack.workbench.inject_fault(method="reset", path_contains=f"/instances/{name}:reset", kind="op_error")
     kill(stack, full, name)
-    assert stack.workbench.wait_until(lambda: reset_running(stack, full), timeout=60)
+    assert stack.workbench.wait_until(lambda: reset_running(stack, full), timeout=PATIENCE_S)
     console_edit(stack, full, **{"medic-auto": "off", "team": "blue"})
     wait_alert(stack, name, "Restart failed")
     assert_incident_closed(stack, full, name, resets=1, says="Restart failed")
@@ -143,8 +144,8 @@ def test_a_paused_instance_resumes(app: LocalStack) -> None:
     url = app.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=url, channel_id=ALERT_CHANNEL)
     assert app.slack.wait_for(lambda: any("Restarts resumed by" in r["text"] for r in app.slack.responses(url)),
-                              timeout=60), app.slack.responses(url)
-    assert app.wait_idle(60)
+                              timeout=PATIENCE_S), app.slack.responses(url)
+    assert app.wait_idle()
     after = labels(app, full)
     assert "medic-auto" not in after and after["team"] == "red", after
 
@@ -185,7 +186,7 @@ def test_restart_a_person_asks_for_goes_ahead_unrecorded_on_a_crowded_instance(a
                        ordering_key=full)
     alert = wait_alert(app, name, "Restarted by")
     assert "carries 63 labels" in alert_text(alert)
-    assert app.wait_idle(60)
+    assert app.wait_idle()
     assert app.workbench.resets(full) == 1
     after = labels(app, full)
     assert "medic-last-restart" in after and "medic-inflight" not in after
@@ -199,12 +200,12 @@ def test_pause_with_no_room_for_its_label_says_how_many_to_remove(app: LocalStac
     slack = SlackRequester(SIGNING_SECRET, app.functions["slack_app"][0].url)
     url = app.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, channel_id=ALERT_CHANNEL)
-    assert app.slack.wait_for(lambda: any(":x:" in r["text"] for r in app.slack.responses(url)), timeout=60)
+    assert app.slack.wait_for(lambda: any(":x:" in r["text"] for r in app.slack.responses(url)), timeout=PATIENCE_S)
     said = next(r["text"] for r in app.slack.responses(url) if ":x:" in r["text"])
     assert said == (f":x: I could not pause restarts of *{name}*: `{name}` carries 64 labels; notebook-medic needs "
                     "9 free of GCP's 64 for its own: remove at least 9, or it can't keep count of restarts on this "
                     "instance."), said
-    assert app.wait_idle(60)
+    assert app.wait_idle()
     assert workbench_calls(app, name, "patch") == 0 and persons(app, full) == crowd(64)
 
 
@@ -238,7 +239,7 @@ def test_crash_loop_with_no_room_for_its_pause_is_not_announced_as_a_pause(app: 
     assert "carries 59 labels" in alert and "remove at least 4" in alert, alert
     assert "Restarts of this instance are paused" not in alert, alert
     assert "medic_resume" not in alert and "medic_pause" in alert, alert  # the buttons of an instance not paused
-    assert app.wait_idle(60)
+    assert app.wait_idle()
     [dm] = [m["text"] for m in app.slack.messages(f"U{name.upper().replace('-', '')}")]
     assert "keeps running out of memory" in dm and "still restarts it" in dm and "can't restart" not in dm, dm
     assert app.workbench.resets(full) == 0

@@ -13,6 +13,7 @@ import pytest
 from shared.core.models import Action, RestartRequest, Trigger
 from shared.core.payloads import WarnPayload
 from simulators.incidents import memory_incident
+from simulators.polling import PATIENCE_S
 from simulators.stack import PROJECT, LocalStack
 from tests.integration.conftest import new_instance, publish_request
 from tests.integration.helpers import ZONE
@@ -27,16 +28,16 @@ pytestmark = pytest.mark.wire
 def test_memory_incident_warns_the_owner_once_per_quiet_period(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-mem", slack_user="U0MEM")
     stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=93.2))
-    assert stack.slack.wait_for(lambda: len(dms(stack, "U0MEM")) == 1, timeout=60)
+    assert stack.slack.wait_for(lambda: len(dms(stack, "U0MEM")) == 1, timeout=PATIENCE_S)
     assert "93%" in dms(stack, "U0MEM")[0]["text"] and "save your work" in dms(stack, "U0MEM")[0]["text"].lower()
     # The DM goes first, the channel line right after it: wait for that one too.
     assert stack.slack.wait_for(
-        lambda: any(name in m.get("text", "") and "93%" in m.get("text", "") for m in stack.alerts()), timeout=60
+        lambda: any(name in m.get("text", "") and "93%" in m.get("text", "") for m in stack.alerts())
     )
     for percent in (95.0, 97.5):
         stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=percent))
     stack.monitoring(memory_incident(PROJECT, ZONE, name, percent=91.0, state="closed"))
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert len(dms(stack, "U0MEM")) == 1
     assert "medic-mem-warned" in stack.workbench.get(full)["labels"]
     assert stack.workbench.resets(full) == 0
@@ -49,7 +50,7 @@ def test_memory_incident_for_a_vm_that_is_no_notebook_stays_quiet(stack: LocalSt
     stack.monitoring({"incident": {"resource": {"type": "k8s_node"}}})
     _, victim = new_instance(stack, "wb-mem-forged", slack_user="U0MEMFORGED")
     stack.monitoring(memory_incident(PROJECT, ZONE, victim, percent=97.0, vm_id="4242424242424242424"))
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert not [c for c in stack.slack.calls[before:] if c.method.startswith("chat.")]
     assert any(r.get("decision") == "refused" and r.get("instance") == victim
                for r in stack.audit_records("on_memory_alert"))
@@ -68,7 +69,7 @@ def test_memory_warning_that_aged_in_the_queue_is_dropped_not_reported_as_a_kill
                              requested_at=datetime.now(UTC) - timedelta(hours=3), event_id="memory-old")
     before = len(stack.slack.calls)
     publish_request(stack, request)
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert not [c for c in stack.slack.calls[before:] if c.method.startswith(("chat.", "conversations."))]
     [record] = [r for r in stack.audit_records() if r.get("instance") == name]
     assert record["decision"] == "ignored" and "too old" in record["outcome"]

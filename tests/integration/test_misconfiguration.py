@@ -45,8 +45,8 @@ def _two_incidents(stack: LocalStack, prefix: str) -> None:
     for _ in range(2):
         full, name = new_instance(stack, prefix)
         kill(stack, full, name)
-        assert stack.workbench.wait_until(lambda full=full: stack.workbench.resets(full) == 1, timeout=60)
-        assert stack.wait_idle(60)
+        assert stack.workbench.wait_until(lambda full=full: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+        assert stack.wait_idle()
 
 
 def test_an_alert_channel_that_does_not_exist_is_one_error_naming_the_variable(stack: LocalStack) -> None:

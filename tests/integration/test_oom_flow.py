@@ -12,6 +12,7 @@ from shared.core import envelope
 from shared.core.models import Action, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from simulators.entries import noise_entry, oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.stack import ALERT_CHANNEL, OOM_TOPIC, PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 
@@ -29,8 +30,8 @@ def test_kill_with_jupyter_down_is_reset_once_and_reported(stack: LocalStack, fo
     entry = oom_entry(PROJECT, ZONE, name, form=form, ops_agent=ops_agent, pid=4242)
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     stack.sink(entry)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1
     [alert] = alerts_for(stack, name)
     assert "Restarted in" in alert["text"]
@@ -54,8 +55,8 @@ def test_kill_in_oom_kill_allocating_task_mode_is_forwarded_and_reset(stack: Loc
         "Out of memory: Killed", "Out of memory (oom_kill_allocating_task): Killed")
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     assert stack.sink(entry), "the sink's filter dropped a kill"
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [alert] = alerts_for(stack, name)
     assert "5151" in json.dumps(alert["blocks"])
 
@@ -68,8 +69,8 @@ def test_kill_that_jupyter_survives_is_not_reset(stack: LocalStack) -> None:
     owner = f"U{name.upper().replace('-', '')}"
     stack.workbench.oom_kill(full, jupyter_survives=True, health_delay_s=0.2)
     stack.sink(entry)
-    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 0
     assert alerts_for(stack, name) == []
     [dm] = stack.slack.messages(owner)
@@ -80,8 +81,8 @@ def test_kill_that_jupyter_survives_is_not_reset(stack: LocalStack) -> None:
 def test_health_that_never_arrives_resets_after_grace(stack: LocalStack) -> None:
     full, name = new_instance(stack, "wb-silent")
     stack.sink(oom_entry(PROJECT, ZONE, name))  # no oom_kill(): health_info never refreshes
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [alert] = alerts_for(stack, name)
     assert "no health report arrived" in json.dumps(alert["blocks"])
 
@@ -104,7 +105,7 @@ def test_lines_that_are_not_kills_never_restart(stack: LocalStack, line: str) ->
     assert stack.sink(entry) == ""
     assert len(stack.pubsub.published(OOM_TOPIC)) == before, "the local sink forwarded what the real one drops"
     stack.publish(OOM_TOPIC, json.dumps(entry).encode(), {"logging.googleapis.com/timestamp": "now"})
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 0
     assert not alerts_for(stack, name)
     assert not stack.pubsub.published(f"projects/{PROJECT}/topics/notebook-restarts") or all(
@@ -119,8 +120,8 @@ def test_same_entry_ten_times_is_one_reset(stack: LocalStack) -> None:
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     for _ in range(10):
         stack.sink(entry)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1
     assert len(alerts_for(stack, name)) == 1
 
@@ -133,7 +134,7 @@ def test_malformed_entries_are_acked_without_side_effects(stack: LocalStack, pay
     before = len(stack.pubsub.deliveries)
     resets = stack.workbench.count_calls("reset")
     stack.publish(OOM_TOPIC, payload)  # what no sink publishes: straight onto the topic
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     new = stack.pubsub.deliveries[before:]
     assert new and all(d.acked for d in new), new
     assert stack.workbench.count_calls("reset") == resets
@@ -144,9 +145,9 @@ def test_unresolvable_kill_alerts_with_the_raw_entry(stack: LocalStack) -> None:
     entry["textPayload"] = entry["textPayload"]  # legacy agent: no syslog prefix, so no host either
     stack.sink(entry)
     assert stack.slack.wait_for(
-        lambda: any("could not tie" in m.get("text", "") for m in stack.slack.messages(ALERT_CHANNEL)), timeout=60
+        lambda: any("could not tie" in m.get("text", "") for m in stack.slack.messages(ALERT_CHANNEL))
     )
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     # One grouped note per cause and window: the kill is in it, or counted in one an earlier line opened.
     told = [r for r in stack.audit_records()
             if r.get("event_id") == entry["insertId"] and r.get("decision") == "unresolved"]
@@ -158,7 +159,7 @@ def test_malformed_restart_request_is_acked(stack: LocalStack) -> None:
     before = len(stack.pubsub.deliveries)
     stack.publish(topic, base64.b64encode(b"junk"), ordering_key="x")
     stack.publish(topic, json.dumps({"action": "restart", "trigger": "oom"}).encode(), ordering_key="x")
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert all(d.acked for d in stack.pubsub.deliveries[before:])
 
 
@@ -170,15 +171,15 @@ def test_second_kill_that_takes_down_what_the_first_spared_is_reset_once(stack: 
     owner = f"U{name.upper().replace('-', '')}"
     stack.workbench.oom_kill(full, jupyter_survives=True, health_delay_s=0.2)
     stack.sink(oom_entry(PROJECT, ZONE, name, pid=1111))
-    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 0
     assert "medic-last-kill" in stack.workbench.get(full)["labels"]  # kill 2 falls in kill 1's cooldown
 
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     stack.sink(oom_entry(PROJECT, ZONE, name, pid=2222))
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1
     [restarted] = alerts_for(stack, name)  # kill 1 was told to the owner only
     assert "Restarted in" in restarted["text"] and "2222" in json.dumps(restarted["blocks"])
@@ -193,8 +194,8 @@ def test_lines_of_a_kill_jupyter_survived_are_one_message(stack: LocalStack) -> 
     stack.workbench.oom_kill(full, jupyter_survives=True, health_delay_s=0.2)
     for _ in range(5):
         stack.sink(entry)
-    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(stack.slack.messages(owner)), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 0
     assert alerts_for(stack, name) == []
     [dm] = stack.slack.messages(owner)
@@ -212,8 +213,8 @@ def test_kill_in_every_live_shape_is_reset(stack: LocalStack, shape: str, label:
     entry = oom_entry(PROJECT, ZONE, name, shape=shape, with_name_label=label, pid=6161)
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     assert stack.sink(entry), "the sink's filter dropped a kill"
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [queued] = [r for r in stack.audit_records("on_oom") if r.get("instance") == name]
     assert queued["named_by"] == ("label" if label else "instance id")
 
@@ -226,8 +227,8 @@ def test_kill_dated_a_day_ahead_is_acted_on_at_its_receipt(stack: LocalStack) ->
     full, name = new_instance(stack, "wb-ahead")
     entry = oom_entry(PROJECT, ZONE, name, at=datetime.now(UTC) + timedelta(days=1) - timedelta(minutes=1))
     stack.sink(entry)  # no oom_kill(): health never refreshes, as from a VM that is really down
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [queued] = [r for r in stack.audit_records("on_oom") if r.get("instance") == name]
     assert "taken at its receipt" in queued["clock"] and queued["dated_at"].startswith(entry["timestamp"][:16])
     waits = [r for r in stack.worker_records() if r.get("instance") == name and r.get("decision") == "reset-not-seen"]
@@ -254,7 +255,7 @@ def test_forged_kill_resets_nothing_and_holds_no_key(stack: LocalStack, forgery:
         labels["instance_id"] = "1234567890123456789"
     before = len(stack.alerts())
     assert stack.sink(entry)
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.resets(victim_full) == 0
     records = stack.audit_records("on_oom")
     [refused] = [r for r in records if r.get("decision") == "refused" and r.get("named") == victim]
@@ -267,8 +268,8 @@ def test_forged_kill_resets_nothing_and_holds_no_key(stack: LocalStack, forgery:
     assert len(stack.alerts()) <= before + 1, "at most one note to the organizers"
 
     stack.sink(oom_entry(PROJECT, ZONE, victim, pid=7777))  # the victim's own VM, a moment later
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(victim_full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(victim_full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
 
 
 @pytest.mark.parametrize(
@@ -285,7 +286,7 @@ def test_the_worker_refuses_a_request_about_another_project_or_zone(
                              payload=RestartPayload())
     gets = stack.workbench.count_calls("get")
     stack.publish(RESTART_TOPIC, envelope.encode(request), {"instance": name}, ordering_key=name)
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     rejected = [r for r in stack.audit_records() if r.get("event_id") == request.event_id]
     assert rejected and all(r["decision"] == "rejected" and says in r["outcome"] for r in rejected), rejected
     assert stack.workbench.count_calls("get") == gets, "nothing about it was even read"

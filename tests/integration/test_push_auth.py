@@ -19,6 +19,7 @@ from shared.core import envelope, payloads
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from shared.core.payloads import RestartPayload
 from simulators.oidc import OidcIssuer
+from simulators.polling import PATIENCE_S
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import ORGANIZER, wait_for
@@ -38,7 +39,7 @@ def _post(url: str, body: bytes, authorization: str | None) -> int:
     headers = {"Content-Type": "application/json", **({"Authorization": authorization} if authorization else {})}
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.urlopen(request, timeout=PATIENCE_S) as response:
             return int(response.status)
     except urllib.error.HTTPError as err:
         return int(err.code)
@@ -89,7 +90,7 @@ def test_a_push_without_pubsubs_token_is_refused_and_nothing_is_done(stack: Loca
     url = stack.functions["restart_worker"][0].url
     status = _post(url, _restart_push(stack, full, f"forged-{name}"), _forged(stack, kind))
     assert status == REFUSED[kind]
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 0
     assert not [r for r in stack.audit_records() if r.get("instance") == name], "the body was read"
     assert any(r.get("decision") == "push refused" and r.get("status") == REFUSED[kind]
@@ -102,7 +103,7 @@ def test_the_token_pubsub_signs_is_acted_on(stack: LocalStack) -> None:
     status = _post(stack.functions["restart_worker"][0].url, _restart_push(stack, full, f"signed-{name}"),
                    stack.push_headers()["Authorization"])
     assert status == 204
-    assert wait_for(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert wait_for(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
 
 
 def test_every_push_through_the_stack_carries_a_token_that_holds(stack: LocalStack) -> None:
@@ -111,8 +112,8 @@ def test_every_push_through_the_stack_carries_a_token_that_holds(stack: LocalSta
     refused_before = len([r for r in stack.worker_records() if r.get("decision") == "push refused"])
     full, name = new_instance(stack, "through-pubsub")
     stack.publish(RESTART_TOPIC, _message_data(full, f"bus-{name}"), {"instance": name}, ordering_key=full)
-    assert wait_for(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert wait_for(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert len([r for r in stack.worker_records() if r.get("decision") == "push refused"]) == refused_before
     assert stack.pubsub.deliveries and all(d.acked for d in stack.pubsub.deliveries)
 
@@ -132,7 +133,7 @@ def test_a_signed_push_claiming_a_participant_is_an_organizer_stops_nothing(stac
     body = _restart_push(stack, full, f"claim-{name}", claim, Action.STOP)
     status = _post(stack.functions["restart_worker"][0].url, body, stack.push_headers()["Authorization"])
     assert status == 204
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.get(full)["state"] == "ACTIVE" and stack.workbench.resets(full) == 0
     [audit] = [r for r in stack.audit_records() if r.get("instance") == name]
     assert audit["decision"] == "denied" and "organizer claim" in audit["outcome"]

@@ -13,7 +13,7 @@ import pytest
 from simulators.slack import SlackRequester
 from simulators.stack import SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import stack_with_organizer, wait_for
+from tests.integration.helpers import slow_answer, stack_with_organizer, wait_for
 
 pytestmark = pytest.mark.wire
 BURST = 30
@@ -38,13 +38,15 @@ def test_a_burst_of_bigger_commands_over_two_slack_app_instances_posts_one_reque
         answers = list(pool.map(ask, range(BURST)))
     handed = [n for n, a in enumerate(answers) if "Asking the organizers" in a]
     still_open = [a for a in answers if "is still with the organizers" in a]
-    # A command whose reads (Workbench, or Slack: users.info, the channel's history) outlast Slack's 3 s on a loaded
-    # machine is answered "try again": the machine's speed, not a request; none of them is handed on.
-    slow = [a for a in answers if "couldn't reach" in a]
+    # A command whose reads (Workbench, or Slack: users.info, the channel's history) outlast their share of Slack's
+    # window on a loaded machine is answered "ask again" (deny.slow, deny.unavailable): the machine's speed, not a
+    # request; none of them is handed on. How many are slow is the machine's, so no count of them is asserted: the
+    # burst shows its point as long as one command was handed on and one folded into it.
+    slow = [a for a in answers if slow_answer(a)]
     other = [a for a in answers if "Asking the organizers" not in a and a not in still_open + slow]
     assert not other, other
-    assert 1 <= len(handed) <= 2, "each instance holds what it handed on (asks.RESERVED_S)"
-    assert len(still_open) >= BURST // 2, f"{len(slow)} of {BURST} answered slow"
+    assert 1 <= len(handed) <= 2, ("each instance holds what it handed on (asks.RESERVED_S)", len(slow))
+    assert still_open, f"{len(slow)} of {BURST} answered slow, none folded"
 
     def told(n: int) -> list[str]:
         return [r["text"] for r in stack.slack.responses(urls[n])]

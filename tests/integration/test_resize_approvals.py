@@ -12,6 +12,7 @@ import pytest
 
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from shared.core.payloads import ResizePayload
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, PROJECT, LocalStack
 from tests.integration.conftest import new_instance, publish_request
@@ -40,8 +41,8 @@ def test_approve_pressed_twice_resizes_once_and_says_it_is_already_that_size(
     request = bigger_request(stack, slack, "U0TWICE", name)
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
     second = press(stack, slack, ORGANIZER[0], "medic_resize", request)  # queued behind the first
-    assert stack.slack.wait_for(lambda: len(replies(stack, second)) == 2, timeout=60), replies(stack, second)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: len(replies(stack, second)) == 2, timeout=PATIENCE_S), replies(stack, second)
+    assert stack.wait_idle()
     answer = replies(stack, second)[-1]
     assert "is already on e2-highmem-4 (32.0 GiB)" in answer and "restart" in answer, answer
     assert "Already restarted" not in answer
@@ -57,8 +58,8 @@ def test_an_approve_on_an_older_request_does_not_shrink_a_machine_that_moved_up(
     full, name = new_instance(stack, "wb-movedup", slack_user="U0MOVEDUP", machine_type="e2-highmem-8")
     request = posted_request(stack, full, "e2-highmem-4", "U0MOVEDUP")  # asked for while it was smaller
     url = press(stack, slack, ORGANIZER[0], "medic_resize", request)
-    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=60), replies(stack, url)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=PATIENCE_S), replies(stack, url)
+    assert stack.wait_idle()
     answer = replies(stack, url)[-1]
     assert "already on e2-highmem-8 (64.0 GiB), at least what was asked (e2-highmem-4, 32.0 GiB)" in answer, answer
     assert stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-highmem-8")
@@ -77,8 +78,8 @@ def test_approve_for_a_deleted_notebook_says_it_was_not_resized_and_closes_the_r
     request = posted_request(stack, gone, "e2-highmem-4", "U0GONE")
     alerts_before = len(stack.alerts())
     url = press(stack, slack, ORGANIZER[0], "medic_resize", request)
-    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=60), replies(stack, url)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=PATIENCE_S), replies(stack, url)
+    assert stack.wait_idle()
     # The app's acknowledgement ("Resizing…") and the worker's answer are two posts to the same response_url: on a
     # loaded machine the worker's can land first (docs/limitations.md), so the answer is found by what it says.
     finals = [r for r in replies(stack, url) if not r.startswith("Resizing")]
@@ -98,8 +99,8 @@ def test_approve_for_a_notebook_still_starting_tells_the_participant_it_was_not_
 ) -> None:
     full, name = new_instance(stack, "wb-notyet", slack_user="U0NOTYET", state="STARTING")
     url = press(stack, slack, ORGANIZER[0], "medic_resize", posted_request(stack, full, "e2-highmem-4", "U0NOTYET"))
-    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=60), replies(stack, url)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=PATIENCE_S), replies(stack, url)
+    assert stack.wait_idle()
     assert "was not resized: it is STARTING" in replies(stack, url)[-1]
     told = [m["text"] for m in dms(stack, "U0NOTYET")]
     assert told == [f":information_source: *{name}* was not resized: it was STARTING when the organizers approved; "
@@ -116,8 +117,8 @@ def test_an_approve_too_old_to_act_on_tells_the_participant_it_was_not_resized(s
         alert_ts=message["ts"], alert_channel=ALERT_CHANNEL, alert_blocks=tuple(message["blocks"]),
         payload=ResizePayload(machine_type="e2-highmem-4", asked_by="U0OLDAPPROVE"))
     publish_request(stack, request)
-    assert stack.slack.wait_for(lambda: bool(dms(stack, "U0OLDAPPROVE")), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: bool(dms(stack, "U0OLDAPPROVE")), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     told = [m["text"] for m in dms(stack, "U0OLDAPPROVE")]
     assert told == [f":information_source: *{name}* was not resized: the organizers' approval reached me 2 h after "
                     "they gave it, later than the 1 h I act on; they can approve again."], told
@@ -128,8 +129,8 @@ def test_an_organizer_who_asked_and_approved_is_answered_once(stack: LocalStack,
     """The asker pressed Approve themselves: the reply answers them; no DM says it again."""
     full, _ = new_instance(stack, "wb-ownask", machine_type="e2-highmem-8")
     url = press(stack, slack, ORGANIZER[0], "medic_resize", posted_request(stack, full, "e2-highmem-4", ORGANIZER[0]))
-    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=60), replies(stack, url)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: len(replies(stack, url)) == 2, timeout=PATIENCE_S), replies(stack, url)
+    assert stack.wait_idle()
     assert "at least what was asked" in replies(stack, url)[-1]
     assert not [m["text"] for m in dms(stack, ORGANIZER[0]) if "was not resized" in m["text"]]
 
@@ -149,9 +150,9 @@ def test_an_approve_acted_on_after_its_response_url_expired_is_answered_by_dm(st
         payload=ResizePayload(machine_type="e2-highmem-4", asked_by="U0LATEAPPROVE"))
     publish_request(stack, request)
     assert stack.slack.wait_for(
-        lambda: any(f"{name} now runs on e2-highmem-4" in m["text"] for m in dms(stack, ORGANIZER[0])), timeout=60
+        lambda: any(f"{name} now runs on e2-highmem-4" in m["text"] for m in dms(stack, ORGANIZER[0]))
     ), [m["text"] for m in dms(stack, ORGANIZER[0])]
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert not [c for c in stack.slack.calls_to("response_url") if c.error == "expired_url"]  # not tried in vain
 
 
@@ -163,8 +164,8 @@ def test_a_participant_who_asked_for_someone_elses_notebook_hears_the_outcome_an
     request = posted_request(stack, full, "e2-highmem-4", "U0HELPER")
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
     assert stack.slack.wait_for(lambda: any("approved your request" in m["text"] for m in dms(stack, "U0HELPER")),
-                                timeout=60)
-    assert stack.wait_idle(60)
+                                timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert [m["text"] for m in dms(stack, "U0HELPER")] == [
         f":tada: The organizers approved your request: *{name}* now runs on e2-highmem-4 (32.0 GiB). "
         "It was restarted to apply it."]

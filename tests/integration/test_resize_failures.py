@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from simulators.entries import oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -73,8 +74,8 @@ def test_a_failed_step_leaves_the_old_machine_running_and_says_so(
     request = bigger_request(stack, slack, user, name)
     stack.workbench.inject_fault(path_contains=name, **{"count": 1, **fault})
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
-    assert stack.slack.wait_for(lambda: any("Resize failed" in t for t in thread(stack, request["ts"])), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: any("Resize failed" in t for t in thread(stack, request["ts"])))
+    assert stack.wait_idle()
     report = next(t for t in thread(stack, request["ts"]) if "Resize failed" in t)
     assert expected in report, report
     instance = stack.workbench.get(full)
@@ -99,8 +100,8 @@ def test_a_failed_resize_of_a_stopped_notebook_leaves_it_stopped(
     request = bigger_request(stack, slack, "U0ASLEEP", name)
     stack.workbench.inject_fault(path_contains=name, count=1, **fault)
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
-    assert stack.slack.wait_for(lambda: any("Resize failed" in t for t in thread(stack, request["ts"])), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.slack.wait_for(lambda: any("Resize failed" in t for t in thread(stack, request["ts"])))
+    assert stack.wait_idle()
     report = next(t for t in thread(stack, request["ts"]) if "Resize failed" in t)
     assert "STOPPED on e2-standard-4" in report, report
     instance = stack.workbench.get(full)
@@ -130,7 +131,7 @@ def test_a_stop_still_running_at_the_deadline_is_reported_as_where_it_ends(
     assert "press Approve again" in report, report
 
     assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED")
-    assert slow.wait_idle(60)
+    assert slow.wait_idle()
     instance = slow.workbench.get(full)
     assert instance["state"] == "STOPPED" and instance["gceSetup"]["machineType"].endswith("/e2-standard-4")
     assert lifecycle_calls(slow, name) == ["POST stop"]  # nothing sent behind the stop's back
@@ -139,7 +140,7 @@ def test_a_stop_still_running_at_the_deadline_is_reported_as_where_it_ends(
     [kept] = [m for m in slow.alerts() if m["ts"] == request["ts"]]
     assert report in json.dumps(kept["blocks"], ensure_ascii=False)
     press(slow, slow_slack, ORGANIZER[0], "medic_resize", kept)
-    assert slow.slack.wait_for(lambda: "now runs on e2-highmem-4" in thread(slow, request["ts"])[-1], timeout=60)
+    assert slow.slack.wait_for(lambda: "now runs on e2-highmem-4" in thread(slow, request["ts"])[-1])
     instance = slow.workbench.get(full)
     assert instance["state"] == "ACTIVE" and instance["gceSetup"]["machineType"].endswith("/e2-highmem-4")
     [closed] = [m for m in slow.alerts() if m["ts"] == request["ts"]]
@@ -155,8 +156,8 @@ def test_a_report_from_the_alerts_button_names_that_button_to_press_again(
     full, name = new_instance(slow, "wb-slowoffer", slack_user="U0SLOWOFFER", labels=earlier)
     slow.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     slow.sink(oom_entry(PROJECT, ZONE, name))
-    assert slow.workbench.wait_until(lambda: slow.workbench.resets(full) == 1, timeout=60)
-    assert slow.wait_idle(60)
+    assert slow.workbench.wait_until(lambda: slow.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert slow.wait_idle()
     [alert] = [m for m in slow.alerts() if name in json.dumps(m.get("blocks", []))]
     monkeypatch.setattr(slow.workbench, "stop_seconds", SLOW_S)
     press(slow, slow_slack, ORGANIZER[0], "medic_resize", alert)
@@ -165,11 +166,11 @@ def test_a_report_from_the_alerts_button_names_that_button_to_press_again(
     assert "Approve" not in report, report
     [kept] = [m for m in slow.alerts() if m["ts"] == alert["ts"]]  # pressed again while still STOPPING
     url = press(slow, slow_slack, ORGANIZER[0], "medic_resize", kept)
-    assert slow.slack.wait_for(lambda: len(slow.slack.responses(url)) == 2, timeout=60)
+    assert slow.slack.wait_for(lambda: len(slow.slack.responses(url)) == 2, timeout=PATIENCE_S)
     again = slow.slack.responses(url)[-1]["text"]
     assert "Press Give it more memory: e2-standard-4 → e2-highmem-4 again once it is ACTIVE" in again, again
     assert slow.workbench.wait_until(lambda: slow.workbench.get(full)["state"] == "STOPPED")
-    assert slow.wait_idle(60)
+    assert slow.wait_idle()
 
 
 # A start still running at the deadline (on the new type, or on the old one after a failed update) is left alone
@@ -185,7 +186,7 @@ def test_a_machine_type_change_still_running_at_the_deadline_starts_nothing(
     press(slow, slow_slack, ORGANIZER[0], "medic_resize", request)
     report = resize_report(slow, request["ts"])
     assert "changing the machine type" in report and "STOPPED on e2-standard-4" in report, report
-    assert slow.wait_idle(60)
+    assert slow.wait_idle()
     time.sleep(1.0)  # a start sent at the deadline (0.3 s here) would have finished by now
     instance = slow.workbench.get(full)
     assert instance["state"] == "STOPPED" and instance["gceSetup"]["machineType"].endswith("/e2-standard-4")

@@ -14,6 +14,7 @@ import pytest
 
 from shared.core.resize_asks import ledger
 from simulators.entries import oom_entry
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, RESTART_TOPIC, LocalStack
 from tests.integration.conftest import new_instance
@@ -60,8 +61,8 @@ def test_bigger_request_reaches_organizers_and_only_they_approve(stack: LocalSta
     press(stack, slack, ORGANIZER[0], "medic_resize", request)
     assert stack.workbench.wait_until(
         lambda: stack.workbench.get(full)["gceSetup"]["machineType"].endswith("/e2-highmem-4")
-        and stack.workbench.get(full)["state"] == "ACTIVE", timeout=60)
-    assert stack.wait_idle(60)
+        and stack.workbench.get(full)["state"] == "ACTIVE", timeout=PATIENCE_S)
+    assert stack.wait_idle()
     calls = [c for c in stack.workbench.calls if name in c[1] and c[0] in ("POST", "PATCH")]
     assert [c[0] + " " + c[1].rsplit(":", 1)[-1] if c[0] == "POST" else "PATCH" for c in calls] == [
         "PATCH", "POST stop", "PATCH", "POST start"], calls  # the request's ledger label (issue 44), then the resize
@@ -107,8 +108,8 @@ def test_repeated_kills_of_a_gpu_notebook_offer_no_machine_without_its_gpus(stac
     full, name = new_instance(stack, "wb-gpu", slack_user="U0GPU", labels=earlier, machine_type="g2-standard-8")
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     stack.sink(oom_entry(PROJECT, ZONE, name))
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [alert] = [m for m in stack.alerts() if name in json.dumps(m.get("blocks", []))]
     assert "medic_restart" in json.dumps(alert["blocks"])
     assert "medic_resize" not in json.dumps(alert["blocks"])  # was: g2-standard-8 → e2-highmem-8
@@ -121,8 +122,8 @@ def test_repeated_kills_make_the_alert_offer_more_memory(stack: LocalStack) -> N
     entry = oom_entry(PROJECT, ZONE, name)
     stack.workbench.oom_kill(full, jupyter_survives=False, health_delay_s=0.2)
     stack.sink(entry)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [alert] = [m for m in stack.alerts() if name in json.dumps(m.get("blocks", []))]
     assert "medic_resize" in json.dumps(alert["blocks"])
     assert "Give it more memory: e2-standard-4 → e2-highmem-4 (+$0.047/h)" in json.dumps(alert["blocks"],

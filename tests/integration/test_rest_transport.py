@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 import simulators.workbench
+from simulators.polling import PATIENCE_S
 from simulators.stack import LocalStack
 from tests.integration.conftest import new_instance
 from tests.integration.helpers import (
@@ -66,7 +67,7 @@ def test_reset_that_times_out_but_was_applied_is_followed_not_repeated(stack: Lo
     full, name = new_instance(stack, "rest-timeout")
     stack.workbench.inject_fault(method="reset", path_contains=f"/instances/{name}:reset", kind="timeout")
     kill(stack, full, name)
-    assert wait_for(lambda: workbench_calls(stack, name, "reset") >= 1, timeout=60)
+    assert wait_for(lambda: workbench_calls(stack, name, "reset") >= 1, timeout=PATIENCE_S)
     time.sleep(HOLD_S + 1.0)
     assert_incident_closed(stack, full, name, resets=1, says="Restarted in")
     assert workbench_calls(stack, name, "reset") == 1

@@ -10,6 +10,7 @@ from slack_sdk import WebClient
 
 from shared.core.blocks import resize_request_blocks, resize_value
 from shared.core.models import InstanceRef
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import (
     ALERT_CHANNEL,
@@ -82,7 +83,7 @@ def test_authorization_matrix(stack: LocalStack, slack: SlackRequester, caller: 
     assert "alice@contest.example" not in response.body  # a denial never says whose it is
     allowed = expected == "Restarting"
     assert restart_requests(stack) - before == (1 if allowed else 0)
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == (1 if allowed else 0)
     if allowed:
         assert stack.slack.wait_for(lambda: any("restarted" in r.get("text", "") for r in stack.slack.responses(url)))
@@ -102,8 +103,8 @@ def test_bare_command_restarts_the_only_instance(stack: LocalStack, slack: Slack
     full, name = new_instance(stack, "wb-solo", owner="solo@contest.example", slack_user="U0SOLO")
     response = slack.slash_command("U0SOLO", "", response_url=stack.slack.new_response_url())
     assert f"Restarting *{name}*" in response.body
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert not stack.slack.messages("U0SOLO")  # their own restart: the reply says it, no DM on top
 
 
@@ -113,7 +114,7 @@ def test_the_word_payload_anywhere_in_a_command_is_just_a_word(stack: LocalStack
     response = slack.slash_command("U0PAYLOAD", name, response_url=stack.slack.new_response_url(),
                                    channel_name="payload-team", user_name="payload.person")
     assert response.status == 200 and f"Restarting *{name}*" in response.body, (response.status, response.body)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     typed = slack.slash_command("U0PAYLOAD", "payload", response_url=stack.slack.new_response_url())
     assert typed.status == 200 and "payload" in typed.body  # no such instance: said, with the name typed
     forged = slack.slash_command("U0PAYLOAD", name, response_url=stack.slack.new_response_url(),
@@ -143,10 +144,10 @@ def test_second_request_while_restarting_is_coalesced_then_rate_limited(
     full, name = alice_instance(stack, "wb-twice")
     first = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
     assert "Restarting" in first.body
-    stack.workbench.wait_until(lambda: "medic-inflight" in stack.workbench.get(full).get("labels", {}), timeout=60)
+    stack.workbench.wait_until(lambda: "medic-inflight" in stack.workbench.get(full).get("labels", {}))
     second = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
     assert "already restarting" in second.body
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     third = slack.slash_command(ALICE[0], name, response_url=stack.slack.new_response_url())
     assert "again in" in third.body
     assert stack.workbench.resets(full) == 1
@@ -183,7 +184,7 @@ def test_organizer_buttons_work_and_others_are_refused(stack: LocalStack, slack:
     allowed = slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, message_ts=ts)
     assert allowed.status == 200
     assert stack.workbench.wait_until(
-        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=60
+        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=PATIENCE_S
     )
     assert stack.slack.wait_for(
         lambda: any("paused by <@U0ORG>" in r.get("text", "") for r in stack.slack.responses(url))
@@ -196,7 +197,7 @@ def test_organizer_buttons_work_and_others_are_refused(stack: LocalStack, slack:
 
     slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=stack.slack.new_response_url(), message_ts=ts)
     assert stack.workbench.wait_until(
-        lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}), timeout=60
+        lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}), timeout=PATIENCE_S
     )
 
 
@@ -210,7 +211,7 @@ def test_buttons_on_a_stopped_instance_say_what_was_not_done(stack: LocalStack, 
         url = stack.slack.new_response_url()
         slack.block_action(ORGANIZER[0], action, full, response_url=url, message_ts=ts)
         assert stack.slack.wait_for(
-            lambda u=url: any("STOPPED" in r.get("text", "") for r in stack.slack.responses(u)), timeout=60
+            lambda u=url: any("STOPPED" in r.get("text", "") for r in stack.slack.responses(u)), timeout=PATIENCE_S
         )
         said[action] = next(r["text"] for r in stack.slack.responses(url) if "STOPPED" in r.get("text", ""))
     assert said["medic_stop"] == f":pause_button: *{name}* was not stopped: it is STOPPED."
@@ -244,8 +245,8 @@ def test_restart_now_button_restarts_and_amends_its_alert(stack: LocalStack, sla
     message = {"ts": posted["ts"], "text": posted["message"]["text"], "blocks": [original]}
     slack.block_action(ORGANIZER[0], "medic_restart", full, response_url=stack.slack.new_response_url(),
                        message_ts=posted["ts"], message=message)
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     [alert] = [m for m in stack.alerts() if m["ts"] == posted["ts"]]
     body = json.dumps(alert["blocks"])
     assert "pid 4242" in body and "Restarted by <@U0ORG>" in body
@@ -266,7 +267,7 @@ def test_owner_from_instance_metadata_reaches_the_alert_as_plain_text(stack: Loc
     name = f"wb-owner-{owner}"
     full = stack.workbench.add_instance(PROJECT, ZONE, name, owner_email=METADATA_OWNERS[owner])
     kill(stack, full, name)
-    alert = wait_alert(stack, name, "Restarted", timeout=60)
+    alert = wait_alert(stack, name, "Restarted", timeout=PATIENCE_S)
     [field] = [f["text"] for b in alert["blocks"] for f in b.get("fields", []) if f["text"].startswith("*Owner*")]
     assert len(field) <= 2000 and "<!" not in field and "<http" not in field, field[:300]
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from slack_sdk import WebClient
 
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, BOT_TOKEN, SIGNING_SECRET, SLACK_PRODUCTION_BUDGET, LocalStack
 from tests.integration.conftest import new_instance
@@ -49,7 +50,7 @@ def test_button_is_answered_in_time_when_its_response_url_hangs(production_budge
             stack.slack.clear_faults()
         assert response.status == 200 and response.elapsed_s < HANG_S / 2, (who, response.status, response.elapsed_s)
     assert stack.workbench.wait_until(  # the organizer's press was queued all the same, and done
-        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=60
+        lambda: stack.workbench.get(full).get("labels", {}).get("medic-auto") == "paused", timeout=PATIENCE_S
     )
 
 
@@ -73,7 +74,7 @@ def test_slash_command_is_answered_in_time_when_a_service_is_slow(production_bud
     _, warm = new_instance(stack, "wb-warm", owner="warm@contest.example", slack_user="U0WARM")
     # Warm (the publisher exists). Production's budget on a busy machine may acknowledge this one first: either way.
     assert slack.slash_command("U0WARM", warm, response_url=stack.slack.new_response_url()).status == 200
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     full, name = new_instance(stack, "wb-late", owner="late@contest.example", slack_user="U0LATE")
     latency, expected = SLOW[slow]
     if slow == "pubsub-after-slow-reads":
@@ -88,11 +89,11 @@ def test_slash_command_is_answered_in_time_when_a_service_is_slow(production_bud
     assert response.status == 200 and response.elapsed_s < latency, (response.elapsed_s, response.body)
     assert expected in response.body, response.body
     assert slow.startswith("pubsub") or "try again" not in response.body, response.body
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1
     if not slow.startswith("pubsub"):  # the one final answer, from the worker
-        assert stack.slack.wait_for(lambda: len(stack.slack.responses(url)) == 1, timeout=60)
+        assert stack.slack.wait_for(lambda: len(stack.slack.responses(url)) == 1, timeout=PATIENCE_S)
         [final] = stack.slack.responses(url)
         assert "wb-late" in final.get("text", "") and "try again" not in final.get("text", ""), final
 
@@ -104,7 +105,7 @@ def test_button_with_a_slow_publish_is_answered_in_time_and_honestly(production_
     bot = WebClient(token=BOT_TOKEN, base_url=stack.slack.api_url)
     ts = bot.chat_postMessage(channel=ALERT_CHANNEL, text="an alert")["ts"]
     slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url(), message_ts=ts)
-    assert stack.wait_idle(60)  # warm: the publisher exists
+    assert stack.wait_idle()  # warm: the publisher exists
     url = stack.slack.new_response_url()
     stack.pubsub.latency_s = PUBLISH_HELD_S
     try:
@@ -123,7 +124,7 @@ def test_a_press_is_not_held_by_a_slow_replay_check(production_budget: LocalStac
     slow = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url, timeout_s=40)
     full, _ = new_instance(stack, "wb-slowcheck")
     slow.block_action(ORGANIZER[0], "medic_pause", full, response_url=stack.slack.new_response_url())
-    assert stack.wait_idle(60)  # warm: the publisher and the Workbench client exist
+    assert stack.wait_idle()  # warm: the publisher and the Workbench client exist
     url = stack.slack.new_response_url()
     stack.workbench.latency_s = HANG_S
     try:
@@ -132,7 +133,7 @@ def test_a_press_is_not_held_by_a_slow_replay_check(production_budget: LocalStac
         stack.workbench.latency_s = 0.0
     assert pressed.status == 200 and pressed.elapsed_s < HANG_S, pressed.elapsed_s
     assert stack.slack.wait_for(lambda: any("resum" in r.get("text", "").lower() for r in stack.slack.responses(url)),
-                                timeout=60)
+                                timeout=PATIENCE_S)
     assert stack.workbench.wait_until(lambda: "medic-auto" not in stack.workbench.get(full).get("labels", {}),
-                                      timeout=60)
-    assert stack.wait_idle(60)
+                                      timeout=PATIENCE_S)
+    assert stack.wait_idle()

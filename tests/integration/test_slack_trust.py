@@ -28,6 +28,7 @@ from shared.core.history import acted_digest
 from shared.core.messages import text
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from shared.core.payloads import ModePayload, RestartPayload
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester, SlackResponse, SlackSimulator
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -85,7 +86,7 @@ def test_a_look_alike_of_an_organizers_email_is_not_an_organizer(
     assert "All notebooks" not in fleet and name not in fleet
     if DEFERRED not in response.body:
         assert queued(stack) == before  # refused at once: nothing queued
-    assert stack.wait_idle(60) and stack.workbench.resets(full) == 0
+    assert stack.wait_idle() and stack.workbench.resets(full) == 0
 
 
 def final_answer(stack: LocalStack, body: str, response_url: str) -> str:
@@ -93,7 +94,7 @@ def final_answer(stack: LocalStack, body: str, response_url: str) -> str:
     of Slack's 3 s (slow is not wrong: test_slack_app_budget.py), the worker's one answer through response_url."""
     if DEFERRED not in body:
         return body
-    assert stack.slack.wait_for(lambda: len(stack.slack.responses(response_url)) == 1, timeout=60)
+    assert stack.slack.wait_for(lambda: len(stack.slack.responses(response_url)) == 1, timeout=PATIENCE_S)
     return str(stack.slack.responses(response_url)[0].get("text", ""))
 
 
@@ -122,8 +123,8 @@ def test_the_organizer_and_the_owner_themselves_still_act(stack: LocalStack, sla
     full, name = new_instance(stack, "wb-other")
     response = slack.slash_command("U0KATE", name, response_url=stack.slack.new_response_url())
     assert "Restarting" in response.body, response.body
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
 
 
 REFUSED_USERS = {  # users.info says (fields as Slack returns them; simulators/slack.py add_user)
@@ -151,7 +152,7 @@ def test_a_user_who_is_not_an_active_member_here_is_refused(
     assert pressed.status == 200
     assert stack.slack.wait_for(lambda: any(says in r.get("text", "") for r in stack.slack.responses(url)))
     assert queued(stack) == before
-    assert stack.wait_idle(60) and stack.workbench.resets(full) == 0
+    assert stack.wait_idle() and stack.workbench.resets(full) == 0
     [record] = [r for r in stack.audit_records("slack_app") if r.get("user") == user and "target" in r]
     assert record["reason"].startswith("Slack user refused")
 
@@ -162,8 +163,8 @@ def test_an_email_confirmed_where_slack_does_not_say_is_taken(stack: LocalStack,
     stack.slack.add_user("U0NOFLAG", "noflag", "noflag@contest.example", email_confirmed=None)
     response = slack.slash_command("U0NOFLAG", name, response_url=stack.slack.new_response_url())
     assert "Restarting" in response.body, response.body
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
 
 
 def test_a_group_organizer_is_nobody_while_the_group_cannot_be_read(stack: LocalStack, slack: SlackRequester) -> None:
@@ -178,7 +179,7 @@ def test_a_group_organizer_is_nobody_while_the_group_cannot_be_read(stack: Local
     assert stack.slack.calls_to("usergroups.users.list")  # it was asked, and failed
     fleet = slack.slash_command(ORGANIZER[0], "status", response_url=stack.slack.new_response_url())
     assert "All notebooks" in fleet.body
-    assert stack.wait_idle(60) and "medic-auto" not in labels(stack, full)
+    assert stack.wait_idle() and "medic-auto" not in labels(stack, full)
 
 
 def test_the_organizer_group_fails_closed_when_it_cannot_be_read() -> None:
@@ -247,11 +248,11 @@ def test_a_foreign_response_url_is_never_posted_to(
     full, name = new_instance(stack, "wb-foreign", owner="foreign@contest.example", slack_user="U0FOREIGN")
     response = slack.slash_command("U0FOREIGN", name, response_url=url)
     assert "Restarting" in response.body, response.body
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+    assert stack.wait_idle()
     pressed = slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url)
     assert pressed.status == 200
-    assert stack.workbench.wait_until(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=60)
+    assert stack.workbench.wait_until(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=PATIENCE_S)
     request = RestartRequest(
         action=Action.RESUME, trigger=Trigger.BUTTON, instance=full, requested_at=datetime.now(UTC),
         event_id="button-forged-1", requester=Requester(ORGANIZER[0], ORGANIZER[1], True), response_url=url,
@@ -259,8 +260,8 @@ def test_a_foreign_response_url_is_never_posted_to(
     )
     stack.publish(RESTART_TOPIC, envelope.encode(request), {"action": "resume", "instance": name},
                          ordering_key=full)
-    assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=PATIENCE_S)
+    assert stack.wait_idle()
     assert hits == []
     assert worker_logs(stack, "not under SLACK_RESPONSE_URL_BASE")
 
@@ -289,20 +290,20 @@ def test_a_replayed_signed_command_acts_once(stack: LocalStack, slack: SlackRequ
     first = slack.slash_command(ORGANIZER[0], name, response_url=stack.slack.new_response_url())
     assert "Restarting" in first.body, first.body
     if when == "after-it-was-acted-on":
-        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
-        assert stack.wait_idle(60)
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
+        assert stack.wait_idle()
     again = resend(slack)
     assert again.status == 200
     if when == "after-it-was-acted-on":
         assert "already carried out" in again.body, again.body
         assert queued(stack) == before + 1
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1
     assert "medic-acted" in labels(stack, full)
     fresh = slack.slash_command(ORGANIZER[0], name, response_url=stack.slack.new_response_url())
     assert "Restarting" in fresh.body  # a new request (a new trigger_id) is a new request
-    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 2, timeout=60)
-    assert stack.wait_idle(60)
+    assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 2, timeout=PATIENCE_S)
+    assert stack.wait_idle()
 
 
 @pytest.mark.parametrize("action", ["medic_restart", "medic_pause"])
@@ -314,17 +315,17 @@ def test_a_replayed_button_press_acts_once(stack: LocalStack, slack: SlackReques
     slack.block_action(ORGANIZER[0], action, full, response_url=stack.slack.new_response_url())
     captured = slack.last_request
     if action == "medic_restart":
-        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=60)
+        assert stack.workbench.wait_until(lambda: stack.workbench.resets(full) == 1, timeout=PATIENCE_S)
     else:
-        assert stack.workbench.wait_until(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=60)
-    assert stack.wait_idle(60)
+        assert stack.workbench.wait_until(lambda: labels(stack, full).get("medic-auto") == "paused", timeout=PATIENCE_S)
+    assert stack.wait_idle()
     if action == "medic_pause":
         slack.block_action(ORGANIZER[0], "medic_resume", full, response_url=stack.slack.new_response_url())
-        assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=60)
-        assert stack.wait_idle(60)
+        assert stack.workbench.wait_until(lambda: "medic-auto" not in labels(stack, full), timeout=PATIENCE_S)
+        assert stack.wait_idle()
     slack.last_request = captured
     assert resend(slack).status == 200
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert queued(stack) == before + (1 if action == "medic_restart" else 2)  # the replay was not queued
     assert stack.workbench.resets(full) == (1 if action == "medic_restart" else 0)
     assert "medic-auto" not in labels(stack, full)
@@ -347,6 +348,6 @@ def test_a_replayed_press_that_reaches_the_worker_is_dropped_there(stack: LocalS
 
     press("button-replayed-a")
     press("button-replayed-b")
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert stack.workbench.resets(full) == 1
     assert [r for r in stack.audit_records() if r.get("decision") == "replayed" and r.get("instance") == name]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -46,7 +47,7 @@ def command(stack: LocalStack, slack: SlackRequester, user: str, text: str) -> t
 def answered(stack: LocalStack, url: str, said: str, needle: str) -> str:
     """What the command said about `needle`: at once, or, when its reads outlasted Slack's window, through its
     response_url once the worker has read and decided."""
-    return said if needle in said else wait_reply(stack, url, needle, timeout=60)
+    return said if needle in said else wait_reply(stack, url, needle, timeout=PATIENCE_S)
 
 
 def top_level(stack: LocalStack) -> list[dict[str, Any]]:
@@ -64,9 +65,9 @@ def test_an_idle_stopped_notebook_is_started_by_its_owner_who_is_told_when_it_ru
     full, name = new_instance(stack, "wb-idle", state="STOPPED")
     said, url = command(stack, slack, user_of(name), "")
     answered(stack, url, said, f"*{name}* is stopped; starting it")
-    wait_reply(stack, url, f"*{name}* is running again", timeout=60)
+    wait_reply(stack, url, f"*{name}* is running again", timeout=PATIENCE_S)
     assert state(stack, full) == "ACTIVE"
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     assert "medic-stopped" not in stack.workbench.get(full).get("labels", {})
     assert not [m for m in stack.alerts() if name in str(m.get("text", ""))], "a participant's start is no alert"
 
@@ -78,7 +79,7 @@ def test_another_participants_stopped_notebook_is_refused_as_any_notebook_not_th
     _, other = new_instance(stack, "wb-mine")
     said, url = command(stack, slack, user_of(other), name)
     answered(stack, url, said, f":no_entry: `{name}` is not your notebook, so you can't restart it.")
-    assert stack.wait_idle(60) and state(stack, full) == "STOPPED"
+    assert stack.wait_idle() and state(stack, full) == "STOPPED"
 
 
 def test_an_organizers_stop_holds_the_notebook_until_an_organizer_starts_it(
@@ -89,17 +90,17 @@ def test_an_organizers_stop_holds_the_notebook_until_an_organizer_starts_it(
     url = stack.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"], message=alert)
     wait_reply(stack, url, "Instance stopped by")
-    assert stack.wait_idle(60) and state(stack, full) == "STOPPED"
+    assert stack.wait_idle() and state(stack, full) == "STOPPED"
     said, url = command(stack, slack, user_of(name), "")
     said = answered(stack, url, said, "only they can start it again")
     assert f"`{name}` was stopped by the organizers at" in said, said
-    assert stack.wait_idle(60) and state(stack, full) == "STOPPED"
+    assert stack.wait_idle() and state(stack, full) == "STOPPED"
     assert buttons(stack, alert["ts"])[0] == "medic_start"
     [message] = [m for m in stack.alerts() if m["ts"] == alert["ts"]]
     url = stack.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_start", full, response_url=url, message_ts=alert["ts"], message=message)
-    wait_reply(stack, url, f"*{name}* is running again", timeout=60)
-    assert stack.wait_idle(60) and state(stack, full) == "ACTIVE"  # the reply first; the thread and the DM after
+    wait_reply(stack, url, f"*{name}* is running again", timeout=PATIENCE_S)
+    assert stack.wait_idle() and state(stack, full) == "ACTIVE"  # the reply first; the thread and the DM after
     thread = [m for m in stack.alerts() if m.get("thread_ts") == alert["ts"]]
     assert any("Started again by <@U0ORG>" in m["text"] for m in thread), thread
     told = [m["text"] for m in stack.slack.messages(user_of(name))]
@@ -115,14 +116,14 @@ def test_a_stop_that_lets_the_owner_start_it_is_started_by_the_owner_and_said_in
     slack.block_action(ORGANIZER[0], "medic_stop_open", full, response_url=url, message_ts=alert["ts"],
                        message=alert)
     wait_reply(stack, url, "Instance stopped by")
-    assert stack.wait_idle(60) and state(stack, full) == "STOPPED"
+    assert stack.wait_idle() and state(stack, full) == "STOPPED"
     told = [m["text"] for m in stack.slack.messages(user_of(name))]
     assert any("`/restart-notebook` starts it" in t for t in told), told
     alerts_before = len(top_level(stack))
     said, url = command(stack, slack, user_of(name), name)
     answered(stack, url, said, "starting it")
-    wait_reply(stack, url, "is running again", timeout=60)
-    assert stack.wait_idle(60)
+    wait_reply(stack, url, "is running again", timeout=PATIENCE_S)
+    assert stack.wait_idle()
     thread = [m for m in stack.alerts() if m.get("thread_ts") == alert["ts"]]
     assert any(f"Started again by <@{user_of(name)}>" in m["text"] for m in thread), thread
     assert len(top_level(stack)) == alerts_before, "a thread line, no alert"
@@ -134,6 +135,6 @@ def test_a_start_workbench_could_not_queue_is_asked_again(stack: LocalStack, sla
     stack.workbench.inject_fault(method="start", path_contains=f"/instances/{name}", kind="http", status=409,
                                  count=1, grpc_status="ABORTED")
     _, url = command(stack, slack, user_of(name), "")
-    wait_reply(stack, url, "is running again", timeout=60)
+    wait_reply(stack, url, "is running again", timeout=PATIENCE_S)
     assert state(stack, full) == "ACTIVE"
     assert stack.workbench.count_calls("start") >= 2

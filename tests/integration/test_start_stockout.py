@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -33,7 +34,7 @@ def test_an_owners_start_in_a_stockout_is_tried_again_until_it_runs(stack: Local
     slack = SlackRequester(SIGNING_SECRET, stack.functions["slack_app"][0].url)
     answer, url = command_handed(stack, slack, user_of(name), "")
     assert stack.slack.wait_for(lambda: any(f"*{name}* is running again" in t for t in replies(stack, url)),
-                                timeout=90), (answer, replies(stack, url))
+                                timeout=PATIENCE_S), (answer, replies(stack, url))
     assert stack.workbench.get(full)["state"] == "ACTIVE"
     assert workbench_calls(stack, name, "start") == 3
     told = [str(m.get("text", "")) for m in stack.slack.messages(user_of(name))]
@@ -42,4 +43,4 @@ def test_an_owners_start_in_a_stockout_is_tried_again_until_it_runs(stack: Local
     assert f"{name} is waiting for NVIDIA T4 in asia-northeast1-a, try 1" in waiting[0]
     assert "try 2" in waiting[1]
     assert not any("refused to start" in t for t in told)
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()

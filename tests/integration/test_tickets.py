@@ -19,6 +19,7 @@ from shared.core import tickets
 from shared.core.guest import GUARD_NAMESPACE
 from shared.core.heartbeat import HEARTBEAT_KEY
 from shared.core.ticket_blocks import CATEGORY_ACTION, HELP_BLOCK, NOTE_ACTION, NOTE_BLOCK, TEXT_ACTION, TEXT_BLOCK
+from simulators.polling import PATIENCE_S
 from simulators.slack import SlackRequester
 from simulators.stack import ALERT_CHANNEL, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
@@ -67,7 +68,7 @@ def test_a_ticket_from_the_shortcut_to_its_resolution_and_one_left_waiting(stack
     assert slack.shortcut(PARTICIPANT, tickets.SHORTCUT).status == 200
     assert tickets.MODAL_HELP in json.dumps(stack.slack.calls_to("views.open")[-1].args)
     ask(slack, "502 Bad Gateway since noon <!here>")
-    assert wait_for(lambda: bool(ticket_messages(stack)), timeout=60)
+    assert wait_for(lambda: bool(ticket_messages(stack)), timeout=PATIENCE_S)
     [ticket] = ticket_messages(stack)
     shown = json.dumps(ticket["blocks"])
     assert "wb-pat-" in shown and "&lt;!here&gt;" in shown and "<!here>" not in shown
@@ -76,24 +77,24 @@ def test_a_ticket_from_the_shortcut_to_its_resolution_and_one_left_waiting(stack
     assert wait_for(lambda: any("ticket *#1*" in str(m.get("text")) for m in stack.slack.messages(PARTICIPANT)))
 
     url = press(stack, slack, PARTICIPANT, tickets.ACTION_CLAIM, ticket)  # not an organizer
-    assert wait_for(lambda: any("organizers" in str(r) for r in stack.slack.responses(url)), timeout=60)
+    assert wait_for(lambda: any("organizers" in str(r) for r in stack.slack.responses(url)), timeout=PATIENCE_S)
     assert state_of(stack, ticket["ts"]) == "open"
     press(stack, slack, ORGANIZER[0], tickets.ACTION_CLAIM, ticket)
-    assert wait_for(lambda: state_of(stack, ticket["ts"]) == "claimed", timeout=60)
+    assert wait_for(lambda: state_of(stack, ticket["ts"]) == "claimed", timeout=PATIENCE_S)
     press(stack, slack, ORGANIZER[0], tickets.ACTION_RESOLVE, ticket)  # the note's modal
     assert tickets.MODAL_RESOLVE in json.dumps(stack.slack.calls_to("views.open")[-1].args)
     slack.view_submission(ORGANIZER[0], tickets.MODAL_RESOLVE, {NOTE_BLOCK: {NOTE_ACTION: {
         "type": "plain_text_input", "value": "The proxy was restarted."}}}, private_metadata=ticket["ts"])
-    assert wait_for(lambda: state_of(stack, ticket["ts"]) == "resolved", timeout=60)
+    assert wait_for(lambda: state_of(stack, ticket["ts"]) == "resolved", timeout=PATIENCE_S)
     assert wait_for(lambda: any("The proxy was restarted." in str(m.get("text"))
-                                for m in stack.slack.messages(PARTICIPANT)), timeout=60)
+                                for m in stack.slack.messages(PARTICIPANT)), timeout=PATIENCE_S)
     told = stack.slack.messages(PARTICIPANT)  # opened, claimed, resolved: "Get help" under each
     assert len(told) == 3 and all(tickets.ACTION_HELP in json.dumps(m.get("blocks")) for m in told), told
 
     ask(slack, "still nothing")
-    assert wait_for(lambda: len(ticket_messages(stack)) == 2, timeout=60)
+    assert wait_for(lambda: len(ticket_messages(stack)) == 2, timeout=PATIENCE_S)
     posted = len(stack.alerts())
     time.sleep(1.5)  # past TICKET_REPOST_SECONDS, on the functions' own clock
     stack.sweep()  # its tick: the second ticket has waited past TICKET_REPOST_SECONDS
     assert wait_for(lambda: any("nobody has claimed it" in str(m.get("text")) for m in stack.alerts()[posted:]),
-                    timeout=60)
+                    timeout=PATIENCE_S)

@@ -78,7 +78,7 @@ def test_restart_pressed_while_one_is_in_flight_says_it_is_still_restarting(
     said = wait_reply(stack, url, "no second restart")
     assert said.startswith(":link: Restarting since <!date^" + str(since)), said
     assert "Already restarted" not in said
-    assert stack.wait_idle(60) and stack.workbench.resets(full) == 0
+    assert stack.wait_idle() and stack.workbench.resets(full) == 0
 
 
 def test_restart_command_while_restarting_promises_no_follow_up(stack: LocalStack, slack: SlackRequester) -> None:
@@ -118,7 +118,7 @@ def test_an_organizers_pause_is_worded_as_what_it_does(stack: LocalStack, slack:
     url = stack.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_pause", full, response_url=url, message_ts=alert["ts"])
     wait_reply(stack, url, "paused by <@U0ORG>")
-    assert stack.wait_idle(60)
+    assert stack.wait_idle()
     [amended] = [m for m in stack.alerts() if m["ts"] == alert["ts"]]
     labels = [e["text"]["text"] for b in amended["blocks"] if b["type"] == "actions" for e in b["elements"]]
     assert "Resume restarts" in labels, labels
@@ -143,7 +143,7 @@ def test_a_confirmed_stop_drops_the_buttons_it_ends_and_tells_the_owner(
     url = stack.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"], message=alert)
     wait_reply(stack, url, "Instance stopped by <@U0ORG>")
-    assert stack.wait_idle(60) and stack.workbench.get(full)["state"] == "STOPPED"
+    assert stack.wait_idle() and stack.workbench.get(full)["state"] == "STOPPED"
     assert buttons(stack, alert["ts"]) == ["medic_start", "medic_pause"]  # Restart now and Stop would be refused
     told = [m["text"] for m in stack.slack.messages(user_of(name))]
     assert any(f"<@U0ORG> stopped your notebook *{name}*" in t for t in told), told
@@ -160,14 +160,14 @@ def test_pause_and_resume_on_a_stopped_instance_keep_its_alert_without_restart_a
     url = stack.slack.new_response_url()
     slack.block_action(ORGANIZER[0], "medic_stop", full, response_url=url, message_ts=alert["ts"], message=alert)
     wait_reply(stack, url, "Instance stopped by")
-    assert stack.wait_idle(60) and buttons(stack, alert["ts"]) == ["medic_start", "medic_pause"]
+    assert stack.wait_idle() and buttons(stack, alert["ts"]) == ["medic_start", "medic_pause"]
     presses = (("medic_pause", "paused by", "medic_resume"), ("medic_resume", "resumed by", "medic_pause"))
     for action, said, after in presses:
         [message] = [m for m in stack.alerts() if m["ts"] == alert["ts"]]
         url = stack.slack.new_response_url()
         slack.block_action(ORGANIZER[0], action, full, response_url=url, message_ts=alert["ts"], message=message)
         wait_reply(stack, url, said)
-        assert stack.wait_idle(60)
+        assert stack.wait_idle()
         assert buttons(stack, alert["ts"]) == ["medic_start", after], (action, buttons(stack, alert["ts"]))
 
 
@@ -180,7 +180,7 @@ def test_a_stop_not_seen_to_finish_is_not_reported_as_done(quiet: LocalStack, qu
                              message=alert)
     said = wait_reply(quiet, url, "could not confirm")
     assert "stopped by" not in said, said
-    assert quiet.wait_idle(60)
+    assert quiet.wait_idle()
     [amended] = [m for m in quiet.alerts() if m["ts"] == alert["ts"]]
     assert "could not confirm" in json.dumps(amended["blocks"]) and "Instance stopped by" not in json.dumps(amended)
     not_known_stopped = ["medic_restart", "medic_pause", "medic_stop", "medic_stop_open"]
@@ -197,7 +197,7 @@ def memory_line(stack: LocalStack, name: str) -> str:
         return next((m["text"] for m in stack.alerts() if m["text"].startswith(f":chart_with_upwards_trend: {name} ")),
                     "")
 
-    assert stack.slack.wait_for(lambda: bool(line()), timeout=60), [m["text"][:200] for m in stack.alerts()[-5:]]
+    assert stack.slack.wait_for(lambda: bool(line())), [m["text"][:200] for m in stack.alerts()[-5:]]
     return line()
 
 
@@ -220,4 +220,4 @@ def test_memory_warning_sends_no_dm_when_owner_dms_are_off(quiet: LocalStack) ->
     quiet.monitoring(memory_incident(PROJECT, ZONE, name, percent=94.0))
     line = memory_line(quiet, name)
     assert "was not messaged (OWNER_DM=false)" in line and "I warned" not in line, line
-    assert quiet.wait_idle(60) and not quiet.slack.messages(user_of(name))
+    assert quiet.wait_idle() and not quiet.slack.messages(user_of(name))

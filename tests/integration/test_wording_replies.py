@@ -19,7 +19,7 @@ from shared.core.payloads import ModePayload, RestartPayload
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance, publish_request
-from tests.integration.helpers import ORGANIZER, ZONE, alert_text, stack_with_organizer, wait_alert
+from tests.integration.helpers import ORGANIZER, ZONE, alert_text, slow_answer, stack_with_organizer, wait_alert
 from tests.integration.wording import (
     post_alert,
     post_oom_alert,
@@ -32,6 +32,7 @@ from tests.integration.wording import (
 __all__ = ["slack", "stack"]  # the module's default stack and its Slack app (wording.py)
 
 pytestmark = pytest.mark.wire
+ASKS = 5  # how often the large fleet's status is asked while its reads outlast Slack's window on a busy machine
 
 
 def header(message: dict) -> str:
@@ -104,7 +105,7 @@ def test_a_participant_reads_a_failure_of_the_bots_own_as_an_internal_error(
     said = wait_reply(stack, url, "could not restart")
     assert said == f":x: I could not restart *{name}*: an internal error. The organizers have been told.", said
     assert "label update failed" in alert_text(wait_alert(stack, name, "RuntimeError"))
-    assert stack.wait_idle(60) and stack.workbench.resets(full) == 0
+    assert stack.wait_idle() and stack.workbench.resets(full) == 0
 
 
 def test_a_failed_pause_names_the_pause(stack: LocalStack, slack: SlackRequester) -> None:
@@ -136,9 +137,12 @@ def test_status_of_a_large_fleet_cuts_between_rows_and_says_how_many_more(fleet:
         fleet.workbench.add_instance(PROJECT, ZONE, f"wb-participant-{i:03d}",
                                      owner_email=f"participant{i:03d}@contest-participants.example")
     slack = SlackRequester(SIGNING_SECRET, fleet.functions["slack_app"][0].url, timeout_s=20)
-    response = slack.slash_command(ORGANIZER[0], "status", response_url=fleet.slack.new_response_url())
-    assert response.status == 200
-    message = json.loads(response.body)
+    for _ in range(ASKS):  # as the answer says when 104 notebooks' reads outlast Slack's window: ask again
+        response = slack.slash_command(ORGANIZER[0], "status", response_url=fleet.slack.new_response_url())
+        assert response.status == 200
+        message = json.loads(response.body)
+        if not slow_answer(message["text"]):
+            break
     assert message["text"].startswith("All notebooks (104)")
     blocks = message["blocks"]
     assert len(blocks) <= 50
@@ -168,7 +172,7 @@ def test_a_command_answered_after_its_response_url_expired_is_answered_by_dm(sta
                              requester=Requester(user_of(name), f"{name}@contest.example", False), response_url=url)
     publish_request(stack, request)
     assert stack.slack.wait_for(
-        lambda: any(f"*{name}* was restarted" in m["text"] for m in stack.slack.messages(user_of(name))), timeout=60
+        lambda: any(f"*{name}* was restarted" in m["text"] for m in stack.slack.messages(user_of(name)))
     ), stack.slack.messages(user_of(name))
     assert stack.workbench.resets(full) == 1
     assert not [c for c in stack.slack.calls_to("response_url") if c.error == "expired_url"]  # not tried in vain

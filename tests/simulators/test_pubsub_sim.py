@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 from google.cloud import pubsub_v1
 
+from simulators.polling import PATIENCE_S, poll_until
 from simulators.ports import free_port
 from simulators.pubsub import PubSubSimulator, format_publish_time
+from simulators.pubsub.model import retry_backoff
 
 pytestmark = pytest.mark.wire
 
@@ -163,7 +165,7 @@ def test_real_client_publish_is_pushed_with_the_exact_pubsub_body(
     with_attrs = pub.publish(TOPIC, b'{"k": 1}', **{"logging.googleapis.com/timestamp": "t0"})
     without_attrs = pub.publish(TOPIC, b"plain")
     ids = [with_attrs.result(timeout=10), without_attrs.result(timeout=10)]
-    assert sim.wait_idle(5)
+    assert sim.wait_idle(PATIENCE_S)
 
     assert all(i.isdecimal() for i in ids) and len(set(ids)) == 2
     stored = {m.message_id: m for m in sim.published(TOPIC)}
@@ -220,12 +222,14 @@ def test_dead_letter_after_max_delivery_attempts(
         "projects/contest-prj/subscriptions/dlq-push", dlq, rec.url + "/dlq"
     )
     mid = sim.publish(TOPIC, b"poison", {"vm": "wb-alice"}, ordering_key="wb-alice")
-    assert sim.wait_idle(5)
+    assert sim.wait_idle(PATIENCE_S)
 
     main = rec.for_path("/main")
     assert [r.body["deliveryAttempt"] for r in main] == [1, 2, 3]
     gaps = [b.started - a.finished for a, b in itertools.pairwise(main)]
-    assert gaps[1] > gaps[0] >= 0.04  # exponential backoff: 0.05 s, then 0.1 s
+    # Exponential backoff, 0.05 s then 0.1 s: each a floor (a busy machine only lengthens a gap), its doubling pure.
+    assert gaps[0] >= 0.05 and gaps[1] >= 0.1, gaps
+    assert [retry_backoff(0.05, 0.4, failed) for failed in (1, 2, 3, 4)] == [0.05, 0.1, 0.2, 0.4]
     assert [d.status for d in sim.deliveries if d.message_id == mid] == [503, 503, 503]
 
     (dead,) = sim.dead_lettered
@@ -253,11 +257,11 @@ def test_connection_error_is_a_nack_and_wait_idle_reports_it(sim: PubSubSimulato
     sim.create_topic(TOPIC)
     sim.create_push_subscription(SUB, TOPIC, f"http://127.0.0.1:{free_port()}/nobody")
     sim.publish(TOPIC, b"x")
-    assert sim.wait_idle(0.5) is False  # still waiting for a redelivery
+    assert poll_until(lambda: len(sim.deliveries) >= 2, timeout=PATIENCE_S)  # redelivered after its backoff
+    assert sim.wait_idle(0.05) is False  # still waiting for the next redelivery
     assert {d.status for d in sim.deliveries} == {"error"}
-    assert len(sim.deliveries) >= 2
     sim.delete_subscription(SUB)
-    assert sim.wait_idle(2) is True
+    assert sim.wait_idle(PATIENCE_S) is True
 
 
 def test_wait_idle_covers_in_flight_and_backoff(
@@ -270,7 +274,7 @@ def test_wait_idle_covers_in_flight_and_backoff(
     sim.publish(TOPIC, b"x")
     assert not sim.wait_idle(0.2)  # in flight
     assert not sim.wait_idle(0.2)  # nacked, waiting out its backoff
-    assert sim.wait_idle(3)
+    assert sim.wait_idle(PATIENCE_S)
     assert [d.status for d in sim.deliveries] == [500, 200]
     sim.create_topic("projects/contest-prj/topics/nobody-listens")
     sim.publish("projects/contest-prj/topics/nobody-listens", b"dropped")
