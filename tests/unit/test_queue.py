@@ -40,7 +40,7 @@ def request(n: int) -> RestartRequest:
 def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(sim: PubSubSimulator) -> None:
     queue = RestartQueue(TOPIC, publish_timeout_s=20)
     queue.publish(request(0))  # the channel is up: what follows times the publish alone
-    sim.latency_s = 3.0
+    sim.latency_s = 8.0
     started = time.monotonic()
     with pytest.raises(PublishUnconfirmedError) as unconfirmed:
         queue.publish(request(1), timeout_s=0.5)
@@ -48,9 +48,9 @@ def test_a_slow_publish_is_unconfirmed_within_its_time_and_the_key_stays_usable(
     assert time.monotonic() - started < sim.latency_s  # cut short, not waited out (a busy machine is slower than 0.5 s)
     sim.latency_s = 0.0
     time.sleep(0.5)  # the abandoned attempt fails meanwhile, which pauses its ordering key client-side
-    queue.publish(request(2), timeout_s=2.0)  # resumed: the next request for the instance goes through
-    assert sim.wait_idle(10)
-    assert [envelope.decode(m.data).event_id for m in sim.published(TOPIC)][-1] == "e2"
+    queue.publish(request(2), timeout_s=20)  # resumed: the next request for the instance goes through
+    # e1, unconfirmed, may land too, when the server's delay ends: "may or may not be carried out", in either order.
+    assert "e2" in [envelope.decode(m.data).event_id for m in sim.published(TOPIC)]
 
 
 def test_a_refused_publish_is_an_error_not_unconfirmed(sim: PubSubSimulator) -> None:
