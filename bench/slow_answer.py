@@ -12,16 +12,20 @@ A publish Pub/Sub did not confirm inside Slack's window (queue.unconfirmed: "it 
 you hear nothing within a few minutes, please try again") misses the target but is judged by what followed, as its
 words promise: restarted and answered once, or neither. It is what a machine too busy for the 3 s says, and it is
 true: a publish whose deadline passed before the server read it was never stored (grpc's server drops a call
-cancelled before its handler ran: grpc/_server.py, _unary_request), one read late was. Anything else (a request
-acknowledged and then lost, a second restart or answer, a "try again" in a final answer) makes the run unsound.
+cancelled before its handler ran: grpc/_server.py, _unary_request), one read late was. A refusal for now (the
+catalogue's deny.unavailable, deny.failed or deny.slow: "nothing was done... please try again") misses the target too
+and promises nothing more: it is kept when nothing followed, and the audit log's reasons for it are counted. Anything
+else (a request acknowledged and then lost, a refusal followed by a restart or an answer, a second restart or answer,
+a "try again" in a final answer) makes the run unsound.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from bench.common import Latency, TimedSlack, log, summary, timed_stack
@@ -46,6 +50,9 @@ ENV = {
 }
 ANSWER_WAIT_S = 900.0  # every final answer must come; a run that needs longer is reported, not cut short sooner
 TRY_AGAIN = ("try again", "もう一度お試しください")
+# The acknowledgements that say nothing was done for now: a service unreachable, failing, or slower than Slack's window.
+REFUSALS = ("deny.unavailable", "deny.failed", "deny.slow")
+Said = Literal["queued", "maybe", "refused"]
 
 
 class AnsweredSlack(TimedSlack):
@@ -91,18 +98,21 @@ def _one(workbench_s: float, requests: int, concurrency: int) -> dict[str, Any]:
         def answered(a: Asked) -> list[tuple[float, str]]:
             return list(slack.answered.get(urlsplit(a.url).path, []))
 
-        promised = [a for a in asked if not unconfirmed(a)]  # an unconfirmed one may rightly never be answered
+        promised = [a for a in asked if what_it_said(a) == "queued"]  # the others may rightly never be answered
         finished = stack.slack.wait_for(lambda: all(answered(a) for a in promised), timeout=ANSWER_WAIT_S)
         idle = stack.wait_idle(120)
         time.sleep(2)  # a second answer, if any were coming, would be on its way by now
         resets = {a.instance: stack.workbench.resets(a.instance) for a in asked}
         finals = {a.url: answered(a) for a in asked}
+        denied = Counter(str(r.get("reason")) for r in stack.audit_records("slack_app")
+                         if r.get("message") == "/restart-notebook: denied")
     return {
         "workbench_s": workbench_s,
         "slack_s": SLACK_S,
         "requests": requests,
         "concurrency": concurrency,
         **outcomes(asked, resets, finals),
+        "refusal_reasons": dict(denied.most_common()),
         "all_answered_in_time": finished,
         "idle": idle,
         "sending_s": round(sending_s, 1),
@@ -145,19 +155,31 @@ def unconfirmed(asked: Asked) -> bool:
     return asked.ack in said
 
 
-def kept_its_word(maybe: bool, resets: int, answers: int) -> bool:
-    """Whether a request ended as its acknowledgement said: once restarted and answered, or, unconfirmed (`maybe`),
-    either that or neither (nothing was stored, and the person was told to try again if they heard nothing)."""
-    return (resets, answers) == (1, 1) or (maybe and (resets, answers) == (0, 0))
+def what_it_said(asked: Asked) -> Said:
+    """What the acknowledgement promised, in the catalogue's words: queued (a restart and an answer to come), maybe
+    (an unconfirmed publish), or refused for now (nothing done, nothing more to come)."""
+    if unconfirmed(asked):
+        return "maybe"
+    return "refused" if any(messages.said(key, asked.ack) for key in REFUSALS) else "queued"
+
+
+def kept_its_word(said: Said, resets: int, answers: int) -> bool:
+    """Whether a request ended as its acknowledgement said: queued, once restarted and answered; refused, neither;
+    unconfirmed, either (nothing was stored, and the person was told to try again if they heard nothing)."""
+    if said == "refused":
+        return (resets, answers) == (0, 0)
+    return (resets, answers) == (1, 1) or (said == "maybe" and (resets, answers) == (0, 0))
 
 
 def outcomes(asked: list[Asked], resets: dict[str, int], finals: dict[str, list[tuple[float, str]]]) -> dict[str, Any]:
     """How the requests ended: the acknowledgements, the final answers and their times, the restarts, any try again
     (a final answer's, or an acknowledgement's other than an unconfirmed publish, counted apart)."""
     to_final = [finals[a.url][0][0] - a.sent for a in asked if finals[a.url]]
-    maybe = {a.url for a in asked if unconfirmed(a)}  # decided once per request: each renders the catalogue's words
-    told_again = [a.ack for a in asked if any(t in a.ack for t in TRY_AGAIN) and a.url not in maybe]
-    told_again += [text for answers in finals.values() for _, text in answers if any(t in text for t in TRY_AGAIN)]
+    said = {a.url: what_it_said(a) for a in asked}  # decided once per request: each renders the catalogue's words
+    maybe = {url for url, what in said.items() if what == "maybe"}
+    told_again = [a.ack for a in asked if a.url not in maybe
+                  and (said[a.url] == "refused" or any(t in a.ack for t in TRY_AGAIN))]
+    answered_again = [text for answers in finals.values() for _, text in answers if any(t in text for t in TRY_AGAIN)]
     first = min(asked, key=lambda a: a.sent)
     return {
         "ack_ms": summary([a.ack_s for a in asked]),
@@ -171,23 +193,26 @@ def outcomes(asked: list[Asked], resets: dict[str, int], finals: dict[str, list[
         "one_final_answer": sum(len(f) == 1 for f in finals.values()),
         "no_final_answer": sum(not f for f in finals.values()),
         "more_than_one_answer": sum(len(f) > 1 for f in finals.values()),
-        "told_try_again": len(told_again),
-        "told_try_again_examples": told_again[:3],
+        "told_try_again": len(told_again) + len(answered_again),
+        "told_try_again_examples": (told_again + answered_again)[:3],
+        "try_again_in_answer": len(answered_again),
+        "refused": sum(what == "refused" for what in said.values()),
         "as_asked": sum(resets[a.instance] == 1 and len(finals[a.url]) == 1 and a.url not in maybe for a in asked),
         "unconfirmed": len(maybe),
         "unconfirmed_carried_out": sum(resets[a.instance] > 0 for a in asked if a.url in maybe),
         "not_as_said": sorted(a.instance.rsplit("/", 1)[-1] for a in asked
-                              if not kept_its_word(a.url in maybe, resets[a.instance], len(finals[a.url]))),
+                              if not kept_its_word(said[a.url], resets[a.instance], len(finals[a.url]))),
     }
 
 
 def problems(result: dict[str, Any]) -> list[str]:
-    """What makes the phase unsound: a request that did not end as its acknowledgement said, or a "try again" other
-    than an unconfirmed publish's (which misses the target, metrics(), and is judged by what followed)."""
+    """What makes the phase unsound: a request that did not end as its acknowledgement said, or a "try again" in a
+    final answer (one in an acknowledgement, unconfirmed or refused, misses the target, metrics(), and is judged by
+    what followed)."""
     found = []
     for latency, part in result.items():
         n = part["requests"]
-        if part["not_as_said"] or part["told_try_again"]:
+        if part["not_as_said"] or part.get("try_again_in_answer", part["told_try_again"]):
             found.append(f"slow {latency} s: restarted once {part['restarted_once']}/{n}, one final answer "
                          f"{part['one_final_answer']}/{n}, told to try again {part['told_try_again']}, not as said "
                          f"{len(part['not_as_said'])} {part['not_as_said'][:5]}")
@@ -208,8 +233,8 @@ def metrics(result: dict[str, Any] | None) -> list[Metric]:
                    f"cold: owners restarted once and answered once, none told to try again ({n} requests, "
                    f"{p['concurrency']} at a time)", good, "", f"{n}/{n}", good == n,
                    f"{good}/{n} (acknowledged first {p['acknowledged_first']}, inline {p['answered_inline']}; "
-                   f"try again {p['told_try_again']}; unconfirmed publishes {p.get('unconfirmed', 0)}, carried out "
-                   f"{p.get('unconfirmed_carried_out', 0)})"),
+                   f"try again {p['told_try_again']}, refused for now {p.get('refused', 0)}; unconfirmed "
+                   f"publishes {p.get('unconfirmed', 0)}, carried out {p.get('unconfirmed_carried_out', 0)})"),
             Metric(f"slow.{latency}.final", f"Slow Workbench ({latency} s a call): command sent -> final answer, "
                    "p50 / p99", final.get("p50", 0) / 1000, "s", "", None,
                    f"{final.get('p50', 0) / 1000:.1f} s / {final.get('p99', 0) / 1000:.1f} s "
@@ -240,4 +265,7 @@ def markdown(result: dict[str, Any] | None) -> list[str]:
             f"{p['not_restarted']} | {p['one_final_answer']} / {p['no_final_answer']} / {p['more_than_one_answer']} "
             f"| {p['told_try_again']} | {p.get('unconfirmed', 0)} ({p.get('unconfirmed_carried_out', 0)}) "
             f"| {p['run_s']:.0f} |")
-    return lines
+    reasons = [f"- {latency} s: {p['refused']} refused for now; the audit log's reasons: "
+               + "; ".join(f"{why} ({n})" for why, n in p.get("refusal_reasons", {}).items())
+               for latency, p in result.items() if p.get("refused")]
+    return lines + (["", *reasons] if reasons else [])

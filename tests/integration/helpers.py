@@ -8,7 +8,6 @@ marked as in flight on the instance.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -79,16 +78,9 @@ def restart_deliveries(stack: LocalStack, name: str) -> list[Delivery]:
     return [d for d in list(stack.pubsub.deliveries) if d.message_id in ids and "restart-worker" in d.subscription]
 
 
-def says(answer: str, key: str) -> bool:
-    """Whether `answer` holds the catalogue's words for `key` in either language, whatever its placeholders hold: a
-    test that tells answers apart by the catalogue follows its wording, where a hand-copied phrase goes stale."""
-    return any(re.search(".+?".join(re.escape(part) for part in re.split(r"\{[a-z_]+\}", template)), answer)
-               for template in messages.CATALOGUE[key].values())
-
-
 def slow_answer(answer: str) -> bool:
     """An answer that a read outlasted Slack's window or could not be made: the machine's speed, not the request."""
-    return says(answer, "deny.slow") or says(answer, "deny.unavailable")
+    return messages.said("deny.slow", answer) or messages.said("deny.unavailable", answer)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = PATIENCE_S) -> bool:

@@ -57,3 +57,27 @@ def test_the_acknowledgement_must_be_the_catalogue_words_to_be_excused() -> None
     asked = [_asked(0, "I couldn't confirm in time: please try again", 1.0)]
     found = outcomes(asked, {"nb-0": 0}, {"/response/0": []})
     assert (found["unconfirmed"], found["told_try_again"], found["not_as_said"]) == (0, 1, ["nb-0"])
+
+
+def test_a_refusal_for_now_promises_nothing_more_and_is_kept_when_nothing_follows() -> None:
+    """Four loaded benches (01a5d36, 2026-12-05) had 2 to 7 owners each told "I couldn't reach the restart queue just
+    now; please try again in a minute" (deny.unavailable) and rightly neither restarted nor answered: the phase
+    waited 900 s for answers never promised and called the runs unsound. A refusal misses the target; it is unsound
+    only when something follows it."""
+    unreachable = messages.text("deny.unavailable", "en", service="the restart queue")
+    slow_ja = messages.text("deny.slow", "ja", service="Workbench")
+    asked = [_asked(0, unreachable, 1.0), _asked(1, slow_ja, 1.1), _asked(2, unreachable, 1.2),
+             _asked(3, "Looking at your notebook…", 1.3)]
+    resets = {"nb-0": 0, "nb-1": 0, "nb-2": 1, "nb-3": 1}
+    finals = {"/response/0": [], "/response/1": [], "/response/2": [], "/response/3": [(6.0, "Restarted nb-3")]}
+    found = outcomes(asked, resets, finals)
+    assert (found["refused"], found["told_try_again"], found["try_again_in_answer"]) == (3, 3, 0)
+    assert found["as_asked"] == 1 and found["not_as_said"] == ["nb-2"]  # refused, and restarted all the same
+    resets["nb-2"] = 0
+    kept = {"requests": 4, "concurrency": 8, "slack_s": 0.5, "acknowledged_first": 1, "answered_inline": 0,
+            "first_ack_ms": 1.0, **outcomes(asked, resets, finals)}
+    assert problems({"1.3": kept}) == []
+    row = metrics({"1.3": kept})[0]
+    assert (row.value, row.passed) == (0, False) and "refused for now 3" in row.shown  # sound, the target missed
+    finals["/response/0"] = [(9.0, "please try again")]  # a refusal followed by an answer
+    assert problems({"1.3": {"requests": 4, **outcomes(asked, resets, finals)}})

@@ -11,6 +11,7 @@ words.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Mapping
 from typing import Any, Final
@@ -41,6 +42,7 @@ __all__ = [
     "human_duration",
     "local_time",
     "placeholders",
+    "said",
     "slack_date",
     "text",
     "variant",
@@ -92,3 +94,14 @@ def variant(key: str, case: str) -> str:
 
 def placeholders(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def said(key: str, words: str) -> bool:
+    """Whether `words` hold the message `key` in any language, whatever its placeholders were given: a reader of the
+    bot's answers (the bench, the tests) tells them apart by the catalogue, where a copied phrase would go stale."""
+    for template in CATALOGUE[key].values():
+        parts = string.Formatter().parse(template)
+        pattern = "".join(re.escape(literal) + (".*?" if name is not None else "") for literal, name, _, _ in parts)
+        if re.search(pattern, words, re.DOTALL):
+            return True
+    return False
