@@ -20,6 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv-dist-check"
+# A hang guard, not a budget: 15-20 s on a quiet machine, and past 300 s (the guard before) beside ten benches and two
+# busy loops (load about 25, 2026-12-05), which left make test's build unfinished and the test to build it again.
+INSTALL_HANG_S = 1800
 
 
 class InstallError(RuntimeError):
@@ -42,12 +45,15 @@ def venv_with_only(requirements: Path) -> Path:
         shutil.rmtree(VENV, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         (VENV / ".gitignore").write_text("*\n")  # out of git's and ruff's reach, as .venv-checkov
-        install = subprocess.run(
-            # --require-hashes: what Cloud Functions' pip does for a requirements.txt whose pins carry hashes.
-            [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--require-hashes", "-r", str(requirements)],
-            capture_output=True, text=True, timeout=300, check=False,
-        )
+        try:
+            install = subprocess.run(
+                # --require-hashes: what Cloud Functions' pip does for a requirements.txt whose pins carry hashes.
+                [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                 "--require-hashes", "-r", str(requirements)],
+                capture_output=True, text=True, timeout=INSTALL_HANG_S, check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise InstallError(f"pip was still installing after {INSTALL_HANG_S} s") from exc
         if install.returncode != 0:
             raise InstallError(install.stderr[-3000:])
         stamp.touch()
