@@ -25,6 +25,7 @@ from shared.core import envelope
 from shared.core.models import Action
 from shared.core.oom_parse import NotAKill
 from shared.core.pubsub_event import Rejected
+from simulators.polling import PATIENCE_S
 from simulators.pubsub import ACK_STATUSES
 from simulators.slack import SlackRequester
 from simulators.stack import RESTART_TOPIC, SIGNING_SECRET, LocalStack
@@ -54,14 +55,15 @@ def stack() -> Iterator[LocalStack]:
         running.workbench.add_instance(PROJECT, ZONE, "wb-alice", owner_email="alice@contest.example",
                                        labels={"medic-auto": "off"})
         yield running
-        assert running.wait_idle(60), "Pub/Sub still busy at the end"
+        assert running.wait_idle(), "Pub/Sub still busy at the end"
         assert running.workbench.count_calls("reset") == 0
 
 
 def post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
     request = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
-        with urllib.request.urlopen(request, timeout=30) as response:
+        # A hang guard (PATIENCE_S): a cold function's first request outlasted 30 s at load about 25 (2026-12-05).
+        with urllib.request.urlopen(request, timeout=PATIENCE_S) as response:
             return int(response.status), response.read()
     except urllib.error.HTTPError as err:
         return int(err.code), err.read()
