@@ -57,8 +57,8 @@ def _slack_lines(slack: dict[str, Any] | None) -> list[str]:
         "## Slack acknowledgement",
         "",
         f"Fleet: {slack['fleet']} owners, one instance each, in {len(slack['zones'])} zones. "
-        f"Answers as expected: {warm['answers_ok']}/{warm['answers_total']} (one at a time), "
-        f"{slack['load']['answers_ok']}/{slack['load']['answers_total']} (under load), cold "
+        f"Answers as expected: {warm['answers_ok']}/{warm['answers_total']} (one at a time{_slow(warm)}), "
+        f"{slack['load']['answers_ok']}/{slack['load']['answers_total']} (under load{_slow(slack['load'])}), cold "
         f"{slack['cold']['ours_ok']}/{len(slack['cold']['ours'])}{_handed_on(slack['cold']['ours'])}.",
         "",
         "| request (one at a time) | n | p50 ms | p99 ms | simulated calls (Slack+Workbench+Pub/Sub) "
@@ -72,6 +72,12 @@ def _slack_lines(slack: dict[str, Any] | None) -> list[str]:
             f"| {c['slack']}+{c['workbench']}+{c['pubsub']} | {row['simulated_ms']:g} | {_ms(row['net_ms'])} "
             f"| {_ms(row['net_ms'], 'p99')} | {_ms(row['simulators_ms'])} | {_ms(row['net_of_simulators_ms'])} |")
     return lines + _cold_start_lines(slack)
+
+
+def _slow(part: dict[str, Any]) -> str:
+    """How many of a pass's requests were answered slow, not wrong (slack_ack.answered_slow), when any were."""
+    slow = part.get("answers_slow", 0)
+    return f"; {slow} answered slow: acknowledged first or told to ask again, calls not counted" if slow else ""
 
 
 def _handed_on(cold: list[dict[str, Any]]) -> str:

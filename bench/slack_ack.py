@@ -40,6 +40,7 @@ from bench.common import (
     timed_workbench,
     wait_accepting,
 )
+from shared.core import messages
 from shared.core.refs import InstanceRef
 from simulators.ports import free_port
 from simulators.slack import SlackRequester
@@ -76,6 +77,8 @@ class Sample:
     started: float = 0.0  # time.monotonic() when it was sent
     user: str = ""  # who sent it (its users.info is told from the worker's for an earlier restart by this)
     simulators_s: float = 0.0  # the simulators' own service time on its critical path (one at a time only)
+    slow: bool = False  # answered slow, not wrong: acknowledged first, or "taking longer than Slack lets me wait"
+    url: str = ""  # its response_url, where the worker finishes one acknowledged first
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,15 @@ def send(sender: SlackRequester, stack: LocalStack, kind: str, user: str, text: 
     started = time.monotonic()
     answer = sender.slash_command(user, text, response_url=url)
     ok = answer.status == 200 and EXPECTED[kind] in answer.body
-    return Sample(kind, answer.elapsed_s, ok, answer.body[:120], started, user=user)
+    return Sample(kind, answer.elapsed_s, ok, answer.body[:120], started, user=user,
+                  slow=not ok and answer.status == 200 and answered_slow(answer.body), url=url)
+
+
+def answered_slow(body: str) -> bool:
+    """Whether the reads outlasted their share of Slack's window and the app said so: acknowledged first (the worker
+    finishes it), or refused for now in the catalogue's words. Slow, not wrong: what a machine too busy for
+    production's budgets answers, which misses the time target and is no wrong answer."""
+    return HANDED_ON in body or messages.said("deny.slow", body) or messages.said("deny.unavailable", body)
 
 
 def with_simulator_time(stack: LocalStack, samples: list[Sample]) -> list[Sample]:
@@ -223,11 +234,14 @@ def warm_ours(stack: LocalStack, people: People, total: int, concurrency: int, s
     if concurrency == 1:
         samples = with_simulator_time(stack, samples)
     stack.wait_idle(120)  # the worker finishes this pass's restarts, and its calls are all in the count
+    handed_on = [s for s in samples if HANDED_ON in s.answer]  # the worker answers each on its response_url
+    stack.slack.wait_for(lambda: all(stack.slack.responses(s.url) for s in handed_on), timeout=60)
     observed = snapshot(stack) - before
     expected = NONE
     for kind in KINDS:
         expected = expected + calls_per_kind(kind).times(sum(1 for s in samples if s.kind == kind))
-    return {"samples": samples, "observed": observed, "expected": expected}
+    return {"samples": samples, "observed": observed, "expected": expected,
+            "handed_on_unanswered": [s.answer for s in handed_on if not stack.slack.responses(s.url)]}
 
 
 def cold_start(stack: LocalStack, source: Path, log_dir: Path, kind: str, user: str, text: str) -> dict[str, Any]:
@@ -305,7 +319,8 @@ def _pass_report(result: dict[str, Any], latency: Latency, concurrency: int) -> 
             "worker_calls": CALLS[kind][1].__dict__,
             "simulated_ms": round(critical_seconds(kind, latency) * 1000, 1),
             "net_ms": summary([net(s) for s in mine]),
-            "unexpected_answers": [s.answer for s in mine if not s.ok][:5],
+            "unexpected_answers": [s.answer for s in mine if not s.ok and not s.slow][:5],
+            "answered_slow": sum(s.slow for s in mine),
         }
         if concurrency == 1:  # with_simulator_time() ran
             by_kind[kind]["simulators_ms"] = summary([s.simulators_s for s in mine])
@@ -316,6 +331,8 @@ def _pass_report(result: dict[str, Any], latency: Latency, concurrency: int) -> 
         "ours_net_ms": summary([net(s) for s in samples]),
         "ours_by_kind": by_kind,
         "answers_ok": sum(s.ok for s in samples),
+        "answers_slow": sum(s.slow for s in samples),
+        "handed_on_unanswered": result["handed_on_unanswered"],
         "answers_total": len(samples),
         "simulated_calls_observed": result["observed"].__dict__,
         "simulated_calls_expected": result["expected"].__dict__,
