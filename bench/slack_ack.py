@@ -193,7 +193,7 @@ def answered_slow(body: str) -> bool:
     """Whether the reads outlasted their share of Slack's window and the app said so: acknowledged first (the worker
     finishes it), or refused for now in the catalogue's words. Slow, not wrong: what a machine too busy for
     production's budgets answers, which misses the time target and is no wrong answer."""
-    return HANDED_ON in body or messages.said("deny.slow", body) or messages.said("deny.unavailable", body)
+    return HANDED_ON in body or messages.asks_again(body)
 
 
 def with_simulator_time(stack: LocalStack, samples: list[Sample]) -> list[Sample]:

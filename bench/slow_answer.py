@@ -13,7 +13,7 @@ you hear nothing within a few minutes, please try again") misses the target but 
 words promise: restarted and answered once, or neither. It is what a machine too busy for the 3 s says, and it is
 true: a publish whose deadline passed before the server read it was never stored (grpc's server drops a call
 cancelled before its handler ran: grpc/_server.py, _unary_request), one read late was. A refusal for now (the
-catalogue's deny.unavailable, deny.failed or deny.slow: "nothing was done... please try again") misses the target too
+catalogue's messages.ASK_AGAIN: "nothing was done... please try again") misses the target too
 and promises nothing more: it is kept when nothing followed, and the audit log's reasons for it are counted. Anything
 else (a request acknowledged and then lost, a refusal followed by a restart or an answer, a second restart or answer,
 a "try again" in a final answer) makes the run unsound.
@@ -50,8 +50,6 @@ ENV = {
 }
 ANSWER_WAIT_S = 900.0  # every final answer must come; a run that needs longer is reported, not cut short sooner
 TRY_AGAIN = ("try again", "もう一度お試しください")
-# The acknowledgements that say nothing was done for now: a service unreachable, failing, or slower than Slack's window.
-REFUSALS = ("deny.unavailable", "deny.failed", "deny.slow")
 Said = Literal["queued", "maybe", "refused"]
 
 
@@ -160,7 +158,7 @@ def what_it_said(asked: Asked) -> Said:
     (an unconfirmed publish), or refused for now (nothing done, nothing more to come)."""
     if unconfirmed(asked):
         return "maybe"
-    return "refused" if any(messages.said(key, asked.ack) for key in REFUSALS) else "queued"
+    return "refused" if messages.asks_again(asked.ack) else "queued"
 
 
 def kept_its_word(said: Said, resets: int, answers: int) -> bool:

@@ -80,7 +80,7 @@ def restart_deliveries(stack: LocalStack, name: str) -> list[Delivery]:
 
 def slow_answer(answer: str) -> bool:
     """An answer that a read outlasted Slack's window or could not be made: the machine's speed, not the request."""
-    return messages.said("deny.slow", answer) or messages.said("deny.unavailable", answer)
+    return messages.asks_again(answer)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = PATIENCE_S) -> bool:

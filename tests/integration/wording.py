@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from slack_sdk import WebClient
 
+from shared.core import messages
 from shared.core.blocks import AlertFacts, alert_blocks
 from shared.core.models import InstanceRef
 from simulators.polling import PATIENCE_S
@@ -51,7 +52,6 @@ def wait_reply(stack: LocalStack, url: str, needle: str, timeout: float = PATIEN
     return next(t for t in replies(stack, url) if needle in t)
 
 
-SLOW_ANSWER = "couldn't reach"  # shared/core/messages/commands.py deny.unavailable, deny.failed: nothing handed on
 APP_FAILED = "couldn't reach notebook-medic"  # shared/app/slack/app.py _went_wrong: the app's own last resort
 
 
@@ -65,7 +65,7 @@ def command_handed(stack: LocalStack, slack: SlackRequester, user: str, text: st
         answer = slack.slash_command(user, text, response_url=url)
         assert answer.status == 200, answer
         assert APP_FAILED not in answer.body, answer.body  # the traceback is in slack_app's log, in the report
-        if SLOW_ANSWER not in answer.body:
+        if not messages.asks_again(answer.body):
             return answer.body, url
     raise AssertionError(f"{text!r} answered slow {tries} times: {answer.body}")
 

@@ -27,7 +27,7 @@ from shared.adapters.config import Need, load_settings
 from shared.adapters.queue import RestartQueue
 from shared.adapters.workbench import Workbench
 from shared.app.slack import Deadline, Dependencies, answer, build_app, build_dependencies, buttons, command
-from shared.core import envelope
+from shared.core import envelope, messages
 from shared.core.commands import Caller, Verb, is_owner, parse_command
 from shared.core.identity import identity, same_person, shown
 from shared.core.models import InstanceRef, InstanceState, InstanceView, RestartRequest
@@ -64,9 +64,8 @@ from tests.property.hostile_slack import (
 Record = Callable[[str, object], None]
 ALICE_FULL, STOPPED_FULL = full_name("wb-alice"), full_name("wb-stopped")
 # The answers of a request cut short by Slack's 3 s budget (shared/core/messages/, "queue.unconfirmed" and
-# "deny.unavailable"): honest under load, so the oracle reads them instead of calling them failures.
+# messages.ASK_AGAIN): honest under load, so the oracle reads them instead of calling them failures.
 UNCONFIRMED = "may or may not be carried out"
-UNREACHABLE = "couldn't reach"
 MENTIONS = ("<!channel>", "<!here>", "<!everyone>")  # the bot never says these; typed ones must not come back
 
 
@@ -191,7 +190,7 @@ def check_command(slack: Slack, body: dict[str, Any], answer: Any, before: int, 
         assert [r.instance for r in queued] in ([], expected), (user_id, text[:80], queued)
     else:  # "couldn't reach …" queues nothing; every other answer queues exactly what was asked
         queued = slack.queued_since(before)
-        wanted = [] if UNREACHABLE in reply else expected
+        wanted = [] if messages.asks_again(reply) else expected
         assert [r.instance for r in queued] == wanted, (user_id, text[:80], reply[:200], queued)
     for request in queued:
         assert request.requester is not None and request.requester.slack_user_id == user_id

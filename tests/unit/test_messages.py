@@ -150,3 +150,14 @@ def test_variant_words_a_case_apart_only_where_the_catalogue_does() -> None:
     assert variant("reply.failed", "stop") == "reply.failed.stop"
     assert variant("reply.failed", "restart") == "reply.failed"
     assert variant("outcome.api_error", "resize") == "outcome.api_error"
+
+
+def test_said_reads_a_message_whatever_its_placeholders_hold_and_in_either_language() -> None:
+    """messages.said/asks_again: how the bench and the tests tell the bot's answers apart, by the catalogue's words."""
+    assert messages.said("deny.slow", "> " + messages.text("deny.slow", "ja", service="Workbench") + " <")
+    marked = messages.text("deny.unavailable", "en", service="a service, {with} *marks*")
+    assert messages.said("deny.unavailable", marked)
+    assert not messages.said("deny.slow", messages.text("deny.unavailable", "en", service="Workbench"))
+    assert all(messages.asks_again(messages.text(key, lang, service="S", error="E"))
+               for key in messages.ASK_AGAIN for lang in ("en", "ja"))
+    assert not messages.asks_again(messages.text("queue.unconfirmed", "en", name="wb-1"))

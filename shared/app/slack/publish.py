@@ -40,7 +40,7 @@ class DeadlinePublisher:
         seconds = deadline.left(self.budget.publish)
         if seconds < MIN_CALL_S:
             audit_request("denied", fields, reason="no time left to publish before Slack's deadline")
-            return self.say("deny.unavailable", service="the restart queue")
+            return self.say("deny.no_time")
         try:
             self.queue.publish(request, timeout_s=seconds)
         except PublishUnconfirmedError as exc:
@@ -64,7 +64,7 @@ class DeadlinePublisher:
         seconds = deadline.left(self.budget.publish)
         if seconds < MIN_CALL_S:
             audit_request("denied", fields, reason="no time left to publish before Slack's deadline")
-            return self.say("deny.unavailable", service="the restart queue")
+            return self.say("deny.no_time")
         try:
             self.queue.publish_bytes(data, key=key, timeout_s=seconds, attributes=attributes)
         except PublishUnconfirmedError as exc:

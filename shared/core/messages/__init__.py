@@ -34,9 +34,11 @@ from shared.core.messages import (
 from shared.core.messages.formatting import Lang, escape, human_bytes, human_duration, local_time, slack_date
 
 __all__ = [
+    "ASK_AGAIN",
     "CATALOGUE",
     "For",
     "Lang",
+    "asks_again",
     "escape",
     "human_bytes",
     "human_duration",
@@ -105,3 +107,13 @@ def said(key: str, words: str) -> bool:
         if re.search(pattern, words, re.DOTALL):
             return True
     return False
+
+
+# The answers that say nothing was done for now and to ask again: a service unreachable or failing, or Slack's
+# window too short for the reads or the publish. The one list the bench and the tests read them by.
+ASK_AGAIN: Final = ("deny.unavailable", "deny.failed", "deny.slow", "deny.no_time")
+
+
+def asks_again(words: str) -> bool:
+    """Whether `words` are one of the ASK_AGAIN answers, in any language."""
+    return any(said(key, words) for key in ASK_AGAIN)

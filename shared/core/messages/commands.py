@@ -196,6 +196,13 @@ COMMANDS: Final[dict[str, dict[Lang, str]]] = {
         "en": ":warning: I couldn't reach {service} ({error}), so nothing was done; please try again in a minute.",
         "ja": ":warning: {service} がエラーを返しました ({error})。何も実行していません。1 分ほどしてからもう一度お試しください。",
     },
+    # The reads took Slack's whole window, so no publish was started: nothing failed, and nothing was queued.
+    "deny.no_time": {
+        "en": ":hourglass: Looking up your notebook took all the time Slack gives me to answer, so I did not queue "
+        "anything (nothing failed, and nothing was done). Please ask again in a moment.",
+        "ja": ":hourglass: ノートブックの確認に Slack の待ち時間をすべて使ってしまったため、リクエストはキューに入れていません "
+        "(エラーではなく、何も実行していません)。少ししてからもう一度お試しください。",
+    },
     # status and bigger, whose reads did not finish inside Slack's window: nothing failed, and nothing was done.
     "deny.slow": {
         "en": ":hourglass: {service} is taking longer to answer than Slack lets me wait, so I have no answer yet "
