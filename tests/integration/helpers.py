@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from shared.core import messages
 from simulators.entries import oom_entry
 from simulators.polling import PATIENCE_S, poll_until
 from simulators.pubsub import Delivery
@@ -76,11 +75,6 @@ def restart_deliveries(stack: LocalStack, name: str) -> list[Delivery]:
     """Push attempts of this instance's restart requests to the restart_worker, in completion order."""
     ids = {m.message_id for m in stack.pubsub.published(RESTART_TOPIC) if m.attributes.get("instance") == name}
     return [d for d in list(stack.pubsub.deliveries) if d.message_id in ids and "restart-worker" in d.subscription]
-
-
-def slow_answer(answer: str) -> bool:
-    """An answer that a read outlasted Slack's window or could not be made: the machine's speed, not the request."""
-    return messages.asks_again(answer)
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = PATIENCE_S) -> bool:

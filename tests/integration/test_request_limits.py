@@ -10,10 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from shared.core import messages
 from simulators.slack import SlackRequester
 from simulators.stack import SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance
-from tests.integration.helpers import slow_answer, stack_with_organizer, wait_for
+from tests.integration.helpers import stack_with_organizer, wait_for
 
 pytestmark = pytest.mark.wire
 BURST = 30
@@ -42,7 +43,7 @@ def test_a_burst_of_bigger_commands_over_two_slack_app_instances_posts_one_reque
     # window on a loaded machine is answered "ask again" (deny.slow, deny.unavailable): the machine's speed, not a
     # request; none of them is handed on. How many are slow is the machine's, so no count of them is asserted: the
     # burst shows its point as long as one command was handed on and one folded into it.
-    slow = [a for a in answers if slow_answer(a)]
+    slow = [a for a in answers if messages.asks_again(a)]
     other = [a for a in answers if "Asking the organizers" not in a and a not in still_open + slow]
     assert not other, other
     assert 1 <= len(handed) <= 2, ("each instance holds what it handed on (asks.RESERVED_S)", len(slow))

@@ -14,12 +14,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.core import messages
 from shared.core.models import Action, Requester, RestartRequest, Trigger
 from shared.core.payloads import ModePayload, RestartPayload
 from simulators.slack import SlackRequester
 from simulators.stack import PROJECT, SIGNING_SECRET, LocalStack
 from tests.integration.conftest import new_instance, publish_request
-from tests.integration.helpers import ORGANIZER, ZONE, alert_text, slow_answer, stack_with_organizer, wait_alert
+from tests.integration.helpers import ORGANIZER, ZONE, alert_text, stack_with_organizer, wait_alert
 from tests.integration.wording import (
     post_alert,
     post_oom_alert,
@@ -141,7 +142,7 @@ def test_status_of_a_large_fleet_cuts_between_rows_and_says_how_many_more(fleet:
         response = slack.slash_command(ORGANIZER[0], "status", response_url=fleet.slack.new_response_url())
         assert response.status == 200
         message = json.loads(response.body)
-        if not slow_answer(message["text"]):
+        if not messages.asks_again(message["text"]):
             break
     assert message["text"].startswith("All notebooks (104)")
     blocks = message["blocks"]
