@@ -4,6 +4,12 @@ The tree is built once per machine by scripts/debian_rootfs.sh (mmdebstrap, cach
 /var/cache/notebook-medic); each boot runs on an overlay of it, so nothing a test does reaches the cache. The
 container (systemd-nspawn --register=no --keep-unit, its own network namespace so its 127.0.0.1:8080 is its own)
 is entered with nsenter, as facts.md's "Real parts on this machine kind" describes.
+
+--keep-unit roots the container's cgroup tree in its caller's cgroup; with no systemd on the host that is the
+hierarchy's root for every caller, so two containers booted side by side (pytest-xdist workers) would share
+/payload/system.slice/jupyter.service: each systemd then fails to kill its units' cgroups ("Failed to kill control
+group …: Input/output error"), declares a stopped unit dead while its server still answers, and fails a start with
+219/CGROUP. Each boot therefore starts nspawn in a cgroup of its own (`own_cgroups`).
 """
 
 from __future__ import annotations
@@ -87,6 +93,39 @@ def _systemd_child(nspawn_pid: int, timeout: float) -> int:
     raise RuntimeError("the container's systemd did not start")
 
 
+def own_cgroups(name: str) -> list[Path]:
+    """A new cgroup named `name` under the caller's, in each hierarchy systemd keeps its tree in (name=systemd and
+    the unified one on a hybrid host, the one hierarchy on a cgroup-v2 host)."""
+    made = []
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _number, controllers, path = line.split(":", 2)
+        if controllers == "name=systemd":
+            root = Path("/sys/fs/cgroup/systemd")
+        elif controllers == "":
+            unified = Path("/sys/fs/cgroup/unified")
+            root = unified if unified.is_dir() else Path("/sys/fs/cgroup")
+        else:
+            continue
+        if (root / "cgroup.procs").exists():
+            directory = root / path.lstrip("/") / name
+            directory.mkdir(parents=True, exist_ok=True)
+            made.append(directory)
+    return made
+
+
+def remove_cgroups(directories: list[Path], timeout: float = 30.0) -> None:
+    """Removes the cgroups `own_cgroups` made, deepest first, once their last processes have left."""
+    deadline = time.monotonic() + timeout
+    for directory in directories:
+        while directory.exists():
+            for path, _dirs, _files in sorted(os.walk(directory, topdown=False), key=lambda walked: -len(walked[0])):
+                with contextlib.suppress(OSError):
+                    os.rmdir(path)
+            if not directory.exists() or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def booted(rootfs: Path, work: Path, timeout: float = 120.0) -> Iterator[Container]:
     """Boots `rootfs` (on an overlay in `work`) with its own systemd and network namespace; stopped after."""
@@ -96,10 +135,14 @@ def booted(rootfs: Path, work: Path, timeout: float = 120.0) -> Iterator[Contain
     subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
                     f"lowerdir={rootfs},upperdir={upper},workdir={scratch}", str(merged)], check=True)
     process = None
+    cgroups = own_cgroups(f"notebook-medic-container-{os.getpid()}-{time.monotonic_ns()}")
+    # The shell moves itself into the cgroups, then becomes nspawn (same pid): nspawn and the container start there.
+    enter = "".join(f'echo $$ > "{directory}/cgroup.procs" && ' for directory in cgroups)
     try:
         with (work / "nspawn.log").open("wb") as log:
             process = subprocess.Popen(
-                ["systemd-nspawn", "--register=no", "--keep-unit", "--private-network", "--console=passive",
+                ["/bin/sh", "-c", f'{enter}exec "$@"', "sh",
+                 "systemd-nspawn", "--register=no", "--keep-unit", "--private-network", "--console=passive",
                  "--quiet", "-D", str(merged), "-b"], stdout=log, stderr=subprocess.STDOUT,
             )
         container = Container(process, _systemd_child(process.pid, timeout), merged)
@@ -122,6 +165,7 @@ def booted(rootfs: Path, work: Path, timeout: float = 120.0) -> Iterator[Contain
                 process.wait(10)
         subprocess.run(["umount", str(merged)], check=False)
         shutil.rmtree(work, ignore_errors=True)
+        remove_cgroups(cgroups)
 
 
 def stage_guard(box: Container) -> None:
