@@ -37,14 +37,15 @@ def group_messages(stack: LocalStack, group: str) -> list[dict[str, object]]:
             if isinstance(m.get("metadata"), dict) and m["metadata"]["event_payload"]["group"] == group]
 
 
-def test_fifty_forged_unresolvable_lines_in_a_minute_are_one_alert_with_the_count(stack: LocalStack) -> None:
+def test_fifty_forged_unresolvable_lines_in_a_burst_are_one_alert_with_the_count(stack: LocalStack) -> None:
     """50 lines in a burst from a writer whose id no VM has (refused: the ghost's VM doesn't exist): on_oom
     queues the writer's first 10 (functions/on_oom/main.py ALERTS, a bucket of 10 refilled at 10 a minute) and
-    logs the rest, which that writer's next alert counts; the worker folds them into one message of the group."""
+    logs the rest, which that writer's next alert counts; the worker folds them into one message of the group.
+    However long the burst takes, the counts below are stated in its measured duration, and a refused writer's
+    group is one message a day (shared/core/alert_groups.py window_for), so the machine's speed decides nothing."""
     started = time.monotonic()
     for n in range(50):  # a legacy-agent line names no host, and the entry no instance
         stack.sink(oom_entry(PROJECT, ZONE, "ghost", with_name_label=False, ops_agent=False, pid=9000 + n))
-    assert time.monotonic() - started < 60
     assert stack.wait_idle()
     took_s = time.monotonic() - started
     [alert] = group_messages(stack, writer_key(Cause.REFUSED, ""))
