@@ -51,11 +51,13 @@ def debian_rootfs() -> Path | str:
 
 @dataclass
 class Container:
-    """A booted Debian 12 container: `root` is its file system as seen from here, `pid` its systemd."""
+    """A booted Debian 12 container: `root` is its file system as seen from here, `pid` its systemd, `cgroups` the
+    host cgroups it was started in (own_cgroups)."""
 
     process: subprocess.Popen[bytes]
     pid: int
     root: Path
+    cgroups: tuple[Path, ...] = ()
 
     def run(self, *command: str, check: bool = True, timeout: float = 120.0,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -118,7 +120,7 @@ def remove_cgroups(directories: list[Path], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     for directory in directories:
         while directory.exists():
-            for path, _dirs, _files in sorted(os.walk(directory, topdown=False), key=lambda walked: -len(walked[0])):
+            for path, _dirs, _files in os.walk(directory, topdown=False):  # children before their parents
                 with contextlib.suppress(OSError):
                     os.rmdir(path)
             if not directory.exists() or time.monotonic() > deadline:
@@ -145,7 +147,7 @@ def booted(rootfs: Path, work: Path, timeout: float = 120.0) -> Iterator[Contain
                  "systemd-nspawn", "--register=no", "--keep-unit", "--private-network", "--console=passive",
                  "--quiet", "-D", str(merged), "-b"], stdout=log, stderr=subprocess.STDOUT,
             )
-        container = Container(process, _systemd_child(process.pid, timeout), merged)
+        container = Container(process, _systemd_child(process.pid, timeout), merged, tuple(cgroups))
         deadline = time.monotonic() + timeout
         while True:  # until its systemd answers on its bus (nsenter may come before it listens)
             state = container.run("systemctl", "is-system-running", "--wait", check=False, timeout=timeout)
