@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import signal
 import statistics
+import subprocess
 import time
 import urllib.error
 from pathlib import Path
@@ -134,6 +135,40 @@ def shut_down(server: rig.JupyterServer, kernel: str, deadline: float) -> int:
             time.sleep(0.2)
 
 
+def broken_stops(server: rig.JupyterServer) -> int:
+    """How many times the server's stop broke on a restart's pending `ready` (tornado's log line for _stop)."""
+    return sum("ServerApp._stop()" in line and "InvalidStateError" in line
+               for line in server.log_path.read_text().splitlines())
+
+
+def stop_server(server: rig.JupyterServer, deadline: float) -> int:
+    """SIGTERMs the server, again each time its stop broke in a restart's own moment, until `deadline`; how many
+    stops broke first.
+
+    The server's stop shuts every kernel down (jupyter_server 2.21 serverapp.py: _stop, cleanup_kernels,
+    shutdown_all), and a kernel inside a restart's own moment raises there the InvalidStateError that answers a
+    DELETE 500 (shut_down above): _stop ends before io_loop.stop, and the server stops listening but runs on, its
+    kernels restarted, until it is signalled again (on the VM: systemd's stop timeout, docs/limitations.md). A SIGTERM
+    sent within milliseconds of the guard's "next start" line broke 9 stops of 10 here; a fresh clone's CI hit it.
+    As in shut_down, a wait that held the launch (the defect this test is for) keeps breaking past the deadline.
+    """
+    broken = broken_stops(server)
+    first = broken
+    server.process.send_signal(signal.SIGTERM)
+    while True:
+        try:
+            server.process.wait(0.2)
+            return broken - first
+        except subprocess.TimeoutExpired:
+            pass
+        now_broken = broken_stops(server)
+        if now_broken > broken:
+            assert time.monotonic() < deadline, f"the server's stop broke {now_broken - first} times until {deadline}"
+            broken = now_broken
+            server.process.send_signal(signal.SIGTERM)
+        assert time.monotonic() < deadline + BUDGET, "the server neither stopped nor said why"
+
+
 def test_a_kernel_waiting_to_start_again_is_shut_down_at_once_and_so_is_its_server(
     memory_cgroup: rig.MemoryCgroup, jupyter_venv_path: Path, tmp_path: Path,
 ) -> None:
@@ -146,15 +181,13 @@ def test_a_kernel_waiting_to_start_again_is_shut_down_at_once_and_so_is_its_serv
         assert first not in {kernel["id"] for kernel in server.request("GET", "/api/kernels")}
         said = guard_waits(server, first)
         seen = wait_line(server, second, f"next start in {SERVER_WAIT_S} s")
-        server.process.send_signal(signal.SIGTERM)
-        server.process.wait(BUDGET)
+        broke = stop_server(server, seen + SERVER_WAIT_S)
         stopped = time.monotonic() - seen
     finally:
         server.stop()
     assert guard_waits(server, first) == said, "the kernel shut down while it waited was never started again"
     assert memory_cgroup.pids() == [], "no waiting kernel outlived its server"
     print(f"shut down {deleted:.2f} s into its {KERNEL_WAIT_S} s wait ({refused} DELETEs answered 500 first); "
-          f"the server stopped {stopped:.2f} s into its "
-          f"kernel's {SERVER_WAIT_S} s wait")
+          f"the server stopped {stopped:.2f} s into its kernel's {SERVER_WAIT_S} s wait ({broke} stops broke first)")
     assert deleted < KERNEL_WAIT_S
     assert stopped < SERVER_WAIT_S
